@@ -1,0 +1,103 @@
+/**
+ * Canonical JSON, RFC 8785 (JCS), with a strict reader (protocol/objects.md §1).
+ *
+ * Writing uses the `canonicalize` package (members by UTF-16 code units, ECMAScript number
+ * form, minimal string escapes). Reading accepts bytes only when they are UTF-8 without a BOM,
+ * parse as JSON with no duplicate member, contain no U+0000, lone surrogate or integer beyond
+ * ±(2^53 − 1), and canonicalising the parse gives back exactly the same bytes.
+ *
+ * Input to the reader is attacker-controlled.
+ */
+import canonicalizeLib from 'canonicalize';
+import { SvcError } from './errors.js';
+import { fromUtf8, utf8 } from './encoding.js';
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+/** Reasons a value is refused anywhere in the protocol (spec "Encoding conventions"). */
+export function findForbiddenValue(value: unknown, path = '$'): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      if (value.includes('\u0000')) return `${path}: U+0000 is not allowed`;
+      if (!value.isWellFormed()) return `${path}: lone surrogate is not allowed`;
+      return undefined;
+    case 'number':
+      if (!Number.isFinite(value)) return `${path}: non-finite number`;
+      // An integer written as digits beyond ±(2^53 − 1) has lost precision. From 1e21 up,
+      // ECMAScript (and so RFC 8785) writes numbers in exponent form: those are not refused.
+      if (Number.isInteger(value) && !Number.isSafeInteger(value) && Math.abs(value) < 1e21) {
+        return `${path}: integer beyond 2^53 - 1`;
+      }
+      return undefined;
+    case 'boolean':
+      return undefined;
+    case 'object': {
+      if (value === null) return undefined;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) {
+          const r = findForbiddenValue(value[i], `${path}[${i}]`);
+          if (r) return r;
+        }
+        return undefined;
+      }
+      for (const [k, v] of Object.entries(value)) {
+        if (k.includes('\u0000')) return `${path}: U+0000 in a member name`;
+        if (!k.isWellFormed()) return `${path}: lone surrogate in a member name`;
+        const r = findForbiddenValue(v, `${path}.${k}`);
+        if (r) return r;
+      }
+      return undefined;
+    }
+    default:
+      return `${path}: not a JSON value`;
+  }
+}
+
+/** RFC 8785 text of a JSON value. Throws INVALID_REQUEST for values the protocol refuses. */
+export function canonicalize(value: unknown): string {
+  const problem = findForbiddenValue(value);
+  if (problem) throw new SvcError('INVALID_REQUEST', problem);
+  const text = canonicalizeLib(value);
+  if (text === undefined) throw new SvcError('INVALID_REQUEST', 'not a JSON value');
+  return text;
+}
+
+/** RFC 8785 bytes of a JSON value. */
+export function canonicalBytes(value: unknown): Uint8Array {
+  return utf8(canonicalize(value));
+}
+
+/**
+ * Read canonical bytes strictly. Anything that is not exactly the canonical form of what it
+ * parses to is INVALID_REQUEST with a detail naming `field`.
+ */
+export function readCanonical(input: Uint8Array | string, field = 'canonical'): JsonValue {
+  const text = typeof input === 'string' ? input : fromUtf8(input, field);
+  if (text.charCodeAt(0) === 0xfeff) {
+    throw new SvcError('INVALID_REQUEST', `${field}: byte-order mark is not allowed`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new SvcError('INVALID_REQUEST', `${field}: not JSON`);
+  }
+  const problem = findForbiddenValue(parsed);
+  if (problem) throw new SvcError('INVALID_REQUEST', `${field}: ${problem}`);
+  // A duplicate member, whitespace, another number form or another escape all make the
+  // re-canonicalised text differ from the input.
+  if (canonicalizeLib(parsed) !== text) {
+    throw new SvcError('INVALID_REQUEST', `${field}: not canonical JSON (RFC 8785)`);
+  }
+  return parsed as JsonValue;
+}
+
+/** Read canonical bytes that must hold a JSON object. */
+export function readCanonicalObject(input: Uint8Array | string, field = 'canonical'): JsonObject {
+  const v = readCanonical(input, field);
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    throw new SvcError('INVALID_REQUEST', `${field}: must be a JSON object`);
+  }
+  return v;
+}
