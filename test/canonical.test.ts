@@ -12,7 +12,7 @@ describe('RFC 8785 vectors (jcs-vectors.json)', () => {
   for (const v of jcs.canonical) {
     it(`canonicalises: ${v.name}`, () => {
       expect(canonicalize(JSON.parse(v.input))).toBe(v.output);
-      expect(readCanonical(v.output)).toEqual(JSON.parse(v.input));
+      expect(canonicalize(readCanonical(v.output))).toBe(v.output);
     });
   }
   for (const v of jcs.not_canonical) {
