@@ -1,0 +1,107 @@
+/**
+ * Builds the relay's Fastify app from its dependencies; never listens (main.ts does, tests use
+ * `app.listen({ port: 0, host: '127.0.0.1' })` or `inject`).
+ *
+ * Request life: id (X-Request-Id) → NUL check on the address → authentication (route config
+ * `auth`) → rate limit (route config `limit`) → strict JSON body → zod validation → handler.
+ * Every failure goes through relay/http/errors.ts. One plugin per endpoint-catalogue section,
+ * registered explicitly below.
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { AddressInfo } from 'node:net';
+import { SvcError } from '../shared/errors.js';
+import { REQUEST_MAX_BYTES } from '../shared/limits.js';
+import { audienceOf, publicBaseUrl } from './config.js';
+import type { OperationEntry, RelayContext, RelayDeps } from './context.js';
+import { authenticate, type AuthMode } from './http/auth.js';
+import { registerErrorHandling } from './http/errors.js';
+import { parseJsonBody } from './http/json-body.js';
+import { applyRouteLimit, createRateLimiter } from './http/rate-limit.js';
+import { zodValidatorCompiler } from './http/validation.js';
+import { newUuid } from './ids.js';
+import './http/fastify-types.js';
+import { serviceRoutes } from './routes/service.js';
+import { keysRoutes } from './routes/keys.js';
+import { tokensRoutes } from './routes/tokens.js';
+import { meRoutes } from './routes/me.js';
+import { peersRoutes } from './routes/peers.js';
+
+export type { RelayDeps, RelayContext } from './context.js';
+
+export function buildApp(deps: RelayDeps): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: REQUEST_MAX_BYTES,
+    routerOptions: { maxParamLength: 1000 },
+    genReqId: () => newUuid(deps.random),
+    // Refuse at once rather than queue behind a slow body; Node's own limits stay in place.
+    return503OnClosing: true,
+  });
+
+  const listening = (): AddressInfo | undefined => {
+    const a = app.server.address();
+    return a && typeof a === 'object' ? a : undefined;
+  };
+  const ctx: RelayContext = {
+    ...deps,
+    limiter: createRateLimiter(deps.clock),
+    serviceEpoch: deps.store.state.getOrCreate('service_epoch', () => newUuid(deps.random)),
+    audience: () => audienceOf(deps.config, listening()),
+    baseUrl: () => publicBaseUrl(deps.config, listening()),
+    operations: [],
+  };
+
+  app.decorateRequest('identity', null);
+  app.setValidatorCompiler(zodValidatorCompiler);
+  registerErrorHandling(app);
+
+  // JSON is the only body type; other media types are refused (INVALID_REQUEST).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (e) {
+      done(e as Error, undefined);
+    }
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    // A NUL byte anywhere in the address (spec/2-endpoints.md general refusals).
+    if (/%00/.test(req.url) || req.url.includes('\u0000')) {
+      throw new SvcError('INVALID_REQUEST', 'address: NUL byte');
+    }
+    if (req.is404) return;
+    const config = req.routeOptions.config;
+    const auth: AuthMode = config.auth ?? 'req';
+    const now = deps.clock();
+    if (auth !== 'none') {
+      const identity = authenticate(req, deps.store.tokens, ctx.limiter, now) ?? null;
+      if (identity === null && auth === 'req') throw new SvcError('TOKEN_MISSING');
+      req.identity = identity;
+    }
+    const limit = config.limit ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
+    applyRouteLimit(ctx.limiter, limit, req, reply, req.identity?.peerId);
+  });
+
+  // The operations index is read from the routes themselves (config.operation).
+  app.addHook('onRoute', (route) => {
+    const config = (route.config ?? {}) as { operation?: string; auth?: AuthMode; describe?: string };
+    if (!config.operation || route.method === 'HEAD') return;
+    const entry: OperationEntry = {
+      name: config.operation,
+      method: Array.isArray(route.method) ? route.method[0]! : String(route.method),
+      path: route.url.replace(/:([a-z_]+)/g, '{$1}'),
+      auth: config.auth ?? 'req',
+      describe: config.describe ?? '',
+    };
+    ctx.operations.push(entry);
+  });
+
+  app.register(serviceRoutes, ctx);
+  app.register(keysRoutes, ctx);
+  app.register(tokensRoutes, ctx);
+  app.register(meRoutes, ctx);
+  app.register(peersRoutes, ctx);
+
+  return app;
+}

@@ -1,0 +1,63 @@
+/**
+ * Relay settings: what main.ts parses from flags and environment, and nothing else.
+ *
+ * The token-challenge `audience` (spec/1-concepts.md "Minting with an Ed25519 KEY") is the host
+ * of the public URL. Without --public-url it is derived from the address the server listens
+ * on, which is only known after `listen` (port 0 in tests): see `audienceOf`.
+ */
+export interface RelayConfig {
+  /** Interface to listen on. */
+  readonly host: string;
+  /** Port to listen on; 0 picks a free one. */
+  readonly port: number;
+  /** Directory holding the database and the service's key files, or ':memory:' for tests. */
+  readonly dataDir: string;
+  /** Address clients use, e.g. https://relay.example; undefined derives it from host:port. */
+  readonly publicUrl: string | undefined;
+  /** Development mode: the service certificate says `development: true`. */
+  readonly dev: boolean;
+}
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 8787;
+export const DEFAULT_DATA_DIR = './data';
+
+/** A public URL must be absolute http(s) with a host and nothing after the path. */
+export function checkPublicUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`--public-url: not an absolute URL: ${text}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new Error('--public-url: must start with https:// or http://');
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    throw new Error('--public-url: must not carry credentials, a query or a fragment');
+  }
+  return url;
+}
+
+/** Host text for a listening address (IPv6 in brackets). */
+function hostPort(host: string, port: number): string {
+  const h = host.includes(':') ? `[${host}]` : host;
+  return `${h}:${port}`;
+}
+
+/**
+ * The public base URL without a trailing slash. `listening` is the real bound address once
+ * the server listens; before that the configured host and port stand in.
+ */
+export function publicBaseUrl(config: RelayConfig, listening?: { address: string; port: number }): string {
+  if (config.publicUrl !== undefined) return checkPublicUrl(config.publicUrl).href.replace(/\/$/, '');
+  const host = listening?.address ?? config.host;
+  const port = listening?.port ?? config.port;
+  const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${hostPort(shown, port)}`;
+}
+
+/** The audience a token-challenge signature must name: the host (with port when not default). */
+export function audienceOf(config: RelayConfig, listening?: { address: string; port: number }): string {
+  return new URL(publicBaseUrl(config, listening)).host;
+}

@@ -1,0 +1,41 @@
+/**
+ * What every route plugin receives: the app's dependencies plus the pieces built from them.
+ * Route files take it as their plugin options: `app.register(keysRoutes, ctx)`.
+ */
+import type { RelayConfig } from './config.js';
+import type { Store } from './store/index.js';
+import type { ServiceKeys } from './service-keys.js';
+import type { RateLimiter } from './http/rate-limit.js';
+import type { AuthMode } from './http/auth.js';
+import type { Random } from './ids.js';
+
+export interface RelayDeps {
+  readonly config: RelayConfig;
+  readonly store: Store;
+  /** Now, in Unix milliseconds. Injected so tests can move time. */
+  readonly clock: () => number;
+  /** n random bytes. Injected so tests can make ids deterministic. */
+  readonly random: Random;
+  readonly serviceKeys: ServiceKeys;
+}
+
+/** One row of the operations index (GET / as JSON, capabilities `operations`). */
+export interface OperationEntry {
+  name: string;
+  method: string;
+  path: string;
+  auth: AuthMode;
+  describe: string;
+}
+
+export interface RelayContext extends RelayDeps {
+  readonly limiter: RateLimiter;
+  /** The service epoch (uuid), made on first start and stored. */
+  readonly serviceEpoch: string;
+  /** The token-challenge audience: host of the public URL. */
+  audience(): string;
+  /** The public base URL, without a trailing slash. */
+  baseUrl(): string;
+  /** Every operation registered so far, in registration order. */
+  readonly operations: OperationEntry[];
+}

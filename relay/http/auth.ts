@@ -1,0 +1,74 @@
+/**
+ * Bearer tokens (spec/1-concepts.md "Tokens"). Input is attacker-controlled.
+ *
+ * `Authorization: Bearer svc_<64 lowercase hex>`; the token is looked up by SHA-256 of its
+ * whole UTF-8 text. Refusals, in order: TOKEN_MISSING (no header on a `req` route),
+ * TOKEN_INVALID (not a bearer, malformed, unknown), TOKEN_REVOKED, TOKEN_EXPIRED, KEY_BLOCKED.
+ * An address that keeps presenting unknown tokens gets RATE_LIMITED instead of TOKEN_INVALID.
+ *
+ * Routes choose with `config: { auth: 'none' | 'opt' | 'req' }` (default `req`, so a route that
+ * forgets is closed, not open). A handler reads the caller with `identityOf(req)` (req routes)
+ * or `req.identity` (null when anonymous, on opt routes).
+ */
+import type { FastifyRequest } from 'fastify';
+import { SvcError } from '../../shared/errors.js';
+import { sha256 } from '../../shared/hash.js';
+import { utf8 } from '../../shared/encoding.js';
+import type { TokenStore } from '../store/tokens.js';
+import type { RateLimiter } from './rate-limit.js';
+
+export type AuthMode = 'none' | 'opt' | 'req';
+
+export interface Identity {
+  /** The caller's KEY, 64 lowercase hex. */
+  readonly peerId: string;
+  /** The id of the token in use (tokens.list id). */
+  readonly tokenId: string;
+  /** When the token in use expires (ms). */
+  readonly tokenExpiresAt: number;
+}
+
+const TOKEN_RE = /^svc_[0-9a-f]{64}$/;
+
+/** The token text in an Authorization header value, or TOKEN_INVALID. */
+export function bearerToken(header: string): string {
+  const m = /^Bearer +(\S+) *$/i.exec(header);
+  if (!m) throw new SvcError('TOKEN_INVALID', 'authorization: expected "Bearer svc_<64 lowercase hex>"');
+  return m[1]!;
+}
+
+export function tokenHash(token: string): Uint8Array {
+  return sha256(utf8(token));
+}
+
+/**
+ * Authenticate a request: undefined when it carries no Authorization header, else the
+ * identity or a refusal.
+ */
+export function authenticate(
+  req: FastifyRequest,
+  tokens: TokenStore,
+  limiter: RateLimiter,
+  now: number,
+): Identity | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined) return undefined;
+  const unknown = (detail: string): never => {
+    limiter.take('unknownTokens', req.ip);
+    throw new SvcError('TOKEN_INVALID', detail);
+  };
+  const token = typeof header === 'string' ? bearerToken(header) : unknown('authorization: sent twice');
+  if (!TOKEN_RE.test(token)) unknown('token: expected svc_ and 64 lowercase hex');
+  const record = tokens.byHash(tokenHash(token));
+  if (!record) return unknown('token: not known here');
+  if (record.revokedAt !== null) throw new SvcError('TOKEN_REVOKED');
+  if (record.expiresAt <= now) throw new SvcError('TOKEN_EXPIRED');
+  if (record.keyBlockedAt !== null) throw new SvcError('KEY_BLOCKED');
+  return { peerId: record.peerId, tokenId: record.id, tokenExpiresAt: record.expiresAt };
+}
+
+/** The caller of a `req` route (authentication has already run). */
+export function identityOf(req: FastifyRequest): Identity {
+  if (!req.identity) throw new SvcError('TOKEN_MISSING');
+  return req.identity;
+}

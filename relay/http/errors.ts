@@ -1,0 +1,129 @@
+/**
+ * The one place where a failure becomes an HTTP answer (spec/3-errors.md "Envelope",
+ * api-notes §1).
+ *
+ * - `SvcError(code, detail?, retryAfter?)` → the catalogue status and the envelope.
+ * - `RelayRefusal` is an SvcError with extra headers (RateLimit-*) for the rate limiter.
+ * - Fastify's own failures (body too large, malformed address, unsupported media type, no
+ *   route) are mapped here too; anything else is INTERNAL, logged to stderr with the request
+ *   id, and nothing of it reaches the client.
+ *
+ * Headers on every answer: X-Request-Id (= request_id). 401 adds `WWW-Authenticate: Bearer`;
+ * a wait adds `Retry-After`. /v1 answers carry Cache-Control no-store, Vary and X-Robots-Tag,
+ * except a 200 GET without an Authorization header, which is publicly cacheable with an ETag.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SvcError, errorEnvelope, type ErrorCode } from '../../shared/errors.js';
+import { sha256 } from '../../shared/hash.js';
+import { toHex, utf8 } from '../../shared/encoding.js';
+
+/** A refusal carrying extra response headers (e.g. RateLimit-* from the caller's own bucket). */
+export class RelayRefusal extends SvcError {
+  readonly headers: Readonly<Record<string, string>>;
+  constructor(code: ErrorCode, detail: string | undefined, retryAfter: number | undefined, headers: Record<string, string>) {
+    super(code, detail, retryAfter);
+    this.headers = headers;
+  }
+}
+
+/** What an unknown path answers (api-notes §1). */
+const NO_OPERATION_MESSAGE = 'INVALID_REQUEST. There is no operation at that path.';
+
+interface Answer {
+  status: number;
+  code: ErrorCode;
+  detail?: string | undefined;
+  retryAfter?: number | undefined;
+  headers?: Readonly<Record<string, string>> | undefined;
+}
+
+/** Map Fastify's own error codes; undefined when the error is not one of them. */
+function fastifyAnswer(error: FastifyError): Answer | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, code: 'TOO_LARGE', detail: 'body: over 262144 bytes' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 400, code: 'INVALID_REQUEST', detail: 'content-type: send application/json' };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, code: 'INVALID_REQUEST', detail: 'body: empty' };
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { status: 400, code: 'INVALID_REQUEST', detail: 'content-length: does not match the body' };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { status: 400, code: 'INVALID_REQUEST', detail: 'body: not valid JSON' };
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_ASYNC_CONSTRAINT':
+      return { status: 400, code: 'INVALID_REQUEST', detail: 'address: malformed' };
+    case 'FST_ERR_VALIDATION':
+      return { status: 400, code: 'INVALID_REQUEST', detail: error.message };
+    default:
+      break;
+  }
+  // Other client errors raised by Fastify or Node's HTTP parser.
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+    if (error.statusCode === 413) return { status: 413, code: 'TOO_LARGE' };
+    return { status: 400, code: 'INVALID_REQUEST' };
+  }
+  return undefined;
+}
+
+function answerFor(error: unknown, req: FastifyRequest): Answer {
+  if (error instanceof SvcError) {
+    return {
+      status: error.status,
+      code: error.code,
+      detail: error.detail,
+      retryAfter: error.retryAfter,
+      headers: error instanceof RelayRefusal ? error.headers : undefined,
+    };
+  }
+  const mapped = error && typeof error === 'object' ? fastifyAnswer(error as FastifyError) : undefined;
+  if (mapped) return mapped;
+  const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`svc-relay: INTERNAL request ${req.id} ${req.method} ${req.routeOptions.url ?? '?'}: ${text}\n`);
+  return { status: 500, code: 'INTERNAL' };
+}
+
+/** Send the envelope for a refusal (also usable from hooks). */
+export function sendRefusal(reply: FastifyReply, error: unknown): FastifyReply {
+  const a = answerFor(error, reply.request);
+  const body = errorEnvelope(a.code, String(reply.request.id), a.detail, a.retryAfter);
+  if (a.headers) for (const [k, v] of Object.entries(a.headers)) reply.header(k, v);
+  if (body.error.retry_after !== undefined) reply.header('retry-after', String(body.error.retry_after));
+  return reply.code(a.status).type('application/json; charset=utf-8').send(body);
+}
+
+function isV1(url: string): boolean {
+  return url === '/v1' || url.startsWith('/v1/') || url.startsWith('/v1?');
+}
+
+/** Install the error handler, the 404 answer and the header rules on an app. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, req, reply) => sendRefusal(reply, error));
+
+  app.setNotFoundHandler((req, reply) => {
+    const body = errorEnvelope('INVALID_REQUEST', String(req.id));
+    body.error.message = NO_OPERATION_MESSAGE;
+    body.error.doc = '/reference#operations';
+    return reply.code(404).type('application/json; charset=utf-8').send(body);
+  });
+
+  app.addHook('onSend', async (req, reply, payload) => {
+    reply.header('x-request-id', String(req.id));
+    const status = reply.statusCode;
+    if (status === 401) reply.header('www-authenticate', 'Bearer');
+    if (isV1(req.url)) {
+      const anonymousOk = req.method === 'GET' && status === 200 && req.headers.authorization === undefined;
+      if (anonymousOk && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
+        const bytes = typeof payload === 'string' ? utf8(payload) : new Uint8Array(payload);
+        reply.header('cache-control', 'public, max-age=60');
+        reply.header('etag', `"${toHex(sha256(bytes)).slice(0, 32)}"`);
+        reply.header('access-control-allow-origin', '*');
+      } else {
+        reply.header('cache-control', 'no-store');
+      }
+      reply.header('vary', 'Accept, Authorization');
+      reply.header('x-robots-tag', 'noindex');
+    }
+    return payload;
+  });
+}

@@ -1,0 +1,20 @@
+/** What the relay adds to Fastify's types: route config and the caller's identity. */
+import type { AuthMode, Identity } from './auth.js';
+import type { LimitClass } from './rate-limit.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Who may call: none (no KEY), opt (KEY optional), req (token required). Default req. */
+    auth?: AuthMode;
+    /** Which rate limit applies. Default: 'read' for GET/HEAD, 'write' otherwise. */
+    limit?: LimitClass;
+    /** The endpoint catalogue name, e.g. `keys.challenge` (used by the operations index). */
+    operation?: string;
+    /** One line for the operations index. */
+    describe?: string;
+  }
+  interface FastifyRequest {
+    /** The authenticated caller, or null. */
+    identity: Identity | null;
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Strict JSON request bodies. Input is attacker-controlled.
+ *
+ * A body is refused (INVALID_REQUEST, detail naming `body`) when it is not JSON, when an object
+ * repeats a member name (JSON.parse would silently keep the last one, so two readers of the
+ * same bytes could disagree: we refuse instead), or when it holds a value the protocol forbids
+ * anywhere: U+0000, a lone surrogate, an integer beyond ±(2^53 − 1) (shared/canonical.ts).
+ * An empty body reads as no body.
+ */
+import { SvcError } from '../../shared/errors.js';
+import { findForbiddenValue } from '../../shared/canonical.js';
+
+export function parseJsonBody(text: string): unknown {
+  if (text.length === 0) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new SvcError('INVALID_REQUEST', 'body: not valid JSON');
+  }
+  const duplicate = findDuplicateMember(text);
+  if (duplicate !== undefined) {
+    throw new SvcError('INVALID_REQUEST', `body: member "${duplicate}" appears twice in one object`);
+  }
+  const problem = findForbiddenValue(value, 'body');
+  if (problem) throw new SvcError('INVALID_REQUEST', problem);
+  return value;
+}
+
+/**
+ * The first member name repeated inside one object, scanning text JSON.parse already accepted
+ * (so the grammar is known to be valid and only strings need care).
+ */
+export function findDuplicateMember(text: string): string | undefined {
+  // One entry per open container: a Set of names for an object, null for an array.
+  const stack: (Set<string> | null)[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      const start = i;
+      i++;
+      while (i < text.length) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c /* \ */) i += 2;
+        else if (d === 0x22) break;
+        else i++;
+      }
+      const top = stack[stack.length - 1];
+      if (expectKey && top) {
+        const name = JSON.parse(text.slice(start, i + 1)) as string;
+        if (top.has(name)) return name;
+        top.add(name);
+        expectKey = false;
+      }
+    } else if (c === 0x7b /* { */) {
+      stack.push(new Set());
+      expectKey = true;
+    } else if (c === 0x5b /* [ */) {
+      stack.push(null);
+      expectKey = false;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      stack.pop();
+      expectKey = false;
+    } else if (c === 0x2c /* , */) {
+      expectKey = stack[stack.length - 1] instanceof Set;
+    }
+  }
+  return undefined;
+}

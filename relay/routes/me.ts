@@ -1,0 +1,46 @@
+/**
+ * `GET /v1/me` (spec/2-endpoints.md): peer id, token expiry (with a warning a week before),
+ * mailbox position, waiting counts, memberships paged, service epoch.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { PAGE_LIMIT_MAX, TOKEN_EXPIRY_WARNING_SECONDS } from '../../shared/limits.js';
+import type { RelayContext } from '../context.js';
+import { identityOf } from '../http/auth.js';
+import { isoTime } from '../http/schemas.js';
+import { mailboxHeadOf, membershipsOf, waitingCountsOf } from '../me-sources.js';
+
+const MeQuery = z.strictObject({
+  after: z.string().min(1).max(64).optional(),
+  limit: z.coerce.number().int().min(1).max(PAGE_LIMIT_MAX).default(50),
+});
+
+export const meRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
+  app.get(
+    '/v1/me',
+    {
+      schema: { querystring: MeQuery },
+      config: { auth: 'req', limit: 'read', operation: 'me', describe: 'Own peer id, token expiry, mailbox position, waiting counts, memberships, service epoch.' },
+    },
+    async (req) => {
+      const me = identityOf(req);
+      const q = req.query as z.infer<typeof MeQuery>;
+      const now = ctx.clock();
+      const key = ctx.store.keys.get(me.peerId);
+      const token: Record<string, unknown> = { id: me.tokenId, expires_at: isoTime(me.tokenExpiresAt) };
+      const left = me.tokenExpiresAt - now;
+      if (left <= TOKEN_EXPIRY_WARNING_SECONDS * 1000) {
+        token.warning = `This token expires in ${Math.max(0, Math.floor(left / 3_600_000))} hours; mint a new one (challenge then verify) and replace it.`;
+      }
+      return {
+        peer_id: me.peerId,
+        registered_at: key ? isoTime(key.registeredAt) : null,
+        token,
+        mailbox: { head_seq: mailboxHeadOf(ctx, me.peerId) },
+        waiting: waitingCountsOf(ctx, me.peerId),
+        memberships: membershipsOf(ctx, me.peerId, q.after, q.limit),
+        service_epoch: ctx.serviceEpoch,
+      };
+    },
+  );
+};

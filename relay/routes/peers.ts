@@ -1,0 +1,35 @@
+/**
+ * `GET /v1/peers/{peer}` (spec/2-endpoints.md): registration time, signing key, SPACES owned;
+ * no activity data. A peer id is 64 lowercase hex, never a prefix: anything else, and any
+ * unregistered id, is PEER_NOT_FOUND.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { SvcError } from '../../shared/errors.js';
+import type { RelayContext } from '../context.js';
+import { PEER_ID_RE, isoTime } from '../http/schemas.js';
+import { spacesOwnedBy } from '../me-sources.js';
+
+const PeerParams = z.object({ peer: z.string() });
+
+export const peersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
+  app.get(
+    '/v1/peers/:peer',
+    {
+      schema: { params: PeerParams },
+      config: { auth: 'req', limit: 'read', operation: 'peers.get', describe: 'A registered KEY: registration time, signing key, SPACES owned.' },
+    },
+    async (req) => {
+      const { peer } = req.params as z.infer<typeof PeerParams>;
+      const key = PEER_ID_RE.test(peer) ? ctx.store.keys.get(peer) : undefined;
+      if (!key) throw new SvcError('PEER_NOT_FOUND', 'peer: no registered KEY has this id (64 lowercase hex)');
+      return {
+        peer_id: key.peerId,
+        registered_at: isoTime(key.registeredAt),
+        key_type: key.keyType,
+        public_key: key.publicKey,
+        spaces_owned: spacesOwnedBy(ctx, key.peerId),
+      };
+    },
+  );
+};

@@ -1,0 +1,41 @@
+/**
+ * The store: one database and one data-access object per aggregate. Adding an aggregate:
+ * write relay/store/<name>.ts exporting `create<Name>Store(db)`, add a migration, and add a
+ * line to `openStore` and to `Store` below.
+ */
+import { openDatabase, type Db } from './db.js';
+import { createServiceStateStore, type ServiceStateStore } from './service-state.js';
+import { createKeyStore, type KeyStore } from './keys.js';
+import { createTokenStore, type TokenStore } from './tokens.js';
+
+export interface Store {
+  readonly db: Db;
+  readonly state: ServiceStateStore;
+  readonly keys: KeyStore;
+  readonly tokens: TokenStore;
+  /** True when a trivial query answers (for /healthz). */
+  ping(): boolean;
+  close(): void;
+}
+
+/** Open (and migrate) the database in `dataDir`, or an in-memory one for ':memory:'. */
+export function openStore(dataDir: string): Store {
+  const db = openDatabase(dataDir);
+  const probe = db.prepare('SELECT 1 AS one');
+  return {
+    db,
+    state: createServiceStateStore(db),
+    keys: createKeyStore(db),
+    tokens: createTokenStore(db),
+    ping() {
+      try {
+        return (probe.get() as { one: number } | undefined)?.one === 1;
+      } catch {
+        return false;
+      }
+    },
+    close() {
+      if (db.open) db.close();
+    },
+  };
+}

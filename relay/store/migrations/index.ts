@@ -1,0 +1,10 @@
+/**
+ * Every migration, in order. Adding one: write NNN_name.ts exporting `migration`, then list it
+ * here (explicitly: no directory scanning).
+ */
+import type { Migration } from './types.js';
+import { migration as m001 } from './001_core.js';
+
+export type { Migration } from './types.js';
+
+export const MIGRATIONS: readonly Migration[] = [m001];

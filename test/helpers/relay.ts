@@ -1,0 +1,212 @@
+/**
+ * Test helpers that run the REAL relay: `startRelay` builds the app in-process on a temporary
+ * data directory and listens on 127.0.0.1 port 0 (real HTTP, real SQLite, real crypto), with a
+ * clock tests can move; `spawnRelay` runs the relay as its own process (for kill -9 restarts);
+ * `mintToken` signs in over HTTP with a real Ed25519 signature.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../relay/app.js';
+import type { RelayConfig } from '../../relay/config.js';
+import { openStore, type Store } from '../../relay/store/index.js';
+import { loadServiceKeys, type ServiceKeys } from '../../relay/service-keys.js';
+import { fromHex, toHex } from '../../shared/encoding.js';
+import { signerFromSeed, tokenChallengeMessage, type Signer } from '../../shared/identity.js';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface ClockControl {
+  /** Now as the relay sees it (ms). */
+  now(): number;
+  /** Move the relay's clock forward (or back, with a negative amount). */
+  advance(ms: number): void;
+}
+
+export interface RunningRelay {
+  url: string;
+  app: FastifyInstance;
+  store: Store;
+  serviceKeys: ServiceKeys;
+  dataDir: string;
+  clock: ClockControl;
+  /** Close the server, then the database; remove the data directory unless it was given. */
+  close(): Promise<void>;
+}
+
+export interface StartRelayOptions {
+  /** Use this data directory (kept on close) instead of a fresh temporary one. */
+  dataDir?: string;
+  publicUrl?: string;
+  dev?: boolean;
+  /** Start the clock this many ms from real time. */
+  clockOffsetMs?: number;
+}
+
+export function tempDataDir(prefix = 'svc-relay-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningRelay> {
+  const ownDir = opts.dataDir === undefined;
+  const dataDir = opts.dataDir ?? tempDataDir();
+  let offset = opts.clockOffsetMs ?? 0;
+  const clock = () => Date.now() + offset;
+  const random = (n: number) => new Uint8Array(randomBytes(n));
+  const config: RelayConfig = {
+    host: '127.0.0.1',
+    port: 0,
+    dataDir,
+    publicUrl: opts.publicUrl,
+    dev: opts.dev ?? true,
+  };
+  const store = openStore(dataDir);
+  const serviceKeys = loadServiceKeys({ dataDir, dev: config.dev, now: clock(), random });
+  const app = buildApp({ config, store, clock, random, serviceKeys });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  if (!address || typeof address !== 'object') throw new Error('relay did not bind');
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    app,
+    store,
+    serviceKeys,
+    dataDir,
+    clock: { now: clock, advance: (ms) => void (offset += ms) },
+    async close() {
+      await app.close();
+      store.close();
+      if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface MintedToken {
+  token: string;
+  peerId: string;
+  publicKey: string;
+  signer: Signer;
+  seed: Uint8Array;
+  expiresAt: string;
+  registered: boolean;
+  /** The whole verify answer. */
+  answer: Record<string, unknown>;
+}
+
+/** POST JSON and read the JSON answer (status and headers too). */
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json(), headers: res.headers };
+}
+
+/** Fetch and read the JSON answer. */
+export async function getJson(
+  url: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+}
+
+/**
+ * Sign in over HTTP: challenge, sign `L("token-challenge") ‖ audience ‖ 0 ‖ challenge` with
+ * the KEY (a fresh random one unless `seed` is given), verify. Throws on any refusal.
+ */
+export async function mintToken(
+  url: string,
+  seed: Uint8Array = new Uint8Array(randomBytes(32)),
+  extra: { label?: string; ttl_seconds?: number; invite?: string } = {},
+): Promise<MintedToken> {
+  const signer = signerFromSeed(seed);
+  const publicKey = toHex(signer.publicKey);
+  const ch = await postJson(`${url}/v1/keys/challenge`, { public_key: publicKey });
+  if (ch.status !== 200) throw new Error(`challenge refused: ${JSON.stringify(ch.body)}`);
+  const signature = signer.sign(tokenChallengeMessage(ch.body.audience, fromHex(ch.body.challenge)));
+  const v = await postJson(`${url}/v1/keys/verify`, {
+    public_key: publicKey,
+    challenge: ch.body.challenge,
+    signature: toHex(signature),
+    ...extra,
+  });
+  if (v.status !== 200) throw new Error(`verify refused: ${JSON.stringify(v.body)}`);
+  return {
+    token: v.body.token,
+    peerId: v.body.peer_id,
+    publicKey,
+    signer,
+    seed,
+    expiresAt: v.body.expires_at,
+    registered: v.body.registered,
+    answer: v.body,
+  };
+}
+
+export interface SpawnedRelay {
+  url: string;
+  process: ChildProcess;
+  /** Lines the process wrote to stderr so far. */
+  stderr(): string;
+  /** Resolves with the exit code (or signal) when the process ends. */
+  exited: Promise<number | string>;
+  kill(signal?: NodeJS.Signals): Promise<number | string>;
+}
+
+/**
+ * Run the relay as a separate process on `dataDir` (port 0) and wait for its "listening on"
+ * line. Uses dist/relay/main.js when `built` is true, else relay/main.ts through tsx.
+ */
+export async function spawnRelay(
+  dataDir: string,
+  opts: { built?: boolean; args?: string[]; env?: Record<string, string> } = {},
+): Promise<SpawnedRelay> {
+  const entry = opts.built ? ['dist/relay/main.js'] : ['--import', 'tsx', 'relay/main.ts'];
+  const child = spawn(process.execPath, [...entry, '--port', '0', '--data', dataDir, ...(opts.args ?? [])], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | string>((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`relay did not start: ${err}`)), 30_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`relay exited (${code}) before listening: ${err}`));
+    });
+  });
+  return {
+    url,
+    process: child,
+    stderr: () => err,
+    exited,
+    kill(signal: NodeJS.Signals = 'SIGTERM') {
+      child.kill(signal);
+      return exited;
+    },
+  };
+}
