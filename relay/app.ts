@@ -7,7 +7,7 @@
  * Every failure goes through relay/http/errors.ts. One plugin per endpoint-catalogue section,
  * registered explicitly below.
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyContextConfig, type FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { SvcError } from '../shared/errors.js';
 import { REQUEST_MAX_BYTES } from '../shared/limits.js';
@@ -85,7 +85,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
 
   // The operations index is read from the routes themselves (config.operation).
   app.addHook('onRoute', (route) => {
-    const config = (route.config ?? {}) as { operation?: string; auth?: AuthMode; describe?: string };
+    const config = (route.config ?? {}) as Pick<FastifyContextConfig, 'operation' | 'auth' | 'describe' | 'mcp'>;
     if (!config.operation || route.method === 'HEAD') return;
     const entry: OperationEntry = {
       name: config.operation,
@@ -93,10 +93,12 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
       path: route.url.replace(/:([a-z_]+)/g, '{$1}'),
       auth: config.auth ?? 'req',
       describe: config.describe ?? '',
+      mcp: config.mcp,
     };
     ctx.operations.push(entry);
   });
 
+  // One plugin per section of the endpoint catalogue (spec/2-endpoints.md), explicitly.
   app.register(serviceRoutes, ctx);
   app.register(keysRoutes, ctx);
   app.register(tokensRoutes, ctx);

@@ -26,6 +26,8 @@ export interface OperationEntry {
   path: string;
   auth: AuthMode;
   describe: string;
+  /** The connector tool for it, if any. */
+  mcp?: { tool: string; args?: Record<string, unknown>; via?: string } | undefined;
 }
 
 export interface RelayContext extends RelayDeps {

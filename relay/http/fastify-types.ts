@@ -12,6 +12,8 @@ declare module 'fastify' {
     operation?: string;
     /** One line for the operations index. */
     describe?: string;
+    /** The connector tool that reaches this operation (capabilities `operations[].mcp_*`). */
+    mcp?: { tool: string; args?: Record<string, unknown>; via?: string };
   }
   interface FastifyRequest {
     /** The authenticated caller, or null. */

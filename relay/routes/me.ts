@@ -20,7 +20,7 @@ export const meRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
     '/v1/me',
     {
       schema: { querystring: MeQuery },
-      config: { auth: 'req', limit: 'read', operation: 'me', describe: 'Own peer id, token expiry, mailbox position, waiting counts, memberships, service epoch.' },
+      config: { auth: 'req', limit: 'read', operation: 'me', describe: 'Own peer id, token expiry, mailbox position, waiting counts, memberships, service epoch.', mcp: { tool: 'svc_whoami' } },
     },
     async (req) => {
       const me = identityOf(req);

@@ -17,7 +17,7 @@ export const peersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
     '/v1/peers/:peer',
     {
       schema: { params: PeerParams },
-      config: { auth: 'req', limit: 'read', operation: 'peers.get', describe: 'A registered KEY: registration time, signing key, SPACES owned.' },
+      config: { auth: 'req', limit: 'read', operation: 'peers.get', describe: 'A registered KEY: registration time, signing key, SPACES owned.', mcp: { tool: 'svc_spaces', args: { action: 'peer' } } },
     },
     async (req) => {
       const { peer } = req.params as z.infer<typeof PeerParams>;
