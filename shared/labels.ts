@@ -77,14 +77,21 @@ const LABEL_BYTES = new Map<LabelName, Uint8Array>(
   LABEL_NAMES.map((name) => [name, utf8(`${labelText(name)}\0`)]),
 );
 
-/** L(name): the label text followed by one zero byte. */
+/** The stored L(name); a reserved or unknown name (possible through a cast) is refused. */
+function labelBytes(name: LabelName): Uint8Array {
+  const bytes = LABEL_BYTES.get(name);
+  if (bytes === undefined) throw new RangeError(`not a label of protocol version 1: ${String(name)}`);
+  return bytes;
+}
+
+/** L(name): the label text followed by one zero byte (a fresh copy the caller may keep). */
 export function label(name: LabelName): Uint8Array {
-  return LABEL_BYTES.get(name)!;
+  return labelBytes(name).slice();
 }
 
 /** SHA-256(L(name) || parts...). */
 export function labelledHash(name: LabelName, ...parts: Uint8Array[]): Uint8Array {
-  return sha256(label(name), ...parts);
+  return sha256(labelBytes(name), ...parts);
 }
 
 /** The keys of `protocol.labels` in the capability document, each with its label text. */
