@@ -329,9 +329,34 @@ export interface TrustedSigner {
 }
 
 /**
- * objects.md §13 step 6, the signer half: key id formula, certificate names the key and the
- * root, root equals the trusted one, root signature, purpose, time window, development flag
- * as the certificate says. Returns the signer or throws CHECKPOINT_INVALID.
+ * A certificate on its own: root equals the trusted one, the root's signature, the purpose,
+ * and the time window (`at` from not_before − 60 s up to, not including, not_after).
+ * Returns the certificate (its `development` must be shown) or throws CHECKPOINT_INVALID.
+ */
+export function verifyCertificate(
+  certificate: Uint8Array,
+  signature: Uint8Array,
+  check: SignerCheck,
+  field = 'certificate',
+): ServiceCertificate {
+  const cert = readCertificate(certificate, field);
+  if (!equalBytes(cert.root, check.trustedRoot)) throw evidenceError(`${field}.root: is not the trusted root`);
+  if (!verifyEd25519(cert.root, certificateSignatureMessage(certificate), signature)) {
+    throw evidenceError(`${field}_signature: does not verify under the root`);
+  }
+  if (!cert.purposes.includes(check.purpose)) throw evidenceError(`${field}: does not vouch for ${check.purpose}`);
+  const at = readIsoMillis(check.at, 'created_at');
+  if (at < Date.parse(cert.notBefore) - CLOCK_SKEW_MS) throw evidenceError(`${field}: not valid before ${cert.notBefore}`);
+  if (cert.notAfter !== undefined && at >= Date.parse(cert.notAfter)) {
+    throw evidenceError(`${field}: expired at ${cert.notAfter}`);
+  }
+  return cert;
+}
+
+/**
+ * objects.md §13 step 6, the signer half: key id formula, the certificate names the key and
+ * the served root, then verifyCertificate, then the served development flag as the
+ * certificate says. Returns the signer or throws CHECKPOINT_INVALID.
  */
 export function verifyServiceSigner(signer: ReadSigner, check: SignerCheck, field = 'signer'): TrustedSigner {
   if (toHex(serviceKeyId(signer.publicKey)) !== signer.keyId) {
@@ -341,19 +366,7 @@ export function verifyServiceSigner(signer: ReadSigner, check: SignerCheck, fiel
   if (!equalBytes(cert.key, signer.publicKey)) throw evidenceError(`${field}.certificate: names another key`);
   if (!equalBytes(cert.root, signer.rootKey)) throw evidenceError(`${field}.certificate: names another root`);
   if (!equalBytes(signer.rootKey, check.trustedRoot)) throw evidenceError(`${field}.root_key: is not the trusted root`);
-  if (!verifyEd25519(signer.rootKey, certificateSignatureMessage(signer.certificate), signer.certificateSignature)) {
-    throw evidenceError(`${field}.certificate_signature: does not verify under root_key`);
-  }
-  if (!cert.purposes.includes(check.purpose)) {
-    throw evidenceError(`${field}.certificate: does not vouch for ${check.purpose}`);
-  }
-  const at = readIsoMillis(check.at, 'created_at');
-  if (at < Date.parse(cert.notBefore) - CLOCK_SKEW_MS) {
-    throw evidenceError(`${field}.certificate: not valid before ${cert.notBefore}`);
-  }
-  if (cert.notAfter !== undefined && at >= Date.parse(cert.notAfter)) {
-    throw evidenceError(`${field}.certificate: expired at ${cert.notAfter}`);
-  }
+  verifyCertificate(signer.certificate, signer.certificateSignature, check, `${field}.certificate`);
   if (cert.development !== signer.development) {
     throw evidenceError(`${field}.development: differs from the certificate`);
   }

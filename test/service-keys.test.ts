@@ -16,6 +16,7 @@ import {
   serviceKeyId,
   serviceSignerFromCertificate,
   signCertificate,
+  verifyCertificate,
   verifyServiceSigner,
   type ServedSigner,
   type SignerCheck,
@@ -249,5 +250,23 @@ describe('a relay configured with a certificate the offline root signed', () => 
     const bad = signer.certificateSignature.slice();
     bad[5]! ^= 0x80;
     expectRefused(() => serviceSignerFromCertificate(online, signer.certificate, bad), /does not verify/);
+  });
+});
+
+describe('verifying a certificate on its own', () => {
+  it('accepts the pinned certificate and signature and reports development', () => {
+    const cert = verifyCertificate(signer.certificate, signer.certificateSignature, check);
+    expect(toHex(cert.key)).toBe(pin.online_public_key);
+    expect(verifyCertificate(devSigner.certificate, devSigner.certificateSignature, check).development).toBe(true);
+  });
+
+  it('refuses another trusted root, a flipped signature byte, an expired window and a missing purpose', () => {
+    expectRefused(() => verifyCertificate(signer.certificate, signer.certificateSignature, { ...check, trustedRoot: other.publicKey }), /trusted root/);
+    const bad = signer.certificateSignature.slice();
+    bad[63]! ^= 1;
+    expectRefused(() => verifyCertificate(signer.certificate, bad, check), /certificate_signature: does not verify/);
+    expectRefused(() => verifyCertificate(signer.certificate, signer.certificateSignature, { ...check, at: NOT_AFTER }), /expired/);
+    const narrow = canonicalBytes({ key: pin.online_public_key, not_before: NOT_BEFORE, purposes: ['recovery'], root: pin.root_public_key, v: 1 });
+    expectRefused(() => verifyCertificate(narrow, signCertificate(root, narrow), check), /does not vouch for checkpoint/);
   });
 });
