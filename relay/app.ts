@@ -14,7 +14,7 @@ import { REQUEST_MAX_BYTES } from '../shared/limits.js';
 import { audienceOf, publicBaseUrl } from './config.js';
 import type { OperationEntry, RelayContext, RelayDeps } from './context.js';
 import { authenticate, type AuthMode } from './http/auth.js';
-import { registerErrorHandling } from './http/errors.js';
+import { answerClientError, registerErrorHandling } from './http/errors.js';
 import { parseJsonBody } from './http/json-body.js';
 import { applyRouteLimit, createRateLimiter } from './http/rate-limit.js';
 import { zodValidatorCompiler } from './http/validation.js';
@@ -34,8 +34,10 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     bodyLimit: REQUEST_MAX_BYTES,
     routerOptions: { maxParamLength: 1000 },
     genReqId: () => newUuid(deps.random),
-    // Refuse at once rather than queue behind a slow body; Node's own limits stay in place.
-    return503OnClosing: true,
+    // While closing, requests already on open connections are still served in full (with
+    // the envelope and X-Request-Id) instead of Fastify's bare 503; the database closes after.
+    return503OnClosing: false,
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, newUuid(deps.random)),
   });
 
   const listening = (): AddressInfo | undefined => {

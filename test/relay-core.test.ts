@@ -4,7 +4,20 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getJson, mintToken, startRelay, type RunningRelay } from './helpers/relay.js';
+import { connect } from 'node:net';
 import { findDuplicateMember } from '../relay/http/json-body.js';
+
+/** Send raw bytes over TCP and read everything until the server closes. */
+function rawHttp(url: string, bytes: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(bytes));
+    let out = '';
+    socket.on('data', (d) => (out += d.toString()));
+    socket.on('end', () => resolve(out));
+    socket.on('error', reject);
+  });
+}
 
 let relay: RunningRelay;
 beforeAll(async () => {
@@ -130,6 +143,15 @@ describe('refusals of malformed requests', () => {
     const r = await rawPost('/v1/keys/challenge', 'public_key=aa', 'text/plain');
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe('INVALID_REQUEST');
+  });
+
+  it('a request the HTTP parser refuses still gets the envelope and a request id', async () => {
+    const answer = await rawHttp(relay.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    const id = /x-request-id: (\S+)/.exec(answer)![1];
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    expect(body.error.code).toBe('INVALID_REQUEST');
+    expect(body.error.request_id).toBe(id);
   });
 
   it('the server keeps answering after all of the above', async () => {

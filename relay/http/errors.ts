@@ -12,6 +12,7 @@
  * a wait adds `Retry-After`. /v1 answers carry Cache-Control no-store, Vary and X-Robots-Tag,
  * except a 200 GET without an Authorization header, which is publicly cacheable with an ETag.
  */
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError, errorEnvelope, type ErrorCode } from '../../shared/errors.js';
 import { sha256 } from '../../shared/hash.js';
@@ -126,4 +127,28 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     return payload;
   });
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (malformed request line,
+ * headers too large): still answered with the envelope and an X-Request-Id, then closed.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket, requestId: string): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const code: ErrorCode = tooLarge ? 'TOO_LARGE' : 'INVALID_REQUEST';
+  const status = tooLarge ? 431 : 400;
+  const reason = tooLarge ? 'Request Header Fields Too Large' : 'Bad Request';
+  const body = JSON.stringify(errorEnvelope(code, requestId, tooLarge ? 'headers: too large' : 'request: malformed HTTP'));
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\n` +
+      'content-type: application/json; charset=utf-8\r\n' +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      `x-request-id: ${requestId}\r\n` +
+      'connection: close\r\n\r\n' +
+      body,
+  );
 }

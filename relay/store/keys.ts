@@ -38,7 +38,7 @@ export interface KeyStore {
   mint(input: MintInput): MintResult;
   /** Block or unblock a KEY (operator action). */
   setBlocked(peerId: string, blockedAt: number | null): boolean;
-  /** Forget spent nonces whose challenge has expired anyway. */
+  /** Forget spent nonces whose challenge has expired anyway (mint also does this). */
   pruneSpentChallenges(now: number): number;
 }
 
@@ -77,6 +77,8 @@ export function createKeyStore(db: Db): KeyStore {
 
   const mintTx = db.transaction((i: MintInput): MintResult => {
     if (spendNonce.run(i.nonce, i.nonceExpiresAt).changes === 0) return { ok: false, reason: 'nonce_spent' };
+    // A spent nonce only matters until its challenge expires (expiry is checked first).
+    deleteSpent.run(i.now);
     let row = selectKey.get(i.peerId);
     let registered = false;
     if (!row) {
