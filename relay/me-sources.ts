@@ -27,8 +27,8 @@ export function membershipsOf(_ctx: RelayContext, _peerId: string, _after: strin
 }
 
 /** The KEY's mailbox head position (0 until the mailbox exists). */
-export function mailboxHeadOf(_ctx: RelayContext, _peerId: string): number {
-  return 0;
+export function mailboxHeadOf(ctx: RelayContext, peerId: string): number {
+  return ctx.store.mailbox.head(peerId);
 }
 
 /** Counts of waiting messages and message requests (0 until messages exist). */

@@ -7,12 +7,14 @@ import { openDatabase, type Db } from './db.js';
 import { createServiceStateStore, type ServiceStateStore } from './service-state.js';
 import { createKeyStore, type KeyStore } from './keys.js';
 import { createTokenStore, type TokenStore } from './tokens.js';
+import { createMailboxStore, type MailboxStore } from './mailbox.js';
 
 export interface Store {
   readonly db: Db;
   readonly state: ServiceStateStore;
   readonly keys: KeyStore;
   readonly tokens: TokenStore;
+  readonly mailbox: MailboxStore;
   /** True when a trivial query answers (for /healthz). */
   ping(): boolean;
   close(): void;
@@ -27,6 +29,7 @@ export function openStore(dataDir: string): Store {
     state: createServiceStateStore(db),
     keys: createKeyStore(db),
     tokens: createTokenStore(db),
+    mailbox: createMailboxStore(db),
     ping() {
       try {
         return (probe.get() as { one: number } | undefined)?.one === 1;

@@ -4,7 +4,8 @@
  */
 import type { Migration } from './types.js';
 import { migration as m001 } from './001_core.js';
+import { migration as m003 } from './003_invites.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [m001];
+export const MIGRATIONS: readonly Migration[] = [m001, m003];
