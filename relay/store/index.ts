@@ -8,6 +8,7 @@ import { createServiceStateStore, type ServiceStateStore } from './service-state
 import { createKeyStore, type KeyStore } from './keys.js';
 import { createTokenStore, type TokenStore } from './tokens.js';
 import { createMailboxStore, type MailboxStore } from './mailbox.js';
+import { createPostStore, type PostStore } from './posts.js';
 
 export interface Store {
   readonly db: Db;
@@ -15,6 +16,7 @@ export interface Store {
   readonly keys: KeyStore;
   readonly tokens: TokenStore;
   readonly mailbox: MailboxStore;
+  readonly posts: PostStore;
   /** True when a trivial query answers (for /healthz). */
   ping(): boolean;
   close(): void;
@@ -30,6 +32,7 @@ export function openStore(dataDir: string): Store {
     keys: createKeyStore(db),
     tokens: createTokenStore(db),
     mailbox: createMailboxStore(db),
+    posts: createPostStore(db),
     ping() {
       try {
         return (probe.get() as { one: number } | undefined)?.one === 1;

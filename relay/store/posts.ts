@@ -1,0 +1,252 @@
+/**
+ * The post aggregate (migration 004): rows of each SPACE's post chain, read by position, id or
+ * idempotency key, written only by the append pipeline (relay/posts/append.ts) inside one
+ * immediate transaction, and the hidden marker set by posts.hide / posts.unhide.
+ *
+ * Row values come from the database the relay wrote; the content columns are still
+ * peer-written text, to be fenced when rendered.
+ */
+import type { Db } from './db.js';
+
+/** One stored post, columns as written; JSON columns stay text (readers parse what they show). */
+export interface PostRow {
+  /** Storage row id (not a position). */
+  rowId: number;
+  spaceRowId: number;
+  seq: number;
+  postId: string;
+  author: string;
+  kind: string;
+  title: string | null;
+  body: string | null;
+  /** JSON array of peer ids, ascending, or null when the post has no `to`. */
+  toJson: string | null;
+  replyTo: string | null;
+  supersedes: string | null;
+  retracts: string | null;
+  /** JSON array of `{scheme, value}` in object order, or null. */
+  fingerprintsJson: string | null;
+  dataJson: string | null;
+  budgetJson: string | null;
+  runId: string | null;
+  idempotencyKey: string | null;
+  /** Unsigned posts: SHA-256 of the normalised input, compared on a replay. */
+  inputDigest: Uint8Array | null;
+  canonical: Uint8Array;
+  private: Uint8Array | null;
+  signature: Uint8Array | null;
+  signed: boolean;
+  sealed: boolean;
+  objectId: Uint8Array;
+  admittedRevision: number;
+  admittedControlHash: Uint8Array;
+  admission: Uint8Array;
+  previousHash: Uint8Array;
+  chainHash: Uint8Array;
+  /** Unix ms. */
+  postedAt: number;
+  noRole: boolean;
+  receiptSignature: Uint8Array;
+  receiptSignerKeyId: string;
+  receiptServiceEpoch: string | null;
+  hiddenAt: number | null;
+  hiddenBy: string | null;
+}
+
+/** What the append pipeline inserts: every column but the row id and the hidden marker. */
+export type NewPost = Omit<PostRow, 'rowId' | 'hiddenAt' | 'hiddenBy'>;
+
+/** The newest position of a SPACE's chain; `chainHash` null while empty (previous = genesis). */
+export interface PostHead {
+  seq: number;
+  chainHash: Uint8Array | null;
+}
+
+export interface RolelessCount {
+  count: number;
+  /** posted_at of the oldest counted post, or null when none. */
+  oldest: number | null;
+}
+
+export interface PostStore {
+  head(spaceRowId: number): PostHead;
+  byPostId(postId: string): PostRow | undefined;
+  bySeq(spaceRowId: number, seq: number): PostRow | undefined;
+  /** The post of (SPACE, author, idempotency key), if any (objects.md §5 "A replay"). */
+  byIdempotencyKey(spaceRowId: number, author: string, key: string): PostRow | undefined;
+  /** Posts with seq > `after` in ascending order, at most `limit`. */
+  list(spaceRowId: number, after: number, limit: number): PostRow[];
+  /** Roleless posts by a KEY since `since` (ms), across SPACES. */
+  rolelessByAuthor(author: string, since: number): RolelessCount;
+  /** Roleless posts into one SPACE since `since` (ms). */
+  rolelessInSpace(spaceRowId: number, since: number): RolelessCount;
+  /** Insert a post row. MUST run inside the caller's write transaction; returns the row id. */
+  insert(post: NewPost): number;
+  /** Set or clear the hidden marker (inside the caller's transaction); false if no such row. */
+  setHidden(rowId: number, hiddenAt: number | null, hiddenBy: string | null): boolean;
+  /**
+   * Run `fn` in one immediate (write-locking) transaction; throwing rolls everything back.
+   * `fn` is synchronous: no await inside (better-sqlite3).
+   */
+  transaction<T>(fn: () => T): T;
+}
+
+interface Row {
+  id: number;
+  space_row_id: number;
+  seq: number;
+  post_id: string;
+  author: string;
+  kind: string;
+  title: string | null;
+  body: string | null;
+  to_json: string | null;
+  reply_to: string | null;
+  supersedes: string | null;
+  retracts: string | null;
+  fingerprints_json: string | null;
+  data_json: string | null;
+  budget_json: string | null;
+  run_id: string | null;
+  idempotency_key: string | null;
+  input_digest: Uint8Array | null;
+  canonical: Uint8Array;
+  private: Uint8Array | null;
+  signature: Uint8Array | null;
+  signed: number;
+  sealed: number;
+  object_id: Uint8Array;
+  admitted_revision: number;
+  admitted_control_hash: Uint8Array;
+  admission: Uint8Array;
+  previous_hash: Uint8Array;
+  chain_hash: Uint8Array;
+  posted_at: number;
+  no_role: number;
+  receipt_signature: Uint8Array;
+  receipt_signer_key_id: string;
+  receipt_service_epoch: string | null;
+  hidden_at: number | null;
+  hidden_by: string | null;
+}
+
+function toPostRow(r: Row): PostRow {
+  return {
+    rowId: r.id,
+    spaceRowId: r.space_row_id,
+    seq: r.seq,
+    postId: r.post_id,
+    author: r.author,
+    kind: r.kind,
+    title: r.title,
+    body: r.body,
+    toJson: r.to_json,
+    replyTo: r.reply_to,
+    supersedes: r.supersedes,
+    retracts: r.retracts,
+    fingerprintsJson: r.fingerprints_json,
+    dataJson: r.data_json,
+    budgetJson: r.budget_json,
+    runId: r.run_id,
+    idempotencyKey: r.idempotency_key,
+    inputDigest: r.input_digest,
+    canonical: r.canonical,
+    private: r.private,
+    signature: r.signature,
+    signed: r.signed === 1,
+    sealed: r.sealed === 1,
+    objectId: r.object_id,
+    admittedRevision: r.admitted_revision,
+    admittedControlHash: r.admitted_control_hash,
+    admission: r.admission,
+    previousHash: r.previous_hash,
+    chainHash: r.chain_hash,
+    postedAt: r.posted_at,
+    noRole: r.no_role === 1,
+    receiptSignature: r.receipt_signature,
+    receiptSignerKeyId: r.receipt_signer_key_id,
+    receiptServiceEpoch: r.receipt_service_epoch,
+    hiddenAt: r.hidden_at,
+    hiddenBy: r.hidden_by,
+  };
+}
+
+export function createPostStore(db: Db): PostStore {
+  const selectHead = db.prepare<[number], { seq: number; chain_hash: Uint8Array }>(
+    'SELECT seq, chain_hash FROM posts WHERE space_row_id = ? ORDER BY seq DESC LIMIT 1',
+  );
+  const selectById = db.prepare<[string], Row>('SELECT * FROM posts WHERE post_id = ?');
+  const selectBySeq = db.prepare<[number, number], Row>('SELECT * FROM posts WHERE space_row_id = ? AND seq = ?');
+  const selectByKey = db.prepare<[number, string, string], Row>(
+    'SELECT * FROM posts WHERE space_row_id = ? AND author = ? AND idempotency_key = ?',
+  );
+  const selectAfter = db.prepare<[number, number, number], Row>(
+    'SELECT * FROM posts WHERE space_row_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+  );
+  const countRolelessAuthor = db.prepare<[string, number], { n: number; oldest: number | null }>(
+    'SELECT count(*) AS n, min(posted_at) AS oldest FROM posts WHERE no_role = 1 AND author = ? AND posted_at > ?',
+  );
+  const countRolelessSpace = db.prepare<[number, number], { n: number; oldest: number | null }>(
+    'SELECT count(*) AS n, min(posted_at) AS oldest FROM posts WHERE no_role = 1 AND space_row_id = ? AND posted_at > ?',
+  );
+  const insertRow = db.prepare(`
+    INSERT INTO posts (
+      space_row_id, seq, post_id, author, kind, title, body, to_json, reply_to, supersedes, retracts,
+      fingerprints_json, data_json, budget_json, run_id, idempotency_key, input_digest, canonical, private,
+      signature, signed, sealed, object_id, admitted_revision, admitted_control_hash, admission,
+      previous_hash, chain_hash, posted_at, no_role, receipt_signature, receipt_signer_key_id,
+      receipt_service_epoch
+    ) VALUES (
+      @spaceRowId, @seq, @postId, @author, @kind, @title, @body, @toJson, @replyTo, @supersedes, @retracts,
+      @fingerprintsJson, @dataJson, @budgetJson, @runId, @idempotencyKey, @inputDigest, @canonical, @private,
+      @signature, @signed, @sealed, @objectId, @admittedRevision, @admittedControlHash, @admission,
+      @previousHash, @chainHash, @postedAt, @noRole, @receiptSignature, @receiptSignerKeyId,
+      @receiptServiceEpoch
+    )`);
+  const updateHidden = db.prepare('UPDATE posts SET hidden_at = ?, hidden_by = ? WHERE id = ?');
+  const runInTransaction = db.transaction((fn: () => unknown) => fn());
+
+  const counted = (r: { n: number; oldest: number | null } | undefined): RolelessCount => ({
+    count: r?.n ?? 0,
+    oldest: r?.oldest ?? null,
+  });
+
+  return {
+    head(spaceRowId) {
+      const r = selectHead.get(spaceRowId);
+      return r === undefined ? { seq: 0, chainHash: null } : { seq: r.seq, chainHash: r.chain_hash };
+    },
+    byPostId(postId) {
+      const r = selectById.get(postId);
+      return r === undefined ? undefined : toPostRow(r);
+    },
+    bySeq(spaceRowId, seq) {
+      const r = selectBySeq.get(spaceRowId, seq);
+      return r === undefined ? undefined : toPostRow(r);
+    },
+    byIdempotencyKey(spaceRowId, author, key) {
+      const r = selectByKey.get(spaceRowId, author, key);
+      return r === undefined ? undefined : toPostRow(r);
+    },
+    list(spaceRowId, after, limit) {
+      return selectAfter.all(spaceRowId, after, limit).map(toPostRow);
+    },
+    rolelessByAuthor: (author, since) => counted(countRolelessAuthor.get(author, since)),
+    rolelessInSpace: (spaceRowId, since) => counted(countRolelessSpace.get(spaceRowId, since)),
+    insert(p) {
+      const info = insertRow.run({
+        ...p,
+        signed: p.signed ? 1 : 0,
+        sealed: p.sealed ? 1 : 0,
+        noRole: p.noRole ? 1 : 0,
+      });
+      return Number(info.lastInsertRowid);
+    },
+    setHidden(rowId, hiddenAt, hiddenBy) {
+      return updateHidden.run(hiddenAt, hiddenBy, rowId).changes === 1;
+    },
+    transaction<T>(fn: () => T): T {
+      return runInTransaction.immediate(fn) as T;
+    },
+  };
+}
