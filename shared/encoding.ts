@@ -105,7 +105,7 @@ export function fromBase64url(text: unknown, field = 'base64url'): Uint8Array {
   const rest = text.length % 4;
   if (rest !== 0) {
     const c = text.charCodeAt(text.length - 1);
-    const sextet = c >= 97 ? c - 71 : c >= 65 ? c - 65 : c >= 48 ? c + 4 : c === 45 ? 62 : 63;
+    const sextet = c === 45 ? 62 : c === 95 ? 63 : c >= 97 ? c - 71 : c >= 65 ? c - 65 : c + 4;
     if ((sextet & (rest === 2 ? 0x0f : 0x03)) !== 0) throw bad(field, 'non-canonical base64url (trailing bits)');
   }
   return new Uint8Array(Buffer.from(text, 'base64url'));
