@@ -9,6 +9,10 @@ import { createKeyStore, type KeyStore } from './keys.js';
 import { createTokenStore, type TokenStore } from './tokens.js';
 import { createMailboxStore, type MailboxStore } from './mailbox.js';
 import { createPostStore, type PostStore } from './posts.js';
+import { createEventStore, type EventStore } from './events.js';
+import { createSpaceStore, type SpaceStore } from './spaces.js';
+import { createMemberStore, type MemberStore } from './members.js';
+import { createBlockStore, type BlockStore } from './blocks.js';
 
 export interface Store {
   readonly db: Db;
@@ -17,6 +21,10 @@ export interface Store {
   readonly tokens: TokenStore;
   readonly mailbox: MailboxStore;
   readonly posts: PostStore;
+  readonly events: EventStore;
+  readonly spaces: SpaceStore;
+  readonly members: MemberStore;
+  readonly blocks: BlockStore;
   /** True when a trivial query answers (for /healthz). */
   ping(): boolean;
   close(): void;
@@ -26,6 +34,9 @@ export interface Store {
 export function openStore(dataDir: string): Store {
   const db = openDatabase(dataDir);
   const probe = db.prepare('SELECT 1 AS one');
+  const events = createEventStore(db);
+  const spaces = createSpaceStore(db, events);
+  const members = createMemberStore(db, spaces, events);
   return {
     db,
     state: createServiceStateStore(db),
@@ -33,6 +44,10 @@ export function openStore(dataDir: string): Store {
     tokens: createTokenStore(db),
     mailbox: createMailboxStore(db),
     posts: createPostStore(db),
+    events,
+    spaces,
+    members,
+    blocks: createBlockStore(db, spaces, members, events),
     ping() {
       try {
         return (probe.get() as { one: number } | undefined)?.one === 1;

@@ -1,0 +1,144 @@
+/**
+ * The governance log of each SPACE: the control chain (protocol/objects.md §8, spec/1-concepts.md
+ * "Audit log events", "Audit event").
+ *
+ *   event bytes = canonical({"actor","event","payload","revision","space_id","v":1})
+ *   command_id  = H(L("control") || event bytes)
+ *   chain_hash  = H(L("control-chain") || uuid16 || u64(revision) || previous || command_id)
+ *
+ * All hashing is shared/chain.ts; this module only sequences and stores. `append` reads the head
+ * and inserts revision head+1 inside the caller's write transaction, so revisions are gap-free.
+ * Rows are never updated or deleted. The payload is read back from the canonical bytes (one
+ * source of truth).
+ */
+import { readCanonicalObject, type JsonObject } from '../../shared/canonical.js';
+import { commandIdOf, controlGenesis, controlLink, governanceEventBytes } from '../../shared/chain.js';
+import { toHex } from '../../shared/encoding.js';
+import type { SpaceEvent } from '../../shared/vocabulary.js';
+import type { Db } from './db.js';
+
+/** The SPACE fields the log needs (a SpaceRow satisfies it). */
+export interface EventSpace {
+  id: number;
+  spaceId: string;
+}
+
+export interface AppendedEvent {
+  revision: number;
+  /** Hex. */
+  commandId: string;
+  /** Hex. */
+  chainHash: string;
+}
+
+/** One stored event, as read back. */
+export interface EventRecord {
+  revision: number;
+  event: string;
+  actor: string;
+  payload: JsonObject;
+  at: number;
+  canonical: Uint8Array;
+  commandId: Uint8Array;
+  previousHash: Uint8Array;
+  chainHash: Uint8Array;
+}
+
+export interface EventStore {
+  /**
+   * Append the next event. MUST be called inside a write transaction (db.transaction(...)
+   * .immediate()), together with the change it records. Payload: the full resulting parameters,
+   * never a code, hash or request message.
+   */
+  append(space: EventSpace, actor: string, event: SpaceEvent, payload: JsonObject, now: number): AppendedEvent;
+  /** The newest revision and its link; revision 0 answers the control genesis. */
+  head(spaceRowId: number): { revision: number; chainHash: Uint8Array };
+  /** The link at `revision` (0 = genesis). Throws RangeError past the head. */
+  chainHashAt(spaceRowId: number, revision: number): Uint8Array;
+  /** Events with revision > after, ascending, at most `limit`. */
+  list(spaceRowId: number, after: number, limit: number): EventRecord[];
+}
+
+interface EventRow {
+  revision: number;
+  event: string;
+  actor: string;
+  canonical: Uint8Array;
+  command_id: Uint8Array;
+  previous_hash: Uint8Array;
+  chain_hash: Uint8Array;
+  at: number;
+}
+
+function bytes(b: Uint8Array): Uint8Array {
+  // better-sqlite3 returns Buffers; hand out plain Uint8Arrays.
+  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+}
+
+function toRecord(r: EventRow): EventRecord {
+  const canonical = bytes(r.canonical);
+  const o = readCanonicalObject(canonical, 'stored event');
+  return {
+    revision: r.revision,
+    event: r.event,
+    actor: r.actor,
+    payload: o.payload as JsonObject,
+    at: r.at,
+    canonical,
+    commandId: bytes(r.command_id),
+    previousHash: bytes(r.previous_hash),
+    chainHash: bytes(r.chain_hash),
+  };
+}
+
+export function createEventStore(db: Db): EventStore {
+  const selectHead = db.prepare<[number], { revision: number; chain_hash: Uint8Array }>(
+    'SELECT revision, chain_hash FROM space_events WHERE space_row_id = ? ORDER BY revision DESC LIMIT 1',
+  );
+  const selectSpaceId = db.prepare<[number], { space_id: string }>('SELECT space_id FROM spaces WHERE id = ?');
+  const selectAt = db.prepare<[number, number], { chain_hash: Uint8Array }>(
+    'SELECT chain_hash FROM space_events WHERE space_row_id = ? AND revision = ?',
+  );
+  const selectPage = db.prepare<[number, number, number], EventRow>(
+    `SELECT revision, event, actor, canonical, command_id, previous_hash, chain_hash, at
+       FROM space_events WHERE space_row_id = ? AND revision > ? ORDER BY revision LIMIT ?`,
+  );
+  const insert = db.prepare(
+    `INSERT INTO space_events (space_row_id, revision, event, actor, canonical, command_id, previous_hash, chain_hash, at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+
+  function genesisOf(spaceRowId: number): Uint8Array {
+    const s = selectSpaceId.get(spaceRowId);
+    if (!s) throw new RangeError(`no SPACE with row id ${spaceRowId}`);
+    return controlGenesis(s.space_id);
+  }
+
+  return {
+    append(space, actor, event, payload, now) {
+      if (!db.inTransaction) throw new Error('events.append must run inside a write transaction');
+      const head = selectHead.get(space.id);
+      const revision = (head?.revision ?? 0) + 1;
+      const previous = head ? bytes(head.chain_hash) : controlGenesis(space.spaceId);
+      const canonical = governanceEventBytes({ spaceId: space.spaceId, revision, actor, event, payload });
+      const commandId = commandIdOf(canonical);
+      const chainHash = controlLink({ spaceId: space.spaceId, revision, previous, commandId });
+      insert.run(space.id, revision, event, actor, canonical, commandId, previous, chainHash, now);
+      return { revision, commandId: toHex(commandId), chainHash: toHex(chainHash) };
+    },
+    head(spaceRowId) {
+      const h = selectHead.get(spaceRowId);
+      if (h) return { revision: h.revision, chainHash: bytes(h.chain_hash) };
+      return { revision: 0, chainHash: genesisOf(spaceRowId) };
+    },
+    chainHashAt(spaceRowId, revision) {
+      if (revision === 0) return genesisOf(spaceRowId);
+      const r = selectAt.get(spaceRowId, revision);
+      if (!r) throw new RangeError(`no revision ${revision} in SPACE row ${spaceRowId}`);
+      return bytes(r.chain_hash);
+    },
+    list(spaceRowId, after, limit) {
+      return selectPage.all(spaceRowId, after, limit).map(toRecord);
+    },
+  };
+}
