@@ -1,0 +1,122 @@
+/**
+ * In-process wake-ups for long polling (spec/1-concepts.md "Long polling"): a read with `wait`
+ * holds while its page is empty and re-reads as soon as something lands in the SPACE (posts)
+ * or the KEY's mailbox.
+ *
+ * One notifier per database, found with `notifierFor(db)`, so a store module can signal from
+ * inside its write transaction without holding any extra dependency:
+ *
+ *   notifierFor(db).space(spaceRowId)   // a post landed (posts.append, after or inside the commit)
+ *   notifierFor(db).mailbox(peerId)     // a mailbox row was delivered to this KEY
+ *
+ * Signals are delivered on a later turn of the event loop (setImmediate), so a signal raised
+ * inside a better-sqlite3 transaction (synchronous) reaches waiters only after the commit. A
+ * transaction that rolls back gives a spurious wake-up, which is harmless: a waiter always
+ * re-reads and goes back to waiting when it still finds nothing new.
+ *
+ * Nothing here carries content; a wake-up only says "read again".
+ */
+
+type Listener = () => void;
+
+export interface Notifier {
+  /** Something landed in the SPACE with this row id. */
+  space(spaceRowId: number): void;
+  /** Something was delivered to this KEY's mailbox. */
+  mailbox(peerId: string): void;
+  /**
+   * Resolve after the next signal for `topic` or after `ms`, whichever comes first, or at once
+   * when `signal` aborts. Answers true when woken by a signal.
+   */
+  waitSpace(spaceRowId: number, ms: number, signal?: AbortSignal): Promise<boolean>;
+  waitMailbox(peerId: string, ms: number, signal?: AbortSignal): Promise<boolean>;
+  /** How many waits are pending (for tests and diagnostics). */
+  readonly waiting: number;
+}
+
+/** Listeners per topic, fired once each (a stateful resource, hence a class). */
+class TopicWaiters {
+  private readonly topics = new Map<string, Set<Listener>>();
+  private readonly pending = new Set<string>();
+  private scheduled = false;
+  count = 0;
+
+  signal(topic: string): void {
+    if (!this.topics.has(topic)) return;
+    this.pending.add(topic);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const topics = [...this.pending];
+    this.pending.clear();
+    for (const topic of topics) {
+      const listeners = this.topics.get(topic);
+      if (!listeners) continue;
+      this.topics.delete(topic);
+      for (const l of listeners) l();
+    }
+  }
+
+  wait(topic: string, ms: number, abort?: AbortSignal): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      if (abort?.aborted) {
+        resolve(false);
+        return;
+      }
+      let done = false;
+      const finish = (woken: boolean): void => {
+        if (done) return;
+        done = true;
+        this.count--;
+        clearTimeout(timer);
+        abort?.removeEventListener('abort', onAbort);
+        const set = this.topics.get(topic);
+        if (set) {
+          set.delete(listener);
+          if (set.size === 0) this.topics.delete(topic);
+        }
+        resolve(woken);
+      };
+      const listener: Listener = () => finish(true);
+      const onAbort = (): void => finish(false);
+      const timer = setTimeout(() => finish(false), Math.max(0, ms));
+      abort?.addEventListener('abort', onAbort, { once: true });
+      this.count++;
+      let set = this.topics.get(topic);
+      if (!set) {
+        set = new Set();
+        this.topics.set(topic, set);
+      }
+      set.add(listener);
+    });
+  }
+}
+
+export function createNotifier(): Notifier {
+  const waiters = new TopicWaiters();
+  return {
+    space: (id) => waiters.signal(`s:${id}`),
+    mailbox: (peer) => waiters.signal(`m:${peer}`),
+    waitSpace: (id, ms, signal) => waiters.wait(`s:${id}`, ms, signal),
+    waitMailbox: (peer, ms, signal) => waiters.wait(`m:${peer}`, ms, signal),
+    get waiting() {
+      return waiters.count;
+    },
+  };
+}
+
+const byDatabase = new WeakMap<object, Notifier>();
+
+/** The notifier of one database (the store's `db`), made on first use. */
+export function notifierFor(db: object): Notifier {
+  let n = byDatabase.get(db);
+  if (!n) {
+    n = createNotifier();
+    byDatabase.set(db, n);
+  }
+  return n;
+}
