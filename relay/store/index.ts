@@ -13,6 +13,9 @@ import { createEventStore, type EventStore } from './events.js';
 import { createSpaceStore, type SpaceStore } from './spaces.js';
 import { createMemberStore, type MemberStore } from './members.js';
 import { createBlockStore, type BlockStore } from './blocks.js';
+import { createRequestStore, type RequestStore } from './requests.js';
+import { createInviteStore, type InviteStore } from './invites.js';
+import { createHandOverStore, type HandOverStore } from './hand-overs.js';
 
 export interface Store {
   readonly db: Db;
@@ -25,6 +28,9 @@ export interface Store {
   readonly spaces: SpaceStore;
   readonly members: MemberStore;
   readonly blocks: BlockStore;
+  readonly requests: RequestStore;
+  readonly invites: InviteStore;
+  readonly handOvers: HandOverStore;
   /** True when a trivial query answers (for /healthz). */
   ping(): boolean;
   close(): void;
@@ -37,17 +43,26 @@ export function openStore(dataDir: string): Store {
   const events = createEventStore(db);
   const spaces = createSpaceStore(db, events);
   const members = createMemberStore(db, spaces, events);
+  const mailbox = createMailboxStore(db);
+  const requests = createRequestStore(db, { members, mailbox, events });
+  // A direct grant (or any admission) overtakes a waiting join request, in the same transaction.
+  members.onAdmitted((space, peer, now) => void requests.withdrawOnGrant(space.id, peer, now));
+  const invites = createInviteStore(db, { members, events });
+  const handOvers = createHandOverStore(db, { spaces, members, events, invites, mailbox });
   return {
     db,
     state: createServiceStateStore(db),
     keys: createKeyStore(db),
     tokens: createTokenStore(db),
-    mailbox: createMailboxStore(db),
+    mailbox,
     posts: createPostStore(db),
     events,
     spaces,
     members,
     blocks: createBlockStore(db, spaces, members, events),
+    requests,
+    invites,
+    handOvers,
     ping() {
       try {
         return (probe.get() as { one: number } | undefined)?.one === 1;

@@ -7,10 +7,12 @@
  * `deliver` is called INSIDE the caller's write transaction (the post append, the join
  * request, the decision, the offer), so a refused write leaves no row and the position is
  * assigned in the same commit as its subject. It also works on its own: better-sqlite3 turns a
- * nested transaction into a savepoint.
+ * nested transaction into a savepoint. Each delivery wakes the KEY's long-polling mailbox reads
+ * (relay/posts/notify.ts), after the commit.
  */
 import type { Db } from './db.js';
 import type { MailboxReason } from '../../shared/vocabulary.js';
+import { notifierFor } from '../posts/notify.js';
 
 export type { MailboxReason } from '../../shared/vocabulary.js';
 
@@ -78,12 +80,15 @@ export function createMailboxStore(db: Db): MailboxStore {
     'SELECT * FROM mailbox WHERE peer = ? AND mailbox_seq > ? ORDER BY mailbox_seq LIMIT ?',
   );
   const head = (peer: string): number => selectHead.get(peer)?.head ?? 0;
+  const notifier = notifierFor(db);
 
   const deliverTx = db.transaction((peer: string, reason: MailboxReason, s: MailboxSubject, now: number): number => {
     const given = [s.postId, s.requestId, s.offerId, s.messageId].filter((v) => v !== undefined).length;
     if (given !== 1) throw new Error('mailbox.deliver: exactly one subject');
     const seq = head(peer) + 1;
     insert.run(peer, seq, reason, s.postId ?? null, s.requestId ?? null, s.offerId ?? null, s.messageId ?? null, now);
+    // Wakes long-polling mailbox reads on a later turn, so only after the commit.
+    notifier.mailbox(peer);
     return seq;
   });
 
