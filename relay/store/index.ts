@@ -13,6 +13,8 @@ import { createEventStore, type EventStore } from './events.js';
 import { createSpaceStore, type SpaceStore } from './spaces.js';
 import { createMemberStore, type MemberStore } from './members.js';
 import { createBlockStore, type BlockStore } from './blocks.js';
+import { createCheckpointStore, type CheckpointStore } from './checkpoints.js';
+import { createSeekStore, type SeekStore } from './seek.js';
 import { createRequestStore, type RequestStore } from './requests.js';
 import { createInviteStore, type InviteStore } from './invites.js';
 import { createHandOverStore, type HandOverStore } from './hand-overs.js';
@@ -28,6 +30,8 @@ export interface Store {
   readonly spaces: SpaceStore;
   readonly members: MemberStore;
   readonly blocks: BlockStore;
+  readonly checkpoints: CheckpointStore;
+  readonly seek: SeekStore;
   readonly requests: RequestStore;
   readonly invites: InviteStore;
   readonly handOvers: HandOverStore;
@@ -60,6 +64,8 @@ export function openStore(dataDir: string): Store {
     spaces,
     members,
     blocks: createBlockStore(db, spaces, members, events),
+    checkpoints: createCheckpointStore(db),
+    seek: createSeekStore(db),
     requests,
     invites,
     handOvers,

@@ -7,7 +7,8 @@ import { migration as m001 } from './001_core.js';
 import { migration as m002 } from './002_spaces.js';
 import { migration as m003 } from './003_invites.js';
 import { migration as m004 } from './004_posts.js';
+import { migration as m005 } from './005_checkpoints.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004];
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005];

@@ -1,0 +1,176 @@
+/**
+ * The background checkpointer (spec/1-concepts.md "Chains, checkpoints and proofs";
+ * protocol/objects.md §11-§12): per SPACE and stream (`posts`, `events`) it signs the next
+ * uncovered range once 1,024 positions are uncovered, or once the oldest uncovered position
+ * is ten minutes old (then everything uncovered, up to 1,024). Each checkpoint names the
+ * previous one and starts from its ending link; the first starts at 1 from the genesis.
+ *
+ * Publishing is apart from sequencing (STYLE.md, after Tessera): the append never waits for
+ * it. Leaves, root and signature are computed outside any transaction; only the insert takes
+ * the write lock, and it re-checks that the stream's newest checkpoint is still the one this
+ * range extends.
+ *
+ * A range is signed only when complete and linked: every position present, each link's
+ * `previous_hash` equal to the link before (the genesis, or the previous checkpoint's ending
+ * link, for the first). A range that is not is left unsigned and reported on stderr.
+ *
+ * Time comes from the injected clock: `runOnce(now)` lets tests move it. `start()` runs every
+ * `intervalMs` (default 60 s, as the reference's worker) until `stop()`.
+ */
+import { signCheckpoint, streamGenesis, type SignedCheckpoint, type Stream } from '../../shared/checkpoint.js';
+import { equalBytes, fromHex, toHex } from '../../shared/encoding.js';
+import { CHECKPOINT_MAX_AGE_SECONDS, CHECKPOINT_MAX_POSITIONS } from '../../shared/limits.js';
+import { eventLeaf, merkleRoot, postLeaf } from '../../shared/merkle.js';
+import type { ServedSigner, ServiceSigner } from '../../shared/service-keys.js';
+import type { CheckpointStore, StreamLink } from '../store/checkpoints.js';
+
+export const CHECKPOINT_INTERVAL_MS = 60_000;
+const MAX_AGE_MS = CHECKPOINT_MAX_AGE_SECONDS * 1000;
+
+export interface CheckpointerDeps {
+  checkpoints: CheckpointStore;
+  clock: () => number;
+  signer: ServiceSigner;
+  rendering: ServedSigner;
+  serviceEpoch: string;
+  intervalMs?: number;
+  /** Where faults go (default stderr). */
+  report?: (message: string) => void;
+}
+
+export interface CheckpointRun {
+  /** Checkpoints signed and stored in this run. */
+  signed: number;
+  /** (SPACE, stream) pairs still holding uncovered positions. */
+  pending: number;
+}
+
+export interface Checkpointer {
+  /** One pass over every SPACE with uncovered positions, at time `now` (ms). */
+  runOnce(now?: number): CheckpointRun;
+  start(): void;
+  stop(): void;
+}
+
+/** Build the fields of the range first..last from its links (already checked complete). */
+function rangeCheckpoint(
+  deps: CheckpointerDeps,
+  spaceId: string,
+  stream: Stream,
+  previous: SignedCheckpoint | undefined,
+  links: readonly StreamLink[],
+  now: number,
+): SignedCheckpoint {
+  const leaf = stream === 'posts' ? postLeaf : eventLeaf;
+  const leaves = links.map((l) => leaf(spaceId, l.position, l.id, l.chainHash));
+  return signCheckpoint(deps.signer, {
+    space_id: spaceId,
+    stream,
+    first: String(links[0]!.position),
+    last: String(links[links.length - 1]!.position),
+    predecessor_hash: previous ? previous.fields.ending_hash : toHex(streamGenesis(spaceId, stream)),
+    ending_hash: toHex(links[links.length - 1]!.chainHash),
+    merkle_root: toHex(merkleRoot(leaves)),
+    previous_checkpoint_id: previous ? toHex(previous.id) : null,
+    service_epoch: deps.serviceEpoch,
+    created_at: new Date(now).toISOString(),
+  });
+}
+
+/** Why the links of first..last cannot be signed, or undefined when they can. */
+function linkProblem(links: readonly StreamLink[], first: number, last: number, predecessor: Uint8Array): string | undefined {
+  if (links.length !== last - first + 1) return `${links.length} of ${last - first + 1} positions present`;
+  let previous = predecessor;
+  for (let i = 0; i < links.length; i++) {
+    const l = links[i]!;
+    if (l.position !== first + i) return `position ${first + i} missing`;
+    if (!equalBytes(l.previousHash, previous)) return `position ${l.position} does not link to the one before`;
+    previous = l.chainHash;
+  }
+  return undefined;
+}
+
+export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
+  const store = deps.checkpoints;
+  const report = deps.report ?? ((m: string) => process.stderr.write(`svc-relay: checkpointer: ${m}\n`));
+  const dirty = new Map<string, { spaceRowId: number; stream: Stream }>();
+  /** Highest posts row id already looked at; newer rows mark their SPACE dirty. */
+  let postWatermark = 0;
+  /** Newest revision seen per SPACE, so an unchanged log is not re-examined. */
+  const eventsSeen = new Map<number, number>();
+  let timer: NodeJS.Timeout | undefined;
+
+  const mark = (spaceRowId: number, stream: Stream): void => {
+    dirty.set(`${stream}:${spaceRowId}`, { spaceRowId, stream });
+  };
+
+  /** Sign what is due in one stream; answers [signed, still pending]. */
+  function settle(spaceRowId: number, stream: Stream, now: number): [number, boolean] {
+    const spaceId = store.spaceIdOf(spaceRowId);
+    if (spaceId === undefined) return [0, false];
+    let signed = 0;
+    for (;;) {
+      const previous = store.latest(spaceRowId, stream);
+      const covered = previous ? Number(previous.fields.last) : 0;
+      const head = store.streamHead(spaceRowId, stream);
+      if (head <= covered) return [signed, false];
+      const first = covered + 1;
+      let last: number;
+      if (head - covered >= CHECKPOINT_MAX_POSITIONS) {
+        last = covered + CHECKPOINT_MAX_POSITIONS;
+      } else {
+        const oldest = store.timeAt(spaceRowId, stream, first);
+        if (oldest === undefined || now - oldest < MAX_AGE_MS) return [signed, true];
+        last = head;
+      }
+      const links = store.links(spaceRowId, stream, first, last);
+      const predecessor = previous ? fromHex(previous.fields.ending_hash, 32) : streamGenesis(spaceId, stream);
+      const problem = linkProblem(links, first, last, predecessor);
+      if (problem !== undefined) {
+        report(`SPACE row ${spaceRowId} ${stream} ${first}-${last} left unsigned: ${problem}`);
+        return [signed, true];
+      }
+      const checkpoint = rangeCheckpoint(deps, spaceId, stream, previous, links, now);
+      if (!store.insert(spaceRowId, checkpoint, deps.rendering, now)) return [signed, true];
+      signed++;
+    }
+  }
+
+  function runOnce(now: number = deps.clock()): CheckpointRun {
+    const fresh = store.spacesWithNewPosts(postWatermark);
+    postWatermark = fresh.upto;
+    for (const id of fresh.spaces) mark(id, 'posts');
+    for (const { spaceRowId, head } of store.eventHeads()) {
+      if (eventsSeen.get(spaceRowId) !== head) {
+        eventsSeen.set(spaceRowId, head);
+        mark(spaceRowId, 'events');
+      }
+    }
+    let signed = 0;
+    for (const [key, { spaceRowId, stream }] of dirty) {
+      const [n, pending] = settle(spaceRowId, stream, now);
+      signed += n;
+      if (!pending) dirty.delete(key);
+    }
+    return { signed, pending: dirty.size };
+  }
+
+  return {
+    runOnce,
+    start() {
+      if (timer) return;
+      timer = setInterval(() => {
+        try {
+          runOnce();
+        } catch (e) {
+          report(e instanceof Error ? (e.stack ?? e.message) : String(e));
+        }
+      }, deps.intervalMs ?? CHECKPOINT_INTERVAL_MS);
+      timer.unref();
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+    },
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * The SEEK indexer: a follow-up to posts.append that tokenises new posts with no lock held
+ * and stores them in short batched write transactions (relay/store/seek.ts). The append never
+ * waits for it (STYLE.md §8: "tokenising happens before [the write lock]").
+ *
+ * It runs on a short timer and, so a search always sees every post committed before it,
+ * `catchUp()` is also called at the start of each SEEK (a no-op when nothing is new).
+ */
+import type { Fingerprint } from '../../shared/validate.js';
+import type { PendingPost, PreparedDoc, SeekStore } from '../store/seek.js';
+import { documentTerms } from './terms.js';
+
+export const SEEK_INDEX_BATCH = 500;
+export const SEEK_INDEX_INTERVAL_MS = 1_000;
+
+function fingerprintsOf(json: string | null): Fingerprint[] {
+  if (json === null) return [];
+  const list = JSON.parse(json) as unknown;
+  if (!Array.isArray(list)) return [];
+  return list.filter(
+    (f): f is Fingerprint => typeof f === 'object' && f !== null && typeof f.scheme === 'string' && typeof f.value === 'string',
+  );
+}
+
+/** Tokenise one post (pure; no lock). */
+export function prepareDoc(p: PendingPost): PreparedDoc {
+  const hasText = (p.title !== null && p.title !== '') || (p.body !== null && p.body !== '');
+  return {
+    rowId: p.rowId,
+    spaceRowId: p.spaceRowId,
+    author: p.author,
+    postedAt: p.postedAt,
+    public: p.public,
+    terms: hasText ? documentTerms(p.spaceRowId, p.title, p.body) : null,
+    fingerprints: fingerprintsOf(p.fingerprintsJson),
+  };
+}
+
+export interface SeekIndexer {
+  /** Index everything committed so far; answers how many posts were indexed. */
+  catchUp(): number;
+  start(): void;
+  stop(): void;
+}
+
+export function createSeekIndexer(seek: SeekStore, opts: { intervalMs?: number; report?: (m: string) => void } = {}): SeekIndexer {
+  const report = opts.report ?? ((m: string) => process.stderr.write(`svc-relay: seek indexer: ${m}\n`));
+  let timer: NodeJS.Timeout | undefined;
+
+  function catchUp(): number {
+    let done = 0;
+    for (;;) {
+      const from = seek.watermark();
+      const batch = seek.pending(from, SEEK_INDEX_BATCH);
+      if (batch.length === 0) return done;
+      const docs = batch.map(prepareDoc);
+      // Another indexer moved the watermark first: nothing stored; look again.
+      if (seek.index(from, batch[batch.length - 1]!.rowId, docs)) done += docs.length;
+    }
+  }
+
+  return {
+    catchUp,
+    start() {
+      if (timer) return;
+      timer = setInterval(() => {
+        try {
+          catchUp();
+        } catch (e) {
+          report(e instanceof Error ? (e.stack ?? e.message) : String(e));
+        }
+      }, opts.intervalMs ?? SEEK_INDEX_INTERVAL_MS);
+      timer.unref();
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+    },
+  };
+}

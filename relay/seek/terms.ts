@@ -1,0 +1,74 @@
+/**
+ * SEEK tokenising (spec/1-concepts.md "SEEK"; issue 4 "a path like `src/main.rs` findable by
+ * its parts"). Pure functions: the indexer runs them before it takes the write lock, and the
+ * query side runs the same ones, so a document and a query always agree on what a term is.
+ *
+ * A term is a maximal run of letters and digits after Unicode compatibility decomposition,
+ * with combining marks dropped and letters lowercased: `src/main.rs` gives `src main rs`,
+ * `Crème_brûlée-2` gives `creme brulee 2`. Every other character separates terms, so `_`
+ * never appears in a term; the index uses `_`-prefixed tokens of its own (`_s12`, one per
+ * SPACE) that no peer text can produce.
+ *
+ * Peer text is attacker-controlled: terms are capped in length and number per document, and a
+ * query is refused beyond SEEK_QUERY_BYTES or SEEK_QUERY_TERMS words.
+ */
+import { SvcError } from '../../shared/errors.js';
+import { utf8Length } from '../../shared/encoding.js';
+import { SEEK_QUERY_BYTES, SEEK_QUERY_TERMS } from '../../shared/limits.js';
+
+/** Longer runs are cut (a run of 10,000 digits is not a useful term). */
+export const TERM_MAX_CHARS = 64;
+/** At most this many terms of one document are indexed (a 64 KiB body has fewer in practice). */
+export const DOCUMENT_TERMS_MAX = 20_000;
+
+const TERM_RE = /[\p{L}\p{N}]+/gu;
+const MARKS_RE = /\p{M}+/gu;
+
+/** The terms of a text, in order (repeats kept: positions matter for phrases). */
+export function termsOf(text: string, max = DOCUMENT_TERMS_MAX): string[] {
+  const folded = text.normalize('NFKD').replace(MARKS_RE, '').toLowerCase();
+  const out: string[] = [];
+  for (const m of folded.matchAll(TERM_RE)) {
+    out.push(m[0].length > TERM_MAX_CHARS ? m[0].slice(0, TERM_MAX_CHARS) : m[0]);
+    if (out.length >= max) break;
+  }
+  return out;
+}
+
+/** The token that scopes a document to its SPACE inside the full-text index. */
+export function spaceToken(spaceRowId: number): string {
+  return `_s${spaceRowId}`;
+}
+
+/** The text stored for one post: its SPACE token, then title and body terms. */
+export function documentTerms(spaceRowId: number, title: string | null, body: string | null): string {
+  const terms = termsOf(`${title ?? ''}\n${body ?? ''}`);
+  return [spaceToken(spaceRowId), ...terms].join(' ');
+}
+
+/**
+ * A query `q` as an FTS5 expression: each whitespace-separated word becomes its terms, one
+ * term as itself and several as a phrase (`src/main.rs` → `"src main rs"`); words are joined
+ * with AND. Terms hold only letters and digits, so quoting them is enough to keep FTS5 syntax
+ * out. Answers undefined when `q` has no term at all.
+ */
+export function queryExpression(q: string, field = 'q'): string | undefined {
+  if (utf8Length(q) > SEEK_QUERY_BYTES) {
+    throw new SvcError('INVALID_REQUEST', `${field}: at most ${SEEK_QUERY_BYTES} bytes`);
+  }
+  const words = q.split(/\s+/u).filter((w) => w !== '');
+  if (words.length > SEEK_QUERY_TERMS) {
+    throw new SvcError('INVALID_REQUEST', `${field}: at most ${SEEK_QUERY_TERMS} words, got ${words.length}`);
+  }
+  const parts: string[] = [];
+  for (const word of words) {
+    const terms = termsOf(word);
+    if (terms.length > 0) parts.push(`"${terms.join(' ')}"`);
+  }
+  return parts.length === 0 ? undefined : parts.join(' AND ');
+}
+
+/** Narrow an expression to one SPACE. */
+export function scopedExpression(expression: string, spaceRowId: number): string {
+  return `"${spaceToken(spaceRowId)}" AND (${expression})`;
+}

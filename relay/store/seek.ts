@@ -1,0 +1,232 @@
+/**
+ * The SEEK index (migration 005; spec/1-concepts.md "SEEK", Limits "unscoped SEEK").
+ *
+ * Indexing is a follow-up to the append, never inside it: `pending` reads posts above the
+ * watermark, the caller tokenises them with no lock held (relay/seek/terms.ts), and `index`
+ * writes the rows in one short write transaction that first re-checks the watermark (two
+ * indexers racing store nothing twice). The watermark is a posts row id: posts are never
+ * deleted and their row ids grow in commit order.
+ *
+ * Candidates: a query never ranks every match. Text hits are taken newest first (FTS5 walks
+ * row ids backwards), filtered by visibility inside the same statement, and cut at `cap`; the
+ * caller ranks that bounded set by bm25. So a common word costs `cap` rows, not its doclist.
+ *
+ * Visibility, in SQL: a hit is in one of the caller's own SPACES (owner or member), or in a
+ * public SPACE and among its author's first 200 public posts of that UTC day (`unscoped`),
+ * or, for a search scoped to one SPACE the caller may read, anywhere in it. Hidden posts
+ * never match.
+ */
+import type { Fingerprint } from '../../shared/validate.js';
+import { SEEKABLE_PUBLIC_POSTS_PER_DAY } from '../../shared/limits.js';
+import type { Db } from './db.js';
+
+const DAY_MS = 86_400_000;
+
+/** A post waiting to be indexed, with what tokenising needs. */
+export interface PendingPost {
+  rowId: number;
+  spaceRowId: number;
+  author: string;
+  title: string | null;
+  body: string | null;
+  fingerprintsJson: string | null;
+  postedAt: number;
+  public: boolean;
+}
+
+/** A post ready to store: tokenised text (or null for none) and its fingerprints. */
+export interface PreparedDoc {
+  rowId: number;
+  spaceRowId: number;
+  author: string;
+  postedAt: number;
+  public: boolean;
+  terms: string | null;
+  fingerprints: Fingerprint[];
+}
+
+/** Where a search may look. */
+export interface SeekScope {
+  /** The caller's KEY, or null when anonymous (public SPACES only). */
+  caller: string | null;
+  /** Scoped to one SPACE (row id) the caller may read: every post there is a candidate. */
+  spaceRowId?: number | undefined;
+  /** Only SPACES filed in one of these categories. */
+  categories?: readonly string[] | undefined;
+  /** Only oracle spaces (true) or only work spaces (false). */
+  oracle?: boolean | undefined;
+}
+
+export interface SeekCandidate {
+  rowId: number;
+  spaceRowId: number;
+  /** The SPACE's owner. */
+  owner: string;
+  /** In one of the caller's own SPACES. */
+  own: boolean;
+  /** bm25 score (lower is better); 0 for fingerprint hits. */
+  score: number;
+}
+
+export interface SeekStore {
+  /** The highest posts row id indexed. */
+  watermark(): number;
+  /** Posts above `after` (row id), ascending, at most `limit`. */
+  pending(after: number, limit: number): PendingPost[];
+  /**
+   * Store prepared docs covering row ids (from, upto]; answers false, storing nothing, when
+   * the watermark is no longer `from`.
+   */
+  index(from: number, upto: number, docs: readonly PreparedDoc[]): boolean;
+  /** Newest text matches of an FTS5 expression, visible in `scope`, at most `cap`. */
+  text(expression: string, scope: SeekScope, cap: number): SeekCandidate[];
+  /** Newest posts carrying exactly this fingerprint, visible in `scope`, at most `cap`. */
+  fingerprint(fp: Fingerprint, scope: SeekScope, cap: number): SeekCandidate[];
+  /** Newest posts with a fingerprint of `scheme` whose value starts with `prefix`. */
+  fingerprintPrefix(fp: Fingerprint, scope: SeekScope, cap: number): SeekCandidate[];
+}
+
+/** The largest valid code point: `prefix + it` bounds every value starting with `prefix`. */
+const MAX_CHAR = String.fromCodePoint(0x10ffff);
+
+interface CandidateRow {
+  post_row: number;
+  space_row_id: number;
+  owner: string;
+  own: number;
+  score: number;
+}
+
+/** The WHERE conditions of a scope, over `d` (seek_docs) and `s` (spaces), with named parameters. */
+function scopeSql(scope: SeekScope): { sql: string; params: Record<string, unknown> } {
+  const parts: string[] = [];
+  const params: Record<string, unknown> = {};
+  if (scope.spaceRowId !== undefined) {
+    parts.push('d.space_row_id = @space');
+    params.space = scope.spaceRowId;
+  } else if (scope.caller === null) {
+    parts.push('(d.public = 1 AND d.unscoped = 1)');
+  } else {
+    parts.push('(d.public = 1 AND d.unscoped = 1 OR s.owner = @caller OR m.peer_id IS NOT NULL)');
+  }
+  if (scope.categories !== undefined) {
+    parts.push(
+      'd.space_row_id IN (SELECT space_row_id FROM space_categories WHERE category IN (SELECT value FROM json_each(@categories)))',
+    );
+    params.categories = JSON.stringify(scope.categories);
+  }
+  if (scope.oracle !== undefined) {
+    parts.push('s.oracle = @oracle');
+    params.oracle = scope.oracle ? 1 : 0;
+  }
+  params.caller = scope.caller ?? '';
+  return { sql: parts.join(' AND '), params };
+}
+
+const JOINS = `JOIN seek_docs d ON d.post_row = {row}
+  JOIN posts p ON p.id = {row}
+  JOIN spaces s ON s.id = d.space_row_id
+  LEFT JOIN members m ON m.space_row_id = d.space_row_id AND m.peer_id = @caller`;
+
+const OWN = '(s.owner = @caller OR m.peer_id IS NOT NULL)';
+
+export function createSeekStore(db: Db): SeekStore {
+  const selectWatermark = db.prepare<[], { indexed_upto: number }>('SELECT indexed_upto FROM seek_state WHERE id = 1');
+  const updateWatermark = db.prepare('UPDATE seek_state SET indexed_upto = ? WHERE id = 1');
+  const selectPending = db.prepare<[number, number], {
+    id: number;
+    space_row_id: number;
+    author: string;
+    title: string | null;
+    body: string | null;
+    fingerprints_json: string | null;
+    posted_at: number;
+    visibility: string;
+  }>(
+    `SELECT p.id, p.space_row_id, p.author, p.title, p.body, p.fingerprints_json, p.posted_at, s.visibility
+       FROM posts p JOIN spaces s ON s.id = p.space_row_id
+      WHERE p.id > ? ORDER BY p.id LIMIT ?`,
+  );
+  const insertDoc = db.prepare('INSERT INTO seek_docs (post_row, space_row_id, public, unscoped) VALUES (?, ?, ?, ?)');
+  const insertText = db.prepare('INSERT INTO seek_text (rowid, terms) VALUES (?, ?)');
+  const insertFingerprint = db.prepare('INSERT OR IGNORE INTO seek_fingerprints (scheme, value, post_row) VALUES (?, ?, ?)');
+  const selectDaily = db.prepare<[string, number], { count: number }>('SELECT count FROM seek_daily WHERE author = ? AND day = ?');
+  const upsertDaily = db.prepare(
+    `INSERT INTO seek_daily (author, day, count) VALUES (?, ?, 1)
+     ON CONFLICT (author, day) DO UPDATE SET count = count + 1`,
+  );
+
+  const indexTx = db.transaction((from: number, upto: number, docs: readonly PreparedDoc[]): boolean => {
+    if ((selectWatermark.get()?.indexed_upto ?? 0) !== from) return false;
+    for (const d of docs) {
+      let unscoped = 0;
+      if (d.public) {
+        const day = Math.floor(d.postedAt / DAY_MS);
+        const count = selectDaily.get(d.author, day)?.count ?? 0;
+        if (count < SEEKABLE_PUBLIC_POSTS_PER_DAY) unscoped = 1;
+        upsertDaily.run(d.author, day);
+      }
+      insertDoc.run(d.rowId, d.spaceRowId, d.public ? 1 : 0, unscoped);
+      if (d.terms !== null) insertText.run(d.rowId, d.terms);
+      for (const fp of d.fingerprints) insertFingerprint.run(fp.scheme, fp.value, d.rowId);
+    }
+    updateWatermark.run(upto);
+    return true;
+  });
+
+  // Statements depend on the scope's shape only; a handful of shapes exist.
+  const cache = new Map<string, ReturnType<Db['prepare']>>();
+  function prepared(key: string, sql: string): ReturnType<Db['prepare']> {
+    let stmt = cache.get(key);
+    if (!stmt) {
+      stmt = db.prepare(sql);
+      cache.set(key, stmt);
+    }
+    return stmt;
+  }
+
+  function shapeKey(kind: string, scope: SeekScope): string {
+    const who = scope.spaceRowId !== undefined ? 'space' : scope.caller === null ? 'anon' : 'key';
+    return `${kind}:${who}:${scope.categories !== undefined}:${scope.oracle !== undefined}`;
+  }
+
+  function candidates(kind: 'text' | 'fp' | 'prefix', scope: SeekScope, bind: Record<string, unknown>): SeekCandidate[] {
+    const { sql: where, params } = scopeSql(scope);
+    let sql: string;
+    if (kind === 'text') {
+      sql = `SELECT seek_text.rowid AS post_row, d.space_row_id, s.owner, ${OWN} AS own, bm25(seek_text) AS score
+               FROM seek_text ${JOINS.replaceAll('{row}', 'seek_text.rowid')}
+              WHERE seek_text MATCH @match AND p.hidden_at IS NULL AND ${where}
+              ORDER BY seek_text.rowid DESC LIMIT @cap`;
+    } else {
+      const match = kind === 'fp' ? 'f.value = @value' : 'f.value >= @value AND f.value < @upper';
+      sql = `SELECT f.post_row, d.space_row_id, s.owner, ${OWN} AS own, 0 AS score
+               FROM seek_fingerprints f ${JOINS.replaceAll('{row}', 'f.post_row')}
+              WHERE f.scheme = @scheme AND ${match} AND p.hidden_at IS NULL AND ${where}
+              ORDER BY f.post_row DESC LIMIT @cap`;
+    }
+    const rows = prepared(shapeKey(kind, scope), sql).all({ ...params, ...bind }) as CandidateRow[];
+    return rows.map((r) => ({ rowId: r.post_row, spaceRowId: r.space_row_id, owner: r.owner, own: r.own === 1, score: r.score }));
+  }
+
+  return {
+    watermark: () => selectWatermark.get()?.indexed_upto ?? 0,
+    pending(after, limit) {
+      return selectPending.all(after, limit).map((r) => ({
+        rowId: r.id,
+        spaceRowId: r.space_row_id,
+        author: r.author,
+        title: r.title,
+        body: r.body,
+        fingerprintsJson: r.fingerprints_json,
+        postedAt: r.posted_at,
+        public: r.visibility === 'public',
+      }));
+    },
+    index: (from, upto, docs) => indexTx.immediate(from, upto, docs),
+    text: (expression, scope, cap) => candidates('text', scope, { match: expression, cap }),
+    fingerprint: (fp, scope, cap) => candidates('fp', scope, { scheme: fp.scheme, value: fp.value, cap }),
+    fingerprintPrefix: (fp, scope, cap) =>
+      candidates('prefix', scope, { scheme: fp.scheme, value: fp.value, upper: fp.value + MAX_CHAR, cap }),
+  };
+}
