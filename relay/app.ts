@@ -25,6 +25,7 @@ import { keysRoutes } from './routes/keys.js';
 import { tokensRoutes } from './routes/tokens.js';
 import { meRoutes } from './routes/me.js';
 import { peersRoutes } from './routes/peers.js';
+import { postsWriteRoutes } from './routes/posts-write.js';
 
 export type { RelayDeps, RelayContext } from './context.js';
 
@@ -106,6 +107,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(tokensRoutes, ctx);
   app.register(meRoutes, ctx);
   app.register(peersRoutes, ctx);
+  app.register(postsWriteRoutes, ctx);
 
   return app;
 }

@@ -1,0 +1,73 @@
+/**
+ * The answer of posts.append (protocol/api-notes.md §4; receipts objects.md §10):
+ *
+ *   {post_id, seq, posted_at, replayed, space_id, object_id, chain_hash, signed, sealed,
+ *    no_role?, receipt, space}
+ *
+ * `seq` is a decimal string, hashes lowercase hex, `posted_at` ISO with milliseconds and `Z`,
+ * the very string the receipt signed. The receipt is the one stored at append time (a replay
+ * answers it unchanged); short form by default, `{canonical, signature, signer_key_id}` with
+ * `?receipt=full`. Who else received the post is never returned.
+ */
+import { receiptBytes, receiptId, fullReceipt, shortReceipt, type FullReceipt, type ReceiptFields, type ShortReceipt, type SignedReceipt } from '../../shared/receipt.js';
+import { toHex } from '../../shared/encoding.js';
+import type { PostRow } from '../store/posts.js';
+
+export type ReceiptForm = 'short' | 'full';
+
+export interface PostAnswer {
+  post_id: string;
+  seq: string;
+  posted_at: string;
+  replayed: boolean;
+  space_id: string;
+  object_id: string;
+  chain_hash: string;
+  signed: boolean;
+  sealed: boolean;
+  no_role?: true;
+  receipt: ShortReceipt | FullReceipt;
+  /** The SPACE's name. */
+  space: string;
+}
+
+/** The stored receipt of a post, as shared/receipt.ts renders it. */
+export function storedReceipt(space: { spaceId: string }, post: PostRow): SignedReceipt {
+  const fields: ReceiptFields = {
+    space_id: space.spaceId,
+    seq: String(post.seq),
+    post_id: post.postId,
+    object_id: toHex(post.objectId),
+    chain_hash: toHex(post.chainHash),
+    posted_at: new Date(post.postedAt).toISOString(),
+    service_epoch: post.receiptServiceEpoch,
+    signer_key_id: post.receiptSignerKeyId,
+  };
+  const canonical = receiptBytes(fields);
+  return { fields, canonical, id: receiptId(canonical), signature: post.receiptSignature };
+}
+
+export function appendAnswer(
+  space: { spaceId: string; name: string },
+  post: PostRow,
+  replayed: boolean,
+  form: ReceiptForm,
+): PostAnswer {
+  const receipt = storedReceipt(space, post);
+  const f = receipt.fields;
+  const answer: PostAnswer = {
+    post_id: f.post_id,
+    seq: f.seq,
+    posted_at: f.posted_at,
+    replayed,
+    space_id: f.space_id,
+    object_id: f.object_id,
+    chain_hash: f.chain_hash,
+    signed: post.signed,
+    sealed: post.sealed,
+    ...(post.noRole ? { no_role: true as const } : {}),
+    receipt: form === 'full' ? fullReceipt(receipt) : shortReceipt(receipt),
+    space: space.name,
+  };
+  return answer;
+}

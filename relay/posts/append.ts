@@ -1,0 +1,253 @@
+/**
+ * posts.append (spec/2-endpoints.md; spec/1-concepts.md "Post", "Signed posts", "Chains";
+ * protocol/objects.md §5-§10; STYLE.md rule 8).
+ *
+ * 1. Outside the write lock: find the SPACE (SPACE_NOT_FOUND), read and check the body, verify
+ *    the signature, build the object (relay/posts/prepare.ts).
+ * 2. One synchronous immediate transaction:
+ *    - replay: the same (SPACE, author, idempotency key) answers the first post (200,
+ *      `replayed: true`) when content and signed-ness agree, else IDEMPOTENCY_CONFLICT;
+ *    - SIGNATURE_REQUIRED (after the replay test), SPACE_CLOSED, WRITE_BLOCKED, WRITE_DENIED
+ *      (relay/policy.ts `canPost`; a KEY with no role addresses only the owner);
+ *    - `to` (RECIPIENT_NOT_REGISTERED, RECIPIENT_NOT_A_MEMBER outside an open SPACE),
+ *      `reply_to` (REPLY_TARGET_NOT_FOUND), `supersedes`/`retracts` (REVISION_TARGET_NOT_FOUND);
+ *    - roleless daily limits (60 a day per KEY, 10 on its first day; 10,000 a day per SPACE);
+ *    - head, admission under the current control revision, link (shared/chain.ts), receipt
+ *      (shared/receipt.ts, stored so a replay answers it unchanged), insert, deliveries.
+ * 3. The answer (api-notes §4), rendered by relay/posts/answer.ts.
+ *
+ * `seq` is head + 1 read inside the transaction, so positions are gap-free.
+ */
+import { SvcError } from '../../shared/errors.js';
+import { equalBytes, toHex } from '../../shared/encoding.js';
+import { objectAdmission, objectGenesis, postLink } from '../../shared/chain.js';
+import { signReceipt } from '../../shared/receipt.js';
+import { RATE_LIMITS, SHARED_BUCKET_RETRY_SECONDS } from '../../shared/limits.js';
+import type { MailboxReason } from '../../shared/vocabulary.js';
+import type { RelayContext } from '../context.js';
+import { RelayRefusal } from '../http/errors.js';
+import { newUuid } from '../ids.js';
+import { canPost, canReadPosts, type SpaceRole } from '../policy.js';
+import type { PostRow } from '../store/posts.js';
+import type { SpaceRow } from '../store/spaces.js';
+import { notifierFor } from './notify.js';
+import { preparePost, type PreparedPost } from './prepare.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface AppendOutcome {
+  /** true: an earlier post with the same idempotency key and content (HTTP 200). */
+  replayed: boolean;
+  space: SpaceRow;
+  post: PostRow;
+}
+
+/** Append `body` to the SPACE `spaceName` as `author` (the token's KEY). */
+export function appendPost(ctx: RelayContext, spaceName: string, author: string, body: unknown): AppendOutcome {
+  const { store } = ctx;
+  const found = store.spaces.byName(spaceName);
+  if (found === undefined) throw new SvcError('SPACE_NOT_FOUND', 'name: no SPACE has this name');
+  const key = store.keys.get(author);
+  if (key === undefined) throw new SvcError('TOKEN_INVALID', 'the token names no registered KEY');
+  const prepared = preparePost(found, key, body, ctx.random);
+  return store.posts.transaction(() => admit(ctx, found.id, author, key.registeredAt, prepared));
+}
+
+/** Step 2: everything under the write lock. Synchronous. */
+function admit(ctx: RelayContext, spaceRowId: number, author: string, registeredAt: number, p: PreparedPost): AppendOutcome {
+  const { store } = ctx;
+  const space = store.spaces.byRowId(spaceRowId)!;
+  const key = p.input.idempotency_key;
+  if (key !== undefined) {
+    const prior = store.posts.byIdempotencyKey(space.id, author, key);
+    if (prior !== undefined) return { replayed: true, space, post: checkReplay(prior, p) };
+  }
+  if (space.signedOnly && !p.signed) {
+    throw new SvcError('SIGNATURE_REQUIRED', 'this SPACE is signed-only: send alg, canonical and signature');
+  }
+  if (space.status === 'closed') throw new SvcError('SPACE_CLOSED', 'the SPACE takes no new posts');
+  const role: SpaceRole = store.members.roleOf(space, author);
+  if (store.blocks.isBlocked(space.id, author)) throw new SvcError('WRITE_BLOCKED', 'you are blocked from posting here');
+  const may = canPost(space, role);
+  if (may === false) {
+    throw new SvcError(
+      'WRITE_DENIED',
+      role === null ? 'you hold no role in this SPACE' : `a ${role} posts only in an open or oracle SPACE`,
+    );
+  }
+  const roleless = may === 'roleless';
+  const now = ctx.clock();
+  checkRecipients(ctx, space, p.input.to, roleless);
+  const parent = checkReferences(ctx, space, author, p);
+  if (roleless) checkRolelessLimits(ctx, space, author, registeredAt, now);
+
+  // The link (objects.md §8): admitted under the current control revision.
+  const head = store.posts.head(space.id);
+  const control = store.events.head(space.id);
+  const admission = objectAdmission(control.revision, control.chainHash);
+  const seq = head.seq + 1;
+  const previous = head.chainHash ?? objectGenesis(space.spaceId);
+  const chainHash = postLink({ spaceId: space.spaceId, seq, admission, previous, objectId: p.objectId });
+  const postId = newUuid(ctx.random);
+  const postedAt = new Date(now).toISOString();
+  const receipt = signReceipt(
+    ctx.serviceKeys.signer,
+    {
+      space_id: space.spaceId,
+      seq: String(seq),
+      post_id: postId,
+      object_id: toHex(p.objectId),
+      chain_hash: toHex(chainHash),
+      posted_at: postedAt,
+    },
+    ctx.serviceEpoch,
+  );
+  const i = p.input;
+  const post: Omit<PostRow, 'rowId'> = {
+    spaceRowId: space.id,
+    seq,
+    postId,
+    author,
+    kind: i.kind,
+    title: i.title ?? null,
+    body: i.body ?? null,
+    toJson: i.to === undefined ? null : JSON.stringify(i.to),
+    replyTo: i.reply_to ?? null,
+    supersedes: i.supersedes ?? null,
+    retracts: i.retracts ?? null,
+    fingerprintsJson: i.fingerprints === undefined ? null : JSON.stringify(i.fingerprints),
+    dataJson: i.data === undefined ? null : JSON.stringify(i.data),
+    budgetJson: i.budget === undefined ? null : JSON.stringify(i.budget),
+    runId: i.run_id ?? null,
+    idempotencyKey: key ?? null,
+    inputDigest: p.inputDigest ?? null,
+    canonical: p.canonical,
+    private: p.private ?? null,
+    signature: p.signature ?? null,
+    signed: p.signed,
+    sealed: false,
+    objectId: p.objectId,
+    admittedRevision: control.revision,
+    admittedControlHash: control.chainHash,
+    admission,
+    previousHash: previous,
+    chainHash,
+    postedAt: now,
+    noRole: roleless,
+    receiptSignature: receipt.signature,
+    receiptSignerKeyId: receipt.fields.signer_key_id,
+    receiptServiceEpoch: receipt.fields.service_epoch,
+    hiddenAt: null,
+    hiddenBy: null,
+  };
+  const rowId = store.posts.insert(post);
+  deliver(ctx, space, author, postId, i.to ?? [], parent, now);
+  // Long-poll wake-ups fire on a later turn, after this transaction commits (notify.ts).
+  notifierFor(store.db).space(space.id);
+  return { replayed: false, space, post: { ...post, rowId } };
+}
+
+/** objects.md §5 "A replay": same content, same signed-ness, and for a signed post the same object. */
+function checkReplay(prior: PostRow, p: PreparedPost): PostRow {
+  if (prior.signed !== p.signed) {
+    throw new SvcError('IDEMPOTENCY_CONFLICT', `idempotency_key: first sent ${prior.signed ? 'signed' : 'unsigned'}; a replay never changes signed-ness`);
+  }
+  const same = p.signed
+    ? equalBytes(prior.objectId, p.objectId)
+    : prior.inputDigest !== null && p.inputDigest !== undefined && equalBytes(prior.inputDigest, p.inputDigest);
+  if (!same) throw new SvcError('IDEMPOTENCY_CONFLICT', 'idempotency_key: already used with different content');
+  return prior;
+}
+
+/**
+ * `to` (spec "Post"): each registered; outside an open SPACE each the owner or a member. A KEY
+ * with no role addresses the owner alone (Roles matrix).
+ */
+function checkRecipients(ctx: RelayContext, space: SpaceRow, to: readonly string[] | undefined, roleless: boolean): void {
+  if (to === undefined) return;
+  to.forEach((peer, i) => {
+    if (ctx.store.keys.get(peer) === undefined) {
+      throw new SvcError('RECIPIENT_NOT_REGISTERED', `to[${i}]: no KEY is registered with this peer id`);
+    }
+    if (roleless && peer !== space.owner) {
+      throw new SvcError('WRITE_DENIED', `to[${i}]: without a role in this SPACE, address its owner alone`);
+    }
+    if (space.joinPolicy !== 'open' && ctx.store.members.roleOf(space, peer) === null) {
+      throw new SvcError('RECIPIENT_NOT_A_MEMBER', `to[${i}]: neither the owner nor a member of this SPACE`);
+    }
+  });
+}
+
+/**
+ * `reply_to`: a post of the same SPACE. `supersedes`, `retracts`: own posts of the same SPACE.
+ * A post of another SPACE reads as missing. Returns the parent, if any.
+ */
+function checkReferences(ctx: RelayContext, space: SpaceRow, author: string, p: PreparedPost): PostRow | undefined {
+  const { reply_to, supersedes, retracts } = p.input;
+  let parent: PostRow | undefined;
+  if (reply_to !== undefined) {
+    parent = ctx.store.posts.byPostId(reply_to);
+    if (parent === undefined || parent.spaceRowId !== space.id) {
+      throw new SvcError('REPLY_TARGET_NOT_FOUND', 'reply_to: no post with this id in this SPACE');
+    }
+  }
+  for (const [field, id] of [['supersedes', supersedes], ['retracts', retracts]] as const) {
+    if (id === undefined) continue;
+    const target = ctx.store.posts.byPostId(id);
+    if (target === undefined || target.spaceRowId !== space.id || target.author !== author) {
+      throw new SvcError('REVISION_TARGET_NOT_FOUND', `${field}: no post of yours with this id in this SPACE`);
+    }
+  }
+  return parent;
+}
+
+/**
+ * Roleless posting (spec "Limits"): 60 a day per KEY (10 on the KEY's first day), 10,000 a day
+ * per SPACE. Counted from the posts themselves over the last 24 hours, so the count survives a
+ * restart and is exact under concurrent writers (it is read inside the write transaction).
+ */
+function checkRolelessLimits(ctx: RelayContext, space: SpaceRow, author: string, registeredAt: number, now: number): void {
+  const since = now - DAY_MS;
+  const perKey = RATE_LIMITS.rolelessPosts;
+  const limit = now - registeredAt < DAY_MS ? perKey.firstDay : perKey.limit;
+  const mine = ctx.store.posts.rolelessByAuthor(author, since);
+  if (mine.count >= limit) {
+    const wait = Math.max(1, Math.ceil(((mine.oldest ?? now) + DAY_MS - now) / 1000));
+    throw new RelayRefusal('RATE_LIMITED', `roleless posts: ${limit} a day for this KEY`, wait, {
+      'ratelimit-limit': String(limit),
+      'ratelimit-remaining': '0',
+      'ratelimit-reset': String(wait),
+    });
+  }
+  const theirs = ctx.store.posts.rolelessInSpace(space.id, since);
+  if (theirs.count >= RATE_LIMITS.rolelessPostsPerSpace.limit) {
+    throw new RelayRefusal('RATE_LIMITED', 'roleless posts: this SPACE has taken its daily allowance', SHARED_BUCKET_RETRY_SECONDS, {});
+  }
+}
+
+/**
+ * Deliveries in the same transaction (spec "Mailbox"): `to` to each addressee, `reply` to the
+ * parent's author (never to oneself; one row per KEY, `to` first). A KEY that can no longer read
+ * the SPACE gets none. Past 200 an hour from this author to one KEY, or the KEY's hourly notice
+ * allowance, the notice is omitted and the post still written.
+ */
+function deliver(
+  ctx: RelayContext,
+  space: SpaceRow,
+  author: string,
+  postId: string,
+  to: readonly string[],
+  parent: PostRow | undefined,
+  now: number,
+): void {
+  const reasons = new Map<string, MailboxReason>();
+  for (const peer of to) reasons.set(peer, 'to');
+  if (parent !== undefined && parent.author !== author && !reasons.has(parent.author)) reasons.set(parent.author, 'reply');
+  const { deliveriesBetweenKeys, noticesToKey } = ctx.limiter.buckets;
+  for (const [peer, reason] of reasons) {
+    if (!canReadPosts(space, ctx.store.members.roleOf(space, peer))) continue;
+    if (deliveriesBetweenKeys.take(`${author}>${peer}`, now).wait > 0) continue;
+    if (noticesToKey.take(peer, now).wait > 0) continue;
+    ctx.store.mailbox.deliver(peer, reason, { postId }, now); // wakes the KEY's long polls itself
+  }
+}

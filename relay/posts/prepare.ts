@@ -1,0 +1,185 @@
+/**
+ * posts.append, the part before the write lock: read the request body (attacker-controlled)
+ * into one normalised post (protocol/objects.md §5, §6; spec/1-concepts.md "Post", "Signed
+ * posts"). Everything here needs no database row beyond the SPACE and the author's KEY, and the
+ * costly step, the Ed25519 check, happens here so the write transaction stays short.
+ *
+ * Two forms:
+ * - unsigned: shared/validate.ts `validatePostInput`, then the relay writes the object without
+ *   `idempotency_key`, with a private part salted by 32 fresh random bytes when `data`,
+ *   `budget` or `run_id` is sent (objects.md §6). Origin-attested, never signed later.
+ * - signed (`alg` present): shared/objects.ts `checkSignedSubmission` (shape, bytes, SPACE,
+ *   author, private part, signature), then every field rule of the Post table on the fields the
+ *   object and the private part carry, then the rebuilt object must equal the signed one
+ *   (OBJECT_MISMATCH, objects.md §5 step 4).
+ *
+ * Sealed SPACES: sealed posting is not served yet; words are refused there (SPACE_SEALED).
+ */
+import { canonicalBytes, type JsonObject } from '../../shared/canonical.js';
+import { SvcError } from '../../shared/errors.js';
+import { fromHex } from '../../shared/encoding.js';
+import { sha256 } from '../../shared/hash.js';
+import {
+  SALT_BYTES,
+  buildPostObject,
+  buildPrivatePart,
+  checkObjectMatches,
+  checkSignedSubmission,
+  isSealedPostObject,
+  objectIdOf,
+  postObjectBytes,
+  type PostObject,
+} from '../../shared/objects.js';
+import { validatePostInput, type PostInput } from '../../shared/validate.js';
+import type { Random } from '../ids.js';
+
+/** The SPACE fields preparing a post reads (a SpaceRow satisfies it). */
+export interface PrepareSpace {
+  spaceId: string;
+  visibility: 'private' | 'public' | 'sealed';
+  oracle: boolean;
+}
+
+/** The author's KEY as the store holds it. */
+export interface PrepareAuthor {
+  peerId: string;
+  keyType: 'ed25519' | 'passkey';
+  /** Hex: raw Ed25519 key, or SPKI for a passkey. */
+  publicKey: string;
+}
+
+/** A post ready to be admitted: its content, object, private part and signature. */
+export interface PreparedPost {
+  signed: boolean;
+  /** Normalised fields (idempotency key included when sent). */
+  input: PostInput;
+  object: PostObject;
+  canonical: Uint8Array;
+  objectId: Uint8Array;
+  private: Uint8Array | undefined;
+  signature: Uint8Array | undefined;
+  /** Unsigned only: SHA-256 of the canonical input without the idempotency key. */
+  inputDigest: Uint8Array | undefined;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Read `body` for `space` by `author`; throws SvcError with the catalogue code. */
+export function preparePost(space: PrepareSpace, author: PrepareAuthor, body: unknown, random: Random): PreparedPost {
+  if (!isPlainObject(body)) throw new SvcError('INVALID_REQUEST', 'body: a JSON object with the post fields');
+  if (space.visibility === 'sealed') refuseInSealedSpace(body);
+  if (body.sealed !== undefined) throw new SvcError('SPACE_NOT_SEALED', 'sealed: sealed content goes only to a sealed SPACE');
+  const prepared = body.alg !== undefined ? prepareSigned(space, author, body) : prepareUnsigned(space, author, body, random);
+  if (prepared.input.kind === 'version' && !space.oracle) {
+    throw new SvcError('NOT_AN_ORACLE', 'kind: version posts exist only in oracle SPACES');
+  }
+  return prepared;
+}
+
+/** A sealed SPACE takes only sealed content, which this relay does not accept yet (issue 6). */
+function refuseInSealedSpace(body: Record<string, unknown>): never {
+  if (body.sealed !== undefined) {
+    throw new SvcError('SPACE_SEALED', 'sealed: this relay does not accept sealed posts yet');
+  }
+  throw new SvcError('SPACE_SEALED', 'body: a sealed SPACE takes sealed content in place of the words');
+}
+
+function prepareUnsigned(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>, random: Random): PreparedPost {
+  const input = validatePostInput(body, author.peerId);
+  // objects.md §6: 32 fresh random salt bytes for the private part; the key is never published.
+  const priv = buildPrivatePart({ budget: input.budget, data: input.data, run_id: input.run_id }, random(SALT_BYTES));
+  const object = buildPostObject(
+    {
+      space_id: space.spaceId,
+      author_id: author.peerId,
+      kind: input.kind,
+      title: input.title,
+      body: input.body,
+      to: input.to,
+      reply_to: input.reply_to,
+      supersedes: input.supersedes,
+      retracts: input.retracts,
+      fingerprints: input.fingerprints,
+      private_digest: priv?.digest,
+    },
+    'unsigned',
+  );
+  const canonical = postObjectBytes(object);
+  const { idempotency_key: _key, ...content } = input;
+  return {
+    signed: false,
+    input,
+    object,
+    canonical,
+    objectId: objectIdOf(canonical),
+    private: priv?.bytes,
+    signature: undefined,
+    inputDigest: sha256(canonicalBytes(content as unknown as JsonObject)),
+  };
+}
+
+function prepareSigned(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>): PreparedPost {
+  // objects.md §5 step 2: an Ed25519 KEY signs with ed25519, a passkey KEY with webauthn
+  // (passkeys are not served, so checkSignedSubmission answers PASSKEYS_UNAVAILABLE first).
+  if (body.alg === 'ed25519' && author.keyType !== 'ed25519') {
+    throw new SvcError('POST_SIGNATURE_INVALID', 'alg: a passkey KEY signs with webauthn');
+  }
+  const publicKey = author.keyType === 'ed25519' ? fromHex(author.publicKey, 32, 'public_key') : new Uint8Array(0);
+  const checked = checkSignedSubmission(body, { spaceId: space.spaceId, authorId: author.peerId, publicKey });
+  const object = checked.object;
+  if (isSealedPostObject(object)) throw new SvcError('SPACE_NOT_SEALED', 'canonical.sealed: sealed content goes only to a sealed SPACE');
+  // The strict reader takes any string as a title; the Post table wants 1 to 512 bytes, and an
+  // empty one would otherwise surface as OBJECT_MISMATCH (a server-side code) below.
+  if (object.title === '') throw new SvcError('INVALID_REQUEST', 'canonical.title: at least 1 byte; omit it when empty');
+
+  // Every field rule of the Post table, on the fields the object and the private part carry.
+  const part = checked.private?.part;
+  const fields: Record<string, unknown> = {
+    kind: object.kind,
+    title: object.title,
+    body: object.body,
+    to: object.to,
+    reply_to: object.reply_to,
+    supersedes: object.supersedes,
+    retracts: object.retracts,
+    fingerprints: object.fingerprints,
+    idempotency_key: object.idempotency_key,
+    budget: part?.budget,
+    data: part?.data,
+    run_id: part?.run_id,
+  };
+  for (const k of Object.keys(fields)) if (fields[k] === undefined) delete fields[k];
+  const input = validatePostInput(fields, author.peerId);
+
+  // objects.md §5 step 4: the object rebuilt from the parsed fields equals the signed one.
+  const rebuilt = buildPostObject(
+    {
+      space_id: space.spaceId,
+      author_id: author.peerId,
+      kind: input.kind,
+      idempotency_key: input.idempotency_key,
+      title: input.title,
+      body: input.body,
+      to: input.to,
+      reply_to: input.reply_to,
+      supersedes: input.supersedes,
+      retracts: input.retracts,
+      fingerprints: input.fingerprints,
+      private_digest: object.private_digest,
+    },
+    'signed',
+  );
+  checkObjectMatches(object, rebuilt);
+  return {
+    signed: true,
+    input,
+    object,
+    canonical: checked.canonical,
+    objectId: checked.objectId,
+    private: checked.private?.bytes,
+    signature: checked.signature,
+    inputDigest: undefined,
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * The writing half of "Posts, reading, SEEK, proofs" (spec/2-endpoints.md): posts.append,
+ * posts.hide, posts.unhide. The pipelines are relay/posts/append.ts and relay/posts/hide.ts;
+ * this file only binds them to HTTP. Bodies are attacker-controlled and read strictly there
+ * (the protocol's own rules, not zod, decide the refusal codes).
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import type { RelayContext } from '../context.js';
+import { identityOf } from '../http/auth.js';
+import { uuidText } from '../http/schemas.js';
+import { appendPost } from '../posts/append.js';
+import { appendAnswer } from '../posts/answer.js';
+import { setPostHidden } from '../posts/hide.js';
+
+const SpaceParams = z.object({ name: z.string() });
+const AppendQuery = z.strictObject({ receipt: z.enum(['full', 'short']).optional() });
+const PostParams = z.object({ id: uuidText });
+
+export const postsWriteRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
+  app.post(
+    '/v1/spaces/:name/posts',
+    {
+      schema: { params: SpaceParams, querystring: AppendQuery },
+      config: {
+        auth: 'req',
+        limit: 'write',
+        operation: 'posts.append',
+        describe: 'Post to a SPACE, unsigned or signed; 201 with a signed receipt, 200 when an idempotent replay.',
+        mcp: { tool: 'svc_post' },
+      },
+    },
+    async (req, reply) => {
+      const me = identityOf(req);
+      const { name } = req.params as z.infer<typeof SpaceParams>;
+      const { receipt } = req.query as z.infer<typeof AppendQuery>;
+      const outcome = appendPost(ctx, name, me.peerId, req.body);
+      const answer = appendAnswer(outcome.space, outcome.post, outcome.replayed, receipt === 'full' ? 'full' : 'short');
+      return reply.code(outcome.replayed ? 200 : 201).send(answer);
+    },
+  );
+
+  app.put(
+    '/v1/posts/:id/hidden',
+    {
+      schema: { params: PostParams },
+      config: {
+        auth: 'req',
+        limit: 'write',
+        operation: 'posts.hide',
+        describe: 'Hide a post (owner, or admin over its author); it keeps its position and link.',
+        mcp: { tool: 'svc_space_control', args: { action: 'hide' } },
+      },
+    },
+    async (req) => {
+      const { id } = req.params as z.infer<typeof PostParams>;
+      return setPostHidden(ctx, id, identityOf(req).peerId, true);
+    },
+  );
+
+  app.delete(
+    '/v1/posts/:id/hidden',
+    {
+      schema: { params: PostParams },
+      config: {
+        auth: 'req',
+        limit: 'write',
+        operation: 'posts.unhide',
+        describe: 'Show a hidden post again.',
+        mcp: { tool: 'svc_space_control', args: { action: 'unhide' } },
+      },
+    },
+    async (req) => {
+      const { id } = req.params as z.infer<typeof PostParams>;
+      return setPostHidden(ctx, id, identityOf(req).peerId, false);
+    },
+  );
+};
