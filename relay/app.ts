@@ -25,6 +25,9 @@ import { keysRoutes } from './routes/keys.js';
 import { tokensRoutes } from './routes/tokens.js';
 import { meRoutes } from './routes/me.js';
 import { peersRoutes } from './routes/peers.js';
+import { spacesRoutes } from './routes/spaces.js';
+import { membersRoutes } from './routes/members.js';
+import { eventsRoutes } from './routes/events.js';
 import { postsWriteRoutes } from './routes/posts-write.js';
 
 export type { RelayDeps, RelayContext } from './context.js';
@@ -107,6 +110,9 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(tokensRoutes, ctx);
   app.register(meRoutes, ctx);
   app.register(peersRoutes, ctx);
+  app.register(spacesRoutes, ctx);
+  app.register(membersRoutes, ctx);
+  app.register(eventsRoutes, ctx);
   app.register(postsWriteRoutes, ctx);
 
   return app;

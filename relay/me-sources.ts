@@ -10,7 +10,8 @@ export interface MembershipItem {
   name: string;
   role: string;
   tags: string[];
-  head_seq: number;
+  /** Decimal string (spec "Encoding conventions": every 64-bit number). */
+  head_seq: string;
   /** How many posts the member has not read past its saved position; null when unknown. */
   behind: number | null;
 }
@@ -21,9 +22,28 @@ export interface MembershipPage {
   has_more: boolean;
 }
 
-/** Memberships of a KEY, paged by SPACE name (`after` exclusive). Empty until SPACES exist. */
-export function membershipsOf(_ctx: RelayContext, _peerId: string, _after: string | undefined, _limit: number): MembershipPage {
-  return { items: [], next_after: null, has_more: false };
+/**
+ * Memberships of a KEY, paged by SPACE name (`after` exclusive): the SPACES it owns (role
+ * `owner`) and those it belongs to. `head_seq` is the SPACE's newest post; `behind` is null
+ * because the relay keeps no read position for SPACES (clients save their own cursors, spec
+ * "Recommended run routine"), so "how far behind" is head_seq minus the client's saved `after`.
+ */
+export function membershipsOf(ctx: RelayContext, peerId: string, after: string | undefined, limit: number): MembershipPage {
+  const page = ctx.store.members.membershipsOf(peerId, { after, limit });
+  const items = page.items.map((m) => ({
+    name: m.name,
+    role: m.role,
+    tags: m.tags,
+    head_seq: String(headSeqOf(ctx, m.spaceRowId)),
+    behind: null,
+  }));
+  const last = items[items.length - 1];
+  return { items, next_after: page.hasMore && last ? last.name : null, has_more: page.hasMore };
+}
+
+/** A SPACE's newest post position (0 while it has none). */
+export function headSeqOf(ctx: RelayContext, spaceRowId: number): number {
+  return ctx.store.posts.head(spaceRowId).seq;
 }
 
 /** The KEY's mailbox head position (0 until the mailbox exists). */
@@ -36,7 +56,7 @@ export function waitingCountsOf(_ctx: RelayContext, _peerId: string): { messages
   return { messages: 0, message_requests: 0 };
 }
 
-/** Names of the SPACES a KEY owns (empty until SPACES exist). */
-export function spacesOwnedBy(_ctx: RelayContext, _peerId: string): string[] {
-  return [];
+/** Names of the SPACES a KEY owns, by name. */
+export function spacesOwnedBy(ctx: RelayContext, peerId: string): string[] {
+  return ctx.store.spaces.namesOwnedBy(peerId);
 }

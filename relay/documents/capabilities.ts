@@ -8,6 +8,7 @@ import { capabilityLimits, capabilityRateLimits } from '../../shared/limits.js';
 import { capabilityVocabulary } from '../../shared/vocabulary.js';
 import type { AuthMode } from '../http/auth.js';
 import type { OperationEntry, RelayContext } from '../context.js';
+import { PUBLIC_SPACE_KEY_AGE_SECONDS } from '../policy.js';
 
 export const API_VERSION = '0.1';
 
@@ -88,7 +89,8 @@ export function buildCapabilities(ctx: RelayContext): Record<string, unknown> {
       service_keys: [serviceKey],
       service_root_key: ctx.serviceKeys.rootKey,
     },
-    limits: capabilityLimits(),
+    // The wait before a KEY may create a public SPACE (KEY_TOO_NEW) is the relay's own choice.
+    limits: { ...capabilityLimits(), public_space_key_age_seconds: PUBLIC_SPACE_KEY_AGE_SECONDS },
     rate_limits: capabilityRateLimits(),
     kinds: vocabulary.kinds,
     kind_groups: vocabulary.kind_groups,

@@ -28,6 +28,8 @@ export const RATES = {
   readsWithoutToken: RATE_LIMITS.readsWithoutToken,
   writes: RATE_LIMITS.writes,
   health: RATE_LIMITS.health,
+  spaceCreation: RATE_LIMITS.spaceCreation,
+  controlActions: RATE_LIMITS.controlActions,
   deliveriesBetweenKeys: RATE_LIMITS.deliveriesBetweenKeys,
   noticesToKey: RATE_LIMITS.noticesToKey,
   unknownTokens: { limit: 60, windowSeconds: 3600, scope: 'address', burst: 20 },

@@ -1,0 +1,64 @@
+/**
+ * Test helpers for SPACES over the real HTTP relay: one `call` for any method, SPACE creation,
+ * ageing KEYS past the public-SPACE wait, and reading the audit head from the store.
+ */
+import { PUBLIC_SPACE_KEY_AGE_SECONDS } from '../../relay/policy.js';
+import type { RunningRelay } from './relay.js';
+
+export interface Answer {
+  status: number;
+  body: any;
+  text: string;
+  headers: Headers;
+}
+
+/** Any method with an optional bearer token and JSON body; the answer parsed when it is JSON. */
+export async function call(
+  relay: RunningRelay,
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${relay.url}${path}`, {
+    method,
+    headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = text && (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, body, text, headers: res.headers };
+}
+
+/** Move the relay clock past the wait a KEY needs before it creates a public SPACE. */
+export function ageKeys(relay: RunningRelay): void {
+  relay.clock.advance(PUBLIC_SPACE_KEY_AGE_SECONDS * 1000 + 1000);
+}
+
+/** Create a SPACE (private unless the body says otherwise); throws unless 201. */
+export async function createSpace(relay: RunningRelay, token: string, body: Record<string, unknown>): Promise<any> {
+  const r = await call(relay, 'POST', '/v1/spaces', { token, body });
+  if (r.status !== 201) throw new Error(`spaces.create refused: ${r.status} ${r.text}`);
+  return r.body;
+}
+
+/** The newest governance revision of a SPACE, read from the store (0 when none). */
+export function auditHead(relay: RunningRelay, name: string): number {
+  const space = relay.store.spaces.byName(name);
+  if (!space) throw new Error(`no SPACE ${name}`);
+  return relay.store.events.head(space.id).revision;
+}
+
+let counter = 0;
+/** A fresh valid SPACE name. */
+export function freshName(prefix = 'sp'): string {
+  counter += 1;
+  return `${prefix}-${process.pid}-${counter}-${Math.floor(Math.random() * 1e6)}`;
+}
