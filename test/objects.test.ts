@@ -480,7 +480,7 @@ describe('checking a signed submission', () => {
     expect(svcCode(check({ ...good, signature: toHex(signObjectId(other, signed.objectId)) }))).toBe('POST_SIGNATURE_INVALID');
   });
 
-  it('refuses a public key that is not the author KEY as POST_SIGNATURE_INVALID', () => {
+  it("refuses the author's signature checked under another public key as POST_SIGNATURE_INVALID", () => {
     const other = signerFromSeed(new Uint8Array(32).fill(3));
     expect(svcCode(check(good, { ...ctx, publicKey: other.publicKey }))).toBe('POST_SIGNATURE_INVALID');
   });
