@@ -1,3 +1,236 @@
 #!/usr/bin/env node
-process.stderr.write('svc-bridge: not built yet (see issue 5)\n');
-process.exit(2);
+/**
+ * svc-bridge: the local MCP server an agent launches (stdio), and a few commands around its
+ * KEYS. Settings come from the environment (bridge/settings.ts). stdout belongs to the MCP
+ * protocol when serving; every log line goes to stderr.
+ *
+ * Exit codes: 0 done; 1 the relay refused or could not be reached; 2 usage or settings.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { openCache } from './cache.js';
+import { RelayClient } from './client.js';
+import { BridgeError, RelayRefusal } from './errors.js';
+import { openKeychain, type SeedVault } from './keychain.js';
+import { chooseKey, createKey, listKeys, openKeyDirectory, type KeyDirectory, type LoadedKey } from './keys.js';
+import { refusalText } from './render.js';
+import { createServer } from './server.js';
+import { DEFAULT_API, readSettings, type Settings } from './settings.js';
+
+const SETTINGS_HELP = `Settings (environment):
+  SVC_API       relay address (default ${DEFAULT_API}); https, or http to this machine only
+  SVC_HOME      key directory (default ~/.svc)
+  SVC_KEY       which KEY to use when the key directory holds several
+  SVC_TOKEN     use this token instead of minting one
+  SVC_KEYCHAIN  1: keep KEY seeds in the OS keychain (needs @napi-rs/keyring)`;
+
+const HELP: Record<string, string> = {
+  main: `svc-bridge: your agent's local connection to an svc relay (MCP over stdio).
+
+Usage:
+  svc-bridge              serve MCP over stdio (what an MCP client launches)
+  svc-bridge id           print this KEY's peer id
+  svc-bridge token        print a working token for this KEY at SVC_API
+  svc-bridge me           print this KEY's own view at the relay (GET /v1/me) as JSON
+  svc-bridge keys         list the KEYS in the key directory
+  svc-bridge keys new N   make a new KEY named N
+  svc-bridge <command> --help
+
+MCP client configuration (JSON):
+  {"mcpServers": {"svc": {"command": "npx", "args": ["svc-bridge"], "env": {"SVC_API": "https://relay.example"}}}}
+Claude Code:
+  claude mcp add svc --env SVC_API=https://relay.example -- npx svc-bridge
+
+${SETTINGS_HELP}
+`,
+  serve: `svc-bridge [serve]: serve MCP over stdio. Tools svc_whoami and svc_guide; resources svc://guide,
+svc://capabilities, svc://me. The KEY never leaves this machine; tokens are minted and renewed
+by the bridge. Logs go to stderr.
+
+${SETTINGS_HELP}
+`,
+  id: `svc-bridge id: print the peer id of the KEY this bridge uses (made on first use).
+Needs no relay.
+
+${SETTINGS_HELP}
+`,
+  token: `svc-bridge token: print a token that works at SVC_API for this KEY (reused from the
+token file, or minted: challenge, signature bound to the relay's host, verify).
+
+${SETTINGS_HELP}
+`,
+  me: `svc-bridge me: print GET /v1/me for this KEY as JSON: peer id, token expiry, mailbox head,
+waiting counts, memberships, service epoch.
+
+${SETTINGS_HELP}
+`,
+  keys: `svc-bridge keys: list the KEYS in the key directory (name, peer id, where the seed is kept);
+the one this bridge would use is marked with *.
+svc-bridge keys new NAME: make a KEY named NAME (letters, digits, "-", "_"; at most 64).
+
+${SETTINGS_HELP}
+`,
+};
+
+class UsageError extends Error {}
+
+function version(): string {
+  for (const rel of ['../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'svc' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // try the next place
+    }
+  }
+  return '0.0.0';
+}
+
+const log = (line: string) => void process.stderr.write(`${line.startsWith('svc-bridge') ? line : `svc-bridge: ${line}`}\n`);
+
+interface Opened {
+  settings: Settings;
+  dir: KeyDirectory;
+  vault: SeedVault | undefined;
+}
+
+async function open(env: NodeJS.ProcessEnv): Promise<Opened> {
+  const settings = readSettings(env);
+  const keychain = await openKeychain(settings.keychain, settings.home);
+  if (keychain !== undefined && keychain.vault === undefined) log(keychain.message);
+  const dir = openKeyDirectory(settings.home);
+  return { settings, dir, vault: keychain?.vault };
+}
+
+function key(o: Opened): LoadedKey {
+  return chooseKey(o.dir, o.settings.keyName, o.vault);
+}
+
+function client(o: Opened, k: LoadedKey): RelayClient {
+  return new RelayClient({
+    api: o.settings.api,
+    key: k,
+    dir: o.dir,
+    ...(o.settings.token !== undefined ? { fixedToken: o.settings.token } : {}),
+    log,
+  });
+}
+
+async function serve(o: Opened): Promise<void> {
+  const k = key(o);
+  const api = client(o, k);
+  const cache = openCache(o.dir, k.name);
+  const server = createServer({
+    api,
+    identity: { keyName: k.name, peerId: k.peerId, publicKey: k.publicKey },
+    signer: k.signer,
+    cache,
+    runId: randomUUID(),
+    version: version(),
+    now: Date.now,
+    log,
+  });
+  let closing = false;
+  const stop = async (why: string) => {
+    if (closing) return;
+    closing = true;
+    if (why !== 'stdin closed') log(`${why}, stopping`);
+    try {
+      await server.close();
+    } finally {
+      cache.close();
+      process.exit(0);
+    }
+  };
+  process.stdin.on('end', () => void stop('stdin closed'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  await server.connect(new StdioServerTransport());
+  log(`serving MCP on stdio as KEY "${k.name}" (${k.peerId}) for ${o.settings.api.origin}`);
+}
+
+async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const help = argv.includes('--help') || argv.includes('-h');
+  const words = argv.filter((a) => a !== '--help' && a !== '-h');
+  if (words[0] === '--version') {
+    process.stdout.write(`${version()}\n`);
+    return;
+  }
+  const unknownFlag = words.find((w) => w.startsWith('-'));
+  if (unknownFlag !== undefined) throw new UsageError(`unknown option ${unknownFlag}`);
+  const command = words[0] ?? 'serve';
+  if (help) {
+    process.stdout.write(HELP[command === 'serve' && words.length === 0 ? 'main' : command] ?? HELP.main!);
+    return;
+  }
+  switch (command) {
+    case 'serve': {
+      if (words.length > 1) throw new UsageError('serve takes no arguments');
+      return serve(await open(env));
+    }
+    case 'id': {
+      if (words.length > 1) throw new UsageError('id takes no arguments');
+      process.stdout.write(`${key(await open(env)).peerId}\n`);
+      return;
+    }
+    case 'token': {
+      if (words.length > 1) throw new UsageError('token takes no arguments');
+      const o = await open(env);
+      const api = client(o, key(o));
+      // A call proves the token works (and replaces one the relay no longer takes).
+      await api.request({ path: '/v1/me', query: { limit: 1 } });
+      process.stdout.write(`${await api.token()}\n`);
+      return;
+    }
+    case 'me': {
+      if (words.length > 1) throw new UsageError('me takes no arguments');
+      const o = await open(env);
+      const res = await client(o, key(o)).request({ path: '/v1/me' });
+      process.stdout.write(`${JSON.stringify(res.body, null, 2)}\n`);
+      return;
+    }
+    case 'keys': {
+      const o = await open(env);
+      if (words[1] === 'new') {
+        if (words.length !== 3) throw new UsageError('usage: svc-bridge keys new NAME');
+        const made = createKey(o.dir, words[2]!, o.vault === undefined ? {} : { vault: o.vault });
+        if (!made.created) {
+          throw new BridgeError('KEY_EXISTS', `a KEY named "${words[2]}" already exists (${made.key.peerId})`, 'Choose another name; a KEY is never overwritten.');
+        }
+        process.stdout.write(`${made.key.name} ${made.key.peerId}\n`);
+        return;
+      }
+      if (words.length > 1) throw new UsageError(`unknown keys command ${words[1]}`);
+      const keys = listKeys(o.dir);
+      let chosen: string | undefined;
+      try {
+        chosen = keys.length > 0 ? chooseKey(o.dir, o.settings.keyName, o.vault).name : undefined;
+      } catch {
+        chosen = undefined;
+      }
+      if (keys.length === 0) process.stderr.write(`no KEYS in ${o.dir.home} yet (one is made on first use)\n`);
+      for (const k of keys) process.stdout.write(`${k.name === chosen ? '*' : ' '} ${k.name} ${k.peerId} ${k.storage}\n`);
+      return;
+    }
+    default:
+      throw new UsageError(`unknown command ${command}`);
+  }
+}
+
+run(process.argv.slice(2), process.env).catch((e: unknown) => {
+  if (e instanceof UsageError) {
+    process.stderr.write(`svc-bridge: ${e.message}\n\n${HELP.main}`);
+    process.exit(2);
+  }
+  if (e instanceof BridgeError) {
+    process.stderr.write(`svc-bridge: ${refusalText(e)}\n`);
+    process.exit(['CONFIG', 'INSECURE_API', 'KEY_AMBIGUOUS', 'KEY_NOT_FOUND', 'KEY_EXISTS'].includes(e.code) ? 2 : 1);
+  }
+  if (e instanceof RelayRefusal) {
+    process.stderr.write(`svc-bridge: the relay refused: ${refusalText(e)}\n`);
+    process.exit(1);
+  }
+  process.stderr.write(`svc-bridge: ${(e as Error)?.stack ?? String(e)}\n`);
+  process.exit(1);
+});

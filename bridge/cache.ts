@@ -1,0 +1,197 @@
+/**
+ * The bridge's local cache of one KEY: `<SVC_HOME>/cache/<key>.sqlite`, SQLite in WAL mode.
+ *
+ * Several bridges of one KEY on one machine share the file, so every change is ONE SQL
+ * statement or one immediate transaction (no read-modify-write across processes), and the
+ * busy timeout makes a writer wait for another instead of failing.
+ *
+ * What it keeps, per relay (a SPACE name means something only at one relay):
+ * - cursors: per SPACE and for the mailbox, the `after` position the agent has been SHOWN
+ *   items up to. They only move forward (spec/3-errors.md CURSOR_AHEAD: "never rewind").
+ * - checkpoints: the newest checkpoint seen per SPACE and stream (spec/1-concepts.md "Chains,
+ *   checkpoints and proofs": a later one that does not extend it means changed history). The
+ *   continuity check itself is shared/checkpoint.ts `checkExtends`; this only remembers.
+ * - service epochs: the `service_epoch` last seen (spec "Versioning" 6: when it changes,
+ *   re-check `head_seq` and `status` of each SPACE held).
+ *
+ * Positions are 64-bit decimal strings (spec "Encoding conventions"), compared as numbers.
+ */
+import Database from 'better-sqlite3';
+import { chmodSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseDecimal } from '../shared/encoding.js';
+import { BridgeError } from './errors.js';
+import { POSIX } from './files.js';
+import { checkKeyName, type KeyDirectory } from './keys.js';
+
+export type CursorScope = { readonly kind: 'space'; readonly space: string } | { readonly kind: 'mailbox' };
+export type CheckpointStream = 'posts' | 'events';
+
+export interface SavedCursor {
+  readonly kind: 'space' | 'mailbox';
+  /** SPACE name; '' for the mailbox. */
+  readonly space: string;
+  readonly after: string;
+  readonly updatedAt: number;
+}
+
+export interface SeenCheckpoint {
+  /** 64 lowercase hex. */
+  readonly checkpointId: string;
+  readonly first: string;
+  readonly last: string;
+  /** The served checkpoint as JSON text, exactly as received (for re-verification). */
+  readonly served: string;
+  readonly seenAt: number;
+}
+
+export interface EpochNote {
+  /** The epoch seen before, undefined the first time. */
+  readonly previous: string | undefined;
+  /** True when a previous epoch was seen and differs. */
+  readonly changed: boolean;
+}
+
+export interface Cache {
+  readonly path: string;
+  cursor(relay: string, scope: CursorScope): string | undefined;
+  /** Move the cursor to `after` if that is further; true when it moved. */
+  advanceCursor(relay: string, scope: CursorScope, after: string, now: number): boolean;
+  cursors(relay: string): SavedCursor[];
+  forgetCursor(relay: string, scope: CursorScope): void;
+  checkpoint(relay: string, space: string, stream: CheckpointStream): SeenCheckpoint | undefined;
+  /** Keep `cp` if it ends later than the one kept; true when it was kept. */
+  noteCheckpoint(relay: string, space: string, stream: CheckpointStream, cp: SeenCheckpoint): boolean;
+  serviceEpoch(relay: string): string | undefined;
+  noteServiceEpoch(relay: string, epoch: string, now: number): EpochNote;
+  close(): void;
+}
+
+/** Numbered schema steps, applied in order once each (PRAGMA user_version); never edited. */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE cursors (
+     relay TEXT NOT NULL,
+     kind TEXT NOT NULL CHECK (kind IN ('space', 'mailbox')),
+     space TEXT NOT NULL,
+     after TEXT NOT NULL,
+     updated_at INTEGER NOT NULL,
+     PRIMARY KEY (relay, kind, space)
+   ) STRICT;
+   CREATE TABLE checkpoints (
+     relay TEXT NOT NULL,
+     space TEXT NOT NULL,
+     stream TEXT NOT NULL CHECK (stream IN ('posts', 'events')),
+     checkpoint_id TEXT NOT NULL,
+     first TEXT NOT NULL,
+     last TEXT NOT NULL,
+     served TEXT NOT NULL,
+     seen_at INTEGER NOT NULL,
+     PRIMARY KEY (relay, space, stream)
+   ) STRICT;
+   CREATE TABLE service_epochs (
+     relay TEXT PRIMARY KEY,
+     epoch TEXT NOT NULL,
+     seen_at INTEGER NOT NULL
+   ) STRICT;`,
+];
+
+/** SQL: is decimal text `a` greater than decimal text `b` (no leading zeros, at most 20 digits)? */
+const GREATER = (a: string, b: string) => `(length(${a}) > length(${b}) OR (length(${a}) = length(${b}) AND ${a} > ${b}))`;
+
+function position(text: string, field: string): string {
+  try {
+    parseDecimal(text, field, 0n, (1n << 64n) - 1n);
+  } catch {
+    throw new TypeError(`${field}: expected a decimal position, got ${JSON.stringify(text)}`);
+  }
+  return text;
+}
+
+function scopeKey(scope: CursorScope): [string, string] {
+  return scope.kind === 'mailbox' ? ['mailbox', ''] : ['space', scope.space];
+}
+
+function migrate(db: Database.Database): void {
+  db.transaction(() => {
+    const at = db.pragma('user_version', { simple: true }) as number;
+    for (let i = at; i < MIGRATIONS.length; i++) db.exec(MIGRATIONS[i]!);
+    if (at < MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
+  }).immediate();
+}
+
+export function cachePath(dir: KeyDirectory, keyName: string): string {
+  return join(dir.cacheDir, `${checkKeyName(keyName)}.sqlite`);
+}
+
+/** Open (and make) the cache of KEY `keyName` in the key directory. */
+export function openCache(dir: KeyDirectory, keyName: string): Cache {
+  const path = cachePath(dir, keyName);
+  const fresh = !existsSync(path);
+  let db: Database.Database;
+  try {
+    db = new Database(path);
+    db.pragma('busy_timeout = 5000');
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    migrate(db);
+  } catch (e) {
+    throw new BridgeError('KEY_FILE', `cannot open the local cache ${path}: ${(e as Error).message}`, 'Check the key directory; the cache can be deleted safely (cursors restart).', undefined, {
+      cause: e,
+    });
+  }
+  if (fresh && POSIX) chmodSync(path, 0o600);
+
+  const selCursor = db.prepare<[string, string, string], { after: string }>('SELECT after FROM cursors WHERE relay = ? AND kind = ? AND space = ?');
+  const upCursor = db.prepare<[string, string, string, string, number]>(
+    `INSERT INTO cursors (relay, kind, space, after, updated_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (relay, kind, space) DO UPDATE SET after = excluded.after, updated_at = excluded.updated_at
+     WHERE ${GREATER('excluded.after', 'cursors.after')}`,
+  );
+  const listCursors = db.prepare<[string], { kind: 'space' | 'mailbox'; space: string; after: string; updated_at: number }>(
+    'SELECT kind, space, after, updated_at FROM cursors WHERE relay = ? ORDER BY kind, space',
+  );
+  const delCursor = db.prepare<[string, string, string]>('DELETE FROM cursors WHERE relay = ? AND kind = ? AND space = ?');
+  const selCheckpoint = db.prepare<[string, string, string], { checkpoint_id: string; first: string; last: string; served: string; seen_at: number }>(
+    'SELECT checkpoint_id, first, last, served, seen_at FROM checkpoints WHERE relay = ? AND space = ? AND stream = ?',
+  );
+  const upCheckpoint = db.prepare<[string, string, string, string, string, string, string, number]>(
+    `INSERT INTO checkpoints (relay, space, stream, checkpoint_id, first, last, served, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (relay, space, stream) DO UPDATE SET checkpoint_id = excluded.checkpoint_id, first = excluded.first,
+       last = excluded.last, served = excluded.served, seen_at = excluded.seen_at
+     WHERE ${GREATER('excluded.last', 'checkpoints.last')}`,
+  );
+  const selEpoch = db.prepare<[string], { epoch: string }>('SELECT epoch FROM service_epochs WHERE relay = ?');
+  const upEpoch = db.prepare<[string, string, number]>(
+    `INSERT INTO service_epochs (relay, epoch, seen_at) VALUES (?, ?, ?)
+     ON CONFLICT (relay) DO UPDATE SET epoch = excluded.epoch, seen_at = excluded.seen_at`,
+  );
+  const noteEpoch = db.transaction((relay: string, epoch: string, now: number): EpochNote => {
+    const previous = selEpoch.get(relay)?.epoch;
+    upEpoch.run(relay, epoch, now);
+    return { previous, changed: previous !== undefined && previous !== epoch };
+  });
+
+  return {
+    path,
+    cursor: (relay, scope) => selCursor.get(relay, ...scopeKey(scope))?.after,
+    advanceCursor: (relay, scope, after, now) =>
+      upCursor.run(relay, ...scopeKey(scope), position(after, 'after'), now).changes === 1,
+    cursors: (relay) =>
+      listCursors.all(relay).map((r) => ({ kind: r.kind, space: r.space, after: r.after, updatedAt: r.updated_at })),
+    forgetCursor: (relay, scope) => void delCursor.run(relay, ...scopeKey(scope)),
+    checkpoint(relay, space, stream) {
+      const r = selCheckpoint.get(relay, space, stream);
+      return r && { checkpointId: r.checkpoint_id, first: r.first, last: r.last, served: r.served, seenAt: r.seen_at };
+    },
+    noteCheckpoint(relay, space, stream, cp) {
+      if (!/^[0-9a-f]{64}$/.test(cp.checkpointId)) throw new TypeError('checkpointId: expected 64 lowercase hex');
+      return (
+        upCheckpoint.run(relay, space, stream, cp.checkpointId, position(cp.first, 'first'), position(cp.last, 'last'), cp.served, cp.seenAt)
+          .changes === 1
+      );
+    },
+    serviceEpoch: (relay) => selEpoch.get(relay)?.epoch,
+    noteServiceEpoch: (relay, epoch, now) => noteEpoch.immediate(relay, epoch, now),
+    close: () => db.close(),
+  };
+}

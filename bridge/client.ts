@@ -1,0 +1,317 @@
+/**
+ * HTTP client for a relay that speaks the endpoint catalogue (spec/2-endpoints.md), with token
+ * minting and renewal (spec/1-concepts.md "Tokens", "Minting with an Ed25519 KEY").
+ *
+ * - Minting: `POST /v1/keys/challenge`, check that the challenge's `audience` is the host
+ *   SVC_API names (a signature bound to another host is never made), sign
+ *   L("token-challenge") ‖ audience ‖ 0x00 ‖ challenge with the KEY, `POST /v1/keys/verify`.
+ *   The token goes to the token file (replaced whole) so other bridges of the KEY share it.
+ * - Renewal: a week before expiry (the time `GET /v1/me` starts warning), a fresh token is
+ *   taken before the next call. Expiry is judged on the relay's clock: the offset from the
+ *   local clock is learnt from each challenge (it expires five minutes after the relay made
+ *   it), the same clock that stamps token expiry. (The HTTP `Date` header is not used: it comes
+ *   from the HTTP layer, which need not share the application's clock.)
+ * - A call refused with TOKEN_EXPIRED, TOKEN_REVOKED or TOKEN_INVALID is answered once with a
+ *   fresh token and retried once; the relay refuses a bad token before doing anything, so the
+ *   retry is safe for writes too. With SVC_TOKEN the token is fixed: no minting, no retry.
+ * - Tokens go only to the configured address: redirects are not followed.
+ *
+ * Everything the relay sends is attacker-controlled input and is checked before use.
+ */
+import { fromHex, toHex } from '../shared/encoding.js';
+import { tokenChallengeMessage } from '../shared/identity.js';
+import { CHALLENGE_TTL_SECONDS, TOKEN_EXPIRY_WARNING_SECONDS } from '../shared/limits.js';
+import { BridgeError, RelayRefusal, isRelayRefusal } from './errors.js';
+import type { KeyDirectory, LoadedKey } from './keys.js';
+import { TOKEN_RE, readTokenFile, writeTokenFile, type StoredToken } from './token-file.js';
+
+export type AuthMode = 'none' | 'opt' | 'req';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type QueryValue = string | number | boolean | readonly string[] | undefined;
+
+export interface ApiRequest {
+  readonly method?: HttpMethod;
+  /** Path from the relay's base address, starting with `/`. */
+  readonly path: string;
+  readonly query?: Readonly<Record<string, QueryValue>>;
+  /** JSON body. */
+  readonly body?: unknown;
+  /** `req` (default) and `opt` send a token; `none` sends none. */
+  readonly auth?: AuthMode;
+  /** Accept header (default application/json). */
+  readonly accept?: string;
+  /** Give up after this long (default 30 s; long-poll reads add their `wait`). */
+  readonly timeoutMs?: number;
+}
+
+export interface ApiResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  /** Parsed JSON for JSON answers, else the text. */
+  readonly body: unknown;
+  readonly text: string;
+}
+
+/** What tools call (DESIGN.md "MCP": the tool layer is written against this interface). */
+export interface RelayApi {
+  readonly base: URL;
+  request(req: ApiRequest): Promise<ApiResponse>;
+}
+
+export interface ClientOptions {
+  /** The relay's base address, already checked (settings.ts checkApi). */
+  readonly api: URL;
+  readonly key: LoadedKey;
+  /** Key directory for the shared token file; without it tokens live in memory only. */
+  readonly dir?: KeyDirectory;
+  /** SVC_TOKEN: use this token, never mint. */
+  readonly fixedToken?: string;
+  /** Label given to minted tokens (tokens.list shows it). */
+  readonly label?: string;
+  readonly fetch?: typeof fetch;
+  /** Local clock (ms). */
+  readonly now?: () => number;
+  /** One line per event, to stderr in the CLI. Never receives a token or a key. */
+  readonly log?: (line: string) => void;
+}
+
+/** Token refusals that a fresh token cures (spec/3-errors.md: "Mint a new token"). */
+export const RENEW_ON: readonly string[] = ['TOKEN_EXPIRED', 'TOKEN_REVOKED', 'TOKEN_INVALID'];
+
+/** Renew this long before expiry (GET /v1/me warns from then on). */
+export const RENEW_BEFORE_MS = TOKEN_EXPIRY_WARNING_SECONDS * 1000;
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const CODE_RE = /^[A-Z][A-Z0-9_]{0,63}$/;
+const CHALLENGE_RE = /^(?:[0-9a-f]{2}){1,1024}$/;
+/** Envelope text longer than this is cut: a relay should not flood the agent's context. */
+const ENVELOPE_TEXT_MAX = 1000;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function badResponse(what: string, detail?: string): BridgeError {
+  return new BridgeError(
+    'BAD_RESPONSE',
+    `the relay answered something the protocol does not allow: ${what}`,
+    'Check that SVC_API points at an svc relay; report the answer to its operator.',
+    detail,
+  );
+}
+
+function clip(text: string, max = ENVELOPE_TEXT_MAX): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/**
+ * Read the error envelope of a non-2xx answer (attacker-controlled): a RelayRefusal, or
+ * BAD_RESPONSE when the answer carries no well-formed envelope.
+ */
+export function refusalFrom(status: number, body: unknown, headers?: Headers): RelayRefusal | BridgeError {
+  const e = isObject(body) ? body.error : undefined;
+  if (!isObject(e) || typeof e.code !== 'string' || !CODE_RE.test(e.code)) {
+    const shown = typeof body === 'string' ? body : JSON.stringify(body ?? null);
+    return badResponse(`status ${status} without an error envelope`, clip(shown, 200));
+  }
+  const str = (v: unknown) => (typeof v === 'string' ? clip(v) : undefined);
+  const headerRetry = headers?.get('retry-after');
+  const retryAfter =
+    typeof e.retry_after === 'number' && Number.isFinite(e.retry_after) && e.retry_after >= 0
+      ? e.retry_after
+      : headerRetry !== null && headerRetry !== undefined && /^\d{1,9}$/.test(headerRetry)
+        ? Number(headerRetry)
+        : undefined;
+  return new RelayRefusal(status, {
+    code: e.code,
+    message: str(e.message) ?? e.code,
+    fix: str(e.fix) ?? '',
+    detail: str(e.detail),
+    requestId: str(e.request_id) ?? headers?.get('x-request-id') ?? undefined,
+    retryAfter,
+  });
+}
+
+export class RelayClient implements RelayApi {
+  readonly base: URL;
+  private readonly key: LoadedKey;
+  private readonly dir: KeyDirectory | undefined;
+  private readonly fixedToken: string | undefined;
+  private readonly label: string;
+  private readonly fetchFn: typeof fetch;
+  private readonly now: () => number;
+  private readonly log: (line: string) => void;
+  /** Relay clock minus local clock (ms), from the latest challenge. */
+  private skewMs = 0;
+  private held: StoredToken | undefined;
+  private pending: Promise<StoredToken> | undefined;
+
+  constructor(opts: ClientOptions) {
+    this.base = new URL(opts.api.href);
+    this.key = opts.key;
+    this.dir = opts.dir;
+    this.fixedToken = opts.fixedToken;
+    if (this.fixedToken !== undefined && !TOKEN_RE.test(this.fixedToken)) {
+      throw new BridgeError('CONFIG', 'SVC_TOKEN is not a token (svc_ followed by 64 lowercase hex)', 'Unset SVC_TOKEN or paste the whole token.');
+    }
+    this.label = opts.label ?? 'svc-bridge';
+    this.fetchFn = opts.fetch ?? fetch;
+    this.now = opts.now ?? Date.now;
+    this.log = opts.log ?? (() => {});
+  }
+
+  /** The relay's clock as last seen (ms). */
+  relayNow(): number {
+    return this.now() + this.skewMs;
+  }
+
+  /** The token held in memory, if any (SVC_TOKEN has no expiry known here). */
+  get heldToken(): StoredToken | undefined {
+    return this.held;
+  }
+
+  private needsRenewal(t: StoredToken): boolean {
+    return t.expiresAt - this.relayNow() <= RENEW_BEFORE_MS;
+  }
+
+  /** A token to send: the held one, the shared file's, or a fresh one. */
+  async token(): Promise<string> {
+    if (this.fixedToken !== undefined) return this.fixedToken;
+    if (this.held !== undefined && !this.needsRenewal(this.held)) return this.held.token;
+    return (await this.replace(this.held?.token)).token;
+  }
+
+  /**
+   * Another token than `stale`: the token file's when another bridge already put a fresh one
+   * there, else a newly minted one. Concurrent callers share one mint.
+   */
+  private replace(stale: string | undefined): Promise<StoredToken> {
+    if (this.pending !== undefined) return this.pending;
+    const run = async (): Promise<StoredToken> => {
+      if (this.dir !== undefined) {
+        const shared = readTokenFile(this.dir, this.key.name, this.base, this.key.peerId);
+        if (shared !== undefined && shared.token !== stale && !this.needsRenewal(shared)) {
+          this.held = shared;
+          return shared;
+        }
+      }
+      return this.mint();
+    };
+    this.pending = run().finally(() => {
+      this.pending = undefined;
+    });
+    return this.pending;
+  }
+
+  /** Mint a token now (challenge, signature bound to the audience, verify) and store it. */
+  async mint(): Promise<StoredToken> {
+    const publicKey = this.key.publicKey;
+    const ch = await this.send({ method: 'POST', path: '/v1/keys/challenge', body: { public_key: publicKey } }, undefined);
+    const c = ch.body;
+    if (!isObject(c)) throw badResponse('keys.challenge answer is not a JSON object');
+    if (c.peer_id !== this.key.peerId) throw badResponse('keys.challenge names another peer_id');
+    if (typeof c.audience !== 'string' || c.audience === '' || c.audience.includes('\u0000')) {
+      throw badResponse('keys.challenge audience is not a host');
+    }
+    // spec "Tokens" 2: the signature is bound to a host and the token goes only there.
+    if (c.audience.toLowerCase() !== this.base.host.toLowerCase()) {
+      throw new BridgeError(
+        'AUDIENCE_MISMATCH',
+        `the relay at ${this.base.host} asked for a sign-in signature bound to "${clip(c.audience, 200)}"; refused, nothing was signed`,
+        'Set SVC_API to the address the relay calls itself (its public URL), or fix the relay\'s --public-url.',
+      );
+    }
+    if (typeof c.challenge !== 'string' || !CHALLENGE_RE.test(c.challenge)) throw badResponse('keys.challenge challenge is not lowercase hex');
+    const challengeExpiry = typeof c.expires_at === 'string' ? Date.parse(c.expires_at) : NaN;
+    if (Number.isFinite(challengeExpiry)) this.skewMs = challengeExpiry - CHALLENGE_TTL_SECONDS * 1000 - this.now();
+    const signature = this.key.signer.sign(tokenChallengeMessage(c.audience, fromHex(c.challenge, undefined, 'challenge')));
+    const v = await this.send(
+      {
+        method: 'POST',
+        path: '/v1/keys/verify',
+        body: { public_key: publicKey, challenge: c.challenge, signature: toHex(signature), label: this.label },
+      },
+      undefined,
+    );
+    const a = v.body;
+    if (!isObject(a)) throw badResponse('keys.verify answer is not a JSON object');
+    if (a.peer_id !== this.key.peerId) throw badResponse('keys.verify names another peer_id');
+    if (typeof a.token !== 'string' || !TOKEN_RE.test(a.token)) throw badResponse('keys.verify token is not svc_ and 64 lowercase hex');
+    const expiresAt = typeof a.expires_at === 'string' ? Date.parse(a.expires_at) : NaN;
+    if (!Number.isFinite(expiresAt)) throw badResponse('keys.verify expires_at is not a date-time');
+    const record: StoredToken = { token: a.token, expiresAt, relay: this.base.origin, peerId: this.key.peerId, mintedAt: this.now() };
+    if (this.dir !== undefined) writeTokenFile(this.dir, this.key.name, this.base, record);
+    this.held = record;
+    this.log(
+      `${a.registered === true ? 'registered KEY' : 'minted a token for KEY'} "${this.key.name}" at ${this.base.host}; it expires ${new Date(expiresAt).toISOString()}`,
+    );
+    return record;
+  }
+
+  /** One call to the relay; a token refusal is cured once and the call retried once. */
+  async request(req: ApiRequest): Promise<ApiResponse> {
+    if ((req.auth ?? 'req') === 'none') return this.send(req, undefined);
+    const token = await this.token();
+    try {
+      return await this.send(req, token);
+    } catch (e) {
+      if (this.fixedToken !== undefined || !isRelayRefusal(e, ...RENEW_ON)) throw e;
+      this.log(`the relay refused the token (${e.code}); taking a fresh one and retrying once`);
+      const fresh = await this.replace(token);
+      return this.send(req, fresh.token);
+    }
+  }
+
+  private url(req: ApiRequest): URL {
+    if (!req.path.startsWith('/') || req.path.startsWith('//')) throw new TypeError(`path must start with one "/": ${req.path}`);
+    const url = new URL(`${this.base.origin}${this.base.pathname}${req.path}`);
+    for (const [name, value] of Object.entries(req.query ?? {})) {
+      if (value === undefined) continue;
+      if (Array.isArray(value)) for (const v of value) url.searchParams.append(name, v);
+      else url.searchParams.set(name, String(value));
+    }
+    return url;
+  }
+
+  private async send(req: ApiRequest, token: string | undefined): Promise<ApiResponse> {
+    const url = this.url(req);
+    const headers: Record<string, string> = { accept: req.accept ?? 'application/json' };
+    if (token !== undefined) headers.authorization = `Bearer ${token}`;
+    if (req.body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    let text: string;
+    try {
+      res = await this.fetchFn(url, {
+        method: req.method ?? 'GET',
+        headers,
+        body: req.body === undefined ? undefined : JSON.stringify(req.body),
+        redirect: 'manual',
+        signal: AbortSignal.timeout(req.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+      });
+      text = await res.text();
+    } catch (e) {
+      const cause = (e as Error & { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
+      throw new BridgeError(
+        'TRANSPORT',
+        `cannot reach the relay at ${this.base.origin} (${cause})`,
+        'Check SVC_API and that the relay is running and reachable; then call again.',
+        undefined,
+        { cause: e },
+      );
+    }
+    if (res.status >= 300 && res.status < 400) {
+      throw badResponse(`a redirect (${res.status}); tokens are sent to the configured address only`);
+    }
+    const type = res.headers.get('content-type') ?? '';
+    let body: unknown = text;
+    if (/^application\/([\w.+-]*\+)?json\b/i.test(type)) {
+      try {
+        body = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        throw badResponse(`${req.method ?? 'GET'} ${req.path} answered malformed JSON`);
+      }
+    }
+    if (!res.ok) throw refusalFrom(res.status, body, res.headers);
+    return { status: res.status, headers: res.headers, body, text };
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * What the MCP server is built from (STYLE.md: `createServer(deps)`): the relay client, the
+ * KEY's public identity and a signer (never key bytes), the local cache, the run id.
+ * Nothing here is MCP session state: SPACE and cursor state live in tool arguments and the cache.
+ */
+import type { Signer } from '../shared/identity.js';
+import type { Cache } from './cache.js';
+import type { RelayApi } from './client.js';
+
+export interface BridgeIdentity {
+  readonly keyName: string;
+  /** 64 lowercase hex. */
+  readonly peerId: string;
+  readonly publicKey: string;
+}
+
+export interface BridgeDeps {
+  readonly api: RelayApi;
+  readonly identity: BridgeIdentity;
+  /** Signs with the KEY; tools never see its private half. */
+  readonly signer: Signer;
+  readonly cache: Cache;
+  /** One lowercase UUID per bridge run, attached to posts unless the agent gives one. */
+  readonly runId: string;
+  readonly version: string;
+  /** Local clock (ms). */
+  readonly now: () => number;
+  /** One line to stderr; stdout belongs to the protocol. */
+  readonly log: (line: string) => void;
+}

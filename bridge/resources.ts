@@ -1,0 +1,47 @@
+/**
+ * Resources (spec/2-endpoints.md "Connector"): `svc://guide` (the primer, markdown),
+ * `svc://capabilities` (JSON), `svc://me` (the KEY's own view, JSON). A read the relay
+ * refuses is a protocol error carrying the refusal (code, message, fix) as its data.
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { BridgeError, RelayRefusal } from './errors.js';
+import type { BridgeDeps } from './deps.js';
+import { refusalText } from './render.js';
+import { fetchCapabilities, fetchPrimer } from './tools/guide.js';
+import { refusalObject } from './tools/answer.js';
+
+async function read(uri: URL, mimeType: string, body: () => Promise<string>): Promise<ReadResourceResult> {
+  try {
+    return { contents: [{ uri: uri.href, mimeType, text: await body() }] };
+  } catch (e) {
+    if (e instanceof RelayRefusal) throw new McpError(ErrorCode.InternalError, refusalText(e), refusalObject(e, 'relay'));
+    if (e instanceof BridgeError) throw new McpError(ErrorCode.InternalError, refusalText(e), refusalObject(e, 'bridge'));
+    throw e;
+  }
+}
+
+export function registerResources(server: McpServer, deps: BridgeDeps): void {
+  server.registerResource(
+    'guide',
+    'svc://guide',
+    { title: 'svc primer', description: 'How the relay works and the recommended run routine (markdown).', mimeType: 'text/markdown' },
+    (uri) => read(uri, 'text/markdown', () => fetchPrimer(deps.api)),
+  );
+  server.registerResource(
+    'capabilities',
+    'svc://capabilities',
+    { title: 'svc capabilities', description: 'Limits, vocabulary, modules, service keys and operations of the relay (JSON).', mimeType: 'application/json' },
+    (uri) => read(uri, 'application/json', async () => JSON.stringify(await fetchCapabilities(deps.api))),
+  );
+  server.registerResource(
+    'me',
+    'svc://me',
+    { title: 'svc me', description: 'This KEY at the relay: peer id, token expiry, mailbox head, memberships, service epoch (JSON).', mimeType: 'application/json' },
+    (uri) =>
+      read(uri, 'application/json', async () => {
+        const res = await deps.api.request({ path: '/v1/me' });
+        return JSON.stringify(res.body);
+      }),
+  );
+}

@@ -1,0 +1,79 @@
+/**
+ * Settings by environment (issue 5 "Running it"):
+ *
+ *   SVC_API       relay address (default http://127.0.0.1:8787). A token goes only over HTTPS
+ *                 or to a loopback address (spec/1-concepts.md "Tokens" 2); anything else is
+ *                 refused at start.
+ *   SVC_HOME      key directory (default ~/.svc)
+ *   SVC_KEY       which KEY, when the directory holds several
+ *   SVC_TOKEN     use this token instead of minting
+ *   SVC_KEYCHAIN  1: keep KEY seeds in the OS keychain when its native module is available
+ */
+import { isIP } from 'node:net';
+import { BridgeError } from './errors.js';
+import { keyHome } from './keys.js';
+import { TOKEN_RE } from './token-file.js';
+
+export const DEFAULT_API = 'http://127.0.0.1:8787';
+
+export interface Settings {
+  /** The relay's base address (origin plus optional path prefix, no trailing slash). */
+  readonly api: URL;
+  readonly home: string;
+  readonly keyName: string | undefined;
+  readonly token: string | undefined;
+  readonly keychain: boolean;
+}
+
+/** True for `localhost`, 127.0.0.0/8 and ::1: addresses that never leave the machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  if (isIP(host) === 6) return host === '::1';
+  return false;
+}
+
+/** Read and check SVC_API: absolute http(s), no credentials, query or fragment; http only to loopback. */
+export function checkApi(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new BridgeError('CONFIG', `SVC_API is not an absolute URL: ${JSON.stringify(text)}`, 'Set SVC_API to the relay address, e.g. https://relay.example.');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new BridgeError('CONFIG', `SVC_API must start with https:// (or http:// for a relay on this machine), not ${url.protocol}`, 'Set SVC_API to the relay address, e.g. https://relay.example.');
+  }
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+    throw new BridgeError('CONFIG', 'SVC_API must not carry credentials, a query or a fragment', 'Set SVC_API to the bare relay address.');
+  }
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    throw new BridgeError(
+      'INSECURE_API',
+      `SVC_API ${url.origin} is plain http to a host that is not this machine: the token would travel in clear text`,
+      'Use the https:// address of the relay (http:// is accepted only for localhost, 127.0.0.0/8 and [::1]).',
+    );
+  }
+  url.pathname = url.pathname.replace(/\/+$/, '');
+  return url;
+}
+
+export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const api = checkApi(env.SVC_API !== undefined && env.SVC_API !== '' ? env.SVC_API : DEFAULT_API);
+  const token = env.SVC_TOKEN !== undefined && env.SVC_TOKEN !== '' ? env.SVC_TOKEN : undefined;
+  if (token !== undefined && !TOKEN_RE.test(token)) {
+    throw new BridgeError('CONFIG', 'SVC_TOKEN is not a token (svc_ followed by 64 lowercase hex)', 'Unset SVC_TOKEN to let the bridge mint one, or paste the whole token.');
+  }
+  const keychain = env.SVC_KEYCHAIN ?? '';
+  if (!['', '0', '1'].includes(keychain)) {
+    throw new BridgeError('CONFIG', `SVC_KEYCHAIN must be 1 or 0, not ${JSON.stringify(keychain)}`, 'Set SVC_KEYCHAIN=1 to use the OS keychain, or unset it.');
+  }
+  return {
+    api,
+    home: keyHome(env),
+    keyName: env.SVC_KEY !== undefined && env.SVC_KEY !== '' ? env.SVC_KEY : undefined,
+    token,
+    keychain: keychain === '1',
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * Tool answers (issue 5 "Tools, resources, prompts"): a text rendering for the model plus
+ * `structuredContent` with the JSON. A refusal is a tool error (`isError: true`) whose text is
+ * `CODE. message (detail) fix ...` and whose structured part carries code, message and fix, so
+ * an agent can act on it; protocol misuse stays a protocol error (the SDK's).
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CATALOGUE, SvcError } from '../../shared/errors.js';
+import { BridgeError, RelayRefusal, type RefusalFields } from '../errors.js';
+import { refusalText } from '../render.js';
+
+export function answer(text: string, structured: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text }], structuredContent: structured };
+}
+
+/** The structured form of a refusal; `source` says who refused: the relay or this bridge. */
+export function refusalObject(r: RefusalFields, source: 'relay' | 'bridge'): Record<string, unknown> {
+  const error: Record<string, unknown> = { code: r.code, message: r.message, fix: r.fix, source };
+  if (r.detail !== undefined) error.detail = r.detail;
+  if (r.requestId !== undefined) error.request_id = r.requestId;
+  if (r.retryAfter !== undefined) error.retry_after = r.retryAfter;
+  return { error };
+}
+
+export function refusal(r: RefusalFields, source: 'relay' | 'bridge'): CallToolResult {
+  return { content: [{ type: 'text', text: refusalText(r) }], structuredContent: refusalObject(r, source), isError: true };
+}
+
+/** Turn what a tool threw into its answer: refusals and local failures become tool errors. */
+export function failure(e: unknown, log: (line: string) => void): CallToolResult {
+  if (e instanceof RelayRefusal) return refusal(e, 'relay');
+  if (e instanceof BridgeError) return refusal(e, 'bridge');
+  // A protocol rule the bridge itself checked (bad argument, evidence that does not verify).
+  if (e instanceof SvcError) {
+    const entry = CATALOGUE[e.code];
+    return refusal({ code: e.code, message: `${e.code}. ${entry.message}`, fix: entry.fix, detail: e.detail }, 'bridge');
+  }
+  log(`svc-bridge: tool failed: ${(e as Error)?.stack ?? String(e)}`);
+  return refusal(
+    { code: 'BRIDGE_FAULT', message: `The bridge failed: ${(e as Error)?.message ?? String(e)}`, fix: 'Retry once; if it persists, report it with the bridge log (stderr).' },
+    'bridge',
+  );
+}
+
+/** Run a tool body and turn any failure into a tool error. */
+export async function guarded(log: (line: string) => void, body: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  try {
+    return await body();
+  } catch (e) {
+    return failure(e, log);
+  }
+}

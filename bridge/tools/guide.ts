@@ -1,0 +1,119 @@
+/**
+ * `svc_guide` (spec/2-endpoints.md "Connector": guide with parts primer reference
+ * capabilities; api-notes §6 arguments `part`, `section`, `operation`): the relay's documents.
+ * primer → `GET /` as markdown; reference → `GET /reference?section=|operation=`;
+ * capabilities → `GET /v1/capabilities` (rendered as a summary, the whole JSON structured).
+ * The documents are the relay's own words, not a peer's.
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { SvcError } from '../../shared/errors.js';
+import { BridgeError } from '../errors.js';
+import type { BridgeDeps } from '../deps.js';
+import type { RelayApi } from '../client.js';
+import { fields } from '../render.js';
+import { answer, guarded } from './answer.js';
+
+export const GUIDE_PARTS = ['primer', 'reference', 'capabilities'] as const;
+export type GuidePart = (typeof GUIDE_PARTS)[number];
+
+export const GUIDE_DESCRIPTION = [
+  'The relay\'s own documentation. part=primer (default): how the service works and the recommended run routine;',
+  'part=reference: the full reference, narrowed by `section` (lowercase hyphenated heading) or `operation`',
+  '(an operation name such as posts.append); part=capabilities: limits, vocabulary (kinds, roles, mailbox reasons),',
+  'modules available, service keys and every operation with the tool that performs it.',
+].join(' ');
+
+const GuideArgs = {
+  part: z.enum(GUIDE_PARTS).optional().describe('primer (default), reference or capabilities.'),
+  section: z.string().min(1).max(128).optional().describe('Reference only: a section, as a lowercase hyphenated heading.'),
+  operation: z.string().min(1).max(128).optional().describe('Reference only: one operation by name (never with section).'),
+};
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export async function fetchPrimer(api: RelayApi): Promise<string> {
+  const res = await api.request({ path: '/', auth: 'none', accept: 'text/markdown' });
+  return typeof res.body === 'string' ? res.body : res.text;
+}
+
+export async function fetchCapabilities(api: RelayApi): Promise<Record<string, unknown>> {
+  const res = await api.request({ path: '/v1/capabilities', auth: 'none' });
+  if (!isObject(res.body)) {
+    throw new BridgeError('BAD_RESPONSE', 'the relay answered something the protocol does not allow: capabilities is not a JSON object', 'Check that SVC_API points at an svc relay.');
+  }
+  return res.body;
+}
+
+/** A summary of the capability document for the model; the JSON goes in structuredContent. */
+export function renderCapabilities(c: Record<string, unknown>): string {
+  const protocol = isObject(c.protocol) ? c.protocol : {};
+  const lines = [
+    fields([
+      ['api_version', String(c.api_version ?? '?')],
+      ['service_epoch', String(c.service_epoch ?? protocol.service_epoch ?? '?')],
+      ['service_root_key', c.service_root_key === null ? null : String(c.service_root_key ?? '?')],
+      ['challenge audience', typeof protocol.challenge_audience === 'string' ? protocol.challenge_audience : undefined],
+    ]),
+  ];
+  if (isObject(c.modules)) {
+    const byStatus = new Map<string, string[]>();
+    for (const [name, m] of Object.entries(c.modules)) {
+      const status = isObject(m) && typeof m.status === 'string' ? m.status : '?';
+      byStatus.set(status, [...(byStatus.get(status) ?? []), name]);
+    }
+    for (const [status, names] of byStatus) lines.push(`modules ${status}: ${names.join(', ')}`);
+  }
+  for (const key of ['kinds', 'roles', 'visibilities', 'join_policies', 'mailbox_reasons'] as const) {
+    if (Array.isArray(c[key])) lines.push(`${key}: ${(c[key] as unknown[]).map(String).join(', ')}`);
+  }
+  if (isObject(c.limits)) {
+    lines.push(`limits: ${Object.entries(c.limits).filter(([, v]) => typeof v === 'number').map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  }
+  if (Array.isArray(c.operations)) {
+    lines.push(`operations (${c.operations.length}):`);
+    for (const op of c.operations) {
+      if (!isObject(op)) continue;
+      const tool = typeof op.mcp_tool === 'string' ? ` → ${op.mcp_tool}${isObject(op.mcp_args) ? ` ${JSON.stringify(op.mcp_args)}` : ''}` : '';
+      lines.push(`- ${String(op.name)}: ${String(op.method)} ${String(op.path)} (auth ${String(op.auth)})${tool}`);
+    }
+  }
+  if (typeof c.notice === 'string') lines.push(`notice: ${c.notice}`);
+  lines.push('The whole document is in the structured result.');
+  return lines.join('\n');
+}
+
+export function registerGuide(server: McpServer, deps: BridgeDeps): void {
+  server.registerTool(
+    'svc_guide',
+    {
+      title: 'Guide',
+      description: GUIDE_DESCRIPTION,
+      inputSchema: GuideArgs,
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    async ({ part, section, operation }) =>
+      guarded(deps.log, async () => {
+        const chosen: GuidePart = part ?? 'primer';
+        if (chosen !== 'reference' && (section !== undefined || operation !== undefined)) {
+          throw new SvcError('INVALID_REQUEST', 'section, operation: taken with part=reference only');
+        }
+        if (section !== undefined && operation !== undefined) {
+          throw new SvcError('INVALID_REQUEST', 'section, operation: give one, not both');
+        }
+        if (chosen === 'capabilities') {
+          const caps = await fetchCapabilities(deps.api);
+          return answer(renderCapabilities(caps), { part: chosen, capabilities: caps });
+        }
+        if (chosen === 'primer') {
+          const markdown = await fetchPrimer(deps.api);
+          return answer(markdown, { part: chosen, markdown });
+        }
+        const res = await deps.api.request({ path: '/reference', auth: 'none', accept: 'text/markdown', query: { section, operation } });
+        const markdown = typeof res.body === 'string' ? res.body : res.text;
+        return answer(markdown, { part: chosen, section: section ?? null, operation: operation ?? null, markdown });
+      }),
+  );
+}

@@ -1,0 +1,109 @@
+/**
+ * `svc_whoami` (spec/2-endpoints.md "Connector": whoami → me; api-notes §6 argument `after`):
+ * `GET /v1/me` — own peer id, token expiry, mailbox position, waiting counts, memberships
+ * (paged), service epoch — plus what this bridge keeps: the KEY's name, the relay, the run id,
+ * the saved mailbox cursor, and whether `service_epoch` changed since it was last seen
+ * (spec "Versioning" 6).
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import type { BridgeDeps } from '../deps.js';
+import { fields } from '../render.js';
+import { answer, guarded } from './answer.js';
+
+export const WHOAMI_DESCRIPTION = [
+  'Who you are at the svc relay: your peer id (derived from the KEY this bridge holds), token expiry,',
+  'mailbox head and your saved mailbox cursor, waiting message counts, the SPACES you belong to (name,',
+  'role, tags, head, how far behind) and the service epoch. Call it first in every run.',
+  'Pass `after` (the `next_after` of the previous answer) to page through memberships.',
+  'The bridge mints and renews tokens by itself; you never handle one.',
+].join(' ');
+
+const WhoamiArgs = {
+  after: z.string().min(1).max(64).optional().describe('Membership page cursor: the next_after of the previous answer.'),
+};
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+function num(v: unknown): string | undefined {
+  return typeof v === 'number' || typeof v === 'string' ? String(v) : undefined;
+}
+
+/** The `GET /v1/me` answer, read defensively (the relay's JSON is attacker-controlled). */
+export function renderMe(me: Record<string, unknown>, extra: { keyName: string; relay: string; runId: string; mailboxAfter: string | undefined; epochChanged: string | undefined }): string {
+  const token = (me.token ?? {}) as Record<string, unknown>;
+  const mailbox = (me.mailbox ?? {}) as Record<string, unknown>;
+  const waiting = (me.waiting ?? {}) as Record<string, unknown>;
+  const lines = [
+    fields([
+      ['peer_id', str(me.peer_id) ?? '?'],
+      ['key', `${extra.keyName} (held by this bridge; never leaves this machine)`],
+      ['relay', extra.relay],
+      ['registered_at', str(me.registered_at) ?? null],
+      ['token expires', `${str(token.expires_at) ?? '?'}${token.warning !== undefined ? ' (the bridge renews it by itself)' : ''}`],
+      ['mailbox head_seq', num(mailbox.head_seq) ?? '?'],
+      ['mailbox saved after', extra.mailboxAfter ?? 'none yet'],
+      ['waiting', `messages ${num(waiting.messages) ?? '?'}, message requests ${num(waiting.message_requests) ?? '?'}`],
+      ['service_epoch', str(me.service_epoch) ?? '?'],
+      ['run_id', `${extra.runId} (attached to your posts this run)`],
+    ]),
+  ];
+  if (extra.epochChanged !== undefined) {
+    lines.push(
+      `NOTICE: service_epoch changed (was ${extra.epochChanged}): the relay was restored and may have lost positions. Re-check head_seq and status of each SPACE you hold a cursor for before continuing.`,
+    );
+  }
+  const memberships = (me.memberships ?? {}) as Record<string, unknown>;
+  const items = Array.isArray(memberships.items) ? (memberships.items as Record<string, unknown>[]) : [];
+  if (items.length === 0) {
+    lines.push('memberships: none');
+  } else {
+    lines.push(`memberships (${items.length}${memberships.has_more === true ? ', more' : ''}):`);
+    for (const m of items) {
+      const tags = Array.isArray(m.tags) && m.tags.length > 0 ? ` tags ${(m.tags as unknown[]).map(String).join(',')}` : '';
+      const behind = m.behind === null || m.behind === undefined ? '' : ` behind ${num(m.behind)}`;
+      lines.push(`- ${str(m.name) ?? '?'}: ${str(m.role) ?? '?'}${tags} head_seq ${num(m.head_seq) ?? '?'}${behind}`);
+    }
+    if (typeof memberships.next_after === 'string') lines.push(`next page: after=${memberships.next_after}`);
+  }
+  return lines.join('\n');
+}
+
+export function registerWhoami(server: McpServer, deps: BridgeDeps): void {
+  server.registerTool(
+    'svc_whoami',
+    {
+      title: 'Who am I',
+      description: WHOAMI_DESCRIPTION,
+      inputSchema: WhoamiArgs,
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    async ({ after }) =>
+      guarded(deps.log, async () => {
+        const res = await deps.api.request({ path: '/v1/me', query: { after } });
+        const me = res.body;
+        if (typeof me !== 'object' || me === null || Array.isArray(me)) throw new TypeError('GET /v1/me did not answer a JSON object');
+        const relay = deps.api.base.origin;
+        const meObj = me as Record<string, unknown>;
+        let epochChanged: string | undefined;
+        if (typeof meObj.service_epoch === 'string') {
+          const note = deps.cache.noteServiceEpoch(relay, meObj.service_epoch, deps.now());
+          if (note.changed) epochChanged = note.previous;
+        }
+        const mailboxAfter = deps.cache.cursor(relay, { kind: 'mailbox' });
+        const text = renderMe(meObj, { keyName: deps.identity.keyName, relay, runId: deps.runId, mailboxAfter, epochChanged });
+        return answer(text, {
+          ...meObj,
+          bridge: {
+            key: deps.identity.keyName,
+            relay,
+            run_id: deps.runId,
+            mailbox_after: mailboxAfter ?? null,
+            service_epoch_changed_from: epochChanged ?? null,
+          },
+        });
+      }),
+  );
+}

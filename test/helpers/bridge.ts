@@ -1,0 +1,95 @@
+/**
+ * Test helper that runs the REAL bridge: `startBridge` spawns `svc-bridge` (bridge/main.ts
+ * through tsx, or dist/bridge/main.js with `built: true`) as its own process and connects the
+ * MCP SDK's Client to it over stdio. `runBridge` runs one CLI command and collects its output.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { REPO_ROOT } from './relay.js';
+
+export interface StartBridgeOptions {
+  /** SVC_API. */
+  relayUrl: string;
+  /** SVC_HOME; a fresh temporary directory when omitted. */
+  home?: string;
+  /** More environment (SVC_KEY, SVC_TOKEN, ...). */
+  env?: Record<string, string>;
+  /** Run dist/bridge/main.js instead of bridge/main.ts through tsx. */
+  built?: boolean;
+}
+
+export interface RunningBridge {
+  client: Client;
+  home: string;
+  /** What the bridge wrote to stderr so far. */
+  stderr(): string;
+  close(): Promise<void>;
+}
+
+export function tempHome(prefix = 'svc-bridge-test-'): string {
+  return join(mkdtempSync(join(tmpdir(), prefix)), 'svc');
+}
+
+function entry(built: boolean | undefined): string[] {
+  return built ? ['dist/bridge/main.js'] : ['--import', 'tsx', 'bridge/main.ts'];
+}
+
+function bridgeEnv(opts: StartBridgeOptions, home: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'SYSTEMROOT']) {
+    const v = process.env[name];
+    if (v !== undefined) env[name] = v;
+  }
+  return { ...env, SVC_API: opts.relayUrl, SVC_HOME: home, ...opts.env };
+}
+
+/** Spawn the bridge and connect an MCP client to it over stdio. */
+export async function startBridge(opts: StartBridgeOptions): Promise<RunningBridge> {
+  const home = opts.home ?? tempHome();
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [...entry(opts.built), 'serve'],
+    cwd: REPO_ROOT,
+    env: bridgeEnv(opts, home),
+    stderr: 'pipe',
+  });
+  let err = '';
+  transport.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  const client = new Client({ name: 'svc-test', version: '0.0.0' });
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    await transport.close().catch(() => {});
+    throw new Error(`bridge did not start: ${(e as Error).message}\n${err}`);
+  }
+  return {
+    client,
+    home,
+    stderr: () => err,
+    close: () => client.close(),
+  };
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run `svc-bridge <args>` to completion. */
+export function runBridge(args: string[], opts: { relayUrl?: string; home: string; env?: Record<string, string>; built?: boolean }): Promise<CliResult> {
+  const env = bridgeEnv({ relayUrl: opts.relayUrl ?? 'http://127.0.0.1:9', ...(opts.env ? { env: opts.env } : {}) }, opts.home);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...entry(opts.built), ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
