@@ -1,0 +1,39 @@
+/**
+ * `npm run bench` runs every suite; `npm run bench -- core` (or several names) runs only those.
+ * Each suite prints its title, its table and its notes. Add a suite by listing it in SUITES.
+ */
+import { availableParallelism, loadavg } from 'node:os';
+import { formatTable, type Suite } from './harness.js';
+import { coreSuite } from './core.js';
+
+const SUITES: readonly Suite[] = [coreSuite];
+
+function pick(names: readonly string[]): Suite[] {
+  if (names.length === 0) return [...SUITES];
+  const known = new Map(SUITES.map((s) => [s.name, s]));
+  const unknown = names.filter((n) => !known.has(n));
+  if (unknown.length > 0) {
+    throw new Error(`unknown suite ${unknown.join(', ')}; suites: ${SUITES.map((s) => s.name).join(', ')}`);
+  }
+  return [...new Set(names)].map((n) => known.get(n)!);
+}
+
+async function main(names: readonly string[]): Promise<void> {
+  const suites = pick(names);
+  // Other work on the machine slows every figure; the load average says how much there was.
+  const load = loadavg()[0]!.toFixed(2);
+  console.log(`node ${process.version}, ${process.platform}/${process.arch}, ${availableParallelism()} CPUs, load ${load} at start`);
+  for (const suite of suites) {
+    const started = performance.now();
+    const report = await suite.run();
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    console.log(`\n== ${suite.title} (${seconds} s)\n`);
+    console.log(formatTable(report.rows));
+    if (report.notes.length > 0) console.log(`\n${report.notes.join('\n')}`);
+  }
+}
+
+main(process.argv.slice(2)).catch((e: unknown) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exitCode = 1;
+});
