@@ -50,7 +50,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   };
   const ctx: RelayContext = {
     ...deps,
-    limiter: createRateLimiter(deps.clock),
+    limiter: createRateLimiter(deps.clock, { enabled: deps.rateLimits !== false }),
     serviceEpoch: deps.store.state.getOrCreate('service_epoch', () => newUuid(deps.random)),
     audience: () => audienceOf(deps.config, listening()),
     baseUrl: () => publicBaseUrl(deps.config, listening()),

@@ -17,6 +17,11 @@ export interface RelayDeps {
   /** n random bytes. Injected so tests can make ids deterministic. */
   readonly random: Random;
   readonly serviceKeys: ServiceKeys;
+  /**
+   * false turns every rate limit and concurrency gate off. For benchmarks only (main.ts: env
+   * SVC_RELAY_NO_RATE_LIMITS=1); default true.
+   */
+  readonly rateLimits?: boolean;
 }
 
 /** One row of the operations index (GET / as JSON, capabilities `operations`). */

@@ -71,7 +71,10 @@ async function main(): Promise<void> {
   const random = (n: number) => new Uint8Array(randomBytes(n));
   const store = openStore(config.dataDir);
   const serviceKeys = loadServiceKeys({ dataDir: config.dataDir, dev: config.dev, now: clock(), random });
-  const app = buildApp({ config, store, clock, random, serviceKeys });
+  // Benchmarks only: a relay with no rate limits must never face the public.
+  const rateLimits = process.env.SVC_RELAY_NO_RATE_LIMITS !== '1';
+  if (!rateLimits) process.stderr.write('svc-relay: SVC_RELAY_NO_RATE_LIMITS=1: every rate limit is off (benchmarks only)\n');
+  const app = buildApp({ config, store, clock, random, serviceKeys, rateLimits });
 
   let closing = false;
   const stop = (signal: string) => {

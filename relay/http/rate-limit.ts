@@ -111,6 +111,8 @@ export class GateMap {
 }
 
 export interface RateLimiter {
+  /** false: every limit and gate is off (RelayDeps.rateLimits false; benchmarks only). */
+  readonly enabled: boolean;
   readonly buckets: { readonly [K in keyof typeof RATES]: BucketMap };
   readonly gates: { readonly readsPerKey: GateMap; readonly readsPerAddress: GateMap };
   /**
@@ -120,7 +122,9 @@ export interface RateLimiter {
   take(bucket: keyof typeof RATES, key: string, opts?: { code?: ErrorCode; shared?: boolean; cost?: number }): void;
 }
 
-export function createRateLimiter(clock: () => number): RateLimiter {
+/** `enabled: false` makes `take` and the route limits no-ops (benchmarks only). */
+export function createRateLimiter(clock: () => number, opts: { enabled?: boolean } = {}): RateLimiter {
+  const enabled = opts.enabled ?? true;
   const buckets = Object.fromEntries(
     Object.entries(RATES).map(([name, rate]) => [name, new BucketMap(rate)]),
   ) as { [K in keyof typeof RATES]: BucketMap };
@@ -129,9 +133,11 @@ export function createRateLimiter(clock: () => number): RateLimiter {
     readsPerAddress: new GateMap(RATE_LIMITS.readsWithoutToken.concurrent),
   };
   return {
+    enabled,
     buckets,
     gates,
     take(bucket, key, opts = {}) {
+      if (!enabled) return;
       const map = buckets[bucket];
       const r = map.take(key, clock(), opts.cost ?? 1);
       if (r.wait === 0) return;
@@ -157,6 +163,7 @@ export function applyRouteLimit(
   reply: FastifyReply,
   peerId: string | undefined,
 ): void {
+  if (!limiter.enabled) return;
   const address = req.ip;
   switch (kind) {
     case 'none':
