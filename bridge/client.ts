@@ -264,7 +264,8 @@ export class RelayClient implements RelayApi {
 
   private url(req: ApiRequest): URL {
     if (!req.path.startsWith('/') || req.path.startsWith('//')) throw new TypeError(`path must start with one "/": ${req.path}`);
-    const url = new URL(`${this.base.origin}${this.base.pathname}${req.path}`);
+    const prefix = this.base.pathname.replace(/\/+$/, '');
+    const url = new URL(`${this.base.origin}${prefix}${req.path}`);
     for (const [name, value] of Object.entries(req.query ?? {})) {
       if (value === undefined) continue;
       if (Array.isArray(value)) for (const v of value) url.searchParams.append(name, v);

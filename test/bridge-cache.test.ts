@@ -1,0 +1,163 @@
+/**
+ * The bridge's local cache (real SQLite files, WAL): cursors only move forward, the newest
+ * checkpoint per SPACE and stream is kept, service epoch changes are noticed, and several
+ * bridges (connections, processes) share one file safely.
+ */
+import { spawn } from 'node:child_process';
+import { statSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { cachePath, openCache, type SeenCheckpoint } from '../bridge/cache.js';
+import { openKeyDirectory, type KeyDirectory } from '../bridge/keys.js';
+import { tempHome } from './helpers/bridge.js';
+import { REPO_ROOT } from './helpers/relay.js';
+
+const RELAY = 'http://127.0.0.1:8787';
+const OTHER = 'https://relay.example';
+
+function freshDir(): KeyDirectory {
+  return openKeyDirectory(tempHome());
+}
+
+function cp(last: string, id = last.padStart(64, '0')): SeenCheckpoint {
+  return { checkpointId: id.replace(/[^0-9a-f]/g, 'a'), first: '1', last, served: JSON.stringify({ last }), seenAt: 1 };
+}
+
+describe('cursors', () => {
+  it('start empty, advance, and never move back', () => {
+    const cache = openCache(freshDir(), 'default');
+    const space = { kind: 'space', space: 'lab' } as const;
+    expect(cache.cursor(RELAY, space)).toBeUndefined();
+    expect(cache.advanceCursor(RELAY, space, '9', 1)).toBe(true);
+    expect(cache.advanceCursor(RELAY, space, '10', 2)).toBe(true); // numeric, not text, order
+    expect(cache.advanceCursor(RELAY, space, '9', 3)).toBe(false);
+    expect(cache.advanceCursor(RELAY, space, '10', 4)).toBe(false);
+    expect(cache.cursor(RELAY, space)).toBe('10');
+    cache.close();
+  });
+
+  it('are kept per relay, per SPACE and for the mailbox apart', () => {
+    const cache = openCache(freshDir(), 'default');
+    cache.advanceCursor(RELAY, { kind: 'mailbox' }, '3', 1);
+    cache.advanceCursor(RELAY, { kind: 'space', space: 'a' }, '7', 1);
+    cache.advanceCursor(OTHER, { kind: 'space', space: 'a' }, '1', 1);
+    expect(cache.cursor(RELAY, { kind: 'mailbox' })).toBe('3');
+    expect(cache.cursor(OTHER, { kind: 'mailbox' })).toBeUndefined();
+    expect(cache.cursors(RELAY)).toEqual([
+      { kind: 'mailbox', space: '', after: '3', updatedAt: 1 },
+      { kind: 'space', space: 'a', after: '7', updatedAt: 1 },
+    ]);
+    cache.forgetCursor(RELAY, { kind: 'space', space: 'a' });
+    expect(cache.cursor(RELAY, { kind: 'space', space: 'a' })).toBeUndefined();
+    cache.close();
+  });
+
+  it('refuse a position that is not a 64-bit decimal', () => {
+    const cache = openCache(freshDir(), 'default');
+    for (const bad of ['-1', '01', 'x', '', '18446744073709551616']) {
+      expect(() => cache.advanceCursor(RELAY, { kind: 'mailbox' }, bad, 1)).toThrow(TypeError);
+    }
+    expect(cache.advanceCursor(RELAY, { kind: 'mailbox' }, '18446744073709551615', 1)).toBe(true);
+    cache.close();
+  });
+
+  it('survive reopening (a new bridge run continues from them)', () => {
+    const dir = freshDir();
+    const first = openCache(dir, 'default');
+    first.advanceCursor(RELAY, { kind: 'mailbox' }, '42', 1);
+    first.close();
+    const second = openCache(dir, 'default');
+    expect(second.cursor(RELAY, { kind: 'mailbox' })).toBe('42');
+    second.close();
+  });
+});
+
+describe('checkpoints seen', () => {
+  it('keep the one ending latest per SPACE and stream', () => {
+    const cache = openCache(freshDir(), 'default');
+    expect(cache.noteCheckpoint(RELAY, 'lab', 'posts', cp('1024'))).toBe(true);
+    expect(cache.noteCheckpoint(RELAY, 'lab', 'posts', cp('900'))).toBe(false);
+    expect(cache.noteCheckpoint(RELAY, 'lab', 'events', cp('5'))).toBe(true);
+    expect(cache.checkpoint(RELAY, 'lab', 'posts')?.last).toBe('1024');
+    expect(cache.checkpoint(RELAY, 'lab', 'events')?.last).toBe('5');
+    expect(cache.noteCheckpoint(RELAY, 'lab', 'posts', cp('2048'))).toBe(true);
+    expect(cache.checkpoint(RELAY, 'lab', 'posts')).toMatchObject({ last: '2048', served: '{"last":"2048"}' });
+    cache.close();
+  });
+
+  it('a different checkpoint ending at the same place does not replace the kept one', () => {
+    const cache = openCache(freshDir(), 'default');
+    cache.noteCheckpoint(RELAY, 'lab', 'posts', cp('10', 'a'.repeat(64)));
+    expect(cache.noteCheckpoint(RELAY, 'lab', 'posts', cp('10', 'b'.repeat(64)))).toBe(false);
+    expect(cache.checkpoint(RELAY, 'lab', 'posts')?.checkpointId).toBe('a'.repeat(64));
+    cache.close();
+  });
+});
+
+describe('service epoch', () => {
+  it('the first sighting is no change; a different epoch later is', () => {
+    const cache = openCache(freshDir(), 'default');
+    expect(cache.noteServiceEpoch(RELAY, 'e1', 1)).toEqual({ previous: undefined, changed: false });
+    expect(cache.noteServiceEpoch(RELAY, 'e1', 2)).toEqual({ previous: 'e1', changed: false });
+    expect(cache.noteServiceEpoch(RELAY, 'e2', 3)).toEqual({ previous: 'e1', changed: true });
+    expect(cache.serviceEpoch(RELAY)).toBe('e2');
+    expect(cache.serviceEpoch(OTHER)).toBeUndefined();
+    cache.close();
+  });
+});
+
+describe('the cache file', () => {
+  it('is one SQLite file per KEY in the key directory, in WAL mode, mode 0600', () => {
+    const dir = freshDir();
+    const cache = openCache(dir, 'alice');
+    expect(cache.path).toBe(join(dir.cacheDir, 'alice.sqlite'));
+    expect(statSync(cache.path).mode & 0o777).toBe(0o600);
+    cache.close();
+    const db = new Database(cachePath(dir, 'alice'), { readonly: true });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    db.close();
+  });
+
+  it('is shared safely by bridges in several processes writing at once', async () => {
+    const dir = freshDir();
+    openCache(dir, 'default').close();
+    const scriptDir = mkdtempSync(join(tmpdir(), 'svc-cache-writer-'));
+    const script = join(scriptDir, 'writer.mts');
+    const mod = (p: string) => JSON.stringify(pathToFileURL(join(REPO_ROOT, p)).href);
+    writeFileSync(
+      script,
+      `import { openCache } from ${mod('bridge/cache.ts')};
+import { openKeyDirectory } from ${mod('bridge/keys.ts')};
+const [home, who, at] = process.argv.slice(2);
+const cache = openCache(openKeyDirectory(home), 'default');
+while (Date.now() < Number(at)) {}
+for (let i = 1; i <= 200; i++) {
+  cache.advanceCursor('r', { kind: 'mailbox' }, String(i * 2 + Number(who)), i);
+  cache.advanceCursor('r', { kind: 'space', space: 's' + who }, String(i), i);
+  cache.noteServiceEpoch('r', 'e' + who, i);
+}
+cache.close();
+`,
+    );
+    const startAt = Date.now() + 2500;
+    const runs = [0, 1, 2].map(
+      (who) =>
+        new Promise<void>((resolve, reject) => {
+          const child = spawn(process.execPath, ['--import', 'tsx', script, dir.home, String(who), String(startAt)], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+          let err = '';
+          child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+          child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${who} exited ${code}: ${err}`))));
+        }),
+    );
+    await Promise.all(runs);
+    const cache = openCache(dir, 'default');
+    // The furthest position any writer reached, whatever the interleaving.
+    expect(cache.cursor('r', { kind: 'mailbox' })).toBe('402');
+    for (const who of [0, 1, 2]) expect(cache.cursor('r', { kind: 'space', space: `s${who}` })).toBe('200');
+    expect(['e0', 'e1', 'e2']).toContain(cache.serviceEpoch('r'));
+    cache.close();
+  }, 60_000);
+});
