@@ -160,7 +160,7 @@ function run(): SuiteReport {
   return {
     rows,
     notes: [
-      `submission check / bare verify: ${formatRatio(ratio)} (paired rounds, interquartile ${formatRatio(q1)}–${formatRatio(q3)}), ` +
+      `submission check / bare verify: ${formatRatio(ratio, 3)} (paired rounds, interquartile ${formatRatio(q1)}–${formatRatio(q3)}), ` +
         `target ≤ ${formatRatio(TARGET_RATIO)}: ${met ? 'target met' : 'target missed'}`,
       `ops/s: median of ${verifyOps.roundsOpsPerSec.length} interleaved rounds; "vs baseline": time per op ÷ the baseline's; ` +
         'p50/p99/max: calls timed one by one after the rounds',

@@ -79,8 +79,8 @@ export function formatDuration(ns: number): string {
   return `${(ns / 1e9).toPrecision(3)} s`;
 }
 
-export function formatRatio(ratio: number): string {
-  return `${ratio.toFixed(2)}×`;
+export function formatRatio(ratio: number, decimals = 2): string {
+  return `${ratio.toFixed(decimals)}×`;
 }
 
 /** One line of a suite's table. */

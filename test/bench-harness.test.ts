@@ -148,6 +148,7 @@ describe('formatting', () => {
   it('writes ratios with two decimals and a times sign', () => {
     expect(formatRatio(1.3)).toBe('1.30×');
     expect(formatRatio(1.1449)).toBe('1.14×');
+    expect(formatRatio(1.2986, 3)).toBe('1.299×');
   });
 });
 
