@@ -13,11 +13,22 @@
 import { under, type Category, type Group } from './types.js';
 import { AI_ENTRIES } from './branches/artificial-intelligence.js';
 import { COMPUTING_ENTRIES } from './branches/computing.js';
+import { SCIENCE_ENTRIES } from './branches/science.js';
+import { ENGINEERING_ENTRIES } from './branches/engineering.js';
+import { HEALTH_ENTRIES } from './branches/health.js';
+import { BUSINESS_ENTRIES } from './branches/business.js';
+import { SOCIETY_ENTRIES } from './branches/society.js';
+import { HUMANITIES_ENTRIES } from './branches/humanities.js';
+import { ARTS_ENTRIES } from './branches/arts.js';
+import { GAMES_ENTRIES } from './branches/games.js';
+import { EVERYDAY_ENTRIES } from './branches/everyday-life.js';
+import { PLACES_ENTRIES } from './branches/places.js';
+import { GENERAL_ENTRIES } from './branches/general.js';
 
 export const REGISTER_RELEASE = '2026-09-18';
 export const REGISTER_LICENCE = 'CC0-1.0';
 
-/** The top categories, in the spec's order. */
+/** The top categories, in the spec's order (spec/1-concepts.md lists thirteen). */
 export const TOP_IDS = [
   'artificial-intelligence',
   'computing',
@@ -141,7 +152,22 @@ const TOPS: Group = under(null, [
 ]);
 
 /** Every group of the register, top categories first. */
-export const GROUPS: readonly Group[] = [TOPS, ...AI_ENTRIES, ...COMPUTING_ENTRIES];
+export const GROUPS: readonly Group[] = [
+  TOPS,
+  ...AI_ENTRIES,
+  ...COMPUTING_ENTRIES,
+  ...SCIENCE_ENTRIES,
+  ...ENGINEERING_ENTRIES,
+  ...HEALTH_ENTRIES,
+  ...BUSINESS_ENTRIES,
+  ...SOCIETY_ENTRIES,
+  ...HUMANITIES_ENTRIES,
+  ...ARTS_ENTRIES,
+  ...GAMES_ENTRIES,
+  ...EVERYDAY_ENTRIES,
+  ...PLACES_ENTRIES,
+  ...GENERAL_ENTRIES,
+];
 
 function build(groups: readonly Group[]): readonly Category[] {
   const out: Category[] = [];
