@@ -22,7 +22,7 @@ const NDJSON = { accept: 'application/x-ndjson' };
 
 beforeAll(async () => {
   relay = await startRelay();
-  [owner, admin, writer, outsider] = await Promise.all(Array.from({ length: 4 }, () => mintToken(relay.url)));
+  [owner, admin, writer, outsider] = await Promise.all([mintToken(relay.url), mintToken(relay.url), mintToken(relay.url), mintToken(relay.url)]);
   ageKeys(relay);
   // A series of governance actions: every event kind this module writes.
   name = freshName('log');

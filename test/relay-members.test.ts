@@ -21,9 +21,15 @@ let outsider: MintedToken;
 
 beforeAll(async () => {
   relay = await startRelay();
-  [owner, admin, coord, coord2, writer, reader, outsider] = await Promise.all(
-    Array.from({ length: 7 }, () => mintToken(relay.url)),
-  );
+  [owner, admin, coord, coord2, writer, reader, outsider] = await Promise.all([
+    mintToken(relay.url),
+    mintToken(relay.url),
+    mintToken(relay.url),
+    mintToken(relay.url),
+    mintToken(relay.url),
+    mintToken(relay.url),
+    mintToken(relay.url),
+  ]);
 });
 afterAll(async () => {
   await relay.close();
