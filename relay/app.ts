@@ -29,6 +29,9 @@ import { spacesRoutes } from './routes/spaces.js';
 import { membersRoutes } from './routes/members.js';
 import { eventsRoutes } from './routes/events.js';
 import { postsWriteRoutes } from './routes/posts-write.js';
+import { invitesRoutes } from './routes/invites.js';
+import { joinRoutes } from './routes/join.js';
+import { handOverRoutes } from './routes/hand-over.js';
 
 export type { RelayDeps, RelayContext } from './context.js';
 
@@ -114,6 +117,9 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(membersRoutes, ctx);
   app.register(eventsRoutes, ctx);
   app.register(postsWriteRoutes, ctx);
+  app.register(invitesRoutes, ctx);
+  app.register(joinRoutes, ctx);
+  app.register(handOverRoutes, ctx);
 
   return app;
 }

@@ -1,24 +1,17 @@
 /**
- * HOOK for the invites engineer: `POST /v1/keys/verify` may carry `invite` (an invite link)
- * and joins its SPACE in the same call (spec/1-concepts.md "Minting with an Ed25519 KEY" 3).
- * The token is minted first and stays valid whatever the join answers; the answer carries
+ * `POST /v1/keys/verify` may carry `invite` (an invite or hand-over link) and joins its SPACE in
+ * the same call (spec/1-concepts.md "Minting with an Ed25519 KEY" 3). The token is minted
+ * first and stays valid whatever the join answers; the answer carries
  * `joined {name, role, tags[], state, changed, revision, handed_over_by?}` or
  * `join_refused {code, message, fix, detail?}`.
  *
- * Until invites exist every link is refused with INVITE_INVALID.
+ * The join is exactly join.link's (relay/joining.ts), including the link-use rate limit.
  */
 import { SvcError, errorEnvelope } from '../../shared/errors.js';
 import type { RelayContext } from '../context.js';
+import { joinByLink, parseLink, takeLinkUse, type Joined } from '../joining.js';
 
-export interface Joined {
-  name: string;
-  role: string;
-  tags: string[];
-  state: string;
-  changed: boolean;
-  revision: string;
-  handed_over_by?: string;
-}
+export type { Joined } from '../joining.js';
 
 export interface JoinRefused {
   code: string;
@@ -30,8 +23,9 @@ export interface JoinRefused {
 export type JoinOutcome = { joined: Joined } | { join_refused: JoinRefused };
 
 /** Join the SPACE an invite link names, as `peerId`. Throws SvcError on refusal. */
-export function joinWithInvite(_ctx: RelayContext, _peerId: string, _link: string): Joined {
-  throw new SvcError('INVITE_INVALID', 'invite: invites are not available on this relay yet');
+export function joinWithInvite(ctx: RelayContext, peerId: string, link: string): Joined {
+  takeLinkUse(ctx, peerId);
+  return joinByLink(ctx, peerId, parseLink(link, ctx.baseUrl(), 'invite'));
 }
 
 /** Run the join and render its refusal the way keys.verify answers it. */

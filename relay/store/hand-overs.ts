@@ -22,10 +22,11 @@
  * - The giver may end its own offer with decline (state revoked); the offered KEY's decline
  *   leaves state declined. A second decline changes nothing.
  * - Accepting is `accepted`, and a used offer answers INVITE_EXHAUSTED like any spent link.
+ * - Hand-over links count toward the maker's 100,000 links a day (INVITE_LIMIT).
  */
 import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
-import { SPACES_PER_KEY } from '../../shared/limits.js';
+import { RATE_LIMITS, SPACES_PER_KEY } from '../../shared/limits.js';
 import { ROLE_RANK, type RankedRole, type Role } from '../../shared/vocabulary.js';
 import { rankOf } from '../policy.js';
 import type { Db } from './db.js';
@@ -38,6 +39,8 @@ import type { SpaceRow, SpaceStore } from './spaces.js';
 
 /** How long an offer lasts when the giver does not say. */
 export const HAND_OVER_DEFAULT_SECONDS = 7 * 24 * 60 * 60;
+
+const DAY_MS = RATE_LIMITS.linksMade.windowSeconds * 1000;
 
 export type OfferState = 'waiting' | 'accepted' | 'declined' | 'revoked' | 'expired';
 
@@ -82,8 +85,11 @@ export interface HandOverStore {
   byCodeHash(hash: Uint8Array, now: number): HandOverRow | undefined;
   /** Make an offer, revoking the giver's last one in the SPACE; tells `to` (mailbox `hand_over`). */
   create(i: CreateOfferInput): { offer: HandOverRow; replaced: string | null };
-  /** Take the offer as `taker` (see the file comment for the refusals). */
-  accept(space: SpaceRow, id: string, taker: string, now: number): Accepted;
+  /**
+   * Take the offer as `taker` (see the file comment for the refusals). A link offer is taken
+   * only with its code (`viaCode`): its id alone admits nobody.
+   */
+  accept(space: SpaceRow, id: string, taker: string, now: number, viaCode: boolean): Accepted;
   /** End an offer: by the offered KEY (declined) or by the giver (revoked). INVITE_NOT_FOUND otherwise. */
   decline(id: string, peer: string, now: number): HandOverRow;
   /** Whether two KEYS are both inside (owner or member) some SPACE (HAND_OVER_UNREACHABLE). */
@@ -154,18 +160,22 @@ export function createHandOverStore(db: Db, deps: HandOverDeps): HandOverStore {
   const withdrawOnGrant = prepareWithdrawOnGrant(db);
 
   const createTx = db.transaction((i: CreateOfferInput) => {
+    if (i.codeHash !== null && deps.invites.madeSince(i.giver, i.now - DAY_MS) >= RATE_LIMITS.linksMade.limit) {
+      throw new SvcError('INVITE_LIMIT', `${RATE_LIMITS.linksMade.limit} links made a day`);
+    }
     const replaced = revokeWaiting.all(i.now, i.space.id, i.giver).map((r) => r.id);
     insert.run(i.id, i.space.id, i.giver, i.role, i.to, i.codeHash, i.label, i.now, i.expiresAt);
     if (i.to !== null) deps.mailbox.deliver(i.to, 'hand_over', { offerId: i.id }, i.now);
     return { offer: toOffer(selectById.get(i.id)!, i.now), replaced: replaced[0] ?? null };
   });
 
-  const acceptTx = db.transaction((space: SpaceRow, id: string, taker: string, now: number): Accepted => {
+  const acceptTx = db.transaction((space: SpaceRow, id: string, taker: string, now: number, viaCode: boolean): Accepted => {
     const r = selectById.get(id);
     if (!r || r.space_row_id !== space.id) throw new SvcError('INVITE_NOT_FOUND', 'id: no offer has this id');
     const offer = toOffer(r, now);
     if (taker === offer.giver) throw new SvcError('CONTROL_DENIED', 'nobody accepts their own hand-over');
     if (offer.to !== null && offer.to !== taker) throw new SvcError('INVITE_NOT_FOUND', 'id: no offer to you has this id');
+    if (offer.isLink && !viaCode) throw new SvcError('INVITE_NOT_FOUND', 'id: a hand-over link is taken with its link, not its id');
     if (offer.state === 'revoked' || offer.state === 'declined') throw new SvcError('INVITE_REVOKED', `offer: ${offer.state}`);
     if (offer.state === 'accepted') throw new SvcError('INVITE_EXHAUSTED', 'offer: already used');
     if (offer.state === 'expired') throw new SvcError('INVITE_EXPIRED', `offer: expired at ${new Date(offer.expiresAt!).toISOString()}`);
@@ -230,7 +240,7 @@ export function createHandOverStore(db: Db, deps: HandOverDeps): HandOverStore {
       return r ? toOffer(r, now) : undefined;
     },
     create: (i) => createTx.immediate(i),
-    accept: (space, id, taker, now) => acceptTx.immediate(space, id, taker, now),
+    accept: (space, id, taker, now, viaCode) => acceptTx.immediate(space, id, taker, now, viaCode),
     decline: (id, peer, now) => declineTx.immediate(id, peer, now),
     shareSpace: (a, b) => shareStmt.get({ a, b })!.shared === 1,
   };

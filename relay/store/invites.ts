@@ -88,6 +88,8 @@ export interface RemoveBatch {
 export interface InviteStore {
   byId(id: string): InviteRow | undefined;
   byCodeHash(hash: Uint8Array): InviteRow | undefined;
+  /** The link's state, counting a maker that no longer ranks above its role as revoked. */
+  liveState(space: SpaceRow, invite: InviteRow, now: number): InviteState;
   /** Make a link (INVITE_LIMIT) with its invite.created event. */
   create(i: CreateInviteInput): { invite: InviteRow; revision: number };
   /** One page of a SPACE's links, oldest first; `maker` null lists every maker's. */
@@ -289,6 +291,7 @@ export function createInviteStore(db: Db, deps: { members: MemberStore; events: 
 
   return {
     byId: get,
+    liveState: (space, invite, now) => (makerStillAbove(space, invite) ? inviteState(invite, now) : 'revoked'),
     byCodeHash(hash) {
       const r = selectByHash.get(hash);
       return r ? toInvite(r) : undefined;
