@@ -1,0 +1,182 @@
+/**
+ * End to end: the real svc-bridge process over stdio (MCP SDK Client + StdioClientTransport)
+ * against a real relay on loopback. Tools and resources are listed, svc_whoami answers as the
+ * KEY's peer id, refusals are tool errors with code, message and fix, and the CLI commands work.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PEER_MARKER_NOTE } from '../bridge/render.js';
+import { runBridge, startBridge, tempHome, type RunningBridge } from './helpers/bridge.js';
+import { mintToken, startRelay, type RunningRelay } from './helpers/relay.js';
+
+let relay: RunningRelay;
+let bridge: RunningBridge;
+
+beforeAll(async () => {
+  relay = await startRelay();
+  bridge = await startBridge({ relayUrl: relay.url });
+}, 60_000);
+
+afterAll(async () => {
+  await bridge?.close();
+  await relay?.close();
+});
+
+const text = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+
+describe('the bridge over stdio', () => {
+  it('introduces itself with instructions that explain peer markers', () => {
+    expect(bridge.client.getServerVersion()?.name).toBe('svc-bridge');
+    expect(bridge.client.getInstructions()).toContain(PEER_MARKER_NOTE);
+  });
+
+  it('lists svc_whoami and svc_guide with input schemas and descriptions', async () => {
+    const { tools } = await bridge.client.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    expect([...byName.keys()].sort()).toEqual(['svc_guide', 'svc_whoami']);
+    expect(byName.get('svc_whoami')!.inputSchema.properties).toHaveProperty('after');
+    expect(byName.get('svc_guide')!.inputSchema.properties).toHaveProperty('part');
+    for (const t of tools) expect((t.description ?? '').length).toBeGreaterThan(80);
+  });
+
+  it('lists the resources svc://guide, svc://capabilities and svc://me', async () => {
+    const { resources } = await bridge.client.listResources();
+    expect(resources.map((r) => r.uri).sort()).toEqual(['svc://capabilities', 'svc://guide', 'svc://me']);
+  });
+
+  it('svc_whoami answers with the peer id of the KEY in the key directory', async () => {
+    const id = await runBridge(['id'], { home: bridge.home, relayUrl: relay.url });
+    expect(id.code).toBe(0);
+    const peerId = id.stdout.trim();
+    const r = (await bridge.client.callTool({ name: 'svc_whoami', arguments: {} })) as CallToolResult;
+    expect(r.isError).toBeFalsy();
+    const s = r.structuredContent as { peer_id: string; service_epoch: string; bridge: { run_id: string; key: string } };
+    expect(s.peer_id).toBe(peerId);
+    expect(s.bridge.key).toBe('default');
+    expect(s.bridge.run_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const caps = (await (await fetch(`${relay.url}/v1/capabilities`)).json()) as { service_epoch: string };
+    expect(s.service_epoch).toBe(caps.service_epoch);
+    expect(text(r)).toContain(peerId);
+    expect(text(r)).toContain(s.bridge.run_id);
+    // The same run keeps the same run id.
+    const again = (await bridge.client.callTool({ name: 'svc_whoami', arguments: {} })) as CallToolResult;
+    expect((again.structuredContent as { bridge: { run_id: string } }).bridge.run_id).toBe(s.bridge.run_id);
+  });
+
+  it('svc_guide gives the primer, and the capabilities as a summary plus the whole JSON', async () => {
+    const primer = (await bridge.client.callTool({ name: 'svc_guide', arguments: {} })) as CallToolResult;
+    expect(primer.isError).toBeFalsy();
+    expect(text(primer)).toContain('keys/challenge');
+    const caps = (await bridge.client.callTool({ name: 'svc_guide', arguments: { part: 'capabilities' } })) as CallToolResult;
+    const json = (caps.structuredContent as { capabilities: { api_version: string; operations: unknown[] } }).capabilities;
+    expect(json.api_version).toBe('0.1');
+    expect(text(caps)).toMatch(/^api_version: +0\.1$/m);
+    expect(text(caps)).toContain('me: GET /v1/me');
+  });
+
+  it('resources read the relay: svc://me is this KEY, svc://capabilities the document', async () => {
+    const me = await bridge.client.readResource({ uri: 'svc://me' });
+    const meJson = JSON.parse((me.contents[0] as { text: string }).text) as { peer_id: string };
+    const whoami = (await bridge.client.callTool({ name: 'svc_whoami', arguments: {} })) as CallToolResult;
+    expect(meJson.peer_id).toBe((whoami.structuredContent as { peer_id: string }).peer_id);
+    const caps = await bridge.client.readResource({ uri: 'svc://capabilities' });
+    expect(JSON.parse((caps.contents[0] as { text: string }).text)).toHaveProperty('operations');
+    const guide = await bridge.client.readResource({ uri: 'svc://guide' });
+    expect(guide.contents[0]).toMatchObject({ mimeType: 'text/markdown' });
+  });
+
+  it('an argument the bridge refuses is a tool error with INVALID_REQUEST and its fix', async () => {
+    const r = (await bridge.client.callTool({ name: 'svc_guide', arguments: { part: 'primer', section: 'x' } })) as CallToolResult;
+    expect(r.isError).toBe(true);
+    const e = (r.structuredContent as { error: { code: string; fix: string; detail: string; source: string } }).error;
+    expect(e.code).toBe('INVALID_REQUEST');
+    expect(e.source).toBe('bridge');
+    expect(e.detail).toContain('section');
+    expect(text(r)).toMatch(/^INVALID_REQUEST\. /);
+  });
+
+  it('a second bridge run on the same key directory reuses the token instead of minting', async () => {
+    const second = await startBridge({ relayUrl: relay.url, home: bridge.home });
+    try {
+      const r = (await second.client.callTool({ name: 'svc_whoami', arguments: {} })) as CallToolResult;
+      expect(r.isError).toBeFalsy();
+      expect(second.stderr()).not.toMatch(/minted a token|registered KEY/);
+    } finally {
+      await second.close();
+    }
+  }, 30_000);
+});
+
+describe('refusals from the relay', () => {
+  it('a revoked SVC_TOKEN makes svc_whoami a tool error carrying TOKEN_REVOKED, message and fix', async () => {
+    const minted = await mintToken(relay.url);
+    await fetch(`${relay.url}/v1/tokens/current`, { method: 'DELETE', headers: { authorization: `Bearer ${minted.token}` } });
+    const b = await startBridge({ relayUrl: relay.url, env: { SVC_TOKEN: minted.token } });
+    try {
+      const r = (await b.client.callTool({ name: 'svc_whoami', arguments: {} })) as CallToolResult;
+      expect(r.isError).toBe(true);
+      const e = (r.structuredContent as { error: { code: string; message: string; fix: string; request_id: string; source: string } }).error;
+      expect(e).toMatchObject({ code: 'TOKEN_REVOKED', fix: 'Mint a new token.', source: 'relay' });
+      expect(e.message).toMatch(/^TOKEN_REVOKED\. /);
+      expect(text(r)).toContain('TOKEN_REVOKED.');
+      expect(text(r)).toContain(`Request id ${e.request_id}.`);
+    } finally {
+      await b.close();
+    }
+  }, 30_000);
+
+  it('a revoked minted token is survived without the agent noticing', async () => {
+    const b = await startBridge({ relayUrl: relay.url });
+    try {
+      const first = (await b.client.callTool({ name: 'svc_whoami', arguments: {} })) as CallToolResult;
+      expect(first.isError).toBeFalsy();
+      const token = await runBridge(['token'], { home: b.home, relayUrl: relay.url });
+      await fetch(`${relay.url}/v1/tokens`, { method: 'DELETE', headers: { authorization: `Bearer ${token.stdout.trim()}` } });
+      const second = (await b.client.callTool({ name: 'svc_whoami', arguments: {} })) as CallToolResult;
+      expect(second.isError).toBeFalsy();
+      expect((second.structuredContent as { peer_id: string }).peer_id).toBe((first.structuredContent as { peer_id: string }).peer_id);
+    } finally {
+      await b.close();
+    }
+  }, 30_000);
+});
+
+describe('the CLI', () => {
+  it('token prints a token that works; me prints the KEY\'s own view as JSON', async () => {
+    const home = tempHome();
+    const token = await runBridge(['token'], { home, relayUrl: relay.url });
+    expect(token.code).toBe(0);
+    expect(token.stdout.trim()).toMatch(/^svc_[0-9a-f]{64}$/);
+    const check = await fetch(`${relay.url}/v1/me`, { headers: { authorization: `Bearer ${token.stdout.trim()}` } });
+    expect(check.status).toBe(200);
+    const me = await runBridge(['me'], { home, relayUrl: relay.url });
+    expect(me.code).toBe(0);
+    const id = await runBridge(['id'], { home, relayUrl: relay.url });
+    expect((JSON.parse(me.stdout) as { peer_id: string }).peer_id).toBe(id.stdout.trim());
+  }, 60_000);
+
+  it('keys new makes a KEY, keys lists it, and a taken name is refused', async () => {
+    const home = tempHome();
+    const made = await runBridge(['keys', 'new', 'work'], { home });
+    expect(made.code).toBe(0);
+    expect(made.stdout).toMatch(/^work [0-9a-f]{64}\n$/);
+    const again = await runBridge(['keys', 'new', 'work'], { home });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('KEY_EXISTS');
+    const list = await runBridge(['keys'], { home });
+    expect(list.stdout).toContain(made.stdout.trim().split(' ')[1]);
+  }, 60_000);
+
+  it('--help explains each command, and an unknown command is a usage error', async () => {
+    const home = tempHome();
+    for (const cmd of [[], ['id'], ['token'], ['me'], ['keys']]) {
+      const r = await runBridge([...cmd, '--help'], { home });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('svc-bridge');
+      expect(r.stdout).toContain('SVC_API');
+    }
+    const bad = await runBridge(['frobnicate'], { home });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unknown command');
+  }, 60_000);
+});
