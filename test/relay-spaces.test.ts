@@ -262,6 +262,31 @@ describe('spaces.get', () => {
     expect(r.body.head_revision).toBe('2');
   });
 
+  it('shows a KEY its own waiting join request, and drops it once the KEY is admitted', async () => {
+    const name = freshName('ask');
+    await createSpace(relay, alice.token, { name, join_policy: 'request' });
+    const asker = await mintToken(relay.url);
+    // The request is filed through the join-requests store (its route is another module's).
+    const request = relay.store.requests.create({
+      space: relay.store.spaces.byName(name)!,
+      id: '0f0e0d0c-0b0a-4908-8706-050403020100',
+      requester: asker.peerId,
+      message: 'may I?',
+      now: relay.clock.now(),
+    });
+    const ask = { body: { request_id: request.id } };
+    const r = await call(relay, 'GET', `/v1/spaces/${name}`, { token: asker.token });
+    expect(r.body.access.role).toBeNull();
+    expect(r.body.access.pending_request).toMatchObject({ request_id: ask.body.request_id });
+    expect(r.body.access.pending_request.expires_at).toMatch(/Z$/);
+    const other = await call(relay, 'GET', `/v1/spaces/${name}`, { token: carol.token });
+    expect(other.body.access.pending_request).toBeNull();
+    await call(relay, 'PUT', `/v1/spaces/${name}/members/${asker.peerId}`, { token: alice.token, body: { role: 'reader' } });
+    const after = await call(relay, 'GET', `/v1/spaces/${name}`, { token: asker.token });
+    expect(after.body.access).toMatchObject({ role: 'reader', pending_request: null });
+    expect(relay.store.requests.pendingOf(relay.store.spaces.byName(name)!.id, asker.peerId, relay.clock.now())).toBeUndefined();
+  });
+
   it('answers SPACE_NOT_FOUND for a name nobody holds', async () => {
     const r = await call(relay, 'GET', '/v1/spaces/no-such-space-here');
     expect(r.status).toBe(404);

@@ -133,12 +133,9 @@ export function publicProfile(space: SpaceRow): JsonObject {
   return p;
 }
 
-/** The caller's waiting join request there (join requests are their own aggregate). */
+/** The caller's waiting join request there (spec "access.pending_request"). */
 function pendingRequestOf(ctx: RelayContext, space: SpaceRow, peer: string): JsonObject | null {
-  const requests = (ctx.store as unknown as {
-    requests?: { pendingOf(spaceRowId: number, peer: string, now: number): { id: string; createdAt: number; expiresAt: number } | undefined };
-  }).requests;
-  const r = requests?.pendingOf(space.id, peer, ctx.clock());
+  const r = ctx.store.requests.pendingOf(space.id, peer, ctx.clock());
   return r ? { request_id: r.id, created_at: isoTime(r.createdAt), expires_at: isoTime(r.expiresAt) } : null;
 }
 
