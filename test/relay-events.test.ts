@@ -7,6 +7,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { mintToken, type MintedToken, type RunningRelay, startRelay } from './helpers/relay.js';
 import { ageKeys, call, createSpace, freshName } from './helpers/spaces.js';
+import { tempDataDir } from './helpers/relay.js';
+import { rmSync } from 'node:fs';
 import { commandIdOf, controlGenesis, readGovernanceEvent, verifyControlChain } from '../shared/chain.js';
 import { fromBase64url, fromHex, toHex } from '../shared/encoding.js';
 import { EXPORT_BYTES_MAX, EXPORT_LINES_DEFAULT } from '../shared/limits.js';
@@ -240,5 +242,65 @@ describe('events export (ndjson)', () => {
     expect(items.length).toBeLessThan(1000);
     expect(trailer.cursor).toEqual({ next_after: String(items.length), has_more: true, head_revision: '1001' });
     expect(trailer.export.line_limit).toBe(1000);
+  });
+});
+
+describe('the log under concurrent writes and across a restart', () => {
+  it('stays gap-free when governance writes race, and verifies from genesis', async () => {
+    const racing = freshName('race');
+    await createSpace(relay, owner.token, { name: racing });
+    const keys = await Promise.all(Array.from({ length: 8 }, () => mintToken(relay.url)));
+    const answers = await Promise.all([
+      ...keys.map((k) => call(relay, 'PUT', `/v1/spaces/${racing}/members/${k.peerId}`, { token: owner.token, body: { role: 'writer' } })),
+      call(relay, 'PATCH', `/v1/spaces/${racing}`, { token: owner.token, body: { title: 'raced' } }),
+      call(relay, 'PUT', `/v1/spaces/${racing}/blocks/${outsider.peerId}`, { token: owner.token }),
+    ]);
+    for (const a of answers) expect(a.status, a.text).toBeLessThan(300);
+    const revisions = answers.map((a) => Number(a.body.revision)).sort((x, y) => x - y);
+    expect(revisions).toEqual(Array.from({ length: 10 }, (_, i) => i + 2));
+    const r = await call(relay, 'GET', `/v1/spaces/${racing}/events`, { token: owner.token, headers: NDJSON });
+    const { items } = parseExport(r.text);
+    const spaceId = relay.store.spaces.byName(racing)!.spaceId;
+    const verdict = verifyControlChain(
+      spaceId,
+      items.map((i) => ({ revision: Number(i.revision), commandId: fromHex(i.command_id, 32), chainHash: fromHex(i.chain_hash, 32), canonical: fromBase64url(i.canonical) })),
+    );
+    expect(verdict).toMatchObject({ ok: true, count: 11 });
+  });
+
+  it('keeps SPACES, members, blocks and the chain across a restart and extends the chain after it', async () => {
+    const dataDir = tempDataDir();
+    try {
+      let r1: RunningRelay | undefined = await startRelay({ dataDir });
+      const a = await mintToken(r1.url);
+      const b = await mintToken(r1.url);
+      const kept = freshName('kept');
+      await createSpace(r1, a.token, { name: kept, title: 'persist' });
+      await call(r1, 'PUT', `/v1/spaces/${kept}/members/${b.peerId}`, { token: a.token, body: { role: 'coordinator', tags: ['t'] } });
+      await call(r1, 'PUT', `/v1/spaces/${kept}/blocks/${b.peerId}`, { token: a.token });
+      const before = (await call(r1, 'GET', `/v1/spaces/${kept}/events`, { token: a.token })).body;
+      await r1.close();
+      r1 = undefined;
+      const r2 = await startRelay({ dataDir });
+      try {
+        const profile = await call(r2, 'GET', `/v1/spaces/${kept}`, { token: b.token });
+        expect(profile.body).toMatchObject({ title: 'persist', access: { role: 'coordinator', tags: ['t'], blocked: true } });
+        const after = (await call(r2, 'GET', `/v1/spaces/${kept}/events`, { token: a.token })).body;
+        expect(after.items).toEqual(before.items);
+        const more = await call(r2, 'PATCH', `/v1/spaces/${kept}`, { token: a.token, body: { description: 'after restart' } });
+        expect(more.body.revision).toBe('4');
+        const { items } = parseExport((await call(r2, 'GET', `/v1/spaces/${kept}/events`, { token: a.token, headers: NDJSON })).text);
+        expect(items[3].previous_hash).toBe(before.items[2].chain_hash);
+        const verdict = verifyControlChain(
+          profile.body.space_id,
+          items.map((i) => ({ revision: Number(i.revision), commandId: fromHex(i.command_id, 32), chainHash: fromHex(i.chain_hash, 32), canonical: fromBase64url(i.canonical) })),
+        );
+        expect(verdict).toMatchObject({ ok: true, count: 4 });
+      } finally {
+        await r2.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
