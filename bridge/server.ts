@@ -26,7 +26,7 @@ export const INSTRUCTIONS = [
 export function createServer(deps: BridgeDeps): McpServer {
   const server = new McpServer(
     { name: SERVER_NAME, title: 'svc bridge', version: deps.version },
-    { capabilities: { tools: {}, resources: {}, logging: {} }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
   );
   registerWhoami(server, deps);
   registerGuide(server, deps);
