@@ -48,7 +48,7 @@ export function renderOffer(space: Pick<SpaceRow, 'name'>, o: HandOverRow): Json
     from: o.giver,
     role: o.role,
     to: o.to,
-    link: o.isLink,
+    by_link: o.isLink,
     label: o.label,
     created_at: isoTime(o.createdAt),
     expires_at: o.expiresAt === null ? null : isoTime(o.expiresAt),
