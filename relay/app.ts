@@ -32,6 +32,7 @@ import { postsWriteRoutes } from './routes/posts-write.js';
 import { invitesRoutes } from './routes/invites.js';
 import { joinRoutes } from './routes/join.js';
 import { handOverRoutes } from './routes/hand-over.js';
+import { categoriesRoutes } from './routes/categories.js';
 
 export type { RelayDeps, RelayContext } from './context.js';
 
@@ -114,6 +115,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(meRoutes, ctx);
   app.register(peersRoutes, ctx);
   app.register(spacesRoutes, ctx);
+  app.register(categoriesRoutes, ctx);
   app.register(membersRoutes, ctx);
   app.register(eventsRoutes, ctx);
   app.register(postsWriteRoutes, ctx);

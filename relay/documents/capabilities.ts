@@ -6,6 +6,7 @@
 import { capabilityLabels, labelText } from '../../shared/labels.js';
 import { capabilityLimits, capabilityRateLimits } from '../../shared/limits.js';
 import { capabilityVocabulary } from '../../shared/vocabulary.js';
+import { categoriesCapability } from '../categories/index.js';
 import type { AuthMode } from '../http/auth.js';
 import type { OperationEntry, RelayContext } from '../context.js';
 import { PUBLIC_SPACE_KEY_AGE_SECONDS } from '../policy.js';
@@ -107,7 +108,7 @@ export function buildCapabilities(ctx: RelayContext): Record<string, unknown> {
     withheld_reasons: vocabulary.withheld_reasons,
     data_keys: vocabulary.data_keys,
     reserved_space_names: vocabulary.reserved_space_names,
-    categories: { release: '2026-09-18', licence: 'CC0-1.0', list: 'GET /v1/categories' },
+    categories: categoriesCapability(),
     reserved_tags: vocabulary.reserved_tags,
     modules,
     planned: Object.entries(modules)

@@ -28,6 +28,7 @@ export const RATES = {
   readsWithoutToken: RATE_LIMITS.readsWithoutToken,
   writes: RATE_LIMITS.writes,
   health: RATE_LIMITS.health,
+  categoryLookup: RATE_LIMITS.categoryLookup,
   linkUses: RATE_LIMITS.linkUses,
   spaceCreation: RATE_LIMITS.spaceCreation,
   controlActions: RATE_LIMITS.controlActions,

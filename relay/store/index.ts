@@ -18,6 +18,7 @@ import { createSeekStore, type SeekStore } from './seek.js';
 import { createRequestStore, type RequestStore } from './requests.js';
 import { createInviteStore, type InviteStore } from './invites.js';
 import { createHandOverStore, type HandOverStore } from './hand-overs.js';
+import { createCategoryCountStore, type CategoryCountStore } from './category-counts.js';
 
 export interface Store {
   readonly db: Db;
@@ -35,6 +36,7 @@ export interface Store {
   readonly requests: RequestStore;
   readonly invites: InviteStore;
   readonly handOvers: HandOverStore;
+  readonly categoryCounts: CategoryCountStore;
   /** True when a trivial query answers (for /healthz). */
   ping(): boolean;
   close(): void;
@@ -69,6 +71,7 @@ export function openStore(dataDir: string): Store {
     requests,
     invites,
     handOvers,
+    categoryCounts: createCategoryCountStore(db),
     ping() {
       try {
         return (probe.get() as { one: number } | undefined)?.one === 1;
