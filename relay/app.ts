@@ -29,6 +29,12 @@ import { spacesRoutes } from './routes/spaces.js';
 import { membersRoutes } from './routes/members.js';
 import { eventsRoutes } from './routes/events.js';
 import { postsWriteRoutes } from './routes/posts-write.js';
+import { postsReadRoutes } from './routes/posts-read.js';
+import { postsGetRoutes } from './routes/posts-get.js';
+import { checkpointsRoutes } from './routes/checkpoints.js';
+import { seekRoutes } from './routes/seek.js';
+import { mailboxRoutes } from './routes/mailbox.js';
+import { registerCheckpointer } from './jobs/checkpointer.js';
 import { invitesRoutes } from './routes/invites.js';
 import { joinRoutes } from './routes/join.js';
 import { handOverRoutes } from './routes/hand-over.js';
@@ -119,9 +125,17 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(membersRoutes, ctx);
   app.register(eventsRoutes, ctx);
   app.register(postsWriteRoutes, ctx);
+  app.register(postsReadRoutes, ctx);
+  app.register(postsGetRoutes, ctx);
+  app.register(checkpointsRoutes, ctx);
+  app.register(seekRoutes, ctx);
+  app.register(mailboxRoutes, ctx);
   app.register(invitesRoutes, ctx);
   app.register(joinRoutes, ctx);
   app.register(handOverRoutes, ctx);
+
+  // Background job: checkpoints signed per SPACE and stream (relay/jobs/checkpointer.ts).
+  registerCheckpointer(app, ctx);
 
   return app;
 }

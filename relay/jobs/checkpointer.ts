@@ -174,3 +174,28 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
     },
   };
 }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's checkpointer (tests call `runOnce(now)` on it). */
+    checkpointer: Checkpointer;
+  }
+}
+
+/** Make the app's checkpointer: started when the app is ready, stopped when it closes. */
+export function registerCheckpointer(
+  app: import('fastify').FastifyInstance,
+  ctx: Pick<import('../context.js').RelayContext, 'store' | 'clock' | 'serviceKeys' | 'serviceEpoch'>,
+): Checkpointer {
+  const checkpointer = createCheckpointer({
+    checkpoints: ctx.store.checkpoints,
+    clock: ctx.clock,
+    signer: ctx.serviceKeys.signer,
+    rendering: ctx.serviceKeys.rendering,
+    serviceEpoch: ctx.serviceEpoch,
+  });
+  app.decorate('checkpointer', checkpointer);
+  app.addHook('onReady', async () => checkpointer.start());
+  app.addHook('onClose', async () => checkpointer.stop());
+  return checkpointer;
+}

@@ -17,6 +17,8 @@
  * Nothing here carries content; a wake-up only says "read again".
  */
 
+import { WAITING_READS_PER_KEY } from '../../shared/limits.js';
+
 type Listener = () => void;
 
 export interface Notifier {
@@ -30,6 +32,11 @@ export interface Notifier {
    */
   waitSpace(spaceRowId: number, ms: number, signal?: AbortSignal): Promise<boolean>;
   waitMailbox(peerId: string, ms: number, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * Take one of a KEY's waiting-read places (2 per KEY, posts reads and mailbox together):
+   * a release function, or undefined when both are taken (the read is then BUSY).
+   */
+  enterWait(peerId: string): (() => void) | undefined;
   /** How many waits are pending (for tests and diagnostics). */
   readonly waiting: number;
 }
@@ -98,7 +105,21 @@ class TopicWaiters {
 
 export function createNotifier(): Notifier {
   const waiters = new TopicWaiters();
+  const holding = new Map<string, number>();
   return {
+    enterWait(peer) {
+      const n = holding.get(peer) ?? 0;
+      if (n >= WAITING_READS_PER_KEY) return undefined;
+      holding.set(peer, n + 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        const m = (holding.get(peer) ?? 1) - 1;
+        if (m <= 0) holding.delete(peer);
+        else holding.set(peer, m);
+      };
+    },
     space: (id) => waiters.signal(`s:${id}`),
     mailbox: (peer) => waiters.signal(`m:${peer}`),
     waitSpace: (id, ms, signal) => waiters.wait(`s:${id}`, ms, signal),

@@ -55,6 +55,10 @@ export interface SeekScope {
   categories?: readonly string[] | undefined;
   /** Only oracle spaces (true) or only work spaces (false). */
   oracle?: boolean | undefined;
+  /** Only posts of these kinds. */
+  kinds?: readonly string[] | undefined;
+  /** Only posts by this KEY. */
+  author?: string | undefined;
 }
 
 export interface SeekCandidate {
@@ -118,6 +122,14 @@ function scopeSql(scope: SeekScope): { sql: string; params: Record<string, unkno
   if (scope.oracle !== undefined) {
     parts.push('s.oracle = @oracle');
     params.oracle = scope.oracle ? 1 : 0;
+  }
+  if (scope.kinds !== undefined) {
+    parts.push('p.kind IN (SELECT value FROM json_each(@kinds))');
+    params.kinds = JSON.stringify(scope.kinds);
+  }
+  if (scope.author !== undefined) {
+    parts.push('p.author = @author');
+    params.author = scope.author;
   }
   params.caller = scope.caller ?? '';
   return { sql: parts.join(' AND '), params };
@@ -187,7 +199,8 @@ export function createSeekStore(db: Db): SeekStore {
 
   function shapeKey(kind: string, scope: SeekScope): string {
     const who = scope.spaceRowId !== undefined ? 'space' : scope.caller === null ? 'anon' : 'key';
-    return `${kind}:${who}:${scope.categories !== undefined}:${scope.oracle !== undefined}`;
+    const filters = [scope.categories, scope.oracle, scope.kinds, scope.author].map((f) => (f === undefined ? 0 : 1)).join('');
+    return `${kind}:${who}:${filters}`;
   }
 
   function candidates(kind: 'text' | 'fp' | 'prefix', scope: SeekScope, bind: Record<string, unknown>): SeekCandidate[] {

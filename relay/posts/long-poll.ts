@@ -1,0 +1,47 @@
+/**
+ * Long polling (spec/1-concepts.md "Long polling"): `wait` up to 25 seconds on a SPACE read or
+ * the mailbox, with a KEY, ascending only, holds an empty read; 2 waiting reads per KEY, a
+ * third is BUSY. The read is re-run each time the notifier signals its topic (a post landed, a
+ * mailbox row arrived) and returned as soon as it finds something, or empty when time is up or
+ * the client went away.
+ */
+import type { FastifyReply } from 'fastify';
+import { SvcError } from '../../shared/errors.js';
+import { WAITING_READS_PER_KEY } from '../../shared/limits.js';
+import type { Notifier } from './notify.js';
+
+export interface HoldOptions<T> {
+  notifier: Notifier;
+  /** The waiting KEY. */
+  peer: string;
+  seconds: number;
+  reply: FastifyReply;
+  /** Wait for the next signal of this read's topic (or `ms`, or the abort). */
+  next: (ms: number, signal: AbortSignal) => Promise<boolean>;
+  /** Run the read (re-checking access each time). */
+  read: () => T;
+  isEmpty: (page: T) => boolean;
+}
+
+export async function holdWhileEmpty<T>(o: HoldOptions<T>): Promise<T> {
+  let page = o.read();
+  if (o.seconds <= 0 || !o.isEmpty(page)) return page;
+  const release = o.notifier.enterWait(o.peer);
+  if (!release) throw new SvcError('BUSY', `wait: ${WAITING_READS_PER_KEY} waiting reads per KEY are already held`, 1);
+  const abort = new AbortController();
+  const onClose = (): void => abort.abort();
+  o.reply.raw.once('close', onClose);
+  try {
+    const deadline = Date.now() + o.seconds * 1000;
+    while (o.isEmpty(page) && !abort.signal.aborted) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      await o.next(left, abort.signal);
+      page = o.read();
+    }
+    return page;
+  } finally {
+    o.reply.raw.off('close', onClose);
+    release();
+  }
+}

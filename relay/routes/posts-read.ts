@@ -1,0 +1,253 @@
+/**
+ * Reading a SPACE's stream (spec/2-endpoints.md "Posts, reading, SEEK, proofs": posts.read,
+ * posts.standing; protocol/api-notes.md §4 page answers; objects.md §14 export).
+ *
+ * posts.read `GET /v1/spaces/{name}/posts`: `after` (cursor), `kind`, `author`, `reply_to`,
+ * `limit` (1 to 200, default 50), `detail` (ids, snippets (default), full), `token_budget`,
+ * `wait` (0 to 25 s with a KEY, ascending only), `order` (asc, or desc: a snapshot with
+ * `next_after` null, paged by `before`), `proof=true` (with full). Answer
+ * `{items, next_after, has_more, head_seq, tokens_estimated, budget_cut?, notice}`.
+ * A cursor past the head is CURSOR_AHEAD (HISTORY_ROLLBACK in a closed SPACE: its lost
+ * positions do not return). `Accept: application/x-ndjson` exports instead (KEY required).
+ *
+ * posts.standing `GET /v1/spaces/{name}/standing`: posts nobody superseded or retracted,
+ * newest first; `kind`, `author`, `limit`, `detail`, `token_budget`; a snapshot.
+ */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { SvcError } from '../../shared/errors.js';
+import { EXPORT_LINES_DEFAULT, EXPORT_LINES_MAX, PAGE_LIMIT_MAX, WAIT_SECONDS_MAX } from '../../shared/limits.js';
+import { validateAfter } from '../../shared/validate.js';
+import type { RelayContext } from '../context.js';
+import { spaceForPosts, type SpaceAccess } from '../posts/access.js';
+import { exportBody } from '../posts/export.js';
+import { holdWhileEmpty } from '../posts/long-poll.js';
+import { pageMarkdown, peerFence, postMarkdown, wantsMarkdown } from '../posts/markdown.js';
+import { notifierFor } from '../posts/notify.js';
+import {
+  PEER_CONTENT_NOTICE,
+  boolParam,
+  budgetPage,
+  detailParam,
+  intParam,
+  kindsParam,
+  listValue,
+  oneValue,
+  peerParam,
+  tokenBudgetParam,
+  uuidParam,
+} from '../posts/read-params.js';
+import { renderPost } from '../posts/render.js';
+import { createPostReadStore, type ReadPost } from '../store/post-reads.js';
+
+export const PAGE_LIMIT_DEFAULT = 50;
+
+const NameParams = z.object({ name: z.string() });
+
+const ReadQuery = z.strictObject({
+  after: oneValue,
+  before: oneValue,
+  kind: listValue,
+  author: oneValue,
+  reply_to: oneValue,
+  limit: oneValue,
+  detail: oneValue,
+  token_budget: oneValue,
+  wait: oneValue,
+  order: oneValue,
+  proof: oneValue,
+});
+type ReadQueryT = z.infer<typeof ReadQuery>;
+
+const StandingQuery = z.strictObject({
+  kind: listValue,
+  author: oneValue,
+  limit: oneValue,
+  detail: oneValue,
+  token_budget: oneValue,
+});
+type StandingQueryT = z.infer<typeof StandingQuery>;
+
+/** A position cursor as a number; past 2^53 it is past any head. */
+function position(value: string | undefined, field: string): number {
+  const n = validateAfter(value, field);
+  return n > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(n);
+}
+
+function orderParam(value: string | undefined): 'asc' | 'desc' {
+  if (value === undefined || value === 'asc') return 'asc';
+  if (value === 'desc') return 'desc';
+  throw new SvcError('INVALID_REQUEST', 'order: asc or desc');
+}
+
+/** CURSOR_AHEAD, or HISTORY_ROLLBACK when a closed SPACE lost the positions (spec "Space status"). */
+function checkCursor(access: SpaceAccess, after: number, head: number): void {
+  if (after <= head) return;
+  if (access.space.status === 'closed') {
+    const next = access.space.replacedBy ? `; continues in ${access.space.replacedBy}` : '';
+    throw new SvcError('HISTORY_ROLLBACK', `after: ${after} is past head_seq ${head} of this closed SPACE${next}`);
+  }
+  throw new SvcError('CURSOR_AHEAD', `after: ${after} is past head_seq ${head}`);
+}
+
+function wantsExport(req: FastifyRequest): boolean {
+  return /application\/x-ndjson/i.test(req.headers.accept ?? '');
+}
+
+export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
+  const reads = createPostReadStore(ctx.store.db);
+  const notifier = notifierFor(ctx.store.db);
+
+  function exportAnswer(req: FastifyRequest, reply: FastifyReply, name: string, q: ReadQueryT) {
+    const caller = req.identity?.peerId ?? null;
+    if (caller === null) throw new SvcError('TOKEN_MISSING', 'the export needs a KEY, even for a public SPACE');
+    if (q.detail !== undefined && q.detail !== 'full') throw new SvcError('INVALID_REQUEST', 'detail: the export is full detail only');
+    for (const refused of ['reply_to', 'token_budget', 'wait', 'before'] as const) {
+      if (q[refused] !== undefined) throw new SvcError('INVALID_REQUEST', `${refused}: not taken by the export`);
+    }
+    if (q.order !== undefined && q.order !== 'asc') throw new SvcError('INVALID_REQUEST', 'order: the export is ascending only');
+    if (q.proof !== undefined && q.proof !== 'true') throw new SvcError('INVALID_REQUEST', 'proof: every export line carries its proof');
+    const kinds = kindsParam(q.kind);
+    const author = peerParam(q.author, 'author');
+    const lineLimit = intParam(q.limit, 'limit', 1, EXPORT_LINES_MAX) ?? EXPORT_LINES_DEFAULT;
+    const after = position(q.after, 'after');
+    const access = spaceForPosts(ctx, name, caller);
+    const body = reads.snapshot(() => {
+      const head = reads.head(access.space.id);
+      checkCursor(access, after, head);
+      const rows = reads.page(access.space.id, { after, order: 'asc', kinds, author, limit: lineLimit + 1 });
+      return exportBody({ spaceId: access.space.spaceId, name: access.space.name, head, after, rows, lineLimit, inside: access.inside });
+    });
+    return reply.type('application/x-ndjson; charset=utf-8').header('cache-control', 'no-store').send(body);
+  }
+
+  app.get(
+    '/v1/spaces/:name/posts',
+    {
+      schema: { params: NameParams, querystring: ReadQuery },
+      config: {
+        auth: 'opt',
+        limit: 'read',
+        operation: 'posts.read',
+        describe: 'Read a SPACE stream by cursor; long-poll with wait; export with Accept: application/x-ndjson.',
+        mcp: { tool: 'svc_read_space' },
+      },
+    },
+    async (req, reply) => {
+      const { name } = req.params as z.infer<typeof NameParams>;
+      const q = req.query as ReadQueryT;
+      if (wantsExport(req)) return exportAnswer(req, reply, name, q);
+      const caller = req.identity?.peerId ?? null;
+      const detail = detailParam(q.detail, 'snippets');
+      const proof = boolParam(q.proof, 'proof') ?? false;
+      if (proof && detail !== 'full') throw new SvcError('INVALID_REQUEST', 'proof: only with detail=full');
+      const order = orderParam(q.order);
+      const wait = intParam(q.wait, 'wait', 0, WAIT_SECONDS_MAX) ?? 0;
+      if (wait > 0 && caller === null) throw new SvcError('INVALID_REQUEST', 'wait: long polling needs a KEY');
+      if (wait > 0 && order === 'desc') throw new SvcError('INVALID_REQUEST', 'wait: long polling reads ascending only');
+      const after = position(q.after, 'after');
+      const before = q.before === undefined ? undefined : position(q.before, 'before');
+      if (before !== undefined && order !== 'desc') throw new SvcError('INVALID_REQUEST', 'before: only with order=desc');
+      const kinds = kindsParam(q.kind);
+      const author = peerParam(q.author, 'author');
+      const replyTo = uuidParam(q.reply_to, 'reply_to');
+      const limit = intParam(q.limit, 'limit', 1, PAGE_LIMIT_MAX) ?? PAGE_LIMIT_DEFAULT;
+      const tokenBudget = tokenBudgetParam(q.token_budget);
+
+      // Access is checked again on every read: a KEY removed while it waits reads nothing more.
+      let spaceRowId = 0;
+      const read = (): { access: SpaceAccess; head: number; rows: ReadPost[] } => {
+        const access = spaceForPosts(ctx, name, caller);
+        spaceRowId = access.space.id;
+        return reads.snapshot(() => {
+          const head = reads.head(access.space.id);
+          checkCursor(access, after, head);
+          const rows = reads.page(access.space.id, { after, before, order, kinds, author, replyTo, limit: limit + 1 });
+          return { access, head, rows };
+        });
+      };
+      const page = await holdWhileEmpty({
+        notifier,
+        peer: caller ?? '',
+        seconds: wait,
+        reply,
+        read,
+        isEmpty: (p) => p.rows.length === 0,
+        next: (ms, signal) => notifier.waitSpace(spaceRowId, ms, signal),
+      });
+
+      const { access, head } = page;
+      const more = page.rows.length > limit;
+      const rendered = page.rows.slice(0, limit).map((r) => renderPost(r, { detail, proof, inside: access.inside }));
+      const b = budgetPage(rendered, tokenBudget);
+      const hasMore = more || b.budgetCut;
+      const last = b.items.length > 0 ? Number(b.items[b.items.length - 1]!.seq) : undefined;
+      const nextAfter = order === 'desc' ? null : String(hasMore && last !== undefined ? last : Math.max(after, head, last ?? 0));
+      const answer: Record<string, unknown> = {
+        items: b.items,
+        next_after: nextAfter,
+        has_more: hasMore,
+        head_seq: String(head),
+        tokens_estimated: b.tokensEstimated,
+      };
+      if (order === 'desc') answer.next_before = hasMore && last !== undefined ? String(last) : null;
+      if (b.budgetCut) answer.budget_cut = true;
+      answer.notice = PEER_CONTENT_NOTICE;
+      if (wantsMarkdown(req)) {
+        const fence = peerFence(ctx.random);
+        const facts = { head_seq: answer.head_seq, next_after: nextAfter, has_more: hasMore, order, detail };
+        const text = pageMarkdown(`${access.space.name}: posts`, facts, b.items.map((p) => postMarkdown(p, fence)), fence, PEER_CONTENT_NOTICE);
+        return reply.type('text/markdown; charset=utf-8').send(text);
+      }
+      return answer;
+    },
+  );
+
+  app.get(
+    '/v1/spaces/:name/standing',
+    {
+      schema: { params: NameParams, querystring: StandingQuery },
+      config: {
+        auth: 'opt',
+        limit: 'read',
+        operation: 'posts.standing',
+        describe: 'Posts nobody superseded or retracted, newest first (a snapshot).',
+        mcp: { tool: 'svc_read_space', args: { standing: true } },
+      },
+    },
+    async (req, reply) => {
+      const { name } = req.params as z.infer<typeof NameParams>;
+      const q = req.query as StandingQueryT;
+      const caller = req.identity?.peerId ?? null;
+      const detail = detailParam(q.detail, 'snippets');
+      const kinds = kindsParam(q.kind);
+      const author = peerParam(q.author, 'author');
+      const limit = intParam(q.limit, 'limit', 1, PAGE_LIMIT_MAX) ?? PAGE_LIMIT_DEFAULT;
+      const tokenBudget = tokenBudgetParam(q.token_budget);
+      const access = spaceForPosts(ctx, name, caller);
+      const { head, rows } = reads.snapshot(() => ({
+        head: reads.head(access.space.id),
+        rows: reads.standing(access.space.id, { kinds, author, limit: limit + 1 }),
+      }));
+      const rendered = rows.slice(0, limit).map((r) => renderPost(r, { detail, proof: false, inside: access.inside }));
+      const b = budgetPage(rendered, tokenBudget);
+      const hasMore = rows.length > limit || b.budgetCut;
+      const answer: Record<string, unknown> = {
+        items: b.items,
+        next_after: null,
+        has_more: hasMore,
+        head_seq: String(head),
+        tokens_estimated: b.tokensEstimated,
+      };
+      if (b.budgetCut) answer.budget_cut = true;
+      answer.notice = PEER_CONTENT_NOTICE;
+      if (wantsMarkdown(req)) {
+        const fence = peerFence(ctx.random);
+        const facts = { head_seq: answer.head_seq, has_more: hasMore, detail };
+        const text = pageMarkdown(`${access.space.name}: standing posts`, facts, b.items.map((p) => postMarkdown(p, fence)), fence, PEER_CONTENT_NOTICE);
+        return reply.type('text/markdown; charset=utf-8').send(text);
+      }
+      return answer;
+    },
+  );
+};

@@ -1,0 +1,204 @@
+/**
+ * SEEK `GET /v1/seek` (spec/2-endpoints.md seek; spec/1-concepts.md "SEEK", Limits "reads",
+ * "unscoped SEEK"; protocol/api-notes.md §6 `svc_seek`).
+ *
+ * Query `q` (text over titles and bodies), `fingerprint` (`scheme:value`, repeatable up to 8,
+ * exact), `fingerprint_prefix` (`scheme:value`, at least 6 bytes of value), filters `space`,
+ * `category` (with its descendants), `oracle`, `kind`, `author`; `limit` 1 to 50 (default 20),
+ * `detail` (default snippets), `token_budget`. Fingerprint hits come first (newest first), then
+ * text hits ranked by bm25 within a bounded, newest-first candidate set.
+ *
+ * Hits come only from the caller's own SPACES and public SPACES. Unscoped (no `space`), at most
+ * 2 results from one public SPACE and 3 from one owner's public SPACES (the caller's own SPACES
+ * are not capped), and only a KEY's first 200 public posts a day join (the indexer marks them).
+ * Items are posts as reads render them, plus `mine`, `superseded_by`, `retracted_by`, the
+ * SPACE's `categories` and `match` (`fingerprint` or `text`).
+ *
+ * 120 a minute and one at a time per caller (KEY, or address without one): BUSY beyond.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import type { JsonObject } from '../../shared/canonical.js';
+import { SvcError } from '../../shared/errors.js';
+import { RATE_LIMITS, SEEK_LIMIT_MAX, SEEK_RESULTS_PER_OWNER, SEEK_RESULTS_PER_PUBLIC_SPACE } from '../../shared/limits.js';
+import { parseFingerprintPrefix, validateFingerprintQueries } from '../../shared/validate.js';
+import { categoryFilter } from '../categories/index.js';
+import type { RelayContext } from '../context.js';
+import { RelayRefusal } from '../http/errors.js';
+import { BucketMap, GateMap } from '../http/rate-limit.js';
+import { accessCache, spaceForPosts } from '../posts/access.js';
+import { pageMarkdown, peerFence, postMarkdown, wantsMarkdown } from '../posts/markdown.js';
+import {
+  PEER_CONTENT_NOTICE,
+  boolParam,
+  budgetPage,
+  detailParam,
+  intParam,
+  kindsParam,
+  listValue,
+  oneValue,
+  peerParam,
+  tokenBudgetParam,
+} from '../posts/read-params.js';
+import { renderPost } from '../posts/render.js';
+import { createSeekIndexer } from '../seek/indexer.js';
+import { queryExpression, scopedExpression } from '../seek/terms.js';
+import { createPostReadStore } from '../store/post-reads.js';
+import type { SeekCandidate, SeekScope } from '../store/seek.js';
+
+export const SEEK_LIMIT_DEFAULT = 20;
+/** Text matches ranked per query: the newest this many visible matches (bm25 costs ~1 µs a row). */
+export const SEEK_TEXT_CANDIDATES = 1000;
+/** Fingerprint matches looked at per fingerprint. */
+export const SEEK_FINGERPRINT_CANDIDATES = 200;
+
+const SeekQuery = z.strictObject({
+  q: oneValue,
+  fingerprint: listValue,
+  fingerprint_prefix: oneValue,
+  space: oneValue,
+  category: oneValue,
+  oracle: oneValue,
+  kind: listValue,
+  author: oneValue,
+  limit: oneValue,
+  detail: oneValue,
+  token_budget: oneValue,
+});
+
+interface Hit extends SeekCandidate {
+  match: 'fingerprint' | 'text';
+}
+
+/** Fingerprint hits first (newest first), then text hits by score, each post once. */
+function mergeHits(fingerprintHits: SeekCandidate[], textHits: SeekCandidate[]): Hit[] {
+  const seen = new Set<number>();
+  const out: Hit[] = [];
+  for (const h of [...fingerprintHits].sort((a, b) => b.rowId - a.rowId)) {
+    if (seen.has(h.rowId)) continue;
+    seen.add(h.rowId);
+    out.push({ ...h, match: 'fingerprint' });
+  }
+  for (const h of [...textHits].sort((a, b) => a.score - b.score || b.rowId - a.rowId)) {
+    if (seen.has(h.rowId)) continue;
+    seen.add(h.rowId);
+    out.push({ ...h, match: 'text' });
+  }
+  return out;
+}
+
+/** Unscoped fairness: at most 2 hits per public SPACE and 3 per owner's public SPACES (own SPACES uncapped). */
+function fairHits(hits: readonly Hit[], limit: number): Hit[] {
+  const perSpace = new Map<number, number>();
+  const perOwner = new Map<string, number>();
+  const out: Hit[] = [];
+  for (const h of hits) {
+    if (out.length >= limit) break;
+    if (!h.own) {
+      const s = perSpace.get(h.spaceRowId) ?? 0;
+      const o = perOwner.get(h.owner) ?? 0;
+      if (s >= SEEK_RESULTS_PER_PUBLIC_SPACE || o >= SEEK_RESULTS_PER_OWNER) continue;
+      perSpace.set(h.spaceRowId, s + 1);
+      perOwner.set(h.owner, o + 1);
+    }
+    out.push(h);
+  }
+  return out;
+}
+
+export const seekRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
+  const reads = createPostReadStore(ctx.store.db);
+  const indexer = createSeekIndexer(ctx.store.seek);
+  const bucket = new BucketMap(RATE_LIMITS.seek);
+  const gate = new GateMap(RATE_LIMITS.seek.concurrent);
+  app.addHook('onReady', async () => indexer.start());
+  app.addHook('onClose', async () => indexer.stop());
+
+  app.get(
+    '/v1/seek',
+    {
+      schema: { querystring: SeekQuery },
+      config: {
+        auth: 'opt',
+        limit: 'read',
+        operation: 'seek',
+        describe: 'Search prior work by fingerprint or text in your SPACES and public SPACES.',
+        mcp: { tool: 'svc_seek' },
+      },
+    },
+    async (req, reply) => {
+      const caller = req.identity?.peerId ?? null;
+      // SEEK's own ceiling, beside the read class: 120 a minute, one at a time per caller.
+      const who = caller ?? `address:${req.ip}`;
+      const spent = bucket.take(who, ctx.clock());
+      if (spent.wait > 0) {
+        throw new RelayRefusal('BUSY', 'SEEK: 120 a minute per caller', spent.wait, {
+          'ratelimit-limit': String(bucket.capacity),
+          'ratelimit-remaining': String(spent.remaining),
+          'ratelimit-reset': String(spent.wait),
+        });
+      }
+      const release = gate.enter(who);
+      if (!release) throw new RelayRefusal('BUSY', 'SEEK: one at a time per caller', 1, {});
+      reply.raw.once('close', release);
+
+      const q = req.query as z.infer<typeof SeekQuery>;
+      const fingerprints = validateFingerprintQueries(q.fingerprint);
+      const prefix = q.fingerprint_prefix === undefined ? undefined : parseFingerprintPrefix(q.fingerprint_prefix);
+      const expression = q.q === undefined ? undefined : queryExpression(q.q);
+      if (q.q !== undefined && expression === undefined) throw new SvcError('INVALID_REQUEST', 'q: no word to search for');
+      if (expression === undefined && fingerprints.length === 0 && prefix === undefined) {
+        throw new SvcError('INVALID_REQUEST', 'q, fingerprint or fingerprint_prefix: send at least one');
+      }
+      const limit = intParam(q.limit, 'limit', 1, SEEK_LIMIT_MAX) ?? SEEK_LIMIT_DEFAULT;
+      const detail = detailParam(q.detail, 'snippets');
+      const tokenBudget = tokenBudgetParam(q.token_budget);
+      const categories = q.category === undefined ? undefined : categoryFilter(q.category);
+      const oracle = boolParam(q.oracle, 'oracle');
+      const kinds = kindsParam(q.kind);
+      const author = peerParam(q.author, 'author');
+      const space = q.space === undefined ? undefined : spaceForPosts(ctx, q.space, caller).space;
+
+      // Read-your-writes: everything committed before this SEEK is indexed first.
+      indexer.catchUp();
+      const scope: SeekScope = { caller, spaceRowId: space?.id, categories, oracle, kinds, author };
+      const fpHits: SeekCandidate[] = [];
+      for (const fp of fingerprints) fpHits.push(...ctx.store.seek.fingerprint(fp, scope, SEEK_FINGERPRINT_CANDIDATES));
+      if (prefix) fpHits.push(...ctx.store.seek.fingerprintPrefix(prefix, scope, SEEK_FINGERPRINT_CANDIDATES));
+      const match = expression === undefined ? undefined : space ? scopedExpression(expression, space.id) : expression;
+      const textHits = match === undefined ? [] : ctx.store.seek.text(match, scope, SEEK_TEXT_CANDIDATES);
+      const merged = mergeHits(fpHits, textHits);
+      const hits = space ? merged.slice(0, limit) : fairHits(merged, limit);
+
+      const access = accessCache(ctx, caller);
+      const rows = new Map(reads.byRowIds(hits.map((h) => h.rowId)).map((p) => [p.rowId, p]));
+      const revisions = reads.revisionsOf([...rows.values()].map((p) => p.postId));
+      const items: JsonObject[] = [];
+      for (const h of hits) {
+        const post = rows.get(h.rowId);
+        const a = post ? access(post.spaceRowId) : undefined;
+        if (!post || !a) continue; // access changed since indexing: leave it out
+        const item = renderPost(post, { detail, proof: false, inside: a.inside });
+        const rev = revisions.get(post.postId);
+        item.mine = caller === post.author;
+        item.superseded_by = rev?.supersededBy ?? [];
+        item.retracted_by = rev?.retractedBy ?? [];
+        item.categories = [...a.space.categories];
+        item.match = h.match;
+        items.push(item);
+      }
+      const b = budgetPage(items, tokenBudget);
+      const answer: Record<string, unknown> = { items: b.items, tokens_estimated: b.tokensEstimated };
+      if (b.budgetCut) answer.budget_cut = true;
+      answer.notice = PEER_CONTENT_NOTICE;
+      if (wantsMarkdown(req)) {
+        const fence = peerFence(ctx.random);
+        const facts = { results: b.items.length, scope: space ? space.name : caller ? 'your SPACES and public SPACES' : 'public SPACES' };
+        return reply
+          .type('text/markdown; charset=utf-8')
+          .send(pageMarkdown('SEEK', facts, b.items.map((p) => `match: ${String(p.match)}\n${postMarkdown(p, fence)}`), fence, PEER_CONTENT_NOTICE));
+      }
+      return answer;
+    },
+  );
+};

@@ -1,0 +1,354 @@
+/**
+ * Read queries over the posts table (migration 004) for the read routes: stream pages with
+ * filters, the standing set, lookups by id / row id / position, and the relations a full
+ * answer shows (replies, superseding and retracting posts); plus the mailbox page joined with
+ * its post subjects (migration 003), so `kind` and `author` filters run in SQL.
+ *
+ * Rows carry what rendering needs and nothing of the receipt: the SPACE's name and uuid, and
+ * the author's public key for the proof block. Access decisions are the caller's
+ * (relay/posts/access.ts); these queries answer whatever they are asked.
+ *
+ * Content columns are peer-written: rendering fences them (relay/posts/render.ts).
+ */
+import type { Db } from './db.js';
+
+/** One post as the read routes render it. */
+export interface ReadPost {
+  rowId: number;
+  spaceRowId: number;
+  spaceName: string;
+  spaceId: string;
+  seq: number;
+  postId: string;
+  author: string;
+  kind: string;
+  title: string | null;
+  body: string | null;
+  toJson: string | null;
+  replyTo: string | null;
+  supersedes: string | null;
+  retracts: string | null;
+  fingerprintsJson: string | null;
+  dataJson: string | null;
+  budgetJson: string | null;
+  runId: string | null;
+  canonical: Uint8Array;
+  private: Uint8Array | null;
+  signature: Uint8Array | null;
+  signed: boolean;
+  sealed: boolean;
+  objectId: Uint8Array;
+  admittedRevision: number;
+  admittedControlHash: Uint8Array;
+  admission: Uint8Array;
+  previousHash: Uint8Array;
+  chainHash: Uint8Array;
+  postedAt: number;
+  noRole: boolean;
+  hiddenAt: number | null;
+  /** The author's KEY: hex public key and its type (`ed25519` or `passkey`). */
+  authorPublicKey: string;
+  authorKeyType: string;
+}
+
+export interface PageFilter {
+  /** Exclusive lower bound (seq). */
+  after: number;
+  /** Exclusive upper bound (seq), for descending pages. */
+  before?: number | undefined;
+  order: 'asc' | 'desc';
+  kinds?: readonly string[] | undefined;
+  author?: string | undefined;
+  replyTo?: string | undefined;
+  limit: number;
+}
+
+export interface StandingFilter {
+  kinds?: readonly string[] | undefined;
+  author?: string | undefined;
+  limit: number;
+}
+
+/** One mailbox row with its post subject's SPACE, when the subject is a post. */
+export interface MailboxItemRow {
+  mailboxSeq: number;
+  reason: string;
+  postId: string | null;
+  requestId: string | null;
+  offerId: string | null;
+  messageId: string | null;
+  deliveredAt: number;
+}
+
+export interface MailboxFilter {
+  after: number;
+  reasons?: readonly string[] | undefined;
+  kinds?: readonly string[] | undefined;
+  author?: string | undefined;
+  limit: number;
+}
+
+export interface PostReadStore {
+  /** The newest seq of a SPACE (0 when empty). */
+  head(spaceRowId: number): number;
+  /** A stream page: `limit` rows at most, in `order`. */
+  page(spaceRowId: number, filter: PageFilter): ReadPost[];
+  /** Posts nobody superseded or retracted, newest first (hidden posts left out). */
+  standing(spaceRowId: number, filter: StandingFilter): ReadPost[];
+  byPostId(postId: string): ReadPost | undefined;
+  bySeq(spaceRowId: number, seq: number): ReadPost | undefined;
+  /** Posts by id, in no particular order; unknown ids are simply absent. */
+  byPostIds(postIds: readonly string[]): ReadPost[];
+  byRowIds(rowIds: readonly number[]): ReadPost[];
+  replyCount(postId: string): number;
+  /** Ids of the posts that supersede / retract `postId`, oldest first. */
+  supersededBy(postId: string): string[];
+  retractedBy(postId: string): string[];
+  /** Superseding and retracting posts of many at once: post id → ids. */
+  revisionsOf(postIds: readonly string[]): Map<string, { supersededBy: string[]; retractedBy: string[] }>;
+  /** A mailbox page of `peer` (filters as the mailbox read takes them). */
+  mailboxPage(peer: string, filter: MailboxFilter): MailboxItemRow[];
+  mailboxHead(peer: string): number;
+  /** Run `fn` in one read transaction (a consistent snapshot under WAL). */
+  snapshot<T>(fn: () => T): T;
+}
+
+interface Row {
+  id: number;
+  space_row_id: number;
+  space_name: string;
+  space_uuid: string;
+  seq: number;
+  post_id: string;
+  author: string;
+  kind: string;
+  title: string | null;
+  body: string | null;
+  to_json: string | null;
+  reply_to: string | null;
+  supersedes: string | null;
+  retracts: string | null;
+  fingerprints_json: string | null;
+  data_json: string | null;
+  budget_json: string | null;
+  run_id: string | null;
+  canonical: Uint8Array;
+  private: Uint8Array | null;
+  signature: Uint8Array | null;
+  signed: number;
+  sealed: number;
+  object_id: Uint8Array;
+  admitted_revision: number;
+  admitted_control_hash: Uint8Array;
+  admission: Uint8Array;
+  previous_hash: Uint8Array;
+  chain_hash: Uint8Array;
+  posted_at: number;
+  no_role: number;
+  hidden_at: number | null;
+  public_key: string;
+  key_type: string;
+}
+
+function bytes(b: Uint8Array): Uint8Array {
+  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+}
+
+function nullableBytes(b: Uint8Array | null): Uint8Array | null {
+  return b === null ? null : bytes(b);
+}
+
+function toReadPost(r: Row): ReadPost {
+  return {
+    rowId: r.id,
+    spaceRowId: r.space_row_id,
+    spaceName: r.space_name,
+    spaceId: r.space_uuid,
+    seq: r.seq,
+    postId: r.post_id,
+    author: r.author,
+    kind: r.kind,
+    title: r.title,
+    body: r.body,
+    toJson: r.to_json,
+    replyTo: r.reply_to,
+    supersedes: r.supersedes,
+    retracts: r.retracts,
+    fingerprintsJson: r.fingerprints_json,
+    dataJson: r.data_json,
+    budgetJson: r.budget_json,
+    runId: r.run_id,
+    canonical: bytes(r.canonical),
+    private: nullableBytes(r.private),
+    signature: nullableBytes(r.signature),
+    signed: r.signed === 1,
+    sealed: r.sealed === 1,
+    objectId: bytes(r.object_id),
+    admittedRevision: r.admitted_revision,
+    admittedControlHash: bytes(r.admitted_control_hash),
+    admission: bytes(r.admission),
+    previousHash: bytes(r.previous_hash),
+    chainHash: bytes(r.chain_hash),
+    postedAt: r.posted_at,
+    noRole: r.no_role === 1,
+    hiddenAt: r.hidden_at,
+    authorPublicKey: r.public_key,
+    authorKeyType: r.key_type,
+  };
+}
+
+const COLUMNS = `p.id, p.space_row_id, s.name AS space_name, s.space_id AS space_uuid, p.seq, p.post_id, p.author,
+  p.kind, p.title, p.body, p.to_json, p.reply_to, p.supersedes, p.retracts, p.fingerprints_json, p.data_json,
+  p.budget_json, p.run_id, p.canonical, p.private, p.signature, p.signed, p.sealed, p.object_id,
+  p.admitted_revision, p.admitted_control_hash, p.admission, p.previous_hash, p.chain_hash, p.posted_at,
+  p.no_role, p.hidden_at, k.public_key, k.key_type`;
+
+const FROM = `FROM posts p JOIN spaces s ON s.id = p.space_row_id JOIN keys k ON k.peer_id = p.author`;
+
+export function createPostReadStore(db: Db): PostReadStore {
+  const selectHead = db.prepare<[number], { head: number | null }>('SELECT MAX(seq) AS head FROM posts WHERE space_row_id = ?');
+  const selectById = db.prepare<[string], Row>(`SELECT ${COLUMNS} ${FROM} WHERE p.post_id = ?`);
+  const selectBySeq = db.prepare<[number, number], Row>(`SELECT ${COLUMNS} ${FROM} WHERE p.space_row_id = ? AND p.seq = ?`);
+  const selectByIds = db.prepare<[string], Row>(
+    `SELECT ${COLUMNS} ${FROM} WHERE p.post_id IN (SELECT value FROM json_each(?))`,
+  );
+  const selectByRowIds = db.prepare<[string], Row>(`SELECT ${COLUMNS} ${FROM} WHERE p.id IN (SELECT value FROM json_each(?))`);
+  const countReplies = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM posts WHERE reply_to = ?');
+  const selectSupersededBy = db.prepare<[string], { post_id: string }>(
+    'SELECT post_id FROM posts WHERE supersedes = ? ORDER BY id',
+  );
+  const selectRetractedBy = db.prepare<[string], { post_id: string }>('SELECT post_id FROM posts WHERE retracts = ? ORDER BY id');
+  const selectRevisions = db.prepare<[string, string], { post_id: string; supersedes: string | null; retracts: string | null }>(
+    `SELECT post_id, supersedes, retracts FROM posts
+      WHERE supersedes IN (SELECT value FROM json_each(?)) OR retracts IN (SELECT value FROM json_each(?))
+      ORDER BY id`,
+  );
+  const selectMailboxHead = db.prepare<[string], { head: number | null }>(
+    'SELECT MAX(mailbox_seq) AS head FROM mailbox WHERE peer = ?',
+  );
+  const readTx = db.transaction((fn: () => unknown) => fn());
+
+  // Filtered statements differ only by which filters are present: prepared once per shape.
+  const cache = new Map<string, ReturnType<Db['prepare']>>();
+  function prepared(key: string, build: () => string): ReturnType<Db['prepare']> {
+    let stmt = cache.get(key);
+    if (!stmt) {
+      stmt = db.prepare(build());
+      cache.set(key, stmt);
+    }
+    return stmt;
+  }
+
+  function pageStatement(f: PageFilter): ReturnType<Db['prepare']> {
+    const key = `page:${f.order}:${f.before !== undefined}:${f.kinds !== undefined}:${f.author !== undefined}:${f.replyTo !== undefined}`;
+    return prepared(key, () => {
+      const where = ['p.space_row_id = @space', 'p.seq > @after'];
+      if (f.before !== undefined) where.push('p.seq < @before');
+      if (f.kinds !== undefined) where.push('p.kind IN (SELECT value FROM json_each(@kinds))');
+      if (f.author !== undefined) where.push('p.author = @author');
+      if (f.replyTo !== undefined) where.push('p.reply_to = @replyTo');
+      return `SELECT ${COLUMNS} ${FROM} WHERE ${where.join(' AND ')} ORDER BY p.seq ${f.order === 'asc' ? 'ASC' : 'DESC'} LIMIT @limit`;
+    });
+  }
+
+  function standingStatement(f: StandingFilter): ReturnType<Db['prepare']> {
+    const key = `standing:${f.kinds !== undefined}:${f.author !== undefined}`;
+    return prepared(key, () => {
+      const where = [
+        'p.space_row_id = @space',
+        'p.hidden_at IS NULL',
+        'NOT EXISTS (SELECT 1 FROM posts q WHERE q.supersedes = p.post_id)',
+        'NOT EXISTS (SELECT 1 FROM posts q WHERE q.retracts = p.post_id)',
+      ];
+      if (f.kinds !== undefined) where.push('p.kind IN (SELECT value FROM json_each(@kinds))');
+      if (f.author !== undefined) where.push('p.author = @author');
+      return `SELECT ${COLUMNS} ${FROM} WHERE ${where.join(' AND ')} ORDER BY p.seq DESC LIMIT @limit`;
+    });
+  }
+
+  function mailboxStatement(f: MailboxFilter): ReturnType<Db['prepare']> {
+    const key = `mailbox:${f.reasons !== undefined}:${f.kinds !== undefined}:${f.author !== undefined}`;
+    return prepared(key, () => {
+      const where = ['mb.peer = @peer', 'mb.mailbox_seq > @after'];
+      if (f.reasons !== undefined) where.push('mb.reason IN (SELECT value FROM json_each(@reasons))');
+      // Filters on kind and author apply to posts and leave requests, decisions and offers out
+      // (spec "Mailbox"): the post join is inner for them.
+      if (f.kinds !== undefined) where.push('p.kind IN (SELECT value FROM json_each(@kinds))');
+      if (f.author !== undefined) where.push('p.author = @author');
+      return `SELECT mb.mailbox_seq, mb.reason, mb.post_id, mb.request_id, mb.offer_id, mb.message_id, mb.delivered_at
+                FROM mailbox mb LEFT JOIN posts p ON p.post_id = mb.post_id
+               WHERE ${where.join(' AND ')} ORDER BY mb.mailbox_seq LIMIT @limit`;
+    });
+  }
+
+  function bind(f: { kinds?: readonly string[] | undefined; author?: string | undefined }): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    if (f.kinds !== undefined) out.kinds = JSON.stringify(f.kinds);
+    if (f.author !== undefined) out.author = f.author;
+    return out;
+  }
+
+  return {
+    head: (spaceRowId) => selectHead.get(spaceRowId)?.head ?? 0,
+    page(spaceRowId, f) {
+      const params: Record<string, unknown> = { space: spaceRowId, after: f.after, limit: f.limit, ...bind(f) };
+      if (f.before !== undefined) params.before = f.before;
+      if (f.replyTo !== undefined) params.replyTo = f.replyTo;
+      return (pageStatement(f).all(params) as Row[]).map(toReadPost);
+    },
+    standing(spaceRowId, f) {
+      const params = { space: spaceRowId, limit: f.limit, ...bind(f) };
+      return (standingStatement(f).all(params) as Row[]).map(toReadPost);
+    },
+    byPostId(postId) {
+      const r = selectById.get(postId);
+      return r === undefined ? undefined : toReadPost(r);
+    },
+    bySeq(spaceRowId, seq) {
+      const r = selectBySeq.get(spaceRowId, seq);
+      return r === undefined ? undefined : toReadPost(r);
+    },
+    byPostIds: (ids) => (ids.length === 0 ? [] : selectByIds.all(JSON.stringify(ids)).map(toReadPost)),
+    byRowIds: (ids) => (ids.length === 0 ? [] : selectByRowIds.all(JSON.stringify(ids)).map(toReadPost)),
+    replyCount: (postId) => countReplies.get(postId)?.n ?? 0,
+    supersededBy: (postId) => selectSupersededBy.all(postId).map((r) => r.post_id),
+    retractedBy: (postId) => selectRetractedBy.all(postId).map((r) => r.post_id),
+    revisionsOf(postIds) {
+      const out = new Map<string, { supersededBy: string[]; retractedBy: string[] }>();
+      for (const id of postIds) out.set(id, { supersededBy: [], retractedBy: [] });
+      if (postIds.length === 0) return out;
+      const json = JSON.stringify(postIds);
+      for (const r of selectRevisions.all(json, json)) {
+        if (r.supersedes !== null) out.get(r.supersedes)?.supersededBy.push(r.post_id);
+        if (r.retracts !== null) out.get(r.retracts)?.retractedBy.push(r.post_id);
+      }
+      return out;
+    },
+    mailboxPage(peer, f) {
+      const params: Record<string, unknown> = { peer, after: f.after, limit: f.limit, ...bind(f) };
+      if (f.reasons !== undefined) params.reasons = JSON.stringify(f.reasons);
+      const rows = mailboxStatement(f).all(params) as {
+        mailbox_seq: number;
+        reason: string;
+        post_id: string | null;
+        request_id: string | null;
+        offer_id: string | null;
+        message_id: string | null;
+        delivered_at: number;
+      }[];
+      return rows.map((r) => ({
+        mailboxSeq: r.mailbox_seq,
+        reason: r.reason,
+        postId: r.post_id,
+        requestId: r.request_id,
+        offerId: r.offer_id,
+        messageId: r.message_id,
+        deliveredAt: r.delivered_at,
+      }));
+    },
+    mailboxHead: (peer) => selectMailboxHead.get(peer)?.head ?? 0,
+    snapshot<T>(fn: () => T): T {
+      return readTx(fn) as T;
+    },
+  };
+}
