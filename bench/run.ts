@@ -5,8 +5,9 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { formatTable, type Suite } from './harness.js';
 import { coreSuite } from './core.js';
+import { appendsSuite } from './appends.js';
 
-const SUITES: readonly Suite[] = [coreSuite];
+const SUITES: readonly Suite[] = [coreSuite, appendsSuite];
 
 function pick(names: readonly string[]): Suite[] {
   if (names.length === 0) return [...SUITES];

@@ -1,0 +1,281 @@
+/**
+ * Issue 4's append suite: signed posts.append over HTTP against the real relay process,
+ * beside the in-process ceiling measured in the same run.
+ *
+ *   http <size> <layout> ×<c>   c concurrent clients (1, 2, 4, 16, 64), one KEY each, each
+ *                               sending its next signed append as soon as the last is answered
+ *                               (global fetch, keep-alive); bodies of 1 KiB or 8 KiB; layout
+ *                               "one SPACE" (all into one) or "64 SPACES" (client i's k-th post
+ *                               into SPACE (i + k·c) mod 64). Posts are signed before a case
+ *                               starts, so the figure is the relay's, not the signing client's.
+ *   ceiling <size>              the same append pipeline with no HTTP (relay/posts/append.ts
+ *                               `appendPost` on a parsed body: submission check with the Ed25519
+ *                               verify, receipt signature, one SQLite commit per post with
+ *                               synchronous=FULL in WAL, as the relay's store opens it), one
+ *                               call after another in this process on its own data directory.
+ *
+ * The relay runs with SVC_RELAY_NO_RATE_LIMITS=1 (otherwise 30 writes a minute per KEY). The
+ * relay process and this one (the clients) share the machine's cores.
+ *
+ * Targets (issue 4): at 16 clients into one SPACE at least 50% of the ceiling; throughput at 64
+ * clients at least 90% of the best of its series (no collapse as writers are added); p99 under
+ * 20 ms at 16 clients.
+ */
+import { randomUUID } from 'node:crypto';
+import { appendPost } from '../relay/posts/append.js';
+import { peerIdHexOf, type Signer } from '../shared/identity.js';
+import { signPost } from '../shared/objects.js';
+import { formatDuration, median, summarizeLatency, type Row, type Suite, type SuiteReport } from './harness.js';
+import {
+  createSpaceInStore,
+  expectCall,
+  filler,
+  openInProcess,
+  randomSigner,
+  registerKey,
+  spawnBenchRelay,
+  tempDataDir,
+} from './relay-fixture.js';
+import { mintToken, type MintedToken } from '../test/helpers/relay.js';
+import { rmSync } from 'node:fs';
+
+const SIZES = [
+  { label: '1 KiB', bytes: 1024 },
+  { label: '8 KiB', bytes: 8192 },
+] as const;
+const CLIENTS = [1, 2, 4, 16, 64] as const;
+const SPREAD = 64;
+const LAYOUTS = ['one SPACE', '64 SPACES'] as const;
+type Layout = (typeof LAYOUTS)[number];
+
+const ROUNDS = 2;
+const WARMUP_MS = 200;
+const ROUND_MS = 900;
+
+const TARGET_SHARE_OF_CEILING = 0.5;
+const TARGET_SHARE_OF_PEAK = 0.9;
+const TARGET_P99_MS = 20;
+
+interface Space {
+  name: string;
+  spaceId: string;
+}
+
+interface CaseResult {
+  opsPerSec: number[];
+  latencyMs: number[];
+}
+
+/** One signed post body for `space` by `signer`, as JSON text. */
+function signedBody(signer: Signer, author: string, space: Space, bytes: number, seq: number): string {
+  const s = signPost({
+    fields: {
+      space_id: space.spaceId,
+      author_id: author,
+      kind: 'obs',
+      title: `bench post ${seq}`,
+      body: filler(bytes, seq),
+      idempotency_key: randomUUID(),
+    },
+    signer,
+  });
+  return JSON.stringify(s.submission);
+}
+
+/** The k-th SPACE of client i among c clients. */
+function spaceFor(layout: Layout, hot: Space, spread: readonly Space[], i: number, k: number, c: number): Space {
+  return layout === 'one SPACE' ? hot : spread[(i + k * c) % SPREAD]!;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ceiling: appendPost in this process, no HTTP.
+
+function ceilingSetup() {
+  const r = openInProcess();
+  const signer = randomSigner();
+  const author = registerKey(r, signer);
+  const ownerSigner = randomSigner();
+  const owner = registerKey(r, ownerSigner);
+  const space = createSpaceInStore(r, owner, `ceiling-${randomUUID().slice(0, 8)}`);
+  r.store.members.admit(space, { peer: author, role: 'writer', tags: [], broughtInBy: owner }, owner, Date.now());
+  return { r, signer, author, space: { name: space.name, spaceId: space.spaceId } };
+}
+
+function runCeiling(c: ReturnType<typeof ceilingSetup>, bytes: number, expected: number): CaseResult {
+  // Sign ahead, outside the timing; parse as the HTTP layer would before the handler.
+  const count = Math.ceil(expected * ((WARMUP_MS + ROUND_MS) / 1000) * 1.5) + 50;
+  const bodies = Array.from({ length: count }, (_, k) => JSON.parse(signedBody(c.signer, c.author, c.space, bytes, k)) as unknown);
+  let k = 0;
+  const next = (): unknown => bodies[k++] ?? JSON.parse(signedBody(c.signer, c.author, c.space, bytes, k));
+  const warmEnd = performance.now() + WARMUP_MS;
+  while (performance.now() < warmEnd) appendPost(c.r.ctx, c.space.name, c.author, next());
+  const latencyMs: number[] = [];
+  const start = performance.now();
+  const end = start + ROUND_MS;
+  let now = start;
+  while (now < end) {
+    const t0 = now;
+    appendPost(c.r.ctx, c.space.name, c.author, next());
+    now = performance.now();
+    latencyMs.push(now - t0);
+  }
+  return { opsPerSec: [(latencyMs.length * 1000) / (now - start)], latencyMs };
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP cases against the relay process.
+
+interface Writer {
+  token: MintedToken;
+  author: string;
+}
+
+async function runHttp(
+  url: string,
+  writers: readonly Writer[],
+  layout: Layout,
+  hot: Space,
+  spread: readonly Space[],
+  bytes: number,
+  clients: number,
+  expected: number,
+): Promise<CaseResult> {
+  // Each client's posts, signed before the case starts.
+  const perClient = Math.ceil((expected * ((WARMUP_MS + ROUND_MS) / 1000) * 1.5) / clients) + 20;
+  const queues = Array.from({ length: clients }, (_, i) => {
+    const w = writers[i]!;
+    return Array.from({ length: perClient }, (_, k) => signedBody(w.token.signer, w.author, spaceFor(layout, hot, spread, i, k, clients), bytes, k));
+  });
+  const latencyMs: number[] = [];
+  const started = performance.now();
+  const measureFrom = started + WARMUP_MS;
+  const end = measureFrom + ROUND_MS;
+  let done = 0;
+  const worker = async (i: number): Promise<void> => {
+    const w = writers[i]!;
+    const headers = { authorization: `Bearer ${w.token.token}`, 'content-type': 'application/json' };
+    for (let k = 0; ; k++) {
+      const t0 = performance.now();
+      if (t0 >= end) return;
+      const space = spaceFor(layout, hot, spread, i, k, clients);
+      const body = queues[i]![k] ?? signedBody(w.token.signer, w.author, space, bytes, k);
+      const res = await fetch(`${url}/v1/spaces/${space.name}/posts`, { method: 'POST', headers, body });
+      const text = await res.text();
+      const t1 = performance.now();
+      if (res.status !== 201) throw new Error(`append refused: ${res.status} ${text}`);
+      if (t0 >= measureFrom && t1 <= end) {
+        latencyMs.push(t1 - t0);
+        done++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, (_, i) => worker(i)));
+  return { opsPerSec: [(done * 1000) / ROUND_MS], latencyMs };
+}
+
+async function run(): Promise<SuiteReport> {
+  const ceiling = ceilingSetup();
+  const dataDir = tempDataDir('svc-bench-appends-');
+  const relay = await spawnBenchRelay(dataDir);
+  try {
+    // KEYS, one per client; SPACES and members over HTTP.
+    const tokens = await Promise.all(Array.from({ length: Math.max(...CLIENTS) }, () => mintToken(relay.url)));
+    const writers: Writer[] = tokens.map((t) => ({ token: t, author: peerIdHexOf(t.signer.publicKey) }));
+    const owner = await mintToken(relay.url);
+    const tag = randomUUID().slice(0, 6);
+    const create = async (name: string): Promise<Space> => {
+      const b = await expectCall(201, `${relay.url}/v1/spaces`, 'POST', owner.token, { name, title: 'bench' });
+      return { name, spaceId: b.space_id };
+    };
+    const admit = (space: Space, w: Writer) =>
+      expectCall(201, `${relay.url}/v1/spaces/${space.name}/members/${w.author}`, 'PUT', owner.token, { role: 'writer' });
+    const hot = await create(`bench-hot-${tag}`);
+    for (const w of writers) await admit(hot, w);
+    const spread: Space[] = [];
+    for (let s = 0; s < SPREAD; s++) spread.push(await create(`bench-s${s}-${tag}`));
+    // Client i of c writes into SPACES s ≡ i (mod c): admit each writer where some c needs it.
+    for (let s = 0; s < SPREAD; s++) {
+      for (let w = 0; w < writers.length; w++) {
+        if (CLIENTS.some((c) => w < c && s % c === w % c)) await admit(spread[s]!, writers[w]!);
+      }
+    }
+
+    const ceilings = new Map<number, CaseResult>(SIZES.map((s) => [s.bytes, { opsPerSec: [], latencyMs: [] }]));
+    const cases = new Map<string, CaseResult>();
+    const key = (size: string, layout: Layout, c: number) => `http ${size} ${layout} ×${c}`;
+    // Interleaved rounds: every case once per round, so machine noise spreads over all of them.
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const size of SIZES) {
+        const prior = ceilings.get(size.bytes)!;
+        const r = runCeiling(ceiling, size.bytes, prior.opsPerSec.length > 0 ? median(prior.opsPerSec) : 1500);
+        prior.opsPerSec.push(...r.opsPerSec);
+        prior.latencyMs.push(...r.latencyMs);
+        for (const layout of LAYOUTS) {
+          for (const c of CLIENTS) {
+            const k = key(size.label, layout, c);
+            const acc = cases.get(k) ?? { opsPerSec: [], latencyMs: [] };
+            const expected = median(ceilings.get(size.bytes)!.opsPerSec);
+            const res = await runHttp(relay.url, writers, layout, hot, spread, size.bytes, c, expected);
+            acc.opsPerSec.push(...res.opsPerSec);
+            acc.latencyMs.push(...res.latencyMs);
+            cases.set(k, acc);
+          }
+        }
+      }
+    }
+
+    const rows: Row[] = [];
+    const notes: string[] = [];
+    const latency = (ms: number[]) => summarizeLatency(ms.map((x) => x * 1e6));
+    for (const size of SIZES) {
+      const ceil = ceilings.get(size.bytes)!;
+      const ceilOps = median(ceil.opsPerSec);
+      const ceilName = `ceiling ${size.label} (no HTTP)`;
+      rows.push({ name: ceilName, opsPerSec: ceilOps, latency: latency(ceil.latencyMs) });
+      for (const layout of LAYOUTS) {
+        const series = CLIENTS.map((c) => ({ c, r: cases.get(key(size.label, layout, c))! }));
+        const ops = series.map((s) => median(s.r.opsPerSec));
+        const peak = Math.max(...ops);
+        series.forEach((s, i) => {
+          rows.push({
+            name: key(size.label, layout, s.c),
+            opsPerSec: ops[i]!,
+            baseline: ceilName,
+            latency: latency(s.r.latencyMs),
+            note: `${((ops[i]! / ceilOps) * 100).toFixed(0)}% of ceiling`,
+          });
+        });
+        const at16 = series.findIndex((s) => s.c === 16);
+        const at64 = series.findIndex((s) => s.c === 64);
+        const share16 = ops[at16]! / ceilOps;
+        const p99at16 = latency(series[at16]!.r.latencyMs).p99 / 1e6;
+        const share64 = ops[at64]! / peak;
+        const verdict = (ok: boolean) => (ok ? 'met' : 'missed');
+        if (layout === 'one SPACE') {
+          notes.push(
+            `${size.label} one SPACE, 16 clients: ${(share16 * 100).toFixed(0)}% of the ceiling, target ≥ ${TARGET_SHARE_OF_CEILING * 100}%: ${verdict(share16 >= TARGET_SHARE_OF_CEILING)}`,
+          );
+        }
+        notes.push(
+          `${size.label} ${layout}, 64 clients: ${(share64 * 100).toFixed(0)}% of the series peak, target ≥ ${TARGET_SHARE_OF_PEAK * 100}%: ${verdict(share64 >= TARGET_SHARE_OF_PEAK)}`,
+          `${size.label} ${layout}, 16 clients: p99 ${formatDuration(p99at16 * 1e6)}, target < ${TARGET_P99_MS} ms: ${verdict(p99at16 < TARGET_P99_MS)}`,
+        );
+      }
+    }
+    notes.push(
+      `ops/s: median of ${ROUNDS} interleaved rounds of ${ROUND_MS} ms after ${WARMUP_MS} ms of warm-up; p50/p99/max over every measured request; ` +
+        '"vs baseline": time per append ÷ the ceiling\'s; relay process with SVC_RELAY_NO_RATE_LIMITS=1, synchronous=FULL',
+    );
+    return { rows, notes };
+  } finally {
+    await relay.kill('SIGTERM');
+    ceiling.r.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+export const appendsSuite: Suite = {
+  name: 'appends',
+  title: 'Signed appends over HTTP vs the in-process ceiling (issue 4)',
+  run,
+};
