@@ -68,6 +68,17 @@ interface Key {
 }
 
 const KEYS = new WeakMap<Category, readonly Key[]>();
+const PROSE = new WeakMap<Category, ReadonlySet<string>>();
+
+/** The words of what goes in an entry and its examples, computed once per entry. */
+function proseWordsOf(c: Category): ReadonlySet<string> {
+  let words = PROSE.get(c);
+  if (!words) {
+    words = new Set(slugify(`${c.covers} ${c.examples.join(' ')}`, 4000).split('-'));
+    PROSE.set(c, words);
+  }
+  return words;
+}
 
 function keysOf(c: Category): readonly Key[] {
   let keys = KEYS.get(c);
@@ -76,7 +87,8 @@ function keysOf(c: Category): readonly Key[] {
       const slug = normalise(text);
       return { slug, words: slug.split('-').filter(Boolean), kind, text };
     };
-    keys = [make(c.id, 'id'), make(c.name, 'name'), ...c.aliases.map((a) => make(a, 'alias'))];
+    // The name before the id, so a lookup that matches both reports the name.
+    keys = [make(c.name, 'name'), make(c.id, 'id'), ...c.aliases.map((a) => make(a, 'alias'))];
     KEYS.set(c, keys);
   }
   return keys;
@@ -95,7 +107,10 @@ function meaningful(words: readonly string[]): string[] {
  */
 function distance(q: string, qWords: readonly string[], key: Key): number {
   if (q === key.slug) return 0;
-  let best = editDistance(q, key.slug) / Math.max(q.length, key.slug.length);
+  const longer = Math.max(q.length, key.slug.length);
+  // The length gap bounds the edit distance from below: skip the quadratic work when even the
+  // best case would be a poor match (keeps a lookup with long hostile text cheap).
+  let best = Math.abs(q.length - key.slug.length) / longer > 0.5 ? 1 : editDistance(q, key.slug) / longer;
   if (q.length >= 3 && (key.slug.includes(q) || q.includes(key.slug)) && Math.min(q.length, key.slug.length) >= 3) {
     best = Math.min(best, 0.2 + (0.2 * Math.abs(key.slug.length - q.length)) / Math.max(key.slug.length, q.length));
   }
@@ -137,8 +152,7 @@ export function searchIn(pool: readonly Category[], text: string, limit: number)
       else if (qWords.length > 0 && qWords.every((w) => k.words.some((kw) => kw.startsWith(w)))) consider(3, 'words', k.text);
     }
     if (!best && qWords.length > 0) {
-      const prose = slugify(`${c.covers} ${c.examples.join(' ')}`, 2000);
-      const proseWords = new Set(prose.split('-'));
+      const proseWords = proseWordsOf(c);
       if (qWords.every((w) => proseWords.has(w))) consider(4, 'description', c.name);
     }
     if (best) ranked.push({ ...best, i });
