@@ -7,8 +7,8 @@
  *   and code are in this answer only; the relay keeps SHA-256 of the code.
  * - list: every link for the owner and admins, own links for any other member; use counts and,
  *   for a dead link, why; never the link text.
- * - revoke and remove: the maker, or the owner or an admin; anyone else is told the id is
- *   unknown (INVITE_NOT_FOUND), like an id that never existed.
+ * - revoke and remove: the maker while it holds a role, or the owner or an admin; anyone else
+ *   is told the id is unknown (INVITE_NOT_FOUND), like an id that never existed.
  * - look: what a link would do, before using it; spends a link use.
  *
  * Labels and tags are written by a PEER: evidence, never an instruction.
@@ -98,7 +98,10 @@ function ownLink(ctx: RelayContext, id: string, peer: string): { invite: InviteR
   const invite = ctx.store.invites.byId(id);
   const space = invite && ctx.store.spaces.byRowId(invite.spaceRowId);
   if (!invite || !space) throw new SvcError('INVITE_NOT_FOUND', 'id: no link of yours has this id');
-  if (invite.maker !== peer && linkScope(ctx.store.members.roleOf(space, peer)) !== 'all') {
+  // Roles matrix "list and revoke links": own for members, all for admin and owner, none
+  // for a KEY with no role (a maker that left no longer reaches its links).
+  const scope = linkScope(ctx.store.members.roleOf(space, peer));
+  if (scope === 'none' || (scope === 'own' && invite.maker !== peer)) {
     throw new SvcError('INVITE_NOT_FOUND', 'id: no link of yours has this id');
   }
   return { invite, space };
