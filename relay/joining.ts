@@ -84,6 +84,18 @@ export function parseLink(text: string, baseUrl: string, field = 'link'): Parsed
   return parsed;
 }
 
+/**
+ * Whether a notice from `from` may still reach `to`: 200 deliveries an hour between two KEYS,
+ * 1,000,000 notices an hour to one KEY (Limits "deliveries KEY to KEY", "notices to one KEY").
+ * Past either, the write stands and the notice is left out (spec "Mailbox").
+ */
+export function mayNotify(ctx: RelayContext, from: string, to: string): boolean {
+  const now = ctx.clock();
+  const { deliveriesBetweenKeys, noticesToKey } = ctx.limiter.buckets;
+  if (deliveriesBetweenKeys.take(`${from}>${to}`, now).wait > 0) return false;
+  return noticesToKey.take(to, now).wait === 0;
+}
+
 /** Spend one link use or look for `peer` (RATE_LIMITED past 10,000 an hour). */
 export function takeLinkUse(ctx: RelayContext, peer: string): void {
   ctx.limiter.take('linkUses', peer);

@@ -169,6 +169,27 @@ describe('hand-over of a role to a KEY', () => {
     expectRefused(await accept(k, o2.body.offer_id), 'INVITE_EXPIRED', before, snapshot(relay, name, [giver, k]));
   });
 
+  it('stops announcing offers past 200 deliveries an hour from one KEY to another; the offer still stands', async () => {
+    const name = await space();
+    const [giver, k] = [await mintToken(relay.url), await mintToken(relay.url)];
+    await grant(relay, owner, name, giver.peerId, 'writer');
+    await grant(relay, owner, name, k.peerId, 'reader');
+    let made = 0;
+    let last: any;
+    for (;;) {
+      if (made % 50 === 0) rest(relay);
+      const head = relay.store.mailbox.head(k.peerId);
+      last = await offer(giver, name, { to: k.peerId });
+      expect(last.status).toBe(201);
+      made++;
+      if (relay.store.mailbox.head(k.peerId) === head) break;
+      expect(made).toBeLessThan(400);
+    }
+    expect(made).toBeGreaterThan(200);
+    // Unannounced, but it can be taken.
+    expect((await accept(k, last.body.offer_id)).body).toMatchObject({ role: 'writer', state: 'handed_over' });
+  });
+
   it('refuses to accept in a closed SPACE (SPACE_CLOSED)', async () => {
     const name = await space();
     const [giver, k] = [await mintToken(relay.url), await mintToken(relay.url)];

@@ -47,6 +47,8 @@ describe('invites.create', () => {
     expect(r.status).toBe(201);
     expect(r.body.code).toMatch(CODE_RE);
     expect(r.body.link).toBe(`${relay.url}/join/${r.body.code}`);
+    const caps = await call(relay, 'GET', '/v1/capabilities');
+    expect(`${caps.body.protocol.invite_link_prefix}${r.body.code}`).toBe(r.body.link);
     expect(r.body).toMatchObject({ space, role: 'writer', tags: ['backend', 'ops'], max_uses: 10, uses: 0, state: 'live', label: 'for the build agents' });
     const expires = Date.parse(r.body.expires_at);
     expect(expires - before).toBeGreaterThanOrEqual(INVITE_DEFAULT_EXPIRES_SECONDS * 1000);

@@ -83,7 +83,8 @@ export function buildCapabilities(ctx: RelayContext): Record<string, unknown> {
       token_prefix: 'svc_',
       invite_prefix: 'svc_inv_',
       hand_over_prefix: 'svc_hand_',
-      invite_link_prefix: null,
+      // Links are `{base_url}/join/<code>` (relay/joining.ts): read, never visited.
+      invite_link_prefix: `${ctx.baseUrl()}/join/`,
       passkeys: { status: 'unavailable' },
       service_epoch: ctx.serviceEpoch,
       labels: capabilityLabels(),

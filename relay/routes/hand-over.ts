@@ -23,7 +23,7 @@ import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
 import { PEER_ID_RE, isoTime } from '../http/schemas.js';
 import { newUuid } from '../ids.js';
-import { assertOpen, codeHash, linkFor, newCode, takeHandOver } from '../joining.js';
+import { assertOpen, codeHash, linkFor, mayNotify, newCode, takeHandOver } from '../joining.js';
 import { canHandOver, rankOf } from '../policy.js';
 import { HAND_OVER_DEFAULT_SECONDS, type HandOverRow } from '../store/hand-overs.js';
 import type { SpaceRow } from '../store/spaces.js';
@@ -109,6 +109,7 @@ export const handOverRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
         label,
         expiresAt,
         now,
+        notify: to === null || mayNotify(ctx, me, to),
       });
       const answer: JsonObject = { ...renderOffer(space, offer), replaced };
       if (code !== null) {

@@ -30,7 +30,7 @@ import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
 import { isoTime } from '../http/schemas.js';
 import { newUuid } from '../ids.js';
-import { assertOpen, joinByLink, parseLink, takeLinkUse, type Joined } from '../joining.js';
+import { assertOpen, joinByLink, mayNotify, parseLink, takeLinkUse, type Joined } from '../joining.js';
 import { canAdmit, canDecideRequests, isInside } from '../policy.js';
 import { JOIN_REQUEST_MESSAGE_MAX_BYTES, type JoinRequestRow } from '../store/requests.js';
 import type { SpaceRow } from '../store/spaces.js';
@@ -149,7 +149,14 @@ export const joinRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
         };
         return joined;
       }
-      const request = ctx.store.requests.create({ space, id: newUuid(ctx.random), requester: me, message: body.message ?? '', now });
+      const request = ctx.store.requests.create({
+        space,
+        id: newUuid(ctx.random),
+        requester: me,
+        message: body.message ?? '',
+        now,
+        notify: (governor) => mayNotify(ctx, me, governor),
+      });
       return reply.code(202).send({ ...renderRequest(space, request), notice: 'Save the request_id; the decision arrives in your mailbox (reason decision).' });
     },
   );

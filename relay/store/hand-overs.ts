@@ -71,6 +71,8 @@ export interface CreateOfferInput {
   label: string | null;
   expiresAt: number | null;
   now: number;
+  /** False when the delivery limits leave `to` out of notices: the offer stands, unannounced. */
+  notify?: boolean;
 }
 
 export interface Accepted {
@@ -165,7 +167,7 @@ export function createHandOverStore(db: Db, deps: HandOverDeps): HandOverStore {
     }
     const replaced = revokeWaiting.all(i.now, i.space.id, i.giver).map((r) => r.id);
     insert.run(i.id, i.space.id, i.giver, i.role, i.to, i.codeHash, i.label, i.now, i.expiresAt);
-    if (i.to !== null) deps.mailbox.deliver(i.to, 'hand_over', { offerId: i.id }, i.now);
+    if (i.to !== null && i.notify !== false) deps.mailbox.deliver(i.to, 'hand_over', { offerId: i.id }, i.now);
     return { offer: toOffer(selectById.get(i.id)!, i.now), replaced: replaced[0] ?? null };
   });
 

@@ -59,6 +59,8 @@ export interface CreateRequestInput {
   requester: string;
   message: string;
   now: number;
+  /** Whether a governor still takes notices (the delivery limits); default all do. */
+  notify?: (peer: string) => boolean;
 }
 
 export interface DecideInput {
@@ -214,7 +216,9 @@ export function createRequestStore(db: Db, deps: { members: MemberStore; mailbox
     checkWindow(nthNewestIntoSpace.get(space, i.now - hour, intoSpace - 1), hour, i.now, `${intoSpace} an hour into one SPACE`);
     insert.run(i.id, space, i.requester, i.message, i.now, i.now + JOIN_REQUEST_TTL_MS);
     const told = [i.space.owner, ...firstAdmins.all(space, REQUEST_NOTICE_ADMINS).map((a) => a.peer_id)];
-    for (const peer of told) deps.mailbox.deliver(peer, 'request', { requestId: i.id }, i.now);
+    for (const peer of told) {
+      if (i.notify === undefined || i.notify(peer)) deps.mailbox.deliver(peer, 'request', { requestId: i.id }, i.now);
+    }
     return get(i.id, i.now)!;
   });
 
