@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { mintToken, type MintedToken, type RunningRelay, startRelay } from './helpers/relay.js';
+import { mintToken, type MintedToken, type RunningRelay, startRelay, tempDataDir } from './helpers/relay.js';
+import { rmSync } from 'node:fs';
 import { ageKeys } from './helpers/spaces.js';
 import { admit, call, createSpace, eventsOf, expectRefused, freshName, grant, joinLink, makeLink, memberRow, rest, roleIn, snapshot } from './helpers/invites.js';
 import { JOIN_REQUEST_TTL_MS } from '../relay/store/requests.js';
@@ -450,3 +451,51 @@ describe('deciding join requests', () => {
     }
   });
 });
+
+describe('after a restart', () => {
+  it('keeps links, waiting requests, offers and mailbox positions', async () => {
+    const dir = tempDataDir();
+    let r1: RunningRelay | undefined = await startRelay({ dataDir: dir });
+    try {
+      const o = await mintToken(r1.url);
+      const [a, b, c, d] = [await mintToken(r1.url), await mintToken(r1.url), await mintToken(r1.url), await mintToken(r1.url)];
+      const name = freshName('restart');
+      const created = await call(r1, 'POST', '/v1/spaces', { token: o.token, body: { name, join_policy: 'request' } });
+      expect(created.status).toBe(201);
+      const link = (await call(r1, 'POST', `/v1/spaces/${name}/invites`, { token: o.token, body: { role: 'writer' } })).body;
+      const asked = await call(r1, 'POST', `/v1/spaces/${name}/join`, { token: b.token, body: { message: 'later' } });
+      expect(asked.status).toBe(202);
+      const joinedC = await call(r1, 'POST', '/v1/join', { token: c.token, body: { link: link.link } });
+      expect(joinedC.status).toBe(200);
+      expect((await call(r1, 'POST', '/v1/join', { token: d.token, body: { link: link.link } })).status).toBe(200);
+      const offered = await call(r1, 'POST', `/v1/spaces/${name}/hand-over`, { token: c.token, body: { to: d.peerId } });
+      expect(offered.status).toBe(201);
+      const heads = [o, d].map((k) => r1!.store.mailbox.head(k.peerId));
+      await r1.close();
+      r1 = undefined;
+
+      const r2 = await startRelay({ dataDir: dir });
+      try {
+        expect([o, d].map((k) => r2.store.mailbox.head(k.peerId))).toEqual(heads);
+        expect(heads.every((h) => h > 0)).toBe(true);
+        // Tokens survive too: the same KEYS act on what they left.
+        const j = await call(r2, 'POST', '/v1/join', { token: a.token, body: { link: link.link.replace(r1Url(link.link), r2.url) } });
+        expect(j.body).toMatchObject({ role: 'writer', state: 'joined' });
+        const list = await call(r2, 'GET', `/v1/spaces/${name}/requests`, { token: o.token });
+        expect(list.body.items.map((i: any) => i.request_id)).toEqual([asked.body.request_id]);
+        const took = await call(r2, 'POST', `/v1/hand-overs/${offered.body.offer_id}/accept`, { token: d.token });
+        expect(took.body).toMatchObject({ role: 'writer', state: 'handed_over', handed_over_by: c.peerId });
+      } finally {
+        await r2.close();
+      }
+    } finally {
+      if (r1) await r1.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** The origin a link was made under (each run listens on a new port). */
+function r1Url(link: string): string {
+  return new URL(link).origin;
+}
