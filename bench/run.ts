@@ -6,8 +6,9 @@ import { availableParallelism, loadavg } from 'node:os';
 import { formatTable, type Suite } from './harness.js';
 import { coreSuite } from './core.js';
 import { appendsSuite } from './appends.js';
+import { catchUpSuite } from './catch-up.js';
 
-const SUITES: readonly Suite[] = [coreSuite, appendsSuite];
+const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite];
 
 function pick(names: readonly string[]): Suite[] {
   if (names.length === 0) return [...SUITES];
