@@ -3,10 +3,11 @@
  * posts.batch, posts.get; spec/1-concepts.md "Post" output fields, "Unavailable marker",
  * "Long polling", Limits "page cost"; protocol/api-notes.md §4; objects.md §14 export).
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromBase64url, toHex } from '../shared/encoding.js';
-import { objectIdOf } from '../shared/objects.js';
+import { objectIdOf, privateDigestOf, readPostObject, signPost, verifyObjectSignature } from '../shared/objects.js';
+import { peerIdHexOf } from '../shared/identity.js';
 import { verifyPostChain } from '../shared/chain.js';
 import { mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { admit, call, codeOf, get, newSpace, post } from './helpers/posts.js';
@@ -161,6 +162,38 @@ describe('posts.read pages', () => {
   });
 });
 
+describe('proof blocks', () => {
+  it('show a signed post’s signature with the author’s key, and members the private part behind private_digest', async () => {
+    const space = newSpace(relay, owner);
+    const s = signPost({
+      fields: { space_id: space.spaceId, author_id: owner.peerId, idempotency_key: randomUUID(), kind: 'decision', body: 'signed words' },
+      private: { data: { x_why: 'because' } },
+      salt: new Uint8Array(randomBytes(32)),
+      signer: owner.signer,
+    });
+    relay.clock.advance(2_100);
+    const sent = await call(relay, 'POST', path(space.name), { token: owner.token, body: s.submission });
+    expect(sent.status, sent.text).toBe(201);
+    const r = await get(relay, path(space.name, '?detail=full&proof=true'), owner);
+    const p = r.body.items[0];
+    expect(p.signed).toBe(true);
+    expect(p.proof.signature.alg).toBe('ed25519');
+    const publicKey = Buffer.from(p.proof.signature.public_key, 'hex');
+    expect(peerIdHexOf(publicKey)).toBe(p.author);
+    expect(verifyObjectSignature(publicKey, Buffer.from(p.object_id, 'hex'), Buffer.from(p.proof.signature.value, 'hex'))).toBe(true);
+    const object = readPostObject(fromBase64url(p.proof.canonical), 'signed') as { private_digest?: string };
+    expect(toHex(privateDigestOf(fromBase64url(p.proof.private)))).toBe(object.private_digest);
+    expect(p.data).toEqual({ x_why: 'because' });
+  });
+
+  it('mark a post whose author held no role in an open SPACE with no_role', async () => {
+    const space = newSpace(relay, owner, { visibility: 'public', joinPolicy: 'open', categories: ['general'] });
+    await post(relay, stranger, space, { kind: 'question', body: 'passing by' });
+    const r = await get(relay, path(space.name, '?detail=ids'));
+    expect(r.body.items[0]).toMatchObject({ author: stranger.peerId, no_role: true });
+  });
+});
+
 describe('posts.read refusals', () => {
   it('SPACE_NOT_FOUND for a name nobody holds', async () => {
     const r = await get(relay, path('no-such-space-here'), owner);
@@ -302,6 +335,23 @@ describe('the ndjson export', () => {
     expect(JSON.parse(lines[2]!).cursor).toEqual({ next_after: '2', has_more: true, head_seq: '3' });
     const rest = await get(relay, path(space.name, '?limit=2&after=2'), owner, ndjson);
     expect(rest.text.trim().split('\n')).toHaveLength(2);
+  });
+
+  it('stops before 8 MiB with has_more, and the next page goes on from next_after', async () => {
+    const space = newSpace(relay, owner);
+    const big = 'b'.repeat(65_000);
+    for (let i = 0; i < 70; i++) await post(relay, owner, space, { kind: 'obs', body: big });
+    const r = await get(relay, path(space.name), owner, ndjson);
+    expect(r.status).toBe(200);
+    const lines = r.text.trim().split('\n');
+    const trailer = JSON.parse(lines.pop()!);
+    expect(Buffer.byteLength(lines.map((l) => `${l}\n`).join(''))).toBeLessThanOrEqual(8 * 1024 * 1024);
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines.length).toBeLessThan(70);
+    expect(trailer.cursor).toEqual({ next_after: String(lines.length), has_more: true, head_seq: '70' });
+    const rest = await get(relay, path(space.name, `?after=${trailer.cursor.next_after}`), owner, ndjson);
+    const restLines = rest.text.trim().split('\n');
+    expect(JSON.parse(restLines[0]!).seq).toBe(String(lines.length + 1));
   });
 
   it('needs a KEY and refuses what the export does not take', async () => {
