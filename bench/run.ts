@@ -7,8 +7,9 @@ import { formatTable, type Suite } from './harness.js';
 import { coreSuite } from './core.js';
 import { appendsSuite } from './appends.js';
 import { catchUpSuite } from './catch-up.js';
+import { seekSuite } from './seek.js';
 
-const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite];
+const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite];
 
 function pick(names: readonly string[]): Suite[] {
   if (names.length === 0) return [...SUITES];
@@ -35,7 +36,8 @@ async function main(names: readonly string[]): Promise<void> {
   }
 }
 
-main(process.argv.slice(2)).catch((e: unknown) => {
+// Arguments starting with -- are options a suite reads itself (seek: --full).
+main(process.argv.slice(2).filter((a) => !a.startsWith('--'))).catch((e: unknown) => {
   console.error(e instanceof Error ? e.message : e);
   process.exitCode = 1;
 });
