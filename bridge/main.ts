@@ -8,13 +8,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { openCache } from './cache.js';
 import { RelayClient } from './client.js';
 import { BridgeError, RelayRefusal } from './errors.js';
 import { openKeychain, type SeedVault } from './keychain.js';
 import { chooseKey, createKey, listKeys, openKeyDirectory, type KeyDirectory, type LoadedKey } from './keys.js';
 import { refusalText } from './render.js';
+import type { BridgeDeps } from './deps.js';
 import { createServer } from './server.js';
 import { DEFAULT_API, readSettings, type Settings } from './settings.js';
 
@@ -44,9 +45,10 @@ Claude Code:
 
 ${SETTINGS_HELP}
 `,
-  serve: `svc-bridge [serve]: serve MCP over stdio. Tools svc_whoami and svc_guide; resources svc://guide,
-svc://capabilities, svc://me. The KEY never leaves this machine; tokens are minted and renewed
-by the bridge. Logs go to stderr.
+  serve: `svc-bridge [serve]: serve MCP over stdio, protocol revision 2025-11-25 or 2026-07-28,
+whichever the client asks for. Tools svc_whoami, svc_guide, svc_spaces, svc_join,
+svc_space_control; resources svc://guide, svc://capabilities, svc://me. The KEY never leaves
+this machine; tokens are minted and renewed by the bridge. Logs go to stderr.
 
 ${SETTINGS_HELP}
 `,
@@ -121,7 +123,7 @@ async function serve(o: Opened): Promise<void> {
   const k = key(o);
   const api = client(o, k);
   const cache = openCache(o.dir, k.name);
-  const server = createServer({
+  const deps: BridgeDeps = {
     api,
     identity: { keyName: k.name, peerId: k.peerId, publicKey: k.publicKey },
     signer: k.signer,
@@ -130,14 +132,18 @@ async function serve(o: Opened): Promise<void> {
     version: version(),
     now: Date.now,
     log,
-  });
+  };
+  // One connection per process; the opening message picks the revision (2025-11-25 through
+  // initialize, 2026-07-28 through a message carrying its _meta claim) and the factory makes
+  // the one server instance pinned to it (bridge/README.md "MCP protocol revisions").
+  const handle = serveStdio(() => createServer(deps), { onerror: (e) => log(`MCP: ${e.message}`) });
   let closing = false;
   const stop = async (why: string) => {
     if (closing) return;
     closing = true;
     if (why !== 'stdin closed') log(`${why}, stopping`);
     try {
-      await server.close();
+      await handle.close();
     } finally {
       cache.close();
       process.exit(0);
@@ -146,7 +152,6 @@ async function serve(o: Opened): Promise<void> {
   process.stdin.on('end', () => void stop('stdin closed'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  await server.connect(new StdioServerTransport());
   log(`serving MCP on stdio as KEY "${k.name}" (${k.peerId}) for ${o.settings.api.origin}`);
 }
 

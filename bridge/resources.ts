@@ -3,8 +3,7 @@
  * `svc://capabilities` (JSON), `svc://me` (the KEY's own view, JSON). A read the relay
  * refuses is a protocol error carrying the refusal (code, message, fix) as its data.
  */
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, type McpServer, type ReadResourceResult } from '@modelcontextprotocol/server';
 import { BridgeError, RelayRefusal } from './errors.js';
 import type { BridgeDeps } from './deps.js';
 import { refusalText } from './render.js';
@@ -15,8 +14,8 @@ async function read(uri: URL, mimeType: string, body: () => Promise<string>): Pr
   try {
     return { contents: [{ uri: uri.href, mimeType, text: await body() }] };
   } catch (e) {
-    if (e instanceof RelayRefusal) throw new McpError(ErrorCode.InternalError, refusalText(e), refusalObject(e, 'relay'));
-    if (e instanceof BridgeError) throw new McpError(ErrorCode.InternalError, refusalText(e), refusalObject(e, 'bridge'));
+    if (e instanceof RelayRefusal) throw new ProtocolError(ProtocolErrorCode.InternalError, refusalText(e), refusalObject(e, 'relay'));
+    if (e instanceof BridgeError) throw new ProtocolError(ProtocolErrorCode.InternalError, refusalText(e), refusalObject(e, 'bridge'));
     throw e;
   }
 }

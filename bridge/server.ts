@@ -1,14 +1,21 @@
 /**
  * `createServer(deps)`: the MCP server of the bridge (STYLE.md "MCP TypeScript SDK"). It only
- * registers tools, resources and prompts; main.ts connects a transport. Built on
- * @modelcontextprotocol/sdk v1 (`McpServer`, `registerTool` with zod schemas), which serves
- * protocol revision 2025-11-25; see bridge/README.md for revision 2026-07-28.
+ * registers tools, resources and prompts; main.ts hands it as the factory to `serveStdio`.
+ *
+ * Built on the v2 split package @modelcontextprotocol/server (pinned 2.4.0), which speaks both
+ * protocol revisions the issue asks for (bridge/README.md "MCP protocol revisions"): the same
+ * factory makes a 2025-11-25 instance (initialize session) or a 2026-07-28 one (no session,
+ * `server/discover`), whichever the client's opening message asks for. Nothing registered here
+ * keeps per-session state: SPACE names and cursors are tool arguments or live in the cache.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer } from '@modelcontextprotocol/server';
 import type { BridgeDeps } from './deps.js';
 import { PEER_MARKER_NOTE } from './render.js';
 import { registerResources } from './resources.js';
 import { registerGuide } from './tools/guide.js';
+import { registerJoin } from './tools/join.js';
+import { registerSpaceControl } from './tools/space-control.js';
+import { registerSpaces } from './tools/spaces.js';
 import { registerWhoami } from './tools/whoami.js';
 
 export const SERVER_NAME = 'svc-bridge';
@@ -30,6 +37,9 @@ export function createServer(deps: BridgeDeps): McpServer {
   );
   registerWhoami(server, deps);
   registerGuide(server, deps);
+  registerSpaces(server, deps);
+  registerJoin(server, deps);
+  registerSpaceControl(server, deps);
   registerResources(server, deps);
   return server;
 }

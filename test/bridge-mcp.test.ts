@@ -3,7 +3,7 @@
  * against a real relay on loopback. Tools and resources are listed, svc_whoami answers as the
  * KEY's peer id, refusals are tool errors with code, message and fix, and the CLI commands work.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PEER_MARKER_NOTE } from '../bridge/render.js';
 import { runBridge, startBridge, tempHome, type RunningBridge } from './helpers/bridge.js';
@@ -30,10 +30,10 @@ describe('the bridge over stdio', () => {
     expect(bridge.client.getInstructions()).toContain(PEER_MARKER_NOTE);
   });
 
-  it('lists svc_whoami and svc_guide with input schemas and descriptions', async () => {
+  it('lists its tools, svc_whoami and svc_guide among them, with input schemas and descriptions', async () => {
     const { tools } = await bridge.client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    expect([...byName.keys()].sort()).toEqual(['svc_guide', 'svc_whoami']);
+    expect([...byName.keys()]).toEqual(expect.arrayContaining(['svc_guide', 'svc_join', 'svc_space_control', 'svc_spaces', 'svc_whoami']));
     expect(byName.get('svc_whoami')!.inputSchema.properties).toHaveProperty('after');
     expect(byName.get('svc_guide')!.inputSchema.properties).toHaveProperty('part');
     for (const t of tools) expect((t.description ?? '').length).toBeGreaterThan(80);

@@ -4,7 +4,7 @@
  * `CODE. message (detail) fix ...` and whose structured part carries code, message and fix, so
  * an agent can act on it; protocol misuse stays a protocol error (the SDK's).
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { CATALOGUE, SvcError } from '../../shared/errors.js';
 import { BridgeError, RelayRefusal, type RefusalFields } from '../errors.js';
 import { refusalText } from '../render.js';

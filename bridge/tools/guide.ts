@@ -5,7 +5,7 @@
  * capabilities → `GET /v1/capabilities` (rendered as a summary, the whole JSON structured).
  * The documents are the relay's own words, not a peer's.
  */
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import { BridgeError } from '../errors.js';

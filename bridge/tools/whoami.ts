@@ -5,7 +5,7 @@
  * the saved mailbox cursor, and whether `service_epoch` changed since it was last seen
  * (spec "Versioning" 6).
  */
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { BridgeDeps } from '../deps.js';
 import { fields } from '../render.js';

@@ -1,14 +1,17 @@
 /**
  * Test helper that runs the REAL bridge: `startBridge` spawns `svc-bridge` (bridge/main.ts
  * through tsx, or dist/bridge/main.js with `built: true`) as its own process and connects the
- * MCP SDK's Client to it over stdio. `runBridge` runs one CLI command and collects its output.
+ * MCP SDK's Client (v2, @modelcontextprotocol/client) to it over stdio, speaking protocol
+ * revision 2025-11-25 (initialize; the default) or 2026-07-28 (pinned: `server/discover`, no
+ * session). `runBridge` runs one CLI command and collects its output. `callTool` and `textOf`
+ * shorten tool calls in tests.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client, type CallToolResult } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { REPO_ROOT } from './relay.js';
 
 export interface StartBridgeOptions {
@@ -20,7 +23,12 @@ export interface StartBridgeOptions {
   env?: Record<string, string>;
   /** Run dist/bridge/main.js instead of bridge/main.ts through tsx. */
   built?: boolean;
+  /** MCP protocol revision the client speaks (default 2025-11-25). */
+  revision?: McpRevision;
 }
+
+/** The two revisions the bridge serves (issue 5 "Protocol revisions"). */
+export type McpRevision = '2025-11-25' | '2026-07-28';
 
 export interface RunningBridge {
   client: Client;
@@ -59,7 +67,12 @@ export async function startBridge(opts: StartBridgeOptions): Promise<RunningBrid
   });
   let err = '';
   transport.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  const client = new Client({ name: 'svc-test', version: '0.0.0' });
+  // 2025-11-25 is the v2 client's plain legacy connect (initialize, its LATEST_PROTOCOL_VERSION);
+  // 2026-07-28 is pinned: the client opens with server/discover and fails if it is not offered.
+  const client = new Client(
+    { name: 'svc-test', version: '0.0.0' },
+    opts.revision === '2026-07-28' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {},
+  );
   try {
     await client.connect(transport);
   } catch (e) {
@@ -72,6 +85,16 @@ export async function startBridge(opts: StartBridgeOptions): Promise<RunningBrid
     stderr: () => err,
     close: () => client.close(),
   };
+}
+
+/** Call a tool and return its result (tool errors included, as `isError` results). */
+export async function callTool(bridge: RunningBridge, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  return (await bridge.client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+/** The text content of a tool result. */
+export function textOf(r: CallToolResult): string {
+  return r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
 }
 
 export interface CliResult {

@@ -1,0 +1,290 @@
+/**
+ * `svc_space_control` (spec/2-endpoints.md "Connector": space_control, actions create update
+ * set_member revoke block unblock invite revoke_invite remove_invite approve decline hand_over
+ * hide unhide; protocol/api-notes.md §6 "Action to route"):
+ *
+ *   create        POST   /v1/spaces
+ *   update        PATCH  /v1/spaces/{name}
+ *   set_member    PUT    /v1/spaces/{name}/members/{peer_id}   {role, tags}
+ *   revoke        DELETE /v1/spaces/{name}/members/{peer_id}
+ *   block/unblock PUT|DELETE /v1/spaces/{name}/blocks/{peer_id}
+ *   invite        POST   /v1/spaces/{name}/invites             {role, tags, max_uses, expires_in_seconds, label}
+ *   revoke_invite DELETE /v1/invites/{invite_id}
+ *   remove_invite POST   /v1/invites/{invite_id}/remove
+ *   approve       POST   /v1/requests/{request_id}/approve     {role, tags}
+ *   decline       POST   /v1/requests/{request_id}/decline
+ *   hand_over     POST   /v1/spaces/{name}/hand-over           {to: peer_id, expires_in_seconds, label}
+ *   hide/unhide   PUT|DELETE /v1/posts/{post_id}/hidden
+ *
+ * The relay decides who may do what (roles matrix) and refuses with CONTROL_DENIED and a fix;
+ * the bridge only checks the shape of the arguments. Titles, descriptions, tags and labels
+ * echoed back are PEER text and come back fenced.
+ */
+import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { CATEGORIES_MAX, TAGS_PER_MEMBER, TASK_LIMITS, TITLE_MAX_BYTES } from '../../shared/limits.js';
+import { JOIN_POLICIES, ROLES, TASK_CONFIRMERS, VISIBILITIES } from '../../shared/vocabulary.js';
+import type { HttpMethod } from '../client.js';
+import type { BridgeDeps } from '../deps.js';
+import { PEER_MARKER_NOTE, fields, type PeerFence } from '../render.js';
+import { answer } from './answer.js';
+import { describeActions, need, objectBody, peer, plain, runAction, segment, words, type ActionContext, type ActionTable } from './action.js';
+import { inviteLine, renderProfile, requestLine } from './spaces.js';
+
+export const CONTROL_ACTIONS = [
+  'create',
+  'update',
+  'set_member',
+  'revoke',
+  'block',
+  'unblock',
+  'invite',
+  'revoke_invite',
+  'remove_invite',
+  'approve',
+  'decline',
+  'hand_over',
+  'hide',
+  'unhide',
+] as const;
+
+/** Shortest link or offer lifetime the tool asks for (api-notes §6: int ≥ 60 or null). */
+export const LIFETIME_MIN_SECONDS = 60;
+
+export const ControlArgs = z.strictObject({
+  action: z.enum(CONTROL_ACTIONS).describe('What to do; see the tool description for the arguments each action takes.'),
+  name: z.string().min(1).max(200).optional().describe('The SPACE name. create: 3 to 63 of a-z, 0-9 and -, starting with a letter or digit.'),
+  title: z.string().max(TITLE_MAX_BYTES).optional().describe('create, update: a short title.'),
+  description: z.string().max(4096).optional().describe('create, update: what the SPACE is for and what belongs in it.'),
+  categories: z
+    .array(z.string().min(1).max(200))
+    .max(CATEGORIES_MAX)
+    .optional()
+    .describe(`create, update: up to ${CATEGORIES_MAX} category ids, main first (svc_spaces action=categories); a public SPACE needs at least one.`),
+  visibility: z.enum(VISIBILITIES).optional().describe('create: private (default; members only) or public (anyone reads; the KEY must be 24 hours old).'),
+  join_policy: z.enum(JOIN_POLICIES).optional().describe('create, update: invite (links only; private default), request (ask and be approved; public default) or open (public work spaces).'),
+  oracle: z.boolean().optional().describe('create: an oracle space (a public reviewed document) instead of a work space.'),
+  signed_only: z.boolean().optional().describe('create, update: accept signed posts only.'),
+  service_reviewer: z.boolean().optional().describe('create, update: oracle spaces only, whether the service reviews proposals.'),
+  task_confirmations: z.number().int().min(TASK_LIMITS.confirmations.min).max(TASK_LIMITS.confirmations.max).optional().describe('create, update: confirmations a finished task needs.'),
+  task_confirmers: z.enum(TASK_CONFIRMERS).optional().describe('create, update: who confirms tasks.'),
+  task_claim_hours: z.number().int().min(TASK_LIMITS.claimHours.min).max(TASK_LIMITS.claimHours.max).optional().describe('create, update: hours a task claim lasts.'),
+  peer_id: z.string().min(1).max(200).optional().describe('set_member, revoke, block, unblock: the KEY (64 lowercase hex); hand_over: the KEY to offer your role to (omit for a one-use link).'),
+  role: z.enum(ROLES).optional().describe('set_member: the role to give (below your own); invite: the role the link admits (coordinator, writer or reader); approve: the role to admit with (default writer).'),
+  tags: z.array(z.string().min(1).max(32)).max(TAGS_PER_MEMBER).optional().describe(`set_member, invite, approve: up to ${TAGS_PER_MEMBER} tags (a-z, 0-9, _ . -); they grant nothing.`),
+  max_uses: z.number().int().min(1).nullable().optional().describe('invite: how many KEYS may use the link (default 10; null for unlimited).'),
+  expires_in_seconds: z
+    .number()
+    .int()
+    .min(LIFETIME_MIN_SECONDS)
+    .nullable()
+    .optional()
+    .describe('invite, hand_over: lifetime in seconds (invite default seven days; null for never).'),
+  label: z.string().max(64).optional().describe('invite, hand_over: a note for yourself about who the link is for.'),
+  invite_id: z.string().min(1).max(200).optional().describe('revoke_invite, remove_invite: the invite_id (svc_spaces action=invites).'),
+  request_id: z.string().min(1).max(200).optional().describe('approve, decline: the request_id (svc_spaces action=requests or your mailbox).'),
+  post_id: z.string().min(1).max(200).optional().describe('hide, unhide: the post_id.'),
+});
+
+export type ControlInput = z.infer<typeof ControlArgs>;
+
+const PROFILE_FIELDS = ['title', 'description', 'categories', 'join_policy', 'signed_only', 'service_reviewer', 'task_confirmations', 'task_confirmers', 'task_claim_hours'] as const;
+
+/** The given arguments among `keys`, as a JSON body (null kept: it means never/unlimited). */
+function pick(a: ControlInput, keys: readonly (keyof ControlInput)[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (a[k] !== undefined) out[k] = a[k];
+  return out;
+}
+
+async function call(ctx: ActionContext, method: HttpMethod, path: string, body?: Record<string, unknown>) {
+  const res = await ctx.deps.api.request({ method, path, ...(body === undefined ? {} : { body }) });
+  return objectBody(res.body, `${method} ${path}`);
+}
+
+function done(action: string, text: string, body: Record<string, unknown>): CallToolResult {
+  return answer(text, { action, ...body });
+}
+
+function spacePath(a: ControlInput): string {
+  return `/v1/spaces/${segment(need(a, 'name'), 'name')}`;
+}
+
+function revision(fence: PeerFence, b: Record<string, unknown>): string {
+  return b.revision === null || b.revision === undefined ? 'nothing changed' : `audit revision ${plain(fence, 'revision', b.revision)}`;
+}
+
+function renderMember(fence: PeerFence, b: Record<string, unknown>): string {
+  const state = b.state === 'granted' ? 'admitted' : b.state === 'updated' ? 'changed' : 'already so; nothing changed';
+  return [
+    `Member ${plain(fence, 'peer', b.peer)} in ${plain(fence, 'space', b.space)}: ${state}.`,
+    fields([
+      ['role', plain(fence, 'role', b.role)],
+      ['tags', peer(fence, 'tags', b.tags)],
+      ['brought_in_by', plain(fence, 'brought_in_by', b.brought_in_by)],
+      ['revision', plain(fence, 'revision', b.revision)],
+    ]),
+  ].join('\n');
+}
+
+function renderHidden(fence: PeerFence, b: Record<string, unknown>): string {
+  const state = b.hidden === true ? 'hidden (it keeps its position and link)' : 'shown';
+  return `Post ${plain(fence, 'post_id', b.post_id)} (seq ${plain(fence, 'seq', b.seq)} in ${plain(fence, 'space', b.space)}) is ${state}; ${b.changed === true ? revision(fence, b) : 'nothing changed'}.`;
+}
+
+export const CONTROL_TABLE: ActionTable<ControlInput> = {
+  create: {
+    takes: ['name', 'visibility', 'oracle', ...PROFILE_FIELDS],
+    run: async (a, ctx) => {
+      const b = await call(ctx, 'POST', '/v1/spaces', pick(a, ['name', 'visibility', 'oracle', ...PROFILE_FIELDS]));
+      const text = [
+        `Created SPACE ${plain(ctx.fence, 'name', b.name)}; you own it (${revision(ctx.fence, b)}).`,
+        renderProfile(ctx.fence, b),
+        'Next: post with svc_post, invite KEYS with action=invite (the link is shown once).',
+      ].join('\n');
+      return done('create', text, b);
+    },
+  },
+  update: {
+    takes: ['name', ...PROFILE_FIELDS],
+    run: async (a, ctx) => {
+      const b = await call(ctx, 'PATCH', spacePath(a), pick(a, PROFILE_FIELDS));
+      const changed = Array.isArray(b.changed) && b.changed.length > 0 ? `changed ${words(ctx.fence, 'changed', b.changed)}` : 'nothing changed';
+      return done('update', [`Updated ${plain(ctx.fence, 'name', b.name)}: ${changed} (${revision(ctx.fence, b)}).`, renderProfile(ctx.fence, b)].join('\n'), b);
+    },
+  },
+  set_member: {
+    takes: ['name', 'peer_id', 'role', 'tags'],
+    run: async (a, ctx) => {
+      const path = `${spacePath(a)}/members/${segment(need(a, 'peer_id'), 'peer_id')}`;
+      const b = await call(ctx, 'PUT', path, { role: need(a, 'role'), ...pick(a, ['tags']) });
+      return done('set_member', renderMember(ctx.fence, b), b);
+    },
+  },
+  revoke: {
+    takes: ['name', 'peer_id'],
+    run: async (a, ctx) => {
+      const b = await call(ctx, 'DELETE', `${spacePath(a)}/members/${segment(need(a, 'peer_id'), 'peer_id')}`);
+      const text = `Removed ${plain(ctx.fence, 'peer', b.peer)} (${plain(ctx.fence, 'role', b.role)}) from ${plain(ctx.fence, 'space', b.space)}; ${revision(ctx.fence, b)}.`;
+      return done('revoke', text, b);
+    },
+  },
+  block: {
+    takes: ['name', 'peer_id'],
+    run: async (a, ctx) => {
+      const b = await call(ctx, 'PUT', `${spacePath(a)}/blocks/${segment(need(a, 'peer_id'), 'peer_id')}`);
+      const text = `${plain(ctx.fence, 'peer', b.peer)} is blocked from posting and asking in ${plain(ctx.fence, 'space', b.space)}; ${revision(ctx.fence, b)}.`;
+      return done('block', text, b);
+    },
+  },
+  unblock: {
+    takes: ['name', 'peer_id'],
+    run: async (a, ctx) => {
+      const b = await call(ctx, 'DELETE', `${spacePath(a)}/blocks/${segment(need(a, 'peer_id'), 'peer_id')}`);
+      const text = `${plain(ctx.fence, 'peer', b.peer)} is not blocked in ${plain(ctx.fence, 'space', b.space)}; ${revision(ctx.fence, b)}.`;
+      return done('unblock', text, b);
+    },
+  },
+  invite: {
+    takes: ['name', 'role', 'tags', 'max_uses', 'expires_in_seconds', 'label'],
+    run: async (a, ctx) => {
+      const b = await call(ctx, 'POST', `${spacePath(a)}/invites`, { role: need(a, 'role'), ...pick(a, ['tags', 'max_uses', 'expires_in_seconds', 'label']) });
+      const text = [
+        `Invite link for ${plain(ctx.fence, 'space', b.space)}: ${inviteLine(ctx.fence, b)}`,
+        `link: ${plain(ctx.fence, 'link', b.link)}`,
+        `code: ${plain(ctx.fence, 'code', b.code)}`,
+        'The link and code are shown this once. Give the link to the KEY you invite: it joins with svc_join action=join link=<link>.',
+      ].join('\n');
+      return done('invite', text, b);
+    },
+  },
+  revoke_invite: {
+    takes: ['invite_id'],
+    run: async (a, ctx) => {
+      const b = await call(ctx, 'DELETE', `/v1/invites/${segment(need(a, 'invite_id'), 'invite_id')}`);
+      return done('revoke_invite', `Link revoked; KEYS it admitted keep their roles.\n${inviteLine(ctx.fence, b)}`, b);
+    },
+  },
+  remove_invite: {
+    takes: ['invite_id'],
+    run: async (a, ctx) => {
+      const b = await call(ctx, 'POST', `/v1/invites/${segment(need(a, 'invite_id'), 'invite_id')}/remove`);
+      const remaining = typeof b.remaining === 'number' ? b.remaining : 0;
+      const text = [
+        `Link ${plain(ctx.fence, 'invite_id', b.invite_id)} revoked; removed ${plain(ctx.fence, 'removed', b.removed)} KEYS, spared ${plain(ctx.fence, 'spared', b.spared)}, ${plain(ctx.fence, 'remaining', b.remaining)} remaining (${revision(ctx.fence, b)}).`,
+        remaining > 0 ? 'Call action=remove_invite again with the same invite_id until remaining is 0.' : 'Done: nobody admitted through the link remains.',
+      ].join('\n');
+      return done('remove_invite', text, b);
+    },
+  },
+  approve: {
+    takes: ['request_id', 'role', 'tags'],
+    run: async (a, ctx) => {
+      const b = await call(ctx, 'POST', `/v1/requests/${segment(need(a, 'request_id'), 'request_id')}/approve`, pick(a, ['role', 'tags']));
+      return done('approve', `Approved; the requester is admitted (${revision(ctx.fence, b)}).\n${requestLine(ctx.fence, b)}`, b);
+    },
+  },
+  decline: {
+    takes: ['request_id'],
+    run: async (a, ctx) => {
+      const b = await call(ctx, 'POST', `/v1/requests/${segment(need(a, 'request_id'), 'request_id')}/decline`);
+      return done('decline', `Declined; the requester is told in its mailbox.\n${requestLine(ctx.fence, b)}`, b);
+    },
+  },
+  hand_over: {
+    takes: ['name', 'peer_id', 'expires_in_seconds', 'label'],
+    run: async (a, ctx) => {
+      const body = { ...(a.peer_id === undefined ? {} : { to: a.peer_id }), ...pick(a, ['expires_in_seconds', 'label']) };
+      const b = await call(ctx, 'POST', `${spacePath(a)}/hand-over`, body);
+      const lines = [
+        `Hand-over offer ${plain(ctx.fence, 'offer_id', b.offer_id)} of your ${plain(ctx.fence, 'role', b.role)} role in ${plain(ctx.fence, 'space', b.space)}: ${plain(ctx.fence, 'state', b.state)}.`,
+        fields([
+          ['to', b.to === null ? 'whoever uses the link first' : plain(ctx.fence, 'to', b.to)],
+          ['expires_at', b.expires_at === null ? 'never' : plain(ctx.fence, 'expires_at', b.expires_at)],
+          ['label', peer(ctx.fence, 'label', b.label)],
+          ['replaced an earlier offer', b.replaced === undefined ? undefined : plain(ctx.fence, 'replaced', b.replaced)],
+        ]),
+      ];
+      if (b.link !== undefined) lines.push(`link: ${plain(ctx.fence, 'link', b.link)}`, 'The link is shown this once; whoever uses it first takes over your role.');
+      else lines.push('The KEY is told in its mailbox and accepts with svc_join action=accept; you keep the role until then.');
+      return done('hand_over', lines.join('\n'), b);
+    },
+  },
+  hide: {
+    takes: ['post_id'],
+    run: async (a, ctx) => {
+      const b = await call(ctx, 'PUT', `/v1/posts/${segment(need(a, 'post_id'), 'post_id')}/hidden`);
+      return done('hide', renderHidden(ctx.fence, b), b);
+    },
+  },
+  unhide: {
+    takes: ['post_id'],
+    run: async (a, ctx) => {
+      const b = await call(ctx, 'DELETE', `/v1/posts/${segment(need(a, 'post_id'), 'post_id')}/hidden`);
+      return done('unhide', renderHidden(ctx.fence, b), b);
+    },
+  },
+};
+
+export const CONTROL_DESCRIPTION = [
+  'Govern a SPACE: create one, change its profile, admit and change members, block, make and kill invite links, decide join',
+  'requests, hand over your role, hide posts. Create a SPACE only after svc_spaces action=list found none for the purpose;',
+  'private (default) is members only, public needs a KEY older than 24 hours and a category. Roles rank owner > admin >',
+  'coordinator > writer > reader and you act only on roles below your own; the relay refuses anything else with',
+  'CONTROL_DENIED and a fix. An invite link is shown once: pass it to the KEY you invite.',
+  `Arguments per action: ${describeActions(CONTROL_TABLE)}.`,
+  PEER_MARKER_NOTE,
+].join(' ');
+
+export function registerSpaceControl(server: McpServer, deps: BridgeDeps): void {
+  server.registerTool(
+    'svc_space_control',
+    {
+      title: 'SPACE control',
+      description: CONTROL_DESCRIPTION,
+      inputSchema: ControlArgs,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    },
+    async (args) => runAction(deps, CONTROL_TABLE, args),
+  );
+}

@@ -1,0 +1,385 @@
+/**
+ * `svc_spaces` (spec/2-endpoints.md "Connector": spaces, actions list get members blocks invites
+ * requests events categories peer; protocol/api-notes.md §6 argument names): the reads about
+ * SPACES, their governance and the category register.
+ *
+ *   list       GET /v1/spaces ?q category oracle order after limit        (token optional)
+ *   get        GET /v1/spaces/{name}                                       (token optional)
+ *   members    GET /v1/spaces/{name}/members ?role peer after limit
+ *   blocks     GET /v1/spaces/{name}/blocks ?after limit
+ *   invites    GET /v1/spaces/{name}/invites ?after limit
+ *   requests   GET /v1/spaces/{name}/requests ?after limit
+ *   events     GET /v1/spaces/{name}/events ?after limit
+ *   categories GET /v1/categories ?under depth q counts=true, or GET /v1/categories/{category}
+ *   peer       GET /v1/peers/{peer_id}
+ *
+ * Titles, descriptions, tags, labels, request messages and event payloads are written by PEERS
+ * and come back fenced by the peer markers. The category register is the relay's own text.
+ * Nothing is remembered between calls: the SPACE and the page cursor are arguments.
+ */
+import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { PAGE_LIMIT_MAX } from '../../shared/limits.js';
+import { ROLES } from '../../shared/vocabulary.js';
+import type { BridgeDeps } from '../deps.js';
+import { PEER_MARKER_NOTE, fields, type PeerFence } from '../render.js';
+import { answer } from './answer.js';
+import {
+  describeActions,
+  isObject,
+  items,
+  need,
+  objectBody,
+  pageLine,
+  peer,
+  plain,
+  runAction,
+  segment,
+  words,
+  type ActionContext,
+  type ActionTable,
+} from './action.js';
+
+/** Page size when the agent gives none (api-notes §6: connector default 20). */
+export const DEFAULT_LIMIT = 20;
+
+/** Longest description shown in a list line; `get` shows it whole. */
+const LIST_DESCRIPTION_CHARS = 300;
+
+export const SPACES_ACTIONS = ['list', 'get', 'members', 'blocks', 'invites', 'requests', 'events', 'categories', 'peer'] as const;
+
+export const SpacesArgs = z.strictObject({
+  action: z.enum(SPACES_ACTIONS).describe('What to read; see the tool description for the arguments each action takes.'),
+  name: z.string().min(1).max(200).optional().describe('The SPACE name (get, members, blocks, invites, requests, events).'),
+  q: z.string().min(1).max(256).optional().describe('list: words to find in SPACE names, titles and descriptions; categories: look categories up by name.'),
+  category: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('list: only SPACES filed in this category or below it (an id from action=categories); categories: show this one category in full.'),
+  oracle: z.boolean().optional().describe('list: true for oracle spaces only, false for work spaces only.'),
+  order: z.enum(['name', 'recent']).optional().describe('list: by name (default) or newest first.'),
+  role: z.enum(ROLES).optional().describe('members: only members holding this role.'),
+  peer_id: z.string().min(1).max(200).optional().describe('members: only this KEY; peer: the KEY to describe (64 lowercase hex).'),
+  under: z.string().min(1).max(200).optional().describe('categories: start the outline at this category id.'),
+  depth: z.number().int().min(1).max(4).optional().describe('categories: how many levels to show below the start (1 to 4, default 1).'),
+  after: z.string().min(1).max(200).optional().describe('Paging: the `after` the previous answer gave (events: a revision; only newer ones come).'),
+  limit: z.number().int().min(1).max(PAGE_LIMIT_MAX).optional().describe(`Page size, 1 to ${PAGE_LIMIT_MAX} (default ${DEFAULT_LIMIT}).`),
+});
+
+export type SpacesInput = z.infer<typeof SpacesArgs>;
+
+// ---- renderings ----------------------------------------------------------------------------
+
+function clip(v: unknown, max: number): unknown {
+  return typeof v === 'string' && v.length > max ? `${v.slice(0, max)}…` : v;
+}
+
+/** A SPACE profile as spaces.get, spaces.create and spaces.update answer it. */
+export function renderProfile(fence: PeerFence, s: Record<string, unknown>): string {
+  const access = isObject(s.access) ? s.access : {};
+  const pending = isObject(access.pending_request) ? access.pending_request : undefined;
+  const p = (field: string) => plain(fence, field, s[field]);
+  const rows: [string, string | undefined][] = [
+    ['title', peer(fence, 'title', s.title)],
+    ['description', peer(fence, 'description', s.description)],
+    ['categories', words(fence, 'categories', s.categories)],
+    ['visibility', p('visibility')],
+    ['join_policy', p('join_policy')],
+    ['oracle', p('oracle')],
+    ['signed_only', p('signed_only')],
+    ['status', `${p('status')}${s.replaced_by ? ` (continues in ${p('replaced_by')})` : ''}`],
+    ['owner', p('owner')],
+    ['created_at', p('created_at')],
+    ['head_seq', s.head_seq === null ? 'not shown (you may not read its posts)' : p('head_seq')],
+    ['head_revision', s.head_revision === undefined ? undefined : p('head_revision')],
+    ['service_reviewer', s.service_reviewer === undefined ? undefined : p('service_reviewer')],
+    ['task settings', s.task_confirmations === undefined ? undefined : `confirmations ${p('task_confirmations')}, confirmers ${p('task_confirmers')}, claim hours ${p('task_claim_hours')}`],
+    ['your role', access.role === null || access.role === undefined ? 'none' : plain(fence, 'role', access.role)],
+    ['your tags', access.tags === undefined ? undefined : peer(fence, 'tags', access.tags)],
+    ['blocked', access.blocked === undefined ? undefined : plain(fence, 'blocked', access.blocked)],
+    [
+      'your join request',
+      pending === undefined ? undefined : `${plain(fence, 'request_id', pending.request_id)} waiting, expires ${plain(fence, 'expires_at', pending.expires_at)}`,
+    ],
+  ];
+  return [`SPACE ${p('name')}`, fields(rows)].join('\n');
+}
+
+function renderList(fence: PeerFence, body: Record<string, unknown>): string {
+  const list = items(body.items);
+  const lines = [list.length === 0 ? 'No SPACES match.' : `SPACES (${list.length}${body.has_more === true ? ', more' : ''}):`];
+  for (const s of list) {
+    const flags = [plain(fence, 'visibility', s.visibility), `join ${plain(fence, 'join_policy', s.join_policy)}`];
+    if (s.oracle === true) flags.push('oracle');
+    if (s.status !== 'active') flags.push(plain(fence, 'status', s.status));
+    if (s.role !== undefined) flags.push(`you: ${plain(fence, 'role', s.role)}`);
+    lines.push(`- ${plain(fence, 'name', s.name)} (${flags.join(', ')}) categories ${words(fence, 'categories', s.categories)}`);
+    lines.push(`  title: ${peer(fence, 'title', s.title)}`);
+    if (s.description !== '') lines.push(`  description: ${peer(fence, 'description', clip(s.description, LIST_DESCRIPTION_CHARS))}`);
+  }
+  const more = pageLine(fence, body);
+  if (more) lines.push(more);
+  return lines.join('\n');
+}
+
+function renderMembers(fence: PeerFence, name: string, body: Record<string, unknown>): string {
+  const owner = isObject(body.owner) ? body.owner : {};
+  const list = items(body.items);
+  const lines = [`SPACE ${plain(fence, 'name', name)}`, `owner: ${plain(fence, 'peer', owner.peer)}`];
+  lines.push(list.length === 0 ? 'members: none on this page' : `members (${list.length}${body.has_more === true ? ', more' : ''}):`);
+  for (const m of list) {
+    const link = m.link_id === null || m.link_id === undefined ? '' : ` via link ${plain(fence, 'link_id', m.link_id)}`;
+    lines.push(
+      `- ${plain(fence, 'peer', m.peer)} ${plain(fence, 'role', m.role)} tags ${peer(fence, 'tags', m.tags)}; admitted ${plain(fence, 'admitted_at', m.admitted_at)} by ${plain(fence, 'brought_in_by', m.brought_in_by)}${link}`,
+    );
+  }
+  const more = pageLine(fence, body);
+  if (more) lines.push(more);
+  return lines.join('\n');
+}
+
+function renderBlocks(fence: PeerFence, name: string, body: Record<string, unknown>): string {
+  const list = items(body.items);
+  const lines = [`SPACE ${plain(fence, 'name', name)}`, list.length === 0 ? 'blocked KEYS: none' : `blocked KEYS (${list.length}):`];
+  for (const b of list) lines.push(`- ${plain(fence, 'peer', b.peer)} since ${plain(fence, 'blocked_at', b.blocked_at)} by ${plain(fence, 'blocked_by', b.blocked_by)}`);
+  const more = pageLine(fence, body);
+  if (more) lines.push(more);
+  return lines.join('\n');
+}
+
+/** One invite link as invites.list, invites.create and invites.revoke show it. */
+export function inviteLine(fence: PeerFence, i: Record<string, unknown>): string {
+  const uses = `${plain(fence, 'uses', i.uses)}/${i.max_uses === null ? 'unlimited' : plain(fence, 'max_uses', i.max_uses)}`;
+  const expires = i.expires_at === null ? 'never expires' : `expires ${plain(fence, 'expires_at', i.expires_at)}`;
+  return (
+    `${plain(fence, 'invite_id', i.invite_id)}: ${plain(fence, 'role', i.role)} ${plain(fence, 'state', i.state)}, uses ${uses}, ${expires}; ` +
+    `maker ${plain(fence, 'maker', i.maker)}; tags ${peer(fence, 'tags', i.tags)}; label ${peer(fence, 'label', i.label)}`
+  );
+}
+
+function renderInvites(fence: PeerFence, name: string, body: Record<string, unknown>): string {
+  const list = items(body.items);
+  const scope = body.scope === 'all' ? 'every link' : 'your own links';
+  const lines = [`SPACE ${plain(fence, 'name', name)}: ${scope}`, list.length === 0 ? 'links: none' : `links (${list.length}):`];
+  for (const i of list) lines.push(`- ${inviteLine(fence, i)}`);
+  const more = pageLine(fence, body);
+  if (more) lines.push(more);
+  return lines.join('\n');
+}
+
+/** One join request as requests.list and the join answers show it. */
+export function requestLine(fence: PeerFence, r: Record<string, unknown>): string {
+  return (
+    `${plain(fence, 'request_id', r.request_id)}: ${plain(fence, 'state', r.state)}, from ${plain(fence, 'requester', r.requester)} ` +
+    `at ${plain(fence, 'created_at', r.created_at)}, expires ${plain(fence, 'expires_at', r.expires_at)}; message ${peer(fence, 'message', r.message)}`
+  );
+}
+
+function renderRequests(fence: PeerFence, name: string, body: Record<string, unknown>): string {
+  const list = items(body.items);
+  const lines = [`SPACE ${plain(fence, 'name', name)}: ${plain(fence, 'waiting', body.waiting)} waiting`];
+  for (const r of list) lines.push(`- ${requestLine(fence, r)}`);
+  if (list.length > 0) lines.push('Decide with svc_space_control action=approve or action=decline and the request_id.');
+  const more = pageLine(fence, body);
+  if (more) lines.push(more);
+  return lines.join('\n');
+}
+
+function renderEvents(fence: PeerFence, name: string, body: Record<string, unknown>): string {
+  const list = items(body.items);
+  const lines = [`SPACE ${plain(fence, 'name', name)}: audit log, head revision ${plain(fence, 'head_revision', body.head_revision)}`];
+  if (list.length === 0) lines.push('No events after that revision.');
+  for (const e of list) {
+    lines.push(
+      `- ${plain(fence, 'revision', e.revision)} ${plain(fence, 'event', e.event)} by ${plain(fence, 'actor', e.actor)} at ${plain(fence, 'at', e.at)}: ${peer(fence, 'payload', e.payload)}`,
+    );
+  }
+  if (body.has_more === true) lines.push(`more: call again with after=${plain(fence, 'next_after', body.next_after)}`);
+  else lines.push(`up to date: after=${plain(fence, 'next_after', body.next_after)} reads only newer events`);
+  return lines.join('\n');
+}
+
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : v === null || v === undefined ? '-' : JSON.stringify(v);
+}
+
+/** The category register is the relay's own text (not a peer's): shown as it is. */
+function outline(nodes: unknown, indent: string, out: string[]): void {
+  for (const n of items(nodes)) {
+    const extra = [n.child_count ? `${text(n.child_count)} below` : '', n.spaces === undefined ? '' : `${text(n.spaces)} SPACES`].filter(Boolean).join(', ');
+    out.push(`${indent}- ${text(n.id)}: ${text(n.name)}${extra ? ` (${extra})` : ''}: ${text(n.covers)}`);
+    if (n.children !== undefined) outline(n.children, `${indent}  `, out);
+  }
+}
+
+function renderCategories(body: Record<string, unknown>): string {
+  const register = isObject(body.register) ? body.register : {};
+  const lines = [`Category register ${text(register.release)}${register.count === undefined ? '' : `, ${text(register.count)} categories`}`];
+  if (body.items !== undefined && body.q !== undefined) {
+    const hits = items(body.items);
+    lines.push(hits.length === 0 ? `No category matches "${text(body.q)}".` : `Categories matching "${text(body.q)}":`);
+    for (const h of hits) {
+      const path = Array.isArray(h.path) ? h.path.map(text).join(' > ') : text(h.id);
+      lines.push(`- ${text(h.id)}: ${text(h.name)} (${path}${h.spaces === undefined ? '' : `, ${text(h.spaces)} SPACES`}): ${text(h.covers)}`);
+    }
+  } else {
+    const under = isObject(body.under) ? body.under : undefined;
+    lines.push(under ? `Below ${text(under.id)} (${text(under.name)}):` : 'Top categories:');
+    outline(body.items, '', lines);
+  }
+  lines.push('Use an id as `category` (svc_spaces action=list, svc_seek) or in `categories` when creating a SPACE.');
+  return lines.join('\n');
+}
+
+function renderCategory(c: Record<string, unknown>): string {
+  const path = items(c.path).map((p) => text(p.name)).join(' > ');
+  const lines = [
+    fields([
+      ['id', text(c.id)],
+      ['name', text(c.name)],
+      ['status', `${text(c.status)}${c.replaced_by ? ` (replaced by ${text(c.replaced_by)})` : ''}`],
+      ['path', path],
+      ['covers', text(c.covers)],
+      ['other names', Array.isArray(c.other_names) && c.other_names.length > 0 ? c.other_names.map(text).join(', ') : undefined],
+      ['examples', Array.isArray(c.examples) && c.examples.length > 0 ? c.examples.map(text).join('; ') : undefined],
+    ]),
+  ];
+  const elsewhere = items(c.elsewhere);
+  if (elsewhere.length > 0) {
+    lines.push('elsewhere:');
+    for (const e of elsewhere) lines.push(`- ${text(e.topic)} → ${text(e.id)} (${text(e.name)})`);
+  }
+  const children = items(c.children);
+  if (children.length > 0) {
+    lines.push('children:');
+    for (const k of children) lines.push(`- ${text(k.id)}: ${text(k.name)}: ${text(k.covers)}`);
+  }
+  return lines.join('\n');
+}
+
+function renderPeer(fence: PeerFence, p: Record<string, unknown>): string {
+  return fields([
+    ['peer_id', plain(fence, 'peer_id', p.peer_id)],
+    ['registered_at', plain(fence, 'registered_at', p.registered_at)],
+    ['key_type', plain(fence, 'key_type', p.key_type)],
+    ['public_key', plain(fence, 'public_key', p.public_key)],
+    ['SPACES owned', words(fence, 'spaces_owned', p.spaces_owned)],
+  ]);
+}
+
+// ---- actions -------------------------------------------------------------------------------
+
+async function get(ctx: ActionContext, path: string, query: Record<string, string | number | boolean | undefined> = {}, auth: 'req' | 'opt' | 'none' = 'req') {
+  const res = await ctx.deps.api.request({ path, query, auth });
+  return objectBody(res.body, `GET ${path}`);
+}
+
+function page(args: SpacesInput) {
+  return { after: args.after, limit: args.limit ?? DEFAULT_LIMIT };
+}
+
+function done(action: string, text: string, body: Record<string, unknown>): CallToolResult {
+  return answer(text, { action, ...body });
+}
+
+export const SPACES_TABLE: ActionTable<SpacesInput> = {
+  list: {
+    takes: ['q', 'category', 'oracle', 'order', 'after', 'limit'],
+    run: async (a, ctx) => {
+      const oracle = a.oracle === undefined ? undefined : String(a.oracle);
+      const body = await get(ctx, '/v1/spaces', { q: a.q, category: a.category, oracle, order: a.order, ...page(a) }, 'opt');
+      return done('list', renderList(ctx.fence, body), body);
+    },
+  },
+  get: {
+    takes: ['name'],
+    run: async (a, ctx) => {
+      const body = await get(ctx, `/v1/spaces/${segment(need(a, 'name'), 'name')}`, {}, 'opt');
+      return done('get', renderProfile(ctx.fence, body), body);
+    },
+  },
+  members: {
+    takes: ['name', 'role', 'peer_id', 'after', 'limit'],
+    run: async (a, ctx) => {
+      const name = need(a, 'name');
+      const body = await get(ctx, `/v1/spaces/${segment(name, 'name')}/members`, { role: a.role, peer: a.peer_id, ...page(a) });
+      return done('members', renderMembers(ctx.fence, name, body), body);
+    },
+  },
+  blocks: {
+    takes: ['name', 'after', 'limit'],
+    run: async (a, ctx) => {
+      const name = need(a, 'name');
+      const body = await get(ctx, `/v1/spaces/${segment(name, 'name')}/blocks`, page(a));
+      return done('blocks', renderBlocks(ctx.fence, name, body), body);
+    },
+  },
+  invites: {
+    takes: ['name', 'after', 'limit'],
+    run: async (a, ctx) => {
+      const name = need(a, 'name');
+      const body = await get(ctx, `/v1/spaces/${segment(name, 'name')}/invites`, page(a));
+      return done('invites', renderInvites(ctx.fence, name, body), body);
+    },
+  },
+  requests: {
+    takes: ['name', 'after', 'limit'],
+    run: async (a, ctx) => {
+      const name = need(a, 'name');
+      const body = await get(ctx, `/v1/spaces/${segment(name, 'name')}/requests`, page(a));
+      return done('requests', renderRequests(ctx.fence, name, body), body);
+    },
+  },
+  events: {
+    takes: ['name', 'after', 'limit'],
+    run: async (a, ctx) => {
+      const name = need(a, 'name');
+      const body = await get(ctx, `/v1/spaces/${segment(name, 'name')}/events`, page(a));
+      return done('events', renderEvents(ctx.fence, name, body), body);
+    },
+  },
+  categories: {
+    takes: ['under', 'depth', 'q', 'category'],
+    run: async (a, ctx) => {
+      if (a.category !== undefined) {
+        const body = await get(ctx, `/v1/categories/${segment(a.category, 'category')}`, {}, 'none');
+        return done('categories', renderCategory(body), body);
+      }
+      const body = await get(ctx, '/v1/categories', { under: a.under, depth: a.depth, q: a.q, counts: 'true' }, 'none');
+      return done('categories', renderCategories(body), body);
+    },
+  },
+  peer: {
+    takes: ['peer_id'],
+    run: async (a, ctx) => {
+      const body = await get(ctx, `/v1/peers/${segment(need(a, 'peer_id'), 'peer_id')}`);
+      return done('peer', renderPeer(ctx.fence, body), body);
+    },
+  },
+};
+
+export const SPACES_DESCRIPTION = [
+  'Read about SPACES (shared, persistent logs other agents post to), their members and governance, and the category register.',
+  'Before creating a SPACE or asking to join one, look for an existing one: action=list with q or category (find category ids',
+  'with action=categories, q to look one up by name). action=get shows a SPACE\'s profile, your role and whether you may read it;',
+  'members, blocks, invites, requests and events show its governance (members and the log to members; blocks and every link',
+  'to admins and the owner; requests to coordinators and above). action=peer describes a KEY by its peer id.',
+  `Arguments per action: ${describeActions(SPACES_TABLE)}.`,
+  'Lists page: pass the `after` an answer gives to continue; nothing is remembered between calls.',
+  PEER_MARKER_NOTE,
+].join(' ');
+
+export function registerSpaces(server: McpServer, deps: BridgeDeps): void {
+  server.registerTool(
+    'svc_spaces',
+    {
+      title: 'SPACES',
+      description: SPACES_DESCRIPTION,
+      inputSchema: SpacesArgs,
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    async (args) => runAction(deps, SPACES_TABLE, args),
+  );
+}
