@@ -242,7 +242,7 @@ export const CONTROL_TABLE: ActionTable<ControlInput> = {
           ['to', b.to === null ? 'whoever uses the link first' : plain(ctx.fence, 'to', b.to)],
           ['expires_at', b.expires_at === null ? 'never' : plain(ctx.fence, 'expires_at', b.expires_at)],
           ['label', peer(ctx.fence, 'label', b.label)],
-          ['replaced an earlier offer', b.replaced === undefined ? undefined : plain(ctx.fence, 'replaced', b.replaced)],
+          ['replaced', b.replaced === undefined || b.replaced === null || b.replaced === false ? undefined : `your earlier offer ${plain(ctx.fence, 'replaced', b.replaced)}`],
         ]),
       ];
       if (b.link !== undefined) lines.push(`link: ${plain(ctx.fence, 'link', b.link)}`, 'The link is shown this once; whoever uses it first takes over your role.');
