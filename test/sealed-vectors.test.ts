@@ -229,8 +229,8 @@ describe('sealed.json: headers and items (sealed.md §7)', () => {
       const headerBytes = utf8(headerByName.get(item.header)!.utf8);
       const header = readSealedHeader(headerBytes);
       const s = secret(item.container, item.generation);
-      const content = readCanonicalObject(utf8(item.content_utf8)) as Record<string, never>;
-      const contentBytes = header.type === 'post' ? buildPostContent(content).bytes : buildMessageContent(content.body).bytes;
+      const content = readCanonicalObject(utf8(item.content_utf8)) as Record<string, any>;
+      const contentBytes = header.type === 'post' ? buildPostContent(content).bytes : buildMessageContent(content.body as string).bytes;
       expect(new TextDecoder().decode(contentBytes)).toBe(item.content_utf8);
       expect(toHex(itemKey(s, h(header.salt), headerDigest(headerBytes)))).toBe(item.item_key);
       const ct = sealItem(headerBytes, contentBytes, s);
