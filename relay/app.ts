@@ -35,6 +35,7 @@ import { checkpointsRoutes } from './routes/checkpoints.js';
 import { seekRoutes } from './routes/seek.js';
 import { mailboxRoutes } from './routes/mailbox.js';
 import { registerCheckpointer } from './jobs/checkpointer.js';
+import { registerSeekIndexer } from './seek/indexer.js';
 import { invitesRoutes } from './routes/invites.js';
 import { joinRoutes } from './routes/join.js';
 import { handOverRoutes } from './routes/hand-over.js';
@@ -134,8 +135,9 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(joinRoutes, ctx);
   app.register(handOverRoutes, ctx);
 
-  // Background job: checkpoints signed per SPACE and stream (relay/jobs/checkpointer.ts).
+  // Background jobs: checkpoints signed per SPACE and stream, the SEEK index kept up.
   registerCheckpointer(app, ctx);
+  registerSeekIndexer(app, deps.store.seek);
 
   return app;
 }

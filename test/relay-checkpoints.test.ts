@@ -17,6 +17,7 @@ import { objectIdOf } from '../shared/objects.js';
 import { mintToken, startRelay, tempDataDir, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { admit, codeOf, get, newSpace, post } from './helpers/posts.js';
 import type { SpaceRow } from '../relay/store/spaces.js';
+import { createCheckpointer } from '../relay/jobs/checkpointer.js';
 
 const MINUTE = 60_000;
 const BURST_KINDS = ['obs', 'result', 'fail', 'warn', 'question', 'workaround', 'progress', 'decision', 'dossier', 'ack'];
@@ -219,6 +220,31 @@ describe('the checkpointer', () => {
     const next = relay.store.checkpoints.latest(space.id, 'posts')!;
     expect(next.fields).toMatchObject({ first: '4', last: '4', predecessor_hash: c.fields.ending_hash });
     checkExtends(c, next);
+  });
+
+  it('signs on its own once started, a range at a time, and stops when told', async () => {
+    const space = newSpace(relay, owner);
+    for (let i = 0; i < 2; i++) await post(relay, owner, space, { kind: 'obs', body: `timer ${i}` });
+    relay.clock.advance(11 * MINUTE);
+    const job = createCheckpointer({
+      checkpoints: relay.store.checkpoints,
+      clock: relay.clock.now,
+      signer: relay.serviceKeys.signer,
+      rendering: relay.serviceKeys.rendering,
+      serviceEpoch: relay.store.state.getOrCreate('service_epoch', () => 'unused'),
+      intervalMs: 5,
+    });
+    job.start();
+    try {
+      for (let i = 0; i < 400 && relay.store.checkpoints.latest(space.id, 'posts') === undefined; i++) {
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    } finally {
+      job.stop();
+    }
+    const c = relay.store.checkpoints.latest(space.id, 'posts');
+    expect(c?.fields).toMatchObject({ first: '1', last: '2' });
+    verifyCheckpoint((await read(`/v1/spaces/${space.name}/checkpoints`, owner)).body.items[0], root);
   });
 
   it('keeps its checkpoints across a restart, and the next one extends the last', async () => {

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { admit, call, codeOf, get, newSpace, post } from './helpers/posts.js';
+import { createSeekIndexer } from '../relay/seek/indexer.js';
 
 let relay: RunningRelay;
 let owner: MintedToken;
@@ -65,6 +66,28 @@ describe('text search', () => {
     expect(ids(await seek(`q=${tag}`, owner))).toEqual([p.post_id]);
     expect((await call(relay, 'PUT', `/v1/posts/${p.post_id}/hidden`, { token: owner.token })).status).toBe(200);
     expect(ids(await seek(`q=${tag}`, owner))).toEqual([]);
+  });
+});
+
+describe('the indexer', () => {
+  it('indexes new posts on its own timer, without a SEEK asking', async () => {
+    const space = publicSpace(owner);
+    relay.app.seekIndexer.stop();
+    try {
+      const p = await post(relay, owner, space, { kind: 'obs', body: 'indexed in the background' });
+      const row = relay.store.posts.byPostId(p.post_id)!.rowId;
+      expect(relay.store.seek.watermark()).toBeLessThan(row);
+      const indexer = createSeekIndexer(relay.store.seek, { intervalMs: 5 });
+      indexer.start();
+      try {
+        for (let i = 0; i < 400 && relay.store.seek.watermark() < row; i++) await new Promise((r) => setTimeout(r, 5));
+      } finally {
+        indexer.stop();
+      }
+      expect(relay.store.seek.watermark()).toBeGreaterThanOrEqual(row);
+    } finally {
+      relay.app.seekIndexer.start();
+    }
   });
 });
 

@@ -104,12 +104,13 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
     dirty.set(`${stream}:${spaceRowId}`, { spaceRowId, stream });
   };
 
-  /** Sign what is due in one stream; answers [signed, still pending]. */
-  function settle(spaceRowId: number, stream: Stream, now: number): [number, boolean] {
+  /** Sign what is due in one stream, at most `most` ranges; answers [signed, still pending]. */
+  function settle(spaceRowId: number, stream: Stream, now: number, most = Infinity): [number, boolean] {
     const spaceId = store.spaceIdOf(spaceRowId);
     if (spaceId === undefined) return [0, false];
     let signed = 0;
     for (;;) {
+      if (signed >= most) return [signed, true];
       const previous = store.latest(spaceRowId, stream);
       const covered = previous ? Number(previous.fields.last) : 0;
       const head = store.streamHead(spaceRowId, stream);
@@ -136,7 +137,8 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
     }
   }
 
-  function runOnce(now: number = deps.clock()): CheckpointRun {
+  /** Mark the SPACES whose streams moved since the last look. */
+  function look(): void {
     const fresh = store.spacesWithNewPosts(postWatermark);
     postWatermark = fresh.upto;
     for (const id of fresh.spaces) mark(id, 'posts');
@@ -146,6 +148,10 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
         mark(spaceRowId, 'events');
       }
     }
+  }
+
+  function runOnce(now: number = deps.clock()): CheckpointRun {
+    look();
     let signed = 0;
     for (const [key, { spaceRowId, stream }] of dirty) {
       const [n, pending] = settle(spaceRowId, stream, now);
@@ -155,16 +161,36 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
     return { signed, pending: dirty.size };
   }
 
+  /**
+   * The timer's pass: the same work one range at a time, yielding to the event loop between
+   * ranges, so signing a backlog (a Merkle root over 1,024 leaves is about a millisecond)
+   * never holds appends and reads waiting behind it.
+   */
+  let running = false;
+  async function runInSteps(): Promise<void> {
+    if (running) return;
+    running = true;
+    try {
+      look();
+      for (const [key, { spaceRowId, stream }] of dirty) {
+        for (;;) {
+          const [n, pending] = settle(spaceRowId, stream, deps.clock(), 1);
+          if (!pending) dirty.delete(key);
+          if (n === 0 || !pending) break;
+          await new Promise<void>((r) => setImmediate(r));
+        }
+      }
+    } finally {
+      running = false;
+    }
+  }
+
   return {
     runOnce,
     start() {
       if (timer) return;
       timer = setInterval(() => {
-        try {
-          runOnce();
-        } catch (e) {
-          report(e instanceof Error ? (e.stack ?? e.message) : String(e));
-        }
+        runInSteps().catch((e: unknown) => report(e instanceof Error ? (e.stack ?? e.message) : String(e)));
       }, deps.intervalMs ?? CHECKPOINT_INTERVAL_MS);
       timer.unref();
     },

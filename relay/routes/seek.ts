@@ -6,7 +6,9 @@
  * exact), `fingerprint_prefix` (`scheme:value`, at least 6 bytes of value), filters `space`,
  * `category` (with its descendants), `oracle`, `kind`, `author`; `limit` 1 to 50 (default 20),
  * `detail` (default snippets), `token_budget`. Fingerprint hits come first (newest first), then
- * text hits ranked by bm25 within a bounded, newest-first candidate set.
+ * text hits ranked by bm25 within a bounded, newest-first candidate set: at most 300 visible
+ * matches, from no further back than the 10,000 newest matches of an unscoped query
+ * (relay/store/seek.ts), so a common word stays as fast as a rare one.
  *
  * Hits come only from the caller's own SPACES and public SPACES. Unscoped (no `space`), at most
  * 2 results from one public SPACE and 3 from one owner's public SPACES (the caller's own SPACES
@@ -41,14 +43,16 @@ import {
   tokenBudgetParam,
 } from '../posts/read-params.js';
 import { renderPost } from '../posts/render.js';
-import { createSeekIndexer } from '../seek/indexer.js';
+import '../seek/indexer.js';
 import { queryExpression, scopedExpression } from '../seek/terms.js';
 import { createPostReadStore } from '../store/post-reads.js';
 import type { SeekCandidate, SeekScope } from '../store/seek.js';
 
 export const SEEK_LIMIT_DEFAULT = 20;
-/** Text matches ranked per query: the newest this many visible matches (bm25 costs ~1 µs a row). */
-export const SEEK_TEXT_CANDIDATES = 1000;
+/** Text matches ranked per query: the newest this many visible matches (bm25 costs ~3 µs a row). */
+export const SEEK_TEXT_CANDIDATES = 300;
+/** An unscoped text query looks back at most this many matches; a prefix at this many index entries. */
+export const SEEK_SCAN = 10_000;
 /** Fingerprint matches looked at per fingerprint. */
 export const SEEK_FINGERPRINT_CANDIDATES = 200;
 
@@ -108,11 +112,8 @@ function fairHits(hits: readonly Hit[], limit: number): Hit[] {
 
 export const seekRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
   const reads = createPostReadStore(ctx.store.db);
-  const indexer = createSeekIndexer(ctx.store.seek);
   const bucket = new BucketMap(RATE_LIMITS.seek);
   const gate = new GateMap(RATE_LIMITS.seek.concurrent);
-  app.addHook('onReady', async () => indexer.start());
-  app.addHook('onClose', async () => indexer.stop());
 
   app.get(
     '/v1/seek',
@@ -163,13 +164,13 @@ export const seekRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const space = q.space === undefined ? undefined : spaceForPosts(ctx, q.space, caller).space;
 
       // Read-your-writes: everything committed before this SEEK is indexed first.
-      indexer.catchUp();
+      app.seekIndexer.catchUp();
       const scope: SeekScope = { caller, spaceRowId: space?.id, categories, oracle, kinds, author };
       const fpHits: SeekCandidate[] = [];
       for (const fp of fingerprints) fpHits.push(...ctx.store.seek.fingerprint(fp, scope, SEEK_FINGERPRINT_CANDIDATES));
-      if (prefix) fpHits.push(...ctx.store.seek.fingerprintPrefix(prefix, scope, SEEK_FINGERPRINT_CANDIDATES));
+      if (prefix) fpHits.push(...ctx.store.seek.fingerprintPrefix(prefix, scope, SEEK_FINGERPRINT_CANDIDATES, SEEK_SCAN));
       const match = expression === undefined ? undefined : space ? scopedExpression(expression, space.id) : expression;
-      const textHits = match === undefined ? [] : ctx.store.seek.text(match, scope, SEEK_TEXT_CANDIDATES);
+      const textHits = match === undefined ? [] : ctx.store.seek.text(match, scope, SEEK_TEXT_CANDIDATES, SEEK_SCAN);
       const merged = mergeHits(fpHits, textHits);
       const hits = space ? merged.slice(0, limit) : fairHits(merged, limit);
 

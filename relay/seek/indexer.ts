@@ -3,15 +3,20 @@
  * and stores them in short batched write transactions (relay/store/seek.ts). The append never
  * waits for it (STYLE.md §8: "tokenising happens before [the write lock]").
  *
- * It runs on a short timer and, so a search always sees every post committed before it,
- * `catchUp()` is also called at the start of each SEEK (a no-op when nothing is new).
+ * It runs on a short timer, a small batch at a time with a yield to the event loop between
+ * batches (so a backlog never holds appends behind it) and, so a search always sees every post
+ * committed before it, `catchUp()` is also called at the start of each SEEK (a no-op when
+ * nothing is new).
  */
+import type { FastifyInstance } from 'fastify';
 import type { Fingerprint } from '../../shared/validate.js';
 import type { PendingPost, PreparedDoc, SeekStore } from '../store/seek.js';
 import { documentTerms } from './terms.js';
 
 export const SEEK_INDEX_BATCH = 500;
-export const SEEK_INDEX_INTERVAL_MS = 1_000;
+/** The timer indexes this many posts at a time and yields between batches (a few ms each). */
+export const SEEK_INDEX_STEP = 64;
+export const SEEK_INDEX_INTERVAL_MS = 250;
 
 function fingerprintsOf(json: string | null): Fingerprint[] {
   if (json === null) return [];
@@ -47,15 +52,34 @@ export function createSeekIndexer(seek: SeekStore, opts: { intervalMs?: number; 
   const report = opts.report ?? ((m: string) => process.stderr.write(`svc-relay: seek indexer: ${m}\n`));
   let timer: NodeJS.Timeout | undefined;
 
+  /** Index at most `most` pending posts; answers how many were pending in the batch. */
+  function step(most: number): number {
+    const from = seek.watermark();
+    const batch = seek.pending(from, most);
+    if (batch.length === 0) return 0;
+    const docs = batch.map(prepareDoc);
+    // Another indexer moved the watermark first: nothing stored; the next step looks again.
+    seek.index(from, batch[batch.length - 1]!.rowId, docs);
+    return batch.length;
+  }
+
   function catchUp(): number {
     let done = 0;
     for (;;) {
-      const from = seek.watermark();
-      const batch = seek.pending(from, SEEK_INDEX_BATCH);
-      if (batch.length === 0) return done;
-      const docs = batch.map(prepareDoc);
-      // Another indexer moved the watermark first: nothing stored; look again.
-      if (seek.index(from, batch[batch.length - 1]!.rowId, docs)) done += docs.length;
+      const n = step(SEEK_INDEX_BATCH);
+      done += n;
+      if (n < SEEK_INDEX_BATCH) return done;
+    }
+  }
+
+  let running = false;
+  async function drain(): Promise<void> {
+    if (running) return;
+    running = true;
+    try {
+      while (step(SEEK_INDEX_STEP) === SEEK_INDEX_STEP) await new Promise<void>((r) => setImmediate(r));
+    } finally {
+      running = false;
     }
   }
 
@@ -64,11 +88,7 @@ export function createSeekIndexer(seek: SeekStore, opts: { intervalMs?: number; 
     start() {
       if (timer) return;
       timer = setInterval(() => {
-        try {
-          catchUp();
-        } catch (e) {
-          report(e instanceof Error ? (e.stack ?? e.message) : String(e));
-        }
+        drain().catch((e: unknown) => report(e instanceof Error ? (e.stack ?? e.message) : String(e)));
       }, opts.intervalMs ?? SEEK_INDEX_INTERVAL_MS);
       timer.unref();
     },
@@ -77,4 +97,20 @@ export function createSeekIndexer(seek: SeekStore, opts: { intervalMs?: number; 
       timer = undefined;
     },
   };
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's SEEK indexer (the seek route catches it up; tests may stop it). */
+    seekIndexer: SeekIndexer;
+  }
+}
+
+/** Make the app's SEEK indexer: started when the app is ready, stopped when it closes. */
+export function registerSeekIndexer(app: FastifyInstance, seek: SeekStore): SeekIndexer {
+  const indexer = createSeekIndexer(seek);
+  app.decorate('seekIndexer', indexer);
+  app.addHook('onReady', async () => indexer.start());
+  app.addHook('onClose', async () => indexer.stop());
+  return indexer;
 }

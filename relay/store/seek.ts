@@ -8,8 +8,13 @@
  * deleted and their row ids grow in commit order.
  *
  * Candidates: a query never ranks every match. Text hits are taken newest first (FTS5 walks
- * row ids backwards), filtered by visibility inside the same statement, and cut at `cap`; the
- * caller ranks that bounded set by bm25. So a common word costs `cap` rows, not its doclist.
+ * row ids backwards), filtered by visibility inside the same statement, and cut at `cap`; bm25
+ * (about 3 µs a row) runs on those only. An unscoped search also looks no further back than
+ * the `scan` newest matches of its expression (a floor row id found first, ~0.05 µs a match),
+ * so a common word in SPACES the caller cannot read costs at most `scan` visibility checks
+ * (~0.3 µs each), never its whole doclist. A search scoped to one SPACE narrows inside FTS5 by
+ * the SPACE's token instead and keeps full recall. A fingerprint prefix looks at most at
+ * `scan` index entries.
  *
  * Visibility, in SQL: a hit is in one of the caller's own SPACES (owner or member), or in a
  * public SPACE and among its author's first 200 public posts of that UTC day (`unscoped`),
@@ -82,12 +87,15 @@ export interface SeekStore {
    * the watermark is no longer `from`.
    */
   index(from: number, upto: number, docs: readonly PreparedDoc[]): boolean;
-  /** Newest text matches of an FTS5 expression, visible in `scope`, at most `cap`. */
-  text(expression: string, scope: SeekScope, cap: number): SeekCandidate[];
+  /**
+   * Newest text matches of an FTS5 expression, visible in `scope`, at most `cap`, looking no
+   * further back than the `scan` newest matches unless the scope is one SPACE.
+   */
+  text(expression: string, scope: SeekScope, cap: number, scan: number): SeekCandidate[];
   /** Newest posts carrying exactly this fingerprint, visible in `scope`, at most `cap`. */
   fingerprint(fp: Fingerprint, scope: SeekScope, cap: number): SeekCandidate[];
-  /** Newest posts with a fingerprint of `scheme` whose value starts with `prefix`. */
-  fingerprintPrefix(fp: Fingerprint, scope: SeekScope, cap: number): SeekCandidate[];
+  /** Newest posts with a fingerprint of `scheme` whose value starts with `prefix`, among the first `scan` index entries. */
+  fingerprintPrefix(fp: Fingerprint, scope: SeekScope, cap: number, scan: number): SeekCandidate[];
 }
 
 /** The largest valid code point: `prefix + it` bounds every value starting with `prefix`. */
@@ -96,22 +104,28 @@ const MAX_CHAR = String.fromCodePoint(0x10ffff);
 interface CandidateRow {
   post_row: number;
   space_row_id: number;
-  owner: string;
   own: number;
   score: number;
 }
 
-/** The WHERE conditions of a scope, over `d` (seek_docs) and `s` (spaces), with named parameters. */
-function scopeSql(scope: SeekScope): { sql: string; params: Record<string, unknown> } {
+/** The caller's own SPACES (owner or member), as a subquery SQLite materialises once per statement. */
+const OWN_SPACES = '(SELECT id FROM spaces WHERE owner = @caller UNION ALL SELECT space_row_id FROM members WHERE peer_id = @caller)';
+
+/**
+ * The WHERE conditions of a scope over `d` (seek_docs), and `p` (posts) when a post filter is
+ * asked, with named parameters. Per examined row it costs one seek_docs lookup and set probes:
+ * SPACE-level filters are subqueries materialised once, not joins.
+ */
+function scopeSql(scope: SeekScope): { sql: string; params: Record<string, unknown>; posts: boolean } {
   const parts: string[] = [];
-  const params: Record<string, unknown> = {};
+  const params: Record<string, unknown> = { caller: scope.caller ?? '' };
   if (scope.spaceRowId !== undefined) {
     parts.push('d.space_row_id = @space');
     params.space = scope.spaceRowId;
   } else if (scope.caller === null) {
     parts.push('(d.public = 1 AND d.unscoped = 1)');
   } else {
-    parts.push('(d.public = 1 AND d.unscoped = 1 OR s.owner = @caller OR m.peer_id IS NOT NULL)');
+    parts.push(`(d.public = 1 AND d.unscoped = 1 OR d.space_row_id IN ${OWN_SPACES})`);
   }
   if (scope.categories !== undefined) {
     parts.push(
@@ -120,7 +134,7 @@ function scopeSql(scope: SeekScope): { sql: string; params: Record<string, unkno
     params.categories = JSON.stringify(scope.categories);
   }
   if (scope.oracle !== undefined) {
-    parts.push('s.oracle = @oracle');
+    parts.push('d.space_row_id IN (SELECT id FROM spaces WHERE oracle = @oracle)');
     params.oracle = scope.oracle ? 1 : 0;
   }
   if (scope.kinds !== undefined) {
@@ -131,16 +145,8 @@ function scopeSql(scope: SeekScope): { sql: string; params: Record<string, unkno
     parts.push('p.author = @author');
     params.author = scope.author;
   }
-  params.caller = scope.caller ?? '';
-  return { sql: parts.join(' AND '), params };
+  return { sql: parts.join(' AND '), params, posts: scope.kinds !== undefined || scope.author !== undefined };
 }
-
-const JOINS = `JOIN seek_docs d ON d.post_row = {row}
-  JOIN posts p ON p.id = {row}
-  JOIN spaces s ON s.id = d.space_row_id
-  LEFT JOIN members m ON m.space_row_id = d.space_row_id AND m.peer_id = @caller`;
-
-const OWN = '(s.owner = @caller OR m.peer_id IS NOT NULL)';
 
 export function createSeekStore(db: Db): SeekStore {
   const selectWatermark = db.prepare<[], { indexed_upto: number }>('SELECT indexed_upto FROM seek_state WHERE id = 1');
@@ -186,6 +192,10 @@ export function createSeekStore(db: Db): SeekStore {
     return true;
   });
 
+  const selectFloor = db.prepare<[string, number], { rowid: number }>(
+    'SELECT rowid FROM seek_text WHERE seek_text MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?',
+  );
+
   // Statements depend on the scope's shape only; a handful of shapes exist.
   const cache = new Map<string, ReturnType<Db['prepare']>>();
   function prepared(key: string, sql: string): ReturnType<Db['prepare']> {
@@ -203,23 +213,45 @@ export function createSeekStore(db: Db): SeekStore {
     return `${kind}:${who}:${filters}`;
   }
 
+  const selectDetails = db.prepare<[string], { id: number; hidden_at: number | null; owner: string }>(
+    'SELECT p.id, p.hidden_at, s.owner FROM posts p JOIN spaces s ON s.id = p.space_row_id WHERE p.id IN (SELECT value FROM json_each(?))',
+  );
+
   function candidates(kind: 'text' | 'fp' | 'prefix', scope: SeekScope, bind: Record<string, unknown>): SeekCandidate[] {
-    const { sql: where, params } = scopeSql(scope);
+    const { sql: where, params, posts } = scopeSql(scope);
+    const own = scope.caller === null ? '0' : `d.space_row_id IN ${OWN_SPACES}`;
+    const row = kind === 'text' ? 'seek_text.rowid' : 'f.post_row';
+    const joins = `JOIN seek_docs d ON d.post_row = ${row}${posts ? ` JOIN posts p ON p.id = ${row}` : ''}`;
     let sql: string;
     if (kind === 'text') {
-      sql = `SELECT seek_text.rowid AS post_row, d.space_row_id, s.owner, ${OWN} AS own, bm25(seek_text) AS score
-               FROM seek_text ${JOINS.replaceAll('{row}', 'seek_text.rowid')}
-              WHERE seek_text MATCH @match AND p.hidden_at IS NULL AND ${where}
+      sql = `SELECT seek_text.rowid AS post_row, d.space_row_id, ${own} AS own, bm25(seek_text) AS score
+               FROM seek_text ${joins}
+              WHERE seek_text MATCH @match AND seek_text.rowid >= @floor AND ${where}
               ORDER BY seek_text.rowid DESC LIMIT @cap`;
+    } else if (kind === 'fp') {
+      sql = `SELECT f.post_row, d.space_row_id, ${own} AS own, 0 AS score
+               FROM seek_fingerprints f ${joins}
+              WHERE f.scheme = @scheme AND f.value = @value AND ${where}
+              ORDER BY f.post_row DESC LIMIT @cap`;
     } else {
-      const match = kind === 'fp' ? 'f.value = @value' : 'f.value >= @value AND f.value < @upper';
-      sql = `SELECT f.post_row, d.space_row_id, s.owner, ${OWN} AS own, 0 AS score
-               FROM seek_fingerprints f ${JOINS.replaceAll('{row}', 'f.post_row')}
-              WHERE f.scheme = @scheme AND ${match} AND p.hidden_at IS NULL AND ${where}
+      sql = `SELECT f.post_row, d.space_row_id, ${own} AS own, 0 AS score
+               FROM (SELECT post_row FROM seek_fingerprints
+                      WHERE scheme = @scheme AND value >= @value AND value < @upper LIMIT @scan) f ${joins}
+              WHERE ${where}
               ORDER BY f.post_row DESC LIMIT @cap`;
     }
     const rows = prepared(shapeKey(kind, scope), sql).all({ ...params, ...bind }) as CandidateRow[];
-    return rows.map((r) => ({ rowId: r.post_row, spaceRowId: r.space_row_id, owner: r.owner, own: r.own === 1, score: r.score }));
+    if (rows.length === 0) return [];
+    // Hidden posts never match; owners are for the unscoped fairness caps. Read for the
+    // candidates only (at most `cap`), not per examined row.
+    const details = new Map(selectDetails.all(JSON.stringify(rows.map((r) => r.post_row))).map((d) => [d.id, d]));
+    const out: SeekCandidate[] = [];
+    for (const r of rows) {
+      const d = details.get(r.post_row);
+      if (!d || d.hidden_at !== null) continue;
+      out.push({ rowId: r.post_row, spaceRowId: r.space_row_id, owner: d.owner, own: r.own === 1, score: r.score });
+    }
+    return out;
   }
 
   return {
@@ -237,9 +269,14 @@ export function createSeekStore(db: Db): SeekStore {
       }));
     },
     index: (from, upto, docs) => indexTx.immediate(from, upto, docs),
-    text: (expression, scope, cap) => candidates('text', scope, { match: expression, cap }),
+    text(expression, scope, cap, scan) {
+      // The floor: the row id of the scan-th newest match (0 when there are fewer, or when the
+      // scope is one SPACE, whose token already narrows the expression).
+      const floor = scope.spaceRowId !== undefined ? 0 : (selectFloor.get(expression, scan)?.rowid ?? 0);
+      return candidates('text', scope, { match: expression, cap, floor });
+    },
     fingerprint: (fp, scope, cap) => candidates('fp', scope, { scheme: fp.scheme, value: fp.value, cap }),
-    fingerprintPrefix: (fp, scope, cap) =>
-      candidates('prefix', scope, { scheme: fp.scheme, value: fp.value, upper: fp.value + MAX_CHAR, cap }),
+    fingerprintPrefix: (fp, scope, cap, scan) =>
+      candidates('prefix', scope, { scheme: fp.scheme, value: fp.value, upper: fp.value + MAX_CHAR, cap, scan }),
   };
 }
