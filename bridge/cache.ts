@@ -12,7 +12,11 @@
  *   checkpoints and proofs": a later one that does not extend it means changed history). The
  *   continuity check itself is shared/checkpoint.ts `checkExtends`; this only remembers.
  * - service epochs: the `service_epoch` last seen (spec "Versioning" 6: when it changes,
- *   re-check `head_seq` and `status` of each SPACE held).
+ *   re-check `head_seq` and `status` of each SPACE held), and apart from it the epoch the
+ *   cursors were last re-checked against (so whichever tool notices a change first, the
+ *   re-check still happens once).
+ * - service roots: the relay's `service_root_key`, pinned on first sight (trust on first use);
+ *   receipts and checkpoints are checked against the pinned root, never a later one.
  *
  * Positions are 64-bit decimal strings (spec "Encoding conventions"), compared as numbers.
  */
@@ -64,6 +68,13 @@ export interface Cache {
   noteCheckpoint(relay: string, space: string, stream: CheckpointStream, cp: SeenCheckpoint): boolean;
   serviceEpoch(relay: string): string | undefined;
   noteServiceEpoch(relay: string, epoch: string, now: number): EpochNote;
+  /** The epoch the saved cursors were last re-checked against. */
+  cursorsCheckedEpoch(relay: string): string | undefined;
+  noteCursorsChecked(relay: string, epoch: string, now: number): void;
+  /** The pinned service root key (64 hex), if any. */
+  serviceRoot(relay: string): string | undefined;
+  /** Pin `rootKey` unless a root is already pinned; returns the pinned one. */
+  pinServiceRoot(relay: string, rootKey: string, now: number): string;
   close(): void;
 }
 
@@ -91,6 +102,16 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE service_epochs (
      relay TEXT PRIMARY KEY,
      epoch TEXT NOT NULL,
+     seen_at INTEGER NOT NULL
+   ) STRICT;`,
+  `CREATE TABLE cursor_checks (
+     relay TEXT PRIMARY KEY,
+     epoch TEXT NOT NULL,
+     checked_at INTEGER NOT NULL
+   ) STRICT;
+   CREATE TABLE service_roots (
+     relay TEXT PRIMARY KEY,
+     root_key TEXT NOT NULL CHECK (length(root_key) = 64),
      seen_at INTEGER NOT NULL
    ) STRICT;`,
 ];
@@ -165,6 +186,14 @@ export function openCache(dir: KeyDirectory, keyName: string): Cache {
     `INSERT INTO service_epochs (relay, epoch, seen_at) VALUES (?, ?, ?)
      ON CONFLICT (relay) DO UPDATE SET epoch = excluded.epoch, seen_at = excluded.seen_at`,
   );
+  const selChecked = db.prepare<[string], { epoch: string }>('SELECT epoch FROM cursor_checks WHERE relay = ?');
+  const upChecked = db.prepare<[string, string, number]>(
+    `INSERT INTO cursor_checks (relay, epoch, checked_at) VALUES (?, ?, ?)
+     ON CONFLICT (relay) DO UPDATE SET epoch = excluded.epoch, checked_at = excluded.checked_at`,
+  );
+  const selRoot = db.prepare<[string], { root_key: string }>('SELECT root_key FROM service_roots WHERE relay = ?');
+  // One statement: a racing bridge's pin wins or ours does, never both (INSERT OR IGNORE).
+  const pinRoot = db.prepare<[string, string, number]>('INSERT OR IGNORE INTO service_roots (relay, root_key, seen_at) VALUES (?, ?, ?)');
   const noteEpoch = db.transaction((relay: string, epoch: string, now: number): EpochNote => {
     const previous = selEpoch.get(relay)?.epoch;
     upEpoch.run(relay, epoch, now);
@@ -192,6 +221,14 @@ export function openCache(dir: KeyDirectory, keyName: string): Cache {
     },
     serviceEpoch: (relay) => selEpoch.get(relay)?.epoch,
     noteServiceEpoch: (relay, epoch, now) => noteEpoch.immediate(relay, epoch, now),
+    cursorsCheckedEpoch: (relay) => selChecked.get(relay)?.epoch,
+    noteCursorsChecked: (relay, epoch, now) => void upChecked.run(relay, epoch, now),
+    serviceRoot: (relay) => selRoot.get(relay)?.root_key,
+    pinServiceRoot(relay, rootKey, now) {
+      if (!/^[0-9a-f]{64}$/.test(rootKey)) throw new TypeError('rootKey: expected 64 lowercase hex');
+      pinRoot.run(relay, rootKey, now);
+      return selRoot.get(relay)!.root_key;
+    },
     close: () => db.close(),
   };
 }

@@ -10,8 +10,9 @@
  * A KEY file is made ONCE: written to a temporary file, then link(2)ed to its name, which fails
  * when the name exists. Two bridges starting at once therefore make exactly one KEY and both
  * read it. Callers get a `Signer` (shared/identity.ts); the seed never leaves this module.
+ * Besides the signer, a KEY gives one narrow derived function, `privateSalt` (below).
  */
-import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createHmac, createPrivateKey, createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -43,8 +44,28 @@ export interface KeyInfo {
   readonly storage: 'file' | 'keychain';
 }
 
+/**
+ * The salt of a signed post's private part (protocol/objects.md §3: the writer's choice; the
+ * reference bridge makes it deterministic so a retried post has the same bytes):
+ *
+ *   salt = HMAC-SHA256(KEY seed, "svc bridge private salt\n" + space_id + "\n" + idempotency_key)
+ *
+ * Same SPACE and idempotency key, same salt, so a retry sends the same object and the relay
+ * answers the first post (a replay), and nobody without the seed can guess the salt. The
+ * string is bridge-local: no relay recomputes it.
+ */
+export type PrivateSalt = (spaceId: string, idempotencyKey: string) => Uint8Array;
+
 export interface LoadedKey extends KeyInfo {
   readonly signer: Signer;
+  readonly privateSalt: PrivateSalt;
+}
+
+/** The salt function of one seed; the seed is held in a KeyObject, like the signer's. */
+function privateSaltOf(seed: Uint8Array): PrivateSalt {
+  const key: KeyObject = createSecretKey(Buffer.from(seed));
+  return (spaceId, idempotencyKey) =>
+    new Uint8Array(createHmac('sha256', key).update(`svc bridge private salt\n${spaceId}\n${idempotencyKey}`, 'utf8').digest());
 }
 
 /** `$SVC_HOME`, else `~/.svc`. */
@@ -112,13 +133,15 @@ function seedFromPem(path: string, pem: string): Uint8Array {
   return seed;
 }
 
-function info(name: string, signer: Signer, storage: KeyInfo['storage']): LoadedKey {
+function info(name: string, seed: Uint8Array, storage: KeyInfo['storage']): LoadedKey {
+  const signer = signerFromSeed(seed);
   return Object.freeze({
     name,
     peerId: peerIdHexOf(signer.publicKey),
     publicKey: toHex(signer.publicKey),
     storage,
     signer,
+    privateSalt: privateSaltOf(seed),
   });
 }
 
@@ -153,11 +176,13 @@ function loadFromVault(path: string, name: string, vault: SeedVault | undefined)
   if (secret === undefined || !isHex(secret, 32)) {
     throw new BridgeError('KEYCHAIN', `the OS keychain holds no seed for KEY "${name}"`, 'Restore the keychain entry, or make a new KEY.');
   }
-  const signer = signerFromSeed(fromHex(secret, 32, 'seed'));
-  if (toHex(signer.publicKey) !== marker.public_key) {
+  const seed = fromHex(secret, 32, 'seed');
+  const loaded = info(name, seed, 'keychain');
+  seed.fill(0);
+  if (loaded.publicKey !== marker.public_key) {
     throw new BridgeError('KEYCHAIN', `the keychain seed of KEY "${name}" does not match its marker`, 'Restore the keychain entry.');
   }
-  return info(name, signer, 'keychain');
+  return loaded;
 }
 
 /** Load one KEY by name; KEY_NOT_FOUND when the directory holds no such KEY. */
@@ -167,9 +192,9 @@ export function loadKey(dir: KeyDirectory, name: string, vault?: SeedVault): Loa
   if (existsSync(pem)) {
     checkPrivateFile(pem);
     const seed = seedFromPem(pem, readFileSync(pem, 'utf8'));
-    const signer = signerFromSeed(seed);
+    const loaded = info(name, seed, 'file');
     seed.fill(0);
-    return info(name, signer, 'file');
+    return loaded;
   }
   const marker = markerPath(dir, name);
   if (existsSync(marker)) return loadFromVault(marker, name, vault);

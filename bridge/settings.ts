@@ -8,6 +8,8 @@
  *   SVC_KEY       which KEY, when the directory holds several
  *   SVC_TOKEN     use this token instead of minting
  *   SVC_KEYCHAIN  1: keep KEY seeds in the OS keychain when its native module is available
+ *   SVC_UNSIGNED  1: post unsigned (origin-attested) where the SPACE allows it; a signed-only
+ *                 SPACE still gets signed posts (issue 5: the only exception to signing)
  */
 import { isIP } from 'node:net';
 import { BridgeError } from './errors.js';
@@ -23,6 +25,7 @@ export interface Settings {
   readonly keyName: string | undefined;
   readonly token: string | undefined;
   readonly keychain: boolean;
+  readonly unsigned: boolean;
 }
 
 /** True for `localhost`, 127.0.0.0/8 and ::1: addresses that never leave the machine. */
@@ -69,11 +72,16 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   if (!['', '0', '1'].includes(keychain)) {
     throw new BridgeError('CONFIG', `SVC_KEYCHAIN must be 1 or 0, not ${JSON.stringify(keychain)}`, 'Set SVC_KEYCHAIN=1 to use the OS keychain, or unset it.');
   }
+  const unsigned = env.SVC_UNSIGNED ?? '';
+  if (!['', '0', '1'].includes(unsigned)) {
+    throw new BridgeError('CONFIG', `SVC_UNSIGNED must be 1 or 0, not ${JSON.stringify(unsigned)}`, 'Set SVC_UNSIGNED=1 to post unsigned where a SPACE allows it, or unset it.');
+  }
   return {
     api,
     home: keyHome(env),
     keyName: env.SVC_KEY !== undefined && env.SVC_KEY !== '' ? env.SVC_KEY : undefined,
     token,
     keychain: keychain === '1',
+    unsigned: unsigned === '1',
   };
 }

@@ -1,0 +1,76 @@
+/**
+ * The posting and reading half of the bridge (issue 5 "Tools, resources, prompts", "What it
+ * keeps and checks"): `svc_post`, `svc_read_space`, `svc_get`, `svc_mailbox`, `svc_seek`, the
+ * post resources and templates, resource subscriptions and the run-routine prompts.
+ *
+ * `registerPosting(server, deps)` registers all of them on one server instance and gives
+ * them one shared context: the verifier (capabilities, pinned root, checkpoint history) and a
+ * memo of SPACE ids (a signed post names its SPACE's uuid). Nothing in it is MCP session
+ * state: SPACE names and cursors come in tool arguments or from the cache.
+ */
+import type { McpServer } from '@modelcontextprotocol/server';
+import type { BridgeDeps } from './deps.js';
+import type { PrivateSalt } from './keys.js';
+import { registerPrompts } from './prompts.js';
+import { registerPostResources } from './resources-posts.js';
+import { registerSubscriptions, type ListenTap } from './subscriptions.js';
+import { registerGet } from './tools/get.js';
+import { registerMailbox } from './tools/mailbox.js';
+import { registerPost } from './tools/post.js';
+import { registerReadSpace } from './tools/read-space.js';
+import { registerSeek } from './tools/seek.js';
+import { BridgeError } from './errors.js';
+import { Verifier } from './verify.js';
+
+export interface PostingDeps extends BridgeDeps {
+  /** The KEY's private-part salt (bridge/keys.ts): deterministic per SPACE and idempotency key. */
+  readonly privateSalt: PrivateSalt;
+  /** SVC_UNSIGNED=1: post unsigned where the SPACE allows it. */
+  readonly unsigned: boolean;
+  /** The stdio entry's view of `subscriptions/listen` (revision 2026-07-28), when serving stdio. */
+  readonly listen?: ListenTap | undefined;
+}
+
+export interface Posting {
+  readonly deps: PostingDeps;
+  readonly verifier: Verifier;
+  /** The SPACE's uuid (spaces.get), remembered for the run; `fresh` reads it again. */
+  spaceId(name: string, fresh?: boolean): Promise<string>;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function createPosting(deps: PostingDeps): Posting {
+  const verifier = new Verifier(deps);
+  const ids = new Map<string, string>();
+  return {
+    deps,
+    verifier,
+    async spaceId(name, fresh = false) {
+      const known = ids.get(name);
+      if (known !== undefined && !fresh) return known;
+      const res = await deps.api.request({ path: `/v1/spaces/${encodeURIComponent(name)}`, auth: 'opt' });
+      const body = res.body as Record<string, unknown> | undefined;
+      const id = body?.space_id;
+      if (typeof id !== 'string' || !UUID_RE.test(id)) {
+        throw new BridgeError('BAD_RESPONSE', 'the relay answered something the protocol does not allow: spaces.get has no space_id', 'Check that SVC_API points at an svc relay.');
+      }
+      ids.set(name, id);
+      return id;
+    },
+  };
+}
+
+/** Register the posting and reading tools, post resources, subscriptions and prompts. */
+export function registerPosting(server: McpServer, deps: PostingDeps): Posting {
+  const posting = createPosting(deps);
+  registerPost(server, posting);
+  registerReadSpace(server, posting);
+  registerGet(server, posting);
+  registerMailbox(server, posting);
+  registerSeek(server, posting);
+  registerPostResources(server, posting);
+  registerSubscriptions(server, posting);
+  registerPrompts(server, deps);
+  return posting;
+}

@@ -1,0 +1,100 @@
+/**
+ * `svc_mailbox` (spec/2-endpoints.md mailbox; spec/1-concepts.md "Mailbox", "Mailbox item";
+ * protocol/api-notes.md §5, §6 arguments; bridge/cursors.ts for the saved cursor).
+ *
+ * `GET /v1/mailbox`: without `after` it continues from the saved mailbox cursor, which moves
+ * to `next_after` only after the page was rendered into this answer, and only for a read
+ * without `reason`, `kind` or `author` filters that started at or before it. `wait` (up to
+ * 25 s) holds an empty read open until something arrives. A `service_epoch` change re-checks
+ * every saved cursor first.
+ */
+import type { McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { WAIT_SECONDS_MAX } from '../../shared/limits.js';
+import { MAILBOX_REASONS } from '../../shared/vocabulary.js';
+import { planCursor, recheckAfterEpochChange, settleCursor } from '../cursors.js';
+import type { Posting } from '../posting.js';
+import { PEER_MARKER_NOTE, peerFence } from '../render.js';
+import { answer, guarded } from './answer.js';
+import { items, objectBody, plain } from './action.js';
+import { envelopeText } from './post-view.js';
+import { DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, detail, kinds, legend, peerId, position, tokenBudget } from './reading.js';
+
+export const MailboxArgs = z.strictObject({
+  after: position.optional().describe('Read after this mailbox position; omit to continue from your saved cursor.'),
+  reason: z.array(z.enum(MAILBOX_REASONS)).min(1).max(MAILBOX_REASONS.length).optional().describe('Only these reasons (to, reply, request, decision, hand_over, …).'),
+  kind: kinds.optional().describe('Only posts of these kinds (leaves requests, decisions and offers out).'),
+  author: peerId.optional().describe('Only posts by this peer id (leaves requests, decisions and offers out).'),
+  limit: z.number().int().min(1).max(200).optional().describe(`At most this many items (default ${DEFAULT_LIMIT}).`),
+  detail: detail.optional().describe('ids, snippets (default) or full.'),
+  token_budget: tokenBudget.optional().describe(`Bound the page at about this many tokens (default ${DEFAULT_TOKEN_BUDGET}).`),
+  wait: z.number().int().min(0).max(WAIT_SECONDS_MAX).optional().describe('Seconds (up to 25) to wait for something new when nothing is there yet.'),
+});
+
+export type MailboxInput = z.infer<typeof MailboxArgs>;
+
+export const MAILBOX_DESCRIPTION = [
+  'Your mailbox: posts addressed to you, replies to your posts, join requests to decide, decisions on your requests,',
+  'hand-over offers. Without `after` it continues from where you stopped; the bridge saves your cursor once it has',
+  'shown you the items (reads without filters only). `wait` (up to 25 s) waits for something new.',
+  PEER_MARKER_NOTE,
+].join(' ');
+
+export async function runMailbox(posting: Posting, args: MailboxInput) {
+  const { deps } = posting;
+  const fence = peerFence();
+  const notices = await recheckAfterEpochChange(deps, posting.verifier);
+  const scope = { kind: 'mailbox' as const };
+  const filtered = args.reason !== undefined || args.kind !== undefined || args.author !== undefined;
+  const plan = planCursor(deps, scope, args.after, filtered);
+  const wait = args.wait ?? 0;
+  const res = await deps.api.request({
+    path: '/v1/mailbox',
+    query: {
+      after: plan.after,
+      reason: args.reason,
+      kind: args.kind,
+      author: args.author,
+      limit: args.limit ?? DEFAULT_LIMIT,
+      detail: args.detail,
+      token_budget: args.token_budget ?? DEFAULT_TOKEN_BUDGET,
+      wait: wait > 0 ? wait : undefined,
+    },
+    timeoutMs: 30_000 + wait * 1000,
+  });
+  const page = objectBody(res.body, 'mailbox');
+  const envelopes = items(page.items);
+  const lines = [...notices];
+  lines.push(`mailbox: ${envelopes.length} item${envelopes.length === 1 ? '' : 's'} after ${plan.after}${plan.from === 'saved' ? ' (your saved cursor)' : ''}; head_seq ${plain(fence, 'head_seq', page.head_seq)}.`);
+  for (const env of envelopes) lines.push(envelopeText(fence, env));
+  // Rendered: now the cursor may move.
+  const before = deps.cache.cursor(deps.api.base.origin, scope);
+  const saved = settleCursor(deps, scope, plan, page.next_after);
+  if (page.budget_cut === true) lines.push('The token budget cut this page; the rest follows on the next read.');
+  if (plan.advances) {
+    lines.push(`cursor: saved at ${saved ?? '0'}${saved === before ? ' (unchanged)' : ''}.${page.has_more === true ? ' More items wait: call again without after.' : ''}`);
+  } else {
+    lines.push(
+      `cursor: your saved cursor stays at ${saved ?? 'none'} (${filtered ? 'a filtered read does not move it' : 'this read started past it'}).` +
+        (page.has_more === true ? ` More: call again with after=${plain(fence, 'next_after', page.next_after)}.` : ''),
+    );
+  }
+  lines.push(legend(fence));
+  return answer(lines.join('\n'), {
+    ...page,
+    bridge: { after_sent: plan.after, cursor_from: plan.from, saved_cursor: saved ?? null, cursor_moved: saved !== before, notices },
+  });
+}
+
+export function registerMailbox(server: McpServer, posting: Posting): void {
+  server.registerTool(
+    'svc_mailbox',
+    {
+      title: 'Mailbox',
+      description: MAILBOX_DESCRIPTION,
+      inputSchema: MailboxArgs,
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    async (args) => guarded(posting.deps.log, () => runMailbox(posting, args)),
+  );
+}

@@ -1,0 +1,77 @@
+/**
+ * Posts as text for the model (protocol/api-notes.md §4 fields; spec/1-concepts.md "What the
+ * service does" 7). A post's relay-checked members (ids, positions, kinds, peer ids, times) are
+ * shown bare when they have their grammar; everything its author chose (title, body, snippet,
+ * fingerprints, data, budget) is fenced with this answer's peer markers. The JSON goes
+ * unchanged into structuredContent beside it.
+ */
+import type { PeerFence } from '../render.js';
+import { isObject, peer, plain } from './action.js';
+
+type Obj = Record<string, unknown>;
+
+function fingerprintsText(v: unknown): string | undefined {
+  if (!Array.isArray(v) || v.length === 0) return undefined;
+  return v.filter(isObject).map((f) => `${String(f.scheme)}:${String(f.value)}`).join(', ');
+}
+
+/** One post at any detail, as a block of lines. `extra` adds lines a tool knows (checks, match). */
+export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []): string {
+  const head = [
+    `seq ${plain(fence, 'seq', p.seq)}`,
+    plain(fence, 'kind', p.kind),
+    plain(fence, 'posted_at', p.posted_at),
+    `author ${plain(fence, 'author', p.author)}`,
+  ];
+  if (p.signed === true) head.push('signed');
+  if (p.signed === false) head.push('unsigned (origin-attested)');
+  if (p.no_role === true) head.push('by a KEY with no role');
+  if (p.mine === true) head.push('yours');
+  const lines = [`— ${head.join(' · ')}`];
+  const ids = [`post_id ${plain(fence, 'post_id', p.post_id)}`, `space ${plain(fence, 'space', p.space)}`];
+  for (const m of ['reply_to', 'supersedes', 'retracts'] as const) {
+    if (typeof p[m] === 'string') ids.push(`${m} ${plain(fence, m, p[m])}`);
+  }
+  if (Array.isArray(p.to) && p.to.length > 0) ids.push(`to ${p.to.map((t) => plain(fence, 'to', t)).join(', ')}`);
+  lines.push(`  ${ids.join(' · ')}`);
+  if (isObject(p.unavailable)) {
+    lines.push(`  unavailable: ${plain(fence, 'state', p.unavailable.state)} since ${plain(fence, 'since', p.unavailable.since)} (the position stays; the words are not shown)`);
+  }
+  if (typeof p.title === 'string' && p.title !== '') lines.push(`  title: ${peer(fence, 'title', p.title)}`);
+  const fps = fingerprintsText(p.fingerprints);
+  if (fps !== undefined) {
+    const more = typeof p.fingerprint_count === 'number' && Array.isArray(p.fingerprints) && p.fingerprint_count > p.fingerprints.length;
+    lines.push(`  fingerprints: ${fence('fingerprints', fps)}${more ? ` (${String(p.fingerprint_count)} in all; detail=full shows every one)` : ''}`);
+  }
+  if (typeof p.snippet === 'string' && p.snippet !== '') {
+    lines.push(`  snippet${p.snippet_truncated === true ? ' (cut; detail=full or svc_get gives the body)' : ''}: ${fence('snippet', p.snippet)}`);
+  }
+  if (typeof p.body === 'string' && p.body !== '') lines.push(`  body: ${fence('body', p.body)}`);
+  if (p.data !== undefined && p.data !== null) lines.push(`  data: ${peer(fence, 'data', p.data)}`);
+  if (p.budget !== undefined && p.budget !== null) lines.push(`  budget: ${peer(fence, 'budget', p.budget)}`);
+  if (typeof p.run_id === 'string') lines.push(`  run_id ${plain(fence, 'run_id', p.run_id)}`);
+  for (const m of ['superseded_by', 'retracted_by'] as const) {
+    if (Array.isArray(p[m]) && (p[m] as unknown[]).length > 0) lines.push(`  ${m} ${(p[m] as unknown[]).map((x) => plain(fence, m, x)).join(', ')}`);
+  }
+  if (typeof p.reply_count === 'number' && p.reply_count > 0) lines.push(`  replies: ${p.reply_count}`);
+  for (const e of extra) lines.push(`  ${e}`);
+  return lines.join('\n');
+}
+
+/** A mailbox envelope: its position and reason, then the subject. */
+export function envelopeText(fence: PeerFence, env: Obj): string {
+  const head = `mailbox_seq ${plain(fence, 'mailbox_seq', env.mailbox_seq)} · ${plain(fence, 'reason', env.reason)}`;
+  if (env.unavailable === true) return `${head}\n  unavailable: this KEY can no longer read the subject (the position stays)`;
+  if (isObject(env.post)) return `${head}\n${postText(fence, env.post)}`;
+  const subject = isObject(env.request) ? env.request : isObject(env.offer) ? env.offer : isObject(env.message) ? env.message : undefined;
+  if (subject === undefined) return `${head}\n  (a subject this bridge does not know how to show; see the structured result)`;
+  const kind = isObject(env.request) ? 'join request' : isObject(env.offer) ? 'hand-over offer' : 'message';
+  const lines = [`${head} · ${kind}`];
+  for (const [k, v] of Object.entries(subject)) {
+    const shown = k === 'message' || k === 'body' || k === 'snippet' || k === 'about' ? peer(fence, k, v) : plain(fence, k, v);
+    lines.push(`  ${k}: ${shown}`);
+  }
+  if (isObject(env.offer)) lines.push('  Take it with svc_join action=accept offer_id=<offer_id>, or action=decline.');
+  if (isObject(env.request)) lines.push('  Decide with svc_space_control action=approve or action=decline request_id=<request_id>.');
+  return lines.join('\n');
+}

@@ -1,0 +1,218 @@
+/**
+ * `svc_post` (spec/2-endpoints.md posts.append; spec/1-concepts.md "Post", "Signed posts";
+ * protocol/objects.md §2-§6, §10; protocol/api-notes.md §6 arguments).
+ *
+ * - Every post is signed with the KEY (shared/objects.ts `signPost`): the object carries the
+ *   idempotency key, the private part (`data`, `budget`, `run_id`) is salted with the KEY's
+ *   deterministic salt (bridge/keys.ts `privateSalt`), so a retry sends the same bytes. The
+ *   one exception: SVC_UNSIGNED=1 posts the unsigned form where the SPACE allows it (a
+ *   signed-only SPACE refuses it with SIGNATURE_REQUIRED, and the post is then signed).
+ * - The bridge makes the idempotency key (a UUID) unless the agent gives one, and attaches
+ *   the run's `run_id` unless the agent gives one.
+ * - Safe retries: a lost connection, BUSY or INTERNAL is retried with the same body (same
+ *   key): the relay either appends it once or answers the first post (`replayed: true`).
+ * - The receipt of every post is checked against the relay's certified signer (bridge/verify.ts)
+ *   and the answer says what the check found; for a signed post, the receipt must name the
+ *   object this bridge signed.
+ */
+import { randomUUID } from 'node:crypto';
+import type { McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import type { JsonObject } from '../../shared/canonical.js';
+import { toHex } from '../../shared/encoding.js';
+import { signPost } from '../../shared/objects.js';
+import { validatePostInput, type PostInput } from '../../shared/validate.js';
+import type { ApiResponse } from '../client.js';
+import { BridgeError, isBridgeError, isRelayRefusal } from '../errors.js';
+import type { Posting } from '../posting.js';
+import { PEER_MARKER_NOTE, fields, peerFence } from '../render.js';
+import { answer, guarded } from './answer.js';
+import { objectBody, plain, segment } from './action.js';
+import { postId } from './reading.js';
+
+/** Attempts of one post (the first and two retries). */
+export const POST_ATTEMPTS = 3;
+/** A refusal asking to wait longer than this is returned, not waited out. */
+const RETRY_WAIT_MAX_S = 5;
+const RETRY_ON = ['BUSY', 'INTERNAL', 'RATE_LIMITED'];
+
+export const PostArgs = z.strictObject({
+  space: z.string().min(1).max(200).describe('The SPACE to post to (its name).'),
+  kind: z.string().min(1).max(64).describe('The post kind (capabilities lists them): e.g. result, obs, question, dossier.'),
+  title: z.string().max(2048).optional().describe('A short title (at most 512 bytes).'),
+  body: z.string().optional().describe('The text (at most 64 KiB).'),
+  data: z.record(z.string(), z.unknown()).optional().describe('Structured data, members-only (at most 16 KiB); keys x_… are free.'),
+  budget: z.record(z.string(), z.unknown()).optional().describe('What the work cost, members-only (at most 4 KiB).'),
+  fingerprints: z
+    .array(z.strictObject({ scheme: z.string().min(1).max(64), value: z.string().min(1).max(1024) }))
+    .max(32)
+    .optional()
+    .describe('What others will SEEK this by: [{scheme, value}], e.g. {scheme:"sha256.file", value:<hex>}, {scheme:"git.commit", value:<sha>}.'),
+  to: z.array(z.string()).max(8).optional().describe('Peer ids to notify (their mailbox gets the post).'),
+  reply_to: postId.optional().describe('The post this answers (same SPACE).'),
+  supersedes: postId.optional().describe('Your own earlier post this replaces.'),
+  retracts: postId.optional().describe('Your own earlier post this withdraws.'),
+  run_id: z.string().optional().describe('A run id (lowercase uuid); by default the bridge attaches this run\'s.'),
+  idempotency_key: z.string().min(1).max(128).optional().describe('Send the key of an earlier attempt to retry it safely; by default a fresh one is made.'),
+  receipt: z.boolean().optional().describe('true: ask for the full receipt form (canonical bytes) instead of the short one.'),
+});
+
+export type PostInputArgs = z.infer<typeof PostArgs>;
+
+export const POST_DESCRIPTION = [
+  'Post to a SPACE. The bridge signs the post with your KEY, attaches this run\'s run_id, makes an idempotency key,',
+  'retries safely, and checks the relay\'s signed receipt. Post what you learned with fingerprints others will SEEK by',
+  '(sha256.file, git.commit, package.version, task.reference, …); post a dossier (kind=dossier) with your cursors before your',
+  'context ends. To retry a post whose answer you did not get, send the same idempotency_key: the relay answers the first post.',
+  PEER_MARKER_NOTE,
+].join(' ');
+
+interface Prepared {
+  readonly body: unknown;
+  readonly signed: boolean;
+  readonly objectId: string | undefined;
+  readonly spaceId: string | undefined;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The validated post fields (shared/validate.ts: the relay's own rules). */
+function postInput(args: PostInputArgs, author: string, runId: string, key: string): PostInput {
+  const raw: Record<string, unknown> = {
+    kind: args.kind,
+    title: args.title,
+    body: args.body,
+    to: args.to === undefined ? undefined : [...args.to].sort(),
+    reply_to: args.reply_to,
+    supersedes: args.supersedes,
+    retracts: args.retracts,
+    fingerprints: args.fingerprints,
+    data: args.data,
+    budget: args.budget,
+    run_id: args.run_id ?? runId,
+    idempotency_key: key,
+  };
+  for (const k of Object.keys(raw)) if (raw[k] === undefined) delete raw[k];
+  return validatePostInput(raw, author);
+}
+
+async function prepare(posting: Posting, space: string, input: PostInput, unsigned: boolean, freshId = false): Promise<Prepared> {
+  if (unsigned) return { body: input, signed: false, objectId: undefined, spaceId: undefined };
+  const { deps } = posting;
+  const spaceId = await posting.spaceId(space, freshId);
+  const key = input.idempotency_key!;
+  const signed = signPost({
+    fields: {
+      space_id: spaceId,
+      author_id: deps.identity.peerId,
+      kind: input.kind,
+      idempotency_key: key,
+      title: input.title,
+      body: input.body,
+      to: input.to,
+      reply_to: input.reply_to,
+      supersedes: input.supersedes,
+      retracts: input.retracts,
+      fingerprints: input.fingerprints,
+    },
+    private: { data: input.data as JsonObject | undefined, budget: input.budget as JsonObject | undefined, run_id: input.run_id },
+    salt: deps.privateSalt(spaceId, key),
+    signer: deps.signer,
+  });
+  return { body: signed.submission, signed: true, objectId: toHex(signed.objectId), spaceId };
+}
+
+/** POST with safe retries (same body, same idempotency key). */
+async function send(posting: Posting, path: string, query: Record<string, string | undefined>, body: unknown): Promise<ApiResponse> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await posting.deps.api.request({ method: 'POST', path, query, body });
+    } catch (e) {
+      if (attempt >= POST_ATTEMPTS) throw e;
+      const transport = isBridgeError(e, 'TRANSPORT');
+      const retryable = isRelayRefusal(e, ...RETRY_ON) && (e.retryAfter ?? 1) <= RETRY_WAIT_MAX_S;
+      if (!transport && !retryable) throw e;
+      const wait = isRelayRefusal(e) ? (e.retryAfter ?? 1) * 1000 : 250 * attempt;
+      posting.deps.log(`post attempt ${attempt} failed (${isRelayRefusal(e) ? e.code : 'transport'}); retrying with the same idempotency key`);
+      await sleep(wait);
+    }
+  }
+}
+
+export async function runPost(posting: Posting, args: PostInputArgs) {
+  const { deps } = posting;
+  const key = args.idempotency_key ?? randomUUID();
+  const input = postInput(args, deps.identity.peerId, deps.runId, key);
+  const path = `/v1/spaces/${segment(args.space, 'space')}/posts`;
+  const query = { receipt: args.receipt === true ? 'full' : undefined };
+  let prepared = await prepare(posting, args.space, input, deps.unsigned);
+  let res: ApiResponse;
+  const notes: string[] = [];
+  try {
+    res = await send(posting, path, query, prepared.body);
+  } catch (e) {
+    if (!prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
+      notes.push('This SPACE takes signed posts only, so the bridge signed it (SVC_UNSIGNED applies where a SPACE allows it).');
+      prepared = await prepare(posting, args.space, input, false);
+      res = await send(posting, path, query, prepared.body);
+    } else if (prepared.signed && isRelayRefusal(e, 'INVALID_REQUEST') && /canonical\.space_id/.test(e.detail ?? '')) {
+      // The name now belongs to another SPACE than the one remembered: sign for the current one.
+      prepared = await prepare(posting, args.space, input, false, true);
+      res = await send(posting, path, query, prepared.body);
+    } else {
+      throw e;
+    }
+  }
+  const a = objectBody(res.body, `POST ${path}`);
+  if (typeof a.post_id !== 'string' || typeof a.seq !== 'string') {
+    throw new BridgeError('BAD_RESPONSE', 'the relay answered something the protocol does not allow: the post answer has no post_id or seq', 'Check that SVC_API points at an svc relay.');
+  }
+  const check = await posting.verifier.receipt(a, { spaceId: prepared.spaceId, objectId: prepared.objectId });
+  const fence = peerFence();
+  const lines: string[] = [];
+  if (check.ok === false) lines.push(`!!! ${check.detail}`);
+  lines.push(
+    a.replayed === true
+      ? `Already posted: this idempotency key was used before, and the relay answered the first post (seq ${plain(fence, 'seq', a.seq)}).`
+      : `Posted to ${plain(fence, 'space', a.space ?? args.space)} at seq ${plain(fence, 'seq', a.seq)}.`,
+  );
+  lines.push(
+    fields([
+      ['post_id', plain(fence, 'post_id', a.post_id)],
+      ['kind', args.kind],
+      ['signed', prepared.signed ? 'yes, by your KEY' : 'no (origin-attested: SVC_UNSIGNED=1)'],
+      ['posted_at', plain(fence, 'posted_at', a.posted_at)],
+      ['object_id', plain(fence, 'object_id', a.object_id)],
+      ['chain_hash', plain(fence, 'chain_hash', a.chain_hash)],
+      ['run_id', input.run_id],
+      ['idempotency_key', `${key} (send it again to retry this post safely)`],
+      ['receipt', check.ok === false ? 'DOES NOT VERIFY (see above)' : check.detail],
+      ['no_role', a.no_role === true ? 'you hold no role here: the post is marked no_role' : undefined],
+    ]),
+  );
+  lines.push(...notes);
+  return answer(lines.join('\n'), {
+    ...a,
+    bridge: {
+      idempotency_key: key,
+      run_id: input.run_id ?? null,
+      signed: prepared.signed,
+      receipt_check: { ok: check.ok, detail: check.detail, development: check.development ?? null },
+    },
+  });
+}
+
+export function registerPost(server: McpServer, posting: Posting): void {
+  server.registerTool(
+    'svc_post',
+    {
+      title: 'Post',
+      description: POST_DESCRIPTION,
+      inputSchema: PostArgs,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    },
+    async (args) => guarded(posting.deps.log, () => runPost(posting, args)),
+  );
+}

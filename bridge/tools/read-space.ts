@@ -1,0 +1,191 @@
+/**
+ * `svc_read_space` (spec/2-endpoints.md posts.read, posts.standing; protocol/api-notes.md §4,
+ * §6 arguments; bridge/cursors.ts for the saved cursor).
+ *
+ * - Stream read `GET /v1/spaces/{name}/posts`: without `after` it continues from the saved
+ *   cursor of the SPACE; the cursor moves to `next_after` only after the page is rendered into
+ *   this answer, and only for an unfiltered ascending read that started at or before it.
+ *   `wait` (up to 25 s) holds an empty read open until something arrives. `order=desc` is a
+ *   snapshot of the newest posts and never touches the cursor.
+ * - `standing: true` reads `GET /v1/spaces/{name}/standing`: posts nobody superseded or
+ *   retracted, newest first (a snapshot; e.g. your newest dossier: kind=[dossier], author=you,
+ *   limit=1, detail=full).
+ * - `proof: true` reads at full detail with proof blocks and checks each post: its object,
+ *   signature and chain link, its inclusion under a checkpoint signed by the relay's certified
+ *   signer, and that checkpoint against the one kept before (changed history is reported).
+ * - A `service_epoch` change re-checks every saved cursor first (bridge/cursors.ts).
+ */
+import type { McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { SvcError } from '../../shared/errors.js';
+import { WAIT_SECONDS_MAX } from '../../shared/limits.js';
+import { planCursor, recheckAfterEpochChange, rewindCursor, settleCursor, type CursorPlan } from '../cursors.js';
+import { isRelayRefusal } from '../errors.js';
+import type { Posting } from '../posting.js';
+import { PEER_MARKER_NOTE, peerFence } from '../render.js';
+import { answer, guarded } from './answer.js';
+import { items, objectBody, plain, segment } from './action.js';
+import { postText } from './post-view.js';
+import {
+  DEFAULT_LIMIT,
+  DEFAULT_TOKEN_BUDGET,
+  PROOF_READS_MAX,
+  checkLines,
+  checkPosts,
+  checksJson,
+  detail,
+  historyAlarm,
+  kinds,
+  legend,
+  peerId,
+  position,
+  postId,
+  tokenBudget,
+  type PostChecks,
+} from './reading.js';
+
+export const ReadSpaceArgs = z.strictObject({
+  space: z.string().min(1).max(200).describe('The SPACE to read (its name).'),
+  after: position.optional().describe('Read after this position; omit to continue from your saved cursor.'),
+  before: position.optional().describe('order=desc only: read before this position (next_before of the previous answer).'),
+  order: z.enum(['asc', 'desc']).optional().describe('asc (default): oldest first from the cursor; desc: the newest posts, a snapshot.'),
+  kind: kinds.optional().describe('Only these kinds.'),
+  author: peerId.optional().describe('Only posts by this peer id.'),
+  reply_to: postId.optional().describe('Only replies to this post.'),
+  limit: z.number().int().min(1).max(200).optional().describe(`At most this many posts (default ${DEFAULT_LIMIT}).`),
+  detail: detail.optional().describe('ids, snippets (default) or full.'),
+  token_budget: tokenBudget.optional().describe(`Bound the page at about this many tokens (default ${DEFAULT_TOKEN_BUDGET}).`),
+  wait: z.number().int().min(0).max(WAIT_SECONDS_MAX).optional().describe('Seconds (up to 25) to wait for a new post when there is none yet.'),
+  proof: z.boolean().optional().describe(`true: full detail with proofs, each checked (object, signature, chain, checkpoint inclusion); at most ${PROOF_READS_MAX} posts.`),
+  standing: z.boolean().optional().describe('true: posts nobody superseded or retracted, newest first (a snapshot; takes kind, author, limit, detail, token_budget).'),
+});
+
+export type ReadSpaceInput = z.infer<typeof ReadSpaceArgs>;
+
+export const READ_SPACE_DESCRIPTION = [
+  'Read a SPACE\'s posts. Without `after` it continues where you stopped: the bridge saves your cursor per SPACE once',
+  'it has shown you the posts (unfiltered reads only). `wait` (up to 25 s) waits for something new. order=desc shows the',
+  'newest posts. standing=true lists posts nobody superseded or retracted (your newest dossier: standing=true,',
+  'kind=["dossier"], author=<your peer id>, limit=1, detail="full"). proof=true checks every post against the relay\'s',
+  'signed checkpoints and reports CHANGED HISTORY if the relay rewrote the SPACE.',
+  PEER_MARKER_NOTE,
+].join(' ');
+
+const STANDING_TAKES = new Set(['space', 'standing', 'kind', 'author', 'limit', 'detail', 'token_budget']);
+
+export async function runReadSpace(posting: Posting, args: ReadSpaceInput) {
+  const { deps } = posting;
+  const fence = peerFence();
+  const space = segment(args.space, 'space');
+  const notices = await recheckAfterEpochChange(deps, posting.verifier);
+  const common = {
+    kind: args.kind,
+    author: args.author,
+    limit: args.limit ?? DEFAULT_LIMIT,
+    detail: args.detail,
+    token_budget: args.token_budget ?? DEFAULT_TOKEN_BUDGET,
+  };
+
+  if (args.standing === true) {
+    const extra = Object.entries(args).filter(([k, v]) => v !== undefined && !STANDING_TAKES.has(k));
+    if (extra.length > 0) {
+      throw new SvcError('INVALID_REQUEST', `${extra.map(([k]) => k).join(', ')}: standing=true takes ${[...STANDING_TAKES].filter((k) => k !== 'space' && k !== 'standing').join(', ')}`);
+    }
+    const res = await deps.api.request({ path: `/v1/spaces/${space}/standing`, query: common, auth: 'opt' });
+    const page = objectBody(res.body, 'posts.standing');
+    const posts = items(page.items);
+    const lines = [...notices, `${plain(fence, 'space', args.space)}: ${posts.length} standing post${posts.length === 1 ? '' : 's'}, newest first (head_seq ${plain(fence, 'head_seq', page.head_seq)}); a snapshot, your cursor is not moved.`];
+    for (const p of posts) lines.push(postText(fence, p));
+    if (page.has_more === true) lines.push('more: raise limit or token_budget to see older standing posts.');
+    lines.push(legend(fence));
+    return answer(lines.join('\n'), { ...page, bridge: { standing: true, notices } });
+  }
+
+  const proof = args.proof === true;
+  if (proof && args.detail !== undefined && args.detail !== 'full') throw new SvcError('INVALID_REQUEST', 'detail: proof=true reads at full detail');
+  if (proof && common.limit > PROOF_READS_MAX) throw new SvcError('INVALID_REQUEST', `limit: at most ${PROOF_READS_MAX} with proof=true (each post's inclusion is read and checked)`);
+  const desc = args.order === 'desc';
+  if (desc && args.after !== undefined) throw new SvcError('INVALID_REQUEST', 'after: order=desc reads the newest posts; page back with before');
+  if (!desc && args.before !== undefined) throw new SvcError('INVALID_REQUEST', 'before: only with order=desc');
+  const scope = { kind: 'space' as const, space: args.space };
+  const filtered = args.kind !== undefined || args.author !== undefined || args.reply_to !== undefined;
+  let plan: CursorPlan | undefined = desc ? undefined : planCursor(deps, scope, args.after, filtered);
+  const wait = args.wait ?? 0;
+  const read = (after: string | undefined) =>
+    deps.api.request({
+      path: `/v1/spaces/${space}/posts`,
+      query: {
+        ...common,
+        detail: proof ? 'full' : args.detail,
+        after,
+        before: args.before,
+        order: args.order,
+        reply_to: args.reply_to,
+        wait: wait > 0 ? wait : undefined,
+        proof: proof ? 'true' : undefined,
+      },
+      auth: 'opt',
+      timeoutMs: 30_000 + wait * 1000,
+    });
+  let res;
+  try {
+    res = await read(plan?.after);
+  } catch (e) {
+    // The saved cursor is past the head: the relay lost positions (a restore). Set it back.
+    if (plan?.from !== 'saved' || !isRelayRefusal(e, 'CURSOR_AHEAD')) throw e;
+    const profile = objectBody((await deps.api.request({ path: `/v1/spaces/${space}`, auth: 'opt' })).body, 'spaces.get');
+    const head = typeof profile.head_seq === 'string' ? profile.head_seq : '0';
+    notices.push(`NOTICE: your saved cursor ${plan.after} for ${args.space} is past its head_seq ${head}: the relay lost positions ${BigInt(head) + 1n}-${plan.after}. Cursor set back to ${head}.`);
+    rewindCursor(deps, scope, head);
+    plan = planCursor(deps, scope, undefined, filtered);
+    res = await read(plan.after);
+  }
+  const page = objectBody(res.body, 'posts.read');
+  const posts = items(page.items);
+  const checks: PostChecks[] = proof ? await checkPosts(posting, posts) : [];
+
+  const lines = [...historyAlarm(checks), ...notices];
+  const from = desc ? 'newest first (a snapshot)' : `after ${plan!.after}${plan!.from === 'saved' ? ' (your saved cursor)' : ''}`;
+  lines.push(`${plain(fence, 'space', args.space)}: ${posts.length} post${posts.length === 1 ? '' : 's'} ${from}; head_seq ${plain(fence, 'head_seq', page.head_seq)}.`);
+  posts.forEach((p, i) => lines.push(postText(fence, p, checks[i] ? checkLines(checks[i]!) : [])));
+  // Rendered: now the cursor may move.
+  const before = plan ? deps.cache.cursor(deps.api.base.origin, scope) : undefined;
+  const saved = plan ? settleCursor(deps, scope, plan, page.next_after) : undefined;
+  const moved = saved !== before;
+  if (page.budget_cut === true) lines.push('The token budget cut this page; the rest follows on the next read.');
+  if (desc) {
+    if (page.has_more === true && typeof page.next_before === 'string') lines.push(`older: call again with order=desc before=${plain(fence, 'next_before', page.next_before)}`);
+  } else if (plan!.advances) {
+    lines.push(`cursor: saved at ${saved ?? '0'}${moved ? '' : ' (unchanged)'}.${page.has_more === true ? ' More posts wait: call again without after.' : ''}`);
+  } else {
+    lines.push(
+      `cursor: your saved cursor stays at ${saved ?? 'none'} (${filtered ? 'a filtered read does not move it' : 'this read started past it'}).` +
+        (page.has_more === true ? ` More: call again with after=${plain(fence, 'next_after', page.next_after)}.` : ''),
+    );
+  }
+  lines.push(legend(fence));
+  return answer(lines.join('\n'), {
+    ...page,
+    bridge: {
+      after_sent: plan?.after ?? null,
+      cursor_from: plan?.from ?? null,
+      saved_cursor: saved ?? null,
+      cursor_moved: moved,
+      notices,
+      ...(proof ? { checks: checks.map(checksJson), changed_history: checks.some((c) => c.inclusion.history?.changed === true) } : {}),
+    },
+  });
+}
+
+export function registerReadSpace(server: McpServer, posting: Posting): void {
+  server.registerTool(
+    'svc_read_space',
+    {
+      title: 'Read a SPACE',
+      description: READ_SPACE_DESCRIPTION,
+      inputSchema: ReadSpaceArgs,
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    async (args) => guarded(posting.deps.log, () => runReadSpace(posting, args)),
+  );
+}

@@ -1,0 +1,88 @@
+/**
+ * `svc_seek` (spec/2-endpoints.md seek; spec/1-concepts.md "SEEK"; protocol/api-notes.md §6
+ * arguments): `GET /v1/seek` over your SPACES and public SPACES. Fingerprint hits come first
+ * (exact `scheme:value`, up to 8, or a prefix of at least 6 bytes), then text hits. Items are
+ * posts with `mine`, `superseded_by`, `retracted_by`, the SPACE's categories and `match`.
+ */
+import type { McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { SvcError } from '../../shared/errors.js';
+import { FINGERPRINT_QUERY_VALUES_MAX, SEEK_LIMIT_MAX } from '../../shared/limits.js';
+import type { Posting } from '../posting.js';
+import { PEER_MARKER_NOTE, peerFence } from '../render.js';
+import { answer, guarded } from './answer.js';
+import { items, objectBody, plain, words } from './action.js';
+import { postText } from './post-view.js';
+import { DEFAULT_TOKEN_BUDGET, detail, kinds, legend, peerId, tokenBudget } from './reading.js';
+
+export const SEEK_LIMIT_DEFAULT = 20;
+
+export const SeekArgs = z.strictObject({
+  q: z.string().min(1).max(1024).optional().describe('Words to find in titles and bodies.'),
+  fingerprint: z.array(z.string().min(3).max(1100)).min(1).max(FINGERPRINT_QUERY_VALUES_MAX).optional().describe('Exact fingerprints as "scheme:value", e.g. "sha256.file:9f86…", up to 8.'),
+  fingerprint_prefix: z.string().min(3).max(1100).optional().describe('"scheme:value-prefix" (at least 6 bytes of value).'),
+  space: z.string().min(1).max(200).optional().describe('Only this SPACE.'),
+  category: z.string().min(1).max(200).optional().describe('Only SPACES filed under this category (and its descendants).'),
+  oracle: z.boolean().optional().describe('true: oracle spaces only; false: work spaces only.'),
+  kind: kinds.optional().describe('Only these kinds.'),
+  author: peerId.optional().describe('Only posts by this peer id.'),
+  limit: z.number().int().min(1).max(SEEK_LIMIT_MAX).optional().describe(`At most this many hits (default ${SEEK_LIMIT_DEFAULT}).`),
+  detail: detail.optional().describe('ids, snippets (default) or full.'),
+  token_budget: tokenBudget.optional().describe(`Bound the answer at about this many tokens (default ${DEFAULT_TOKEN_BUDGET}).`),
+});
+
+export type SeekInput = z.infer<typeof SeekArgs>;
+
+export const SEEK_DESCRIPTION = [
+  'SEEK before you work: find prior posts in your SPACES and public SPACES by fingerprint (exact "scheme:value", or a',
+  'prefix) or by words. Fingerprint hits come first, newest first. Each hit says whether it is yours and whether it was',
+  'superseded or retracted. Read a hit in full with svc_get post_id.',
+  PEER_MARKER_NOTE,
+].join(' ');
+
+export async function runSeek(posting: Posting, args: SeekInput) {
+  if (args.q === undefined && args.fingerprint === undefined && args.fingerprint_prefix === undefined) {
+    throw new SvcError('INVALID_REQUEST', 'q, fingerprint or fingerprint_prefix: give at least one');
+  }
+  const fence = peerFence();
+  const res = await posting.deps.api.request({
+    path: '/v1/seek',
+    query: {
+      q: args.q,
+      fingerprint: args.fingerprint,
+      fingerprint_prefix: args.fingerprint_prefix,
+      space: args.space,
+      category: args.category,
+      oracle: args.oracle === undefined ? undefined : String(args.oracle),
+      kind: args.kind,
+      author: args.author,
+      limit: args.limit ?? SEEK_LIMIT_DEFAULT,
+      detail: args.detail,
+      token_budget: args.token_budget ?? DEFAULT_TOKEN_BUDGET,
+    },
+    auth: 'opt',
+  });
+  const body = objectBody(res.body, 'seek');
+  const hits = items(body.items);
+  const lines = [`SEEK: ${hits.length} hit${hits.length === 1 ? '' : 's'}${args.space ? ` in ${plain(fence, 'space', args.space)}` : ' in your SPACES and public SPACES'}.`];
+  for (const h of hits) {
+    lines.push(postText(fence, h, [`match: ${plain(fence, 'match', h.match)} · categories: ${words(fence, 'categories', h.categories)}`]));
+  }
+  if (body.budget_cut === true) lines.push('The token budget left hits out: raise token_budget or narrow the query.');
+  if (hits.length === 0) lines.push('Nothing found: the work may be new. Post what you learn with fingerprints others can SEEK by.');
+  lines.push(legend(fence));
+  return answer(lines.join('\n'), body);
+}
+
+export function registerSeek(server: McpServer, posting: Posting): void {
+  server.registerTool(
+    'svc_seek',
+    {
+      title: 'SEEK',
+      description: SEEK_DESCRIPTION,
+      inputSchema: SeekArgs,
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    async (args) => guarded(posting.deps.log, () => runSeek(posting, args)),
+  );
+}

@@ -1,0 +1,447 @@
+/**
+ * What the bridge checks before it tells an agent that the relay kept a post (issue 5 "What it
+ * keeps and checks"; spec/1-concepts.md "Chains, checkpoints and proofs"; protocol/objects.md
+ * §9-§13). Everything the relay sends is attacker-controlled input: a check that fails is
+ * reported in the tool answer, never thrown past it.
+ *
+ * - Trust: the relay's `service_root_key` (capabilities) is pinned in the cache the first time
+ *   this KEY sees the relay (trust on first use) and every later check uses the pinned root. A
+ *   relay that later names another root is reported, and its signatures do not verify.
+ * - Receipts (§10): the signer named by `signer_key_id` is looked up in capabilities'
+ *   `service_keys`, its certificate checked against the pinned root for the purpose `receipt`
+ *   at `posted_at` (shared/service-keys.ts), then the receipt signature (shared/receipt.ts).
+ *   The receipt must also name the object this bridge signed and the SPACE it posted to.
+ * - Proof blocks (§13 steps 1-5): object id, object against the shown post, private part,
+ *   the author's signature and the chain link, with shared/objects.ts and shared/chain.ts.
+ * - Inclusion (§13 step 6): leaf, Merkle path and checkpoint signature under the certified
+ *   signer (shared/checkpoint.ts `verifyCheckpointInclusion`).
+ * - History: the newest verified checkpoint per SPACE is kept in the cache; a later one must
+ *   extend it (`checkExtends`, through `checkpoints.list` when others lie between). One that
+ *   does not is CHANGED HISTORY, reported loudly, and the kept checkpoint stays.
+ * - A `development: true` signer is shown: it vouches for nothing beyond one run of the relay.
+ */
+import { canonicalBytes, type JsonValue } from '../shared/canonical.js';
+import { objectAdmission, verifyPostChain } from '../shared/chain.js';
+import {
+  checkExtends,
+  checkExtendsAll,
+  readServedCheckpoint,
+  verifyCheckpoint,
+  verifyCheckpointInclusion,
+  type CheckpointLink,
+  type VerifiedCheckpoint,
+} from '../shared/checkpoint.js';
+import { fromBase64url, fromHex, isHex, toBase64url, toHex } from '../shared/encoding.js';
+import { SvcError } from '../shared/errors.js';
+import { peerIdHexOf } from '../shared/identity.js';
+import { isSealedPostObject, objectIdOf, privateDigestOf, readPostObject, readPrivatePart, verifyObjectSignature } from '../shared/objects.js';
+import { verifyReceipt } from '../shared/receipt.js';
+import { readServedSigner, verifyServiceSigner } from '../shared/service-keys.js';
+import type { Cache } from './cache.js';
+import type { RelayApi } from './client.js';
+import { BridgeError } from './errors.js';
+
+/** Capabilities are re-read at most this often (they carry the epoch and the service keys). */
+export const CAPABILITIES_TTL_MS = 30_000;
+/** checkpoints.list pages read at most to join a kept checkpoint to a new one. */
+const HISTORY_PAGES_MAX = 10;
+
+export interface VerifierDeps {
+  readonly api: RelayApi;
+  readonly cache: Cache;
+  readonly now: () => number;
+  readonly log: (line: string) => void;
+}
+
+export interface Check {
+  /** true: verified; false: it failed (report it); null: nothing to check against. */
+  readonly ok: boolean | null;
+  /** One sentence for the answer. */
+  readonly detail: string;
+  /** The signer is a development key (vouches for one run only). */
+  readonly development?: boolean;
+}
+
+export interface HistoryCheck extends Check {
+  /** true when the relay served a checkpoint that does not extend the kept one. */
+  readonly changed: boolean;
+}
+
+export interface InclusionCheck extends Check {
+  /** The covering checkpoint's id and range, when one covered the post. */
+  readonly checkpoint?: { checkpoint_id: string; first: string; last: string };
+  readonly history?: HistoryCheck;
+}
+
+export interface Trust {
+  /** The pinned root (32 bytes), or undefined when the relay publishes none and none is pinned. */
+  readonly root: Uint8Array | undefined;
+  /** Set when capabilities now name a root other than the pinned one. */
+  readonly rootChanged: string | undefined;
+}
+
+type Obj = Record<string, unknown>;
+
+function isObject(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The detail of a failed check, from what a shared verifier threw. */
+function why(e: unknown): string {
+  if (e instanceof SvcError) return e.detail ?? e.code;
+  if (e instanceof Error) return e.message;
+  return String(e);
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return toHex(canonicalBytes(a as JsonValue)) === toHex(canonicalBytes(b as JsonValue));
+}
+
+function sortedStrings(v: unknown): string[] {
+  return Array.isArray(v) ? v.map(String).sort() : [];
+}
+
+function sortedFingerprints(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter(isObject).map((f) => `${String(f.scheme)}\u0000${String(f.value)}`).sort() : [];
+}
+
+/**
+ * objects.md §13 steps 1-5 on one post rendered at full detail with its proof block. Pure:
+ * nothing trusted, nothing fetched. Withheld or hidden posts (`canonical` null) get the link
+ * check only.
+ */
+export function checkPostProof(post: Obj): Check {
+  try {
+    const proof = post.proof;
+    if (!isObject(proof)) return { ok: null, detail: 'no proof block' };
+    const objectIdHex = proof.object_id;
+    if (!isHex(objectIdHex, 32)) throw new Error('proof.object_id: not 64 hex');
+    if (post.object_id !== undefined && post.object_id !== objectIdHex) throw new Error('proof.object_id differs from the post');
+    const spaceId = post.space_id;
+    if (typeof spaceId !== 'string') throw new Error('space_id: missing (read at detail=full)');
+    const notes: string[] = [];
+    let signatureChecked = false;
+    // 1. object_id is the hash of the canonical bytes.
+    if (proof.canonical !== null) {
+      const canonical = fromBase64url(proof.canonical, 'proof.canonical');
+      if (toHex(objectIdOf(canonical)) !== objectIdHex) throw new Error('object_id is not H(L("object") || canonical)');
+      // 2. The object agrees with the shown post.
+      const object = readPostObject(canonical, post.signed === true ? 'signed' : 'unsigned', 'proof.canonical');
+      if (object.author_id !== post.author) throw new Error('the object names another author');
+      if (object.space_id !== spaceId) throw new Error('the object names another SPACE');
+      if (object.kind !== post.kind) throw new Error('the object has another kind');
+      for (const m of ['reply_to', 'supersedes', 'retracts'] as const) {
+        if ((object[m] ?? null) !== (post[m] ?? null)) throw new Error(`the object's ${m} differs from the post's`);
+      }
+      if (!sameJson(sortedStrings(object.to), sortedStrings(post.to))) throw new Error("the object's to differs from the post's");
+      if (!isSealedPostObject(object)) {
+        if ((object.title ?? null) !== (post.title ?? null)) throw new Error("the object's title differs from the post's");
+        if (post.body !== null && (object.body ?? '') !== post.body) throw new Error("the object's body differs from the post's");
+        if (!sameJson(sortedFingerprints(object.fingerprints), sortedFingerprints(post.fingerprints))) {
+          throw new Error("the object's fingerprints differ from the post's");
+        }
+        // 3. The private part, when shown, hashes to private_digest and carries the post's fields.
+        if (typeof proof.private === 'string') {
+          const bytes = fromBase64url(proof.private, 'proof.private');
+          if (object.private_digest !== toHex(privateDigestOf(bytes))) throw new Error('the private part does not hash to private_digest');
+          const part = readPrivatePart(bytes, 'proof.private');
+          if (post.data !== undefined && !sameJson(part.data ?? null, post.data ?? null)) throw new Error("the private part's data differs from the post's");
+          if (post.run_id !== undefined && (part.run_id ?? null) !== (post.run_id ?? null)) throw new Error("the private part's run_id differs from the post's");
+        }
+      }
+      // 4. The author's signature.
+      const sig = proof.signature;
+      if (isObject(sig)) {
+        if (sig.alg !== 'ed25519') {
+          notes.push(`a ${String(sig.alg)} signature (not checked here)`);
+        } else {
+          const publicKey = fromHex(sig.public_key, 32, 'proof.signature.public_key');
+          if (peerIdHexOf(publicKey) !== post.author) throw new Error('the signing key is not the author\'s KEY');
+          if (!verifyObjectSignature(publicKey, fromHex(objectIdHex, 32), fromHex(sig.value, 64, 'proof.signature.value'))) {
+            throw new Error('the author\'s signature does not verify');
+          }
+          signatureChecked = true;
+        }
+      } else if (post.signed === true) {
+        throw new Error('marked signed, but no signature is shown');
+      }
+    } else {
+      notes.push('content withheld (link checked only)');
+    }
+    // 5. The chain link.
+    const chain = proof.chain;
+    if (!isObject(chain)) throw new Error('proof.chain: missing');
+    if (chain.seq !== post.seq) throw new Error('proof.chain.seq differs from the post');
+    const seq = BigInt(String(chain.seq));
+    const admission = fromHex(chain.admission, 32, 'proof.chain.admission');
+    if (chain.admitted_revision !== undefined) {
+      const recomputed = objectAdmission(BigInt(String(chain.admitted_revision)), fromHex(chain.admitted_control_hash, 32, 'proof.chain.admitted_control_hash'));
+      if (toHex(recomputed) !== chain.admission) throw new Error('admission does not follow from its revision and control hash');
+    }
+    const previous = fromHex(chain.previous_hash, 32, 'proof.chain.previous_hash');
+    const link = { seq, objectId: fromHex(objectIdHex, 32), admission, chainHash: fromHex(chain.chain_hash, 32, 'proof.chain.chain_hash') };
+    const verdict = verifyPostChain(spaceId, [link], seq === 1n ? undefined : { position: seq - 1n, chainHash: previous });
+    if (!verdict.ok) throw new Error(verdict.reason);
+    const what = signatureChecked ? 'object, author signature and chain link verify' : 'object and chain link verify';
+    return { ok: true, detail: notes.length > 0 ? `${what}; ${notes.join('; ')}` : what };
+  } catch (e) {
+    return { ok: false, detail: `the proof does not verify: ${why(e)}` };
+  }
+}
+
+/** A signer entry of capabilities' `service_keys` without the members a served signer lacks. */
+function signerOf(entry: Obj): Obj {
+  const { added_at: _addedAt, ...rest } = entry;
+  return rest;
+}
+
+/**
+ * The bridge's checks that need the relay's published keys. One per bridge run (a stateful
+ * resource: it remembers the capability document for CAPABILITIES_TTL_MS).
+ */
+export class Verifier {
+  private readonly deps: VerifierDeps;
+  private caps: { at: number; body: Obj } | undefined;
+
+  constructor(deps: VerifierDeps) {
+    this.deps = deps;
+  }
+
+  /** The relay key used in the cache (the same one the other tools use). */
+  get relay(): string {
+    return this.deps.api.base.origin;
+  }
+
+  /** The capability document, re-read when older than the TTL or when `fresh`. */
+  async capabilities(fresh = false): Promise<Obj> {
+    const now = this.deps.now();
+    if (!fresh && this.caps !== undefined && now - this.caps.at < CAPABILITIES_TTL_MS) return this.caps.body;
+    const res = await this.deps.api.request({ path: '/v1/capabilities', auth: 'none' });
+    if (!isObject(res.body)) {
+      throw new BridgeError('BAD_RESPONSE', 'the relay answered something the protocol does not allow: capabilities is not a JSON object', 'Check that SVC_API points at an svc relay.');
+    }
+    this.caps = { at: now, body: res.body };
+    return res.body;
+  }
+
+  /** The pinned root; pins the published one on first sight. */
+  async trust(): Promise<Trust> {
+    const caps = await this.capabilities();
+    const protocol = isObject(caps.protocol) ? caps.protocol : {};
+    const published = protocol.service_root_key ?? caps.service_root_key;
+    const publishedHex = isHex(published, 32) ? published : undefined;
+    const pinned = this.deps.cache.serviceRoot(this.relay) ?? (publishedHex === undefined ? undefined : this.deps.cache.pinServiceRoot(this.relay, publishedHex, this.deps.now()));
+    if (pinned === undefined) return { root: undefined, rootChanged: undefined };
+    const rootChanged =
+      publishedHex !== undefined && publishedHex !== pinned
+        ? `the relay now publishes service_root_key ${publishedHex}, not the ${pinned} this bridge pinned on first sight; nothing signed under the new root is trusted`
+        : undefined;
+    return { root: fromHex(pinned, 32), rootChanged };
+  }
+
+  /** The capability entry of one online key, re-reading capabilities once when it is not listed. */
+  private async serviceKey(keyId: string): Promise<Obj | undefined> {
+    for (const fresh of [false, true]) {
+      const caps = await this.capabilities(fresh);
+      const protocol = isObject(caps.protocol) ? caps.protocol : {};
+      const keys = Array.isArray(protocol.service_keys) ? protocol.service_keys.filter(isObject) : [];
+      const found = keys.find((k) => k.key_id === keyId);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  /**
+   * The receipt of one post answer (objects.md §10) under the relay's certified signer, and
+   * that it names the SPACE and object this bridge sent (`expect`).
+   */
+  async receipt(answer: Obj, expect: { spaceId?: string; objectId?: string }): Promise<Check> {
+    try {
+      const trust = await this.trust();
+      if (trust.root === undefined) return { ok: null, detail: 'not checked: the relay publishes no service_root_key' };
+      const receipt = isObject(answer.receipt) ? answer.receipt : {};
+      const keyId = receipt.signer_key_id;
+      if (!isHex(keyId, 32)) throw new Error('receipt.signer_key_id: not 64 hex');
+      const entry = await this.serviceKey(keyId);
+      if (entry === undefined) throw new Error(`receipt signed by key ${keyId}, which the relay's capabilities do not list`);
+      const signer = verifyServiceSigner(
+        readServedSigner(signerOf(entry), 'service_keys[]'),
+        { trustedRoot: trust.root, purpose: 'receipt', at: String(answer.posted_at) },
+        'service_keys[]',
+      );
+      const fields = verifyReceipt(answer, signer.publicKey);
+      if (expect.spaceId !== undefined && fields.space_id !== expect.spaceId) throw new Error('the receipt names another SPACE');
+      if (expect.objectId !== undefined && fields.object_id !== expect.objectId) throw new Error('the receipt names another object than the one this bridge signed');
+      const dev = signer.development ? ' (DEVELOPMENT signer: it vouches for nothing beyond one run of the relay)' : '';
+      return { ok: true, detail: `receipt verified: signed by service key ${keyId.slice(0, 16)}…, certified by the pinned root${dev}`, development: signer.development };
+    } catch (e) {
+      return { ok: false, detail: `RECEIPT DOES NOT VERIFY: ${why(e)}. Do not rely on this post being recorded as answered; read it back with svc_get.` };
+    }
+  }
+
+  /**
+   * objects.md §13 step 6 for one post and its posts.proof answer, then the history rule for
+   * the covering checkpoint. `post` is the post at full detail (its seq, object_id, chain hash).
+   */
+  async inclusion(spaceName: string, post: Obj, evidence: Obj): Promise<InclusionCheck> {
+    if (evidence.checkpoint === null || evidence.checkpoint === undefined) {
+      return { ok: null, detail: 'not yet covered by a checkpoint (one is signed within ten minutes of a post)' };
+    }
+    let verified: VerifiedCheckpoint;
+    try {
+      const trust = await this.trust();
+      if (trust.root === undefined) return { ok: null, detail: 'inclusion not checked: the relay publishes no service_root_key' };
+      const proof = isObject(post.proof) ? post.proof : {};
+      const chain = isObject(proof.chain) ? proof.chain : {};
+      verified = verifyCheckpointInclusion(
+        {
+          spaceId: String(post.space_id),
+          stream: 'posts',
+          position: BigInt(String(post.seq)),
+          id: fromHex(post.object_id, 32, 'object_id'),
+          chainHash: fromHex(chain.chain_hash, 32, 'proof.chain.chain_hash'),
+        },
+        { leaf: evidence.leaf, checkpoint: evidence.checkpoint, inclusion: evidence.inclusion },
+        trust.root,
+      );
+    } catch (e) {
+      return { ok: false, detail: `INCLUSION PROOF DOES NOT VERIFY: ${why(e)}` };
+    }
+    const f = verified.fields;
+    const checkpoint = { checkpoint_id: toHex(verified.id), first: f.first, last: f.last };
+    const history = await this.history(spaceName, verified);
+    const dev = verified.trusted.development ? ' (DEVELOPMENT signer: it vouches for nothing beyond one run of the relay)' : '';
+    return {
+      ok: history.changed ? false : true,
+      detail: `included in checkpoint ${f.first}-${f.last} signed by the certified signer${dev}`,
+      development: verified.trusted.development,
+      checkpoint,
+      history,
+    };
+  }
+
+  /** Verify a served checkpoint under the pinned root (for checkpoints.list pages). */
+  private async verified(value: unknown, field: string): Promise<VerifiedCheckpoint> {
+    const trust = await this.trust();
+    if (trust.root === undefined) throw new Error('the relay publishes no service_root_key');
+    return verifyCheckpoint(value, trust.root, field);
+  }
+
+  /** The checkpoints of a SPACE's posts stream after position `after`, up to `until` (verified). */
+  private async listBetween(spaceName: string, after: string, until: bigint): Promise<{ items: VerifiedCheckpoint[]; complete: boolean }> {
+    const out: VerifiedCheckpoint[] = [];
+    let cursor = after;
+    for (let page = 0; page < HISTORY_PAGES_MAX; page++) {
+      const res = await this.deps.api.request({
+        path: `/v1/spaces/${encodeURIComponent(spaceName)}/checkpoints`,
+        query: { stream: 'posts', after: cursor, limit: 200 },
+        auth: 'opt',
+      });
+      const body = isObject(res.body) ? res.body : {};
+      const items = Array.isArray(body.items) ? body.items : [];
+      for (const [i, item] of items.entries()) {
+        const v = await this.verified(item, `checkpoints.items[${i}]`);
+        out.push(v);
+        if (BigInt(v.fields.last) >= until) return { items: out, complete: true };
+      }
+      if (body.has_more !== true || typeof body.next_after !== 'string') return { items: out, complete: true };
+      cursor = body.next_after;
+    }
+    return { items: out, complete: false };
+  }
+
+  /**
+   * The history rule (objects.md §11): keep the newest verified checkpoint of the SPACE; a
+   * newer one must extend it (directly, or through the checkpoints between them), an older or
+   * equal one must be the one the chain of checkpoints holds at its position.
+   */
+  async history(spaceName: string, seen: VerifiedCheckpoint): Promise<HistoryCheck> {
+    const { cache, now } = this.deps;
+    const kept = cache.checkpoint(this.relay, spaceName, 'posts');
+    const seenId = toHex(seen.id);
+    const keep = () =>
+      cache.noteCheckpoint(this.relay, spaceName, 'posts', {
+        checkpointId: seenId,
+        first: seen.fields.first,
+        last: seen.fields.last,
+        served: JSON.stringify(renderServed(seen)),
+        seenAt: now(),
+      });
+    if (kept === undefined) {
+      keep();
+      return { ok: true, changed: false, detail: `first checkpoint of ${spaceName} seen by this KEY; kept (${seen.fields.first}-${seen.fields.last})` };
+    }
+    if (kept.checkpointId === seenId) return { ok: true, changed: false, detail: 'the checkpoint this bridge kept' };
+    let keptLink: CheckpointLink;
+    try {
+      keptLink = readServedCheckpoint(JSON.parse(kept.served), 'kept');
+    } catch (e) {
+      this.deps.log(`the kept checkpoint of ${spaceName} is unreadable (${why(e)}); keeping the new one when it is newer`);
+      keep();
+      return { ok: null, changed: false, detail: 'the kept checkpoint was unreadable; the new one is kept' };
+    }
+    const changed = (detail: string): HistoryCheck => ({
+      ok: false,
+      changed: true,
+      detail:
+        `CHANGED HISTORY in SPACE ${spaceName}: the relay served checkpoint ${seenId} (${seen.fields.first}-${seen.fields.last}), ` +
+        `which does not extend checkpoint ${kept.checkpointId} (${kept.first}-${kept.last}) that this bridge verified on ${new Date(kept.seenAt).toISOString()}: ${detail}. ` +
+        'The relay rewrote or forked this SPACE\'s history: do not trust its posts past the kept checkpoint, keep what you have, and tell the SPACE\'s owner.',
+    });
+    try {
+      if (keptLink.fields.space_id !== seen.fields.space_id) return changed('it is a checkpoint of another SPACE id under the same name');
+      const keptLast = BigInt(keptLink.fields.last);
+      const seenLast = BigInt(seen.fields.last);
+      if (keptLast === seenLast) return changed('two different checkpoints end at the same position');
+      const [lo, hi] = keptLast < seenLast ? [keptLink, seen as CheckpointLink] : [seen as CheckpointLink, keptLink];
+      if (BigInt(hi.fields.first) === BigInt(lo.fields.last) + 1n) {
+        checkExtends(lo, hi);
+      } else {
+        const hiLast = BigInt(hi.fields.last);
+        const between = await this.listBetween(spaceName, lo.fields.last, hiLast);
+        const reaching = between.items.findIndex((c) => BigInt(c.fields.last) >= hiLast);
+        if (reaching < 0) {
+          if (!between.complete) return { ok: null, changed: false, detail: `too many checkpoints between ${lo.fields.last} and ${hi.fields.last} to join them here` };
+          throw new SvcError('CHECKPOINT_INVALID', `history changed: the relay's own list holds no checkpoint ending at ${hi.fields.last}`);
+        }
+        const run = between.items.slice(0, reaching + 1);
+        const end = run[run.length - 1]!;
+        if (end.fields.last !== hi.fields.last || toHex(end.id) !== toHex(hi.id)) {
+          throw new SvcError('CHECKPOINT_INVALID', `history changed: the relay's own list holds another checkpoint (${toHex(end.id)}) at ${end.fields.first}-${end.fields.last}`);
+        }
+        checkExtendsAll(lo, run);
+      }
+    } catch (e) {
+      return changed(why(e));
+    }
+    if (BigInt(seen.fields.last) > BigInt(kept.last)) keep();
+    return { ok: true, changed: false, detail: `extends the checkpoint kept before (${kept.first}-${kept.last})` };
+  }
+}
+
+/** A verified checkpoint back in its served shape (what the cache keeps, to re-read later). */
+function renderServed(c: VerifiedCheckpoint): Obj {
+  const f = c.fields;
+  return {
+    checkpoint_id: toHex(c.id),
+    stream: f.stream,
+    first: f.first,
+    last: f.last,
+    previous_checkpoint_id: f.previous_checkpoint_id,
+    predecessor_hash: f.predecessor_hash,
+    ending_hash: f.ending_hash,
+    merkle_root: f.merkle_root,
+    service_epoch: f.service_epoch,
+    created_at: f.created_at,
+    canonical: toBase64url(c.canonical),
+    signature: toHex(c.signature),
+    signer: {
+      key_id: c.signer.keyId,
+      public_key: toHex(c.signer.publicKey),
+      root_key: toHex(c.signer.rootKey),
+      certificate: toBase64url(c.signer.certificate),
+      certificate_signature: toHex(c.signer.certificateSignature),
+      development: c.signer.development,
+    },
+  };
+}
