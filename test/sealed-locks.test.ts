@@ -15,14 +15,17 @@ import {
   commitmentOf,
   openBackLink,
   pairContainer,
+  readBackLink,
+  readCommitment,
   readGeneration,
   sealBackLink,
   secretForGeneration,
   spaceContainer,
+  stageGeneration,
   type ChainLink,
 } from '../shared/sealed/generations.js';
 import { sealAuth } from '../shared/sealed/hpke.js';
-import { lockAad, lockInfo, openLock, readLock, readLockMap, sealLock } from '../shared/sealed/locks.js';
+import { lockAad, lockInfo, openLock, readLock, readLockMap, sealedSpaceCreation, sealLock } from '../shared/sealed/locks.js';
 
 const bytes = (text: string, n = 32): Uint8Array => new Uint8Array(createHash('sha256').update(text).digest()).subarray(0, n);
 
@@ -240,5 +243,33 @@ describe('back links', () => {
     expect(reasonOf(() => secretForGeneration(C, { generation: 4, secret: secrets[3]! }, 1, gap))).toBe('chain-gap');
     expect(reasonOf(() => secretForGeneration(C, { generation: 2, secret: secrets[1]! }, 3, (g) => chain.get(g)))).toBe('chain-gap');
     expect(reasonOf(() => secretForGeneration(C, { generation: 4, secret: secrets[2]! }, 1, (g) => chain.get(g)))).toBe('commitment');
+  });
+});
+
+describe('creating a sealed SPACE and staging a change', () => {
+  const spaceId = '0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee';
+
+  it("the creation body's lock opens for the owner, from the owner, to a secret holding commitment 1", () => {
+    const body = sealedSpaceCreation({ spaceId, secret: secret1, owner, ephemeral: bytes('create ephemeral') });
+    expect(body.space_id).toBe(spaceId);
+    expect(body.lock).toMatch(/^[0-9a-f]{160}$/);
+    const got = openLock({
+      container: C,
+      generation: 1,
+      lock: readLock(body.lock),
+      commitment: readCommitment(body.commitment),
+      recipient: { peerId: owner.peerId, privateKey: owner.privateKey },
+      sender: { peerId: owner.peerId, publicKey: owner.publicKey },
+    });
+    expect(toHex(got)).toBe(toHex(secret1));
+  });
+
+  it("a staged generation's back link leads from the new secret to the one in use", () => {
+    const next = bytes('g2 staged');
+    const staged = stageGeneration({ container: C, generation: 2, secret: next, previousSecret: secret1 });
+    expect(staged.back).toMatch(/^[0-9a-f]{96}$/);
+    expect(commitmentHolds(C, 2, next, staged.commitment)).toBe(true);
+    const back = readBackLink(staged.back);
+    expect(toHex(openBackLink(C, 2, next, back, commitmentOf(C, 1, secret1)))).toBe(toHex(secret1));
   });
 });

@@ -188,3 +188,21 @@ export function describeContainer(container: Uint8Array): { type: 'space'; space
   }
   return { type: 'pair', peers: [toHex(container.subarray(1, 33)), toHex(container.subarray(33))] };
 }
+
+/**
+ * What a keeper sends to stage generation g (sealed.md §9 step 1): the new secret's commitment
+ * and back_g, which opens to the previous secret. Both secrets are the caller's (the new one
+ * 32 fresh random bytes).
+ */
+export function stageGeneration(input: {
+  container: Uint8Array;
+  generation: number;
+  secret: Uint8Array;
+  previousSecret: Uint8Array;
+}): { generation: number; commitment: string; back: string } {
+  return {
+    generation: input.generation,
+    commitment: commitmentHex(input.container, input.generation, input.secret),
+    back: toHex(sealBackLink(input.container, input.generation, input.secret, input.previousSecret)),
+  };
+}

@@ -12,11 +12,11 @@
  * senders a member accepts is keepers.ts's `mayLock`. Locks are attacker-controlled.
  */
 import { SvcError } from '../errors.js';
-import { concatBytes, fromHex, u64 } from '../encoding.js';
+import { concatBytes, fromHex, toHex, u64 } from '../encoding.js';
 import { label } from '../labels.js';
 import { LOCKS_PER_CALL } from '../limits.js';
 import { SealedError } from './errors.js';
-import { assertGeneration, checkCommitment, commitmentOf, readCommitment, SECRET_BYTES } from './generations.js';
+import { assertGeneration, checkCommitment, commitmentHex, commitmentOf, readCommitment, SECRET_BYTES, spaceContainer } from './generations.js';
 import { HPKE_ENC_BYTES, openAuth, sealAuth } from './hpke.js';
 
 export const LOCK_BYTES = 80;
@@ -116,4 +116,26 @@ export function readLockMap(value: unknown, field = 'locks', min = 1, max = LOCK
     out.set(peer, readLock(lock, `${field}.${peer}`));
   }
   return out;
+}
+
+/**
+ * The `"sealed"` member of `POST /v1/spaces` (sealed.md §9): the SPACE id the software chose,
+ * commitment_1 and the owner's own lock for generation 1.
+ */
+export function sealedSpaceCreation(input: {
+  spaceId: string;
+  secret: Uint8Array;
+  owner: { peerId: string; publicKey: Uint8Array; privateKey: Uint8Array };
+  ephemeral: Uint8Array;
+}): { space_id: string; commitment: string; lock: string } {
+  const container = spaceContainer(input.spaceId);
+  const lock = sealLock({
+    container,
+    generation: 1,
+    secret: input.secret,
+    recipient: { peerId: input.owner.peerId, publicKey: input.owner.publicKey },
+    sender: { peerId: input.owner.peerId, privateKey: input.owner.privateKey },
+    ephemeral: input.ephemeral,
+  });
+  return { space_id: input.spaceId, commitment: commitmentHex(container, 1, input.secret), lock: toHex(lock) };
 }
