@@ -23,8 +23,6 @@ export const COMMITMENT_BYTES = 32;
 export const BACK_LINK_BYTES = 48;
 export const PAIR_CONTAINER_BYTES = 65;
 export const SPACE_CONTAINER_BYTES = 17;
-/** Generations are JSON numbers in headers, so they stay within safe integers. */
-export const GENERATION_MAX = Number.MAX_SAFE_INTEGER;
 
 const PAIR_TAG = 0x01;
 const SPACE_TAG = 0x02;

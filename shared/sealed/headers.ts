@@ -242,11 +242,6 @@ export function headerSalt(header: SealedHeader): Uint8Array {
   return fromHex(header.salt, SALT_BYTES, 'salt');
 }
 
-/** Header bytes as measured against the limit (for callers that hold only the object). */
-export function headerBytes(header: SealedHeader): Uint8Array {
-  return canonicalBytes(header);
-}
-
 // ---- comparison with what the request or the relay shows ----------------------------------
 
 function mismatch(field: string, rule: string): SvcError {
