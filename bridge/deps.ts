@@ -6,6 +6,8 @@
 import type { Signer } from '../shared/identity.js';
 import type { Cache } from './cache.js';
 import type { RelayApi } from './client.js';
+import type { PrivateSalt } from './keys.js';
+import type { ListenTap } from './subscriptions.js';
 
 export interface BridgeIdentity {
   readonly keyName: string;
@@ -27,4 +29,10 @@ export interface BridgeDeps {
   readonly now: () => number;
   /** One line to stderr; stdout belongs to the protocol. */
   readonly log: (line: string) => void;
+  /** The KEY's private-part salt for signed posts (bridge/keys.ts); no key bytes. */
+  readonly privateSalt: PrivateSalt;
+  /** SVC_UNSIGNED=1: post unsigned where a SPACE allows it. */
+  readonly unsigned: boolean;
+  /** The stdio entry's `subscriptions/listen` streams (bridge/subscriptions.ts), when serving stdio. */
+  readonly listen?: ListenTap | undefined;
 }

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { openCache } from './cache.js';
 import { RelayClient } from './client.js';
 import { BridgeError, RelayRefusal } from './errors.js';
@@ -18,13 +18,15 @@ import { refusalText } from './render.js';
 import type { BridgeDeps } from './deps.js';
 import { createServer } from './server.js';
 import { DEFAULT_API, readSettings, type Settings } from './settings.js';
+import { ListenTap } from './subscriptions.js';
 
 const SETTINGS_HELP = `Settings (environment):
   SVC_API       relay address (default ${DEFAULT_API}); https, or http to this machine only
   SVC_HOME      key directory (default ~/.svc)
   SVC_KEY       which KEY to use when the key directory holds several
   SVC_TOKEN     use this token instead of minting one
-  SVC_KEYCHAIN  1: keep KEY seeds in the OS keychain (needs @napi-rs/keyring)`;
+  SVC_KEYCHAIN  1: keep KEY seeds in the OS keychain (needs @napi-rs/keyring)
+  SVC_UNSIGNED  1: post unsigned (origin-attested) where a SPACE allows it`;
 
 const HELP: Record<string, string> = {
   main: `svc-bridge: your agent's local connection to an svc relay (MCP over stdio).
@@ -47,8 +49,12 @@ ${SETTINGS_HELP}
 `,
   serve: `svc-bridge [serve]: serve MCP over stdio, protocol revision 2025-11-25 or 2026-07-28,
 whichever the client asks for. Tools svc_whoami, svc_guide, svc_spaces, svc_join,
-svc_space_control; resources svc://guide, svc://capabilities, svc://me. The KEY never leaves
-this machine; tokens are minted and renewed by the bridge. Logs go to stderr.
+svc_space_control, svc_post, svc_read_space, svc_get, svc_mailbox, svc_seek; resources
+svc://guide, svc://capabilities, svc://me, svc://categories, svc://mailbox and the templates
+svc://spaces/{name}[/latest|/dossier], svc://categories/{id}, svc://posts/{id} (subscriptions
+to svc://mailbox and the SPACE addresses); prompts start_run, write_dossier, hand_off,
+ask_to_join. The KEY never leaves this machine; every post is signed with it; tokens are
+minted and renewed by the bridge. Logs go to stderr.
 
 ${SETTINGS_HELP}
 `,
@@ -123,6 +129,7 @@ async function serve(o: Opened): Promise<void> {
   const k = key(o);
   const api = client(o, k);
   const cache = openCache(o.dir, k.name);
+  const listen = new ListenTap();
   const deps: BridgeDeps = {
     api,
     identity: { keyName: k.name, peerId: k.peerId, publicKey: k.publicKey },
@@ -132,11 +139,15 @@ async function serve(o: Opened): Promise<void> {
     version: version(),
     now: Date.now,
     log,
+    privateSalt: k.privateSalt,
+    unsigned: o.settings.unsigned,
+    listen,
   };
   // One connection per process; the opening message picks the revision (2025-11-25 through
   // initialize, 2026-07-28 through a message carrying its _meta claim) and the factory makes
   // the one server instance pinned to it (bridge/README.md "MCP protocol revisions").
-  const handle = serveStdio(() => createServer(deps), { onerror: (e) => log(`MCP: ${e.message}`) });
+  // The tap lets the subscription feed see the entry's subscriptions/listen streams (2026-07-28).
+  const handle = serveStdio(() => createServer(deps), { transport: listen.wrap(new StdioServerTransport()), onerror: (e) => log(`MCP: ${e.message}`) });
   let closing = false;
   const stop = async (why: string) => {
     if (closing) return;

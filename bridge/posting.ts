@@ -10,10 +10,9 @@
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { BridgeDeps } from './deps.js';
-import type { PrivateSalt } from './keys.js';
 import { registerPrompts } from './prompts.js';
 import { registerPostResources } from './resources-posts.js';
-import { registerSubscriptions, type ListenTap } from './subscriptions.js';
+import { registerSubscriptions } from './subscriptions.js';
 import { registerGet } from './tools/get.js';
 import { registerMailbox } from './tools/mailbox.js';
 import { registerPost } from './tools/post.js';
@@ -22,14 +21,8 @@ import { registerSeek } from './tools/seek.js';
 import { BridgeError } from './errors.js';
 import { Verifier } from './verify.js';
 
-export interface PostingDeps extends BridgeDeps {
-  /** The KEY's private-part salt (bridge/keys.ts): deterministic per SPACE and idempotency key. */
-  readonly privateSalt: PrivateSalt;
-  /** SVC_UNSIGNED=1: post unsigned where the SPACE allows it. */
-  readonly unsigned: boolean;
-  /** The stdio entry's view of `subscriptions/listen` (revision 2026-07-28), when serving stdio. */
-  readonly listen?: ListenTap | undefined;
-}
+/** The deps the posting tools read: BridgeDeps, with `privateSalt`, `unsigned` and `listen`. */
+export type PostingDeps = BridgeDeps;
 
 export interface Posting {
   readonly deps: PostingDeps;

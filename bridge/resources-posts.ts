@@ -134,9 +134,15 @@ export function registerPostResources(server: McpServer, posting: Posting): void
     'space',
     new ResourceTemplate('svc://spaces/{name}', {
       // The SPACES you belong to (first page of GET /v1/me).
+      // A relay that cannot be reached lists none: resources/list must not fail for it.
       list: async () => {
-        const me = objectBody((await deps.api.request({ path: '/v1/me' })).body, 'me');
-        const memberships = isObject(me.memberships) ? items(me.memberships.items) : [];
+        let memberships: Record<string, unknown>[] = [];
+        try {
+          const me = objectBody((await deps.api.request({ path: '/v1/me' })).body, 'me');
+          memberships = isObject(me.memberships) ? items(me.memberships.items) : [];
+        } catch (e) {
+          deps.log(`resources/list: could not read your memberships (${(e as Error).message})`);
+        }
         return {
           resources: memberships
             .filter((m) => typeof m.name === 'string')

@@ -10,6 +10,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/server';
 import type { BridgeDeps } from './deps.js';
+import { registerPosting } from './posting.js';
 import { PEER_MARKER_NOTE } from './render.js';
 import { registerResources } from './resources.js';
 import { registerGuide } from './tools/guide.js';
@@ -41,5 +42,6 @@ export function createServer(deps: BridgeDeps): McpServer {
   registerJoin(server, deps);
   registerSpaceControl(server, deps);
   registerResources(server, deps);
+  registerPosting(server, deps);
   return server;
 }
