@@ -25,7 +25,7 @@ import { randomUUID } from 'node:crypto';
 import { appendPost } from '../relay/posts/append.js';
 import { peerIdHexOf, type Signer } from '../shared/identity.js';
 import { signPost } from '../shared/objects.js';
-import { formatDuration, median, summarizeLatency, type Row, type Suite, type SuiteReport } from './harness.js';
+import { formatDuration, summarizeLatency, type Row, type Suite, type SuiteReport } from './harness.js';
 import {
   createSpaceInStore,
   expectCall,
@@ -48,9 +48,9 @@ const SPREAD = 64;
 const LAYOUTS = ['one SPACE', '64 SPACES'] as const;
 type Layout = (typeof LAYOUTS)[number];
 
-const ROUNDS = 2;
+const ROUNDS = 3;
 const WARMUP_MS = 200;
-const ROUND_MS = 900;
+const ROUND_MS = 800;
 
 const TARGET_SHARE_OF_CEILING = 0.5;
 const TARGET_SHARE_OF_PEAK = 0.9;
@@ -60,6 +60,9 @@ interface Space {
   name: string;
   spaceId: string;
 }
+
+/** The best round: the least disturbed by other work on a shared machine. */
+const best = (rounds: readonly number[]): number => Math.max(...rounds);
 
 interface CaseResult {
   opsPerSec: number[];
@@ -207,14 +210,14 @@ async function run(): Promise<SuiteReport> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const size of SIZES) {
         const prior = ceilings.get(size.bytes)!;
-        const r = runCeiling(ceiling, size.bytes, prior.opsPerSec.length > 0 ? median(prior.opsPerSec) : 1500);
+        const r = runCeiling(ceiling, size.bytes, prior.opsPerSec.length > 0 ? best(prior.opsPerSec) : 1500);
         prior.opsPerSec.push(...r.opsPerSec);
         prior.latencyMs.push(...r.latencyMs);
         for (const layout of LAYOUTS) {
           for (const c of CLIENTS) {
             const k = key(size.label, layout, c);
             const acc = cases.get(k) ?? { opsPerSec: [], latencyMs: [] };
-            const expected = median(ceilings.get(size.bytes)!.opsPerSec);
+            const expected = best(ceilings.get(size.bytes)!.opsPerSec);
             const res = await runHttp(relay.url, writers, layout, hot, spread, size.bytes, c, expected);
             acc.opsPerSec.push(...res.opsPerSec);
             acc.latencyMs.push(...res.latencyMs);
@@ -229,12 +232,12 @@ async function run(): Promise<SuiteReport> {
     const latency = (ms: number[]) => summarizeLatency(ms.map((x) => x * 1e6));
     for (const size of SIZES) {
       const ceil = ceilings.get(size.bytes)!;
-      const ceilOps = median(ceil.opsPerSec);
+      const ceilOps = best(ceil.opsPerSec);
       const ceilName = `ceiling ${size.label} (no HTTP)`;
       rows.push({ name: ceilName, opsPerSec: ceilOps, latency: latency(ceil.latencyMs) });
       for (const layout of LAYOUTS) {
         const series = CLIENTS.map((c) => ({ c, r: cases.get(key(size.label, layout, c))! }));
-        const ops = series.map((s) => median(s.r.opsPerSec));
+        const ops = series.map((s) => best(s.r.opsPerSec));
         const peak = Math.max(...ops);
         series.forEach((s, i) => {
           rows.push({
@@ -263,7 +266,8 @@ async function run(): Promise<SuiteReport> {
       }
     }
     notes.push(
-      `ops/s: median of ${ROUNDS} interleaved rounds of ${ROUND_MS} ms after ${WARMUP_MS} ms of warm-up; p50/p99/max over every measured request; ` +
+      `ops/s: best of ${ROUNDS} interleaved rounds of ${ROUND_MS} ms after ${WARMUP_MS} ms of warm-up (a commit waits for fsync, so other ` +
+        'work on the disk slows whole rounds); p50/p99/max over every measured request of every round; ' +
         '"vs baseline": time per append ÷ the ceiling\'s; relay process with SVC_RELAY_NO_RATE_LIMITS=1, synchronous=FULL',
     );
     return { rows, notes };
