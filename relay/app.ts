@@ -40,6 +40,8 @@ import { invitesRoutes } from './routes/invites.js';
 import { joinRoutes } from './routes/join.js';
 import { handOverRoutes } from './routes/hand-over.js';
 import { categoriesRoutes } from './routes/categories.js';
+import { encryptionKeyRoutes } from './routes/encryption-key.js';
+import { sealedRoutes } from './routes/sealed.js';
 
 export type { RelayDeps, RelayContext } from './context.js';
 
@@ -120,6 +122,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(keysRoutes, ctx);
   app.register(tokensRoutes, ctx);
   app.register(meRoutes, ctx);
+  app.register(encryptionKeyRoutes, ctx);
   app.register(peersRoutes, ctx);
   app.register(spacesRoutes, ctx);
   app.register(categoriesRoutes, ctx);
@@ -134,6 +137,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(invitesRoutes, ctx);
   app.register(joinRoutes, ctx);
   app.register(handOverRoutes, ctx);
+  app.register(sealedRoutes, ctx);
 
   // Background jobs: checkpoints signed per SPACE and stream, the SEEK index kept up.
   registerCheckpointer(app, ctx);

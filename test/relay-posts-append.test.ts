@@ -314,7 +314,9 @@ describe('input rules of the Post table', () => {
     const space = newSpace(owner, { visibility: 'sealed' });
     await expectRefused(owner, space, { kind: 'obs', body: 'plain words' }, 'SPACE_SEALED');
     await expectRefused(owner, space, signed(owner, space, { kind: 'obs', body: 'plain words' }).submission, 'SPACE_SEALED');
-    await expectRefused(owner, space, { kind: 'obs', sealed: { header: 'aa', ciphertext: 'bb' } }, 'SPACE_SEALED');
+    await expectRefused(owner, space, { kind: 'obs', body: 'plain words', sealed: { header: 'aa', ciphertext: 'bb' } }, 'SPACE_SEALED');
+    // Sealed parts are read strictly (test/relay-sealed-posts.test.ts covers sealed posting).
+    await expectRefused(owner, space, { kind: 'obs', sealed: { header: 'aa', ciphertext: 'bb' } }, 'INVALID_REQUEST');
   });
 
   it('refuses a signed sealed object in a SPACE that is not sealed', async () => {

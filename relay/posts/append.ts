@@ -17,6 +17,10 @@
  * 3. The answer (api-notes §4), rendered by relay/posts/answer.ts.
  *
  * `seq` is head + 1 read inside the transaction, so positions are gap-free.
+ *
+ * Sealed SPACES: the body is read by relay/posts/sealed.ts; under the lock the header's
+ * generation must be the one in use (KEY_CHANGED), and the header and ciphertext are stored
+ * beside the row, which keeps no words.
  */
 import { SvcError } from '../../shared/errors.js';
 import { equalBytes, toHex } from '../../shared/encoding.js';
@@ -76,6 +80,12 @@ function admit(ctx: RelayContext, spaceRowId: number, author: string, registered
     );
   }
   const roleless = may === 'roleless';
+  // A sealed post is sealed under the generation in use, read here under the write lock so an
+  // activation cannot slip in between (sealed.md §7: KEY_CHANGED, detail the generation in use).
+  if (p.sealed !== undefined) {
+    const inUse = store.sealed.generationInUse(space.id);
+    if (p.sealed.generation !== inUse) throw new SvcError('KEY_CHANGED', String(inUse));
+  }
   const now = ctx.clock();
   checkRecipients(ctx, space, p.input.to, roleless);
   const parent = checkReferences(ctx, space, author, p);
@@ -125,7 +135,7 @@ function admit(ctx: RelayContext, spaceRowId: number, author: string, registered
     private: p.private ?? null,
     signature: p.signature ?? null,
     signed: p.signed,
-    sealed: false,
+    sealed: p.sealed !== undefined,
     objectId: p.objectId,
     admittedRevision: control.revision,
     admittedControlHash: control.chainHash,
@@ -141,6 +151,7 @@ function admit(ctx: RelayContext, spaceRowId: number, author: string, registered
     hiddenBy: null,
   };
   const rowId = store.posts.insert(post);
+  if (p.sealed !== undefined) store.sealed.insertItem(rowId, p.sealed);
   deliver(ctx, space, author, postId, i.to ?? [], parent, now);
   // Long-poll wake-ups fire on a later turn, after this transaction commits (notify.ts).
   notifierFor(store.db).space(space.id);

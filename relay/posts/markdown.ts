@@ -47,6 +47,10 @@ export function postMarkdown(post: JsonObject, fence: PeerFence, level = 3): str
   if (typeof post.reply_count === 'number') links.push(`${post.reply_count} replies`);
   if (links.length > 0) lines.push(links.join(' · '));
   if (typeof post.title === 'string') lines.push(`title: ${fence('title', post.title)}`);
+  const sealed = post.sealed as JsonObject | undefined;
+  if (sealed !== undefined && sealed !== null) {
+    lines.push(`sealed: generation ${str(sealed.generation)}, ${str(sealed.bytes)} bytes of ciphertext; only members' own software (the bridge) opens it.`);
+  }
   if (Array.isArray(post.fingerprints) && post.fingerprints.length > 0) {
     const fps = (post.fingerprints as JsonObject[]).map((f) => fence('fingerprint', `${str(f.scheme)}:${str(f.value)}`));
     lines.push(`fingerprints (${str(post.fingerprint_count)}): ${fps.join(', ')}`);

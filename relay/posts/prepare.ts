@@ -13,7 +13,8 @@
  *   object and the private part carry, then the rebuilt object must equal the signed one
  *   (OBJECT_MISMATCH, objects.md §5 step 4).
  *
- * Sealed SPACES: sealed posting is not served yet; words are refused there (SPACE_SEALED).
+ * Sealed SPACES (protocol/sealed.md §7 "Transport and limits", objects.md §7): relay/posts/
+ * sealed.ts reads the `sealed` {header, ciphertext} a post carries there instead of the words.
  */
 import { canonicalBytes, type JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
@@ -32,6 +33,8 @@ import {
 } from '../../shared/objects.js';
 import { validatePostInput, type PostInput } from '../../shared/validate.js';
 import type { Random } from '../ids.js';
+import type { SealedItemRow } from '../store/sealed.js';
+import { prepareSealedPost } from './sealed.js';
 
 /** The SPACE fields preparing a post reads (a SpaceRow satisfies it). */
 export interface PrepareSpace {
@@ -60,6 +63,8 @@ export interface PreparedPost {
   signature: Uint8Array | undefined;
   /** Unsigned only: SHA-256 of the canonical input without the idempotency key. */
   inputDigest: Uint8Array | undefined;
+  /** A sealed post's header and ciphertext, and the generation its header names. */
+  sealed?: SealedItemRow | undefined;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -69,21 +74,19 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /** Read `body` for `space` by `author`; throws SvcError with the catalogue code. */
 export function preparePost(space: PrepareSpace, author: PrepareAuthor, body: unknown, random: Random): PreparedPost {
   if (!isPlainObject(body)) throw new SvcError('INVALID_REQUEST', 'body: a JSON object with the post fields');
-  if (space.visibility === 'sealed') refuseInSealedSpace(body);
-  if (body.sealed !== undefined) throw new SvcError('SPACE_NOT_SEALED', 'sealed: sealed content goes only to a sealed SPACE');
-  const prepared = body.alg !== undefined ? prepareSigned(space, author, body) : prepareUnsigned(space, author, body, random);
+  if (space.visibility !== 'sealed' && body.sealed !== undefined) {
+    throw new SvcError('SPACE_NOT_SEALED', 'sealed: sealed content goes only to a sealed SPACE');
+  }
+  const prepared =
+    space.visibility === 'sealed'
+      ? prepareSealedPost(space, author, body)
+      : body.alg !== undefined
+        ? prepareSigned(space, author, body)
+        : prepareUnsigned(space, author, body, random);
   if (prepared.input.kind === 'version' && !space.oracle) {
     throw new SvcError('NOT_AN_ORACLE', 'kind: version posts exist only in oracle SPACES');
   }
   return prepared;
-}
-
-/** A sealed SPACE takes only sealed content, which this relay does not accept yet (issue 6). */
-function refuseInSealedSpace(body: Record<string, unknown>): never {
-  if (body.sealed !== undefined) {
-    throw new SvcError('SPACE_SEALED', 'sealed: this relay does not accept sealed posts yet');
-  }
-  throw new SvcError('SPACE_SEALED', 'body: a sealed SPACE takes sealed content in place of the words');
 }
 
 function prepareUnsigned(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>, random: Random): PreparedPost {

@@ -4,7 +4,7 @@
  * standing, batch, one post, mailbox envelopes, SEEK hits and export lines.
  *
  *   ids       post_id, space, seq, kind, author, posted_at, unavailable?, no_role?
- *   snippets  + title, to, reply_to, admitted_revision*, budget*?, fingerprints (first 8),
+ *   snippets  + title, sealed?, to, reply_to, admitted_revision*, budget*?, fingerprints (first 8),
  *               fingerprint_count, signed, snippet (first 280 characters), snippet_truncated
  *   full      ids + the snippets members before `snippet` with every fingerprint, then body,
  *               data*?, run_id*, supersedes, retracts, space_id, object_id, proof?
@@ -16,6 +16,10 @@
  * its content (title, body, snippet, data, budget) and recipients are null and fingerprints
  * are suppressed. Its proof shows the link but not the object bytes (`canonical` and `private`
  * null), which would give the words back.
+ *
+ * A sealed post (protocol/sealed.md §7) has no words: title and snippet are null, body null at
+ * full; `sealed` shows `{generation, bytes}`, and at full also the header and ciphertext (b64u)
+ * that members' software opens. A hidden sealed post keeps `{generation, bytes}` only.
  *
  * Every 64-bit number is a decimal string (`seq`, `admitted_revision`); times ISO with ms and Z.
  */
@@ -85,6 +89,22 @@ export function proofBlock(p: ReadPost, inside: boolean): JsonObject {
   return block;
 }
 
+/**
+ * A sealed post's `sealed` member (api-notes §4): `{generation, bytes}` (the ciphertext's size),
+ * plus `header` and `ciphertext` (b64u) at full detail. The relay shows what it holds and can
+ * open none of it. Null for a post that is not sealed.
+ */
+function sealedMember(p: ReadPost, withItem: boolean): JsonObject | null {
+  if (!p.sealed || p.sealedItem === null) return null;
+  const item = p.sealedItem;
+  const out: JsonObject = { generation: item.generation, bytes: item.ciphertext.byteLength };
+  if (withItem) {
+    out.header = toBase64url(item.header);
+    out.ciphertext = toBase64url(item.ciphertext);
+  }
+  return out;
+}
+
 /** One post at `detail` for this reader. */
 export function renderPost(p: ReadPost, o: RenderOptions): JsonObject {
   const unavailable = unavailableOf(p);
@@ -102,6 +122,8 @@ export function renderPost(p: ReadPost, o: RenderOptions): JsonObject {
 
   const fingerprints = unavailable === null ? (parseJson<Fingerprint[]>(p.fingerprintsJson) ?? []) : [];
   out.title = unavailable === null ? p.title : null;
+  const sealed = sealedMember(p, o.detail === 'full' && unavailable === null);
+  if (sealed !== null) out.sealed = sealed;
   out.to = unavailable === null ? (parseJson<string[]>(p.toJson) ?? []) : null;
   out.reply_to = p.replyTo;
   if (o.inside) {

@@ -23,6 +23,11 @@
  *   leaves state declined. A second decline changes nothing.
  * - Accepting is `accepted`, and a used offer answers INVITE_EXHAUSTED like any spent link.
  * - Hand-over links count toward the maker's 100,000 links a day (INVITE_LIMIT).
+ * - Sealed SPACE (protocol/sealed.md §5): the SPACE goes only to a KEY with an encryption key
+ *   (ENCRYPTION_KEY_MISSING) that the keeper list in force names as a keeper
+ *   (SEALED_SUCCESSOR_NOT_KEEPER) and that holds a lock for the generation in use
+ *   (SEALED_NEEDS_LOCK); the `space.handed_over` payload then names `owner_was`. A role hand-over
+ *   there admits like any admission (ENCRYPTION_KEY_MISSING for a KEY without one).
  */
 import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
@@ -35,6 +40,7 @@ import type { InviteStore } from './invites.js';
 import type { MailboxStore } from './mailbox.js';
 import type { MemberStore } from './members.js';
 import { prepareWithdrawOnGrant } from './requests.js';
+import type { SealedStore } from './sealed.js';
 import type { SpaceRow, SpaceStore } from './spaces.js';
 
 /** How long an offer lasts when the giver does not say. */
@@ -137,6 +143,8 @@ export interface HandOverDeps {
   events: EventStore;
   invites: InviteStore;
   mailbox: MailboxStore;
+  /** Sealed SPACES: the successor of the SPACE must be a keeper holding a lock (sealed.md §5). */
+  sealed: SealedStore;
 }
 
 export function createHandOverStore(db: Db, deps: HandOverDeps): HandOverStore {
@@ -187,6 +195,7 @@ export function createHandOverStore(db: Db, deps: HandOverDeps): HandOverStore {
     if (takerBefore && rankOf(takerBefore.role) > ROLE_RANK[offer.role]) {
       throw new SvcError('CONTROL_DENIED', `you already hold ${takerBefore.role}, above the ${offer.role} offered`);
     }
+    if (offer.role === 'owner') deps.sealed.checkOwnerHandOver(space, taker);
     end.run('accepted', now, taker, id);
     const result = offer.role === 'owner'
       ? takeSpace(space, offer.giver, taker, takerBefore !== undefined, now)
@@ -221,7 +230,12 @@ export function createHandOverStore(db: Db, deps: HandOverDeps): HandOverStore {
     deps.spaces.setOwner(space.id, taker, now);
     deps.invites.moveMaker(space.id, giver, taker);
     deps.members.moveBroughtIn(space.id, giver, taker);
-    const { revision } = deps.events.append(space, taker, 'space.handed_over', { from: giver, to: taker, name: space.name }, now);
+    const payload: JsonObject = { from: giver, to: taker, name: space.name };
+    if (space.visibility === 'sealed') {
+      payload.owner_was = giver;
+      deps.sealed.ownerHandedOver(space, giver, taker, now);
+    }
+    const { revision } = deps.events.append(space, taker, 'space.handed_over', payload, now);
     return { role: 'owner', tags: [], giver, revision };
   }
 

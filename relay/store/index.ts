@@ -19,6 +19,9 @@ import { createRequestStore, type RequestStore } from './requests.js';
 import { createInviteStore, type InviteStore } from './invites.js';
 import { createHandOverStore, type HandOverStore } from './hand-overs.js';
 import { createCategoryCountStore, type CategoryCountStore } from './category-counts.js';
+import { createEncryptionKeyStore, type EncryptionKeyStore } from './encryption-keys.js';
+import { createSealedStore, type SealedStore } from './sealed.js';
+import { SvcError } from '../../shared/errors.js';
 
 export interface Store {
   readonly db: Db;
@@ -37,6 +40,8 @@ export interface Store {
   readonly invites: InviteStore;
   readonly handOvers: HandOverStore;
   readonly categoryCounts: CategoryCountStore;
+  readonly encryptionKeys: EncryptionKeyStore;
+  readonly sealed: SealedStore;
   /** True when a trivial query answers (for /healthz). */
   ping(): boolean;
   close(): void;
@@ -54,7 +59,17 @@ export function openStore(dataDir: string): Store {
   // A direct grant (or any admission) overtakes a waiting join request, in the same transaction.
   members.onAdmitted((space, peer, now) => void requests.withdrawOnGrant(space.id, peer, now));
   const invites = createInviteStore(db, { members, events });
-  const handOvers = createHandOverStore(db, { spaces, members, events, invites, mailbox });
+  const encryptionKeys = createEncryptionKeyStore(db);
+  const sealed = createSealedStore(db, { spaces, members, encryptionKeys });
+  // A sealed SPACE admits only KEYS that published an encryption key (sealed.md §2), however
+  // they come in; a departure makes the next key change due (§9).
+  members.onAdmitting((space, peer) => {
+    if (space.visibility === 'sealed' && !encryptionKeys.get(peer)) {
+      throw new SvcError('ENCRYPTION_KEY_MISSING', `${peer}: this KEY must publish an encryption key first`);
+    }
+  });
+  members.onRemoved((space, peer, now) => sealed.memberRemoved(space, peer, now));
+  const handOvers = createHandOverStore(db, { spaces, members, events, invites, mailbox, sealed });
   return {
     db,
     state: createServiceStateStore(db),
@@ -72,6 +87,8 @@ export function openStore(dataDir: string): Store {
     invites,
     handOvers,
     categoryCounts: createCategoryCountStore(db),
+    encryptionKeys,
+    sealed,
     ping() {
       try {
         return (probe.get() as { one: number } | undefined)?.one === 1;

@@ -108,6 +108,8 @@ export interface MemberStore {
   membershipsOf(peer: string, page: { after?: string | undefined; limit: number }): { items: MembershipRow[]; hasMore: boolean };
   onAdmitted(listener: MemberListener): void;
   onRemoved(listener: MemberListener): void;
+  /** Guard run inside every admission before anything is written; throw to refuse (e.g. ENCRYPTION_KEY_MISSING). */
+  onAdmitting(guard: MemberListener): void;
 }
 
 interface Row {
@@ -171,6 +173,7 @@ export function createMemberStore(db: Db, spaces: SpaceStore, events: EventStore
      ) WHERE (@after IS NULL OR name > @after) ORDER BY name LIMIT @limit`,
   );
 
+  const admittingGuards: MemberListener[] = [];
   const admittedListeners: MemberListener[] = [];
   const removedListeners: MemberListener[] = [];
 
@@ -200,6 +203,7 @@ export function createMemberStore(db: Db, spaces: SpaceStore, events: EventStore
     const existing = selectOne.get(space.id, input.peer);
     if (existing) return { member: toMember(existing), changed: false, revision: null };
     const s = freshSpace(space.id);
+    for (const g of admittingGuards) g(s, input.peer, now);
     if (s.memberCount >= MEMBERS_PER_SPACE) throw new SvcError('MEMBER_LIMIT', `${s.name} has ${MEMBERS_PER_SPACE} members`);
     checkAdminRoom(s, null, input.role);
     const count = spaces.countFor(input.peer);
@@ -332,5 +336,6 @@ export function createMemberStore(db: Db, spaces: SpaceStore, events: EventStore
     },
     onAdmitted: (l) => void admittedListeners.push(l),
     onRemoved: (l) => void removedListeners.push(l),
+    onAdmitting: (g) => void admittingGuards.push(g),
   };
 }

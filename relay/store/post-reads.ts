@@ -49,6 +49,8 @@ export interface ReadPost {
   /** The author's KEY: hex public key and its type (`ed25519` or `passkey`). */
   authorPublicKey: string;
   authorKeyType: string;
+  /** A sealed post's header, ciphertext and generation (migration 006), else null. */
+  sealedItem: { generation: number; header: Uint8Array; ciphertext: Uint8Array } | null;
 }
 
 export interface PageFilter {
@@ -148,6 +150,9 @@ interface Row {
   hidden_at: number | null;
   public_key: string;
   key_type: string;
+  sealed_generation: number | null;
+  sealed_header: Uint8Array | null;
+  sealed_ciphertext: Uint8Array | null;
 }
 
 function bytes(b: Uint8Array): Uint8Array {
@@ -194,6 +199,10 @@ function toReadPost(r: Row): ReadPost {
     hiddenAt: r.hidden_at,
     authorPublicKey: r.public_key,
     authorKeyType: r.key_type,
+    sealedItem:
+      r.sealed_generation === null || r.sealed_header === null || r.sealed_ciphertext === null
+        ? null
+        : { generation: r.sealed_generation, header: bytes(r.sealed_header), ciphertext: bytes(r.sealed_ciphertext) },
   };
 }
 
@@ -201,9 +210,11 @@ const COLUMNS = `p.id, p.space_row_id, s.name AS space_name, s.space_id AS space
   p.kind, p.title, p.body, p.to_json, p.reply_to, p.supersedes, p.retracts, p.fingerprints_json, p.data_json,
   p.budget_json, p.run_id, p.canonical, p.private, p.signature, p.signed, p.sealed, p.object_id,
   p.admitted_revision, p.admitted_control_hash, p.admission, p.previous_hash, p.chain_hash, p.posted_at,
-  p.no_role, p.hidden_at, k.public_key, k.key_type`;
+  p.no_role, p.hidden_at, k.public_key, k.key_type,
+  sp.generation AS sealed_generation, sp.header AS sealed_header, sp.ciphertext AS sealed_ciphertext`;
 
-const FROM = `FROM posts p JOIN spaces s ON s.id = p.space_row_id JOIN keys k ON k.peer_id = p.author`;
+const FROM = `FROM posts p JOIN spaces s ON s.id = p.space_row_id JOIN keys k ON k.peer_id = p.author
+  LEFT JOIN sealed_posts sp ON sp.post_row = p.id`;
 
 export function createPostReadStore(db: Db): PostReadStore {
   const selectHead = db.prepare<[number], { head: number | null }>('SELECT MAX(seq) AS head FROM posts WHERE space_row_id = ?');
