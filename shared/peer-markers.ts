@@ -26,6 +26,11 @@ const FIELD_RE = /^[A-Za-z0-9_.[\]-]{1,64}$/;
 /** Anything shaped like a marker: `⟦peer …⟧` or `⟦/peer …⟧` on one line. */
 const MARKER_LIKE = /⟦(\/?peer\b[^⟦⟧\n]*)⟧/giu;
 
+/** Can `name` stand as the `<field>` of a marker? */
+export function isFieldName(name: string): boolean {
+  return FIELD_RE.test(name);
+}
+
 /** A nonce from 4 bytes the caller drew (crypto randomness in the bridge and the relay). */
 export function nonceFrom(bytes: Uint8Array): string {
   if (bytes.length !== 4) throw new TypeError('bytes: expected 4 random bytes for a peer-marker nonce');

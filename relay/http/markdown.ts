@@ -8,6 +8,7 @@
  * Markdown is built from the JSON answer of the same read, so both carry the same facts.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { JsonObject } from '../../shared/canonical.js';
 import { fence as fenceWith, markerNote, nonceFrom } from '../../shared/peer-markers.js';
 
 export const MARKDOWN_TYPE = 'text/markdown; charset=utf-8';
@@ -24,6 +25,21 @@ export function wantsMarkdown(req: Pick<FastifyRequest, 'headers'>): boolean {
 /** Send a markdown rendering (it differs by Accept, so caches must key on it). */
 export function sendMarkdown(reply: FastifyReply, text: string): FastifyReply {
   return reply.type(MARKDOWN_TYPE).header('vary', 'Accept').send(text);
+}
+
+/**
+ * Answer `answer` as JSON, or (when the request asks for markdown) its rendering with a fresh
+ * fence. `answer` is the plain object the route would send as JSON.
+ */
+export function negotiate<T extends object>(
+  req: Pick<FastifyRequest, 'headers'>,
+  reply: FastifyReply,
+  random: (n: number) => Uint8Array,
+  answer: T,
+  render: (answer: JsonObject, fence: PeerFence) => string,
+): T | FastifyReply {
+  if (!wantsMarkdown(req)) return answer;
+  return sendMarkdown(reply, render(answer as unknown as JsonObject, peerFence(random)));
 }
 
 export interface PeerFence {
@@ -53,7 +69,8 @@ export function pageMarkdown(title: string, facts: Record<string, unknown>, sect
     if (v === undefined) continue;
     lines.push(`- ${k}: ${v === null ? 'none' : plain(v)}`);
   }
-  lines.push('', fence.legend);
+  if (lines.length > 2) lines.push('');
+  lines.push(fence.legend);
   if (notice) lines.push(notice);
   lines.push('');
   if (sections.length === 0) lines.push('(nothing here)');

@@ -21,8 +21,10 @@ import { sha256 } from '../../shared/hash.js';
 import { EXPORT_BYTES_MAX, EXPORT_LINES_DEFAULT, EXPORT_LINES_MAX, PAGE_LIMIT_MAX } from '../../shared/limits.js';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
+import { negotiate } from '../http/markdown.js';
 import { isoTime } from '../http/schemas.js';
 import { canReadEvents } from '../policy.js';
+import { eventsMarkdown } from '../render/events.js';
 import type { EventRecord } from '../store/events.js';
 import { NameParams, spaceByName } from './spaces.js';
 
@@ -90,13 +92,14 @@ export const eventsRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       if (!exporting) {
         const last = events[events.length - 1];
         const nextAfter = last ? last.revision : after;
-        return {
+        const answer = {
           items: events.map(item),
           next_after: String(nextAfter),
           has_more: nextAfter < head,
           head_revision: String(head),
           notice: EVENTS_NOTICE,
         };
+        return negotiate(req, reply, ctx.random, answer, (a, fence) => eventsMarkdown(space.name, a, fence));
       }
 
       const lines: string[] = [];

@@ -21,10 +21,12 @@ import { INVITE_DEFAULT_EXPIRES_SECONDS, INVITE_DEFAULT_MAX_USES, PAGE_LIMIT_MAX
 import { validateInviteBound, validateLabel, validateLinkRole, validateTags } from '../../shared/validate.js';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
+import { negotiate } from '../http/markdown.js';
 import { isoTime } from '../http/schemas.js';
 import { newUuid } from '../ids.js';
 import { assertOpen, codeHash, linkFor, newCode, parseLink, takeLinkUse, type ParsedLink } from '../joining.js';
 import { canMakeLink, linkScope, rankOf } from '../policy.js';
+import { invitesMarkdown } from '../render/joining.js';
 import type { InviteRow, LinkRole } from '../store/invites.js';
 import type { SpaceRow } from '../store/spaces.js';
 
@@ -216,7 +218,7 @@ export const invitesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
         mcp: { tool: 'svc_spaces', args: { action: 'invites' } },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const me = identityOf(req).peerId;
       const { name } = req.params as z.infer<typeof NameParams>;
       const q = req.query as z.infer<typeof ListQuery>;
@@ -226,13 +228,14 @@ export const invitesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       const now = ctx.clock();
       const page = ctx.store.invites.list(space.id, scope === 'all' ? null : me, Number(q.after ?? 0), q.limit);
       const last = page.items[page.items.length - 1];
-      return {
+      const answer = {
         items: page.items.map((i) => renderInvite(ctx, space, i, now)),
         next_after: page.hasMore && last ? String(last.cursor) : null,
         has_more: page.hasMore,
         scope,
         notice: LINKS_NOTICE,
       };
+      return negotiate(req, reply, ctx.random, answer, (a, fence) => invitesMarkdown(space.name, a, fence));
     },
   );
 

@@ -28,10 +28,12 @@ import { PAGE_LIMIT_MAX } from '../../shared/limits.js';
 import { validateRole, validateTags } from '../../shared/validate.js';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
+import { negotiate } from '../http/markdown.js';
 import { isoTime } from '../http/schemas.js';
 import { newUuid } from '../ids.js';
 import { assertOpen, joinByLink, mayNotify, parseLink, takeLinkUse, type Joined } from '../joining.js';
 import { canAdmit, canDecideRequests, isInside } from '../policy.js';
+import { requestsMarkdown } from '../render/joining.js';
 import { JOIN_REQUEST_MESSAGE_MAX_BYTES, type JoinRequestRow } from '../store/requests.js';
 import type { SpaceRow } from '../store/spaces.js';
 import { spaceNamed } from './invites.js';
@@ -192,7 +194,7 @@ export const joinRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
         mcp: { tool: 'svc_spaces', args: { action: 'requests' } },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const me = identityOf(req).peerId;
       const { name } = req.params as z.infer<typeof NameParams>;
       const q = req.query as z.infer<typeof ListQuery>;
@@ -204,13 +206,14 @@ export const joinRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const items = page.items.slice(0, q.limit);
       const hasMore = page.items.length > q.limit;
       const last = items[items.length - 1];
-      return {
+      const answer = {
         items: items.map((r) => renderRequest(space, r)),
         waiting: page.waiting,
         next_after: hasMore && last ? String(last.cursor) : null,
         has_more: hasMore,
         notice: REQUESTS_NOTICE,
       };
+      return negotiate(req, reply, ctx.random, answer, (a, fence) => requestsMarkdown(space.name, a, fence));
     },
   );
 

@@ -7,8 +7,10 @@ import { z } from 'zod';
 import { PAGE_LIMIT_MAX, TOKEN_EXPIRY_WARNING_SECONDS } from '../../shared/limits.js';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
+import { negotiate } from '../http/markdown.js';
 import { isoTime } from '../http/schemas.js';
 import { mailboxHeadOf, membershipsOf, waitingCountsOf } from '../me-sources.js';
+import { meMarkdown } from '../render/me.js';
 
 const MeQuery = z.strictObject({
   after: z.string().min(1).max(64).optional(),
@@ -22,7 +24,7 @@ export const meRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
       schema: { querystring: MeQuery },
       config: { auth: 'req', limit: 'read', operation: 'me', describe: 'Own peer id, token expiry, mailbox position, waiting counts, memberships, service epoch.', mcp: { tool: 'svc_whoami' } },
     },
-    async (req) => {
+    async (req, reply) => {
       const me = identityOf(req);
       const q = req.query as z.infer<typeof MeQuery>;
       const now = ctx.clock();
@@ -32,7 +34,7 @@ export const meRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
       if (left <= TOKEN_EXPIRY_WARNING_SECONDS * 1000) {
         token.warning = `This token expires in ${Math.max(0, Math.floor(left / 3_600_000))} hours; mint a new one (challenge then verify) and replace it.`;
       }
-      return {
+      const answer = {
         peer_id: me.peerId,
         registered_at: key ? isoTime(key.registeredAt) : null,
         token,
@@ -41,6 +43,7 @@ export const meRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
         memberships: membershipsOf(ctx, me.peerId, q.after, q.limit),
         service_epoch: ctx.serviceEpoch,
       };
+      return negotiate(req, reply, ctx.random, answer, meMarkdown);
     },
   );
 };

@@ -15,8 +15,10 @@ import { PAGE_LIMIT_MAX } from '../../shared/limits.js';
 import { validateRole, validateTags } from '../../shared/validate.js';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
+import { negotiate } from '../http/markdown.js';
 import { PEER_ID_RE, isoTime } from '../http/schemas.js';
 import { canListBlocks, canReadMembers } from '../policy.js';
+import { blocksMarkdown, membersMarkdown } from '../render/members.js';
 import type { BlockRow } from '../store/blocks.js';
 import type { MemberRow } from '../store/members.js';
 import { spaceByName } from './spaces.js';
@@ -82,7 +84,7 @@ export const membersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
         mcp: { tool: 'svc_spaces', args: { action: 'members' } },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const me = identityOf(req);
       const { name } = req.params as z.infer<typeof NameParams>;
       const q = req.query as z.infer<typeof ListQuery>;
@@ -95,13 +97,14 @@ export const membersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       }
       const page = ctx.store.members.list(space.id, { role, peer, after, limit: q.limit });
       const last = page.items[page.items.length - 1];
-      return {
+      const answer = {
         owner: { peer: space.owner },
         items: page.items.map(renderMember),
         next_after: page.hasMore && last ? last.peer : null,
         has_more: page.hasMore,
         notice: MEMBERS_NOTICE,
       };
+      return negotiate(req, reply, ctx.random, answer, (a, fence) => membersMarkdown(space.name, a, fence));
     },
   );
 
@@ -169,7 +172,7 @@ export const membersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
         mcp: { tool: 'svc_spaces', args: { action: 'blocks' } },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const me = identityOf(req);
       const { name } = req.params as z.infer<typeof NameParams>;
       const q = req.query as z.infer<typeof BlocksQuery>;
@@ -180,11 +183,12 @@ export const membersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       }
       const page = ctx.store.blocks.list(space.id, { after, limit: q.limit });
       const last = page.items[page.items.length - 1];
-      return {
+      const answer = {
         items: page.items.map(renderBlock),
         next_after: page.hasMore && last ? last.peer : null,
         has_more: page.hasMore,
       };
+      return negotiate(req, reply, ctx.random, answer, (a, fence) => blocksMarkdown(space.name, a, fence));
     },
   );
 

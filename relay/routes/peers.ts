@@ -7,8 +7,10 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import type { RelayContext } from '../context.js';
+import { negotiate } from '../http/markdown.js';
 import { PEER_ID_RE, isoTime } from '../http/schemas.js';
 import { spacesOwnedBy } from '../me-sources.js';
+import { peerMarkdown } from '../render/me.js';
 
 const PeerParams = z.object({ peer: z.string() });
 
@@ -19,17 +21,18 @@ export const peersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
       schema: { params: PeerParams },
       config: { auth: 'req', limit: 'read', operation: 'peers.get', describe: 'A registered KEY: registration time, signing key, SPACES owned.', mcp: { tool: 'svc_spaces', args: { action: 'peer' } } },
     },
-    async (req) => {
+    async (req, reply) => {
       const { peer } = req.params as z.infer<typeof PeerParams>;
       const key = PEER_ID_RE.test(peer) ? ctx.store.keys.get(peer) : undefined;
       if (!key) throw new SvcError('PEER_NOT_FOUND', 'peer: no registered KEY has this id (64 lowercase hex)');
-      return {
+      const answer = {
         peer_id: key.peerId,
         registered_at: isoTime(key.registeredAt),
         key_type: key.keyType,
         public_key: key.publicKey,
         spaces_owned: spacesOwnedBy(ctx, key.peerId),
       };
+      return negotiate(req, reply, ctx.random, answer, peerMarkdown);
     },
   );
 };

@@ -28,6 +28,7 @@ import { JOIN_POLICIES, TASK_CONFIRMERS, VISIBILITIES } from '../../shared/vocab
 import { categoryFilter, validateFiling } from '../categories/index.js';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
+import { negotiate } from '../http/markdown.js';
 import { isoTime, utf8Max } from '../http/schemas.js';
 import { newUuid } from '../ids.js';
 import { headSeqOf } from '../me-sources.js';
@@ -44,6 +45,7 @@ import {
   PUBLIC_SPACE_KEY_AGE_SECONDS,
   type SpaceRole,
 } from '../policy.js';
+import { spaceMarkdown, spacesListMarkdown } from '../render/spaces.js';
 import type { SpaceChanges, SpaceRow } from '../store/spaces.js';
 
 /** A SPACE's description: at most 4,096 bytes (our bound; the spec gives none). */
@@ -196,7 +198,7 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
         mcp: { tool: 'svc_spaces', args: { action: 'list' } },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const q = req.query as z.infer<typeof ListQuery>;
       const caller = req.identity?.peerId ?? null;
       const categories = q.category === undefined ? undefined : categoryFilter(q.category);
@@ -210,12 +212,13 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
         limit: q.limit,
       });
       const last = page.items[page.items.length - 1];
-      return {
+      const answer = {
         items: page.items.map((s) => listItem(ctx, s, caller)),
         next_after: page.hasMore && last ? last.name : null,
         has_more: page.hasMore,
         notice: PROFILE_NOTICE,
       };
+      return negotiate(req, reply, ctx.random, answer, spacesListMarkdown);
     },
   );
 
@@ -294,9 +297,10 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
         mcp: { tool: 'svc_spaces', args: { action: 'get' } },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const { name } = req.params as z.infer<typeof NameParams>;
-      return renderSpace(ctx, spaceByName(ctx, name), req.identity?.peerId ?? null);
+      const answer = renderSpace(ctx, spaceByName(ctx, name), req.identity?.peerId ?? null);
+      return negotiate(req, reply, ctx.random, answer, spaceMarkdown);
     },
   );
 

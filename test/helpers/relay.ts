@@ -45,6 +45,8 @@ export interface StartRelayOptions {
   dev?: boolean;
   /** Start the clock this many ms from real time. */
   clockOffsetMs?: number;
+  /** The relay's randomness (crypto randomBytes unless given). */
+  random?: (n: number) => Uint8Array;
 }
 
 export function tempDataDir(prefix = 'svc-relay-test-'): string {
@@ -56,7 +58,7 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
   const dataDir = opts.dataDir ?? tempDataDir();
   let offset = opts.clockOffsetMs ?? 0;
   const clock = () => Date.now() + offset;
-  const random = (n: number) => new Uint8Array(randomBytes(n));
+  const random = opts.random ?? ((n: number) => new Uint8Array(randomBytes(n)));
   const config: RelayConfig = {
     host: '127.0.0.1',
     port: 0,
