@@ -84,9 +84,7 @@ export function searchHit(hit: SearchHit, counts: Counts): JsonObject {
 // ---- markdown ------------------------------------------------------------------------------
 
 /** `Accept: text/markdown` asks for the connector-style rendering (spec/2-endpoints.md). */
-export function wantsMarkdown(req: { headers: { accept?: string | undefined } }): boolean {
-  return /\btext\/markdown\b/i.test(req.headers.accept ?? '');
-}
+export { wantsMarkdown } from '../http/markdown.js';
 
 function s(v: JsonValue | undefined): string {
   return typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
