@@ -169,10 +169,10 @@ describe('spaces.create', () => {
     expect(ok.join_policy).toBe('open');
   });
 
-  it('answers a clear refusal for sealed SPACES until they are available', async () => {
+  it('refuses a sealed SPACE without its sealed parts with SEALED_NEEDS_BRIDGE (test/relay-sealed.test.ts creates them)', async () => {
     const r = await call(relay, 'POST', '/v1/spaces', { token: alice.token, body: { name: freshName('seal'), visibility: 'sealed' } });
     expect(r.status).toBe(400);
-    expect(r.body.error).toMatchObject({ code: 'INVALID_REQUEST', detail: 'visibility: sealed SPACES are not available yet' });
+    expect(r.body.error.code).toBe('SEALED_NEEDS_BRIDGE');
   });
 
   it('takes task settings within their bounds and signed_only at creation', async () => {

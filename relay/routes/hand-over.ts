@@ -10,8 +10,9 @@
  * decline: by the offered KEY (declined) or the giver (revoked); anyone else is told the id is
  * unknown.
  *
- * Not yet enforced: a sealed SPACE's successor must be a keeper holding a lock
- * (SEALED_SUCCESSOR_NOT_KEEPER, SEALED_NEEDS_LOCK); those arrive with sealed SPACES.
+ * A sealed SPACE goes only to a successor with an encryption key that the keeper list in force
+ * names as a keeper and that holds a lock for the generation in use (ENCRYPTION_KEY_MISSING,
+ * SEALED_SUCCESSOR_NOT_KEEPER, SEALED_NEEDS_LOCK; relay/store/hand-overs.ts).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';

@@ -15,6 +15,9 @@
  * the SPACE may not ask or join by policy (WRITE_BLOCKED); an invite link is the governor's own
  * consent and still admits it.
  *
+ * A sealed SPACE's join policy is always `request` (entry by request or grant; it has no links):
+ * asking there needs an encryption key (ENCRYPTION_KEY_MISSING), as does being approved.
+ *
  * Request messages are written by a PEER (attacker-controlled): stored and shown, never acted on.
  * Deciding (list, approve, decline) is coordinator or above; an approved role ranks below the
  * approver (default writer). Someone with no role in the SPACE is told the request does not exist.
@@ -150,6 +153,11 @@ export const joinRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
           revision: String(a.revision ?? ctx.store.events.head(space.id).revision),
         };
         return joined;
+      }
+      // A sealed SPACE admits only KEYS with an encryption key (protocol/sealed.md §2): say so
+      // before the request waits for a decision that could only be refused.
+      if (space.visibility === 'sealed' && !ctx.store.encryptionKeys.get(me)) {
+        throw new SvcError('ENCRYPTION_KEY_MISSING', `${me}: publish your encryption key (PUT /v1/me/encryption-key) before asking`);
       }
       const request = ctx.store.requests.create({
         space,

@@ -10,6 +10,7 @@ import { identityOf } from '../http/auth.js';
 import { negotiate } from '../http/markdown.js';
 import { isoTime } from '../http/schemas.js';
 import { mailboxHeadOf, membershipsOf, waitingCountsOf } from '../me-sources.js';
+import { encryptionKeyView } from './encryption-key.js';
 import { meMarkdown } from '../render/me.js';
 
 const MeQuery = z.strictObject({
@@ -37,6 +38,7 @@ export const meRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
       const answer = {
         peer_id: me.peerId,
         registered_at: key ? isoTime(key.registeredAt) : null,
+        encryption_key: encryptionKeyView(ctx.store.encryptionKeys.get(me.peerId)),
         token,
         mailbox: { head_seq: mailboxHeadOf(ctx, me.peerId) },
         waiting: waitingCountsOf(ctx, me.peerId),

@@ -10,6 +10,7 @@ import type { RelayContext } from '../context.js';
 import { negotiate } from '../http/markdown.js';
 import { PEER_ID_RE, isoTime } from '../http/schemas.js';
 import { spacesOwnedBy } from '../me-sources.js';
+import { encryptionKeyView } from './encryption-key.js';
 import { peerMarkdown } from '../render/me.js';
 
 const PeerParams = z.object({ peer: z.string() });
@@ -31,6 +32,8 @@ export const peersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
         key_type: key.keyType,
         public_key: key.publicKey,
         spaces_owned: spacesOwnedBy(ctx, key.peerId),
+        // The statement and signature as published, for members to check (sealed.md §2).
+        encryption_key: encryptionKeyView(ctx.store.encryptionKeys.get(key.peerId)),
       };
       return negotiate(req, reply, ctx.random, answer, peerMarkdown);
     },

@@ -6,8 +6,11 @@
  * - visibility defaults to `private`; join_policy to `request` for a public SPACE and `invite`
  *   for private. `open` only for a public work space. An oracle space is public (spec: "oracle
  *   space: a public SPACE").
- * - `visibility: sealed` is refused with INVALID_REQUEST "visibility: sealed SPACES are not
- *   available yet" until sealed SPACES land.
+ * - `visibility: sealed` takes `sealed` {space_id, commitment, lock} (relay/sealed/create.ts,
+ *   protocol/sealed.md §9): the SPACE id the creator's software chose, the first commitment and
+ *   the creator's own lock, stored in one transaction with the SPACE; no oracle, join policy
+ *   `request` (the only one allowed, also in spaces.update), ENCRYPTION_KEY_MISSING for a
+ *   creator without an encryption key, SEALED_NEEDS_BRIDGE without the sealed parts.
  * - KEY_TOO_NEW: a public SPACE needs a KEY registered at least
  *   `limits.public_space_key_age_seconds` (24 h) ago.
  * - spaces.list lists every SPACE that is public or filed in a category (a private SPACE with
@@ -46,6 +49,7 @@ import {
   type SpaceRole,
 } from '../policy.js';
 import { spaceMarkdown, spacesListMarkdown } from '../render/spaces.js';
+import { readSealedCreation, sealedSettings, type SealedCreation } from '../sealed/create.js';
 import type { SpaceChanges, SpaceRow } from '../store/spaces.js';
 
 /** A SPACE's description: at most 4,096 bytes (our bound; the spec gives none). */
@@ -70,8 +74,7 @@ const CreateBody = z.strictObject({
   oracle: z.boolean().optional(),
   signed_only: z.boolean().optional(),
   service_reviewer: z.boolean().optional(),
-  // The sealed creation parts (SPACE id, first key commitment, creator's lock): read only to
-  // answer a clear refusal until sealed SPACES land.
+  // Sealed only: the SPACE id, the first key's commitment and the creator's lock.
   sealed: z.unknown().optional(),
   ...TaskFields,
 });
@@ -241,12 +244,15 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       if (!key) throw new SvcError('PEER_NOT_REGISTERED', 'your KEY is not registered');
       const name = validateSpaceName(body.name);
       const visibility = body.visibility ?? 'private';
-      if (visibility === 'sealed' || body.sealed !== undefined) {
-        throw new SvcError('INVALID_REQUEST', 'visibility: sealed SPACES are not available yet');
+      let sealed: SealedCreation | undefined;
+      if (visibility === 'sealed') {
+        sealed = readSealedCreation(body.sealed);
+      } else if (body.sealed !== undefined) {
+        throw new SvcError('INVALID_REQUEST', 'sealed: only with visibility sealed');
       }
       const oracle = body.oracle ?? false;
       if (oracle && visibility !== 'public') throw new SvcError('INVALID_REQUEST', 'oracle: an oracle space is public');
-      const joinPolicy = body.join_policy ?? defaultJoinPolicy(visibility);
+      const joinPolicy = sealed !== undefined ? sealedSettings(body).joinPolicy : (body.join_policy ?? defaultJoinPolicy(visibility));
       if (!joinPolicyAllowed({ visibility, oracle }, joinPolicy)) {
         throw new SvcError('INVALID_REQUEST', 'join_policy: open is only for a public work space');
       }
@@ -264,8 +270,8 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
         );
       }
       ctx.limiter.take('spaceCreation', me.peerId);
-      const { space, revision } = ctx.store.spaces.create({
-        spaceId: newUuid(ctx.random),
+      const input = {
+        spaceId: sealed?.spaceId ?? newUuid(ctx.random),
         name,
         owner: me.peerId,
         title: body.title ?? '',
@@ -280,7 +286,11 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
         taskConfirmers: body.task_confirmers ?? 'members',
         taskClaimHours: body.task_claim_hours ?? TASK_LIMITS.claimHours.default,
         now,
-      });
+      };
+      const { space, revision } =
+        sealed === undefined
+          ? ctx.store.spaces.create(input)
+          : ctx.store.sealed.createSpace(input, { commitment: sealed.commitment, lock: sealed.lock });
       return reply.code(201).send({ ...renderSpace(ctx, space, me.peerId), revision: String(revision) });
     },
   );
@@ -354,6 +364,7 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
         if (!current.oracle && body.service_reviewer !== undefined) {
           throw new SvcError('INVALID_REQUEST', 'service_reviewer: only an oracle space has a reviewer');
         }
+        if (current.visibility === 'sealed' && body.join_policy !== undefined) sealedSettings({ join_policy: body.join_policy });
         if (body.join_policy !== undefined && !joinPolicyAllowed(current, body.join_policy)) {
           throw new SvcError('INVALID_REQUEST', 'join_policy: open is only for a public work space');
         }
