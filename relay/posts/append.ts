@@ -4,7 +4,9 @@
  *
  * 1. Outside the write lock: find the SPACE (SPACE_NOT_FOUND), read and check the body, verify
  *    the signature, build the object (relay/posts/prepare.ts).
- * 2. One synchronous immediate transaction:
+ * 2. Under the write lock, synchronous: over HTTP one savepoint of a group commit shared with
+ *    the appends that arrived together (relay/posts/commit-queue.ts; the 201 waits for its
+ *    COMMIT), in-process its own immediate transaction:
  *    - replay: the same (SPACE, author, idempotency key) answers the first post (200,
  *      `replayed: true`) when content and signed-ness agree, else IDEMPOTENCY_CONFLICT;
  *    - SIGNATURE_REQUIRED (after the replay test), SPACE_CLOSED, WRITE_BLOCKED, WRITE_DENIED
@@ -34,6 +36,7 @@ import { newUuid } from '../ids.js';
 import { canPost, canReadPosts, type SpaceRole } from '../policy.js';
 import type { PostRow } from '../store/posts.js';
 import type { SpaceRow } from '../store/spaces.js';
+import { commitQueueFor } from './commit-queue.js';
 import { notifierFor } from './notify.js';
 import { preparePost, type PreparedPost } from './prepare.js';
 
@@ -46,15 +49,34 @@ export interface AppendOutcome {
   post: PostRow;
 }
 
-/** Append `body` to the SPACE `spaceName` as `author` (the token's KEY). */
+/**
+ * Append `body` to the SPACE `spaceName` as `author` (the token's KEY), in its own transaction.
+ * In-process callers (benchmarks, fills); the HTTP route uses `appendPostGrouped`.
+ */
 export function appendPost(ctx: RelayContext, spaceName: string, author: string, body: unknown): AppendOutcome {
+  const admitIt = prepareAppend(ctx, spaceName, author, body);
+  return ctx.store.posts.transaction(admitIt);
+}
+
+/**
+ * `appendPost` with group commit (relay/posts/commit-queue.ts): step 1 now, step 2 in the next
+ * batch of the database's commit queue, inside its own savepoint. Settles after that batch's
+ * COMMIT, so a 201 built from the outcome is never sent before its post is on disk.
+ */
+export async function appendPostGrouped(ctx: RelayContext, spaceName: string, author: string, body: unknown): Promise<AppendOutcome> {
+  const admitIt = prepareAppend(ctx, spaceName, author, body);
+  return commitQueueFor(ctx.store.db).enqueue(admitIt);
+}
+
+/** Step 1, outside the write lock; answers step 2 ready to run under it. */
+function prepareAppend(ctx: RelayContext, spaceName: string, author: string, body: unknown): () => AppendOutcome {
   const { store } = ctx;
   const found = store.spaces.byName(spaceName);
   if (found === undefined) throw new SvcError('SPACE_NOT_FOUND', 'name: no SPACE has this name');
   const key = store.keys.get(author);
   if (key === undefined) throw new SvcError('TOKEN_INVALID', 'the token names no registered KEY');
   const prepared = preparePost(found, key, body, ctx.random);
-  return store.posts.transaction(() => admit(ctx, found.id, author, key.registeredAt, prepared));
+  return () => admit(ctx, found.id, author, key.registeredAt, prepared);
 }
 
 /** Step 2: everything under the write lock. Synchronous. */

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
 import { uuidText } from '../http/schemas.js';
-import { appendPost } from '../posts/append.js';
+import { appendPostGrouped } from '../posts/append.js';
 import { appendAnswer } from '../posts/answer.js';
 import { setPostHidden } from '../posts/hide.js';
 
@@ -34,7 +34,7 @@ export const postsWriteRoutes: FastifyPluginAsync<RelayContext> = async (app, ct
       const me = identityOf(req);
       const { name } = req.params as z.infer<typeof SpaceParams>;
       const { receipt } = req.query as z.infer<typeof AppendQuery>;
-      const outcome = appendPost(ctx, name, me.peerId, req.body);
+      const outcome = await appendPostGrouped(ctx, name, me.peerId, req.body);
       const answer = appendAnswer(outcome.space, outcome.post, outcome.replayed, receipt === 'full' ? 'full' : 'short');
       return reply.code(outcome.replayed ? 200 : 201).send(answer);
     },

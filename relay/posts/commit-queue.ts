@@ -1,0 +1,138 @@
+/**
+ * Group commit for posts.append (issue 4 "Durability": "batching several appends into one
+ * commit is welcome if each 201 is sent only after its commit"; DESIGN.md "Storage": WAL with
+ * synchronous=FULL).
+ *
+ * With synchronous=FULL every COMMIT waits for an fsync (about a millisecond). One commit per
+ * append makes concurrent writers queue behind each other's fsyncs; here the appends that
+ * arrive together share one:
+ *
+ * - a route prepares its append with no lock held (body, signature, object), then `enqueue`s
+ *   the synchronous part, the work that must run under the write lock;
+ * - the queue drains on the next turn of the event loop (setImmediate, never a timer, so a lone
+ *   append waits for nothing) and runs up to COMMIT_BATCH_MAX pending works in ONE immediate
+ *   transaction, each inside its own savepoint: a work that throws (a refusal such as
+ *   IDEMPOTENCY_CONFLICT) rolls back only itself, and the works after it see the database as if
+ *   it had never been tried. Works run in arrival order and each sees the ones before it, so
+ *   `seq` stays gap-free and a replay of a key first sent in the same batch answers that post;
+ * - only after COMMIT returns does each promise settle: resolved with the work's value, or
+ *   rejected with its own error. If the transaction fails as a whole (BEGIN, COMMIT, or SQLite
+ *   rolling everything back after an I/O error), nothing was written and every promise of the
+ *   batch is rejected: no answer claims a post that is not on disk.
+ *
+ * A stateful resource (the pending list), hence a class; one per database, found with
+ * `commitQueueFor(db)` like the long-poll notifier (relay/posts/notify.ts).
+ */
+import type { Db } from '../store/db.js';
+
+/** Works per transaction at most; the rest wait for the next turn. */
+export const COMMIT_BATCH_MAX = 64;
+
+interface Pending {
+  work: () => unknown;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Counters since the queue was made (diagnostics; tests read them to see what shared a commit). */
+export interface CommitQueueStats {
+  /** Transactions committed. */
+  batches: number;
+  /** Works that ran in a committed transaction (refused ones included). */
+  works: number;
+  /** Works in the largest committed transaction. */
+  largest: number;
+}
+
+export class CommitQueue {
+  private pending: Pending[] = [];
+  private scheduled = false;
+  readonly stats: CommitQueueStats = { batches: 0, works: 0, largest: 0 };
+  private readonly runBatch: (batch: readonly Pending[]) => Outcome[];
+  private readonly inSavepoint: (work: () => unknown) => unknown;
+
+  constructor(
+    private readonly db: Db,
+    private readonly maxBatch: number = COMMIT_BATCH_MAX,
+  ) {
+    if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError('maxBatch: a positive integer');
+    // better-sqlite3: a transaction function called while a transaction is open runs as a
+    // SAVEPOINT, rolled back to (and released) when it throws.
+    const savepoint = db.transaction((work: () => unknown) => work());
+    this.inSavepoint = (work) => savepoint(work);
+    const batch = db.transaction((items: readonly Pending[]): Outcome[] => items.map((item) => this.runOne(item)));
+    this.runBatch = (items) => batch.immediate(items);
+  }
+
+  /**
+   * Run `work` under the write lock in the next batch; settles after that batch's COMMIT.
+   * `work` is synchronous (no await) and must not open its own top-level transaction.
+   */
+  enqueue<T>(work: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.schedule();
+    });
+  }
+
+  /** Works waiting for a batch (diagnostics and tests). */
+  get waiting(): number {
+    return this.pending.length;
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.drain());
+  }
+
+  private drain(): void {
+    this.scheduled = false;
+    const items = this.pending.splice(0, this.maxBatch);
+    if (this.pending.length > 0) this.schedule();
+    if (items.length === 0) return;
+    let outcomes: Outcome[];
+    try {
+      outcomes = this.runBatch(items);
+    } catch (e) {
+      // Nothing of this batch is on disk.
+      for (const item of items) item.reject(e);
+      return;
+    }
+    this.stats.batches++;
+    this.stats.works += items.length;
+    this.stats.largest = Math.max(this.stats.largest, items.length);
+    items.forEach((item, i) => {
+      const o = outcomes[i]!;
+      if (o.ok) item.resolve(o.value);
+      else item.reject(o.error);
+    });
+  }
+
+  /** One work in its savepoint, inside the batch's transaction. */
+  private runOne(item: Pending): Outcome {
+    try {
+      return { ok: true, value: this.inSavepoint(item.work) };
+    } catch (error) {
+      // Some errors (SQLITE_FULL, I/O errors) make SQLite roll back the whole transaction; then
+      // the works before this one are gone too and the rest would run outside any transaction:
+      // abort the batch so every promise is rejected.
+      if (!this.db.inTransaction) throw error;
+      return { ok: false, error };
+    }
+  }
+}
+
+const byDatabase = new WeakMap<Db, CommitQueue>();
+
+/** The commit queue of one database (the store's `db`), made on first use. */
+export function commitQueueFor(db: Db): CommitQueue {
+  let q = byDatabase.get(db);
+  if (q === undefined) {
+    q = new CommitQueue(db);
+    byDatabase.set(db, q);
+  }
+  return q;
+}
