@@ -16,14 +16,11 @@
  * What the relay holds here opens nothing: commitments, back links and locks are sealed to
  * secrets only members' software has; headers are the routing the relay reads anyway.
  */
-import type { KeeperList } from '../../shared/sealed/keepers.js';
-import { checkNextRevision } from '../../shared/sealed/keepers.js';
-import type { SignatureEnvelope } from '../../shared/sealed/envelope.js';
-import type { Stamp } from '../../shared/sealed/stamps.js';
-import { stampCurrent } from '../../shared/sealed/stamps.js';
 import { equalBytes } from '../../shared/encoding.js';
 import { SvcError } from '../../shared/errors.js';
-import type { SpaceAuthority } from '../../shared/sealed/keepers.js';
+import type { SignatureEnvelope } from '../../shared/sealed/envelope.js';
+import { checkNextRevision, type KeeperList, type SpaceAuthority } from '../../shared/sealed/keepers.js';
+import { stampCurrent, type Stamp } from '../../shared/sealed/stamps.js';
 import { authorityOf, issuerCounts, keeperOf, listedKeepers, stampOf, vouchedFor, type StoredStamp } from '../sealed/authority.js';
 import type { Db } from './db.js';
 import type { EncryptionKeyStore } from './encryption-keys.js';
