@@ -153,6 +153,8 @@ interface StreamState {
   after: string | undefined;
   /** Do not read before this time (ms) after a failure. */
   notBefore: number;
+  /** The head read made when the stream was first watched (changes are what comes after it). */
+  ready: Promise<void>;
 }
 
 /**
@@ -166,6 +168,8 @@ export class SubscriptionFeed {
   private readonly state = new Map<string, StreamState>();
   private running = false;
   private closed = false;
+  /** The addresses changed since the current round began. */
+  private changed = false;
   private wake: (() => void) | undefined;
 
   constructor(posting: Posting, notify: (uri: string) => Promise<void>) {
@@ -176,10 +180,35 @@ export class SubscriptionFeed {
   /** Watch exactly these addresses (those `watchOf` knows). */
   set(addresses: Iterable<string>): void {
     this.addresses = [...new Set(addresses)].filter((u) => watchOf(u) !== undefined);
-    const streams = new Set(this.addresses.map((u) => watchOf(u)!.stream));
+    const streams = new Map(this.addresses.map((u) => [watchOf(u)!.stream, watchOf(u)!]));
     for (const s of [...this.state.keys()]) if (!streams.has(s)) this.state.delete(s);
+    // A new stream's head is read now, not when the loop reaches it: what changes after the
+    // subscription is what gets notified.
+    for (const [stream, watch] of streams) {
+      if (this.state.has(stream)) continue;
+      const st: StreamState = { after: undefined, notBefore: 0, ready: Promise.resolve() };
+      st.ready = this.readHead(watch, st);
+      this.state.set(stream, st);
+    }
+    this.changed = true;
     this.wake?.();
     if (!this.running && !this.closed && this.addresses.length > 0) void this.loop();
+  }
+
+  /** Where a stream stands now. */
+  private async readHead(watch: Watch, st: StreamState): Promise<void> {
+    const space = 'space' in watch;
+    try {
+      const head = await this.posting.deps.api.request({
+        path: space ? `/v1/spaces/${encodeURIComponent(watch.space)}/posts` : '/v1/mailbox',
+        query: space ? { order: 'desc', limit: 1, detail: 'ids' } : { after: 0, limit: 1, detail: 'ids' },
+      });
+      const h = isObject(head.body) ? head.body.head_seq : undefined;
+      st.after = typeof h === 'string' ? h : '0';
+    } catch (e) {
+      st.notBefore = Date.now() + BACKOFF_MS;
+      this.posting.deps.log(`subscription feed: reading ${watch.stream} failed (${isRelayRefusal(e) ? e.code : (e as Error).message}); trying again in ${BACKOFF_MS / 1000} s`);
+    }
   }
 
   watching(): readonly string[] {
@@ -212,6 +241,7 @@ export class SubscriptionFeed {
     try {
       while (!this.closed && this.addresses.length > 0) {
         const started = Date.now();
+        this.changed = false;
         const byStream = new Map<string, string[]>();
         for (const u of this.addresses) {
           const s = watchOf(u)!.stream;
@@ -222,6 +252,7 @@ export class SubscriptionFeed {
           if (this.closed) return;
           await this.readStream(stream, uris, alone ? FEED_WAIT_SECONDS : 0);
         }
+        if (this.changed) continue;
         if (!alone) {
           const round = Math.max(ROUND_MS, 500 * byStream.size);
           const left = round - (Date.now() - started);
@@ -238,21 +269,19 @@ export class SubscriptionFeed {
 
   /** One read of one stream; notifies the addresses the new items concern. */
   private async readStream(stream: string, uris: readonly string[], wait: number): Promise<void> {
-    const st = this.state.get(stream) ?? { after: undefined, notBefore: 0 };
-    this.state.set(stream, st);
+    const st = this.state.get(stream);
+    if (st === undefined) return;
+    await st.ready;
     if (Date.now() < st.notBefore) return;
+    const watch = watchOf(uris[0]!)!;
+    if (st.after === undefined) {
+      st.ready = this.readHead(watch, st);
+      return;
+    }
     const { api } = this.posting.deps;
     const me = this.posting.deps.identity.peerId;
     try {
-      const watch = watchOf(uris[0]!)!;
       const path = 'space' in watch ? `/v1/spaces/${encodeURIComponent(watch.space)}/posts` : '/v1/mailbox';
-      if (st.after === undefined) {
-        // Where the stream stands now: changes are what comes after.
-        const head = await api.request({ path, query: 'space' in watch ? { order: 'desc', limit: 1, detail: 'ids' } : { after: 0, limit: 1, detail: 'ids' } });
-        const h = isObject(head.body) ? head.body.head_seq : undefined;
-        st.after = typeof h === 'string' ? h : '0';
-        return;
-      }
       const res = await api.request({
         path,
         query: { after: st.after, limit: 50, detail: 'ids', wait: wait > 0 ? wait : undefined },

@@ -102,7 +102,7 @@ function sortedStrings(v: unknown): string[] {
 }
 
 function sortedFingerprints(v: unknown): string[] {
-  return Array.isArray(v) ? v.filter(isObject).map((f) => `${String(f.scheme)}\u0000${String(f.value)}`).sort() : [];
+  return Array.isArray(v) ? v.filter(isObject).map((f) => JSON.stringify([f.scheme, f.value])).sort() : [];
 }
 
 /**
