@@ -60,6 +60,8 @@ export interface Check {
   readonly detail: string;
   /** The signer is a development key (vouches for one run only). */
   readonly development?: boolean;
+  /** Something to say loudly even when the check passed (a changed service root). */
+  readonly warning?: string;
 }
 
 export interface HistoryCheck extends Check {
@@ -273,7 +275,12 @@ export class Verifier {
       if (expect.spaceId !== undefined && fields.space_id !== expect.spaceId) throw new Error('the receipt names another SPACE');
       if (expect.objectId !== undefined && fields.object_id !== expect.objectId) throw new Error('the receipt names another object than the one this bridge signed');
       const dev = signer.development ? ' (DEVELOPMENT signer: it vouches for nothing beyond one run of the relay)' : '';
-      return { ok: true, detail: `receipt verified: signed by service key ${keyId.slice(0, 16)}…, certified by the pinned root${dev}`, development: signer.development };
+      return {
+        ok: true,
+        detail: `receipt verified: signed by service key ${keyId.slice(0, 16)}…, certified by the pinned root${dev}`,
+        development: signer.development,
+        ...(trust.rootChanged === undefined ? {} : { warning: `WARNING: ${trust.rootChanged}` }),
+      };
     } catch (e) {
       return { ok: false, detail: `RECEIPT DOES NOT VERIFY: ${why(e)}. Do not rely on this post being recorded as answered; read it back with svc_get.` };
     }
@@ -288,8 +295,10 @@ export class Verifier {
       return { ok: null, detail: 'not yet covered by a checkpoint (one is signed within ten minutes of a post)' };
     }
     let verified: VerifiedCheckpoint;
+    let warning: string | undefined;
     try {
       const trust = await this.trust();
+      if (trust.rootChanged !== undefined) warning = `WARNING: ${trust.rootChanged}`;
       if (trust.root === undefined) return { ok: null, detail: 'inclusion not checked: the relay publishes no service_root_key' };
       const proof = isObject(post.proof) ? post.proof : {};
       const chain = isObject(proof.chain) ? proof.chain : {};
@@ -317,6 +326,7 @@ export class Verifier {
       development: verified.trusted.development,
       checkpoint,
       history,
+      ...(warning === undefined ? {} : { warning }),
     };
   }
 

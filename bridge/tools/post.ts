@@ -173,6 +173,7 @@ export async function runPost(posting: Posting, args: PostInputArgs) {
   const fence = peerFence();
   const lines: string[] = [];
   if (check.ok === false) lines.push(`!!! ${check.detail}`);
+  if (check.warning !== undefined) lines.push(`!!! ${check.warning}`);
   lines.push(
     a.replayed === true
       ? `Already posted: this idempotency key was used before, and the relay answered the first post (seq ${plain(fence, 'seq', a.seq)}).`
@@ -199,7 +200,7 @@ export async function runPost(posting: Posting, args: PostInputArgs) {
       idempotency_key: key,
       run_id: input.run_id ?? null,
       signed: prepared.signed,
-      receipt_check: { ok: check.ok, detail: check.detail, development: check.development ?? null },
+      receipt_check: { ok: check.ok, detail: check.detail, development: check.development ?? null, warning: check.warning ?? null },
     },
   });
 }

@@ -88,10 +88,11 @@ export function historyAlarm(checks: readonly PostChecks[]): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
   for (const c of checks) {
-    const h = c.inclusion.history;
-    if (h?.changed === true && !seen.has(h.detail)) {
-      seen.add(h.detail);
-      out.push(`!!! ${h.detail}`);
+    for (const loud of [c.inclusion.history?.changed === true ? c.inclusion.history.detail : undefined, c.inclusion.warning]) {
+      if (loud !== undefined && !seen.has(loud)) {
+        seen.add(loud);
+        out.push(`!!! ${loud}`);
+      }
     }
   }
   return out;
@@ -106,6 +107,7 @@ export function checksJson(c: PostChecks): Record<string, unknown> {
       detail: c.inclusion.detail,
       checkpoint: c.inclusion.checkpoint ?? null,
       development: c.inclusion.development ?? null,
+      warning: c.inclusion.warning ?? null,
       history: c.inclusion.history ? { ok: c.inclusion.history.ok, changed: c.inclusion.history.changed, detail: c.inclusion.history.detail } : null,
     },
   };
