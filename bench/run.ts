@@ -8,8 +8,9 @@ import { coreSuite } from './core.js';
 import { appendsSuite } from './appends.js';
 import { catchUpSuite } from './catch-up.js';
 import { seekSuite } from './seek.js';
+import { bridgeSuite } from './bridge.js';
 
-const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite];
+const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite, bridgeSuite];
 
 function pick(names: readonly string[]): Suite[] {
   if (names.length === 0) return [...SUITES];

@@ -1,0 +1,208 @@
+/**
+ * Issue 5's bridge suite: how long an agent waits for the bridge after its MCP client spawns it.
+ *
+ * Each case spawns `svc-bridge` (the built dist/bridge/main.js when it is up to date, else it
+ * builds it; tsx only if the build fails, and the notes say which) with a key directory made
+ * beforehand, speaks JSON-RPC lines over its stdio as a client does, and times from spawn to
+ * the answer it waits for:
+ *
+ *   tools/list (2025-11-25)          initialize, then notifications/initialized and tools/list
+ *   tools/list (2026-07-28)          tools/list carrying the revision's _meta envelope (no session)
+ *   first svc_whoami, token minted   initialize, then svc_whoami; the token file holds a token
+ *   first svc_whoami, first mint     the same with no token file: challenge, signature, verify
+ *
+ * against the baseline of spawning `node -e 0` (to its exit) in the same run. The relay is its
+ * own process with rate limits off (bench only). 20 runs of each case, interleaved round by
+ * round; the figure is the median (p99 and max beside it). Targets: tools/list under 300 ms,
+ * the first svc_whoami under 500 ms.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { RelayClient } from '../bridge/client.js';
+import { createKey, openKeyDirectory } from '../bridge/keys.js';
+import { tokenFilePath } from '../bridge/token-file.js';
+import { REPO_ROOT, tempDataDir } from '../test/helpers/relay.js';
+import { tempHome } from '../test/helpers/bridge.js';
+import { median, summarizeLatency, formatDuration, type Row, type Suite, type SuiteReport } from './harness.js';
+import { spawnBenchRelay } from './relay-fixture.js';
+
+const RUNS = 20;
+const TARGET_LIST_MS = 300;
+const TARGET_WHOAMI_MS = 500;
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'svc-bench', version: '0.0.0' },
+};
+
+/** Newest modification time under a directory of sources (ms). */
+function newest(dir: string): number {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newest(p) : e.name.endsWith('.ts') ? statSync(p).mtimeMs : 0);
+  }
+  return t;
+}
+
+/** The command that starts the bridge, and how it was chosen. */
+function bridgeEntry(): { args: string[]; note: string } {
+  const dist = join(REPO_ROOT, 'dist/bridge/main.js');
+  const sources = Math.max(...['bridge', 'shared'].map((d) => newest(join(REPO_ROOT, d))));
+  if (existsSync(dist) && statSync(dist).mtimeMs >= sources) return { args: [dist], note: 'bridge: dist/bridge/main.js (built, up to date)' };
+  const build = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, encoding: 'utf8' });
+  if (build.status === 0 && existsSync(dist)) return { args: [dist], note: 'bridge: dist/bridge/main.js (built now: npm run build)' };
+  return { args: ['--import', 'tsx', join(REPO_ROOT, 'bridge/main.ts')], note: `bridge: bridge/main.ts through tsx (the build failed: ${(build.stderr || build.stdout).split('\n')[0]})` };
+}
+
+function envFor(api: string, home: string): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SVC_API: api, SVC_HOME: home };
+}
+
+/**
+ * Spawn the bridge, send `opening` at once, then whatever `next` returns for each answer;
+ * resolve with the ms from spawn to the answer whose id is `until`.
+ */
+function timeBridge(
+  entry: string[],
+  env: Record<string, string>,
+  opening: unknown[],
+  next: (answer: { id?: number }) => unknown[],
+  until: number,
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [...entry, 'serve'], { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const send = (ms: unknown[]) => {
+      for (const m of ms) child.stdin.write(`${JSON.stringify(m)}\n`);
+    };
+    let done = false;
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const m = JSON.parse(line) as { id?: number; error?: unknown; result?: { isError?: boolean } };
+      if (m.id === until && !done) {
+        done = true;
+        const ms = performance.now() - t0;
+        child.stdin.end();
+        if (m.error !== undefined || m.result?.isError === true) reject(new Error(`bridge answered an error: ${line.slice(0, 300)}\n${err}`));
+        else resolve(ms);
+        return;
+      }
+      send(next(m));
+    });
+    child.on('exit', (code) => {
+      if (!done) reject(new Error(`bridge exited (${code}) before answering:\n${err}`));
+    });
+    send(opening);
+  });
+}
+
+function timeNodeBaseline(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+    child.on('exit', (code) => (code === 0 ? resolve(performance.now() - t0) : reject(new Error(`node -e 0 exited ${code}`))));
+  });
+}
+
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'svc-bench', version: '0.0.0' } },
+};
+const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+
+/** After the initialize answer: initialized, then `request` as id 2. */
+function afterInit(request: Record<string, unknown>): (a: { id?: number }) => unknown[] {
+  return (a) => (a.id === 1 ? [initialized, { jsonrpc: '2.0', id: 2, ...request }] : []);
+}
+
+export const bridgeSuite: Suite = {
+  name: 'bridge',
+  title: 'svc-bridge start: spawn to tools/list and to the first svc_whoami answer, median of 20',
+  async run(): Promise<SuiteReport> {
+    const entry = bridgeEntry();
+    const dataDir = tempDataDir('svc-bench-bridge-');
+    const relay = await spawnBenchRelay(dataDir);
+    const home = tempHome('svc-bench-bridge-');
+    try {
+      // The KEY exists beforehand (a KEY is made once, not per start), registered by a first mint.
+      const dir = openKeyDirectory(home);
+      const key = createKey(dir, 'default').key;
+      const api = new URL(relay.url);
+      const client = new RelayClient({ api, key, dir });
+      await client.mint();
+      const tokenFile = tokenFilePath(dir, 'default', api);
+      const env = envFor(relay.url, home);
+
+      const cases: { name: string; prepare?: () => void | Promise<void>; run: () => Promise<number>; target?: number }[] = [
+        { name: 'spawn node -e 0', run: timeNodeBaseline },
+        {
+          name: 'tools/list (2025-11-25)',
+          target: TARGET_LIST_MS,
+          run: () => timeBridge(entry.args, env, [initialize], afterInit({ method: 'tools/list', params: {} }), 2),
+        },
+        {
+          name: 'tools/list (2026-07-28)',
+          target: TARGET_LIST_MS,
+          run: () => timeBridge(entry.args, env, [{ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: ENVELOPE } }], () => [], 2),
+        },
+        {
+          name: 'first svc_whoami, token minted',
+          target: TARGET_WHOAMI_MS,
+          prepare: async () => {
+            if (!existsSync(tokenFile)) await client.mint();
+          },
+          run: () => timeBridge(entry.args, env, [initialize], afterInit({ method: 'tools/call', params: { name: 'svc_whoami', arguments: {} } }), 2),
+        },
+        {
+          name: 'first svc_whoami, first mint',
+          target: TARGET_WHOAMI_MS,
+          prepare: () => rmSync(tokenFile, { force: true }),
+          run: () => timeBridge(entry.args, env, [initialize], afterInit({ method: 'tools/call', params: { name: 'svc_whoami', arguments: {} } }), 2),
+        },
+      ];
+
+      // One untimed start of each, so file caches and the relay are warm.
+      for (const c of cases) {
+        await c.prepare?.();
+        await c.run();
+      }
+      const samples = cases.map(() => [] as number[]);
+      for (let r = 0; r < RUNS; r++) {
+        for (const [i, c] of cases.entries()) {
+          await c.prepare?.();
+          samples[i]!.push(await c.run());
+        }
+      }
+
+      const baseline = median(samples[0]!);
+      const rows: Row[] = cases.map((c, i) => {
+        const ms = samples[i]!;
+        const med = median(ms);
+        return {
+          name: c.name,
+          opsPerSec: 1000 / med,
+          ...(i === 0 ? {} : { baseline: cases[0]!.name }),
+          latency: summarizeLatency(ms.map((x) => x * 1e6)),
+          note: i === 0 ? 'median; the cost of starting Node alone' : `median ${formatDuration(med * 1e6)}, ${formatDuration((med - baseline) * 1e6)} above node -e 0`,
+        };
+      });
+      const notes = [entry.note, `${RUNS} runs per case, interleaved; time/op is the median start, p99 and max beside it.`];
+      for (const [i, c] of cases.entries()) {
+        if (c.target === undefined) continue;
+        const med = median(samples[i]!);
+        notes.push(`target ${c.name} < ${c.target} ms: ${med < c.target ? 'met' : 'missed'} (median ${med.toFixed(0)} ms; node -e 0 ${baseline.toFixed(0)} ms)`);
+      }
+      return { rows, notes };
+    } finally {
+      await relay.kill('SIGTERM');
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(dirname(home), { recursive: true, force: true });
+    }
+  },
+};
