@@ -56,7 +56,7 @@ function isObject(v: unknown): v is Obj {
 
 /**
  * The stdio entry's `subscriptions/listen` streams, seen from the transport (2026-07-28).
- * Inbound listen requests are narrowed to the addresses `watchOf` knows, at most 16; a
+ * Inbound listen requests are passed on narrowed to the addresses `watchOf` knows, at most 16; a
  * `notifications/cancelled` naming a listen request, or the entry's final answer to it, closes
  * that stream.
  */
@@ -80,26 +80,25 @@ export class ListenTap {
     for (const l of this.listeners) l(now);
   }
 
-  /** Look at (and narrow) one inbound message. */
-  inbound(message: JSONRPCMessage): void {
+  /** Look at one inbound message; a listen request comes back narrowed (a new message). */
+  inbound(message: JSONRPCMessage): JSONRPCMessage {
     const m = message as { method?: string; id?: string | number; params?: Obj };
     if (m.method === 'subscriptions/listen' && m.id !== undefined && isObject(m.params) && isObject(m.params.notifications)) {
       const n = m.params.notifications;
-      if (Array.isArray(n.resourceSubscriptions)) {
-        const kept = [...new Set(n.resourceSubscriptions.filter((u): u is string => typeof u === 'string' && watchOf(u) !== undefined))].slice(
-          0,
-          SUBSCRIPTIONS_PER_STREAM,
-        );
-        n.resourceSubscriptions = kept;
-        this.streams.set(m.id, kept);
-        this.changed();
-      }
-      return;
+      if (!Array.isArray(n.resourceSubscriptions)) return message;
+      const kept = [...new Set(n.resourceSubscriptions.filter((u): u is string => typeof u === 'string' && watchOf(u) !== undefined))].slice(
+        0,
+        SUBSCRIPTIONS_PER_STREAM,
+      );
+      this.streams.set(m.id, kept);
+      this.changed();
+      return { ...message, params: { ...m.params, notifications: { ...n, resourceSubscriptions: kept } } } as JSONRPCMessage;
     }
     if (m.method === 'notifications/cancelled' && isObject(m.params)) {
       const id = m.params.requestId as string | number | undefined;
       if (id !== undefined && this.streams.delete(id)) this.changed();
     }
+    return message;
   }
 
   /** Look at one outbound message: the answer to a listen request ends its stream. */
@@ -138,10 +137,7 @@ export class ListenTap {
         inner.onmessage =
           f === undefined
             ? undefined
-            : (message, extra) => {
-                tap.inbound(message);
-                f(message, extra);
-              };
+            : (message, extra) => f(tap.inbound(message), extra);
       },
     };
     return outer;
