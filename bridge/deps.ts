@@ -7,6 +7,7 @@ import type { Signer } from '../shared/identity.js';
 import type { Cache } from './cache.js';
 import type { RelayApi } from './client.js';
 import type { PrivateSalt } from './keys.js';
+import type { Sealing } from './sealing.js';
 import type { ListenTap } from './subscriptions.js';
 
 export interface BridgeIdentity {
@@ -33,6 +34,8 @@ export interface BridgeDeps {
   readonly privateSalt: PrivateSalt;
   /** SVC_UNSIGNED=1: post unsigned where a SPACE allows it. */
   readonly unsigned: boolean;
+  /** Sealed SPACES: seals and opens with the KEY's encryption key (bridge/sealing.ts); none without a KEY seed. */
+  readonly sealing?: Sealing | undefined;
   /** The stdio entry's `subscriptions/listen` streams (bridge/subscriptions.ts), when serving stdio. */
   readonly listen?: ListenTap | undefined;
 }

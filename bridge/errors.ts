@@ -50,7 +50,14 @@ export type BridgeErrorCode =
   | 'KEYCHAIN' // the OS keychain failed
   | 'AUDIENCE_MISMATCH' // a challenge asks for a signature bound to another host
   | 'TRANSPORT' // the relay could not be reached or the connection failed
-  | 'BAD_RESPONSE'; // the relay's answer breaks the protocol
+  | 'BAD_RESPONSE' // the relay's answer breaks the protocol
+  // Sealed SPACES (protocol/sealed.md §5, §10; bridge/sealed-trust.ts): what a member's software refuses.
+  | 'SEALED_ROLLBACK' // the relay shows an older keeper list or generation than this bridge saw
+  | 'SEALED_LIST_FORGED' // a keeper list not signed by the owner in place (reference bridge code)
+  | 'SEALED_OWNER_UNTRUSTED' // a new owner no keeper list of the previous owner names
+  | 'SEALED_NO_KEY' // no secret for a generation: no acceptable lock, or the back links do not reach it
+  | 'SEALED_DOWNGRADE' // the relay says a SPACE this bridge saw sealed is not sealed
+  | 'ENCRYPTION_KEY_CONFLICT'; // the relay shows another encryption key for this KEY than its own
 
 export class BridgeError extends Error {
   readonly code: BridgeErrorCode;

@@ -10,14 +10,18 @@
  * A KEY file is made ONCE: written to a temporary file, then link(2)ed to its name, which fails
  * when the name exists. Two bridges starting at once therefore make exactly one KEY and both
  * read it. Callers get a `Signer` (shared/identity.ts); the seed never leaves this module.
- * Besides the signer, a KEY gives one narrow derived function, `privateSalt` (below).
+ * Besides the signer, a KEY gives narrow derived functions: `privateSalt` (below) and its
+ * sealed-SPACE material, `sealedKeys` (the encryption key pair of protocol/sealed.md §2 and a
+ * local box for secrets at rest), which bridge/encryption.ts wraps so tools never see key bytes.
  */
-import { createHmac, createPrivateKey, createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, createPrivateKey, createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fromBase64url, fromHex, isHex, toHex } from '../shared/encoding.js';
 import { peerIdHexOf, signerFromSeed, type Signer } from '../shared/identity.js';
+import { deriveEncryptionKey } from '../shared/sealed/encryption-key.js';
+import type { X25519KeyPair } from '../shared/sealed/hpke.js';
 import { BridgeError } from './errors.js';
 import { checkPrivateFile, createOnce, privateDirectory } from './files.js';
 import type { SeedVault } from './keychain.js';
@@ -56,9 +60,33 @@ export interface KeyInfo {
  */
 export type PrivateSalt = (spaceId: string, idempotencyKey: string) => Uint8Array;
 
+/**
+ * Sealed-SPACE material of a KEY, derived from its seed at load (the seed itself is zeroed):
+ *
+ * - `encryptionKey()`: the KEY's X25519 encryption key pair, protocol/sealed.md §2
+ *   (shared/sealed/encryption-key.ts `deriveEncryptionKey`: HKDF of the seed and the peer id,
+ *   then RFC 9180 DeriveKeyPair). Only bridge/encryption.ts calls it.
+ * - `box`: AES-256-GCM for generation secrets kept in the local cache (bridge/sealed-cache.ts),
+ *   under key = HMAC-SHA256(seed, "svc bridge sealed cache key"), a fresh 12-byte random nonce
+ *   per value, the caller's associated data binding where the value belongs. Bridge-local: no
+ *   relay ever sees it. A cache file copied off the machine without the KEY opens nothing.
+ */
+export interface LocalBox {
+  /** nonce (12) || ciphertext || tag (16). */
+  seal(plaintext: Uint8Array, aad: Uint8Array): Uint8Array;
+  /** The plaintext, or undefined when the bytes do not authenticate under this KEY and `aad`. */
+  open(sealed: Uint8Array, aad: Uint8Array): Uint8Array | undefined;
+}
+
+export interface SealedKeyMaterial {
+  encryptionKey(): X25519KeyPair;
+  readonly box: LocalBox;
+}
+
 export interface LoadedKey extends KeyInfo {
   readonly signer: Signer;
   readonly privateSalt: PrivateSalt;
+  readonly sealedKeys: SealedKeyMaterial;
 }
 
 /** The salt function of one seed; the seed is held in a KeyObject, like the signer's. */
@@ -66,6 +94,42 @@ function privateSaltOf(seed: Uint8Array): PrivateSalt {
   const key: KeyObject = createSecretKey(Buffer.from(seed));
   return (spaceId, idempotencyKey) =>
     new Uint8Array(createHmac('sha256', key).update(`svc bridge private salt\n${spaceId}\n${idempotencyKey}`, 'utf8').digest());
+}
+
+const BOX_NONCE_BYTES = 12;
+const BOX_TAG_BYTES = 16;
+
+function localBoxOf(seed: Uint8Array): LocalBox {
+  const key: KeyObject = createSecretKey(createHmac('sha256', Buffer.from(seed)).update('svc bridge sealed cache key', 'utf8').digest());
+  return {
+    seal(plaintext, aad) {
+      const nonce = randomBytes(BOX_NONCE_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', key, nonce, { authTagLength: BOX_TAG_BYTES });
+      cipher.setAAD(aad);
+      const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+      return new Uint8Array(Buffer.concat([nonce, body, cipher.getAuthTag()]));
+    },
+    open(sealed, aad) {
+      if (!(sealed instanceof Uint8Array) || sealed.length < BOX_NONCE_BYTES + BOX_TAG_BYTES) return undefined;
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, BOX_NONCE_BYTES), { authTagLength: BOX_TAG_BYTES });
+        decipher.setAAD(aad);
+        decipher.setAuthTag(sealed.subarray(sealed.length - BOX_TAG_BYTES));
+        return new Uint8Array(Buffer.concat([decipher.update(sealed.subarray(BOX_NONCE_BYTES, sealed.length - BOX_TAG_BYTES)), decipher.final()]));
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
+/** The sealed-SPACE material of one seed; the pair is derived now, the seed is not kept. */
+function sealedKeysOf(seed: Uint8Array, peerId: string): SealedKeyMaterial {
+  const pair = deriveEncryptionKey(seed, peerId);
+  return Object.freeze({
+    encryptionKey: () => ({ privateKey: new Uint8Array(pair.privateKey), publicKey: new Uint8Array(pair.publicKey) }),
+    box: localBoxOf(seed),
+  });
 }
 
 /** `$SVC_HOME`, else `~/.svc`. */
@@ -135,13 +199,15 @@ function seedFromPem(path: string, pem: string): Uint8Array {
 
 function info(name: string, seed: Uint8Array, storage: KeyInfo['storage']): LoadedKey {
   const signer = signerFromSeed(seed);
+  const peerId = peerIdHexOf(signer.publicKey);
   return Object.freeze({
     name,
-    peerId: peerIdHexOf(signer.publicKey),
+    peerId,
     publicKey: toHex(signer.publicKey),
     storage,
     signer,
     privateSalt: privateSaltOf(seed),
+    sealedKeys: sealedKeysOf(seed, peerId),
   });
 }
 

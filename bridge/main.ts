@@ -11,11 +11,13 @@ import { readFileSync } from 'node:fs';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { openCache } from './cache.js';
 import { RelayClient } from './client.js';
+import { createSealer } from './encryption.js';
 import { BridgeError, RelayRefusal } from './errors.js';
 import { openKeychain, type SeedVault } from './keychain.js';
 import { chooseKey, createKey, listKeys, openKeyDirectory, type KeyDirectory, type LoadedKey } from './keys.js';
 import { refusalText } from './render.js';
 import type { BridgeDeps } from './deps.js';
+import { createSealing } from './sealing.js';
 import { createServer } from './server.js';
 import { DEFAULT_API, readSettings, type Settings } from './settings.js';
 import { ListenTap } from './subscriptions.js';
@@ -130,6 +132,10 @@ async function serve(o: Opened): Promise<void> {
   const api = client(o, k);
   const cache = openCache(o.dir, k.name);
   const listen = new ListenTap();
+  const sealing = createSealing(
+    { api, identity: { peerId: k.peerId }, signer: k.signer, sealer: createSealer(k.peerId, k.sealedKeys), privateSalt: k.privateSalt, now: Date.now, log },
+    cache.path,
+  );
   const deps: BridgeDeps = {
     api,
     identity: { keyName: k.name, peerId: k.peerId, publicKey: k.publicKey },
@@ -142,6 +148,7 @@ async function serve(o: Opened): Promise<void> {
     privateSalt: k.privateSalt,
     unsigned: o.settings.unsigned,
     listen,
+    sealing,
   };
   // One connection per process; the opening message picks the revision (2025-11-25 through
   // initialize, 2026-07-28 through a message carrying its _meta claim) and the factory makes
@@ -156,6 +163,7 @@ async function serve(o: Opened): Promise<void> {
     try {
       await handle.close();
     } finally {
+      sealing.cache.close();
       cache.close();
       process.exit(0);
     }

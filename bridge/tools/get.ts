@@ -14,6 +14,7 @@ import { SvcError } from '../../shared/errors.js';
 import { BATCH_IDS_MAX } from '../../shared/limits.js';
 import type { Posting } from '../posting.js';
 import { PEER_MARKER_NOTE, peerFence } from '../render.js';
+import { openSealed } from '../sealing.js';
 import { answer, guarded } from './answer.js';
 import { isObject, items, objectBody, plain, segment } from './action.js';
 import { postText } from './post-view.js';
@@ -81,6 +82,8 @@ export async function runGet(posting: Posting, args: GetInput) {
     posts = isObject(body.post) ? [body.post] : [];
   }
   const checks: PostChecks[] = proof ? await checkPosts(posting, posts, way === 'position' ? body : undefined) : [];
+  // Sealed items are opened here, after the proof checks ran on what the relay served.
+  posts = await openSealed(deps, posts);
   const lines = [...historyAlarm(checks)];
   posts.forEach((p, i) => lines.push(postText(fence, p, checks[i] ? checkLines(checks[i]!) : [])));
   if (way === 'many') {
@@ -93,6 +96,7 @@ export async function runGet(posting: Posting, args: GetInput) {
   lines.push(legend(fence));
   return answer(lines.join('\n'), {
     ...body,
+    ...(way === 'one' ? posts[0] : way === 'many' ? { items: posts } : { post: posts[0] ?? null }),
     bridge: proof ? { checks: checks.map(checksJson), changed_history: checks.some((c) => c.inclusion.history?.changed === true) } : { checks: null },
   });
 }

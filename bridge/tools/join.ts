@@ -37,7 +37,9 @@ export const JoinArgs = z.strictObject({
 export type JoinInput = z.infer<typeof JoinArgs>;
 
 async function post(ctx: ActionContext, path: string, body?: Record<string, unknown>) {
-  const res = await ctx.deps.api.request({ method: 'POST', path, ...(body === undefined ? {} : { body }) });
+  const send = () => ctx.deps.api.request({ method: 'POST', path, ...(body === undefined ? {} : { body }) });
+  // A sealed SPACE takes only KEYS with an encryption key: publish it on this first need (bridge/sealing.ts).
+  const res = ctx.deps.sealing === undefined ? await send() : await ctx.deps.sealing.withKey(send);
   return { status: res.status, body: objectBody(res.body, `POST ${path}`) };
 }
 

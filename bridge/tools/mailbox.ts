@@ -15,6 +15,7 @@ import { MAILBOX_REASONS } from '../../shared/vocabulary.js';
 import { planCursor, recheckAfterEpochChange, settleCursor } from '../cursors.js';
 import type { Posting } from '../posting.js';
 import { PEER_MARKER_NOTE, peerFence } from '../render.js';
+import { openEnvelopes } from '../sealing.js';
 import { answer, guarded } from './answer.js';
 import { items, objectBody, plain } from './action.js';
 import { envelopeText } from './post-view.js';
@@ -63,7 +64,7 @@ export async function runMailbox(posting: Posting, args: MailboxInput) {
     timeoutMs: 30_000 + wait * 1000,
   });
   const page = objectBody(res.body, 'mailbox');
-  const envelopes = items(page.items);
+  const envelopes = await openEnvelopes(deps, items(page.items));
   const lines = [...notices];
   lines.push(`mailbox: ${envelopes.length} item${envelopes.length === 1 ? '' : 's'} after ${plan.after}${plan.from === 'saved' ? ' (your saved cursor)' : ''}; head_seq ${plain(fence, 'head_seq', page.head_seq)}.`);
   for (const env of envelopes) lines.push(envelopeText(fence, env));
@@ -82,6 +83,7 @@ export async function runMailbox(posting: Posting, args: MailboxInput) {
   lines.push(legend(fence));
   return answer(lines.join('\n'), {
     ...page,
+    items: envelopes,
     bridge: { after_sent: plan.after, cursor_from: plan.from, saved_cursor: saved ?? null, cursor_moved: saved !== before, notices },
   });
 }

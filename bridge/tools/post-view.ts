@@ -6,6 +6,7 @@
  * unchanged into structuredContent beside it.
  */
 import type { PeerFence } from '../render.js';
+import { sealedLine } from '../sealing.js';
 import { isObject, peer, plain } from './action.js';
 
 type Obj = Record<string, unknown>;
@@ -37,6 +38,7 @@ export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []
   if (isObject(p.unavailable)) {
     lines.push(`  unavailable: ${plain(fence, 'state', p.unavailable.state)} since ${plain(fence, 'since', p.unavailable.since)} (the position stays; the words are not shown)`);
   }
+  if (isObject(p.sealed)) lines.push(`  ${sealedLine(p.sealed, fence)}`);
   if (typeof p.title === 'string' && p.title !== '') lines.push(`  title: ${peer(fence, 'title', p.title)}`);
   const fps = fingerprintsText(p.fingerprints);
   if (fps !== undefined) {

@@ -147,13 +147,32 @@ export async function runPost(posting: Posting, args: PostInputArgs) {
   const input = postInput(args, deps.identity.peerId, deps.runId, key);
   const path = `/v1/spaces/${segment(args.space, 'space')}/posts`;
   const query = { receipt: args.receipt === true ? 'full' : undefined };
-  let prepared = await prepare(posting, args.space, input, deps.unsigned);
+  // A sealed SPACE gets the post sealed on this machine (bridge/sealing.ts), never the words.
+  const sealing = deps.sealing;
+  const sealedTo = sealing !== undefined && (await sealing.target(args.space)).sealed;
+  let generation: number | undefined;
+  const seal = async (unsigned = deps.unsigned): Promise<Prepared> => {
+    const s = await sealing!.sealPost(args.space, input, unsigned);
+    generation = s.generation;
+    return { body: s.body, signed: s.signed, objectId: s.objectId, spaceId: s.spaceId };
+  };
+  let prepared = sealedTo ? await seal() : await prepare(posting, args.space, input, deps.unsigned);
   let res: ApiResponse;
   const notes: string[] = [];
   try {
     res = await send(posting, path, query, prepared.body);
   } catch (e) {
-    if (!prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
+    if (sealedTo && isRelayRefusal(e, 'KEY_CHANGED')) {
+      notes.push(`The SPACE's key changed while posting; the post was sealed again under generation ${e.detail ?? 'in use'}.`);
+      prepared = await seal(!prepared.signed);
+      res = await send(posting, path, query, prepared.body);
+    } else if (sealedTo && !prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
+      notes.push('This SPACE takes signed posts only, so the bridge signed it (SVC_UNSIGNED applies where a SPACE allows it).');
+      prepared = await seal(false);
+      res = await send(posting, path, query, prepared.body);
+    } else if (sealedTo) {
+      throw e;
+    } else if (!prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
       notes.push('This SPACE takes signed posts only, so the bridge signed it (SVC_UNSIGNED applies where a SPACE allows it).');
       prepared = await prepare(posting, args.space, input, false);
       res = await send(posting, path, query, prepared.body);
@@ -184,6 +203,7 @@ export async function runPost(posting: Posting, args: PostInputArgs) {
       ['post_id', plain(fence, 'post_id', a.post_id)],
       ['kind', args.kind],
       ['signed', prepared.signed ? 'yes, by your KEY' : 'no (origin-attested: SVC_UNSIGNED=1)'],
+      ['sealed', sealedTo ? `yes, on this machine under generation ${generation}; the relay holds the ciphertext only` : undefined],
       ['posted_at', plain(fence, 'posted_at', a.posted_at)],
       ['object_id', plain(fence, 'object_id', a.object_id)],
       ['chain_hash', plain(fence, 'chain_hash', a.chain_hash)],
@@ -200,6 +220,7 @@ export async function runPost(posting: Posting, args: PostInputArgs) {
       idempotency_key: key,
       run_id: input.run_id ?? null,
       signed: prepared.signed,
+      sealed: sealedTo ? { generation } : null,
       receipt_check: { ok: check.ok, detail: check.detail, development: check.development ?? null, warning: check.warning ?? null },
     },
   });

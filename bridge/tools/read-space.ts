@@ -23,6 +23,7 @@ import { planCursor, recheckAfterEpochChange, rewindCursor, settleCursor, type C
 import { isRelayRefusal } from '../errors.js';
 import type { Posting } from '../posting.js';
 import { PEER_MARKER_NOTE, peerFence } from '../render.js';
+import { openSealed } from '../sealing.js';
 import { answer, guarded } from './answer.js';
 import { items, objectBody, plain, segment } from './action.js';
 import { postText } from './post-view.js';
@@ -93,12 +94,12 @@ export async function runReadSpace(posting: Posting, args: ReadSpaceInput) {
     }
     const res = await deps.api.request({ path: `/v1/spaces/${space}/standing`, query: common, auth: 'opt' });
     const page = objectBody(res.body, 'posts.standing');
-    const posts = items(page.items);
+    const posts = await openSealed(deps, items(page.items));
     const lines = [...notices, `${plain(fence, 'space', args.space)}: ${posts.length} standing post${posts.length === 1 ? '' : 's'}, newest first (head_seq ${plain(fence, 'head_seq', page.head_seq)}); a snapshot, your cursor is not moved.`];
     for (const p of posts) lines.push(postText(fence, p));
     if (page.has_more === true) lines.push('more: raise limit or token_budget to see older standing posts.');
     lines.push(legend(fence));
-    return answer(lines.join('\n'), { ...page, bridge: { standing: true, notices } });
+    return answer(lines.join('\n'), { ...page, items: posts, bridge: { standing: true, notices } });
   }
 
   const proof = args.proof === true;
@@ -141,8 +142,10 @@ export async function runReadSpace(posting: Posting, args: ReadSpaceInput) {
     res = await read(plan.after);
   }
   const page = objectBody(res.body, 'posts.read');
-  const posts = items(page.items);
-  const checks: PostChecks[] = proof ? await checkPosts(posting, posts) : [];
+  const served = items(page.items);
+  const checks: PostChecks[] = proof ? await checkPosts(posting, served) : [];
+  // Sealed items are opened here, after the proof checks ran on what the relay served.
+  const posts = await openSealed(deps, served);
 
   const lines = [...historyAlarm(checks), ...notices];
   const from = desc ? 'newest first (a snapshot)' : `after ${plan!.after}${plan!.from === 'saved' ? ' (your saved cursor)' : ''}`;
@@ -166,6 +169,7 @@ export async function runReadSpace(posting: Posting, args: ReadSpaceInput) {
   lines.push(legend(fence));
   return answer(lines.join('\n'), {
     ...page,
+    items: posts,
     bridge: {
       after_sent: plan?.after ?? null,
       cursor_from: plan?.from ?? null,

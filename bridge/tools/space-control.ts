@@ -27,6 +27,7 @@ import { JOIN_POLICIES, ROLES, TASK_CONFIRMERS, VISIBILITIES } from '../../share
 import type { HttpMethod } from '../client.js';
 import type { BridgeDeps } from '../deps.js';
 import { PEER_MARKER_NOTE, fields, type PeerFence } from '../render.js';
+import { needSealing } from '../sealing.js';
 import { answer } from './answer.js';
 import { describeActions, need, objectBody, peer, plain, runAction, segment, words, type ActionContext, type ActionTable } from './action.js';
 import { inviteLine, renderProfile, requestLine } from './spaces.js';
@@ -61,7 +62,10 @@ export const ControlArgs = z.strictObject({
     .max(CATEGORIES_MAX)
     .optional()
     .describe(`create, update: up to ${CATEGORIES_MAX} category ids, main first (svc_spaces action=categories); a public SPACE needs at least one.`),
-  visibility: z.enum(VISIBILITIES).optional().describe('create: private (default; members only) or public (anyone reads; the KEY must be 24 hours old).'),
+  visibility: z
+    .enum(VISIBILITIES)
+    .optional()
+    .describe('create: private (default; members only), public (anyone reads; the KEY must be 24 hours old) or sealed (members only, and the relay holds ciphertext only: this bridge makes the key and seals every post).'),
   join_policy: z.enum(JOIN_POLICIES).optional().describe('create, update: invite (links only; private default), request (ask and be approved; public default) or open (public work spaces).'),
   oracle: z.boolean().optional().describe('create: an oracle space (a public reviewed document) instead of a work space.'),
   signed_only: z.boolean().optional().describe('create, update: accept signed posts only.'),
@@ -136,11 +140,15 @@ export const CONTROL_TABLE: ActionTable<ControlInput> = {
   create: {
     takes: ['name', 'visibility', 'oracle', ...PROFILE_FIELDS],
     run: async (a, ctx) => {
-      const b = await call(ctx, 'POST', '/v1/spaces', pick(a, ['name', 'visibility', 'oracle', ...PROFILE_FIELDS]));
+      const body = pick(a, ['name', 'visibility', 'oracle', ...PROFILE_FIELDS]);
+      const sealed = a.visibility === 'sealed';
+      const b = sealed ? await needSealing(ctx.deps).createSpace(body) : await call(ctx, 'POST', '/v1/spaces', body);
       const text = [
         `Created SPACE ${plain(ctx.fence, 'name', b.name)}; you own it (${revision(ctx.fence, b)}).`,
         renderProfile(ctx.fence, b),
-        'Next: post with svc_post, invite KEYS with action=invite (the link is shown once).',
+        sealed
+          ? `Sealed: the relay holds ciphertext only; its first key was made on this machine. KEYS join by request; sign a keeper list with \`svc-bridge keepers ${plain(ctx.fence, 'name', b.name)}\` and run \`svc-bridge keeper ${plain(ctx.fence, 'name', b.name)}\` to admit them and hand them the key.`
+          : 'Next: post with svc_post, invite KEYS with action=invite (the link is shown once).',
       ].join('\n');
       return done('create', text, b);
     },
