@@ -17,7 +17,13 @@ import { openKeychain, type SeedVault } from './keychain.js';
 import { chooseKey, createKey, listKeys, openKeyDirectory, type KeyDirectory, type LoadedKey } from './keys.js';
 import { refusalText } from './render.js';
 import type { BridgeDeps } from './deps.js';
-import { createSealing } from './sealing.js';
+import { Sealing, createSealing } from './sealing.js';
+import { openSealedCache, sealedCachePath } from './sealed-cache.js';
+import { CommandUsage, type CommandContext } from './commands/common.js';
+import { KEEPER_HELP, runKeeper } from './commands/keeper.js';
+import { KEEPERS_HELP, runKeepers } from './commands/keepers.js';
+import { SEALED_HELP, runSealed } from './commands/sealed.js';
+import { STAMP_HELP, runStamp } from './commands/stamp.js';
 import { createServer } from './server.js';
 import { DEFAULT_API, readSettings, type Settings } from './settings.js';
 import { ListenTap } from './subscriptions.js';
@@ -40,6 +46,10 @@ Usage:
   svc-bridge me           print this KEY's own view at the relay (GET /v1/me) as JSON
   svc-bridge keys         list the KEYS in the key directory
   svc-bridge keys new N   make a new KEY named N
+  svc-bridge keepers S    sign the keeper list of sealed SPACE S (owner)
+  svc-bridge stamp P      sign a stamp vouching for KEY P (print it, or put it with --space)
+  svc-bridge keeper S     keep sealed SPACE S: admit, hand out and change its key (runs until SIGTERM)
+  svc-bridge sealed S     what this bridge remembers of sealed SPACE S, with fingerprints
   svc-bridge <command> --help
 
 MCP client configuration (JSON):
@@ -81,6 +91,10 @@ svc-bridge keys new NAME: make a KEY named NAME (letters, digits, "-", "_"; at m
 
 ${SETTINGS_HELP}
 `,
+  keepers: `${KEEPERS_HELP}\n${SETTINGS_HELP}\n`,
+  stamp: `${STAMP_HELP}\n${SETTINGS_HELP}\n`,
+  keeper: `${KEEPER_HELP}\n${SETTINGS_HELP}\n`,
+  sealed: `${SEALED_HELP}\n${SETTINGS_HELP}\n`,
 };
 
 class UsageError extends Error {}
@@ -174,12 +188,58 @@ async function serve(o: Opened): Promise<void> {
   log(`serving MCP on stdio as KEY "${k.name}" (${k.peerId}) for ${o.settings.api.origin}`);
 }
 
+/** The sealed-SPACE commands (bridge/commands/): they read their own flags. */
+const SEALED_COMMANDS: Record<string, (ctx: CommandContext, words: readonly string[], onStop: () => void) => Promise<void>> = {
+  keepers: runKeepers,
+  stamp: runStamp,
+  keeper: runKeeper,
+  sealed: runSealed,
+};
+
+async function sealedCommand(o: Opened, name: string, words: readonly string[]): Promise<void> {
+  const k = key(o);
+  const api = client(o, k);
+  const sealer = createSealer(k.peerId, k.sealedKeys);
+  const sealing = new Sealing(
+    { api, identity: { peerId: k.peerId }, signer: k.signer, sealer, privateSalt: k.privateSalt, now: Date.now, log },
+    openSealedCache(sealedCachePath(o.dir, k.name), sealer.box),
+  );
+  const ctx: CommandContext = {
+    api,
+    keyName: k.name,
+    peerId: k.peerId,
+    signer: k.signer,
+    sealing,
+    out: (line) => void process.stdout.write(`${line}\n`),
+    log,
+    now: Date.now,
+  };
+  const stop = () => {
+    sealing.cache.close();
+    process.exit(process.exitCode ?? 0);
+  };
+  try {
+    await SEALED_COMMANDS[name]!(ctx, words, stop);
+  } catch (e) {
+    if (e instanceof CommandUsage) throw new UsageError(`${e.message}\n\n${HELP[name]}`);
+    throw e;
+  }
+  sealing.cache.close();
+}
+
 async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   const help = argv.includes('--help') || argv.includes('-h');
   const words = argv.filter((a) => a !== '--help' && a !== '-h');
   if (words[0] === '--version') {
     process.stdout.write(`${version()}\n`);
     return;
+  }
+  if (words[0] !== undefined && Object.hasOwn(SEALED_COMMANDS, words[0])) {
+    if (help) {
+      process.stdout.write(HELP[words[0]]!);
+      return;
+    }
+    return sealedCommand(await open(env), words[0], words.slice(1));
   }
   const unknownFlag = words.find((w) => w.startsWith('-'));
   if (unknownFlag !== undefined) throw new UsageError(`unknown option ${unknownFlag}`);

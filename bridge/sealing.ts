@@ -442,6 +442,28 @@ export class Sealing {
     return out;
   }
 
+  /**
+   * Open an item with the secrets this KEY kept alone, without asking the relay: what a member
+   * removed from the SPACE still can (it had those keys), and nothing sealed under a generation
+   * it never held (SEALED_NO_KEY). The header is read strictly; the caller compares it.
+   */
+  openKept(spaceId: string, headerBytes: Uint8Array, ciphertext: Uint8Array): { header: PostHeader; content: PostContent } {
+    const header = readSealedHeader(headerBytes, 'header', 'post') as PostHeader;
+    if (header.space_id !== spaceId) throw new SvcError('SEALED_HEADER_MISMATCH', 'space_id: names another SPACE');
+    const kept = this.cache.secretsFrom(this.relay, spaceId, header.generation).filter((k) => k.generation === header.generation);
+    if (kept.length === 0) {
+      throw new BridgeError('SEALED_NO_KEY', `this KEY never held the key of generation ${header.generation}`, 'Only members the keeper locked that generation for can open it.');
+    }
+    for (const k of kept) {
+      try {
+        return openPost(headerBytes, ciphertext, k.secret);
+      } catch (e) {
+        if (!isSealedError(e, 'aead-open')) throw e;
+      }
+    }
+    throw new BridgeError('SEALED_NO_KEY', `the item does not open under the key of generation ${header.generation} this KEY holds`, 'Its bytes were changed.');
+  }
+
   /** Open one item against what the relay shows of it (§7 "Opening"). */
   private async openOne(keys: SpaceKeys, shown: Obj, served: Obj): Promise<PostContent> {
     const s = served.sealed as Obj;

@@ -1,0 +1,207 @@
+/**
+ * Sealed SPACES end to end (issue 6 "Bridge", "Tests"; protocol/sealed.md): the real relay over
+ * HTTP and real bridge processes, one per KEY, driven over MCP (svc_space_control, svc_join,
+ * svc_post, svc_read_space) and through the CLI (`svc-bridge keepers`, `stamp`, `keeper --once`).
+ *
+ * An owner and two members: the owner creates the SPACE (its first key made on the owner's
+ * machine), signs a keeper list, stamps the members, who put their stamps and ask to join; the
+ * keeper admits them and locks the key for them. Posts open for every member. The owner removes
+ * one member; once the change is due (the relay's clock moved past change_every), the keeper
+ * changes the key. The removed member still opens, with the keys it kept, what it had, and not
+ * what was posted after the change; those two steps use the removed member's own bridge
+ * modules (bridge/sealing.ts `openKept`) in this process, since the relay no longer lets it read.
+ * A newcomer admitted after the change reads the whole history through the back links. Last,
+ * the relay's data directory holds none of the words written.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fromBase64url } from '../shared/encoding.js';
+import { createSealer } from '../bridge/encryption.js';
+import { loadKey, openKeyDirectory, DEFAULT_KEY_NAME } from '../bridge/keys.js';
+import { openSealedCache, sealedCachePath } from '../bridge/sealed-cache.js';
+import { Sealing } from '../bridge/sealing.js';
+import { RelayClient } from '../bridge/client.js';
+import { callTool, runBridge, startBridge, tempHome, textOf, type RunningBridge } from './helpers/bridge.js';
+import { startRelay, type RunningRelay } from './helpers/relay.js';
+
+let relay: RunningRelay;
+const name = `sealed-e2e-${Date.now().toString(36)}`;
+const home = { owner: tempHome(), a: tempHome(), b: tempHome(), n: tempHome() };
+const id: Record<keyof typeof home, string> = { owner: '', a: '', b: '', n: '' };
+const bridges: Partial<Record<keyof typeof home, RunningBridge>> = {};
+
+/** Words written in this test: none may reach the relay's disk. */
+const written: string[] = [];
+
+async function cli(who: keyof typeof home, args: string[]) {
+  const r = await runBridge(args, { relayUrl: relay.url, home: home[who] });
+  if (r.code !== 0) throw new Error(`svc-bridge ${args.join(' ')} (${who}) exited ${r.code}\n${r.stdout}\n${r.stderr}`);
+  return r;
+}
+
+async function tool(who: keyof typeof home, tool: string, args: Record<string, unknown>) {
+  const r = await callTool(bridges[who]!, tool, args);
+  return { r, text: textOf(r), data: r.structuredContent as any };
+}
+
+async function post(who: keyof typeof home, title: string, body: string, data: string) {
+  written.push(title, body, data);
+  const { r, text, data: out } = await tool(who, 'svc_post', { space: name, kind: 'obs', title, body, data: { x_note: data } });
+  expect(r.isError, text).toBeFalsy();
+  return { text, out };
+}
+
+/** A member asks to join with a stamp from the owner; the owner's keeper admits it and locks the key. */
+async function stampAndAsk(who: 'a' | 'b' | 'n') {
+  const stamp = (await cli('owner', ['stamp', id[who]])).stdout.trim();
+  const put = await cli(who, ['stamp', '--put', stamp, '--space', name]);
+  expect(put.stdout).toContain('Stamp put');
+  const ask = await tool(who, 'svc_join', { action: 'join', name, message: 'please let me in' });
+  expect(ask.r.isError, ask.text).toBeFalsy();
+  expect(ask.text).toContain('Asked to join');
+}
+
+/** The posts of the SPACE as the relay serves them at full detail (header and ciphertext). */
+async function servedPosts(): Promise<any[]> {
+  const token = (await cli('owner', ['token'])).stdout.trim();
+  const res = await fetch(`${relay.url}/v1/spaces/${name}/posts?detail=full&limit=50`, { headers: { authorization: `Bearer ${token}` } });
+  return ((await res.json()) as any).items;
+}
+
+/** B's own bridge modules, in this process: its KEY, its sealed cache. */
+function membersSealing(who: keyof typeof home): Sealing {
+  const dir = openKeyDirectory(home[who]);
+  const k = loadKey(dir, DEFAULT_KEY_NAME);
+  const sealer = createSealer(k.peerId, k.sealedKeys);
+  const api = new RelayClient({ api: new URL(relay.url), key: k, dir });
+  return new Sealing({ api, identity: { peerId: k.peerId }, signer: k.signer, sealer, privateSalt: k.privateSalt, now: Date.now, log: () => {} }, openSealedCache(sealedCachePath(dir, k.name), sealer.box));
+}
+
+beforeAll(async () => {
+  relay = await startRelay();
+  await Promise.all(
+    (Object.keys(home) as (keyof typeof home)[]).map(async (who) => {
+      id[who] = (await runBridge(['id'], { home: home[who] })).stdout.trim();
+      if (who !== 'n') bridges[who] = await startBridge({ relayUrl: relay.url, home: home[who] });
+    }),
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(Object.values(bridges).map((b) => b?.close()));
+  await relay?.close();
+});
+
+describe('a sealed SPACE with an owner and two members, over real bridges', () => {
+  it('is created with its first key made on the owner machine, and the owner signs its keeper list', async () => {
+    const made = await tool('owner', 'svc_space_control', { action: 'create', name, visibility: 'sealed', title: 'Sealed work' });
+    expect(made.r.isError, made.text).toBeFalsy();
+    expect(made.text).toContain('Sealed: the relay holds ciphertext only');
+    const space = relay.store.spaces.byName(name)!;
+    expect(space.visibility).toBe('sealed');
+    expect(relay.store.encryptionKeys.get(id.owner)).toBeDefined();
+    const list = await cli('owner', ['keepers', name, '--change-every', '60', '--admission', 'stamped']);
+    expect(list.stdout).toMatch(/revision:\s+1/);
+    expect(list.stdout).toMatch(/change_every:\s+60 s/);
+  }, 120_000);
+
+  it('admits two stamped members by the keeper, which locks the key for them', async () => {
+    await stampAndAsk('a');
+    await stampAndAsk('b');
+    const pass = await cli('owner', ['keeper', name, '--once']);
+    expect(pass.stdout).toContain(`admitted ${id.a}`);
+    expect(pass.stdout).toContain(`admitted ${id.b}`);
+    expect(pass.stdout).toContain('locked generation 1 for 2 member(s)');
+    const space = relay.store.spaces.byName(name)!;
+    expect(relay.store.members.roleOf(space, id.a)).toBe('writer');
+    expect(relay.store.members.roleOf(space, id.b)).toBe('writer');
+  }, 120_000);
+
+  it('seals posts on the writer machine and opens them for every member, fenced as peer content', async () => {
+    const first = await post('owner', 'Owner title one', 'The owner body, generation one.', 'owner-data-one');
+    expect(first.text).toMatch(/sealed:\s+yes, on this machine under generation 1/);
+    await post('a', 'Member A title', 'What member A found.', 'a-data-one');
+    for (const who of ['owner', 'a', 'b'] as const) {
+      const read = await tool(who, 'svc_read_space', { space: name, after: '0', detail: 'full' });
+      expect(read.r.isError, read.text).toBeFalsy();
+      expect(read.text).not.toContain('COULD NOT BE OPENED');
+      expect(read.text).toMatch(/title: ⟦peer title [0-9a-f]+⟧Owner title one⟦\/peer [0-9a-f]+⟧/);
+      expect(read.text).toMatch(/body: ⟦peer body [0-9a-f]+⟧What member A found\.⟦\/peer/);
+      const items = read.data.items as any[];
+      expect(items.map((p) => p.title)).toEqual(['Owner title one', 'Member A title']);
+      expect(items.every((p) => p.sealed.opened === true && p.sealed.generation === 1)).toBe(true);
+      expect(items[0].data).toEqual({ x_note: 'owner-data-one' });
+    }
+  }, 120_000);
+
+  it('changes the key after a member is removed: the removed member opens what it had and nothing after', async () => {
+    const before = await servedPosts();
+    const removed = await tool('owner', 'svc_space_control', { action: 'revoke', name, peer_id: id.b });
+    expect(removed.r.isError, removed.text).toBeFalsy();
+    // Not due yet: change_every (60 s) has not passed since the last change.
+    const early = await cli('owner', ['keeper', name, '--once']);
+    expect(early.stdout).not.toContain('changed the key');
+    relay.clock.advance(61_000);
+    const pass = await cli('owner', ['keeper', name, '--once']);
+    expect(pass.stdout).toContain('a key change is due (departure)');
+    expect(pass.stdout).toContain('changed the key: generation 2 is in use');
+    await post('owner', 'After the change', 'Only current members read this.', 'owner-data-two');
+    const read = await tool('a', 'svc_read_space', { space: name, after: '0', detail: 'full' });
+    expect(read.text).not.toContain('COULD NOT BE OPENED');
+    expect((read.data.items as any[]).map((p) => [p.title, p.sealed.generation])).toEqual([
+      ['Owner title one', 1],
+      ['Member A title', 1],
+      ['After the change', 2],
+    ]);
+    // The removed member's bridge is refused by the relay now.
+    const refused = await tool('b', 'svc_read_space', { space: name, after: '0' });
+    expect(refused.r.isError).toBe(true);
+    expect(refused.text).toContain('READ_DENIED');
+    // What it had still opens with the keys it kept; what came after does not.
+    const after = await servedPosts();
+    const b = membersSealing('b');
+    const spaceId = relay.store.spaces.byName(name)!.spaceId;
+    for (const p of before) {
+      const { content } = b.openKept(spaceId, fromBase64url(p.sealed.header, 'h'), fromBase64url(p.sealed.ciphertext, 'c'));
+      expect([content.title, content.body]).not.toContain(undefined);
+    }
+    const late = after.find((p) => p.sealed.generation === 2);
+    expect(() => b.openKept(spaceId, fromBase64url(late.sealed.header, 'h'), fromBase64url(late.sealed.ciphertext, 'c'))).toThrow(/never held the key of generation 2/);
+    b.cache.close();
+  }, 180_000);
+
+  it('lets a newcomer admitted after the change read the whole history through the back links', async () => {
+    bridges.n = await startBridge({ relayUrl: relay.url, home: home.n });
+    await stampAndAsk('n');
+    const pass = await cli('owner', ['keeper', name, '--once']);
+    expect(pass.stdout).toContain(`admitted ${id.n}`);
+    expect(pass.stdout).toContain('locked generation 2 for 1 member(s)');
+    const read = await tool('n', 'svc_read_space', { space: name, after: '0', detail: 'full' });
+    expect(read.r.isError, read.text).toBeFalsy();
+    expect(read.text).not.toContain('COULD NOT BE OPENED');
+    expect((read.data.items as any[]).map((p) => p.title)).toEqual(['Owner title one', 'Member A title', 'After the change']);
+    // At snippet detail the bridge fetches the sealed bytes itself and shows snippets.
+    const snippets = await tool('n', 'svc_read_space', { space: name, after: '0' });
+    expect((snippets.data.items as any[]).map((p) => p.snippet)).toEqual(['The owner body, generation one.', 'What member A found.', 'Only current members read this.']);
+  }, 180_000);
+
+  it('leaves none of the titles, bodies and data values written in the relay data directory', async () => {
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const f of readdirSync(dir)) {
+        const p = join(dir, f);
+        if (statSync(p).isDirectory()) walk(p);
+        else files.push(p);
+      }
+    };
+    walk(relay.dataDir);
+    expect(files.length).toBeGreaterThan(0);
+    const bytes = files.map((f) => readFileSync(f));
+    expect(written.length).toBe(9);
+    for (const w of written) {
+      const needle = Buffer.from(w, 'utf8');
+      expect(bytes.some((b) => b.includes(needle)), w).toBe(false);
+    }
+  });
+});
