@@ -82,6 +82,8 @@ export interface SealedPostBody {
   readonly generation: number;
 }
 
+/** Refusals of the relay's key records under the trust rules: said loudly, at the top of an answer. */
+const TRUST_CODES: readonly string[] = ['SEALED_ROLLBACK', 'SEALED_LIST_FORGED', 'SEALED_OWNER_UNTRUSTED', 'ENCRYPTION_KEY_CONFLICT'];
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SALT_INFO = 'svc bridge sealed salt';
 
@@ -413,14 +415,14 @@ export class Sealing {
         fullFailure = failureWords(e);
       }
     }
-    const spaces = new Map<string, SpaceKeys | string>();
+    const spaces = new Map<string, SpaceKeys | { failure: string; alarm: boolean }>();
     for (const p of sealed) {
       const name = typeof p.space === 'string' ? p.space : '';
       if (spaces.has(name)) continue;
       try {
         spaces.set(name, await this.status(name));
       } catch (e) {
-        spaces.set(name, failureWords(e));
+        spaces.set(name, { failure: failureWords(e), alarm: e instanceof BridgeError && TRUST_CODES.includes(e.code) });
       }
     }
     const out: Obj[] = [];
@@ -431,12 +433,18 @@ export class Sealing {
       }
       const keys = spaces.get(typeof p.space === 'string' ? p.space : '')!;
       const served = typeof (p.sealed as Obj).ciphertext === 'string' ? p : full.get(p.post_id as string);
+      if ('failure' in keys) {
+        // The key records were refused (or unreachable): nothing of the SPACE opens now.
+        out.push(notOpened(p, keys.failure, { retry: true, alarm: keys.alarm }));
+        continue;
+      }
       try {
-        if (typeof keys === 'string') throw new Error(keys);
         if (served === undefined) throw new Error(`the relay did not serve its header and ciphertext${fullFailure ? ` (${fullFailure})` : ''}`);
         out.push(opened(p, served, await this.openOne(keys, p, served)));
       } catch (e) {
-        out.push(notOpened(p, e instanceof Error && !(e instanceof BridgeError) && !(e instanceof SvcError) ? e.message : failureWords(e)));
+        const words = e instanceof Error && !(e instanceof BridgeError) && !(e instanceof SvcError) ? e.message : failureWords(e);
+        // No key yet (no lock, or a lock refused) may change: read it again later.
+        out.push(notOpened(p, words, { retry: served === undefined || (e instanceof BridgeError && e.code === 'SEALED_NO_KEY'), alarm: false }));
       }
     }
     return out;
@@ -552,8 +560,10 @@ function opened(p: Obj, served: Obj, c: PostContent): Obj {
   return out;
 }
 
-function notOpened(p: Obj, why: string): Obj {
-  return { ...p, title: null, ...('body' in p ? { body: null } : {}), sealed: { ...sealedSummary(p), opened: false, not_opened: why } };
+function notOpened(p: Obj, why: string, how: { retry: boolean; alarm: boolean } = { retry: false, alarm: false }): Obj {
+  const sealed: Obj = { ...sealedSummary(p), opened: false, not_opened: why, retry: how.retry };
+  if (how.alarm) sealed.relay_refused = true;
+  return { ...p, title: null, ...('body' in p ? { body: null } : {}), ...('snippet' in p ? { snippet: null } : {}), sealed };
 }
 
 // ---- the bridge's Sealing ---------------------------------------------------------------------
@@ -577,7 +587,9 @@ export function needSealing(deps: BridgeDeps): Sealing {
  */
 export async function openSealed(deps: BridgeDeps, posts: readonly Obj[]): Promise<Obj[]> {
   if (!posts.some((p) => isObj(p.sealed))) return [...posts];
-  if (deps.sealing === undefined) return posts.map((p) => (isObj(p.sealed) ? notOpened(p, "this bridge was started without its KEY's encryption key") : p));
+  if (deps.sealing === undefined) {
+    return posts.map((p) => (isObj(p.sealed) ? notOpened(p, "this bridge was started without its KEY's encryption key", { retry: true, alarm: false }) : p));
+  }
   return deps.sealing.openPosts(posts);
 }
 
@@ -601,4 +613,28 @@ export async function openEnvelopes(deps: BridgeDeps, envelopes: readonly Obj[])
   const opened = await openSealed(deps, posts.filter((p): p is Obj => p !== undefined));
   let i = 0;
   return envelopes.map((e) => (isObj(e.post) ? { ...e, post: opened[i++] } : e));
+}
+
+/** The loud lines at the top of an answer whose sealed items the trust rules kept shut. */
+export function sealedAlarm(posts: readonly Obj[], fence: (field: string, value: unknown) => string): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const p of posts) {
+    const s = isObj(p.sealed) ? p.sealed : undefined;
+    if (s?.relay_refused !== true || typeof s.not_opened !== 'string' || seen.has(s.not_opened)) continue;
+    seen.add(s.not_opened);
+    out.push(`!!! The relay's key records for this sealed SPACE were refused; nothing sealed in it is opened until it shows them as they were: ${fence('not_opened', s.not_opened)}`);
+  }
+  return out;
+}
+
+/**
+ * Where a stream cursor may move after a page: not past the first sealed item that could not
+ * be opened for a reason that may pass (no key yet, key records refused), so it is read again;
+ * else the page's `next_after`. Positions are decimal strings.
+ */
+export function cursorAfterSealed(posts: readonly Obj[], nextAfter: unknown): { nextAfter: unknown; heldAt: string | undefined } {
+  const stuck = posts.find((p) => isObj(p.sealed) && p.sealed.opened === false && p.sealed.retry === true && typeof p.seq === 'string' && /^[1-9][0-9]{0,19}$/.test(p.seq));
+  if (stuck === undefined) return { nextAfter, heldAt: undefined };
+  return { nextAfter: (BigInt(stuck.seq as string) - 1n).toString(), heldAt: stuck.seq as string };
 }

@@ -23,7 +23,7 @@ import { planCursor, recheckAfterEpochChange, rewindCursor, settleCursor, type C
 import { isRelayRefusal } from '../errors.js';
 import type { Posting } from '../posting.js';
 import { PEER_MARKER_NOTE, peerFence } from '../render.js';
-import { openSealed } from '../sealing.js';
+import { cursorAfterSealed, openSealed, sealedAlarm } from '../sealing.js';
 import { answer, guarded } from './answer.js';
 import { items, objectBody, plain, segment } from './action.js';
 import { postText } from './post-view.js';
@@ -147,13 +147,18 @@ export async function runReadSpace(posting: Posting, args: ReadSpaceInput) {
   // Sealed items are opened here, after the proof checks ran on what the relay served.
   const posts = await openSealed(deps, served);
 
-  const lines = [...historyAlarm(checks), ...notices];
+  const lines = [...historyAlarm(checks), ...sealedAlarm(posts, fence), ...notices];
   const from = desc ? 'newest first (a snapshot)' : `after ${plan!.after}${plan!.from === 'saved' ? ' (your saved cursor)' : ''}`;
   lines.push(`${plain(fence, 'space', args.space)}: ${posts.length} post${posts.length === 1 ? '' : 's'} ${from}; head_seq ${plain(fence, 'head_seq', page.head_seq)}.`);
   posts.forEach((p, i) => lines.push(postText(fence, p, checks[i] ? checkLines(checks[i]!) : [])));
   // Rendered: now the cursor may move.
   const before = plan ? deps.cache.cursor(deps.api.base.origin, scope) : undefined;
-  const saved = plan ? settleCursor(deps, scope, plan, page.next_after) : undefined;
+  // A sealed post that could not be opened yet is read again: the cursor stops before it.
+  const sealedHold = cursorAfterSealed(posts, page.next_after);
+  const saved = plan ? settleCursor(deps, scope, plan, sealedHold.nextAfter) : undefined;
+  if (plan?.advances === true && sealedHold.heldAt !== undefined) {
+    lines.push(`cursor: held before seq ${sealedHold.heldAt}: a sealed post there could not be opened yet (see above); the next read starts with it.`);
+  }
   const moved = saved !== before;
   if (page.budget_cut === true) lines.push('The token budget cut this page; the rest follows on the next read.');
   if (desc) {
