@@ -8,9 +8,10 @@ import { coreSuite } from './core.js';
 import { appendsSuite } from './appends.js';
 import { catchUpSuite } from './catch-up.js';
 import { seekSuite } from './seek.js';
+import { sealedSuite } from './sealed.js';
 import { bridgeSuite } from './bridge.js';
 
-const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite, bridgeSuite];
+const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite, bridgeSuite, sealedSuite];
 
 function pick(names: readonly string[]): Suite[] {
   if (names.length === 0) return [...SUITES];
