@@ -15,7 +15,7 @@
  * link, for the first). A range that is not is left unsigned and reported on stderr.
  *
  * Time comes from the injected clock: `runOnce(now)` lets tests move it. `start()` runs every
- * `intervalMs` (default 60 s, as the reference's worker) until `stop()`.
+ * `intervalMs` (default 60 s, as the reference's worker) until `stop()` (relay/jobs/interval-job.ts).
  */
 import { signCheckpoint, streamGenesis, type SignedCheckpoint, type Stream } from '../../shared/checkpoint.js';
 import { equalBytes, fromHex, toHex } from '../../shared/encoding.js';
@@ -23,6 +23,7 @@ import { CHECKPOINT_MAX_AGE_SECONDS, CHECKPOINT_MAX_POSITIONS } from '../../shar
 import { eventLeaf, merkleRoot, postLeaf } from '../../shared/merkle.js';
 import type { ServedSigner, ServiceSigner } from '../../shared/service-keys.js';
 import type { CheckpointStore, StreamLink } from '../store/checkpoints.js';
+import { createIntervalJob } from './interval-job.js';
 
 export const CHECKPOINT_INTERVAL_MS = 60_000;
 const MAX_AGE_MS = CHECKPOINT_MAX_AGE_SECONDS * 1000;
@@ -98,7 +99,6 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
   let postWatermark = 0;
   /** Newest revision seen per SPACE, so an unchanged log is not re-examined. */
   const eventsSeen = new Map<number, number>();
-  let timer: NodeJS.Timeout | undefined;
 
   const mark = (spaceRowId: number, stream: Stream): void => {
     dirty.set(`${stream}:${spaceRowId}`, { spaceRowId, stream });
@@ -166,39 +166,20 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
    * ranges, so signing a backlog (a Merkle root over 1,024 leaves is about a millisecond)
    * never holds appends and reads waiting behind it.
    */
-  let running = false;
   async function runInSteps(): Promise<void> {
-    if (running) return;
-    running = true;
-    try {
-      look();
-      for (const [key, { spaceRowId, stream }] of dirty) {
-        for (;;) {
-          const [n, pending] = settle(spaceRowId, stream, deps.clock(), 1);
-          if (!pending) dirty.delete(key);
-          if (n === 0 || !pending) break;
-          await new Promise<void>((r) => setImmediate(r));
-        }
+    look();
+    for (const [key, { spaceRowId, stream }] of dirty) {
+      for (;;) {
+        const [n, pending] = settle(spaceRowId, stream, deps.clock(), 1);
+        if (!pending) dirty.delete(key);
+        if (n === 0 || !pending) break;
+        await new Promise<void>((r) => setImmediate(r));
       }
-    } finally {
-      running = false;
     }
   }
 
-  return {
-    runOnce,
-    start() {
-      if (timer) return;
-      timer = setInterval(() => {
-        runInSteps().catch((e: unknown) => report(e instanceof Error ? (e.stack ?? e.message) : String(e)));
-      }, deps.intervalMs ?? CHECKPOINT_INTERVAL_MS);
-      timer.unref();
-    },
-    stop() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-    },
-  };
+  const job = createIntervalJob({ intervalMs: deps.intervalMs ?? CHECKPOINT_INTERVAL_MS, pass: runInSteps, report });
+  return { runOnce, start: job.start, stop: job.stop };
 }
 
 declare module 'fastify' {

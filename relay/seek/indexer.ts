@@ -10,6 +10,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Fingerprint } from '../../shared/validate.js';
+import { createIntervalJob } from '../jobs/interval-job.js';
 import type { PendingPost, PreparedDoc, SeekStore } from '../store/seek.js';
 import { documentTerms } from './terms.js';
 
@@ -50,7 +51,6 @@ export interface SeekIndexer {
 
 export function createSeekIndexer(seek: SeekStore, opts: { intervalMs?: number; report?: (m: string) => void } = {}): SeekIndexer {
   const report = opts.report ?? ((m: string) => process.stderr.write(`svc-relay: seek indexer: ${m}\n`));
-  let timer: NodeJS.Timeout | undefined;
 
   /** Index at most `most` pending posts; answers how many were pending in the batch. */
   function step(most: number): number {
@@ -72,31 +72,12 @@ export function createSeekIndexer(seek: SeekStore, opts: { intervalMs?: number; 
     }
   }
 
-  let running = false;
   async function drain(): Promise<void> {
-    if (running) return;
-    running = true;
-    try {
-      while (step(SEEK_INDEX_STEP) === SEEK_INDEX_STEP) await new Promise<void>((r) => setImmediate(r));
-    } finally {
-      running = false;
-    }
+    while (step(SEEK_INDEX_STEP) === SEEK_INDEX_STEP) await new Promise<void>((r) => setImmediate(r));
   }
 
-  return {
-    catchUp,
-    start() {
-      if (timer) return;
-      timer = setInterval(() => {
-        drain().catch((e: unknown) => report(e instanceof Error ? (e.stack ?? e.message) : String(e)));
-      }, opts.intervalMs ?? SEEK_INDEX_INTERVAL_MS);
-      timer.unref();
-    },
-    stop() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-    },
-  };
+  const job = createIntervalJob({ intervalMs: opts.intervalMs ?? SEEK_INDEX_INTERVAL_MS, pass: drain, report });
+  return { catchUp, start: job.start, stop: job.stop };
 }
 
 declare module 'fastify' {
