@@ -415,14 +415,15 @@ export class Sealing {
         fullFailure = failureWords(e);
       }
     }
-    const spaces = new Map<string, SpaceKeys | { failure: string; alarm: boolean }>();
+    const spaces = new Map<string, SpaceKeys | { failure: string; alarm: boolean; fix: string | undefined }>();
     for (const p of sealed) {
       const name = typeof p.space === 'string' ? p.space : '';
       if (spaces.has(name)) continue;
       try {
         spaces.set(name, await this.status(name));
       } catch (e) {
-        spaces.set(name, { failure: failureWords(e), alarm: e instanceof BridgeError && TRUST_CODES.includes(e.code) });
+        const trust = e instanceof BridgeError && TRUST_CODES.includes(e.code);
+        spaces.set(name, { failure: failureWords(e), alarm: trust, fix: trust ? (e as BridgeError).fix : undefined });
       }
     }
     const out: Obj[] = [];
@@ -435,7 +436,7 @@ export class Sealing {
       const served = typeof (p.sealed as Obj).ciphertext === 'string' ? p : full.get(p.post_id as string);
       if ('failure' in keys) {
         // The key records were refused (or unreachable): nothing of the SPACE opens now.
-        out.push(notOpened(p, keys.failure, { retry: true, alarm: keys.alarm }));
+        out.push(notOpened(p, keys.failure, { retry: true, alarm: keys.alarm, fix: keys.fix }));
         continue;
       }
       try {
@@ -560,9 +561,10 @@ function opened(p: Obj, served: Obj, c: PostContent): Obj {
   return out;
 }
 
-function notOpened(p: Obj, why: string, how: { retry: boolean; alarm: boolean } = { retry: false, alarm: false }): Obj {
+function notOpened(p: Obj, why: string, how: { retry: boolean; alarm: boolean; fix?: string | undefined } = { retry: false, alarm: false }): Obj {
   const sealed: Obj = { ...sealedSummary(p), opened: false, not_opened: why, retry: how.retry };
   if (how.alarm) sealed.relay_refused = true;
+  if (how.fix !== undefined) sealed.fix = how.fix;
   return { ...p, title: null, ...('body' in p ? { body: null } : {}), ...('snippet' in p ? { snippet: null } : {}), sealed };
 }
 
@@ -623,7 +625,8 @@ export function sealedAlarm(posts: readonly Obj[], fence: (field: string, value:
     const s = isObj(p.sealed) ? p.sealed : undefined;
     if (s?.relay_refused !== true || typeof s.not_opened !== 'string' || seen.has(s.not_opened)) continue;
     seen.add(s.not_opened);
-    out.push(`!!! The relay's key records for this sealed SPACE were refused; nothing sealed in it is opened until it shows them as they were: ${fence('not_opened', s.not_opened)}`);
+    const fix = typeof s.fix === 'string' ? ` What to do: ${s.fix}` : '';
+    out.push(`!!! The relay's key records for this sealed SPACE were refused; nothing sealed in it is opened until it shows them as they were: ${fence('not_opened', s.not_opened)}${fix}`);
   }
   return out;
 }

@@ -6,7 +6,10 @@
  *
  * The bridge refuses, and says so in its answer:
  * - a lock injected from a KEY that is neither the owner nor a keeper;
- * - a keeper list older than the one it saw, and one signed by a KEY that does not own the SPACE;
+ * - a keeper list older than the one it saw, and one signed by a KEY that does not own the SPACE
+ *   (after a hand-over: by the previous owner, once the new owner signed one);
+ * - a new owner no keeper list of the owner it knew names, or after missed hand-overs (while an
+ *   honest hand-over to a KEY that list names is taken);
  * - a generation older than the one it saw;
  * - a ciphertext swapped between two posts;
  * - a SPACE it saw sealed shown as not sealed: it never sends the words.
@@ -15,7 +18,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { toBase64url, toHex } from '../shared/encoding.js';
+import { fromBase64url, toBase64url, toHex } from '../shared/encoding.js';
 import { buildKeeperList, signKeeperList } from '../shared/sealed/keepers.js';
 import { sealLock } from '../shared/sealed/locks.js';
 import { callTool, startBridge, tempHome, textOf, type RunningBridge } from './helpers/bridge.js';
@@ -221,6 +224,54 @@ describe('a member bridge behind a relay that misbehaves', () => {
     expect(r.text).toContain('does not authenticate under the key of generation 2');
     expect(r.text).not.toContain('Second post');
     expect(r.text).not.toContain('Third post');
+  }, 60_000);
+
+  it('refuses a new owner that no keeper list of the owner it knew names, and one after missed hand-overs', async () => {
+    const [outsiderView, ownerView] = [await keyView(outsider), await keyView(owner)];
+    rewriteJson(isStatus, (b) => {
+      b.owner = outsiderView;
+      b.owner_was = ownerView;
+    });
+    const unbacked = await read();
+    expect(unbacked.items.every((p) => p.sealed.opened === false)).toBe(true);
+    expect(unbacked.text).toContain('SEALED_OWNER_UNTRUSTED');
+    expect(unbacked.text).toContain(`but no keeper list ${owner.peerId} signed names ${outsider.peerId} as a keeper`);
+    rewriteJson(isStatus, (b) => {
+      b.owner = outsiderView;
+      b.owner_was = null;
+    });
+    const missed = await read();
+    proxy.rewrite = undefined;
+    expect(missed.text).toContain('at least two hand-overs were missed');
+    expect(missed.text).toContain(`svc-bridge sealed ${s.name} --forget`);
+    expect((await read()).text).not.toContain('COULD NOT BE OPENED');
+  }, 60_000);
+
+  it('takes a new owner through the keeper list the previous owner signed naming it', async () => {
+    const successor = await keyed();
+    ok(await call(relay, 'PUT', `/v1/spaces/${s.name}/members/${successor.peerId}`, { token: owner.token, body: { role: 'admin' } }), 201);
+    ok(await call(relay, 'PUT', `/v1/spaces/${s.name}/sealed/keepers`, { token: owner.token, body: keeperListBody(s, owner, { revision: 3, keepers: [successor.peerId] }) }));
+    const lock = toHex(sealLock({ container: s.container, generation: 2, secret: s.secrets[2]!, recipient: { peerId: successor.peerId, publicKey: successor.enc.publicKey }, sender: { peerId: owner.peerId, privateKey: owner.enc.privateKey }, ephemeral: new Uint8Array(randomBytes(32)) }));
+    ok(await call(relay, 'POST', `/v1/spaces/${s.name}/sealed/locks`, { token: owner.token, body: { generation: 2, commitment: commitmentOfGeneration(s, 2), locks: { [successor.peerId]: lock } } }));
+    // The member sees revision 3 before the hand-over.
+    expect((await read()).text).not.toContain('COULD NOT BE OPENED');
+    const offer = await call(relay, 'POST', `/v1/spaces/${s.name}/hand-over`, { token: owner.token, body: { to: successor.peerId } });
+    ok(offer, 201);
+    ok(await call(relay, 'POST', `/v1/hand-overs/${offer.body.offer_id}/accept`, { token: successor.token }));
+    const r = await read();
+    expect(r.text).not.toContain('COULD NOT BE OPENED');
+    expect(member.stderr()).toContain(`${owner.peerId} handed it to ${successor.peerId}, who is named as a keeper in a list ${owner.peerId} signed`);
+    // From now on the previous owner's word is the previous owner's: a list it signs is forged.
+    ok(await call(relay, 'PUT', `/v1/spaces/${s.name}/sealed/keepers`, { token: successor.token, body: keeperListBody(s, successor, { revision: 4 }) }));
+    expect((await read()).text).not.toContain('COULD NOT BE OPENED');
+    const view = await keyView(owner);
+    rewriteJson(isStatus, (b) => {
+      b.keeper_list = { ...b.keeper_list, revision: 5, list: toBase64url(buildKeeperList({ space_id: s.spaceId, revision: 5, keepers: [successor.peerId], stampers: [], admission: 'open', change_every: 600 }, owner.peerId)), signed_by: view };
+      b.keeper_list.signature = signKeeperList(owner.signer, fromBase64url(b.keeper_list.list, 'list'));
+    });
+    const forged = await read();
+    proxy.rewrite = undefined;
+    expect(forged.text).toContain('SEALED_LIST_FORGED');
   }, 60_000);
 
   it('never sends words to a SPACE it saw sealed that the relay shows as not sealed', async () => {

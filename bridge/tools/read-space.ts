@@ -156,7 +156,7 @@ export async function runReadSpace(posting: Posting, args: ReadSpaceInput) {
   // A sealed post that could not be opened yet is read again: the cursor stops before it.
   const sealedHold = cursorAfterSealed(posts, page.next_after);
   const saved = plan ? settleCursor(deps, scope, plan, sealedHold.nextAfter) : undefined;
-  if (plan?.advances === true && sealedHold.heldAt !== undefined) {
+  if (plan?.advances === true && sealedHold.heldAt !== undefined && BigInt(saved ?? '0') < BigInt(sealedHold.heldAt)) {
     lines.push(`cursor: held before seq ${sealedHold.heldAt}: a sealed post there could not be opened yet (see above); the next read starts with it.`);
   }
   const moved = saved !== before;
