@@ -10,10 +10,13 @@
  * changes the key. The removed member still opens, with the keys it kept, what it had, and not
  * what was posted after the change; those two steps use the removed member's own bridge
  * modules (bridge/sealing.ts `openKept`) in this process, since the relay no longer lets it read.
- * A newcomer admitted after the change reads the whole history through the back links. Last,
- * the relay's data directory holds none of the words written.
+ * A newcomer admitted after the change reads the whole history through the back links; so does
+ * one admitted by a long-running keeper process, woken by its mailbox and stopped by SIGTERM.
+ * The secrets a bridge keeps are sealed at rest. Last, the relay's data directory holds none of
+ * the words written.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fromBase64url } from '../shared/encoding.js';
@@ -23,12 +26,12 @@ import { openSealedCache, sealedCachePath } from '../bridge/sealed-cache.js';
 import { Sealing } from '../bridge/sealing.js';
 import { RelayClient } from '../bridge/client.js';
 import { callTool, runBridge, startBridge, tempHome, textOf, type RunningBridge } from './helpers/bridge.js';
-import { startRelay, type RunningRelay } from './helpers/relay.js';
+import { REPO_ROOT, startRelay, type RunningRelay } from './helpers/relay.js';
 
 let relay: RunningRelay;
 const name = `sealed-e2e-${Date.now().toString(36)}`;
-const home = { owner: tempHome(), a: tempHome(), b: tempHome(), n: tempHome() };
-const id: Record<keyof typeof home, string> = { owner: '', a: '', b: '', n: '' };
+const home = { owner: tempHome(), a: tempHome(), b: tempHome(), n: tempHome(), c: tempHome() };
+const id: Record<keyof typeof home, string> = { owner: '', a: '', b: '', n: '', c: '' };
 const bridges: Partial<Record<keyof typeof home, RunningBridge>> = {};
 
 /** Words written in this test: none may reach the relay's disk. */
@@ -53,13 +56,21 @@ async function post(who: keyof typeof home, title: string, body: string, data: s
 }
 
 /** A member asks to join with a stamp from the owner; the owner's keeper admits it and locks the key. */
-async function stampAndAsk(who: 'a' | 'b' | 'n') {
+async function stampAndAsk(who: 'a' | 'b' | 'n' | 'c') {
   const stamp = (await cli('owner', ['stamp', id[who]])).stdout.trim();
   const put = await cli(who, ['stamp', '--put', stamp, '--space', name]);
   expect(put.stdout).toContain('Stamp put');
   const ask = await tool(who, 'svc_join', { action: 'join', name, message: 'please let me in' });
   expect(ask.r.isError, ask.text).toBeFalsy();
   expect(ask.text).toContain('Asked to join');
+}
+
+async function until(ok: () => boolean, what: string, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** The posts of the SPACE as the relay serves them at full detail (header and ciphertext). */
@@ -83,7 +94,7 @@ beforeAll(async () => {
   await Promise.all(
     (Object.keys(home) as (keyof typeof home)[]).map(async (who) => {
       id[who] = (await runBridge(['id'], { home: home[who] })).stdout.trim();
-      if (who !== 'n') bridges[who] = await startBridge({ relayUrl: relay.url, home: home[who] });
+      if (who !== 'n' && who !== 'c') bridges[who] = await startBridge({ relayUrl: relay.url, home: home[who] });
     }),
   );
 }, 120_000);
@@ -185,6 +196,52 @@ describe('a sealed SPACE with an owner and two members, over real bridges', () =
     const snippets = await tool('n', 'svc_read_space', { space: name, after: '0' });
     expect((snippets.data.items as any[]).map((p) => p.snippet)).toEqual(['The owner body, generation one.', 'What member A found.', 'Only current members read this.']);
   }, 180_000);
+
+  it('runs a keeper until SIGTERM that wakes on its mailbox, admits a newcomer and hands it the key', async () => {
+    bridges.c = await startBridge({ relayUrl: relay.url, home: home.c });
+    const keeper = spawn(process.execPath, ['--import', 'tsx', 'bridge/main.ts', 'keeper', name], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SVC_API: relay.url, SVC_HOME: home.owner },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    keeper.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    keeper.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((resolve) => keeper.on('close', (code) => resolve(code)));
+    try {
+      await until(() => err.includes('keeping'), 'the keeper to start');
+      await stampAndAsk('c');
+      await until(() => out.includes(`admitted ${id.c}`) && out.includes('locked generation 2 for 1 member(s)'), 'the keeper to admit and lock');
+      const read = await tool('c', 'svc_read_space', { space: name, after: '0', detail: 'full' });
+      expect(read.text).not.toContain('COULD NOT BE OPENED');
+      expect((read.data.items as any[]).map((p) => p.title)).toEqual(['Owner title one', 'Member A title', 'After the change']);
+    } finally {
+      keeper.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(err).toContain('SIGTERM, stopping');
+  }, 180_000);
+
+  it('keeps secrets at rest sealed under a key from the KEY seed, in a file only its user reads', async () => {
+    const spaceId = relay.store.spaces.byName(name)!.spaceId;
+    const file = sealedCachePath(openKeyDirectory(home.owner), DEFAULT_KEY_NAME);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const own = membersSealing('owner');
+    const kept = own.cache.secret(own.relay, spaceId, 1);
+    expect(kept?.secret).toHaveLength(32);
+    expect(readFileSync(file).includes(Buffer.from(kept!.secret))).toBe(false);
+    // Another KEY's box opens nothing in this file.
+    const other = loadKey(openKeyDirectory(home.a), DEFAULT_KEY_NAME);
+    const foreign = openSealedCache(file, createSealer(other.peerId, other.sealedKeys).box);
+    expect(foreign.space(own.relay, spaceId)?.generation).toBe(2);
+    expect(foreign.secret(own.relay, spaceId, 1)).toBeUndefined();
+    foreign.close();
+    own.cache.close();
+    const shown = await cli('owner', ['sealed', name]);
+    expect(shown.stdout).toMatch(/encryption key fingerprint( [0-9a-f]{4}){8}/);
+    expect(shown.stdout).toMatch(/generation:\s+2 \(key held\)/);
+  }, 60_000);
 
   it('leaves none of the titles, bodies and data values written in the relay data directory', async () => {
     const files: string[] = [];
