@@ -18,6 +18,7 @@ import { ProtocolError, ProtocolErrorCode, ResourceTemplate, type McpServer, typ
 import { BridgeError, RelayRefusal } from './errors.js';
 import type { Posting } from './posting.js';
 import { fields, peerFence, refusalText } from './render.js';
+import { openEnvelopes, openSealed } from './sealing.js';
 import { isObject, items, objectBody, peer, plain, segment } from './tools/action.js';
 import { refusalObject } from './tools/answer.js';
 import { envelopeText, postText } from './tools/post-view.js';
@@ -81,7 +82,7 @@ async function spaceText(posting: Posting, name: string): Promise<string> {
 async function postsText(posting: Posting, title: string, path: string, query: Record<string, string | number | undefined>, empty: string): Promise<string> {
   const fence = peerFence();
   const page = objectBody((await posting.deps.api.request({ path, query, auth: 'opt' })).body, path);
-  const posts = items(page.items);
+  const posts = await openSealed(posting.deps, items(page.items));
   const lines = [`# ${title}`, `head_seq ${plain(fence, 'head_seq', page.head_seq)}`];
   if (posts.length === 0) lines.push(empty);
   for (const p of posts) lines.push(postText(fence, p));
@@ -98,7 +99,7 @@ async function mailboxText(posting: Posting): Promise<string> {
     (await deps.api.request({ path: '/v1/mailbox', query: { after: saved, limit: DEFAULT_LIMIT, token_budget: DEFAULT_TOKEN_BUDGET } })).body,
     'mailbox',
   );
-  const envs = items(page.items);
+  const envs = await openEnvelopes(deps, items(page.items));
   const lines = [
     '# mailbox',
     `${envs.length} item${envs.length === 1 ? '' : 's'} after your saved cursor ${saved}; head_seq ${plain(fence, 'head_seq', page.head_seq)}.`,
@@ -187,7 +188,8 @@ export function registerPostResources(server: McpServer, posting: Posting): void
       text(uri, async () => {
         const fence = peerFence();
         const p = objectBody((await deps.api.request({ path: `/v1/posts/${segment(variable(vars, 'id'), 'id')}`, query: { proof: 'false' }, auth: 'opt' })).body, 'posts.get');
-        return [postText(fence, p), legend(fence)].join('\n');
+        const [shown] = await openSealed(deps, [p]);
+        return [postText(fence, shown!), legend(fence)].join('\n');
       }),
   );
 }
