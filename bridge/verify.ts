@@ -26,17 +26,18 @@ import {
   checkExtends,
   checkExtendsAll,
   readServedCheckpoint,
+  renderCheckpoint,
   verifyCheckpoint,
   verifyCheckpointInclusion,
   type CheckpointLink,
   type VerifiedCheckpoint,
 } from '../shared/checkpoint.js';
-import { fromBase64url, fromHex, isHex, toBase64url, toHex } from '../shared/encoding.js';
+import { fromBase64url, fromHex, isHex, toHex } from '../shared/encoding.js';
 import { SvcError } from '../shared/errors.js';
 import { peerIdHexOf } from '../shared/identity.js';
 import { isSealedPostObject, objectIdOf, privateDigestOf, readPostObject, readPrivatePart, verifyObjectSignature } from '../shared/objects.js';
 import { verifyReceipt } from '../shared/receipt.js';
-import { readServedSigner, verifyServiceSigner } from '../shared/service-keys.js';
+import { readServedSigner, renderSigner, verifyServiceSigner } from '../shared/service-keys.js';
 import type { Cache } from './cache.js';
 import type { RelayApi } from './client.js';
 import { BridgeError } from './errors.js';
@@ -374,7 +375,8 @@ export class Verifier {
         checkpointId: seenId,
         first: seen.fields.first,
         last: seen.fields.last,
-        served: JSON.stringify(renderServed(seen)),
+        // The served shape again (shared/checkpoint.ts), to be re-read strictly later.
+        served: JSON.stringify(renderCheckpoint(seen, renderSigner(seen.signer))),
         seenAt: now(),
       });
     if (kept === undefined) {
@@ -427,31 +429,4 @@ export class Verifier {
     if (BigInt(seen.fields.last) > BigInt(kept.last)) keep();
     return { ok: true, changed: false, detail: `extends the checkpoint kept before (${kept.first}-${kept.last})` };
   }
-}
-
-/** A verified checkpoint back in its served shape (what the cache keeps, to re-read later). */
-function renderServed(c: VerifiedCheckpoint): Obj {
-  const f = c.fields;
-  return {
-    checkpoint_id: toHex(c.id),
-    stream: f.stream,
-    first: f.first,
-    last: f.last,
-    previous_checkpoint_id: f.previous_checkpoint_id,
-    predecessor_hash: f.predecessor_hash,
-    ending_hash: f.ending_hash,
-    merkle_root: f.merkle_root,
-    service_epoch: f.service_epoch,
-    created_at: f.created_at,
-    canonical: toBase64url(c.canonical),
-    signature: toHex(c.signature),
-    signer: {
-      key_id: c.signer.keyId,
-      public_key: toHex(c.signer.publicKey),
-      root_key: toHex(c.signer.rootKey),
-      certificate: toBase64url(c.signer.certificate),
-      certificate_signature: toHex(c.signer.certificateSignature),
-      development: c.signer.development,
-    },
-  };
 }

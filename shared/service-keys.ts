@@ -268,7 +268,8 @@ export interface ServedSigner {
   development: boolean;
 }
 
-export function renderSigner(signer: ServiceSigner): ServedSigner {
+/** The served shape of a signer: our own online key, or one read from the wire and kept. */
+export function renderSigner(signer: ReadSigner): ServedSigner {
   return {
     key_id: signer.keyId,
     public_key: toHex(signer.publicKey),
