@@ -21,7 +21,7 @@
  * - A `development: true` signer is shown: it vouches for nothing beyond one run of the relay.
  */
 import { canonicalBytes, type JsonValue } from '../shared/canonical.js';
-import { objectAdmission, verifyPostChain } from '../shared/chain.js';
+import { verifyPostChain } from '../shared/chain.js';
 import {
   checkExtends,
   checkExtendsAll,
@@ -177,12 +177,16 @@ export function checkPostProof(post: Obj): Check {
     if (chain.seq !== post.seq) throw new Error('proof.chain.seq differs from the post');
     const seq = BigInt(String(chain.seq));
     const admission = fromHex(chain.admission, 32, 'proof.chain.admission');
-    if (chain.admitted_revision !== undefined) {
-      const recomputed = objectAdmission(BigInt(String(chain.admitted_revision)), fromHex(chain.admitted_control_hash, 32, 'proof.chain.admitted_control_hash'));
-      if (toHex(recomputed) !== chain.admission) throw new Error('admission does not follow from its revision and control hash');
-    }
+    // Members see the admitted revision and control hash: verifyPostChain recomputes the admission from them.
+    const admitted =
+      chain.admitted_revision === undefined
+        ? {}
+        : {
+            admittedRevision: BigInt(String(chain.admitted_revision)),
+            admittedControlHash: fromHex(chain.admitted_control_hash, 32, 'proof.chain.admitted_control_hash'),
+          };
     const previous = fromHex(chain.previous_hash, 32, 'proof.chain.previous_hash');
-    const link = { seq, objectId: fromHex(objectIdHex, 32), admission, chainHash: fromHex(chain.chain_hash, 32, 'proof.chain.chain_hash') };
+    const link = { seq, objectId: fromHex(objectIdHex, 32), admission, chainHash: fromHex(chain.chain_hash, 32, 'proof.chain.chain_hash'), ...admitted };
     const verdict = verifyPostChain(spaceId, [link], seq === 1n ? undefined : { position: seq - 1n, chainHash: previous });
     if (!verdict.ok) throw new Error(verdict.reason);
     const what = signatureChecked ? 'object, author signature and chain link verify' : 'object and chain link verify';
