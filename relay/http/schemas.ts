@@ -20,6 +20,12 @@ export function utf8Max(max: number) {
   return z.string().refine((s) => utf8Length(s) <= max, `at most ${max} bytes`);
 }
 
+/**
+ * The body of an operation that takes none: absent, or `{}`. Anything else is refused, so a
+ * member sent by mistake (or by an attacker) is never silently ignored by a write.
+ */
+export const noBody = z.strictObject({}).optional();
+
 /** A lowercase uuid. */
 export const uuidText = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'expected a lowercase uuid');
 

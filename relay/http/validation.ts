@@ -41,7 +41,9 @@ export const zodValidatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, h
   return (data: unknown) => {
     // Fastify hands `null` for an absent part.
     const input = data === null && part !== 'body' ? {} : data === null ? undefined : data;
-    const result = zod.safeParse(input);
+    // reportInput: an issue then carries the value it refused, so a wrong type is told apart
+    // from a missing field ("required"); the value itself never reaches the detail.
+    const result = zod.safeParse(input, { reportInput: true });
     if (result.success) return { value: result.data };
     return { error: new SvcError('INVALID_REQUEST', describeIssues(part, result.error.issues)) };
   };

@@ -22,7 +22,7 @@ import { validateInviteBound, validateLabel, validateLinkRole, validateTags } fr
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
 import { negotiate } from '../http/markdown.js';
-import { isoTime } from '../http/schemas.js';
+import { isoTime, noBody } from '../http/schemas.js';
 import { newUuid } from '../ids.js';
 import { assertOpen, codeHash, linkFor, newCode, parseLink, takeLinkUse, type ParsedLink } from '../joining.js';
 import { canMakeLink, linkScope, rankOf } from '../policy.js';
@@ -242,7 +242,7 @@ export const invitesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
   app.delete(
     '/v1/invites/:id',
     {
-      schema: { params: IdParams },
+      schema: { params: IdParams, body: noBody },
       config: {
         operation: 'invites.revoke',
         describe: 'Kill a link: nobody who has not used it yet can.',

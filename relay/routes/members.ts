@@ -16,7 +16,7 @@ import { validateRole, validateTags } from '../../shared/validate.js';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
 import { negotiate } from '../http/markdown.js';
-import { PEER_ID_RE, isoTime } from '../http/schemas.js';
+import { PEER_ID_RE, isoTime, noBody } from '../http/schemas.js';
 import { canListBlocks, canReadMembers } from '../policy.js';
 import { blocksMarkdown, membersMarkdown } from '../render/members.js';
 import type { BlockRow } from '../store/blocks.js';
@@ -141,7 +141,7 @@ export const membersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
   app.delete(
     '/v1/spaces/:name/members/:peer',
     {
-      schema: { params: MemberParams },
+      schema: { params: MemberParams, body: noBody },
       config: {
         auth: 'req',
         operation: 'members.revoke',
@@ -197,7 +197,7 @@ export const membersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
     app[verb](
       '/v1/spaces/:name/blocks/:peer',
       {
-        schema: { params: MemberParams },
+        schema: { params: MemberParams, body: noBody },
         config: {
           auth: 'req',
           operation: setting ? 'space_blocks.set' : 'space_blocks.remove',

@@ -8,7 +8,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
-import { uuidText } from '../http/schemas.js';
+import { noBody, uuidText } from '../http/schemas.js';
 import { appendPostGrouped } from '../posts/append.js';
 import { appendAnswer } from '../posts/answer.js';
 import { setPostHidden } from '../posts/hide.js';
@@ -43,7 +43,7 @@ export const postsWriteRoutes: FastifyPluginAsync<RelayContext> = async (app, ct
   app.put(
     '/v1/posts/:id/hidden',
     {
-      schema: { params: PostParams },
+      schema: { params: PostParams, body: noBody },
       config: {
         auth: 'req',
         limit: 'write',
@@ -61,7 +61,7 @@ export const postsWriteRoutes: FastifyPluginAsync<RelayContext> = async (app, ct
   app.delete(
     '/v1/posts/:id/hidden',
     {
-      schema: { params: PostParams },
+      schema: { params: PostParams, body: noBody },
       config: {
         auth: 'req',
         limit: 'write',

@@ -464,7 +464,7 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
   app.delete(
     '/v1/spaces/:name/sealed/generations/:generation',
     {
-      schema: { params: GenerationParams },
+      schema: { params: GenerationParams, body: EmptyBody },
       config: {
         auth: 'req',
         operation: 'sealed.abandon',

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
-import { isoTime } from '../http/schemas.js';
+import { isoTime, noBody } from '../http/schemas.js';
 
 const IdParams = z.object({ id: z.string() });
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -32,7 +32,10 @@ export const tokensRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
 
   app.delete(
     '/v1/tokens/current',
-    { config: { auth: 'req', limit: 'write', operation: 'tokens.revoke', describe: 'Revoke the token in use.' } },
+    {
+      schema: { body: noBody },
+      config: { auth: 'req', limit: 'write', operation: 'tokens.revoke', describe: 'Revoke the token in use.' },
+    },
     async (req) => {
       const me = identityOf(req);
       const revoked = ctx.store.tokens.revoke(me.peerId, me.tokenId, ctx.clock()) ? 1 : 0;
@@ -43,7 +46,7 @@ export const tokensRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
   app.delete(
     '/v1/tokens/:id',
     {
-      schema: { params: IdParams },
+      schema: { params: IdParams, body: noBody },
       config: { auth: 'req', limit: 'write', operation: 'tokens.revoke_one', describe: 'Revoke one token of the KEY by id.' },
     },
     async (req) => {
@@ -58,7 +61,10 @@ export const tokensRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
 
   app.delete(
     '/v1/tokens',
-    { config: { auth: 'req', limit: 'write', operation: 'tokens.revoke_all', describe: 'Revoke every token of the KEY, the current one too.' } },
+    {
+      schema: { body: noBody },
+      config: { auth: 'req', limit: 'write', operation: 'tokens.revoke_all', describe: 'Revoke every token of the KEY, the current one too.' },
+    },
     async (req) => {
       const me = identityOf(req);
       return { revoked: ctx.store.tokens.revokeAll(me.peerId, ctx.clock()) };
