@@ -14,7 +14,7 @@
  * passkeys are unavailable; a waiting request from a KEY without an encryption key in a sealed
  * SPACE) are seeded through the store too, to show the guard behind them holds.
  */
-import { createHash, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CATALOGUE, type ErrorCode } from '../shared/errors.js';
 import { toBase64url, toHex } from '../shared/encoding.js';
@@ -31,6 +31,7 @@ import { mintToken, startRelay, type MintedToken, type RunningRelay } from './he
 import { call, createSpace, freshName, type Answer } from './helpers/spaces.js';
 import { grant, makeLink } from './helpers/invites.js';
 import { newSpace } from './helpers/posts.js';
+import { stateProbe } from './helpers/state.js';
 import {
   commitmentOfGeneration,
   createSealedSpace,
@@ -48,6 +49,7 @@ let relay: RunningRelay;
 
 beforeAll(async () => {
   relay = await startRelay();
+  stateDigest = stateProbe(relay);
 });
 afterAll(async () => {
   await relay.close();
@@ -59,46 +61,10 @@ beforeEach(() => relay.clock.advance(3 * 60_000));
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-/** Every table a write can touch: what "changes nothing" compares. */
-const WRITTEN_TABLES = [
-  'keys',
-  'encryption_keys',
-  'spaces',
-  'space_categories',
-  'members',
-  'space_blocks',
-  'space_events',
-  'invites',
-  'invite_uses',
-  'join_requests',
-  'hand_overs',
-  'posts',
-  'sealed_posts',
-  'mailbox',
-  'sealed_spaces',
-  'sealed_generations',
-  'sealed_locks',
-  'sealed_keeper_lists',
-  'sealed_stamps',
-] as const;
-
-/**
- * Each table as one text built inside SQLite: every column quoted, rows sorted by that text (some
- * tables are WITHOUT ROWID, so there is no rowid order to rely on). Prepared once.
- */
-let dumps: { table: string; sql: { get(): unknown } }[] | undefined;
-
-/** A digest of every row of every table a write can touch. */
-function stateDigest(): string {
-  dumps ??= WRITTEN_TABLES.map((table) => {
-    const columns = (relay.store.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
-    const row = columns.map((c) => `quote("${c}")`).join(" || ',' || ");
-    return { table, sql: relay.store.db.prepare(`SELECT group_concat(${row}, char(10) ORDER BY ${row}) AS t FROM ${table}`) };
-  });
-  const h = createHash('sha256');
-  for (const d of dumps) h.update(`\u0001${d.table}\u0001${(d.sql.get() as { t: string | null }).t ?? ''}`);
-  return h.digest('hex');
-}
+/** The digest of every table a write can touch (test/helpers/state.ts). */
+let stateDigest: () => string = () => {
+  throw new Error('the relay is not started');
+};
 
 /** The answer is `code` with its catalogue status, exactly the envelope, and the header's id. */
 function expectEnvelope(r: Answer, code: ErrorCode): void {

@@ -1,0 +1,49 @@
+/**
+ * "Changes nothing", made checkable: a digest of every row of every table a relay write can
+ * touch (SPACES, members, blocks, the audit log, links, requests, offers, posts, mailboxes,
+ * encryption keys, sealed records). Two equal digests mean those tables hold the same rows.
+ * Background tables (checkpoints, SEEK index) and sign-in bookkeeping are left out on purpose.
+ */
+import { createHash } from 'node:crypto';
+import type { RunningRelay } from './relay.js';
+
+export const WRITTEN_TABLES = [
+  'keys',
+  'encryption_keys',
+  'spaces',
+  'space_categories',
+  'members',
+  'space_blocks',
+  'space_events',
+  'invites',
+  'invite_uses',
+  'join_requests',
+  'hand_overs',
+  'posts',
+  'sealed_posts',
+  'mailbox',
+  'sealed_spaces',
+  'sealed_generations',
+  'sealed_locks',
+  'sealed_keeper_lists',
+  'sealed_stamps',
+] as const;
+
+/**
+ * A function answering the digest of `relay`'s written tables. Each table is read as one text
+ * built inside SQLite: every column quoted, rows sorted by that text (some tables are WITHOUT
+ * ROWID, so there is no rowid order to rely on). Statements are prepared once.
+ */
+export function stateProbe(relay: RunningRelay): () => string {
+  const dumps = WRITTEN_TABLES.map((table) => {
+    const columns = (relay.store.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
+    const row = columns.map((c) => `quote("${c}")`).join(" || ',' || ");
+    const sql = relay.store.db.prepare(`SELECT group_concat(${row}, char(10) ORDER BY ${row}) AS t FROM ${table}`);
+    return { table, sql: sql as unknown as { get(): { t: string | null } } };
+  });
+  return () => {
+    const h = createHash('sha256');
+    for (const d of dumps) h.update(`\u0001${d.table}\u0001${d.sql.get().t ?? ''}`);
+    return h.digest('hex');
+  };
+}
