@@ -393,6 +393,16 @@ export class Sealing {
       const b = isObj(res.body) ? res.body : {};
       for (const p of Array.isArray(b.items) ? b.items : []) if (isObj(p) && typeof p.post_id === 'string') out.set(p.post_id, p);
     }
+    // Large ciphertexts can exceed a batch's token budget: fetch those one by one.
+    for (const id of ids) {
+      if (out.has(id) || !UUID_RE.test(id)) continue;
+      try {
+        const res = await this.deps.api.request({ path: `/v1/posts/${id}`, query: { proof: 'false' }, auth: 'opt' });
+        if (isObj(res.body) && res.body.post_id === id) out.set(id, res.body);
+      } catch (e) {
+        if (!(e instanceof RelayRefusal)) throw e;
+      }
+    }
     return out;
   }
 

@@ -223,6 +223,18 @@ describe('a sealed SPACE with an owner and two members, over real bridges', () =
     expect(err).toContain('SIGTERM, stopping');
   }, 180_000);
 
+  it('seals a post near the largest body and opens it in a snippets read, which fetches its bytes', async () => {
+    const big = `Large sealed body ${'0123456789abcdef'.repeat(3900)}`;
+    await post('a', 'A large post', big, 'a-data-large');
+    const read = await tool('n', 'svc_read_space', { space: name, order: 'desc', limit: 3 });
+    expect(read.r.isError, read.text).toBeFalsy();
+    const newest = (read.data.items as any[])[0];
+    expect(newest).toMatchObject({ title: 'A large post', snippet_truncated: true, sealed: { opened: true, generation: 2 } });
+    expect(newest.snippet).toBe([...big].slice(0, 280).join(''));
+    const full = await tool('n', 'svc_get', { post_id: newest.post_id, proof: false });
+    expect(full.data.body).toBe(big);
+  }, 60_000);
+
   it('keeps secrets at rest sealed under a key from the KEY seed, in a file only its user reads', async () => {
     const spaceId = relay.store.spaces.byName(name)!.spaceId;
     const file = sealedCachePath(openKeyDirectory(home.owner), DEFAULT_KEY_NAME);
@@ -255,7 +267,7 @@ describe('a sealed SPACE with an owner and two members, over real bridges', () =
     walk(relay.dataDir);
     expect(files.length).toBeGreaterThan(0);
     const bytes = files.map((f) => readFileSync(f));
-    expect(written.length).toBe(9);
+    expect(written.length).toBe(12);
     for (const w of written) {
       const needle = Buffer.from(w, 'utf8');
       expect(bytes.some((b) => b.includes(needle)), w).toBe(false);
