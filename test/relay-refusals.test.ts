@@ -46,6 +46,10 @@ import {
 } from './helpers/sealed.js';
 
 let relay: RunningRelay;
+/** The digest of every table a write can touch (test/helpers/state.ts). */
+let stateDigest: () => string = () => {
+  throw new Error('the relay is not started');
+};
 
 beforeAll(async () => {
   relay = await startRelay();
@@ -60,11 +64,6 @@ beforeEach(() => relay.clock.advance(3 * 60_000));
 // ---- the standard each refusal is held to ---------------------------------------------------
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-/** The digest of every table a write can touch (test/helpers/state.ts). */
-let stateDigest: () => string = () => {
-  throw new Error('the relay is not started');
-};
 
 /** The answer is `code` with its catalogue status, exactly the envelope, and the header's id. */
 function expectEnvelope(r: Answer, code: ErrorCode): void {
