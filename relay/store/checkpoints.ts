@@ -12,7 +12,7 @@
 import { readCheckpointBytes, type CheckpointFields, type SignedCheckpoint, type Stream } from '../../shared/checkpoint.js';
 import { toHex } from '../../shared/encoding.js';
 import type { ServedSigner } from '../../shared/service-keys.js';
-import type { Db } from './db.js';
+import { plainBytes, type Db } from './db.js';
 
 /** One position of a stream as a leaf needs it: position, object_id/command_id, link. */
 export interface StreamLink {
@@ -63,20 +63,16 @@ interface CheckpointRow {
   rendering: string;
 }
 
-function bytes(b: Uint8Array): Uint8Array {
-  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-}
-
 function toStored(r: CheckpointRow): StoredCheckpoint {
-  const canonical = bytes(r.canonical);
+  const canonical = plainBytes(r.canonical);
   // Our own bytes, read strictly anyway: a stored row that no longer reads is a fault to surface.
   const fields: CheckpointFields = readCheckpointBytes(canonical, 'stored checkpoint');
   return {
     spaceRowId: r.space_row_id,
     fields,
     canonical,
-    id: bytes(r.checkpoint_id),
-    signature: bytes(r.signature),
+    id: plainBytes(r.checkpoint_id),
+    signature: plainBytes(r.signature),
     signer: JSON.parse(r.rendering) as ServedSigner,
   };
 }
@@ -156,7 +152,7 @@ export function createCheckpointStore(db: Db): CheckpointStore {
         if (first !== 1 || f.previous_checkpoint_id !== null) return false;
       } else {
         if (first !== previous.last + 1) return false;
-        if (f.previous_checkpoint_id !== toHex(bytes(previous.checkpoint_id))) return false;
+        if (f.previous_checkpoint_id !== toHex(plainBytes(previous.checkpoint_id))) return false;
       }
       insertCheckpoint.run(spaceRowId, f.stream, last, first, c.id, c.canonical, c.signature, signerRow(signer), createdAt);
       return true;
@@ -184,9 +180,9 @@ export function createCheckpointStore(db: Db): CheckpointStore {
       const rows = (stream === 'posts' ? postLinks : eventLinks).all(spaceRowId, first, last);
       return rows.map((r) => ({
         position: r.position,
-        id: bytes(r.id),
-        previousHash: bytes(r.previous_hash),
-        chainHash: bytes(r.chain_hash),
+        id: plainBytes(r.id),
+        previousHash: plainBytes(r.previous_hash),
+        chainHash: plainBytes(r.chain_hash),
       }));
     },
     streamHead(spaceRowId, stream) {

@@ -15,6 +15,11 @@ export type Db = Database.Database;
 
 export const DATABASE_FILE = 'relay.sqlite';
 
+/** better-sqlite3 reads a BLOB as a Buffer; the stores hand out plain Uint8Array views of it. */
+export function plainBytes(b: Uint8Array): Uint8Array {
+  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+}
+
 /** Open `dataDir/relay.sqlite` (created with the directory if needed), or an in-memory database. */
 export function openDatabase(dataDir: string): Db {
   let db: Db;

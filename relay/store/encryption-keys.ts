@@ -9,7 +9,7 @@
  */
 import { SvcError } from '../../shared/errors.js';
 import type { SignatureEnvelope } from '../../shared/sealed/envelope.js';
-import type { Db } from './db.js';
+import { plainBytes, type Db } from './db.js';
 
 export interface EncryptionKeyRow {
   peerId: string;
@@ -55,7 +55,7 @@ function toRow(r: Row): EncryptionKeyRow {
     peerId: r.peer_id,
     publicKey: r.public_key,
     fingerprint: r.fingerprint,
-    statement: new Uint8Array(r.statement.buffer, r.statement.byteOffset, r.statement.byteLength),
+    statement: plainBytes(r.statement),
     envelope: JSON.parse(r.envelope_json) as SignatureEnvelope,
     publishedAt: r.published_at,
   };

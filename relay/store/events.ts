@@ -15,7 +15,7 @@ import { readCanonicalObject, type JsonObject } from '../../shared/canonical.js'
 import { commandIdOf, controlGenesis, controlLink, governanceEventBytes } from '../../shared/chain.js';
 import { toHex } from '../../shared/encoding.js';
 import type { SpaceEvent } from '../../shared/vocabulary.js';
-import type { Db } from './db.js';
+import { plainBytes, type Db } from './db.js';
 
 /** The SPACE fields the log needs (a SpaceRow satisfies it). */
 export interface EventSpace {
@@ -70,13 +70,8 @@ interface EventRow {
   at: number;
 }
 
-function bytes(b: Uint8Array): Uint8Array {
-  // better-sqlite3 returns Buffers; hand out plain Uint8Arrays.
-  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-}
-
 function toRecord(r: EventRow): EventRecord {
-  const canonical = bytes(r.canonical);
+  const canonical = plainBytes(r.canonical);
   const o = readCanonicalObject(canonical, 'stored event');
   return {
     revision: r.revision,
@@ -85,9 +80,9 @@ function toRecord(r: EventRow): EventRecord {
     payload: o.payload as JsonObject,
     at: r.at,
     canonical,
-    commandId: bytes(r.command_id),
-    previousHash: bytes(r.previous_hash),
-    chainHash: bytes(r.chain_hash),
+    commandId: plainBytes(r.command_id),
+    previousHash: plainBytes(r.previous_hash),
+    chainHash: plainBytes(r.chain_hash),
   };
 }
 
@@ -119,7 +114,7 @@ export function createEventStore(db: Db): EventStore {
       if (!db.inTransaction) throw new Error('events.append must run inside a write transaction');
       const head = selectHead.get(space.id);
       const revision = (head?.revision ?? 0) + 1;
-      const previous = head ? bytes(head.chain_hash) : controlGenesis(space.spaceId);
+      const previous = head ? plainBytes(head.chain_hash) : controlGenesis(space.spaceId);
       const canonical = governanceEventBytes({ spaceId: space.spaceId, revision, actor, event, payload });
       const commandId = commandIdOf(canonical);
       const chainHash = controlLink({ spaceId: space.spaceId, revision, previous, commandId });
@@ -128,14 +123,14 @@ export function createEventStore(db: Db): EventStore {
     },
     head(spaceRowId) {
       const h = selectHead.get(spaceRowId);
-      if (h) return { revision: h.revision, chainHash: bytes(h.chain_hash) };
+      if (h) return { revision: h.revision, chainHash: plainBytes(h.chain_hash) };
       return { revision: 0, chainHash: genesisOf(spaceRowId) };
     },
     chainHashAt(spaceRowId, revision) {
       if (revision === 0) return genesisOf(spaceRowId);
       const r = selectAt.get(spaceRowId, revision);
       if (!r) throw new RangeError(`no revision ${revision} in SPACE row ${spaceRowId}`);
-      return bytes(r.chain_hash);
+      return plainBytes(r.chain_hash);
     },
     list(spaceRowId, after, limit) {
       return selectPage.all(spaceRowId, after, limit).map(toRecord);

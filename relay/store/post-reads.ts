@@ -10,7 +10,7 @@
  *
  * Content columns are peer-written: rendering fences them (relay/posts/render.ts).
  */
-import type { Db } from './db.js';
+import { plainBytes, type Db } from './db.js';
 
 /** One post as the read routes render it. */
 export interface ReadPost {
@@ -155,12 +155,8 @@ interface Row {
   sealed_ciphertext: Uint8Array | null;
 }
 
-function bytes(b: Uint8Array): Uint8Array {
-  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-}
-
 function nullableBytes(b: Uint8Array | null): Uint8Array | null {
-  return b === null ? null : bytes(b);
+  return b === null ? null : plainBytes(b);
 }
 
 function toReadPost(r: Row): ReadPost {
@@ -183,17 +179,17 @@ function toReadPost(r: Row): ReadPost {
     dataJson: r.data_json,
     budgetJson: r.budget_json,
     runId: r.run_id,
-    canonical: bytes(r.canonical),
+    canonical: plainBytes(r.canonical),
     private: nullableBytes(r.private),
     signature: nullableBytes(r.signature),
     signed: r.signed === 1,
     sealed: r.sealed === 1,
-    objectId: bytes(r.object_id),
+    objectId: plainBytes(r.object_id),
     admittedRevision: r.admitted_revision,
-    admittedControlHash: bytes(r.admitted_control_hash),
-    admission: bytes(r.admission),
-    previousHash: bytes(r.previous_hash),
-    chainHash: bytes(r.chain_hash),
+    admittedControlHash: plainBytes(r.admitted_control_hash),
+    admission: plainBytes(r.admission),
+    previousHash: plainBytes(r.previous_hash),
+    chainHash: plainBytes(r.chain_hash),
     postedAt: r.posted_at,
     noRole: r.no_role === 1,
     hiddenAt: r.hidden_at,
@@ -202,7 +198,7 @@ function toReadPost(r: Row): ReadPost {
     sealedItem:
       r.sealed_generation === null || r.sealed_header === null || r.sealed_ciphertext === null
         ? null
-        : { generation: r.sealed_generation, header: bytes(r.sealed_header), ciphertext: bytes(r.sealed_ciphertext) },
+        : { generation: r.sealed_generation, header: plainBytes(r.sealed_header), ciphertext: plainBytes(r.sealed_ciphertext) },
   };
 }
 

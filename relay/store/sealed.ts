@@ -22,7 +22,7 @@ import type { SignatureEnvelope } from '../../shared/sealed/envelope.js';
 import { checkNextRevision, type KeeperList, type SpaceAuthority } from '../../shared/sealed/keepers.js';
 import { stampCurrent, type Stamp } from '../../shared/sealed/stamps.js';
 import { authorityOf, issuerCounts, keeperOf, listedKeepers, stampOf, vouchedFor, type StoredStamp } from '../sealed/authority.js';
-import type { Db } from './db.js';
+import { plainBytes, type Db } from './db.js';
 import type { EncryptionKeyStore } from './encryption-keys.js';
 import type { MemberStore } from './members.js';
 import type { CreateSpaceInput, SpaceRow, SpaceStore } from './spaces.js';
@@ -149,10 +149,6 @@ export interface SealedStore {
   snapshot<T>(fn: () => T): T;
 }
 
-function bytes(b: Uint8Array): Uint8Array {
-  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-}
-
 interface StateRow {
   space_row_id: number;
   generation: number;
@@ -213,8 +209,8 @@ const toState = (r: StateRow): SealedSpaceState => ({
 
 const toGeneration = (r: GenRow): GenerationRow => ({
   generation: r.generation,
-  commitment: bytes(r.commitment),
-  back: r.back === null ? null : bytes(r.back),
+  commitment: plainBytes(r.commitment),
+  back: r.back === null ? null : plainBytes(r.back),
   createdBy: r.created_by,
   stagedAt: r.staged_at,
   activatedAt: r.activated_at,
@@ -225,13 +221,13 @@ const toLock = (r: LockDbRow): LockRow => ({
   generation: r.generation,
   recipient: r.recipient,
   sender: r.sender,
-  lock: bytes(r.lock),
+  lock: plainBytes(r.lock),
   createdAt: r.created_at,
 });
 
 const toList = (r: ListDbRow): KeeperListRow => ({
   revision: r.revision,
-  list: bytes(r.list),
+  list: plainBytes(r.list),
   envelope: JSON.parse(r.envelope_json) as SignatureEnvelope,
   signedBy: r.signed_by,
   createdAt: r.created_at,
@@ -241,7 +237,7 @@ const toStamp = (r: StampDbRow): StampRow => ({
   peerId: r.peer_id,
   issuer: r.issuer,
   notAfter: r.not_after,
-  stamp: bytes(r.stamp),
+  stamp: plainBytes(r.stamp),
   envelope: JSON.parse(r.envelope_json) as SignatureEnvelope,
   putBy: r.put_by,
   putAt: r.put_at,
@@ -360,7 +356,7 @@ export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
   function authority(space: SpaceRow): SpaceAuthority {
     const latest = selectLatestList.get(space.id);
     const state = selectState.get(space.id);
-    return authorityOf(space.owner, latest && { list: bytes(latest.list), signedBy: latest.signed_by }, state?.owner_was ?? null);
+    return authorityOf(space.owner, latest && { list: plainBytes(latest.list), signedBy: latest.signed_by }, state?.owner_was ?? null);
   }
 
   function stampRow(spaceRowId: number, peer: string): StampRow | undefined {
@@ -483,7 +479,7 @@ export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
           : undefined;
     if (target === undefined) throw new SvcError('KEY_CHANGED', String(state.generation));
     // A chunk made for another commitment (an abandoned and re-staged change reuses the number).
-    if (!equalBytes(bytes(target.commitment), a.commitment)) throw new SvcError('KEY_CHANGED', String(state.generation));
+    if (!equalBytes(plainBytes(target.commitment), a.commitment)) throw new SvcError('KEY_CHANGED', String(state.generation));
     for (const peer of a.locks.keys()) {
       if (members.roleOf(space, peer) === null) throw new SvcError('LOCK_RECIPIENT_NOT_A_MEMBER', `locks.${peer}: neither the owner nor a member`);
       if (!vouched(space, peer, a.now, auth)) {
@@ -590,7 +586,7 @@ export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
     },
     item(postRow) {
       const r = selectItem.get(postRow);
-      return r ? { generation: r.generation, header: bytes(r.header), ciphertext: bytes(r.ciphertext) } : undefined;
+      return r ? { generation: r.generation, header: plainBytes(r.header), ciphertext: plainBytes(r.ciphertext) } : undefined;
     },
     generationInUse: (spaceRowId) => selectState.get(spaceRowId)?.generation,
     memberRemoved(space, peer, now) {
