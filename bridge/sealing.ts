@@ -413,7 +413,8 @@ export class Sealing {
    * saying why, and nothing of their words. Posts that are not sealed come back unchanged.
    */
   async openPosts(posts: readonly Obj[]): Promise<Obj[]> {
-    const sealed = posts.filter((p) => isObj(p.sealed));
+    // A hidden post keeps its position without its bytes: nothing to open, nothing to wait for.
+    const sealed = posts.filter((p) => isObj(p.sealed) && !isObj(p.unavailable));
     if (sealed.length === 0) return [...posts];
     const missing = sealed.filter((p) => typeof (p.sealed as Obj).ciphertext !== 'string' && typeof p.post_id === 'string').map((p) => p.post_id as string);
     let full = new Map<string, Obj>();
@@ -440,6 +441,10 @@ export class Sealing {
     for (const p of posts) {
       if (!isObj(p.sealed)) {
         out.push(p);
+        continue;
+      }
+      if (isObj(p.unavailable)) {
+        out.push(notOpened(p, 'the post is unavailable (hidden): the relay serves no ciphertext for it'));
         continue;
       }
       const keys = spaces.get(typeof p.space === 'string' ? p.space : '')!;
