@@ -11,41 +11,12 @@
  * Content columns are peer-written: rendering fences them (relay/posts/render.ts).
  */
 import { plainBytes, type Db } from './db.js';
+import { toPostColumns, type PostColumns, type PostColumnsRow } from './posts.js';
 
-/** One post as the read routes render it. */
-export interface ReadPost {
-  rowId: number;
-  spaceRowId: number;
+/** One post as the read routes render it: the shared columns, its SPACE and its author's KEY. */
+export interface ReadPost extends PostColumns {
   spaceName: string;
   spaceId: string;
-  seq: number;
-  postId: string;
-  author: string;
-  kind: string;
-  title: string | null;
-  body: string | null;
-  toJson: string | null;
-  replyTo: string | null;
-  supersedes: string | null;
-  retracts: string | null;
-  fingerprintsJson: string | null;
-  dataJson: string | null;
-  budgetJson: string | null;
-  runId: string | null;
-  canonical: Uint8Array;
-  private: Uint8Array | null;
-  signature: Uint8Array | null;
-  signed: boolean;
-  sealed: boolean;
-  objectId: Uint8Array;
-  admittedRevision: number;
-  admittedControlHash: Uint8Array;
-  admission: Uint8Array;
-  previousHash: Uint8Array;
-  chainHash: Uint8Array;
-  postedAt: number;
-  noRole: boolean;
-  hiddenAt: number | null;
   /** The author's KEY: hex public key and its type (`ed25519` or `passkey`). */
   authorPublicKey: string;
   authorKeyType: string;
@@ -115,39 +86,9 @@ export interface PostReadStore {
   snapshot<T>(fn: () => T): T;
 }
 
-interface Row {
-  id: number;
-  space_row_id: number;
+interface Row extends PostColumnsRow {
   space_name: string;
   space_uuid: string;
-  seq: number;
-  post_id: string;
-  author: string;
-  kind: string;
-  title: string | null;
-  body: string | null;
-  to_json: string | null;
-  reply_to: string | null;
-  supersedes: string | null;
-  retracts: string | null;
-  fingerprints_json: string | null;
-  data_json: string | null;
-  budget_json: string | null;
-  run_id: string | null;
-  canonical: Uint8Array;
-  private: Uint8Array | null;
-  signature: Uint8Array | null;
-  signed: number;
-  sealed: number;
-  object_id: Uint8Array;
-  admitted_revision: number;
-  admitted_control_hash: Uint8Array;
-  admission: Uint8Array;
-  previous_hash: Uint8Array;
-  chain_hash: Uint8Array;
-  posted_at: number;
-  no_role: number;
-  hidden_at: number | null;
   public_key: string;
   key_type: string;
   sealed_generation: number | null;
@@ -155,44 +96,11 @@ interface Row {
   sealed_ciphertext: Uint8Array | null;
 }
 
-function nullableBytes(b: Uint8Array | null): Uint8Array | null {
-  return b === null ? null : plainBytes(b);
-}
-
 function toReadPost(r: Row): ReadPost {
   return {
-    rowId: r.id,
-    spaceRowId: r.space_row_id,
+    ...toPostColumns(r),
     spaceName: r.space_name,
     spaceId: r.space_uuid,
-    seq: r.seq,
-    postId: r.post_id,
-    author: r.author,
-    kind: r.kind,
-    title: r.title,
-    body: r.body,
-    toJson: r.to_json,
-    replyTo: r.reply_to,
-    supersedes: r.supersedes,
-    retracts: r.retracts,
-    fingerprintsJson: r.fingerprints_json,
-    dataJson: r.data_json,
-    budgetJson: r.budget_json,
-    runId: r.run_id,
-    canonical: plainBytes(r.canonical),
-    private: nullableBytes(r.private),
-    signature: nullableBytes(r.signature),
-    signed: r.signed === 1,
-    sealed: r.sealed === 1,
-    objectId: plainBytes(r.object_id),
-    admittedRevision: r.admitted_revision,
-    admittedControlHash: plainBytes(r.admitted_control_hash),
-    admission: plainBytes(r.admission),
-    previousHash: plainBytes(r.previous_hash),
-    chainHash: plainBytes(r.chain_hash),
-    postedAt: r.posted_at,
-    noRole: r.no_role === 1,
-    hiddenAt: r.hidden_at,
     authorPublicKey: r.public_key,
     authorKeyType: r.key_type,
     sealedItem:

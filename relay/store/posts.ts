@@ -6,10 +6,14 @@
  * Row values come from the database the relay wrote; the content columns are still
  * peer-written text, to be fenced when rendered.
  */
-import type { Db } from './db.js';
+import { plainBytes, type Db } from './db.js';
 
-/** One stored post, columns as written; JSON columns stay text (readers parse what they show). */
-export interface PostRow {
+/**
+ * The columns of a post row that both sides show: the append pipeline (PostRow, below) and the
+ * read routes (ReadPost, relay/store/post-reads.ts). JSON columns stay text (readers parse what
+ * they show).
+ */
+export interface PostColumns {
   /** Storage row id (not a position). */
   rowId: number;
   spaceRowId: number;
@@ -29,9 +33,6 @@ export interface PostRow {
   dataJson: string | null;
   budgetJson: string | null;
   runId: string | null;
-  idempotencyKey: string | null;
-  /** Unsigned posts: SHA-256 of the normalised input, compared on a replay. */
-  inputDigest: Uint8Array | null;
   canonical: Uint8Array;
   private: Uint8Array | null;
   signature: Uint8Array | null;
@@ -46,10 +47,17 @@ export interface PostRow {
   /** Unix ms. */
   postedAt: number;
   noRole: boolean;
+  hiddenAt: number | null;
+}
+
+/** One stored post, columns as written. */
+export interface PostRow extends PostColumns {
+  idempotencyKey: string | null;
+  /** Unsigned posts: SHA-256 of the normalised input, compared on a replay. */
+  inputDigest: Uint8Array | null;
   receiptSignature: Uint8Array;
   receiptSignerKeyId: string;
   receiptServiceEpoch: string | null;
-  hiddenAt: number | null;
   hiddenBy: string | null;
 }
 
@@ -91,7 +99,8 @@ export interface PostStore {
   transaction<T>(fn: () => T): T;
 }
 
-interface Row {
+/** The database columns behind PostColumns (snake case, integers for booleans). */
+export interface PostColumnsRow {
   id: number;
   space_row_id: number;
   seq: number;
@@ -108,8 +117,6 @@ interface Row {
   data_json: string | null;
   budget_json: string | null;
   run_id: string | null;
-  idempotency_key: string | null;
-  input_digest: Uint8Array | null;
   canonical: Uint8Array;
   private: Uint8Array | null;
   signature: Uint8Array | null;
@@ -123,14 +130,24 @@ interface Row {
   chain_hash: Uint8Array;
   posted_at: number;
   no_role: number;
+  hidden_at: number | null;
+}
+
+interface Row extends PostColumnsRow {
+  idempotency_key: string | null;
+  input_digest: Uint8Array | null;
   receipt_signature: Uint8Array;
   receipt_signer_key_id: string;
   receipt_service_epoch: string | null;
-  hidden_at: number | null;
   hidden_by: string | null;
 }
 
-function toPostRow(r: Row): PostRow {
+function nullableBytes(b: Uint8Array | null): Uint8Array | null {
+  return b === null ? null : plainBytes(b);
+}
+
+/** Map the shared columns; byte columns come out as plain Uint8Array views. */
+export function toPostColumns(r: PostColumnsRow): PostColumns {
   return {
     rowId: r.id,
     spaceRowId: r.space_row_id,
@@ -148,25 +165,31 @@ function toPostRow(r: Row): PostRow {
     dataJson: r.data_json,
     budgetJson: r.budget_json,
     runId: r.run_id,
-    idempotencyKey: r.idempotency_key,
-    inputDigest: r.input_digest,
-    canonical: r.canonical,
-    private: r.private,
-    signature: r.signature,
+    canonical: plainBytes(r.canonical),
+    private: nullableBytes(r.private),
+    signature: nullableBytes(r.signature),
     signed: r.signed === 1,
     sealed: r.sealed === 1,
-    objectId: r.object_id,
+    objectId: plainBytes(r.object_id),
     admittedRevision: r.admitted_revision,
-    admittedControlHash: r.admitted_control_hash,
-    admission: r.admission,
-    previousHash: r.previous_hash,
-    chainHash: r.chain_hash,
+    admittedControlHash: plainBytes(r.admitted_control_hash),
+    admission: plainBytes(r.admission),
+    previousHash: plainBytes(r.previous_hash),
+    chainHash: plainBytes(r.chain_hash),
     postedAt: r.posted_at,
     noRole: r.no_role === 1,
-    receiptSignature: r.receipt_signature,
+    hiddenAt: r.hidden_at,
+  };
+}
+
+function toPostRow(r: Row): PostRow {
+  return {
+    ...toPostColumns(r),
+    idempotencyKey: r.idempotency_key,
+    inputDigest: nullableBytes(r.input_digest),
+    receiptSignature: plainBytes(r.receipt_signature),
     receiptSignerKeyId: r.receipt_signer_key_id,
     receiptServiceEpoch: r.receipt_service_epoch,
-    hiddenAt: r.hidden_at,
     hiddenBy: r.hidden_by,
   };
 }
