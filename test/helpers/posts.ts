@@ -7,14 +7,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { toHex } from '../../shared/encoding.js';
 import type { Role } from '../../shared/vocabulary.js';
 import type { CreateSpaceInput, SpaceRow } from '../../relay/store/spaces.js';
-import type { MintedToken, RunningRelay } from './relay.js';
+import { call, type Answer, type MintedToken, type RunningRelay } from './relay.js';
 
-export interface Answer {
-  status: number;
-  body: any;
-  text: string;
-  headers: Headers;
-}
+export { call, type Answer };
 
 let counter = 0;
 
@@ -47,31 +42,6 @@ export function admit(relay: RunningRelay, space: SpaceRow, peer: MintedToken, r
     space.owner,
     relay.clock.now(),
   );
-}
-
-/** Any request with an optional token; the answer parsed when it is JSON. */
-export async function call(
-  relay: RunningRelay,
-  method: string,
-  path: string,
-  opts: { token?: string | undefined; body?: unknown; headers?: Record<string, string> } = {},
-): Promise<Answer> {
-  const headers: Record<string, string> = { ...opts.headers };
-  if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
-  if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${relay.url}${path}`, {
-    method,
-    headers,
-    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-  });
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = text && (res.headers.get('content-type') ?? '').includes('application/json') ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, body, text, headers: res.headers };
 }
 
 /** GET with a token (or none). */

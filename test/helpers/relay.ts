@@ -2,7 +2,7 @@
  * Test helpers that run the REAL relay: `startRelay` builds the app in-process on a temporary
  * data directory and listens on 127.0.0.1 port 0 (real HTTP, real SQLite, real crypto), with a
  * clock tests can move; `spawnRelay` runs the relay as its own process (for kill -9 restarts);
- * `mintToken` signs in over HTTP with a real Ed25519 signature.
+ * `mintToken` signs in over HTTP with a real Ed25519 signature; `call` sends any request.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -97,6 +97,42 @@ export interface MintedToken {
   registered: boolean;
   /** The whole verify answer. */
   answer: Record<string, unknown>;
+}
+
+/** An answer of `call`: status, the body parsed when it is JSON, the raw text and the headers. */
+export interface Answer {
+  status: number;
+  body: any;
+  text: string;
+  headers: Headers;
+}
+
+/**
+ * Any request to the relay with an optional bearer token and JSON body. The body is parsed
+ * only when the answer says `application/json` (an ndjson export stays in `text`).
+ */
+export async function call(
+  relay: RunningRelay,
+  method: string,
+  path: string,
+  opts: { token?: string | undefined; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${relay.url}${path}`, {
+    method,
+    headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = text && (res.headers.get('content-type') ?? '').includes('application/json') ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, body, text, headers: res.headers };
 }
 
 /** POST JSON and read the JSON answer (status and headers too). */

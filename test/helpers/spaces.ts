@@ -1,41 +1,11 @@
 /**
- * Test helpers for SPACES over the real HTTP relay: one `call` for any method, SPACE creation,
- * ageing KEYS past the public-SPACE wait, and reading the audit head from the store.
+ * Test helpers for SPACES over the real HTTP relay: SPACE creation, ageing KEYS past the
+ * public-SPACE wait, and reading the audit head from the store. `call` (relay.ts) is passed on.
  */
 import { PUBLIC_SPACE_KEY_AGE_SECONDS } from '../../relay/policy.js';
-import type { RunningRelay } from './relay.js';
+import { call, type Answer, type RunningRelay } from './relay.js';
 
-export interface Answer {
-  status: number;
-  body: any;
-  text: string;
-  headers: Headers;
-}
-
-/** Any method with an optional bearer token and JSON body; the answer parsed when it is JSON. */
-export async function call(
-  relay: RunningRelay,
-  method: string,
-  path: string,
-  opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
-): Promise<Answer> {
-  const headers: Record<string, string> = { ...opts.headers };
-  if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
-  if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${relay.url}${path}`, {
-    method,
-    headers,
-    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-  });
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = text && (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, body, text, headers: res.headers };
-}
+export { call, type Answer };
 
 /** Move the relay clock past the wait a KEY needs before it creates a public SPACE. */
 export function ageKeys(relay: RunningRelay): void {
