@@ -15,6 +15,7 @@ import { openStore, type Store } from '../relay/store/index.js';
 import type { CreateSpaceInput, SpaceRow } from '../relay/store/spaces.js';
 import { toHex } from '../shared/encoding.js';
 import { peerIdHexOf, signerFromSeed, type Signer } from '../shared/identity.js';
+import { createSpaceInStore as createSpace } from '../test/helpers/posts.js';
 import { spawnRelay, tempDataDir, type SpawnedRelay } from '../test/helpers/relay.js';
 
 export { tempDataDir };
@@ -110,26 +111,9 @@ export function registerKey(r: InProcessRelay, signer: Signer, now = Date.now())
   return peerId;
 }
 
-/** Create a SPACE straight in the store. */
+/** Create a private SPACE straight in the store (the tests' helper, test/helpers/posts.ts), now. */
 export function createSpaceInStore(r: InProcessRelay, owner: string, name: string, opts: Partial<CreateSpaceInput> = {}): SpaceRow {
-  return r.store.spaces.create({
-    spaceId: newUuid(r.ctx.random),
-    name,
-    owner,
-    title: name,
-    description: '',
-    visibility: 'private',
-    oracle: false,
-    joinPolicy: 'invite',
-    signedOnly: false,
-    categories: [],
-    serviceReviewer: false,
-    taskConfirmations: 0,
-    taskConfirmers: 'members',
-    taskClaimHours: 4,
-    now: Date.now(),
-    ...opts,
-  }).space;
+  return createSpace(r.store, owner, name, Date.now(), { spaceId: newUuid(r.ctx.random), ...opts });
 }
 
 /** A text of exactly `n` ASCII characters, different per `seed`. */

@@ -13,11 +13,11 @@
  * leaves nothing behind; more than a batch's worth of works runs in order over several commits.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { getJson, mintToken, postJson, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
+import { expectChainVerifies } from './helpers/chain.js';
+import { signedPost, spaceWithWriters } from './helpers/posts.js';
 import { fromHex, toHex } from '../shared/encoding.js';
-import { signPost } from '../shared/objects.js';
-import { verifyPostChain } from '../shared/chain.js';
 import { verifyReceipt } from '../shared/receipt.js';
 import { CommitQueue, commitQueueFor } from '../relay/posts/commit-queue.js';
 import { openDatabase, type Db } from '../relay/store/db.js';
@@ -39,29 +39,8 @@ afterAll(async () => {
   await relay.close();
 });
 
-function newSpace(): SpaceRow {
-  const { space } = relay.store.spaces.create({
-    spaceId: randomUUID(),
-    name: `group-${toHex(randomBytes(4))}`,
-    owner: owner.peerId,
-    title: 'Group commit',
-    description: '',
-    visibility: 'private',
-    oracle: false,
-    joinPolicy: 'invite',
-    signedOnly: false,
-    categories: [],
-    serviceReviewer: false,
-    taskConfirmations: 0,
-    taskConfirmers: 'members',
-    taskClaimHours: 4,
-    now: relay.clock.now(),
-  });
-  for (const w of writers) {
-    relay.store.members.admit(relay.store.spaces.byRowId(space.id)!, { peer: w.peerId, role: 'writer', tags: [], broughtInBy: owner.peerId }, owner.peerId, relay.clock.now());
-  }
-  return space;
-}
+/** A fresh private SPACE with every writer admitted. */
+const newSpace = (): SpaceRow => spaceWithWriters(relay, owner, writers);
 
 const auth = (t: MintedToken) => ({ authorization: `Bearer ${t.token}` });
 
@@ -69,26 +48,7 @@ const auth = (t: MintedToken) => ({ authorization: `Bearer ${t.token}` });
 const restWriters = () => relay.clock.advance(90_000);
 
 function signed(w: MintedToken, space: SpaceRow, body: string, key: string = randomUUID()) {
-  return signPost({ fields: { space_id: space.spaceId, author_id: w.peerId, kind: 'result', body, idempotency_key: key }, signer: w.signer }).submission;
-}
-
-/** Positions 1..count, each link over the one before, from the SPACE's genesis. */
-function expectChainVerifies(space: SpaceRow, count: number): void {
-  const rows = relay.store.posts.list(space.id, 0, count + 10);
-  expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
-  const verdict = verifyPostChain(
-    space.spaceId,
-    rows.map((r) => ({
-      seq: r.seq,
-      objectId: r.objectId,
-      admission: r.admission,
-      chainHash: r.chainHash,
-      admittedRevision: r.admittedRevision,
-      admittedControlHash: r.admittedControlHash,
-      canonical: r.canonical,
-    })),
-  );
-  expect(verdict).toMatchObject({ ok: true, count });
+  return signedPost(w, space, { kind: 'result', body, idempotency_key: key }).submission;
 }
 
 /** A 201 answer names a stored post at the same position, with a receipt that verifies. */
@@ -174,7 +134,7 @@ describe('appends sent together over HTTP, some refused', () => {
     expect(seqs).toEqual(Array.from({ length: written.length }, (_, i) => i + 2));
     for (const b of written) expectStored(b);
     expect(relay.store.posts.head(space.id).seq).toBe(written.length + 1);
-    expectChainVerifies(space, written.length + 1);
+    expectChainVerifies(relay, space, written.length + 1);
     // The other SPACE did not move.
     expect(relay.store.posts.head(elsewhere.id).seq).toBe(1);
   });
@@ -214,7 +174,7 @@ describe('appends in one batch', () => {
     expect(answers[2]!.body).toMatchObject({ replayed: true, post_id: answers[0]!.body.post_id });
     expect(answers[2]!.body.receipt.signature).toBe(answers[0]!.body.receipt.signature);
     for (const i of [0, 1, 3]) expectStored(answers[i]!.body);
-    expectChainVerifies(space, 3);
+    expectChainVerifies(relay, space, 3);
   });
 
   it('a refused append rolls back only itself: the posts around it keep consecutive positions', async () => {
@@ -243,7 +203,7 @@ describe('appends in one batch', () => {
     ]);
     expect([0, 2, 4, 6].map((i) => answers[i]!.body.seq)).toEqual(['1', '2', '3', '4']);
     for (const i of [0, 2, 4, 6]) expectStored(answers[i]!.body);
-    expectChainVerifies(space, 4);
+    expectChainVerifies(relay, space, 4);
     // The delivery written by the second post survived the refusals around it.
     const mail = relay.store.mailbox.list(c.peerId, 0, 100).filter((m) => m.postId === answers[2]!.body.post_id);
     expect(mail).toHaveLength(1);

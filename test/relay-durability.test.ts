@@ -28,8 +28,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { mintToken, spawnRelay, startRelay, tempDataDir, type MintedToken, type SpawnedRelay } from './helpers/relay.js';
+import { signedPost } from './helpers/posts.js';
 import { fromBase64url, fromHex, toHex } from '../shared/encoding.js';
-import { signPost } from '../shared/objects.js';
 import { verifyPostChain, type StoredPostLink } from '../shared/chain.js';
 import { verifyReceipt } from '../shared/receipt.js';
 import { checkExtends, verifyCheckpoint, type VerifiedCheckpoint } from '../shared/checkpoint.js';
@@ -96,16 +96,10 @@ async function setUpSpace(url: string, owner: MintedToken, writers: readonly Min
 async function client(url: string, me: MintedToken, index: number, spaces: readonly Space[], sent: Sent[], stop: () => boolean): Promise<void> {
   for (let k = 0; !stop(); k++) {
     const space = spaces[(index + k) % spaces.length]!;
-    const s = signPost({
-      fields: {
-        space_id: space.spaceId,
-        author_id: me.peerId,
-        kind: 'obs',
-        title: `client ${index} post ${k}`,
-        body: `durability stream: client ${index}, post ${k}`,
-        idempotency_key: randomUUID(),
-      },
-      signer: me.signer,
+    const s = signedPost(me, space, {
+      kind: 'obs',
+      title: `client ${index} post ${k}`,
+      body: `durability stream: client ${index}, post ${k}`,
     });
     const record: Sent = { space, objectId: toHex(s.objectId) };
     sent.push(record);

@@ -7,9 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { getJson, mintToken, postJson, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
+import { expectChainVerifies } from './helpers/chain.js';
+import { admit as admitTo, newSpace as newSpaceOn, signedPost } from './helpers/posts.js';
 import { fromBase64url, fromHex, toHex } from '../shared/encoding.js';
-import { objectIdOf, readPostObject, readPrivatePart, privateDigestOf, signPost, type PostFields, type PrivateFields } from '../shared/objects.js';
-import { verifyPostChain } from '../shared/chain.js';
+import { objectIdOf, readPostObject, readPrivatePart, privateDigestOf, signPost, type PostFields } from '../shared/objects.js';
 import { verifyReceipt } from '../shared/receipt.js';
 import type { CreateSpaceInput, SpaceRow } from '../relay/store/spaces.js';
 import type { Role } from '../shared/vocabulary.js';
@@ -30,32 +31,9 @@ afterAll(async () => {
 
 // ---- helpers ----------------------------------------------------------------------------------
 
-let spaceCounter = 0;
-function newSpace(by: MintedToken, opts: Partial<CreateSpaceInput> = {}): SpaceRow {
-  const { space } = relay.store.spaces.create({
-    spaceId: randomUUID(),
-    name: `posts-${++spaceCounter}-${toHex(randomBytes(3))}`,
-    owner: by.peerId,
-    title: 'Posts test',
-    description: '',
-    visibility: 'private',
-    oracle: false,
-    joinPolicy: 'invite',
-    signedOnly: false,
-    categories: [],
-    serviceReviewer: false,
-    taskConfirmations: 0,
-    taskConfirmers: 'members',
-    taskClaimHours: 4,
-    now: relay.clock.now(),
-    ...opts,
-  });
-  return space;
-}
-
-function admit(space: SpaceRow, peer: MintedToken, role: Role): void {
-  relay.store.members.admit(relay.store.spaces.byRowId(space.id)!, { peer: peer.peerId, role, tags: [], broughtInBy: space.owner }, space.owner, relay.clock.now());
-}
+// The shared set-up (helpers/posts.ts), bound to this file's relay.
+const newSpace = (by: MintedToken, opts: Partial<CreateSpaceInput> = {}): SpaceRow => newSpaceOn(relay, by, opts);
+const admit = (space: SpaceRow, peer: MintedToken, role: Role): void => admitTo(relay, space, peer, role);
 
 const auth = (t: MintedToken) => ({ authorization: `Bearer ${t.token}` });
 
@@ -76,15 +54,6 @@ async function expectRefused(t: MintedToken, space: SpaceRow, body: unknown, cod
   expect(r.status).toBeGreaterThanOrEqual(400);
   expect(headOf(space)).toBe(before);
   return r;
-}
-
-function signed(t: MintedToken, space: SpaceRow, fields: Omit<PostFields, 'space_id' | 'author_id' | 'private_digest'>, priv?: PrivateFields) {
-  return signPost({
-    fields: { space_id: space.spaceId, author_id: t.peerId, idempotency_key: randomUUID(), ...fields },
-    private: priv,
-    salt: new Uint8Array(randomBytes(32)),
-    signer: t.signer,
-  });
 }
 
 const randomPeer = () => toHex(randomBytes(32));
@@ -156,7 +125,7 @@ describe('unsigned posts', () => {
 describe('signed posts', () => {
   it('are admitted with the object, private part and signature the KEY sent', async () => {
     const space = newSpace(owner);
-    const s = signed(owner, space, { kind: 'decision', title: 'Use WAL', body: 'FULL sync' }, { data: { x_reason: 'durability' } });
+    const s = signedPost(owner, space, { kind: 'decision', title: 'Use WAL', body: 'FULL sync' }, { data: { x_reason: 'durability' } });
     const r = await append(owner, space, s.submission);
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     expect(r.body.signed).toBe(true);
@@ -171,7 +140,7 @@ describe('signed posts', () => {
 
   it('are refused when the signature does not verify', async () => {
     const space = newSpace(owner);
-    const s = signed(owner, space, { kind: 'obs', body: 'tampered' });
+    const s = signedPost(owner, space, { kind: 'obs', body: 'tampered' });
     const sig = s.submission.signature;
     const flipped = (sig[0] === '0' ? '1' : '0') + sig.slice(1);
     await expectRefused(owner, space, { ...s.submission, signature: flipped }, 'POST_SIGNATURE_INVALID');
@@ -180,36 +149,36 @@ describe('signed posts', () => {
   it('are refused when the object names another SPACE or another author', async () => {
     const space = newSpace(owner);
     const other = newSpace(owner);
-    const elsewhere = signed(owner, other, { kind: 'obs', body: 'x' });
+    const elsewhere = signedPost(owner, other, { kind: 'obs', body: 'x' });
     const r = await expectRefused(owner, space, elsewhere.submission, 'INVALID_REQUEST');
     expect(r.body.error.detail).toMatch(/space_id/);
     const mallory = await mintToken(relay.url);
     admit(space, mallory, 'writer');
-    const byOwner = signed(owner, space, { kind: 'obs', body: 'x' });
+    const byOwner = signedPost(owner, space, { kind: 'obs', body: 'x' });
     const r2 = await expectRefused(mallory, space, byOwner.submission, 'INVALID_REQUEST');
     expect(r2.body.error.detail).toMatch(/author_id/);
   });
 
   it('take no content fields beside the signed ones', async () => {
     const space = newSpace(owner);
-    const s = signed(owner, space, { kind: 'obs', body: 'x' });
+    const s = signedPost(owner, space, { kind: 'obs', body: 'x' });
     await expectRefused(owner, space, { ...s.submission, title: 'beside' }, 'INVALID_REQUEST');
     await expectRefused(owner, space, { kind: 'obs', canonical: s.submission.canonical }, 'INVALID_REQUEST');
   });
 
   it('with alg webauthn are PASSKEYS_UNAVAILABLE', async () => {
     const space = newSpace(owner);
-    const s = signed(owner, space, { kind: 'obs', body: 'x' });
+    const s = signedPost(owner, space, { kind: 'obs', body: 'x' });
     await expectRefused(owner, space, { ...s.submission, alg: 'webauthn' }, 'PASSKEYS_UNAVAILABLE');
   });
 
   it('meet every field rule of the Post table on the signed fields', async () => {
     const space = newSpace(owner);
-    await expectRefused(owner, space, signed(owner, space, { kind: 'answer', body: 'x' }).submission, 'INVALID_KIND');
-    await expectRefused(owner, space, signed(owner, space, { kind: 'obs', fingerprints: [{ scheme: 'svc.internal', value: 'x' }] }).submission, 'SCHEME_RESERVED');
-    await expectRefused(owner, space, signed(owner, space, { kind: 'obs' }, { data: { lease_until: 'later' } }).submission, 'INVALID_REQUEST');
-    await expectRefused(owner, space, signed(owner, space, { kind: 'obs', title: '' }).submission, 'INVALID_REQUEST');
-    await expectRefused(owner, space, signed(owner, space, { kind: 'obs', body: 'y'.repeat(65_537) }).submission, 'TOO_LARGE');
+    await expectRefused(owner, space, signedPost(owner, space, { kind: 'answer', body: 'x' }).submission, 'INVALID_KIND');
+    await expectRefused(owner, space, signedPost(owner, space, { kind: 'obs', fingerprints: [{ scheme: 'svc.internal', value: 'x' }] }).submission, 'SCHEME_RESERVED');
+    await expectRefused(owner, space, signedPost(owner, space, { kind: 'obs' }, { data: { lease_until: 'later' } }).submission, 'INVALID_REQUEST');
+    await expectRefused(owner, space, signedPost(owner, space, { kind: 'obs', title: '' }).submission, 'INVALID_REQUEST');
+    await expectRefused(owner, space, signedPost(owner, space, { kind: 'obs', body: 'y'.repeat(65_537) }).submission, 'TOO_LARGE');
   });
 });
 
@@ -313,7 +282,7 @@ describe('input rules of the Post table', () => {
   it('refuses words in a sealed SPACE with SPACE_SEALED', async () => {
     const space = newSpace(owner, { visibility: 'sealed' });
     await expectRefused(owner, space, { kind: 'obs', body: 'plain words' }, 'SPACE_SEALED');
-    await expectRefused(owner, space, signed(owner, space, { kind: 'obs', body: 'plain words' }).submission, 'SPACE_SEALED');
+    await expectRefused(owner, space, signedPost(owner, space, { kind: 'obs', body: 'plain words' }).submission, 'SPACE_SEALED');
     await expectRefused(owner, space, { kind: 'obs', body: 'plain words', sealed: { header: 'aa', ciphertext: 'bb' } }, 'SPACE_SEALED');
     // Sealed parts are read strictly (test/relay-sealed-posts.test.ts covers sealed posting).
     await expectRefused(owner, space, { kind: 'obs', sealed: { header: 'aa', ciphertext: 'bb' } }, 'INVALID_REQUEST');
@@ -321,7 +290,7 @@ describe('input rules of the Post table', () => {
 
   it('refuses a signed sealed object in a SPACE that is not sealed', async () => {
     const space = newSpace(owner);
-    const s = signed(owner, space, { kind: 'obs', body: 'x' });
+    const s = signedPost(owner, space, { kind: 'obs', body: 'x' });
     await expectRefused(owner, space, { ...s.submission, sealed: { header: 'AA', ciphertext: 'BB' } }, 'SPACE_NOT_SEALED');
   });
 });
@@ -391,7 +360,7 @@ describe('who may post', () => {
     const replay = await append(owner, space, { kind: 'obs', body: 'before', idempotency_key: 'k-before' });
     expect(replay.status).toBe(200);
     expect(replay.body.post_id).toBe(first.body.post_id);
-    expect((await append(owner, space, signed(owner, space, { kind: 'obs', body: 'signed' }).submission)).status).toBe(201);
+    expect((await append(owner, space, signedPost(owner, space, { kind: 'obs', body: 'signed' }).submission)).status).toBe(201);
   });
 });
 
@@ -425,9 +394,9 @@ describe('idempotency', () => {
   it('refuses a replay that would change signed-ness, either way', async () => {
     const space = newSpace(owner);
     expect((await append(owner, space, { kind: 'obs', body: 'plain', idempotency_key: 'u-first' })).status).toBe(201);
-    const s1 = signPost({ fields: { space_id: space.spaceId, author_id: owner.peerId, kind: 'obs', body: 'plain', idempotency_key: 'u-first' }, signer: owner.signer });
+    const s1 = signedPost(owner, space, { kind: 'obs', body: 'plain', idempotency_key: 'u-first' });
     await expectRefused(owner, space, s1.submission, 'IDEMPOTENCY_CONFLICT');
-    const s2 = signPost({ fields: { space_id: space.spaceId, author_id: owner.peerId, kind: 'obs', body: 'signed', idempotency_key: 's-first' }, signer: owner.signer });
+    const s2 = signedPost(owner, space, { kind: 'obs', body: 'signed', idempotency_key: 's-first' });
     expect((await append(owner, space, s2.submission)).status).toBe(201);
     await expectRefused(owner, space, { kind: 'obs', body: 'signed', idempotency_key: 's-first' }, 'IDEMPOTENCY_CONFLICT');
   });
@@ -472,7 +441,7 @@ describe('the chain', () => {
       const r =
         i % 2 === 0
           ? await append(who, space, { kind: 'obs', body: `post ${i}`, data: i % 4 === 0 ? { x_i: i } : undefined })
-          : await append(who, space, signed(who, space, { kind: 'result', body: `post ${i}` }).submission);
+          : await append(who, space, signedPost(who, space, { kind: 'result', body: `post ${i}` }).submission);
       expect(r.status, JSON.stringify(r.body)).toBe(201);
       expect(r.body.seq).toBe(String(i + 1));
       const row = relay.store.posts.byPostId(r.body.post_id)!;
@@ -481,22 +450,9 @@ describe('the chain', () => {
       expect(row.admittedRevision).toBeGreaterThanOrEqual(revisionSeen);
       revisionSeen = row.admittedRevision;
     }
+    expectChainVerifies(relay, space, 45);
     const rows = relay.store.posts.list(space.id, 0, 1000);
-    expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 45 }, (_, i) => i + 1));
     for (const r of rows) expect(Buffer.from(r.admittedControlHash).equals(Buffer.from(relay.store.events.chainHashAt(space.id, r.admittedRevision)))).toBe(true);
-    const verdict = verifyPostChain(
-      space.spaceId,
-      rows.map((r) => ({
-        seq: r.seq,
-        objectId: r.objectId,
-        admission: r.admission,
-        chainHash: r.chainHash,
-        admittedRevision: r.admittedRevision,
-        admittedControlHash: r.admittedControlHash,
-        canonical: r.canonical,
-      })),
-    );
-    expect(verdict).toMatchObject({ ok: true, count: 45 });
     // Revision 1 is space.created, then one member.granted before each block of 15 posts.
     expect([...new Set(rows.map((r) => r.admittedRevision))]).toEqual([2, 3, 4]);
   });

@@ -4,11 +4,10 @@
  * Promise.all; the relay serialises them through one immediate transaction each.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomBytes, randomUUID } from 'node:crypto';
 import { getJson, mintToken, postJson, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
+import { expectChainVerifies } from './helpers/chain.js';
+import { signedPost, spaceWithWriters } from './helpers/posts.js';
 import { fromHex, toHex } from '../shared/encoding.js';
-import { signPost } from '../shared/objects.js';
-import { verifyPostChain } from '../shared/chain.js';
 import { verifyReceipt } from '../shared/receipt.js';
 import type { SpaceRow } from '../relay/store/spaces.js';
 
@@ -28,29 +27,8 @@ afterAll(async () => {
   await relay.close();
 });
 
-function newSpace(): SpaceRow {
-  const { space } = relay.store.spaces.create({
-    spaceId: randomUUID(),
-    name: `busy-${toHex(randomBytes(4))}`,
-    owner: owner.peerId,
-    title: 'Busy',
-    description: '',
-    visibility: 'private',
-    oracle: false,
-    joinPolicy: 'invite',
-    signedOnly: false,
-    categories: [],
-    serviceReviewer: false,
-    taskConfirmations: 0,
-    taskConfirmers: 'members',
-    taskClaimHours: 4,
-    now: relay.clock.now(),
-  });
-  for (const w of writers) {
-    relay.store.members.admit(relay.store.spaces.byRowId(space.id)!, { peer: w.peerId, role: 'writer', tags: [], broughtInBy: owner.peerId }, owner.peerId, relay.clock.now());
-  }
-  return space;
-}
+/** A fresh private SPACE with every writer admitted. */
+const newSpace = (): SpaceRow => spaceWithWriters(relay, owner, writers);
 
 const auth = (t: MintedToken) => ({ authorization: `Bearer ${t.token}` });
 const appendTo = (t: MintedToken, space: SpaceRow, body: unknown) =>
@@ -58,24 +36,6 @@ const appendTo = (t: MintedToken, space: SpaceRow, body: unknown) =>
 
 /** The refill of every write bucket: the clock moves a minute and a half. */
 const restWriters = () => relay.clock.advance(90_000);
-
-function expectChainVerifies(space: SpaceRow, count: number): void {
-  const rows = relay.store.posts.list(space.id, 0, count + 10);
-  expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
-  const verdict = verifyPostChain(
-    space.spaceId,
-    rows.map((r) => ({
-      seq: r.seq,
-      objectId: r.objectId,
-      admission: r.admission,
-      chainHash: r.chainHash,
-      admittedRevision: r.admittedRevision,
-      admittedControlHash: r.admittedControlHash,
-      canonical: r.canonical,
-    })),
-  );
-  expect(verdict).toMatchObject({ ok: true, count });
-}
 
 describe('32 concurrent writers', () => {
   it('get gap-free positions 1..n with no duplicates, and the chain verifies from genesis', async () => {
@@ -85,10 +45,7 @@ describe('32 concurrent writers', () => {
     const requests = writers.flatMap((w, wi) =>
       Array.from({ length: perWriter }, (_, k) => {
         if ((wi + k) % 2 === 0) return appendTo(w, space, { kind: 'obs', body: `writer ${wi} post ${k}`, data: { x_k: k } });
-        const s = signPost({
-          fields: { space_id: space.spaceId, author_id: w.peerId, kind: 'result', body: `writer ${wi} post ${k}`, idempotency_key: randomUUID() },
-          signer: w.signer,
-        });
+        const s = signedPost(w, space, { kind: 'result', body: `writer ${wi} post ${k}` });
         return appendTo(w, space, s.submission);
       }),
     );
@@ -105,7 +62,7 @@ describe('32 concurrent writers', () => {
       expect(toHex(row.chainHash)).toBe(a.body.chain_hash);
     }
     expect(relay.store.posts.head(space.id).seq).toBe(total);
-    expectChainVerifies(space, total);
+    expectChainVerifies(relay, space, total);
   });
 
   it('writing into several SPACES at once keep each chain gap-free on its own', async () => {
@@ -115,7 +72,7 @@ describe('32 concurrent writers', () => {
       writers.flatMap((w, wi) => spaces.map((s, si) => appendTo(w, s, { kind: 'obs', body: `${wi}/${si}` }))),
     );
     for (const a of answers) expect(a.status).toBe(201);
-    for (const s of spaces) expectChainVerifies(s, writers.length);
+    for (const s of spaces) expectChainVerifies(relay, s, writers.length);
   });
 
   it('addressing one KEY fill its mailbox without gaps, one row per post', async () => {
@@ -149,10 +106,7 @@ describe('one idempotency key sent 32 times at once', () => {
     restWriters();
     const space = newSpace();
     const w = writers[1]!;
-    const s = signPost({
-      fields: { space_id: space.spaceId, author_id: w.peerId, kind: 'decision', body: 'ship it', idempotency_key: 'signed-once' },
-      signer: w.signer,
-    });
+    const s = signedPost(w, space, { kind: 'decision', body: 'ship it', idempotency_key: 'signed-once' });
     const answers = await Promise.all(Array.from({ length: 32 }, () => appendTo(w, space, s.submission)));
     expect(answers.map((a) => a.status).sort()).toEqual([...Array(31).fill(200), 201]);
     expect(new Set(answers.map((a) => a.body.seq))).toEqual(new Set(['1']));

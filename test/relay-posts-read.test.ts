@@ -3,14 +3,14 @@
  * posts.batch, posts.get; spec/1-concepts.md "Post" output fields, "Unavailable marker",
  * "Long polling", Limits "page cost"; protocol/api-notes.md §4; objects.md §14 export).
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromBase64url, toHex } from '../shared/encoding.js';
-import { objectIdOf, privateDigestOf, readPostObject, signPost, verifyObjectSignature } from '../shared/objects.js';
+import { objectIdOf, privateDigestOf, readPostObject, verifyObjectSignature } from '../shared/objects.js';
 import { peerIdHexOf } from '../shared/identity.js';
 import { verifyPostChain } from '../shared/chain.js';
 import { mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
-import { admit, call, codeOf, get, newSpace, post } from './helpers/posts.js';
+import { admit, call, codeOf, get, newSpace, post, signedPost } from './helpers/posts.js';
 
 let relay: RunningRelay;
 let owner: MintedToken;
@@ -165,12 +165,7 @@ describe('posts.read pages', () => {
 describe('proof blocks', () => {
   it('show a signed post’s signature with the author’s key, and members the private part behind private_digest', async () => {
     const space = newSpace(relay, owner);
-    const s = signPost({
-      fields: { space_id: space.spaceId, author_id: owner.peerId, idempotency_key: randomUUID(), kind: 'decision', body: 'signed words' },
-      private: { data: { x_why: 'because' } },
-      salt: new Uint8Array(randomBytes(32)),
-      signer: owner.signer,
-    });
+    const s = signedPost(owner, space, { kind: 'decision', body: 'signed words' }, { data: { x_why: 'because' } });
     relay.clock.advance(2_100);
     const sent = await call(relay, 'POST', path(space.name), { token: owner.token, body: s.submission });
     expect(sent.status, sent.text).toBe(201);

@@ -5,20 +5,31 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { toHex } from '../../shared/encoding.js';
+import type { Signer } from '../../shared/identity.js';
+import { signPost, type PostFields, type PrivateFields, type SignedPost } from '../../shared/objects.js';
 import type { Role } from '../../shared/vocabulary.js';
+import type { Store } from '../../relay/store/index.js';
 import type { CreateSpaceInput, SpaceRow } from '../../relay/store/spaces.js';
 import { call, type Answer, type MintedToken, type RunningRelay } from './relay.js';
 
 export { call, type Answer };
 
-let counter = 0;
-
-export function newSpace(relay: RunningRelay, by: MintedToken, opts: Partial<CreateSpaceInput> = {}): SpaceRow {
-  const { space } = relay.store.spaces.create({
+/**
+ * A private, invite-only SPACE created straight in the store, titled by its name, with no
+ * categories and no task settings (also used by the benchmarks); `opts` overrides any member.
+ */
+export function createSpaceInStore(
+  store: Store,
+  owner: string,
+  name: string,
+  now: number,
+  opts: Partial<CreateSpaceInput> = {},
+): SpaceRow {
+  return store.spaces.create({
     spaceId: randomUUID(),
-    name: `rd-${++counter}-${toHex(randomBytes(3))}`,
-    owner: by.peerId,
-    title: 'Read test',
+    name,
+    owner,
+    title: name,
     description: '',
     visibility: 'private',
     oracle: false,
@@ -29,10 +40,41 @@ export function newSpace(relay: RunningRelay, by: MintedToken, opts: Partial<Cre
     taskConfirmations: 0,
     taskConfirmers: 'members',
     taskClaimHours: 4,
-    now: relay.clock.now(),
+    now,
     ...opts,
-  });
+  }).space;
+}
+
+let counter = 0;
+
+/** A fresh private SPACE owned by `by`, at the relay's clock. */
+export function newSpace(relay: RunningRelay, by: MintedToken, opts: Partial<CreateSpaceInput> = {}): SpaceRow {
+  return createSpaceInStore(relay.store, by.peerId, `rd-${++counter}-${toHex(randomBytes(3))}`, relay.clock.now(), opts);
+}
+
+/** A fresh private SPACE owned by `owner` with each of `writers` admitted as a writer. */
+export function spaceWithWriters(relay: RunningRelay, owner: MintedToken, writers: readonly MintedToken[]): SpaceRow {
+  const space = newSpace(relay, owner);
+  for (const w of writers) admit(relay, space, w, 'writer');
   return space;
+}
+
+/**
+ * A post signed by `who` for `space` as a bridge signs it: space_id and author_id filled in, a
+ * fresh idempotency key unless `fields` names one, and a random salt for a private part.
+ */
+export function signedPost(
+  who: { peerId: string; signer: Signer },
+  space: { spaceId: string },
+  fields: Omit<PostFields, 'space_id' | 'author_id' | 'private_digest'>,
+  priv?: PrivateFields,
+): SignedPost {
+  return signPost({
+    fields: { space_id: space.spaceId, author_id: who.peerId, idempotency_key: randomUUID(), ...fields },
+    private: priv,
+    salt: new Uint8Array(randomBytes(32)),
+    signer: who.signer,
+  });
 }
 
 export function admit(relay: RunningRelay, space: SpaceRow, peer: MintedToken, role: Role): void {
