@@ -50,7 +50,7 @@ import {
 } from '../policy.js';
 import { spaceMarkdown, spacesListMarkdown } from '../render/spaces.js';
 import { readSealedCreation, sealedSettings, type SealedCreation } from '../sealed/create.js';
-import type { SpaceChanges, SpaceRow } from '../store/spaces.js';
+import { spaceParameters, type SpaceChanges, type SpaceRow } from '../store/spaces.js';
 
 /** A SPACE's description: at most 4,096 bytes (our bound; the spec gives none). */
 export const DESCRIPTION_MAX_BYTES = 4096;
@@ -111,31 +111,20 @@ export function spaceByName(ctx: RelayContext, name: string): SpaceRow {
   return space;
 }
 
-/** The settings every reader sees (spec "Space"): profile, kind, policy, status. */
+/**
+ * The settings every reader sees (spec "Space"): profile, kind, policy, status. The settings
+ * are those its events carry (spaceParameters), with the owner moved after the status.
+ */
 export function publicProfile(space: SpaceRow): JsonObject {
-  const p: JsonObject = {
+  const { owner: _owner, ...settings } = spaceParameters(space);
+  return {
     space_id: space.spaceId,
-    name: space.name,
-    title: space.title,
-    description: space.description,
-    categories: [...space.categories],
-    visibility: space.visibility,
-    oracle: space.oracle,
-    join_policy: space.joinPolicy,
-    signed_only: space.signedOnly,
+    ...settings,
+    status: space.status,
+    replaced_by: space.replacedBy,
+    owner: space.owner,
+    created_at: isoTime(space.createdAt),
   };
-  if (space.oracle) {
-    p.service_reviewer = space.serviceReviewer;
-  } else {
-    p.task_confirmations = space.taskConfirmations;
-    p.task_confirmers = space.taskConfirmers;
-    p.task_claim_hours = space.taskClaimHours;
-  }
-  p.status = space.status;
-  p.replaced_by = space.replacedBy;
-  p.owner = space.owner;
-  p.created_at = isoTime(space.createdAt);
-  return p;
 }
 
 /** The caller's waiting join request there (spec "access.pending_request"). */
