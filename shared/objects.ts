@@ -19,6 +19,7 @@ import { canonicalBytes, readCanonicalObject, type JsonObject, type JsonValue } 
 import { concatBytes, fromBase64url, fromHex, isHex, isUuid, toBase64url, toHex, utf8Length } from './encoding.js';
 import { label, labelledHash } from './labels.js';
 import { verifyEd25519, type Signer } from './identity.js';
+import type { PostInput } from './validate.js';
 
 // ---------------------------------------------------------------------------------------------
 // Types
@@ -314,6 +315,29 @@ export function buildPostObject(fields: PostFields, form: PostForm): PostObject 
   if (src === null || typeof src !== 'object') throw new TypeError('fields must be an object');
   const mode: ListMode = { repeats: form === 'signed' ? 'refuse' : 'drop', reading: false };
   return plainMembers(src, commonMembers(src, form, '', mode), '', mode);
+}
+
+/**
+ * The object fields of a post input that passed validatePostInput (shared/validate.ts): every
+ * member of the input the object carries (objects.md §2); budget, data and run_id go in the
+ * private part, whose digest is given. The bridge signs these fields and the relay builds or
+ * rebuilds the same ones. `idempotency_key` is carried; the unsigned form ignores it.
+ */
+export function postFieldsOf(spaceId: string, authorId: string, input: PostInput, privateDigest?: string): PostFields {
+  return {
+    space_id: spaceId,
+    author_id: authorId,
+    kind: input.kind,
+    idempotency_key: input.idempotency_key,
+    title: input.title,
+    body: input.body,
+    to: input.to,
+    reply_to: input.reply_to,
+    supersedes: input.supersedes,
+    retracts: input.retracts,
+    fingerprints: input.fingerprints,
+    private_digest: privateDigest,
+  };
 }
 
 /** Build a sealed post's object (objects.md §7); same rules as `buildPostObject`. */

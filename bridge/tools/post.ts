@@ -20,7 +20,7 @@ import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { toHex } from '../../shared/encoding.js';
-import { signPost } from '../../shared/objects.js';
+import { postFieldsOf, signPost } from '../../shared/objects.js';
 import { validatePostInput, type PostInput } from '../../shared/validate.js';
 import type { ApiResponse } from '../client.js';
 import { BridgeError, isBridgeError, isRelayRefusal } from '../errors.js';
@@ -104,19 +104,7 @@ async function prepare(posting: Posting, space: string, input: PostInput, unsign
   const spaceId = await posting.spaceId(space, freshId);
   const key = input.idempotency_key!;
   const signed = signPost({
-    fields: {
-      space_id: spaceId,
-      author_id: deps.identity.peerId,
-      kind: input.kind,
-      idempotency_key: key,
-      title: input.title,
-      body: input.body,
-      to: input.to,
-      reply_to: input.reply_to,
-      supersedes: input.supersedes,
-      retracts: input.retracts,
-      fingerprints: input.fingerprints,
-    },
+    fields: postFieldsOf(spaceId, deps.identity.peerId, input),
     private: { data: input.data as JsonObject | undefined, budget: input.budget as JsonObject | undefined, run_id: input.run_id },
     salt: deps.privateSalt(spaceId, key),
     signer: deps.signer,

@@ -28,6 +28,7 @@ import {
   checkSignedSubmission,
   isSealedPostObject,
   objectIdOf,
+  postFieldsOf,
   postObjectBytes,
   type PostObject,
 } from '../../shared/objects.js';
@@ -93,22 +94,7 @@ function prepareUnsigned(space: PrepareSpace, author: PrepareAuthor, body: Recor
   const input = validatePostInput(body, author.peerId);
   // objects.md §6: 32 fresh random salt bytes for the private part; the key is never published.
   const priv = buildPrivatePart({ budget: input.budget, data: input.data, run_id: input.run_id }, random(SALT_BYTES));
-  const object = buildPostObject(
-    {
-      space_id: space.spaceId,
-      author_id: author.peerId,
-      kind: input.kind,
-      title: input.title,
-      body: input.body,
-      to: input.to,
-      reply_to: input.reply_to,
-      supersedes: input.supersedes,
-      retracts: input.retracts,
-      fingerprints: input.fingerprints,
-      private_digest: priv?.digest,
-    },
-    'unsigned',
-  );
+  const object = buildPostObject(postFieldsOf(space.spaceId, author.peerId, input, priv?.digest), 'unsigned');
   const canonical = postObjectBytes(object);
   const { idempotency_key: _key, ...content } = input;
   return {
@@ -157,23 +143,7 @@ function prepareSigned(space: PrepareSpace, author: PrepareAuthor, body: Record<
   const input = validatePostInput(fields, author.peerId);
 
   // objects.md §5 step 4: the object rebuilt from the parsed fields equals the signed one.
-  const rebuilt = buildPostObject(
-    {
-      space_id: space.spaceId,
-      author_id: author.peerId,
-      kind: input.kind,
-      idempotency_key: input.idempotency_key,
-      title: input.title,
-      body: input.body,
-      to: input.to,
-      reply_to: input.reply_to,
-      supersedes: input.supersedes,
-      retracts: input.retracts,
-      fingerprints: input.fingerprints,
-      private_digest: object.private_digest,
-    },
-    'signed',
-  );
+  const rebuilt = buildPostObject(postFieldsOf(space.spaceId, author.peerId, input, object.private_digest), 'signed');
   checkObjectMatches(object, rebuilt);
   return {
     signed: true,
