@@ -8,24 +8,22 @@
  * - unsigned: shared/validate.ts `validatePostInput`, then the relay writes the object without
  *   `idempotency_key`, with a private part salted by 32 fresh random bytes when `data`,
  *   `budget` or `run_id` is sent (objects.md §6). Origin-attested, never signed later.
- * - signed (`alg` present): shared/objects.ts `checkSignedSubmission` (shape, bytes, SPACE,
- *   author, private part, signature), then every field rule of the Post table on the fields the
- *   object and the private part carry, then the rebuilt object must equal the signed one
- *   (OBJECT_MISMATCH, objects.md §5 step 4).
+ * - signed (`alg` present): relay/posts/signed-body.ts (the KEY's algorithm, then shared/objects.ts
+ *   `checkSignedSubmission`: shape, bytes, SPACE, author, private part, signature), then every
+ *   field rule of the Post table on the fields the object and the private part carry, then the
+ *   rebuilt object must equal the signed one (OBJECT_MISMATCH, objects.md §5 step 4).
  *
  * Sealed SPACES (protocol/sealed.md §7 "Transport and limits", objects.md §7): relay/posts/
  * sealed.ts reads the `sealed` {header, ciphertext} a post carries there instead of the words.
  */
 import { canonicalBytes, type JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
-import { fromHex } from '../../shared/encoding.js';
 import { sha256 } from '../../shared/hash.js';
 import {
   SALT_BYTES,
   buildPostObject,
   buildPrivatePart,
   checkObjectMatches,
-  checkSignedSubmission,
   isSealedPostObject,
   objectIdOf,
   postFieldsOf,
@@ -36,6 +34,7 @@ import { validatePostInput, type PostInput } from '../../shared/validate.js';
 import type { Random } from '../ids.js';
 import type { SealedItemRow } from '../store/sealed.js';
 import { prepareSealedPost } from './sealed.js';
+import { checkSignedBody } from './signed-body.js';
 
 /** The SPACE fields preparing a post reads (a SpaceRow satisfies it). */
 export interface PrepareSpace {
@@ -110,13 +109,7 @@ function prepareUnsigned(space: PrepareSpace, author: PrepareAuthor, body: Recor
 }
 
 function prepareSigned(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>): PreparedPost {
-  // objects.md §5 step 2: an Ed25519 KEY signs with ed25519, a passkey KEY with webauthn
-  // (passkeys are not served, so checkSignedSubmission answers PASSKEYS_UNAVAILABLE first).
-  if (body.alg === 'ed25519' && author.keyType !== 'ed25519') {
-    throw new SvcError('POST_SIGNATURE_INVALID', 'alg: a passkey KEY signs with webauthn');
-  }
-  const publicKey = author.keyType === 'ed25519' ? fromHex(author.publicKey, 32, 'public_key') : new Uint8Array(0);
-  const checked = checkSignedSubmission(body, { spaceId: space.spaceId, authorId: author.peerId, publicKey });
+  const checked = checkSignedBody(space, author, body);
   const object = checked.object;
   if (isSealedPostObject(object)) throw new SvcError('SPACE_NOT_SEALED', 'canonical.sealed: sealed content goes only to a sealed SPACE');
   // The strict reader takes any string as a title; the Post table wants 1 to 512 bytes, and an

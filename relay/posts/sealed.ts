@@ -21,14 +21,14 @@
  * posts row keeps no words, and the header and ciphertext go to `sealed_posts`.
  */
 import { canonicalBytes, type JsonObject } from '../../shared/canonical.js';
-import { fromHex } from '../../shared/encoding.js';
 import { SvcError } from '../../shared/errors.js';
 import { sha256 } from '../../shared/hash.js';
-import { checkSignedSubmission, isSealedPostObject, objectIdOf, postObjectBytes, sealedDigests } from '../../shared/objects.js';
+import { isSealedPostObject, objectIdOf, postObjectBytes, sealedDigests } from '../../shared/objects.js';
 import { checkPostHeader, readSealedHeader, type PostHeader } from '../../shared/sealed/headers.js';
 import { readSealedTransport, sealedPostObject } from '../../shared/sealed/items.js';
 import { validatePostInput } from '../../shared/validate.js';
 import type { PrepareAuthor, PrepareSpace, PreparedPost } from './prepare.js';
+import { checkSignedBody } from './signed-body.js';
 
 /** The fields a sealed post carries inside its ciphertext, never beside it. */
 const WORD_FIELDS = ['title', 'body', 'data', 'budget', 'run_id', 'fingerprints', 'summary'] as const;
@@ -107,11 +107,7 @@ function prepareSealedUnsigned(space: PrepareSpace, author: PrepareAuthor, body:
 }
 
 function prepareSealedSigned(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>): PreparedPost {
-  if (body.alg === 'ed25519' && author.keyType !== 'ed25519') {
-    throw new SvcError('POST_SIGNATURE_INVALID', 'alg: a passkey KEY signs with webauthn');
-  }
-  const publicKey = author.keyType === 'ed25519' ? fromHex(author.publicKey, 32, 'public_key') : new Uint8Array(0);
-  const checked = checkSignedSubmission(body, { spaceId: space.spaceId, authorId: author.peerId, publicKey });
+  const checked = checkSignedBody(space, author, body);
   const object = checked.object;
   if (!isSealedPostObject(object) || checked.sealed === undefined) {
     throw new SvcError('SPACE_SEALED', 'canonical: a sealed SPACE takes a sealed post object (objects.md §7) with sealed {header, ciphertext}');
