@@ -39,7 +39,8 @@ import {
   tokenBudgetParam,
 } from '../posts/read-params.js';
 import { renderPost, type Detail } from '../posts/render.js';
-import { createPostReadStore, type MailboxItemRow } from '../store/post-reads.js';
+import type { MailboxRow } from '../store/mailbox.js';
+import { createPostReadStore } from '../store/post-reads.js';
 
 export const MAILBOX_LIMIT_DEFAULT = 50;
 
@@ -73,7 +74,7 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
   const notifier = notifierFor(ctx.store.db);
 
   /** Envelopes for a page of rows, as this KEY may read their subjects now. */
-  function envelopes(peer: string, rows: readonly MailboxItemRow[], detail: Detail): JsonObject[] {
+  function envelopes(peer: string, rows: readonly MailboxRow[], detail: Detail): JsonObject[] {
     const now = ctx.clock();
     const access = accessCache(ctx, peer);
     const postIds = rows.flatMap((r) => (r.postId === null ? [] : [r.postId]));
@@ -163,7 +164,7 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
         reply,
         read: () =>
           reads.snapshot(() => ({
-            head: reads.mailboxHead(me),
+            head: ctx.store.mailbox.head(me),
             rows: reads.mailboxPage(me, { after, reasons, kinds, author, limit: limit + 1 }),
           })),
         isEmpty: (p) => p.rows.length === 0,

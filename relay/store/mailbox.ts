@@ -44,7 +44,8 @@ export interface MailboxStore {
   list(peer: string, after: number, limit: number, reasons?: readonly MailboxReason[]): MailboxRow[];
 }
 
-interface Row {
+/** A mailbox row as the database holds it (also read by relay/store/post-reads.ts). */
+export interface MailboxDbRow {
   peer: string;
   mailbox_seq: number;
   reason: string;
@@ -55,7 +56,7 @@ interface Row {
   delivered_at: number;
 }
 
-function toRow(r: Row): MailboxRow {
+export function toMailboxRow(r: MailboxDbRow): MailboxRow {
   return {
     peer: r.peer,
     mailboxSeq: r.mailbox_seq,
@@ -76,7 +77,7 @@ export function createMailboxStore(db: Db): MailboxStore {
     `INSERT INTO mailbox (peer, mailbox_seq, reason, post_id, request_id, offer_id, message_id, delivered_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const selectAfter = db.prepare<[string, number, number], Row>(
+  const selectAfter = db.prepare<[string, number, number], MailboxDbRow>(
     'SELECT * FROM mailbox WHERE peer = ? AND mailbox_seq > ? ORDER BY mailbox_seq LIMIT ?',
   );
   const head = (peer: string): number => selectHead.get(peer)?.head ?? 0;
@@ -96,13 +97,13 @@ export function createMailboxStore(db: Db): MailboxStore {
     deliver: (peer, reason, subject, now) => deliverTx(peer, reason, subject, now),
     head,
     list(peer, after, limit, reasons) {
-      if (!reasons || reasons.length === 0) return selectAfter.all(peer, after, limit).map(toRow);
+      if (!reasons || reasons.length === 0) return selectAfter.all(peer, after, limit).map(toMailboxRow);
       // A filtered read: the reasons list is ours (a closed vocabulary), bound as parameters.
       const marks = reasons.map(() => '?').join(', ');
-      const stmt = db.prepare<unknown[], Row>(
+      const stmt = db.prepare<unknown[], MailboxDbRow>(
         `SELECT * FROM mailbox WHERE peer = ? AND mailbox_seq > ? AND reason IN (${marks}) ORDER BY mailbox_seq LIMIT ?`,
       );
-      return stmt.all(peer, after, ...reasons, limit).map(toRow);
+      return stmt.all(peer, after, ...reasons, limit).map(toMailboxRow);
     },
   };
 }

@@ -11,6 +11,7 @@
  * Content columns are peer-written: rendering fences them (relay/posts/render.ts).
  */
 import { plainBytes, type Db } from './db.js';
+import { toMailboxRow, type MailboxDbRow, type MailboxRow } from './mailbox.js';
 import { toPostColumns, type PostColumns, type PostColumnsRow } from './posts.js';
 
 /** One post as the read routes render it: the shared columns, its SPACE and its author's KEY. */
@@ -42,17 +43,6 @@ export interface StandingFilter {
   limit: number;
 }
 
-/** One mailbox row with its post subject's SPACE, when the subject is a post. */
-export interface MailboxItemRow {
-  mailboxSeq: number;
-  reason: string;
-  postId: string | null;
-  requestId: string | null;
-  offerId: string | null;
-  messageId: string | null;
-  deliveredAt: number;
-}
-
 export interface MailboxFilter {
   after: number;
   reasons?: readonly string[] | undefined;
@@ -80,8 +70,7 @@ export interface PostReadStore {
   /** Superseding and retracting posts of many at once: post id → ids. */
   revisionsOf(postIds: readonly string[]): Map<string, { supersededBy: string[]; retractedBy: string[] }>;
   /** A mailbox page of `peer` (filters as the mailbox read takes them). */
-  mailboxPage(peer: string, filter: MailboxFilter): MailboxItemRow[];
-  mailboxHead(peer: string): number;
+  mailboxPage(peer: string, filter: MailboxFilter): MailboxRow[];
   /** Run `fn` in one read transaction (a consistent snapshot under WAL). */
   snapshot<T>(fn: () => T): T;
 }
@@ -138,9 +127,6 @@ export function createPostReadStore(db: Db): PostReadStore {
       WHERE supersedes IN (SELECT value FROM json_each(?)) OR retracts IN (SELECT value FROM json_each(?))
       ORDER BY id`,
   );
-  const selectMailboxHead = db.prepare<[string], { head: number | null }>(
-    'SELECT MAX(mailbox_seq) AS head FROM mailbox WHERE peer = ?',
-  );
   const readTx = db.transaction((fn: () => unknown) => fn());
 
   // Filtered statements differ only by which filters are present: prepared once per shape.
@@ -190,7 +176,7 @@ export function createPostReadStore(db: Db): PostReadStore {
       // (spec "Mailbox"): the post join is inner for them.
       if (f.kinds !== undefined) where.push('p.kind IN (SELECT value FROM json_each(@kinds))');
       if (f.author !== undefined) where.push('p.author = @author');
-      return `SELECT mb.mailbox_seq, mb.reason, mb.post_id, mb.request_id, mb.offer_id, mb.message_id, mb.delivered_at
+      return `SELECT mb.peer, mb.mailbox_seq, mb.reason, mb.post_id, mb.request_id, mb.offer_id, mb.message_id, mb.delivered_at
                 FROM mailbox mb LEFT JOIN posts p ON p.post_id = mb.post_id
                WHERE ${where.join(' AND ')} ORDER BY mb.mailbox_seq LIMIT @limit`;
     });
@@ -242,26 +228,8 @@ export function createPostReadStore(db: Db): PostReadStore {
     mailboxPage(peer, f) {
       const params: Record<string, unknown> = { peer, after: f.after, limit: f.limit, ...bind(f) };
       if (f.reasons !== undefined) params.reasons = JSON.stringify(f.reasons);
-      const rows = mailboxStatement(f).all(params) as {
-        mailbox_seq: number;
-        reason: string;
-        post_id: string | null;
-        request_id: string | null;
-        offer_id: string | null;
-        message_id: string | null;
-        delivered_at: number;
-      }[];
-      return rows.map((r) => ({
-        mailboxSeq: r.mailbox_seq,
-        reason: r.reason,
-        postId: r.post_id,
-        requestId: r.request_id,
-        offerId: r.offer_id,
-        messageId: r.message_id,
-        deliveredAt: r.delivered_at,
-      }));
+      return (mailboxStatement(f).all(params) as MailboxDbRow[]).map(toMailboxRow);
     },
-    mailboxHead: (peer) => selectMailboxHead.get(peer)?.head ?? 0,
     snapshot<T>(fn: () => T): T {
       return readTx(fn) as T;
     },
