@@ -17,12 +17,12 @@ import {
   type SignedCheckpoint,
 } from '../shared/checkpoint.js';
 import { fromBase64url, fromHex, toBase64url, toHex, utf8 } from '../shared/encoding.js';
-import { isSvcError } from '../shared/errors.js';
 import { sha256 } from '../shared/hash.js';
 import { signerFromSeed, verifyEd25519 } from '../shared/identity.js';
 import { eventLeaf, inclusionProof, merkleRoot, postLeaf } from '../shared/merkle.js';
 import { createServiceSigner, renderSigner } from '../shared/service-keys.js';
 import { loadOwnVector } from './vectors.js';
+import { expectEvidenceRefused, flipHex } from './helpers/evidence.js';
 
 const pin = loadOwnVector('service.json');
 const SPACE: string = pin.inputs.space_id;
@@ -70,23 +70,6 @@ const ev1 = signCheckpoint(signer, {
   service_epoch: EPOCH,
   created_at: '2026-09-10T12:10:00.000Z',
 });
-
-function expectRefused(run: () => unknown, detail?: RegExp): void {
-  let err: unknown;
-  try {
-    run();
-  } catch (e) {
-    err = e;
-  }
-  expect(isSvcError(err, 'CHECKPOINT_INVALID'), String(err)).toBe(true);
-  if (detail) expect((err as Error).message).toMatch(detail);
-}
-
-function flipHex(hex: string, at = 0): string {
-  const b = fromHex(hex);
-  b[at]! ^= 1;
-  return toHex(b);
-}
 
 /** Re-sign a served checkpoint after changing its signed members (a forger holding the key). */
 function resign(fields: CheckpointFields, s = signer): ServedCheckpoint {
@@ -145,12 +128,12 @@ describe('reading and verifying a served checkpoint', () => {
   const good: ServedCheckpoint = pin.checkpoints.posts_2.served;
 
   it('refuses a checkpoint whose signer root is not the trusted root', () => {
-    expectRefused(() => verifyCheckpoint(good, other.publicKey), /trusted root/);
+    expectEvidenceRefused(() => verifyCheckpoint(good, other.publicKey), /trusted root/);
   });
 
   it('refuses a checkpoint signature with one flipped byte', () => {
     for (const byte of [0, 40, 63]) {
-      expectRefused(() => verifyCheckpoint({ ...good, signature: flipHex(good.signature, byte) }, root.publicKey), /signature: does not verify/);
+      expectEvidenceRefused(() => verifyCheckpoint({ ...good, signature: flipHex(good.signature, byte) }, root.publicKey), /signature: does not verify/);
     }
   });
 
@@ -166,45 +149,45 @@ describe('reading and verifying a served checkpoint', () => {
         service_epoch: '0199cccc-dddd-7eee-8fff-000000000002',
         stream: 'events',
       };
-      expectRefused(() => readServedCheckpoint({ ...good, [name]: changed[name] }), new RegExp(`${name}: differs`));
+      expectEvidenceRefused(() => readServedCheckpoint({ ...good, [name]: changed[name] }), new RegExp(`${name}: differs`));
     });
   }
 
   it('refuses a served previous_checkpoint_id of null when the signed one names a checkpoint', () => {
-    expectRefused(() => readServedCheckpoint({ ...good, previous_checkpoint_id: null }), /previous_checkpoint_id: differs/);
+    expectEvidenceRefused(() => readServedCheckpoint({ ...good, previous_checkpoint_id: null }), /previous_checkpoint_id: differs/);
   });
 
   it('refuses a checkpoint_id that is not the formula of the canonical bytes', () => {
-    expectRefused(() => readServedCheckpoint({ ...good, checkpoint_id: flipHex(good.checkpoint_id) }), /checkpoint_id/);
+    expectEvidenceRefused(() => readServedCheckpoint({ ...good, checkpoint_id: flipHex(good.checkpoint_id) }), /checkpoint_id/);
   });
 
   it('refuses signed bytes that are not canonical or carry a null previous_checkpoint_id', () => {
     const text = Buffer.from(fromBase64url(good.canonical)).toString('utf8');
     const spaced = utf8(JSON.stringify(JSON.parse(text), null, 1));
-    expectRefused(() => readServedCheckpoint({ ...good, canonical: toBase64url(spaced), checkpoint_id: toHex(checkpointId(spaced)) }), /canonical/);
+    expectEvidenceRefused(() => readServedCheckpoint({ ...good, canonical: toBase64url(spaced), checkpoint_id: toHex(checkpointId(spaced)) }), /canonical/);
     const withNull = canonicalBytes({ ...JSON.parse(pin.checkpoints.posts_1.canonical_utf8), previous_checkpoint_id: null });
-    expectRefused(() => readServedCheckpoint({ ...pin.checkpoints.posts_1.served, canonical: toBase64url(withNull), checkpoint_id: toHex(checkpointId(withNull)) }), /never null/);
+    expectEvidenceRefused(() => readServedCheckpoint({ ...pin.checkpoints.posts_1.served, canonical: toBase64url(withNull), checkpoint_id: toHex(checkpointId(withNull)) }), /never null/);
   });
 
   it('refuses a served checkpoint with an extra or a missing member', () => {
-    expectRefused(() => readServedCheckpoint({ ...good, note: 'x' }), /note: unexpected member/);
+    expectEvidenceRefused(() => readServedCheckpoint({ ...good, note: 'x' }), /note: unexpected member/);
     const { signer: _s, ...noSigner } = good;
-    expectRefused(() => readServedCheckpoint(noSigner), /signer: missing/);
+    expectEvidenceRefused(() => readServedCheckpoint(noSigner), /signer: missing/);
   });
 
   it('refuses a signer that is not the one the checkpoint names', () => {
     const stranger = renderSigner(createServiceSigner({ root, online: other, notBefore: pin.inputs.not_before }));
-    expectRefused(() => readServedCheckpoint({ ...good, signer: stranger }), /is not signer_key_id/);
+    expectEvidenceRefused(() => readServedCheckpoint({ ...good, signer: stranger }), /is not signer_key_id/);
   });
 
   it('refuses a checkpoint created after its certificate expired', () => {
     const late = resign({ ...cp2.fields, created_at: pin.inputs.not_after });
-    expectRefused(() => verifyCheckpoint(late, root.publicKey), /expired/);
+    expectEvidenceRefused(() => verifyCheckpoint(late, root.publicKey), /expired/);
   });
 
   it('refuses a checkpoint created more than 60 s before its certificate starts', () => {
     const early = resign({ ...cp2.fields, created_at: '2026-09-10T11:58:59.999Z' });
-    expectRefused(() => verifyCheckpoint(early, root.publicKey), /not valid before/);
+    expectEvidenceRefused(() => verifyCheckpoint(early, root.publicKey), /not valid before/);
   });
 
   it('reports a checkpoint signed under a development certificate', () => {
@@ -218,27 +201,27 @@ describe('range rules (objects.md §11)', () => {
   it('signs 1,024 positions and refuses 1,025', () => {
     const big = postsRange(1, 1024, null, '2026-09-10T12:10:00.000Z');
     expect(() => signCheckpoint(signer, big)).not.toThrow();
-    expectRefused(() => signCheckpoint(signer, { ...big, last: '1025' }), /more than 1024/);
+    expectEvidenceRefused(() => signCheckpoint(signer, { ...big, last: '1025' }), /more than 1024/);
   });
 
   it('refuses an empty or reversed range', () => {
-    expectRefused(() => signCheckpoint(signer, { ...cp2.fields, last: '5' }), /empty range/);
-    expectRefused(() => signCheckpoint(signer, { ...cp2.fields, first: '0' }), /first/);
+    expectEvidenceRefused(() => signCheckpoint(signer, { ...cp2.fields, last: '5' }), /empty range/);
+    expectEvidenceRefused(() => signCheckpoint(signer, { ...cp2.fields, first: '0' }), /first/);
   });
 
   it('refuses a first checkpoint whose predecessor is not the genesis', () => {
-    expectRefused(() => signCheckpoint(signer, { ...cp1.fields, predecessor_hash: toHex(chainHash(0)) }), /genesis/);
-    expectRefused(() => signCheckpoint(signer, { ...ev1.fields, predecessor_hash: toHex(objectGenesis(SPACE)) }), /events genesis/);
+    expectEvidenceRefused(() => signCheckpoint(signer, { ...cp1.fields, predecessor_hash: toHex(chainHash(0)) }), /genesis/);
+    expectEvidenceRefused(() => signCheckpoint(signer, { ...ev1.fields, predecessor_hash: toHex(objectGenesis(SPACE)) }), /events genesis/);
   });
 
   it('refuses a first checkpoint that names a previous one, and a later one that names none', () => {
-    expectRefused(() => signCheckpoint(signer, { ...cp1.fields, previous_checkpoint_id: toHex(cp2.id) }), /names none/);
-    expectRefused(() => signCheckpoint(signer, { ...cp2.fields, previous_checkpoint_id: null }), /missing/);
+    expectEvidenceRefused(() => signCheckpoint(signer, { ...cp1.fields, previous_checkpoint_id: toHex(cp2.id) }), /names none/);
+    expectEvidenceRefused(() => signCheckpoint(signer, { ...cp2.fields, previous_checkpoint_id: null }), /missing/);
   });
 
   it('a strict reader refuses a signed range that breaks the rules', () => {
     const forged = resign({ ...cp2.fields, first: '1' });
-    expectRefused(() => readServedCheckpoint(forged), /names none|genesis/);
+    expectEvidenceRefused(() => readServedCheckpoint(forged), /names none|genesis/);
     expect(() => checkpointBytes({ ...cp2.fields, first: '1' })).toThrow();
   });
 });
@@ -255,26 +238,26 @@ describe('continuity (a later checkpoint extends the kept one)', () => {
   it('refuses a checkpoint that names another previous checkpoint (history rewritten)', () => {
     const rewritten = signCheckpoint(signer, { ...cp1.fields, created_at: '2026-09-10T12:11:00.000Z' });
     const fork = signCheckpoint(signer, postsRange(6, 17, toHex(rewritten.id), '2026-09-10T12:20:00.000Z'));
-    expectRefused(() => checkExtends(cp1, fork), /history changed: previous_checkpoint_id/);
+    expectEvidenceRefused(() => checkExtends(cp1, fork), /history changed: previous_checkpoint_id/);
   });
 
   it('refuses a checkpoint that leaves a gap after the kept one', () => {
     const gap = signCheckpoint(signer, { ...postsRange(7, 17, toHex(cp1.id), '2026-09-10T12:20:00.000Z') });
-    expectRefused(() => checkExtends(cp1, gap), /history changed: first is 7/);
+    expectEvidenceRefused(() => checkExtends(cp1, gap), /history changed: first is 7/);
   });
 
   it('refuses a checkpoint that does not start from the kept ending link', () => {
     const other = signCheckpoint(signer, { ...cp2.fields, predecessor_hash: toHex(chainHash(99)) });
-    expectRefused(() => checkExtends(cp1, other), /history changed: predecessor_hash/);
+    expectEvidenceRefused(() => checkExtends(cp1, other), /history changed: predecessor_hash/);
   });
 
   it('refuses a checkpoint of another stream', () => {
-    expectRefused(() => checkExtends(cp1, ev1), /history changed: .*stream/);
+    expectEvidenceRefused(() => checkExtends(cp1, ev1), /history changed: .*stream/);
   });
 
   it('refuses the kept checkpoint itself and one along a broken run', () => {
-    expectRefused(() => checkExtends(cp1, cp1), /history changed/);
-    expectRefused(() => checkExtendsAll(cp1, [cp2, cp2]), /history changed/);
+    expectEvidenceRefused(() => checkExtends(cp1, cp1), /history changed/);
+    expectEvidenceRefused(() => checkExtendsAll(cp1, [cp2, cp2]), /history changed/);
   });
 });
 
@@ -302,48 +285,48 @@ describe('proof of a post against a checkpoint (objects.md §13 step 6)', () => 
     const inclusion = { leaf_index: 1, tree_size: 3, path: inclusionProof(events, 1).map(toHex) };
     const l = { spaceId: SPACE, stream: 'events' as const, position: 2n, id: commandId(2), chainHash: controlChain(2) };
     expect(() => verifyCheckpointInclusion(l, { checkpoint: pin.checkpoints.events_1.served, inclusion }, root.publicKey)).not.toThrow();
-    expectRefused(() => verifyCheckpointInclusion({ ...l, stream: 'posts' }, { checkpoint: pin.checkpoints.events_1.served, inclusion }, root.publicKey));
+    expectEvidenceRefused(() => verifyCheckpointInclusion({ ...l, stream: 'posts' }, { checkpoint: pin.checkpoints.events_1.served, inclusion }, root.publicKey));
   });
 
   it('refuses a served leaf that is not the formula of the post', () => {
-    expectRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, leaf: flipHex(pin.post_proof.leaf) }, root.publicKey), /leaf/);
+    expectEvidenceRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, leaf: flipHex(pin.post_proof.leaf) }, root.publicKey), /leaf/);
   });
 
   it('refuses a post whose object id was changed', () => {
-    expectRefused(() => verifyCheckpointInclusion({ ...leaf, id: objectId(10) }, { ...evidence, leaf: undefined }, root.publicKey), /merkle_root/);
+    expectEvidenceRefused(() => verifyCheckpointInclusion({ ...leaf, id: objectId(10) }, { ...evidence, leaf: undefined }, root.publicKey), /merkle_root/);
   });
 
   it('refuses a path with one flipped byte', () => {
     const path = [...pin.post_proof.inclusion.path];
     path[1] = flipHex(path[1], 12);
-    expectRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, inclusion: { ...evidence.inclusion, path } }, root.publicKey), /merkle_root/);
+    expectEvidenceRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, inclusion: { ...evidence.inclusion, path } }, root.publicKey), /merkle_root/);
   });
 
   it('refuses an index or size that differs from the signed range', () => {
     const inc = evidence.inclusion;
-    expectRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, inclusion: { ...inc, leaf_index: 4 } }, root.publicKey), /leaf_index/);
-    expectRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, inclusion: { ...inc, tree_size: 13 } }, root.publicKey), /tree_size/);
-    expectRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, inclusion: { ...inc, leaf_index: '3' } }, root.publicKey), /leaf_index/);
+    expectEvidenceRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, inclusion: { ...inc, leaf_index: 4 } }, root.publicKey), /leaf_index/);
+    expectEvidenceRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, inclusion: { ...inc, tree_size: 13 } }, root.publicKey), /tree_size/);
+    expectEvidenceRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, inclusion: { ...inc, leaf_index: '3' } }, root.publicKey), /leaf_index/);
   });
 
   it('refuses a checkpoint that does not cover the post or is of another SPACE', () => {
     const l5 = { ...leaf, position: 5n, id: objectId(5), chainHash: chainHash(5) };
-    expectRefused(() => verifyCheckpointInclusion(l5, { checkpoint: good, inclusion: evidence.inclusion }, root.publicKey), /does not cover 5/);
-    expectRefused(
+    expectEvidenceRefused(() => verifyCheckpointInclusion(l5, { checkpoint: good, inclusion: evidence.inclusion }, root.publicKey), /does not cover 5/);
+    expectEvidenceRefused(
       () => verifyCheckpointInclusion({ ...leaf, spaceId: '0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee' }, { ...evidence, leaf: undefined }, root.publicKey),
       /space_id/,
     );
   });
 
   it('refuses the proof when the checkpoint fails (wrong root, flipped signature)', () => {
-    expectRefused(() => verifyCheckpointInclusion(leaf, evidence, other.publicKey), /trusted root/);
-    expectRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, checkpoint: { ...good, signature: flipHex(good.signature, 9) } }, root.publicKey), /signature/);
+    expectEvidenceRefused(() => verifyCheckpointInclusion(leaf, evidence, other.publicKey), /trusted root/);
+    expectEvidenceRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, checkpoint: { ...good, signature: flipHex(good.signature, 9) } }, root.publicKey), /signature/);
   });
 
   it('refuses an overlong or malformed path', () => {
     const inc = evidence.inclusion;
-    expectRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, inclusion: { ...inc, path: Array(17).fill(inc.path[0]) } }, root.publicKey), /at most 16/);
-    expectRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, inclusion: { ...inc, path: [inc.path[0].toUpperCase()] } }, root.publicKey), /path\[0\]/);
-    expectRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, inclusion: null }, root.publicKey), /inclusion/);
+    expectEvidenceRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, inclusion: { ...inc, path: Array(17).fill(inc.path[0]) } }, root.publicKey), /at most 16/);
+    expectEvidenceRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, inclusion: { ...inc, path: [inc.path[0].toUpperCase()] } }, root.publicKey), /path\[0\]/);
+    expectEvidenceRefused(() => verifyCheckpointInclusion(leaf, { ...evidence, inclusion: null }, root.publicKey), /inclusion/);
   });
 });

@@ -15,6 +15,7 @@ import {
   verifyInclusion,
 } from '../shared/merkle.js';
 import { loadOwnVector, loadVector } from './vectors.js';
+import { expectEvidenceRefused, refusal } from './helpers/evidence.js';
 
 const objects = loadVector('object-vectors.json');
 const pin = loadOwnVector('service.json');
@@ -28,20 +29,6 @@ const hexes = (list: string[]) => list.map((h) => fromHex(h, 32));
 
 /** Post leaves of the pin: seq 1..1024 at indexes 0..1023. */
 const PIN_LEAVES = Array.from({ length: 1024 }, (_, i) => postLeaf(SPACE, i + 1, objectId(i + 1), chainHash(i + 1)));
-
-function refusal(run: () => void): unknown {
-  try {
-    run();
-  } catch (e) {
-    return e;
-  }
-  return undefined;
-}
-
-function expectRefused(run: () => void): void {
-  const err = refusal(run);
-  expect(isSvcError(err, 'CHECKPOINT_INVALID'), String(err)).toBe(true);
-}
 
 /** RFC 9162 §2.1.1 written as the recursion, as the independent reference for the fast root. */
 function referenceRoot(leaves: readonly Uint8Array[]): Uint8Array {
@@ -159,7 +146,7 @@ describe('inclusion proofs (RFC 9162 §2.1.3)', () => {
 
   for (const c of pin.inclusion.invalid as { rule: string; tree_size: number; leaf_index: number; leaf: string; root: string; path: string[] }[]) {
     it(`refuses an inclusion proof whose ${c.rule}`, () => {
-      expectRefused(() => verifyInclusion(fromHex(c.leaf), c.leaf_index, c.tree_size, hexes(c.path), fromHex(c.root)));
+      expectEvidenceRefused(() => verifyInclusion(fromHex(c.leaf), c.leaf_index, c.tree_size, hexes(c.path), fromHex(c.root)));
     });
   }
 
@@ -167,10 +154,10 @@ describe('inclusion proofs (RFC 9162 §2.1.3)', () => {
     const leaves = PIN_LEAVES.slice(0, 5);
     const root = merkleRoot(leaves);
     const path = inclusionProof(leaves, 2);
-    expectRefused(() => verifyInclusion(leaves[2]!, 2, 5, [path[0]!.subarray(0, 31), ...path.slice(1)], root));
-    expectRefused(() => verifyInclusion(leaves[2]!, -1, 5, path, root));
-    expectRefused(() => verifyInclusion(leaves[2]!, 1.5, 5, path, root));
-    expectRefused(() => verifyInclusion(leaves[2]!, 2, 0, path, root));
+    expectEvidenceRefused(() => verifyInclusion(leaves[2]!, 2, 5, [path[0]!.subarray(0, 31), ...path.slice(1)], root));
+    expectEvidenceRefused(() => verifyInclusion(leaves[2]!, -1, 5, path, root));
+    expectEvidenceRefused(() => verifyInclusion(leaves[2]!, 1.5, 5, path, root));
+    expectEvidenceRefused(() => verifyInclusion(leaves[2]!, 2, 0, path, root));
   });
 });
 
@@ -188,7 +175,7 @@ describe('consistency proofs (RFC 9162 §2.1.4)', () => {
 
   for (const c of pin.consistency.invalid as { rule: string; first: number; second: number; first_root: string; second_root: string; proof: string[] }[]) {
     it(`refuses a consistency proof whose ${c.rule}`, () => {
-      expectRefused(() =>
+      expectEvidenceRefused(() =>
         verifyConsistency(c.first, c.second, fromHex(c.first_root), fromHex(c.second_root), hexes(c.proof)),
       );
     });
@@ -213,10 +200,10 @@ describe('properties on random trees of 1 to 5,000 leaves', () => {
         if (path.length > 0) {
           const at = t.pick % path.length;
           const bad = path.map((p, i) => (i === at ? flipBit(p, t.byte, t.bit) : p));
-          expectRefused(() => verifyInclusion(leaves[index]!, index, n, bad, root));
+          expectEvidenceRefused(() => verifyInclusion(leaves[index]!, index, n, bad, root));
         }
-        expectRefused(() => verifyInclusion(flipBit(leaves[index]!, t.byte, t.bit), index, n, path, root));
-        expectRefused(() => verifyInclusion(leaves[index]!, index, n, path, flipBit(root, t.byte, t.bit)));
+        expectEvidenceRefused(() => verifyInclusion(flipBit(leaves[index]!, t.byte, t.bit), index, n, path, root));
+        expectEvidenceRefused(() => verifyInclusion(leaves[index]!, index, n, path, flipBit(root, t.byte, t.bit)));
       }),
       { numRuns: 60 },
     );
@@ -254,10 +241,10 @@ describe('properties on random trees of 1 to 5,000 leaves', () => {
         if (proof.length > 0) {
           const at = t.pick % proof.length;
           const bad = proof.map((p, i) => (i === at ? flipBit(p, t.byte, t.bit) : p));
-          expectRefused(() => verifyConsistency(m, n, oldRoot, newRoot, bad));
+          expectEvidenceRefused(() => verifyConsistency(m, n, oldRoot, newRoot, bad));
         }
-        expectRefused(() => verifyConsistency(m, n, flipBit(oldRoot, t.byte, t.bit), newRoot, proof));
-        expectRefused(() => verifyConsistency(m, n, oldRoot, flipBit(newRoot, t.byte, t.bit), proof));
+        expectEvidenceRefused(() => verifyConsistency(m, n, flipBit(oldRoot, t.byte, t.bit), newRoot, proof));
+        expectEvidenceRefused(() => verifyConsistency(m, n, oldRoot, flipBit(newRoot, t.byte, t.bit), proof));
       }),
       { numRuns: 40 },
     );

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalBytes } from '../shared/canonical.js';
 import { fromHex, toBase64url, toHex } from '../shared/encoding.js';
-import { isSvcError } from '../shared/errors.js';
 import { signerFromSeed, verifyEd25519 } from '../shared/identity.js';
 import {
   fullReceipt,
@@ -16,6 +15,7 @@ import {
 } from '../shared/receipt.js';
 import { createServiceSigner, serviceKeyId } from '../shared/service-keys.js';
 import { loadOwnVector } from './vectors.js';
+import { expectEvidenceRefused, flipHex } from './helpers/evidence.js';
 
 const pin = loadOwnVector('service.json');
 const root = signerFromSeed(fromHex(pin.inputs.root_seed, 32));
@@ -46,23 +46,6 @@ function answer(r: PinReceipt, receipt: unknown): Record<string, unknown> {
     sealed: false,
     receipt,
   };
-}
-
-function expectRefused(run: () => unknown, detail?: RegExp): void {
-  let err: unknown;
-  try {
-    run();
-  } catch (e) {
-    err = e;
-  }
-  expect(isSvcError(err, 'CHECKPOINT_INVALID'), String(err)).toBe(true);
-  if (detail) expect((err as Error).message).toMatch(detail);
-}
-
-function flipHex(hex: string, at = 0): string {
-  const b = fromHex(hex);
-  b[at]! ^= 1;
-  return toHex(b);
 }
 
 describe('receipts (pinned by the Python generator)', () => {
@@ -109,13 +92,13 @@ describe('verifying the receipt of a post answer', () => {
   it('refuses a short receipt with one flipped signature byte', () => {
     for (const byte of [0, 32, 63]) {
       const short = { ...(first.short as object), signature: flipHex(first.signature, byte) };
-      expectRefused(() => verifyReceipt(answer(first, short), online.publicKey), /signature: does not verify/);
+      expectEvidenceRefused(() => verifyReceipt(answer(first, short), online.publicKey), /signature: does not verify/);
     }
   });
 
   it('refuses a full receipt with one flipped signature byte', () => {
     const full = { ...(first.full as object), signature: flipHex(first.signature, 7) };
-    expectRefused(() => verifyReceipt(answer(first, full), online.publicKey), /does not verify/);
+    expectEvidenceRefused(() => verifyReceipt(answer(first, full), online.publicKey), /does not verify/);
   });
 
   for (const name of ['seq', 'object_id', 'chain_hash', 'posted_at', 'post_id', 'space_id'] as const) {
@@ -129,40 +112,40 @@ describe('verifying the receipt of a post answer', () => {
     };
     it(`refuses a short receipt when the answer's ${name} was changed`, () => {
       const a = { ...answer(first, first.short), [name]: changed[name] };
-      expectRefused(() => verifyReceipt(a, online.publicKey), /does not verify/);
+      expectEvidenceRefused(() => verifyReceipt(a, online.publicKey), /does not verify/);
     });
     it(`refuses a full receipt whose signed ${name} differs from the answer's`, () => {
       const a = { ...answer(first, first.full), [name]: changed[name] };
-      expectRefused(() => verifyReceipt(a, online.publicKey), new RegExp(`${name} differs`));
+      expectEvidenceRefused(() => verifyReceipt(a, online.publicKey), new RegExp(`${name} differs`));
     });
   }
 
   it('refuses a short receipt whose service_epoch was changed', () => {
     const short = { ...(first.short as object), service_epoch: null };
-    expectRefused(() => verifyReceipt(answer(first, short), online.publicKey), /does not verify/);
+    expectEvidenceRefused(() => verifyReceipt(answer(first, short), online.publicKey), /does not verify/);
   });
 
   it('refuses a receipt checked against another signer key', () => {
-    expectRefused(() => verifyReceipt(answer(first, first.short), other.publicKey), /key id of the given signer/);
+    expectEvidenceRefused(() => verifyReceipt(answer(first, first.short), other.publicKey), /key id of the given signer/);
   });
 
   it('refuses a receipt signed by another key that names that key', () => {
     const forger = createServiceSigner({ root, online: other, notBefore: pin.inputs.not_before });
     const { service_epoch, signer_key_id: _k, v: _v, ...post } = first.fields;
     const forged = shortReceipt(signReceipt(forger, post, service_epoch));
-    expectRefused(() => verifyReceipt(answer(first, forged), online.publicKey), /key id/);
+    expectEvidenceRefused(() => verifyReceipt(answer(first, forged), online.publicKey), /key id/);
   });
 
   it('refuses malformed receipts naming the member', () => {
     const short = first.short as Record<string, unknown>;
-    expectRefused(() => verifyReceipt(answer(first, { ...short, v: 2 }), online.publicKey), /receipt\.v/);
-    expectRefused(() => verifyReceipt(answer(first, { ...short, extra: 1 }), online.publicKey), /extra: unexpected/);
-    expectRefused(() => verifyReceipt(answer(first, { ...short, signature: 'ab' }), online.publicKey), /receipt\.signature/);
-    expectRefused(() => verifyReceipt(answer(first, null), online.publicKey), /receipt: expected an object/);
-    expectRefused(() => verifyReceipt({ ...answer(first, short), seq: 7 }, online.publicKey), /seq/);
+    expectEvidenceRefused(() => verifyReceipt(answer(first, { ...short, v: 2 }), online.publicKey), /receipt\.v/);
+    expectEvidenceRefused(() => verifyReceipt(answer(first, { ...short, extra: 1 }), online.publicKey), /extra: unexpected/);
+    expectEvidenceRefused(() => verifyReceipt(answer(first, { ...short, signature: 'ab' }), online.publicKey), /receipt\.signature/);
+    expectEvidenceRefused(() => verifyReceipt(answer(first, null), online.publicKey), /receipt: expected an object/);
+    expectEvidenceRefused(() => verifyReceipt({ ...answer(first, short), seq: 7 }, online.publicKey), /seq/);
     const nonCanonical = { ...(first.full as object), canonical: toBase64url(Buffer.from(JSON.stringify(first.fields, null, 1))) };
-    expectRefused(() => verifyReceipt(answer(first, nonCanonical), online.publicKey), /receipt\.canonical/);
+    expectEvidenceRefused(() => verifyReceipt(answer(first, nonCanonical), online.publicKey), /receipt\.canonical/);
     const extraMember = { ...(first.full as object), canonical: toBase64url(canonicalBytes({ ...first.fields, note: 'x' })) };
-    expectRefused(() => verifyReceipt(answer(first, extraMember), online.publicKey), /note: unexpected/);
+    expectEvidenceRefused(() => verifyReceipt(answer(first, extraMember), online.publicKey), /note: unexpected/);
   });
 });

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalBytes } from '../shared/canonical.js';
 import { fromHex, toBase64url, toHex, utf8 } from '../shared/encoding.js';
-import { isSvcError } from '../shared/errors.js';
 import { signerFromSeed, verifyEd25519 } from '../shared/identity.js';
 import {
   CLOCK_SKEW_MS,
@@ -22,6 +21,7 @@ import {
   type SignerCheck,
 } from '../shared/service-keys.js';
 import { loadOwnVector } from './vectors.js';
+import { expectEvidenceRefused, flipHex } from './helpers/evidence.js';
 
 const pin = loadOwnVector('service.json');
 const root = signerFromSeed(fromHex(pin.inputs.root_seed, 32));
@@ -33,30 +33,9 @@ const NOT_AFTER: string = pin.inputs.not_after;
 const signer = createServiceSigner({ root, online, notBefore: NOT_BEFORE, notAfter: NOT_AFTER });
 const devSigner = createServiceSigner({ root, online, notBefore: NOT_BEFORE, development: true });
 
-function refusal(run: () => unknown): unknown {
-  try {
-    run();
-  } catch (e) {
-    return e;
-  }
-  return undefined;
-}
-
-function expectRefused(run: () => unknown, detail?: RegExp): void {
-  const err = refusal(run);
-  expect(isSvcError(err, 'CHECKPOINT_INVALID'), String(err)).toBe(true);
-  if (detail) expect((err as Error).message).toMatch(detail);
-}
-
 const at = (ms: number) => new Date(ms).toISOString();
 const check: SignerCheck = { trustedRoot: root.publicKey, purpose: 'checkpoint', at: '2026-10-01T00:00:00.000Z' };
 const verifyServed = (served: unknown, c = check) => verifyServiceSigner(readServedSigner(served), c);
-
-function flipHex(hex: string, at = 0): string {
-  const b = fromHex(hex);
-  b[at]! ^= 1;
-  return toHex(b);
-}
 
 describe('service keys and certificates (pinned by the Python generator)', () => {
   it('seeds give the pinned root and online public keys and key id', () => {
@@ -131,14 +110,14 @@ describe('reading a certificate strictly', () => {
   ];
   for (const [name, bytes] of cases) {
     it(`refuses a certificate with ${name}`, () => {
-      expectRefused(() => readCertificate(bytes));
+      expectEvidenceRefused(() => readCertificate(bytes));
     });
   }
 
   it('reads ISO times exactly as JavaScript writes them', () => {
     expect(readIsoMillis('2026-09-10T12:00:00.000Z', 't')).toBe(Date.UTC(2026, 8, 10, 12));
-    expectRefused(() => readIsoMillis('2026-09-10T12:00:00.000+00:00', 't'));
-    expectRefused(() => readIsoMillis(1757505600000, 't'));
+    expectEvidenceRefused(() => readIsoMillis('2026-09-10T12:00:00.000+00:00', 't'));
+    expectEvidenceRefused(() => readIsoMillis(1757505600000, 't'));
   });
 
   it('a builder refuses a not_after that is not later than not_before', () => {
@@ -157,44 +136,44 @@ describe('verifying a served signer (objects.md §13 step 6)', () => {
   it('accepts a statement up to 60 s before not_before and refuses one a millisecond earlier', () => {
     const start = Date.parse(NOT_BEFORE) - CLOCK_SKEW_MS;
     expect(() => verifyServed(pin.signer, { ...check, at: at(start) })).not.toThrow();
-    expectRefused(() => verifyServed(pin.signer, { ...check, at: at(start - 1) }), /not valid before/);
+    expectEvidenceRefused(() => verifyServed(pin.signer, { ...check, at: at(start - 1) }), /not valid before/);
   });
 
   it('accepts a statement a millisecond before not_after and refuses one at not_after (expired)', () => {
     const end = Date.parse(NOT_AFTER);
     expect(() => verifyServed(pin.signer, { ...check, at: at(end - 1) })).not.toThrow();
-    expectRefused(() => verifyServed(pin.signer, { ...check, at: NOT_AFTER }), /expired/);
+    expectEvidenceRefused(() => verifyServed(pin.signer, { ...check, at: NOT_AFTER }), /expired/);
   });
 
   it('refuses a signer whose root is not the trusted root', () => {
-    expectRefused(() => verifyServed(pin.signer, { ...check, trustedRoot: other.publicKey }), /trusted root/);
+    expectEvidenceRefused(() => verifyServed(pin.signer, { ...check, trustedRoot: other.publicKey }), /trusted root/);
   });
 
   it('refuses a served signer that names another root than its certificate', () => {
-    expectRefused(() => verifyServed({ ...pin.signer, root_key: toHex(other.publicKey) }), /another root/);
+    expectEvidenceRefused(() => verifyServed({ ...pin.signer, root_key: toHex(other.publicKey) }), /another root/);
   });
 
   it('refuses a certificate signature with one flipped byte', () => {
     for (const byte of [0, 31, 63]) {
       const served = { ...pin.signer, certificate_signature: flipHex(pin.signer.certificate_signature, byte) };
-      expectRefused(() => verifyServed(served), /certificate_signature/);
+      expectEvidenceRefused(() => verifyServed(served), /certificate_signature/);
     }
   });
 
   it('refuses a certificate signed by another root key', () => {
     const forged = createServiceSigner({ root: other, online, notBefore: NOT_BEFORE });
     const served = { ...renderSigner(forged), root_key: pin.root_public_key };
-    expectRefused(() => verifyServed(served), /another root/);
-    expectRefused(() => verifyServed(renderSigner(forged)), /trusted root/);
+    expectEvidenceRefused(() => verifyServed(served), /another root/);
+    expectEvidenceRefused(() => verifyServed(renderSigner(forged)), /trusted root/);
   });
 
   it('refuses a key id that is not the formula of the public key', () => {
-    expectRefused(() => verifyServed({ ...pin.signer, key_id: flipHex(pin.key_id) }), /key_id/);
+    expectEvidenceRefused(() => verifyServed({ ...pin.signer, key_id: flipHex(pin.key_id) }), /key_id/);
   });
 
   it('refuses a certificate that names another online key', () => {
     const otherKey = toHex(other.publicKey);
-    expectRefused(
+    expectEvidenceRefused(
       () => verifyServed({ ...pin.signer, public_key: otherKey, key_id: toHex(serviceKeyId(other.publicKey)) }),
       /names another key/,
     );
@@ -214,7 +193,7 @@ describe('verifying a served signer (objects.md §13 step 6)', () => {
       certificate_signature: toHex(signCertificate(root, narrow)),
     };
     expect(() => verifyServed(served, { ...check, purpose: 'receipt' })).not.toThrow();
-    expectRefused(() => verifyServed(served), /does not vouch for checkpoint/);
+    expectEvidenceRefused(() => verifyServed(served), /does not vouch for checkpoint/);
   });
 
   it('reports a development certificate as development', () => {
@@ -224,18 +203,18 @@ describe('verifying a served signer (objects.md §13 step 6)', () => {
   });
 
   it('refuses a served development flag that hides the certificate one', () => {
-    expectRefused(() => verifyServed({ ...renderSigner(devSigner), development: false }), /development/);
-    expectRefused(() => verifyServed({ ...pin.signer, development: true }), /development/);
+    expectEvidenceRefused(() => verifyServed({ ...renderSigner(devSigner), development: false }), /development/);
+    expectEvidenceRefused(() => verifyServed({ ...pin.signer, development: true }), /development/);
   });
 
   it('refuses served signers with missing, extra or mistyped members', () => {
     const { development: _omit, ...missing } = pin.signer;
-    expectRefused(() => readServedSigner(missing), /development: missing/);
-    expectRefused(() => readServedSigner({ ...pin.signer, added_at: NOT_BEFORE }), /unexpected member/);
-    expectRefused(() => readServedSigner({ ...pin.signer, development: 'false' }), /boolean/);
-    expectRefused(() => readServedSigner({ ...pin.signer, certificate: `${pin.signer.certificate}=` }), /certificate/);
-    expectRefused(() => readServedSigner({ ...pin.signer, public_key: pin.signer.public_key.slice(2) }), /public_key/);
-    expectRefused(() => readServedSigner(null));
+    expectEvidenceRefused(() => readServedSigner(missing), /development: missing/);
+    expectEvidenceRefused(() => readServedSigner({ ...pin.signer, added_at: NOT_BEFORE }), /unexpected member/);
+    expectEvidenceRefused(() => readServedSigner({ ...pin.signer, development: 'false' }), /boolean/);
+    expectEvidenceRefused(() => readServedSigner({ ...pin.signer, certificate: `${pin.signer.certificate}=` }), /certificate/);
+    expectEvidenceRefused(() => readServedSigner({ ...pin.signer, public_key: pin.signer.public_key.slice(2) }), /public_key/);
+    expectEvidenceRefused(() => readServedSigner(null));
   });
 });
 
@@ -246,10 +225,10 @@ describe('a relay configured with a certificate the offline root signed', () => 
   });
 
   it('refuses a certificate for another key or with a bad root signature', () => {
-    expectRefused(() => serviceSignerFromCertificate(other, signer.certificate, signer.certificateSignature), /another key/);
+    expectEvidenceRefused(() => serviceSignerFromCertificate(other, signer.certificate, signer.certificateSignature), /another key/);
     const bad = signer.certificateSignature.slice();
     bad[5]! ^= 0x80;
-    expectRefused(() => serviceSignerFromCertificate(online, signer.certificate, bad), /does not verify/);
+    expectEvidenceRefused(() => serviceSignerFromCertificate(online, signer.certificate, bad), /does not verify/);
   });
 });
 
@@ -261,12 +240,12 @@ describe('verifying a certificate on its own', () => {
   });
 
   it('refuses another trusted root, a flipped signature byte, an expired window and a missing purpose', () => {
-    expectRefused(() => verifyCertificate(signer.certificate, signer.certificateSignature, { ...check, trustedRoot: other.publicKey }), /trusted root/);
+    expectEvidenceRefused(() => verifyCertificate(signer.certificate, signer.certificateSignature, { ...check, trustedRoot: other.publicKey }), /trusted root/);
     const bad = signer.certificateSignature.slice();
     bad[63]! ^= 1;
-    expectRefused(() => verifyCertificate(signer.certificate, bad, check), /certificate_signature: does not verify/);
-    expectRefused(() => verifyCertificate(signer.certificate, signer.certificateSignature, { ...check, at: NOT_AFTER }), /expired/);
+    expectEvidenceRefused(() => verifyCertificate(signer.certificate, bad, check), /certificate_signature: does not verify/);
+    expectEvidenceRefused(() => verifyCertificate(signer.certificate, signer.certificateSignature, { ...check, at: NOT_AFTER }), /expired/);
     const narrow = canonicalBytes({ key: pin.online_public_key, not_before: NOT_BEFORE, purposes: ['recovery'], root: pin.root_public_key, v: 1 });
-    expectRefused(() => verifyCertificate(narrow, signCertificate(root, narrow), check), /does not vouch for checkpoint/);
+    expectEvidenceRefused(() => verifyCertificate(narrow, signCertificate(root, narrow), check), /does not vouch for checkpoint/);
   });
 });

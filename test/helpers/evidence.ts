@@ -1,0 +1,32 @@
+/**
+ * Checking refusals of served evidence (receipts, checkpoints, Merkle proofs, service signers):
+ * every one is SvcError('CHECKPOINT_INVALID') with a detail naming the field or the rule
+ * (shared/service-keys.ts `evidenceError`).
+ */
+import { expect } from 'vitest';
+import { fromHex, toHex } from '../../shared/encoding.js';
+import { isSvcError } from '../../shared/errors.js';
+
+/** What `run` threw, or undefined when it returned. */
+export function refusal(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+}
+
+/** `run` throws CHECKPOINT_INVALID, with a message matching `detail` when one is given. */
+export function expectEvidenceRefused(run: () => unknown, detail?: RegExp): void {
+  const err = refusal(run);
+  expect(isSvcError(err, 'CHECKPOINT_INVALID'), String(err)).toBe(true);
+  if (detail) expect((err as Error).message).toMatch(detail);
+}
+
+/** `hex` with the lowest bit of byte `at` flipped. */
+export function flipHex(hex: string, at = 0): string {
+  const b = fromHex(hex);
+  b[at]! ^= 1;
+  return toHex(b);
+}
