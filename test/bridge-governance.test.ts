@@ -8,7 +8,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOGUE } from '../shared/errors-catalogue.js';
-import { callTool, startBridge, textOf, type RunningBridge } from './helpers/bridge.js';
+import { callTool, startBridge, textOf, toolOk, type RunningBridge } from './helpers/bridge.js';
 import { memberRow, roleIn } from './helpers/invites.js';
 import { startRelay, type RunningRelay } from './helpers/relay.js';
 import { ageKeys, freshName } from './helpers/spaces.js';
@@ -39,11 +39,6 @@ afterAll(async () => {
   await relay?.close();
 });
 
-function ok(r: CallToolResult): Record<string, any> {
-  if (r.isError) throw new Error(`tool error: ${textOf(r)}`);
-  return r.structuredContent as Record<string, any>;
-}
-
 function refusal(r: CallToolResult): { code: string; message: string; fix: string; detail?: string; source: string } {
   expect(r.isError).toBe(true);
   return (r.structuredContent as { error: { code: string; message: string; fix: string; detail?: string; source: string } }).error;
@@ -64,7 +59,7 @@ describe('a private SPACE from creation to a member leaving', () => {
 
   it('A creates a private SPACE; the answer fences the title and description A wrote', async () => {
     const r = await callTool(a, 'svc_space_control', { action: 'create', name, title: HOSTILE_TITLE, description: DESCRIPTION });
-    const s = ok(r);
+    const s = toolOk(r);
     expect(s).toMatchObject({ action: 'create', name, visibility: 'private', join_policy: 'invite', owner: peerA, access: { role: 'owner' } });
     expect(relay.store.spaces.byName(name)?.owner).toBe(peerA);
     const text = textOf(r);
@@ -76,7 +71,7 @@ describe('a private SPACE from creation to a member leaving', () => {
 
   it('A makes an invite link for a writer; the link is in the answer once, the label fenced', async () => {
     const r = await callTool(a, 'svc_space_control', { action: 'invite', name, role: 'writer', tags: ['helper'], max_uses: 1, label: 'for B' });
-    const s = ok(r);
+    const s = toolOk(r);
     expect(s).toMatchObject({ space: name, role: 'writer', tags: ['helper'], max_uses: 1, state: 'live' });
     link = s.link;
     inviteId = s.invite_id;
@@ -88,20 +83,20 @@ describe('a private SPACE from creation to a member leaving', () => {
   });
 
   it('B looks at the link before using it: SPACE, role and that it works', async () => {
-    const s = ok(await callTool(b, 'svc_join', { action: 'look', link }));
+    const s = toolOk(await callTool(b, 'svc_join', { action: 'look', link }));
     expect(s).toMatchObject({ space: name, kind: 'admit', role: 'writer', valid: true, uses: 0 });
   });
 
   it('B joins with the link and holds the writer role it gave', async () => {
     const r = await callTool(b, 'svc_join', { action: 'join', link });
-    expect(ok(r)).toMatchObject({ name, role: 'writer', state: 'joined', changed: true, waiting: false });
+    expect(toolOk(r)).toMatchObject({ name, role: 'writer', state: 'joined', changed: true, waiting: false });
     expect(textOf(r)).toContain(`Joined ${name}.`);
     expect(roleIn(relay, name, peerB)).toBe('writer');
   });
 
   it('A lists the members and sees B, brought in by A through the link', async () => {
     const r = await callTool(a, 'svc_spaces', { action: 'members', name });
-    const s = ok(r);
+    const s = toolOk(r);
     expect(s.owner).toEqual({ peer: peerA });
     expect(s.items).toEqual([expect.objectContaining({ peer: peerB, role: 'writer', tags: ['helper'], brought_in_by: peerA, link_id: inviteId })]);
     const text = textOf(r);
@@ -110,16 +105,16 @@ describe('a private SPACE from creation to a member leaving', () => {
   });
 
   it('A sees the link used up in the invites list', async () => {
-    const s = ok(await callTool(a, 'svc_spaces', { action: 'invites', name }));
+    const s = toolOk(await callTool(a, 'svc_spaces', { action: 'invites', name }));
     expect(s.scope).toBe('all');
     expect(s.items).toEqual([expect.objectContaining({ invite_id: inviteId, uses: 1, max_uses: 1, state: 'exhausted' })]);
   });
 
   it('A makes B a coordinator with a new tag; members filtered by role show it', async () => {
-    const s = ok(await callTool(a, 'svc_space_control', { action: 'set_member', name, peer_id: peerB, role: 'coordinator', tags: ['lead'] }));
+    const s = toolOk(await callTool(a, 'svc_space_control', { action: 'set_member', name, peer_id: peerB, role: 'coordinator', tags: ['lead'] }));
     expect(s).toMatchObject({ space: name, peer: peerB, role: 'coordinator', tags: ['lead'], state: 'updated' });
     expect(memberRow(relay, name, peerB)?.role).toBe('coordinator');
-    const list = ok(await callTool(a, 'svc_spaces', { action: 'members', name, role: 'coordinator' }));
+    const list = toolOk(await callTool(a, 'svc_spaces', { action: 'members', name, role: 'coordinator' }));
     expect(list.items.map((m: { peer: string }) => m.peer)).toEqual([peerB]);
   });
 
@@ -137,31 +132,31 @@ describe('a private SPACE from creation to a member leaving', () => {
   });
 
   it('B reads the profile with its own role, and A updates it', async () => {
-    const seen = ok(await callTool(b, 'svc_spaces', { action: 'get', name }));
+    const seen = toolOk(await callTool(b, 'svc_spaces', { action: 'get', name }));
     expect(seen).toMatchObject({ name, title: HOSTILE_TITLE, access: { role: 'coordinator', tags: ['lead'], blocked: false } });
     const r = await callTool(a, 'svc_space_control', { action: 'update', name, title: 'Results', join_policy: 'request' });
-    expect(ok(r)).toMatchObject({ title: 'Results', join_policy: 'request', changed: ['title', 'join_policy'] });
+    expect(toolOk(r)).toMatchObject({ title: 'Results', join_policy: 'request', changed: ['title', 'join_policy'] });
     expect(textOf(r)).toContain('changed title, join_policy');
   });
 
   it('B leaves: its membership is revoked, and A no longer lists it', async () => {
     const r = await callTool(b, 'svc_join', { action: 'leave', name });
-    expect(ok(r)).toMatchObject({ space: name, peer: peerB, role: 'coordinator' });
+    expect(toolOk(r)).toMatchObject({ space: name, peer: peerB, role: 'coordinator' });
     expect(textOf(r)).toContain(`You left ${name}`);
     expect(roleIn(relay, name, peerB)).toBeNull();
-    const list = ok(await callTool(a, 'svc_spaces', { action: 'members', name }));
+    const list = toolOk(await callTool(a, 'svc_spaces', { action: 'members', name }));
     expect(list.items).toEqual([]);
   });
 
   it('A reads the audit log with every step, payloads fenced; after= continues from a revision', async () => {
     const r = await callTool(a, 'svc_spaces', { action: 'events', name });
-    const s = ok(r);
+    const s = toolOk(r);
     const events = s.items.map((e: { event: string }) => e.event);
     expect(events.length).toBeGreaterThanOrEqual(5);
     expect(s.head_revision).toBe(s.items[s.items.length - 1].revision);
     const text = textOf(r);
     expect(text).toMatch(/⟦peer payload [0-9a-f]{8}⟧/);
-    const later = ok(await callTool(a, 'svc_spaces', { action: 'events', name, after: s.items[1].revision }));
+    const later = toolOk(await callTool(a, 'svc_spaces', { action: 'events', name, after: s.items[1].revision }));
     expect(later.items.map((e: { event: string }) => e.event)).toEqual(events.slice(2));
   });
 });
@@ -170,40 +165,40 @@ describe('join requests, blocks and a hand-over', () => {
   const name = freshName('req');
 
   beforeAll(async () => {
-    ok(await callTool(a, 'svc_space_control', { action: 'create', name, title: 'Asks', join_policy: 'request' }));
+    toolOk(await callTool(a, 'svc_space_control', { action: 'create', name, title: 'Asks', join_policy: 'request' }));
   });
 
   it('B asks to join with a message; A sees it fenced among the waiting requests and approves it', async () => {
     const asked = await callTool(b, 'svc_join', { action: 'join', name, message: 'I can help with the benchmarks.' });
-    const req = ok(asked);
+    const req = toolOk(asked);
     expect(req).toMatchObject({ space: name, requester: peerB, state: 'pending', waiting: true });
     expect(textOf(asked)).toContain('Save the request_id');
 
     const list = await callTool(a, 'svc_spaces', { action: 'requests', name });
-    expect(ok(list)).toMatchObject({ waiting: 1, items: [expect.objectContaining({ request_id: req.request_id })] });
+    expect(toolOk(list)).toMatchObject({ waiting: 1, items: [expect.objectContaining({ request_id: req.request_id })] });
     const text = textOf(list);
     expect(text).toContain(fenced(text, 'message', 'I can help with the benchmarks.'));
 
-    const approved = ok(await callTool(a, 'svc_space_control', { action: 'approve', request_id: req.request_id, role: 'reader' }));
+    const approved = toolOk(await callTool(a, 'svc_space_control', { action: 'approve', request_id: req.request_id, role: 'reader' }));
     expect(approved).toMatchObject({ state: 'approved', member: { peer: peerB, role: 'reader' } });
     expect(roleIn(relay, name, peerB)).toBe('reader');
   });
 
   it('A blocks B, lists the block, and unblocks it', async () => {
-    expect(ok(await callTool(a, 'svc_space_control', { action: 'block', name, peer_id: peerB }))).toMatchObject({ blocked: true, changed: true });
-    const blocks = ok(await callTool(a, 'svc_spaces', { action: 'blocks', name }));
+    expect(toolOk(await callTool(a, 'svc_space_control', { action: 'block', name, peer_id: peerB }))).toMatchObject({ blocked: true, changed: true });
+    const blocks = toolOk(await callTool(a, 'svc_spaces', { action: 'blocks', name }));
     expect(blocks.items).toEqual([expect.objectContaining({ peer: peerB, blocked_by: peerA })]);
-    expect(ok(await callTool(a, 'svc_space_control', { action: 'unblock', name, peer_id: peerB }))).toMatchObject({ blocked: false, changed: true });
+    expect(toolOk(await callTool(a, 'svc_space_control', { action: 'unblock', name, peer_id: peerB }))).toMatchObject({ blocked: false, changed: true });
     expect(relay.store.blocks.isBlocked(relay.store.spaces.byName(name)!.id, peerB)).toBe(false);
   });
 
   it('A offers the SPACE to B, B accepts the offer by its id, and B owns it', async () => {
-    const offer = ok(await callTool(a, 'svc_space_control', { action: 'hand_over', name, peer_id: peerB, label: 'yours now' }));
+    const offer = toolOk(await callTool(a, 'svc_space_control', { action: 'hand_over', name, peer_id: peerB, label: 'yours now' }));
     expect(offer).toMatchObject({ space: name, from: peerA, to: peerB, role: 'owner', state: 'waiting' });
     const taken = await callTool(b, 'svc_join', { action: 'accept', offer_id: offer.offer_id });
-    expect(ok(taken)).toMatchObject({ name, role: 'owner', state: 'handed_over' });
+    expect(toolOk(taken)).toMatchObject({ name, role: 'owner', state: 'handed_over' });
     expect(relay.store.spaces.byName(name)?.owner).toBe(peerB);
-    const peerView = ok(await callTool(a, 'svc_spaces', { action: 'peer', peer_id: peerB }));
+    const peerView = toolOk(await callTool(a, 'svc_spaces', { action: 'peer', peer_id: peerB }));
     expect(peerView.spaces_owned).toContain(name);
   });
 });
@@ -212,20 +207,20 @@ describe('reading SPACES and the register', () => {
   it('list finds the caller\'s own private SPACES, with its role, and hides them from others', async () => {
     const name = freshName('lst');
     const title = `Listed as ${name}`;
-    ok(await callTool(a, 'svc_space_control', { action: 'create', name, title }));
+    toolOk(await callTool(a, 'svc_space_control', { action: 'create', name, title }));
     const r = await callTool(a, 'svc_spaces', { action: 'list', q: name });
-    expect(ok(r).items).toEqual([expect.objectContaining({ name, role: 'owner', title })]);
+    expect(toolOk(r).items).toEqual([expect.objectContaining({ name, role: 'owner', title })]);
     expect(textOf(r)).toContain(fenced(textOf(r), 'title', title));
     // B holds no role there and the SPACE is private and filed nowhere: not in B's list.
-    expect(ok(await callTool(b, 'svc_spaces', { action: 'list', q: name })).items).toEqual([]);
+    expect(toolOk(await callTool(b, 'svc_spaces', { action: 'list', q: name })).items).toEqual([]);
   });
 
   it('categories outlines the register and shows one category in full', async () => {
-    const top = ok(await callTool(a, 'svc_spaces', { action: 'categories' }));
+    const top = toolOk(await callTool(a, 'svc_spaces', { action: 'categories' }));
     expect(top.items.length).toBeGreaterThan(5);
     const id = top.items[0].id as string;
     const one = await callTool(a, 'svc_spaces', { action: 'categories', category: id });
-    expect(ok(one)).toMatchObject({ id, status: 'live' });
+    expect(toolOk(one)).toMatchObject({ id, status: 'live' });
     expect(textOf(one)).toMatch(new RegExp(`^id: +${id}$`, 'm'));
   });
 });
@@ -256,10 +251,10 @@ describe('a public SPACE', () => {
     expect(e).toMatchObject({ code: 'KEY_TOO_NEW', source: 'relay', fix: CATALOGUE.KEY_TOO_NEW.fix });
     expect(relay.store.spaces.byName(name)).toBeUndefined();
     ageKeys(relay);
-    const s = ok(await callTool(a, 'svc_space_control', args));
+    const s = toolOk(await callTool(a, 'svc_space_control', args));
     expect(s).toMatchObject({ name, visibility: 'public', join_policy: 'request', categories: ['general'] });
     // Anyone finds it by category now, B included.
-    const found = ok(await callTool(b, 'svc_spaces', { action: 'list', category: 'general', q: 'Open findings' }));
+    const found = toolOk(await callTool(b, 'svc_spaces', { action: 'list', category: 'general', q: 'Open findings' }));
     expect(found.items.map((i: { name: string }) => i.name)).toContain(name);
   });
 });

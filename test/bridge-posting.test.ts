@@ -9,14 +9,13 @@
 import { createHmac, createPrivateKey, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCache } from '../bridge/cache.js';
 import { loadKey, openKeyDirectory } from '../bridge/keys.js';
 import { fromBase64url, fromHex } from '../shared/encoding.js';
 import { peerIdHexOf } from '../shared/identity.js';
 import { verifyObjectSignature } from '../shared/objects.js';
-import { callTool, startBridge, tempHome, textOf, type RunningBridge } from './helpers/bridge.js';
+import { callTool, startBridge, tempHome, textOf, toolOk, type RunningBridge } from './helpers/bridge.js';
 import { admit, get, post } from './helpers/posts.js';
 import { startProxy, type RunningProxy } from './helpers/proxy.js';
 import { mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
@@ -36,7 +35,7 @@ beforeAll(async () => {
   proxy.target = relay.url;
   homeA = tempHome();
   a = await startBridge({ relayUrl: proxy.url, home: homeA });
-  const w = ok(await callTool(a, 'svc_whoami', {}));
+  const w = toolOk(await callTool(a, 'svc_whoami', {}));
   peerA = w.peer_id;
   runA = w.bridge.run_id;
   p = await mintToken(relay.url);
@@ -48,15 +47,10 @@ afterAll(async () => {
   await relay?.close();
 });
 
-function ok(r: CallToolResult): Record<string, any> {
-  if (r.isError) throw new Error(`tool error: ${textOf(r)}`);
-  return r.structuredContent as Record<string, any>;
-}
-
 /** A private SPACE made by KEY A through the tool, with the HTTP peer P admitted as writer. */
 async function spaceWithPeer(opts: Record<string, unknown> = {}): Promise<string> {
   const name = freshName('bp');
-  ok(await callTool(a, 'svc_space_control', { action: 'create', name, ...opts }));
+  toolOk(await callTool(a, 'svc_space_control', { action: 'create', name, ...opts }));
   admit(relay, relay.store.spaces.byName(name)!, p, 'writer');
   return name;
 }
@@ -81,7 +75,7 @@ function waitFor<T>(what: string, probe: () => T | undefined, ms = 20_000): Prom
 describe('svc_post', () => {
   it("signs the post with the KEY, attaches the run's run_id, and checks the relay's receipt", async () => {
     const space = await spaceWithPeer();
-    const r = ok(
+    const r = toolOk(
       await callTool(a, 'svc_post', {
         space,
         kind: 'result',
@@ -109,8 +103,8 @@ describe('svc_post', () => {
     const space = await spaceWithPeer();
     const key = `retry-${randomUUID()}`;
     const args = { space, kind: 'obs', body: 'once', data: { x_n: 1 }, idempotency_key: key };
-    const first = ok(await callTool(a, 'svc_post', args));
-    const again = ok(await callTool(a, 'svc_post', args));
+    const first = toolOk(await callTool(a, 'svc_post', args));
+    const again = toolOk(await callTool(a, 'svc_post', args));
     expect(again.replayed).toBe(true);
     expect(again).toMatchObject({ post_id: first.post_id, seq: first.seq, object_id: first.object_id });
     expect(again.bridge.receipt_check.ok).toBe(true);
@@ -128,7 +122,7 @@ describe('svc_post', () => {
       return undefined;
     };
     try {
-      const r = ok(await callTool(a, 'svc_post', { space, kind: 'obs', body: 'through a flaky link' }));
+      const r = toolOk(await callTool(a, 'svc_post', { space, kind: 'obs', body: 'through a flaky link' }));
       expect(dropped).toBe(1);
       expect(r.replayed).toBe(true);
       expect(r.seq).toBe('1');
@@ -166,9 +160,9 @@ describe('svc_post', () => {
     const strict = await spaceWithPeer({ signed_only: true });
     const u = await startBridge({ relayUrl: proxy.url, home: homeA, env: { SVC_UNSIGNED: '1' } });
     try {
-      const plainPost = ok(await callTool(u, 'svc_post', { space: open, kind: 'obs', body: 'unsigned' }));
+      const plainPost = toolOk(await callTool(u, 'svc_post', { space: open, kind: 'obs', body: 'unsigned' }));
       expect(plainPost).toMatchObject({ signed: false, bridge: { signed: false, receipt_check: { ok: true } } });
-      const signedPost = ok(await callTool(u, 'svc_post', { space: strict, kind: 'obs', body: 'must be signed' }));
+      const signedPost = toolOk(await callTool(u, 'svc_post', { space: strict, kind: 'obs', body: 'must be signed' }));
       expect(signedPost).toMatchObject({ signed: true, bridge: { signed: true } });
       expect(textOf(await callTool(u, 'svc_post', { space: strict, kind: 'obs', body: 'again' }))).toContain('signed posts only');
     } finally {
@@ -181,45 +175,45 @@ describe('svc_read_space', () => {
   it('continues from the saved cursor, which moves only after the posts were shown', async () => {
     const space = await spaceWithPeer();
     for (const n of [1, 2, 3]) await post(relay, p, space, { kind: 'obs', title: `note ${n}`, body: `body ${n}` });
-    const first = ok(await callTool(a, 'svc_read_space', { space, limit: 2 }));
+    const first = toolOk(await callTool(a, 'svc_read_space', { space, limit: 2 }));
     expect(first.items.map((x: any) => x.seq)).toEqual(['1', '2']);
     expect(first.bridge).toMatchObject({ after_sent: '0', cursor_from: 'start', saved_cursor: '2', cursor_moved: true });
-    const second = ok(await callTool(a, 'svc_read_space', { space }));
+    const second = toolOk(await callTool(a, 'svc_read_space', { space }));
     expect(second.items.map((x: any) => x.seq)).toEqual(['3']);
     expect(second.bridge).toMatchObject({ after_sent: '2', cursor_from: 'saved', saved_cursor: '3' });
-    const third = ok(await callTool(a, 'svc_read_space', { space }));
+    const third = toolOk(await callTool(a, 'svc_read_space', { space }));
     expect(third.items).toEqual([]);
     // A filtered read, and a read from an earlier position, show posts but leave the cursor alone.
     await post(relay, p, space, { kind: 'warn', body: 'four' });
-    const filtered = ok(await callTool(a, 'svc_read_space', { space, kind: ['warn'] }));
+    const filtered = toolOk(await callTool(a, 'svc_read_space', { space, kind: ['warn'] }));
     expect(filtered.items.map((x: any) => x.seq)).toEqual(['4']);
     expect(filtered.bridge).toMatchObject({ saved_cursor: '3', cursor_moved: false });
-    const jump = ok(await callTool(a, 'svc_read_space', { space, after: '1' }));
+    const jump = toolOk(await callTool(a, 'svc_read_space', { space, after: '1' }));
     expect(jump.items.map((x: any) => x.seq)).toEqual(['2', '3', '4']);
     expect(jump.bridge.saved_cursor).toBe('4');
     // order=desc is a snapshot of the newest and never touches the cursor.
-    const newest = ok(await callTool(a, 'svc_read_space', { space, order: 'desc', limit: 1 }));
+    const newest = toolOk(await callTool(a, 'svc_read_space', { space, order: 'desc', limit: 1 }));
     expect(newest.items.map((x: any) => x.seq)).toEqual(['4']);
     expect(newest.bridge.cursor_from).toBeNull();
   });
 
   it('waits with wait until a new post arrives', async () => {
     const space = await spaceWithPeer();
-    ok(await callTool(a, 'svc_read_space', { space }));
+    toolOk(await callTool(a, 'svc_read_space', { space }));
     const reading = callTool(a, 'svc_read_space', { space, wait: 15 });
     await new Promise((r) => setTimeout(r, 700));
     await post(relay, p, space, { kind: 'obs', body: 'arrived while waiting' });
-    const r = ok(await reading);
+    const r = toolOk(await reading);
     expect(r.items.map((x: any) => x.body ?? x.snippet)).toEqual(['arrived while waiting']);
     expect(r.bridge.saved_cursor).toBe('1');
   });
 
   it("standing=true finds the KEY's own newest dossier", async () => {
     const space = await spaceWithPeer();
-    const old = ok(await callTool(a, 'svc_post', { space, kind: 'dossier', title: 'run 1', body: 'first' }));
+    const old = toolOk(await callTool(a, 'svc_post', { space, kind: 'dossier', title: 'run 1', body: 'first' }));
     await post(relay, p, space, { kind: 'dossier', body: 'not mine' });
-    ok(await callTool(a, 'svc_post', { space, kind: 'dossier', title: 'run 2', body: 'second', supersedes: old.post_id }));
-    const r = ok(await callTool(a, 'svc_read_space', { space, standing: true, kind: ['dossier'], author: peerA, limit: 1, detail: 'full' }));
+    toolOk(await callTool(a, 'svc_post', { space, kind: 'dossier', title: 'run 2', body: 'second', supersedes: old.post_id }));
+    const r = toolOk(await callTool(a, 'svc_read_space', { space, standing: true, kind: ['dossier'], author: peerA, limit: 1, detail: 'full' }));
     expect(r.items).toHaveLength(1);
     expect(r.items[0]).toMatchObject({ title: 'run 2', body: 'second', author: peerA });
     const refused = await callTool(a, 'svc_read_space', { space, standing: true, wait: 3 });
@@ -229,10 +223,10 @@ describe('svc_read_space', () => {
   it('proof=true checks every post and its checkpoint, and keeps the newest checkpoint', async () => {
     const space = await spaceWithPeer();
     for (const n of [1, 2, 3]) await post(relay, p, space, { kind: 'obs', body: `proved ${n}` });
-    ok(await callTool(a, 'svc_post', { space, kind: 'result', body: 'mine, signed' }));
+    toolOk(await callTool(a, 'svc_post', { space, kind: 'result', body: 'mine, signed' }));
     relay.clock.advance(11 * 60_000);
     (relay.app as any).checkpointer.runOnce(relay.clock.now());
-    const r = ok(await callTool(a, 'svc_read_space', { space, after: '0', proof: true }));
+    const r = toolOk(await callTool(a, 'svc_read_space', { space, after: '0', proof: true }));
     expect(r.items).toHaveLength(4);
     for (const c of r.bridge.checks) {
       expect(c.proof.ok).toBe(true);
@@ -256,7 +250,7 @@ describe('svc_read_space', () => {
     const cache = openCache(dir, 'default');
     try {
       cache.advanceCursor(proxy.url, { kind: 'space', space }, '999', Date.now());
-      const r = ok(await callTool(a, 'svc_read_space', { space }));
+      const r = toolOk(await callTool(a, 'svc_read_space', { space }));
       expect(textOf(await callTool(a, 'svc_read_space', { space }))).toContain('saved at 1');
       expect(r.bridge.notices.join('\n')).toContain('past its head_seq 1');
       // A restore: the relay shows another epoch; a fresh bridge re-checks every cursor once.
@@ -271,12 +265,12 @@ describe('svc_read_space', () => {
       };
       const fresh = await startBridge({ relayUrl: proxy.url, home: homeA });
       try {
-        const m = ok(await callTool(fresh, 'svc_mailbox', {}));
+        const m = toolOk(await callTool(fresh, 'svc_mailbox', {}));
         const notice = m.bridge.notices.join('\n');
         expect(notice).toContain('service_epoch changed');
         expect(notice).toContain(`${space}: status active, head_seq 1; saved cursor 500 is past it`);
         expect(cache.cursor(proxy.url, { kind: 'space', space })).toBe('1');
-        expect(ok(await callTool(fresh, 'svc_mailbox', {})).bridge.notices).toEqual([]);
+        expect(toolOk(await callTool(fresh, 'svc_mailbox', {})).bridge.notices).toEqual([]);
       } finally {
         await fresh.close();
       }
@@ -290,33 +284,33 @@ describe('svc_read_space', () => {
 describe('svc_mailbox', () => {
   it('shows posts addressed to the KEY, fenced, and continues from the saved cursor', async () => {
     const space = await spaceWithPeer();
-    ok(await callTool(a, 'svc_mailbox', {}));
+    toolOk(await callTool(a, 'svc_mailbox', {}));
     await post(relay, p, space, { kind: 'question', title: 'Can you check?', body: 'Please look at seq 1.', to: [peerA] });
     const r = await callTool(a, 'svc_mailbox', {});
-    const s = ok(r);
+    const s = toolOk(r);
     expect(s.items).toHaveLength(1);
     expect(s.items[0]).toMatchObject({ reason: 'to', post: { title: 'Can you check?' } });
     expect(textOf(r)).toMatch(/title: ⟦peer title ([0-9a-f]{8})⟧Can you check\?⟦\/peer \1⟧/);
     expect(s.bridge.saved_cursor).toBe(s.next_after);
-    expect(ok(await callTool(a, 'svc_mailbox', {})).items).toEqual([]);
+    expect(toolOk(await callTool(a, 'svc_mailbox', {})).items).toEqual([]);
   });
 });
 
 describe('svc_get and svc_seek', () => {
   it('svc_get checks proofs by id, by ids and by position', async () => {
     const space = await spaceWithPeer();
-    const mine = ok(await callTool(a, 'svc_post', { space, kind: 'result', body: 'by id', fingerprints: [{ scheme: 'task.reference', value: `T-${randomUUID()}` }] }));
+    const mine = toolOk(await callTool(a, 'svc_post', { space, kind: 'result', body: 'by id', fingerprints: [{ scheme: 'task.reference', value: `T-${randomUUID()}` }] }));
     const theirs = await post(relay, p, space, { kind: 'obs', body: 'theirs' });
-    const one = ok(await callTool(a, 'svc_get', { post_id: mine.post_id }));
+    const one = toolOk(await callTool(a, 'svc_get', { post_id: mine.post_id }));
     expect(one.bridge.checks[0].proof.ok).toBe(true);
     expect(one.bridge.checks[0].inclusion.ok).toBeNull(); // no checkpoint yet
-    const many = ok(await callTool(a, 'svc_get', { post_ids: [mine.post_id, theirs.post_id, randomUUID()], proof: true }));
+    const many = toolOk(await callTool(a, 'svc_get', { post_ids: [mine.post_id, theirs.post_id, randomUUID()], proof: true }));
     expect(many.items.map((x: any) => x.post_id)).toEqual([mine.post_id, theirs.post_id]);
     expect(many.not_found).toHaveLength(1);
     expect(many.bridge.checks.map((c: any) => c.proof.ok)).toEqual([true, true]);
     relay.clock.advance(11 * 60_000);
     (relay.app as any).checkpointer.runOnce(relay.clock.now());
-    const at = ok(await callTool(a, 'svc_get', { space, seq: '2' }));
+    const at = toolOk(await callTool(a, 'svc_get', { space, seq: '2' }));
     expect(at.post.post_id).toBe(theirs.post_id);
     expect(at.bridge.checks[0].inclusion).toMatchObject({ ok: true, checkpoint: { first: '1', last: '2' } });
     const both = await callTool(a, 'svc_get', { post_id: mine.post_id, space });
@@ -327,9 +321,9 @@ describe('svc_get and svc_seek', () => {
     const space = await spaceWithPeer();
     const fp = `sha256.file:${randomUUID().replace(/-/g, '')}${randomUUID().replace(/-/g, '')}`;
     const [scheme, value] = fp.split(':') as [string, string];
-    const mine = ok(await callTool(a, 'svc_post', { space, kind: 'result', title: 'hashed', body: 'a file', fingerprints: [{ scheme, value }] }));
+    const mine = toolOk(await callTool(a, 'svc_post', { space, kind: 'result', title: 'hashed', body: 'a file', fingerprints: [{ scheme, value }] }));
     const r = await callTool(a, 'svc_seek', { fingerprint: [fp] });
-    const s = ok(r);
+    const s = toolOk(r);
     expect(s.items[0]).toMatchObject({ post_id: mine.post_id, match: 'fingerprint', mine: true });
     expect(textOf(r)).toContain('yours');
     expect((await callTool(a, 'svc_seek', {})).isError).toBe(true);
@@ -355,7 +349,7 @@ describe('peer markers', () => {
 describe('resources, subscriptions and prompts', () => {
   it('lists the post resources and templates, and reads them', async () => {
     const space = await spaceWithPeer();
-    const d = ok(await callTool(a, 'svc_post', { space, kind: 'dossier', title: 'where I stopped', body: 'cursors inside' }));
+    const d = toolOk(await callTool(a, 'svc_post', { space, kind: 'dossier', title: 'where I stopped', body: 'cursors inside' }));
     const { resources } = await a.client.listResources();
     expect(resources.map((r) => r.uri)).toEqual(expect.arrayContaining(['svc://categories', 'svc://mailbox', `svc://spaces/${space}`]));
     const { resourceTemplates } = await a.client.listResourceTemplates();

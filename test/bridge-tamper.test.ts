@@ -6,7 +6,6 @@
  * never certified, a service root that changes. Every case must be reported in the tool answer.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCache } from '../bridge/cache.js';
 import { openKeyDirectory } from '../bridge/keys.js';
@@ -14,7 +13,7 @@ import { renderCheckpoint, signCheckpoint, type CheckpointFields } from '../shar
 import { toHex } from '../shared/encoding.js';
 import { signerFromSeed } from '../shared/identity.js';
 import { createServiceSigner, renderSigner } from '../shared/service-keys.js';
-import { callTool, startBridge, tempHome, textOf, type RunningBridge } from './helpers/bridge.js';
+import { callTool, startBridge, tempHome, textOf, toolOk, type RunningBridge } from './helpers/bridge.js';
 import { admit, post } from './helpers/posts.js';
 import { startProxy, type RunningProxy } from './helpers/proxy.js';
 import { mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
@@ -32,7 +31,7 @@ beforeAll(async () => {
   proxy.target = relay.url;
   homeA = tempHome();
   a = await startBridge({ relayUrl: proxy.url, home: homeA });
-  ok(await callTool(a, 'svc_whoami', {}));
+  toolOk(await callTool(a, 'svc_whoami', {}));
   p = await mintToken(relay.url);
 }, 60_000);
 
@@ -42,14 +41,9 @@ afterAll(async () => {
   await relay?.close();
 });
 
-function ok(r: CallToolResult): Record<string, any> {
-  if (r.isError) throw new Error(`tool error: ${textOf(r)}`);
-  return r.structuredContent as Record<string, any>;
-}
-
 async function spaceWithPeer(): Promise<string> {
   const name = freshName('tp');
-  ok(await callTool(a, 'svc_space_control', { action: 'create', name }));
+  toolOk(await callTool(a, 'svc_space_control', { action: 'create', name }));
   admit(relay, relay.store.spaces.byName(name)!, p, 'writer');
   return name;
 }
@@ -103,7 +97,7 @@ describe('receipts', () => {
     };
     try {
       const r = await callTool(a, 'svc_post', { space, kind: 'result', body: 'tampered on the way back' });
-      const s = ok(r);
+      const s = toolOk(r);
       expect(s.bridge.receipt_check.ok).toBe(false);
       expect(s.bridge.receipt_check.detail).toContain('receipt.signature: does not verify');
       expect(textOf(r)).toMatch(/^!!! RECEIPT DOES NOT VERIFY/);
@@ -121,7 +115,7 @@ describe('receipts', () => {
       return JSON.stringify(body);
     };
     try {
-      const s = ok(await callTool(a, 'svc_post', { space, kind: 'obs', body: 'moved' }));
+      const s = toolOk(await callTool(a, 'svc_post', { space, kind: 'obs', body: 'moved' }));
       expect(s.bridge.receipt_check).toMatchObject({ ok: false });
     } finally {
       proxy.rewrite = undefined;
@@ -140,8 +134,8 @@ describe('receipts', () => {
       return recorded;
     };
     try {
-      expect(ok(await callTool(a, 'svc_post', { space, kind: 'obs', body: 'first' })).bridge.receipt_check.ok).toBe(true);
-      const s = ok(await callTool(a, 'svc_post', { space, kind: 'obs', body: 'second' }));
+      expect(toolOk(await callTool(a, 'svc_post', { space, kind: 'obs', body: 'first' })).bridge.receipt_check.ok).toBe(true);
+      const s = toolOk(await callTool(a, 'svc_post', { space, kind: 'obs', body: 'second' }));
       expect(s.bridge.receipt_check.ok).toBe(false);
       expect(s.bridge.receipt_check.detail).toContain('names another object than the one this bridge signed');
     } finally {
@@ -155,7 +149,7 @@ describe('checkpoints and history', () => {
     const space = await spaceWithPeer();
     for (const n of [1, 2, 3]) await post(relay, p, space, { kind: 'obs', body: `first range ${n}` });
     checkpointNow();
-    expect(ok(await callTool(a, 'svc_get', { space, seq: '2' })).bridge.checks[0].inclusion).toMatchObject({ ok: true, checkpoint: { first: '1', last: '3' } });
+    expect(toolOk(await callTool(a, 'svc_get', { space, seq: '2' })).bridge.checks[0].inclusion).toMatchObject({ ok: true, checkpoint: { first: '1', last: '3' } });
     expect(keptLast(space)).toBe('3');
 
     for (const n of [4, 5, 6]) await post(relay, p, space, { kind: 'obs', body: `second range ${n}` });
@@ -166,7 +160,7 @@ describe('checkpoints and history', () => {
     serveCheckpoint(space, 5, forge(real.fields, { predecessor_hash: toHex(randomBytes(32)) }));
     try {
       const r = await callTool(a, 'svc_get', { space, seq: '5' });
-      const s = ok(r);
+      const s = toolOk(r);
       expect(s.bridge.changed_history).toBe(true);
       expect(s.bridge.checks[0].inclusion.history).toMatchObject({ changed: true });
       expect(textOf(r)).toMatch(/^!!! CHANGED HISTORY in SPACE /);
@@ -176,14 +170,14 @@ describe('checkpoints and history', () => {
     }
     expect(keptLast(space)).toBe('3');
     // The honest checkpoint extends the kept one and replaces it.
-    const honest = ok(await callTool(a, 'svc_get', { space, seq: '5' }));
+    const honest = toolOk(await callTool(a, 'svc_get', { space, seq: '5' }));
     expect(honest.bridge.checks[0].inclusion.history).toMatchObject({ ok: true, changed: false });
     expect(keptLast(space)).toBe('6');
 
     // A second checkpoint over the kept range.
     serveCheckpoint(space, 4, forge(real.fields, { created_at: new Date(Date.parse(real.fields.created_at) + 1).toISOString() }));
     try {
-      const again = ok(await callTool(a, 'svc_get', { space, seq: '4' }));
+      const again = toolOk(await callTool(a, 'svc_get', { space, seq: '4' }));
       expect(again.bridge.checks[0].inclusion.history.detail).toContain('two different checkpoints end at the same position');
     } finally {
       proxy.rewrite = undefined;
@@ -194,7 +188,7 @@ describe('checkpoints and history', () => {
     const space = await spaceWithPeer();
     for (const n of [1, 2]) await post(relay, p, space, { kind: 'obs', body: `a${n}` });
     checkpointNow();
-    ok(await callTool(a, 'svc_get', { space, seq: '1' }));
+    toolOk(await callTool(a, 'svc_get', { space, seq: '1' }));
     expect(keptLast(space)).toBe('2');
     for (const n of [3, 4]) await post(relay, p, space, { kind: 'obs', body: `b${n}` });
     checkpointNow();
@@ -204,14 +198,14 @@ describe('checkpoints and history', () => {
     expect(c3.fields).toMatchObject({ first: '5', last: '6' });
     serveCheckpoint(space, 6, forge(c3.fields, { ending_hash: toHex(randomBytes(32)) }));
     try {
-      const s = ok(await callTool(a, 'svc_read_space', { space, after: '5', proof: true }));
+      const s = toolOk(await callTool(a, 'svc_read_space', { space, after: '5', proof: true }));
       expect(s.bridge.changed_history).toBe(true);
       expect(s.bridge.checks[0].inclusion.history.detail).toContain("the relay's own list holds another checkpoint");
     } finally {
       proxy.rewrite = undefined;
     }
     expect(keptLast(space)).toBe('2');
-    const honest = ok(await callTool(a, 'svc_read_space', { space, after: '5', proof: true }));
+    const honest = toolOk(await callTool(a, 'svc_read_space', { space, after: '5', proof: true }));
     expect(honest.bridge.changed_history).toBe(false);
     expect(keptLast(space)).toBe('6');
   });
@@ -229,7 +223,7 @@ describe('checkpoints and history', () => {
     const { signer_key_id: _k, ...rest } = real.fields;
     serveCheckpoint(space, 1, renderCheckpoint(signCheckpoint(rogue, rest), renderSigner(rogue)));
     try {
-      const s = ok(await callTool(a, 'svc_get', { space, seq: '1' }));
+      const s = toolOk(await callTool(a, 'svc_get', { space, seq: '1' }));
       expect(s.bridge.checks[0].inclusion.ok).toBe(false);
       expect(s.bridge.checks[0].inclusion.detail).toMatch(/INCLUSION PROOF DOES NOT VERIFY: .*root/);
     } finally {
@@ -251,7 +245,7 @@ describe('checkpoints and history', () => {
     const fresh = await startBridge({ relayUrl: proxy.url, home: homeA });
     try {
       const r = await callTool(fresh, 'svc_post', { space, kind: 'obs', body: `root ${randomUUID()}` });
-      const s = ok(r);
+      const s = toolOk(r);
       expect(s.bridge.receipt_check.ok).toBe(true);
       expect(s.bridge.receipt_check.warning).toContain(`publishes service_root_key ${other}`);
       expect(textOf(r)).toContain('!!! WARNING');

@@ -97,6 +97,12 @@ export function textOf(r: CallToolResult): string {
   return r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
 }
 
+/** The structured answer of a tool call that must succeed; throws with the tool's text when it is an error. */
+export function toolOk(r: CallToolResult): Record<string, any> {
+  if (r.isError) throw new Error(`tool error: ${textOf(r)}`);
+  return r.structuredContent as Record<string, any>;
+}
+
 export interface CliResult {
   code: number | null;
   stdout: string;
