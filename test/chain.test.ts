@@ -16,21 +16,11 @@ import {
 } from '../shared/chain.js';
 import { objectIdOf } from '../shared/objects.js';
 import { fromHex, toHex, utf8 } from '../shared/encoding.js';
-import { isSvcError } from '../shared/errors.js';
 import { loadVector } from './vectors.js';
+import { svcCode } from './helpers/refusals.js';
 
 const ov = loadVector('object-vectors.json');
 const v1 = loadVector('protocol-v1-vectors.json');
-
-function svcCode(f: () => unknown): string | undefined {
-  try {
-    f();
-  } catch (e) {
-    if (isSvcError(e)) return e.code;
-    throw e;
-  }
-  return undefined;
-}
 
 describe('object-vectors.json: control', () => {
   const bytes = utf8(ov.control.canonical_utf8);

@@ -22,7 +22,7 @@ import { signerFromSeed, verifyEd25519 } from '../shared/identity.js';
 import { eventLeaf, inclusionProof, merkleRoot, postLeaf } from '../shared/merkle.js';
 import { createServiceSigner, renderSigner } from '../shared/service-keys.js';
 import { loadOwnVector } from './vectors.js';
-import { expectEvidenceRefused, flipHex } from './helpers/evidence.js';
+import { expectEvidenceRefused, flipHex } from './helpers/refusals.js';
 
 const pin = loadOwnVector('service.json');
 const SPACE: string = pin.inputs.space_id;

@@ -15,7 +15,7 @@ import {
   verifyInclusion,
 } from '../shared/merkle.js';
 import { loadOwnVector, loadVector } from './vectors.js';
-import { expectEvidenceRefused, refusal } from './helpers/evidence.js';
+import { expectEvidenceRefused, refusal } from './helpers/refusals.js';
 
 const objects = loadVector('object-vectors.json');
 const pin = loadOwnVector('service.json');

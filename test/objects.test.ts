@@ -30,22 +30,13 @@ import { fromBase64url, fromHex, toBase64url, toHex, utf8 } from '../shared/enco
 import { isSvcError } from '../shared/errors.js';
 import { peerIdHexOf, signerFromSeed } from '../shared/identity.js';
 import { loadVector } from './vectors.js';
+import { svcCode } from './helpers/refusals.js';
 
 const ov = loadVector('object-vectors.json');
 const v1 = loadVector('protocol-v1-vectors.json');
 const testKey = signerFromSeed(fromHex(v1.test_private_seed_hex));
 
 /** The catalogue code a call throws with, or undefined when it does not throw. */
-function svcCode(f: () => unknown): string | undefined {
-  try {
-    f();
-  } catch (e) {
-    if (isSvcError(e)) return e.code;
-    throw e;
-  }
-  return undefined;
-}
-
 function svcDetail(f: () => unknown): string | undefined {
   try {
     f();

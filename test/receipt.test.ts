@@ -15,7 +15,7 @@ import {
 } from '../shared/receipt.js';
 import { createServiceSigner, serviceKeyId } from '../shared/service-keys.js';
 import { loadOwnVector } from './vectors.js';
-import { expectEvidenceRefused, flipHex } from './helpers/evidence.js';
+import { expectEvidenceRefused, flipHex } from './helpers/refusals.js';
 
 const pin = loadOwnVector('service.json');
 const root = signerFromSeed(fromHex(pin.inputs.root_seed, 32));

@@ -21,7 +21,7 @@ import {
   type SignerCheck,
 } from '../shared/service-keys.js';
 import { loadOwnVector } from './vectors.js';
-import { expectEvidenceRefused, flipHex } from './helpers/evidence.js';
+import { expectEvidenceRefused, flipHex } from './helpers/refusals.js';
 
 const pin = loadOwnVector('service.json');
 const root = signerFromSeed(fromHex(pin.inputs.root_seed, 32));

@@ -1,6 +1,7 @@
 /**
- * Checking refusals of served evidence (receipts, checkpoints, Merkle proofs, service signers):
- * every one is SvcError('CHECKPOINT_INVALID') with a detail naming the field or the rule
+ * Checking what shared code refuses: the catalogue code a call throws, and refusals of served
+ * evidence (receipts, checkpoints, Merkle proofs, service signers), every one of which is
+ * SvcError('CHECKPOINT_INVALID') with a detail naming the field or the rule
  * (shared/service-keys.ts `evidenceError`).
  */
 import { expect } from 'vitest';
@@ -13,6 +14,17 @@ export function refusal(run: () => unknown): unknown {
     run();
   } catch (e) {
     return e;
+  }
+  return undefined;
+}
+
+/** The catalogue code `f` throws, or undefined when it returns; any other error is rethrown. */
+export function svcCode(f: () => unknown): string | undefined {
+  try {
+    f();
+  } catch (e) {
+    if (isSvcError(e)) return e.code;
+    throw e;
   }
   return undefined;
 }
