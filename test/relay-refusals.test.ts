@@ -567,3 +567,25 @@ describe('posts.unhide', () => {
     expect(relay.store.posts.byPostId(id)!.hiddenAt).not.toBeNull();
   });
 });
+
+describe('posts.append on a damaged chain', () => {
+  it('refuses with CHAIN_BROKEN when the stored head no longer matches its own parts, writes nothing, and reads go on', async () => {
+    const owner = await mintToken(relay.url);
+    const name = freshName('chain');
+    await createSpace(relay, owner.token, { name });
+    const first = await call(relay, 'POST', `/v1/spaces/${name}/posts`, { token: owner.token, body: { kind: 'obs', body: 'first' } });
+    expect(first.status).toBe(201);
+    // Damage the head's stored link as a disk fault or a hand edit would.
+    relay.store.db
+      .prepare('UPDATE posts SET chain_hash = ? WHERE post_id = ?')
+      .run(Buffer.alloc(32, 7), first.body.post_id);
+    await expectRefusal(
+      () => call(relay, 'POST', `/v1/spaces/${name}/posts`, { token: owner.token, body: { kind: 'obs', body: 'second' } }),
+      'CHAIN_BROKEN',
+      /seq 1/,
+    );
+    const read = await call(relay, 'GET', `/v1/spaces/${name}/posts`, { token: owner.token });
+    expect(read.status).toBe(200);
+    expect(read.body.head_seq).toBe('1');
+  });
+});

@@ -34,7 +34,7 @@ import type { RelayContext } from '../context.js';
 import { RelayRefusal } from '../http/errors.js';
 import { newUuid } from '../ids.js';
 import { canPost, canReadPosts, type SpaceRole } from '../policy.js';
-import type { PostRow } from '../store/posts.js';
+import type { PostHead, PostRow } from '../store/posts.js';
 import type { SpaceRow } from '../store/spaces.js';
 import { commitQueueFor } from './commit-queue.js';
 import { notifierFor } from './notify.js';
@@ -115,6 +115,7 @@ function admit(ctx: RelayContext, spaceRowId: number, author: string, registered
 
   // The link (objects.md §8): admitted under the current control revision.
   const head = store.posts.head(space.id);
+  checkHeadLink(space.spaceId, head);
   const control = store.events.head(space.id);
   const admission = objectAdmission(control.revision, control.chainHash);
   const seq = head.seq + 1;
@@ -282,5 +283,17 @@ function deliver(
     if (deliveriesBetweenKeys.take(`${author}>${peer}`, now).wait > 0) continue;
     if (noticesToKey.take(peer, now).wait > 0) continue;
     ctx.store.mailbox.deliver(peer, reason, { postId }, now); // wakes the KEY's long polls itself
+  }
+}
+
+/**
+ * The stored head must still be the link its own parts give (objects.md §8) before anything is
+ * chained onto it: a damaged row is CHAIN_BROKEN, nothing is written, and reads go on working.
+ */
+function checkHeadLink(spaceId: string, head: PostHead): void {
+  if (head.link === null || head.chainHash === null) return;
+  const recomputed = postLink({ spaceId, seq: head.seq, ...head.link });
+  if (!equalBytes(recomputed, head.chainHash)) {
+    throw new SvcError('CHAIN_BROKEN', `seq ${head.seq}: the stored link does not match its parts`);
   }
 }

@@ -68,6 +68,8 @@ export type NewPost = Omit<PostRow, 'rowId' | 'hiddenAt' | 'hiddenBy'>;
 export interface PostHead {
   seq: number;
   chainHash: Uint8Array | null;
+  /** What the head's link was computed from, so an append can re-check it (CHAIN_BROKEN). */
+  link: { objectId: Uint8Array; admission: Uint8Array; previous: Uint8Array } | null;
 }
 
 export interface RolelessCount {
@@ -195,8 +197,11 @@ function toPostRow(r: Row): PostRow {
 }
 
 export function createPostStore(db: Db): PostStore {
-  const selectHead = db.prepare<[number], { seq: number; chain_hash: Uint8Array }>(
-    'SELECT seq, chain_hash FROM posts WHERE space_row_id = ? ORDER BY seq DESC LIMIT 1',
+  const selectHead = db.prepare<
+    [number],
+    { seq: number; chain_hash: Uint8Array; object_id: Uint8Array; admission: Uint8Array; previous_hash: Uint8Array }
+  >(
+    'SELECT seq, chain_hash, object_id, admission, previous_hash FROM posts WHERE space_row_id = ? ORDER BY seq DESC LIMIT 1',
   );
   const selectById = db.prepare<[string], Row>('SELECT * FROM posts WHERE post_id = ?');
   const selectBySeq = db.prepare<[number, number], Row>('SELECT * FROM posts WHERE space_row_id = ? AND seq = ?');
@@ -237,7 +242,12 @@ export function createPostStore(db: Db): PostStore {
   return {
     head(spaceRowId) {
       const r = selectHead.get(spaceRowId);
-      return r === undefined ? { seq: 0, chainHash: null } : { seq: r.seq, chainHash: r.chain_hash };
+      if (r === undefined) return { seq: 0, chainHash: null, link: null };
+      return {
+        seq: r.seq,
+        chainHash: plainBytes(r.chain_hash),
+        link: { objectId: plainBytes(r.object_id), admission: plainBytes(r.admission), previous: plainBytes(r.previous_hash) },
+      };
     },
     byPostId(postId) {
       const r = selectById.get(postId);
