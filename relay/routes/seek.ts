@@ -6,9 +6,9 @@
  * exact), `fingerprint_prefix` (`scheme:value`, at least 6 bytes of value), filters `space`,
  * `category` (with its descendants), `oracle`, `kind`, `author`; `limit` 1 to 50 (default 20),
  * `detail` (default snippets), `token_budget`. Fingerprint hits come first (newest first), then
- * text hits ranked by bm25 within a bounded, newest-first candidate set: at most 300 visible
- * matches, from no further back than the 10,000 newest matches of an unscoped query
- * (relay/store/seek.ts), so a common word stays as fast as a rare one.
+ * text hits ranked by BM25 within a bounded, newest-first candidate set: at most 100 visible
+ * matches, from no further back than the 10,000 newest matches of the query (in the SPACE,
+ * when scoped), so a common word stays as fast as a rare one (relay/seek/search.ts).
  *
  * Hits come only from the caller's own SPACES and public SPACES. Unscoped (no `space`), at most
  * 2 results from one public SPACE and 3 from one owner's public SPACES (the caller's own SPACES
@@ -44,15 +44,12 @@ import {
 } from '../posts/read-params.js';
 import { renderPost } from '../posts/render.js';
 import '../seek/indexer.js';
-import { queryExpression, scopedExpression } from '../seek/terms.js';
+import { SEEK_SCAN, searchText } from '../seek/search.js';
+import { textQuery } from '../seek/terms.js';
 import { createPostReadStore } from '../store/post-reads.js';
 import type { SeekCandidate, SeekScope } from '../store/seek.js';
 
 export const SEEK_LIMIT_DEFAULT = 20;
-/** Text matches ranked per query: the newest this many visible matches (bm25 costs ~3 µs a row). */
-export const SEEK_TEXT_CANDIDATES = 300;
-/** An unscoped text query looks back at most this many matches; a prefix at this many index entries. */
-export const SEEK_SCAN = 10_000;
 /** Fingerprint matches looked at per fingerprint. */
 export const SEEK_FINGERPRINT_CANDIDATES = 200;
 
@@ -149,9 +146,9 @@ export const seekRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const q = req.query as z.infer<typeof SeekQuery>;
       const fingerprints = validateFingerprintQueries(q.fingerprint);
       const prefix = q.fingerprint_prefix === undefined ? undefined : parseFingerprintPrefix(q.fingerprint_prefix);
-      const expression = q.q === undefined ? undefined : queryExpression(q.q);
-      if (q.q !== undefined && expression === undefined) throw new SvcError('INVALID_REQUEST', 'q: no word to search for');
-      if (expression === undefined && fingerprints.length === 0 && prefix === undefined) {
+      const text = q.q === undefined ? undefined : textQuery(q.q);
+      if (q.q !== undefined && text === undefined) throw new SvcError('INVALID_REQUEST', 'q: no word to search for');
+      if (text === undefined && fingerprints.length === 0 && prefix === undefined) {
         throw new SvcError('INVALID_REQUEST', 'q, fingerprint or fingerprint_prefix: send at least one');
       }
       const limit = intParam(q.limit, 'limit', 1, SEEK_LIMIT_MAX) ?? SEEK_LIMIT_DEFAULT;
@@ -169,8 +166,7 @@ export const seekRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const fpHits: SeekCandidate[] = [];
       for (const fp of fingerprints) fpHits.push(...ctx.store.seek.fingerprint(fp, scope, SEEK_FINGERPRINT_CANDIDATES));
       if (prefix) fpHits.push(...ctx.store.seek.fingerprintPrefix(prefix, scope, SEEK_FINGERPRINT_CANDIDATES, SEEK_SCAN));
-      const match = expression === undefined ? undefined : space ? scopedExpression(expression, space.id) : expression;
-      const textHits = match === undefined ? [] : ctx.store.seek.text(match, scope, SEEK_TEXT_CANDIDATES, SEEK_SCAN);
+      const textHits = text === undefined ? [] : searchText(ctx.store.seek, text, scope);
       const merged = mergeHits(fpHits, textHits);
       const hits = space ? merged.slice(0, limit) : fairHits(merged, limit);
 

@@ -24,9 +24,14 @@ export const DOCUMENT_TERMS_MAX = 20_000;
 const TERM_RE = /[\p{L}\p{N}]+/gu;
 const MARKS_RE = /\p{M}+/gu;
 
+/** A text as terms are cut from it: compatibility decomposition, combining marks dropped, lowercase. */
+export function foldText(text: string): string {
+  return text.normalize('NFKD').replace(MARKS_RE, '').toLowerCase();
+}
+
 /** The terms of a text, in order (repeats kept: positions matter for phrases). */
 export function termsOf(text: string, max = DOCUMENT_TERMS_MAX): string[] {
-  const folded = text.normalize('NFKD').replace(MARKS_RE, '').toLowerCase();
+  const folded = foldText(text);
   const out: string[] = [];
   for (const m of folded.matchAll(TERM_RE)) {
     out.push(m[0].length > TERM_MAX_CHARS ? m[0].slice(0, TERM_MAX_CHARS) : m[0]);
@@ -46,13 +51,25 @@ export function documentTerms(spaceRowId: number, title: string | null, body: st
   return [spaceToken(spaceRowId), ...terms].join(' ');
 }
 
+/** A parsed text query: its phrases (each one or more terms) and the FTS5 expression over them. */
+export interface TextQuery {
+  /** One entry per word of the query that has terms: the word's terms, in order. */
+  phrases: string[][];
+  /** The phrases, quoted, joined with AND. */
+  expression: string;
+}
+
+/** One phrase as an FTS5 string: its terms hold only letters and digits, so quoting keeps FTS5 syntax out. */
+export function phraseExpression(terms: readonly string[]): string {
+  return `"${terms.join(' ')}"`;
+}
+
 /**
- * A query `q` as an FTS5 expression: each whitespace-separated word becomes its terms, one
- * term as itself and several as a phrase (`src/main.rs` → `"src main rs"`); words are joined
- * with AND. Terms hold only letters and digits, so quoting them is enough to keep FTS5 syntax
- * out. Answers undefined when `q` has no term at all.
+ * Parse a query `q` (attacker-controlled): each whitespace-separated word becomes its terms,
+ * one term as itself and several as a phrase (`src/main.rs` → `"src main rs"`); words are
+ * joined with AND. Answers undefined when `q` has no term at all.
  */
-export function queryExpression(q: string, field = 'q'): string | undefined {
+export function textQuery(q: string, field = 'q'): TextQuery | undefined {
   if (utf8Length(q) > SEEK_QUERY_BYTES) {
     throw new SvcError('INVALID_REQUEST', `${field}: at most ${SEEK_QUERY_BYTES} bytes`);
   }
@@ -60,12 +77,17 @@ export function queryExpression(q: string, field = 'q'): string | undefined {
   if (words.length > SEEK_QUERY_TERMS) {
     throw new SvcError('INVALID_REQUEST', `${field}: at most ${SEEK_QUERY_TERMS} words, got ${words.length}`);
   }
-  const parts: string[] = [];
+  const phrases: string[][] = [];
   for (const word of words) {
     const terms = termsOf(word);
-    if (terms.length > 0) parts.push(`"${terms.join(' ')}"`);
+    if (terms.length > 0) phrases.push(terms);
   }
-  return parts.length === 0 ? undefined : parts.join(' AND ');
+  return phrases.length === 0 ? undefined : { phrases, expression: phrases.map(phraseExpression).join(' AND ') };
+}
+
+/** A query `q` as an FTS5 expression (`textQuery`'s), or undefined when `q` has no term. */
+export function queryExpression(q: string, field = 'q'): string | undefined {
+  return textQuery(q, field)?.expression;
 }
 
 /** Narrow an expression to one SPACE. */

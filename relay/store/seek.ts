@@ -7,14 +7,20 @@
  * indexers racing store nothing twice). The watermark is a posts row id: posts are never
  * deleted and their row ids grow in commit order.
  *
- * Candidates: a query never ranks every match. Text hits are taken newest first (FTS5 walks
- * row ids backwards), filtered by visibility inside the same statement, and cut at `cap`; bm25
- * (about 3 µs a row) runs on those only. An unscoped search also looks no further back than
- * the `scan` newest matches of its expression (a floor row id found first, ~0.05 µs a match),
- * so a common word in SPACES the caller cannot read costs at most `scan` visibility checks
- * (~0.3 µs each), never its whole doclist. A search scoped to one SPACE narrows inside FTS5 by
- * the SPACE's token instead and keeps full recall. A fingerprint prefix looks at most at
- * `scan` index entries.
+ * Candidates: a text query never walks every match of its expression. FTS5 walks the doclist
+ * newest first (row ids backwards) and stops after the `scan` newest matches at most (a
+ * co-routine with its own LIMIT, ~0.03 µs a match); visibility is checked in the same
+ * statement (under a µs a row), and the walk ends as soon as `cap` visible candidates are
+ * found. There is no bm25() in SQL: FTS5's counts every match of each phrase before its first
+ * row, 4 ms for a word in 150,000 posts; relay/seek/rank.ts ranks the candidates instead,
+ * from their title and body start, read here for them only. So a common word in SPACES the
+ * caller cannot read costs at most `scan` visibility checks, never its whole doclist. A search
+ * scoped to one SPACE narrows inside FTS5 by the SPACE's token, so its `scan` newest matches
+ * are all in that SPACE. Matches older than the window are not found: the bounded,
+ * recency-ordered candidate set of issue 4. An unscoped walk also keeps at most `perSpace`
+ * candidates from one SPACE and `perOwner` from one owner's SPACES outside the caller's own
+ * (of which the unscoped caps keep 2 and 3 after ranking), so one busy public SPACE cannot
+ * fill the set. A fingerprint prefix looks at most at `scan` index entries.
  *
  * Visibility, in SQL: a hit is in one of the caller's own SPACES (owner or member), or in a
  * public SPACE and among its author's first 200 public posts of that UTC day (`unscoped`),
@@ -54,7 +60,7 @@ export interface PreparedDoc {
 export interface SeekScope {
   /** The caller's KEY, or null when anonymous (public SPACES only). */
   caller: string | null;
-  /** Scoped to one SPACE (row id) the caller may read: every post there is a candidate. */
+  /** Scoped to one SPACE (row id) the caller may read: any of its posts may be a candidate. */
   spaceRowId?: number | undefined;
   /** Only SPACES filed in one of these categories. */
   categories?: readonly string[] | undefined;
@@ -77,6 +83,26 @@ export interface SeekCandidate {
   score: number;
 }
 
+/** A text candidate: where it is, and what ranking reads of it. */
+export interface TextCandidate extends SeekCandidate {
+  title: string | null;
+  /** The first `chars` characters of the body. */
+  body: string | null;
+}
+
+/** Bounds of one text walk. */
+export interface TextWalk {
+  /** Matches looked at, newest first, at most. */
+  scan: number;
+  /** Visible candidates kept, at most. */
+  cap: number;
+  /** Unscoped only: candidates kept from one SPACE / one owner's SPACES, outside the caller's own. */
+  perSpace: number;
+  perOwner: number;
+  /** Characters of each candidate's body read for ranking. */
+  chars: number;
+}
+
 export interface SeekStore {
   /** The highest posts row id indexed. */
   watermark(): number;
@@ -87,11 +113,10 @@ export interface SeekStore {
    * the watermark is no longer `from`.
    */
   index(from: number, upto: number, docs: readonly PreparedDoc[]): boolean;
-  /**
-   * Newest text matches of an FTS5 expression, visible in `scope`, at most `cap`, looking no
-   * further back than the `scan` newest matches unless the scope is one SPACE.
-   */
-  text(expression: string, scope: SeekScope, cap: number, scan: number): SeekCandidate[];
+  /** The newest visible matches of an FTS5 expression, newest first, within the walk's bounds; hidden posts left out. */
+  textCandidates(expression: string, scope: SeekScope, walk: TextWalk): TextCandidate[];
+  /** How many of an expression's `most` newest matches exist, and the oldest one's row id (0 when none). */
+  newestMatches(expression: string, most: number): { found: number; oldest: number };
   /** Newest posts carrying exactly this fingerprint, visible in `scope`, at most `cap`. */
   fingerprint(fp: Fingerprint, scope: SeekScope, cap: number): SeekCandidate[];
   /** Newest posts with a fingerprint of `scheme` whose value starts with `prefix`, among the first `scan` index entries. */
@@ -104,17 +129,18 @@ const MAX_CHAR = String.fromCodePoint(0x10ffff);
 interface CandidateRow {
   post_row: number;
   space_row_id: number;
+  owner: string;
   own: number;
-  score: number;
 }
 
 /** The caller's own SPACES (owner or member), as a subquery SQLite materialises once per statement. */
 const OWN_SPACES = '(SELECT id FROM spaces WHERE owner = @caller UNION ALL SELECT space_row_id FROM members WHERE peer_id = @caller)';
 
 /**
- * The WHERE conditions of a scope over `d` (seek_docs), and `p` (posts) when a post filter is
- * asked, with named parameters. Per examined row it costs one seek_docs lookup and set probes:
- * SPACE-level filters are subqueries materialised once, not joins.
+ * The WHERE conditions of a scope over `d` (seek_docs), `s` (its SPACE) and `p` (posts) when a
+ * post filter is asked, with named parameters. Per examined row it costs a seek_docs and a
+ * spaces lookup and set probes: the caller's SPACES and categories are subqueries SQLite
+ * materialises once per statement.
  */
 function scopeSql(scope: SeekScope): { sql: string; params: Record<string, unknown>; posts: boolean } {
   const parts: string[] = [];
@@ -134,7 +160,7 @@ function scopeSql(scope: SeekScope): { sql: string; params: Record<string, unkno
     params.categories = JSON.stringify(scope.categories);
   }
   if (scope.oracle !== undefined) {
-    parts.push('d.space_row_id IN (SELECT id FROM spaces WHERE oracle = @oracle)');
+    parts.push('s.oracle = @oracle');
     params.oracle = scope.oracle ? 1 : 0;
   }
   if (scope.kinds !== undefined) {
@@ -192,8 +218,8 @@ export function createSeekStore(db: Db): SeekStore {
     return true;
   });
 
-  const selectFloor = db.prepare<[string, number], { rowid: number }>(
-    'SELECT rowid FROM seek_text WHERE seek_text MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?',
+  const selectNewest = db.prepare<[string, number], { found: number; oldest: number | null }>(
+    'SELECT count(*) AS found, min(rowid) AS oldest FROM (SELECT rowid FROM seek_text WHERE seek_text MATCH ? ORDER BY rowid DESC LIMIT ?)',
   );
 
   // Statements depend on the scope's shape only; a handful of shapes exist.
@@ -213,43 +239,76 @@ export function createSeekStore(db: Db): SeekStore {
     return `${kind}:${who}:${filters}`;
   }
 
-  const selectDetails = db.prepare<[string], { id: number; hidden_at: number | null; owner: string }>(
-    'SELECT p.id, p.hidden_at, s.owner FROM posts p JOIN spaces s ON s.id = p.space_row_id WHERE p.id IN (SELECT value FROM json_each(?))',
+  const selectHidden = db.prepare<[string], { id: number }>(
+    'SELECT id FROM posts WHERE id IN (SELECT value FROM json_each(?)) AND hidden_at IS NOT NULL',
+  );
+  const selectTexts = db.prepare<[number, string], { id: number; hidden_at: number | null; title: string | null; body: string | null }>(
+    'SELECT id, hidden_at, title, substr(body, 1, ?) AS body FROM posts WHERE id IN (SELECT value FROM json_each(?))',
   );
 
-  function candidates(kind: 'text' | 'fp' | 'prefix', scope: SeekScope, bind: Record<string, unknown>): SeekCandidate[] {
+  function ownSql(scope: SeekScope): string {
+    return scope.caller === null ? '0' : `d.space_row_id IN ${OWN_SPACES}`;
+  }
+
+  /** Fingerprint candidates (exact or prefix), newest first, at most `cap`. */
+  function fingerprintCandidates(kind: 'fp' | 'prefix', scope: SeekScope, bind: Record<string, unknown>): SeekCandidate[] {
     const { sql: where, params, posts } = scopeSql(scope);
-    const own = scope.caller === null ? '0' : `d.space_row_id IN ${OWN_SPACES}`;
-    const row = kind === 'text' ? 'seek_text.rowid' : 'f.post_row';
-    const joins = `JOIN seek_docs d ON d.post_row = ${row}${posts ? ` JOIN posts p ON p.id = ${row}` : ''}`;
-    let sql: string;
-    if (kind === 'text') {
-      sql = `SELECT seek_text.rowid AS post_row, d.space_row_id, ${own} AS own, bm25(seek_text) AS score
-               FROM seek_text ${joins}
-              WHERE seek_text MATCH @match AND seek_text.rowid >= @floor AND ${where}
-              ORDER BY seek_text.rowid DESC LIMIT @cap`;
-    } else if (kind === 'fp') {
-      sql = `SELECT f.post_row, d.space_row_id, ${own} AS own, 0 AS score
-               FROM seek_fingerprints f ${joins}
-              WHERE f.scheme = @scheme AND f.value = @value AND ${where}
-              ORDER BY f.post_row DESC LIMIT @cap`;
-    } else {
-      sql = `SELECT f.post_row, d.space_row_id, ${own} AS own, 0 AS score
-               FROM (SELECT post_row FROM seek_fingerprints
-                      WHERE scheme = @scheme AND value >= @value AND value < @upper LIMIT @scan) f ${joins}
-              WHERE ${where}
-              ORDER BY f.post_row DESC LIMIT @cap`;
-    }
+    const joins = `JOIN seek_docs d ON d.post_row = f.post_row JOIN spaces s ON s.id = d.space_row_id${posts ? ' JOIN posts p ON p.id = f.post_row' : ''}`;
+    const source =
+      kind === 'fp'
+        ? 'seek_fingerprints f'
+        : '(SELECT post_row FROM seek_fingerprints WHERE scheme = @scheme AND value >= @value AND value < @upper LIMIT @scan) f';
+    const exact = kind === 'fp' ? 'f.scheme = @scheme AND f.value = @value AND ' : '';
+    const sql = `SELECT f.post_row, d.space_row_id, s.owner, ${ownSql(scope)} AS own
+                   FROM ${source} ${joins}
+                  WHERE ${exact}${where}
+                  ORDER BY f.post_row DESC LIMIT @cap`;
     const rows = prepared(shapeKey(kind, scope), sql).all({ ...params, ...bind }) as CandidateRow[];
     if (rows.length === 0) return [];
-    // Hidden posts never match; owners are for the unscoped fairness caps. Read for the
-    // candidates only (at most `cap`), not per examined row.
-    const details = new Map(selectDetails.all(JSON.stringify(rows.map((r) => r.post_row))).map((d) => [d.id, d]));
-    const out: SeekCandidate[] = [];
-    for (const r of rows) {
-      const d = details.get(r.post_row);
-      if (!d || d.hidden_at !== null) continue;
-      out.push({ rowId: r.post_row, spaceRowId: r.space_row_id, owner: d.owner, own: r.own === 1, score: r.score });
+    // Hidden posts never match: looked up for the candidates only (at most `cap`).
+    const hidden = new Set(selectHidden.all(JSON.stringify(rows.map((r) => r.post_row))).map((h) => h.id));
+    return rows
+      .filter((r) => !hidden.has(r.post_row))
+      .map((r) => ({ rowId: r.post_row, spaceRowId: r.space_row_id, owner: r.owner, own: r.own === 1, score: 0 }));
+  }
+
+  function textCandidates(expression: string, scope: SeekScope, walk: TextWalk): TextCandidate[] {
+    const { sql: where, params, posts } = scopeSql(scope);
+    // The inner LIMIT bounds the walk; rows come out newest first with no sort (the
+    // co-routine's order), so stopping the iteration stops FTS5. CROSS JOIN keeps the walk
+    // outermost: left to itself the planner starts a scoped search from the SPACE's
+    // seek_docs rows, which materialises the whole walk and sorts it.
+    const sql = `SELECT t.rowid AS post_row, d.space_row_id, s.owner, ${ownSql(scope)} AS own
+                   FROM (SELECT rowid FROM seek_text WHERE seek_text MATCH @match ORDER BY rowid DESC LIMIT @scan) t
+                   CROSS JOIN seek_docs d ON d.post_row = t.rowid
+                   CROSS JOIN spaces s ON s.id = d.space_row_id${posts ? ' CROSS JOIN posts p ON p.id = t.rowid' : ''}
+                  WHERE ${where}
+                  ORDER BY t.rowid DESC`;
+    const stmt = prepared(shapeKey('text', scope), sql);
+    const capped = scope.spaceRowId === undefined;
+    const perSpace = new Map<number, number>();
+    const perOwner = new Map<string, number>();
+    const chosen: CandidateRow[] = [];
+    if (walk.cap > 0) {
+      for (const r of stmt.iterate({ ...params, match: expression, scan: walk.scan }) as IterableIterator<CandidateRow>) {
+        if (capped && r.own !== 1) {
+          const s = perSpace.get(r.space_row_id) ?? 0;
+          const o = perOwner.get(r.owner) ?? 0;
+          if (s >= walk.perSpace || o >= walk.perOwner) continue;
+          perSpace.set(r.space_row_id, s + 1);
+          perOwner.set(r.owner, o + 1);
+        }
+        chosen.push(r);
+        if (chosen.length >= walk.cap) break; // ends the statement: FTS5 walks no further
+      }
+    }
+    if (chosen.length === 0) return [];
+    const texts = new Map(selectTexts.all(walk.chars, JSON.stringify(chosen.map((r) => r.post_row))).map((t) => [t.id, t]));
+    const out: TextCandidate[] = [];
+    for (const r of chosen) {
+      const t = texts.get(r.post_row);
+      if (!t || t.hidden_at !== null) continue;
+      out.push({ rowId: r.post_row, spaceRowId: r.space_row_id, owner: r.owner, own: r.own === 1, score: 0, title: t.title, body: t.body });
     }
     return out;
   }
@@ -269,14 +328,13 @@ export function createSeekStore(db: Db): SeekStore {
       }));
     },
     index: (from, upto, docs) => indexTx.immediate(from, upto, docs),
-    text(expression, scope, cap, scan) {
-      // The floor: the row id of the scan-th newest match (0 when there are fewer, or when the
-      // scope is one SPACE, whose token already narrows the expression).
-      const floor = scope.spaceRowId !== undefined ? 0 : (selectFloor.get(expression, scan)?.rowid ?? 0);
-      return candidates('text', scope, { match: expression, cap, floor });
+    textCandidates,
+    newestMatches(expression, most) {
+      const r = selectNewest.get(expression, most);
+      return { found: r?.found ?? 0, oldest: r?.oldest ?? 0 };
     },
-    fingerprint: (fp, scope, cap) => candidates('fp', scope, { scheme: fp.scheme, value: fp.value, cap }),
+    fingerprint: (fp, scope, cap) => fingerprintCandidates('fp', scope, { scheme: fp.scheme, value: fp.value, cap }),
     fingerprintPrefix: (fp, scope, cap, scan) =>
-      candidates('prefix', scope, { scheme: fp.scheme, value: fp.value, upper: fp.value + MAX_CHAR, cap, scan }),
+      fingerprintCandidates('prefix', scope, { scheme: fp.scheme, value: fp.value, upper: fp.value + MAX_CHAR, cap, scan }),
   };
 }
