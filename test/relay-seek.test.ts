@@ -9,6 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { admit, call, codeOf, get, newSpace, post } from './helpers/posts.js';
 import { createSeekIndexer } from '../relay/seek/indexer.js';
+import { SEEK_TEXT_CANDIDATES } from '../relay/seek/search.js';
+import { scopedExpression } from '../relay/seek/terms.js';
+import type { SeekScope, TextWalk } from '../relay/store/seek.js';
 
 let relay: RunningRelay;
 let owner: MintedToken;
@@ -164,6 +167,73 @@ describe('who finds what', () => {
     expect(ids(await seek(`q=${tag}`, stranger))).toEqual([]);
     expect(ids(await seek(`q=${tag}&space=${spaces[100]!.name}`, stranger))).toEqual([last.post_id]);
     expect(ids(await seek(`q=${tag}`, busy))).toEqual([last.post_id]);
+  });
+});
+
+describe('the candidate set', () => {
+  const rowOf = (p: { post_id: string }) => relay.store.posts.byPostId(p.post_id)!.rowId;
+  function candidates(expression: string, scope: SeekScope, walk: Partial<TextWalk>) {
+    relay.app.seekIndexer.catchUp();
+    const all: TextWalk = { scan: 1000, cap: 1000, perSpace: 1000, perOwner: 1000, chars: 100, ...walk };
+    return relay.store.seek.textCandidates(expression, scope, all).map((c) => c.rowId);
+  }
+
+  it('is the newest matches, no further back than the walk’s window, at most its cap, hidden posts left out', async () => {
+    const tag = word();
+    const space = publicSpace(owner);
+    const posts = [];
+    for (let i = 0; i < 5; i++) posts.push(await post(relay, owner, space, { kind: 'obs', body: `${tag} number ${i}` }));
+    const rows = posts.map(rowOf).reverse(); // newest first
+    expect(candidates(`"${tag}"`, { caller: null }, {})).toEqual(rows);
+    expect(candidates(`"${tag}"`, { caller: null }, { scan: 3 })).toEqual(rows.slice(0, 3));
+    expect(candidates(`"${tag}"`, { caller: null }, { cap: 2 })).toEqual(rows.slice(0, 2));
+    expect((await call(relay, 'PUT', `/v1/posts/${posts[4]!.post_id}/hidden`, { token: owner.token })).status).toBe(200);
+    expect(candidates(`"${tag}"`, { caller: null }, {})).toEqual(rows.slice(1));
+  });
+
+  it('takes few from one public SPACE and one owner unscoped, any number from the caller’s own SPACES', async () => {
+    const tag = word();
+    const publisher = await mintToken(relay.url);
+    const other = await mintToken(relay.url);
+    const s3 = publicSpace(other);
+    const older = await post(relay, other, s3, { kind: 'obs', body: `${tag} older` });
+    const s1 = publicSpace(publisher);
+    const s2 = publicSpace(publisher);
+    const rows = new Map<number, number[]>();
+    for (const s of [s1, s2]) {
+      const made = [];
+      for (let i = 0; i < 3; i++) made.push(rowOf(await post(relay, publisher, s, { kind: 'obs', body: `${tag} ${i}` })));
+      rows.set(s.id, made.reverse()); // newest first
+    }
+    const walk = { perSpace: 2, perOwner: 3 };
+    // Newest first: two of s2 (its SPACE cap), one of s1 (the owner's cap of 3), then the other owner's.
+    const [s2a, s2b] = rows.get(s2.id)!;
+    const [s1a] = rows.get(s1.id)!;
+    expect(candidates(`"${tag}"`, { caller: stranger.peerId }, walk)).toEqual([s2a, s2b, s1a, rowOf(older)]);
+    expect(candidates(`"${tag}"`, { caller: publisher.peerId }, walk)).toHaveLength(7);
+  });
+
+  it('narrows to one SPACE inside the index when scoped: its older match is found past newer ones elsewhere', async () => {
+    const tag = word();
+    const here = newSpace(relay, owner);
+    const mine = await post(relay, owner, here, { kind: 'obs', body: `${tag} here` });
+    const elsewhere = publicSpace(owner);
+    for (let i = 0; i < 3; i++) await post(relay, owner, elsewhere, { kind: 'obs', body: `${tag} elsewhere ${i}` });
+    const scope = { caller: owner.peerId, spaceRowId: here.id };
+    expect(candidates(scopedExpression(`"${tag}"`, here.id), scope, { scan: 1, cap: 1 })).toEqual([rowOf(mine)]);
+    expect(ids(await seek(`q=${tag}&space=${here.name}`, owner))).toEqual([mine.post_id]);
+  });
+
+  it('keeps a busy public SPACE from crowding an older match elsewhere out of an unscoped SEEK', async () => {
+    const tag = word();
+    const quiet = publicSpace(owner);
+    const older = await post(relay, owner, quiet, { kind: 'obs', body: `${tag} worth finding` });
+    const spammer = await mintToken(relay.url);
+    const busy = publicSpace(spammer);
+    for (let i = 0; i <= SEEK_TEXT_CANDIDATES; i++) await post(relay, spammer, busy, { kind: 'obs', body: `${tag} ${tag} again ${i}` });
+    const found = (await seek(`q=${tag}`, stranger)).body.items;
+    expect(found.map((i: any) => i.post_id)).toContain(older.post_id);
+    expect(found.filter((i: any) => i.space === busy.name)).toHaveLength(2);
   });
 });
 
