@@ -23,6 +23,7 @@ import { MAILBOX_REASONS } from '../../shared/vocabulary.js';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
 import { accessCache } from '../posts/access.js';
+import { canDecideRequests } from '../policy.js';
 import { holdWhileEmpty } from '../posts/long-poll.js';
 import { pageMarkdown, peerFence, postMarkdown, wantsMarkdown, type PeerFence } from '../posts/markdown.js';
 import { notifierFor } from '../posts/notify.js';
@@ -80,6 +81,13 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
     const postIds = rows.flatMap((r) => (r.postId === null ? [] : [r.postId]));
     const posts = new Map(reads.byPostIds(postIds).map((p) => [p.postId, p]));
     const spaceName = (rowId: number): string | null => ctx.store.spaces.byRowId(rowId)?.name ?? null;
+    // A join request's message is the requester's and the deciding governors' only (spec "Join
+    // request"): a governor demoted or removed since the row was delivered reads it as unavailable.
+    const mayReadRequest = (reader: string, requester: string, spaceRowId: number): boolean => {
+      if (reader === requester) return true;
+      const space = ctx.store.spaces.byRowId(spaceRowId);
+      return space !== undefined && canDecideRequests(ctx.store.members.roleOf(space, reader));
+    };
     return rows.map((r) => {
       const env: JsonObject = { mailbox_seq: String(r.mailboxSeq), reason: r.reason };
       if (r.postId !== null) {
@@ -89,7 +97,7 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
         else env.unavailable = true;
       } else if (r.requestId !== null) {
         const q = ctx.store.requests.byId(r.requestId, now);
-        if (q) {
+        if (q && mayReadRequest(peer, q.requester, q.spaceRowId)) {
           env.request = {
             request_id: q.id,
             space: spaceName(q.spaceRowId),

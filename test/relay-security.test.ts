@@ -1,0 +1,46 @@
+/**
+ * Security review of the relay (spec/1-concepts.md "Visibility rules", "Mailbox", "Join request",
+ * "Tokens"): one KEY never reads another KEY's private content, and a refused or revoked caller
+ * gets nothing more, including on paths that hold a request open.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mintToken, type MintedToken, type RunningRelay, startRelay } from './helpers/relay.js';
+import { call, createSpace, freshName, grant, rest } from './helpers/invites.js';
+
+let relay: RunningRelay;
+let owner: MintedToken;
+let admin: MintedToken;
+let asker: MintedToken;
+
+beforeAll(async () => {
+  relay = await startRelay();
+  [owner, admin, asker] = (await Promise.all([1, 2, 3].map(() => mintToken(relay.url)))) as [MintedToken, MintedToken, MintedToken];
+});
+afterAll(async () => {
+  await relay.close();
+});
+
+async function mailbox(who: MintedToken): Promise<any[]> {
+  const r = await call(relay, 'GET', '/v1/mailbox?limit=200', { token: who.token });
+  expect(r.status).toBe(200);
+  return r.body.items;
+}
+
+describe('join request messages in the mailbox', () => {
+  it('show a removed admin the request envelope as unavailable, without the message', async () => {
+    rest(relay);
+    const name = freshName('sec');
+    await createSpace(relay, owner.token, { name, join_policy: 'request' });
+    expect((await grant(relay, owner, name, admin.peerId, 'admin')).status).toBeLessThan(300);
+    const asked = await call(relay, 'POST', `/v1/spaces/${name}/join`, { token: asker.token, body: { message: 'secret-note-41' } });
+    expect(asked.status).toBe(202);
+    const before = (await mailbox(admin)).filter((e) => e.reason === 'request');
+    expect(before.at(-1)?.request?.message).toBe('secret-note-41');
+
+    const removed = await call(relay, 'DELETE', `/v1/spaces/${name}/members/${admin.peerId}`, { token: owner.token });
+    expect(removed.status).toBe(200);
+    const after = (await mailbox(admin)).filter((e) => e.reason === 'request');
+    expect(after.at(-1)).toMatchObject({ mailbox_seq: before.at(-1).mailbox_seq, unavailable: true });
+    expect(JSON.stringify(after)).not.toContain('secret-note-41');
+  });
+});
