@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, type MintedToken, type RunningRelay, startRelay } from './helpers/relay.js';
 import { call, createSpace, freshName, grant, rest } from './helpers/invites.js';
+import { admit, get, newSpace, post } from './helpers/posts.js';
 
 let relay: RunningRelay;
 let owner: MintedToken;
@@ -42,5 +43,34 @@ describe('join request messages in the mailbox', () => {
     const after = (await mailbox(admin)).filter((e) => e.reason === 'request');
     expect(after.at(-1)).toMatchObject({ mailbox_seq: before.at(-1).mailbox_seq, unavailable: true });
     expect(JSON.stringify(after)).not.toContain('secret-note-41');
+  });
+});
+
+describe('long polls and the token that opened them', () => {
+  it('answer TOKEN_REVOKED, not the new post, when the token is revoked while the read waits', async () => {
+    const reader = await mintToken(relay.url);
+    const space = newSpace(relay, owner);
+    admit(relay, space, reader, 'reader');
+    const waiting = get(relay, `/v1/spaces/${space.name}/posts?wait=20&detail=full`, reader);
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await call(relay, 'DELETE', '/v1/tokens/current', { token: reader.token })).status).toBeLessThan(300);
+    await post(relay, owner, space, { kind: 'obs', body: 'written-after-revocation' });
+    const r = await waiting;
+    expect(r.text).not.toContain('written-after-revocation');
+    expect(r.body?.error?.code).toBe('TOKEN_REVOKED');
+  });
+
+  it('answer KEY_BLOCKED, not the new mailbox row, when the KEY is blocked while its mailbox read waits', async () => {
+    const reader = await mintToken(relay.url);
+    const space = newSpace(relay, owner);
+    admit(relay, space, reader, 'reader');
+    const head = relay.store.mailbox.head(reader.peerId);
+    const waiting = get(relay, `/v1/mailbox?after=${head}&wait=20&detail=full`, reader);
+    await new Promise((r) => setTimeout(r, 100));
+    relay.store.db.prepare('UPDATE keys SET blocked_at = ? WHERE peer_id = ?').run(relay.clock.now(), reader.peerId);
+    await post(relay, owner, space, { kind: 'obs', body: 'addressed-after-block', to: [reader.peerId] });
+    const r = await waiting;
+    expect(r.text).not.toContain('addressed-after-block');
+    expect(r.body?.error?.code).toBe('KEY_BLOCKED');
   });
 });

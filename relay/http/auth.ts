@@ -14,7 +14,7 @@ import type { FastifyRequest } from 'fastify';
 import { SvcError } from '../../shared/errors.js';
 import { sha256 } from '../../shared/hash.js';
 import { utf8 } from '../../shared/encoding.js';
-import type { TokenStore } from '../store/tokens.js';
+import type { TokenRecord, TokenStore } from '../store/tokens.js';
 import type { RateLimiter } from './rate-limit.js';
 
 export type AuthMode = 'none' | 'opt' | 'req';
@@ -61,10 +61,27 @@ export function authenticate(
   if (!TOKEN_RE.test(token)) unknown('token: expected svc_ and 64 lowercase hex');
   const record = tokens.byHash(tokenHash(token));
   if (!record) return unknown('token: not known here');
+  refuseDead(record, now);
+  return { peerId: record.peerId, tokenId: record.id, tokenExpiresAt: record.expiresAt };
+}
+
+function refuseDead(record: TokenRecord, now: number): void {
   if (record.revokedAt !== null) throw new SvcError('TOKEN_REVOKED');
   if (record.expiresAt <= now) throw new SvcError('TOKEN_EXPIRED');
   if (record.keyBlockedAt !== null) throw new SvcError('KEY_BLOCKED');
-  return { peerId: record.peerId, tokenId: record.id, tokenExpiresAt: record.expiresAt };
+}
+
+/**
+ * Check again, later in the same request, that the token it was authenticated with still holds:
+ * a long poll waits up to 25 s, and a token revoked or a KEY blocked meanwhile must not receive
+ * what lands after (TOKEN_REVOKED, TOKEN_EXPIRED, KEY_BLOCKED). No-op for an anonymous request.
+ */
+export function recheckToken(req: FastifyRequest, tokens: TokenStore, now: number): void {
+  const header = req.headers.authorization;
+  if (typeof header !== 'string') return;
+  const record = tokens.byHash(tokenHash(bearerToken(header)));
+  if (!record) throw new SvcError('TOKEN_INVALID', 'token: not known here');
+  refuseDead(record, now);
 }
 
 /** The caller of a `req` route (authentication has already run). */

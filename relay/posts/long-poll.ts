@@ -3,7 +3,8 @@
  * the mailbox, with a KEY, ascending only, holds an empty read; 2 waiting reads per KEY, a
  * third is BUSY. The read is re-run each time the notifier signals its topic (a post landed, a
  * mailbox row arrived) and returned as soon as it finds something, or empty when time is up or
- * the client went away.
+ * the client went away. The token is checked again after every wait: one revoked (or its KEY
+ * blocked) while the read held gets the refusal, not what landed since.
  */
 import type { FastifyReply } from 'fastify';
 import { SvcError } from '../../shared/errors.js';
@@ -20,6 +21,8 @@ export interface HoldOptions<T> {
   next: (ms: number, signal: AbortSignal) => Promise<boolean>;
   /** Run the read (re-checking access each time). */
   read: () => T;
+  /** Throw when the caller's token no longer holds (revoked, expired, KEY blocked); run after each wait. */
+  recheck: () => void;
   isEmpty: (page: T) => boolean;
 }
 
@@ -37,6 +40,8 @@ export async function holdWhileEmpty<T>(o: HoldOptions<T>): Promise<T> {
       const left = deadline - Date.now();
       if (left <= 0) break;
       await o.next(left, abort.signal);
+      if (abort.signal.aborted) break;
+      o.recheck();
       page = o.read();
     }
     return page;

@@ -21,7 +21,7 @@ import { PAGE_LIMIT_MAX, WAIT_SECONDS_MAX } from '../../shared/limits.js';
 import { validateAfter } from '../../shared/validate.js';
 import { MAILBOX_REASONS } from '../../shared/vocabulary.js';
 import type { RelayContext } from '../context.js';
-import { identityOf } from '../http/auth.js';
+import { identityOf, recheckToken } from '../http/auth.js';
 import { accessCache } from '../posts/access.js';
 import { canDecideRequests } from '../policy.js';
 import { holdWhileEmpty } from '../posts/long-poll.js';
@@ -170,6 +170,7 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
         peer: me,
         seconds: wait,
         reply,
+        recheck: () => recheckToken(req, ctx.store.tokens, ctx.clock()),
         read: () =>
           reads.snapshot(() => ({
             head: ctx.store.mailbox.head(me),

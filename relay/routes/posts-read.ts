@@ -19,6 +19,7 @@ import { SvcError } from '../../shared/errors.js';
 import { EXPORT_LINES_DEFAULT, EXPORT_LINES_MAX, PAGE_LIMIT_MAX, WAIT_SECONDS_MAX } from '../../shared/limits.js';
 import { validateAfter } from '../../shared/validate.js';
 import type { RelayContext } from '../context.js';
+import { recheckToken } from '../http/auth.js';
 import { spaceForPosts, type SpaceAccess } from '../posts/access.js';
 import { exportBody } from '../posts/export.js';
 import { holdWhileEmpty } from '../posts/long-poll.js';
@@ -171,6 +172,7 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
         peer: caller ?? '',
         seconds: wait,
         reply,
+        recheck: () => recheckToken(req, ctx.store.tokens, ctx.clock()),
         read,
         isEmpty: (p) => p.rows.length === 0,
         next: (ms, signal) => notifier.waitSpace(spaceRowId, ms, signal),
