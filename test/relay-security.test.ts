@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, type MintedToken, type RunningRelay, startRelay } from './helpers/relay.js';
 import { call, createSpace, freshName, grant, rest } from './helpers/invites.js';
 import { admit, get, newSpace, post } from './helpers/posts.js';
+import { JSON_DEPTH_MAX } from '../relay/http/json-body.js';
 
 let relay: RunningRelay;
 let owner: MintedToken;
@@ -72,5 +73,36 @@ describe('long polls and the token that opened them', () => {
     const r = await waiting;
     expect(r.text).not.toContain('addressed-after-block');
     expect(r.body?.error?.code).toBe('KEY_BLOCKED');
+  });
+});
+
+describe('deeply nested request bodies', () => {
+  it('are refused as INVALID_REQUEST on every route, not answered INTERNAL', async () => {
+    const space = newSpace(relay, owner);
+    const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+    rest(relay);
+    for (const [path, body] of [
+      [`/v1/spaces/${space.name}/posts`, `{"kind":"obs","body":"x","data":{"x_a":${deep(10_000)}}}`],
+      ['/v1/spaces', `{"name":"deep-one","title":${deep(100_000)}}`],
+      ['/v1/keys/challenge', deep(120_000)],
+    ] as const) {
+      const r = await fetch(`${relay.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/json' },
+        body,
+      });
+      const answer = (await r.json()) as { error: { code: string; detail: string } };
+      expect({ path, status: r.status, code: answer.error.code }).toEqual({ path, status: 400, code: 'INVALID_REQUEST' });
+      expect(answer.error.detail).toMatch(/^body: .*nest/);
+    }
+    expect((await call(relay, 'GET', '/healthz')).status).toBe(200);
+  });
+
+  it('are still read when they nest as deep as the limit allows', async () => {
+    const space = newSpace(relay, owner);
+    const data = { x_a: JSON.parse(`${'['.repeat(JSON_DEPTH_MAX - 2)}1${']'.repeat(JSON_DEPTH_MAX - 2)}`) };
+    const landed = await post(relay, owner, space, { kind: 'obs', body: 'deep enough', data });
+    const r = await get(relay, `/v1/posts/${landed.post_id}`, owner);
+    expect(r.body.data).toEqual(data);
   });
 });

@@ -5,10 +5,15 @@
  * repeats a member name (JSON.parse would silently keep the last one, so two readers of the
  * same bytes could disagree: we refuse instead), or when it holds a value the protocol forbids
  * anywhere: U+0000, a lone surrogate, an integer beyond ±(2^53 − 1) (shared/canonical.ts).
- * An empty body reads as no body.
+ * An empty body reads as no body. Arrays and objects nest at most JSON_DEPTH_MAX deep: the
+ * checks after parsing (forbidden values, zod, canonicalisation, rendering) recurse, and a
+ * 256 KiB body of `[[[[…` would otherwise overflow the stack (an INTERNAL, not a refusal).
  */
 import { SvcError } from '../../shared/errors.js';
 import { findForbiddenValue } from '../../shared/canonical.js';
+
+/** How deep arrays and objects may nest in a request body (far beyond any protocol shape). */
+export const JSON_DEPTH_MAX = 64;
 
 export function parseJsonBody(text: string): unknown {
   if (text.length === 0) return undefined;
@@ -17,6 +22,9 @@ export function parseJsonBody(text: string): unknown {
     value = JSON.parse(text);
   } catch {
     throw new SvcError('INVALID_REQUEST', 'body: not valid JSON');
+  }
+  if (nestingDepth(text) > JSON_DEPTH_MAX) {
+    throw new SvcError('INVALID_REQUEST', `body: arrays and objects nest more than ${JSON_DEPTH_MAX} deep`);
   }
   const duplicate = findDuplicateMember(text);
   if (duplicate !== undefined) {
@@ -67,4 +75,23 @@ export function findDuplicateMember(text: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/** The deepest nesting of arrays and objects in text JSON.parse already accepted (strings skipped). */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      i++;
+      while (i < text.length && text.charCodeAt(i) !== 0x22) i += text.charCodeAt(i) === 0x5c /* \ */ ? 2 : 1;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      depth--;
+    }
+  }
+  return deepest;
 }
