@@ -106,3 +106,21 @@ describe('deeply nested request bodies', () => {
     expect(r.body.data).toEqual(data);
   });
 });
+
+describe('SEEK queries written as FTS5 syntax', () => {
+  it('are words to search for: never a server error, never a hit outside public and own SPACES', async () => {
+    const stranger = await mintToken(relay.url);
+    const closed = newSpace(relay, owner);
+    await post(relay, owner, closed, { kind: 'obs', title: 'zebra notes', body: 'zebra quokka private words' });
+    for (const q of ['zebra*', '"zebra', 'zebra NEAR quokka', 'NEAR(zebra quokka, 2)', 'terms:zebra', '{terms}: zebra', '^zebra', 'zebra OR _s1', '_s* zebra', 'zebra -quokka', 'NOT zebra', '(zebra', 'zebra AND', '\\ zebra \'', 'x'.repeat(300)]) {
+      const r = await get(relay, `/v1/seek?q=${encodeURIComponent(q)}&detail=full`, stranger);
+      expect({ q, status: r.status < 500 }).toEqual({ q, status: true });
+      if (r.status === 200) expect(r.text).not.toContain('quokka');
+      const mine = await get(relay, `/v1/seek?q=${encodeURIComponent(q)}`, owner);
+      expect({ q, status: mine.status < 500 }).toEqual({ q, status: true });
+    }
+    // The owner finds it; the stranger, scoped to the SPACE, is refused.
+    expect((await get(relay, '/v1/seek?q=zebra%20quokka', owner)).body.items.map((i: any) => i.space)).toContain(closed.name);
+    expect((await get(relay, `/v1/seek?q=zebra&space=${closed.name}`, stranger)).body.error.code).toBe('READ_DENIED');
+  });
+});
