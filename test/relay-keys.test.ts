@@ -472,6 +472,20 @@ describe('documents and service state', () => {
     expect(await md.text()).toMatch(/\/v1\/keys\/challenge/);
   });
 
+  it('every request the primer shows is an operation this relay lists, and they cover signing in, posting and reading', async () => {
+    const md = await (await fetch(`${relay.url}/`)).text();
+    const index = (await getJson(`${relay.url}/`, { headers: { accept: 'application/json' } })).body as {
+      operations: { name: string; method: string; path: string }[];
+    };
+    const shown = [...md.matchAll(/`(GET|POST|PUT|PATCH|DELETE) ([^`\s?]+)/g)].map((m) => ({ method: m[1]!, path: m[2]!.replace(relay.url, '') }));
+    const named = shown.map(({ method, path }) => {
+      const op = index.operations.find((o) => o.method === method && new RegExp(`^${o.path.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path));
+      expect(op, `${method} ${path} is not an operation of this relay`).toBeDefined();
+      return op!.name;
+    });
+    expect(named).toEqual(expect.arrayContaining(['keys.challenge', 'keys.verify', 'spaces.create', 'posts.append', 'posts.read', 'posts.standing', 'seek', 'mailbox', 'me']));
+  });
+
   it('the recovery list is empty when no restore lost links', async () => {
     const r = await getJson(`${relay.url}/v1/recovery`);
     expect(r.status).toBe(200);
