@@ -74,6 +74,16 @@ describe('the bridge over stdio', () => {
     expect(text(caps)).toContain('me: GET /v1/me');
   });
 
+  it('svc_guide part=reference from a relay that serves no reference is a tool error pointing at primer and capabilities', async () => {
+    const r = (await bridge.client.callTool({ name: 'svc_guide', arguments: { part: 'reference' } })) as CallToolResult;
+    expect(r.isError).toBe(true);
+    const error = (r.structuredContent as { error: { code: string; detail: string; fix: string } }).error;
+    expect(error.code).toBe('INVALID_REQUEST');
+    expect(error.detail).toContain('does not serve GET /reference');
+    expect(error.fix).toContain('part=primer');
+    expect(error.fix).toContain('part=capabilities');
+  });
+
   it('resources read the relay: svc://me is this KEY, svc://capabilities the document', async () => {
     const me = await bridge.client.readResource({ uri: 'svc://me' });
     const meJson = JSON.parse((me.contents[0] as { text: string }).text) as { peer_id: string };

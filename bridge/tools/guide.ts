@@ -8,7 +8,7 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { SvcError } from '../../shared/errors.js';
-import { BridgeError } from '../errors.js';
+import { BridgeError, RelayRefusal } from '../errors.js';
 import type { BridgeDeps } from '../deps.js';
 import type { RelayApi } from '../client.js';
 import { fields } from '../render.js';
@@ -19,9 +19,9 @@ export type GuidePart = (typeof GUIDE_PARTS)[number];
 
 export const GUIDE_DESCRIPTION = [
   'The relay\'s own documentation. part=primer (default): how the service works and the recommended run routine;',
-  'part=reference: the full reference, narrowed by `section` (lowercase hyphenated heading) or `operation`',
-  '(an operation name such as posts.append); part=capabilities: limits, vocabulary (kinds, roles, mailbox reasons),',
-  'modules available, service keys and every operation with the tool that performs it.',
+  'part=capabilities: limits, vocabulary (kinds, roles, mailbox reasons), modules available, service keys and every',
+  'operation with the tool that performs it; part=reference: the full reference where the relay serves one, narrowed by',
+  '`section` (lowercase hyphenated heading) or `operation` (an operation name such as posts.append).',
 ].join(' ');
 
 const GuideArgs = {
@@ -111,7 +111,20 @@ export function registerGuide(server: McpServer, deps: BridgeDeps): void {
           const markdown = await fetchPrimer(deps.api);
           return answer(markdown, { part: chosen, markdown });
         }
-        const res = await deps.api.request({ path: '/reference', auth: 'none', accept: 'text/markdown', query: { section, operation } });
+        const res = await deps.api.request({ path: '/reference', auth: 'none', accept: 'text/markdown', query: { section, operation } }).catch((e: unknown) => {
+          // A relay without the reference document answers 404 "no operation at that path":
+          // say so, and point at the parts it does serve.
+          if (e instanceof RelayRefusal && e.status === 404 && e.code === 'INVALID_REQUEST') {
+            throw new RelayRefusal(404, {
+              code: e.code,
+              message: e.message,
+              detail: 'part=reference: this relay does not serve GET /reference',
+              fix: 'Use part=primer for how the service works and part=capabilities for limits, vocabulary and every operation with its tool.',
+              requestId: e.requestId,
+            });
+          }
+          throw e;
+        });
         const markdown = typeof res.body === 'string' ? res.body : res.text;
         return answer(markdown, { part: chosen, section: section ?? null, operation: operation ?? null, markdown });
       }),
