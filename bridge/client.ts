@@ -82,6 +82,12 @@ export const RENEW_ON: readonly string[] = ['TOKEN_EXPIRED', 'TOKEN_REVOKED', 'T
 export const RENEW_BEFORE_MS = TOKEN_EXPIRY_WARNING_SECONDS * 1000;
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+/**
+ * The largest answer read from the relay: well above the largest page (200 posts at full detail
+ * with proofs), far below what would exhaust the bridge's memory. A larger answer is
+ * BAD_RESPONSE and the connection is dropped after at most this many bytes.
+ */
+export const RESPONSE_MAX_BYTES = 64 * 1024 * 1024;
 const CODE_RE = /^[A-Z][A-Z0-9_]{0,63}$/;
 const CHALLENGE_RE = /^(?:[0-9a-f]{2}){1,1024}$/;
 /** Envelope text longer than this is cut: a relay should not flood the agent's context. */
@@ -98,6 +104,30 @@ function badResponse(what: string, detail?: string): BridgeError {
     'Check that SVC_API points at an svc relay; report the answer to its operator.',
     detail,
   );
+}
+
+/** The answer's text, or undefined (the body cancelled) once it passes `max` bytes. Relay-controlled. */
+async function readCapped(res: Response, max: number): Promise<string | undefined> {
+  const declared = Number(res.headers.get('content-length') ?? '0');
+  if (declared > max) {
+    await res.body?.cancel();
+    return undefined;
+  }
+  if (res.body === null) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, total).toString('utf8');
 }
 
 function clip(text: string, max = ENVELOPE_TEXT_MAX): string {
@@ -280,7 +310,7 @@ export class RelayClient implements RelayApi {
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
     if (req.body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
-    let text: string;
+    let text: string | undefined;
     try {
       res = await this.fetchFn(url, {
         method: req.method ?? 'GET',
@@ -289,7 +319,7 @@ export class RelayClient implements RelayApi {
         redirect: 'manual',
         signal: AbortSignal.timeout(req.timeoutMs ?? DEFAULT_TIMEOUT_MS),
       });
-      text = await res.text();
+      text = await readCapped(res, RESPONSE_MAX_BYTES);
     } catch (e) {
       const cause = (e as Error & { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
       throw new BridgeError(
@@ -300,6 +330,7 @@ export class RelayClient implements RelayApi {
         { cause: e },
       );
     }
+    if (text === undefined) throw badResponse(`an answer larger than ${RESPONSE_MAX_BYTES} bytes`);
     if (res.status >= 300 && res.status < 400) {
       throw badResponse(`a redirect (${res.status}); tokens are sent to the configured address only`);
     }
