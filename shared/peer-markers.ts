@@ -59,8 +59,13 @@ export function forgesMarker(text: string, nonce: string): boolean {
   return false;
 }
 
+/**
+ * Whether a marker-like run names `nonce` at its end, as a reader would see it: compatibility
+ * forms folded (NFKC), invisible format characters (zero-width spaces, joiners, direction marks)
+ * and white space removed, case ignored. Peer text is attacker-controlled.
+ */
 function carries(inner: string, nonce: string): boolean {
-  return inner.trimEnd().toLowerCase().endsWith(nonce);
+  return inner.normalize('NFKC').replace(/[\p{Cf}\s]/gu, '').toLowerCase().endsWith(nonce);
 }
 
 /** Peer text with every marker-like run that carries `nonce` turned to `[…]`; else unchanged. */
