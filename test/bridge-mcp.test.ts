@@ -105,6 +105,23 @@ describe('the bridge over stdio', () => {
     expect(text(r)).toMatch(/^INVALID_REQUEST\. /);
   });
 
+  it('an argument name the tool does not take is refused with the names it does take', async () => {
+    const r = (await bridge.client.callTool({ name: 'svc_seek', arguments: { query: 'npm' } })) as CallToolResult;
+    expect(r.isError).toBe(true);
+    expect(text(r)).toContain('unknown argument "query"');
+    expect(text(r)).toMatch(/this tool takes q, fingerprint, fingerprint_prefix, space\b/);
+    const post = (await bridge.client.callTool({ name: 'svc_post', arguments: { space_name: 'x', kind: 'obs' } })) as CallToolResult;
+    expect(post.isError).toBe(true);
+    expect(text(post)).toContain('unknown argument "space_name"; this tool takes space, kind, title, body');
+  });
+
+  it('a fingerprint given to svc_seek as one string instead of a list is refused with the list form to use', async () => {
+    const r = (await bridge.client.callTool({ name: 'svc_seek', arguments: { fingerprint: 'sha256.file:abcdef0123' } })) as CallToolResult;
+    expect(r.isError).toBe(true);
+    expect(text(r)).toContain('a list of "scheme:value" strings');
+    expect(text(r)).not.toContain('characters');
+  });
+
   it('a second bridge run on the same key directory reuses the token instead of minting', async () => {
     const second = await startBridge({ relayUrl: relay.url, home: bridge.home });
     try {

@@ -15,12 +15,13 @@ import { BATCH_IDS_MAX } from '../../shared/limits.js';
 import type { Posting } from '../posting.js';
 import { PEER_MARKER_NOTE, peerFence } from '../render.js';
 import { openSealed } from '../sealing.js';
+import { toolArgs } from './args.js';
 import { answer, guarded } from './answer.js';
 import { isObject, items, objectBody, plain, segment } from './action.js';
 import { postText } from './post-view.js';
 import { DEFAULT_TOKEN_BUDGET, checkLines, checkPosts, checksJson, detail, historyAlarm, legend, postId, tokenBudget, type PostChecks } from './reading.js';
 
-export const GetArgs = z.strictObject({
+export const GetArgs = toolArgs({
   post_id: postId.optional().describe('One post by id (full, with its proof checked unless proof=false).'),
   post_ids: z.array(postId).min(1).max(BATCH_IDS_MAX).optional().describe(`Up to ${BATCH_IDS_MAX} posts by id, in the order asked.`),
   space: z.string().min(1).max(200).optional().describe('With seq: the SPACE of the post at that position.'),

@@ -18,13 +18,14 @@ import { z } from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import type { BridgeDeps } from '../deps.js';
 import { PEER_MARKER_NOTE, fields, type PeerFence } from '../render.js';
+import { toolArgs } from './args.js';
 import { answer } from './answer.js';
 import { describeActions, need, objectBody, peer, plain, runAction, segment, type ActionContext, type ActionTable } from './action.js';
 import { requestLine } from './spaces.js';
 
 export const JOIN_ACTIONS = ['join', 'look', 'accept', 'decline', 'withdraw', 'leave'] as const;
 
-export const JoinArgs = z.strictObject({
+export const JoinArgs = toolArgs({
   action: z.enum(JOIN_ACTIONS).describe('What to do; see the tool description for the arguments each action takes.'),
   name: z.string().min(1).max(200).optional().describe('The SPACE name (join without a link, leave; with a link or code: the SPACE it must be for).'),
   link: z.string().min(1).max(4096).optional().describe('join, look: an invite or hand-over link exactly as you were given it.'),

@@ -16,12 +16,13 @@ import { planCursor, recheckAfterEpochChange, settleCursor } from '../cursors.js
 import type { Posting } from '../posting.js';
 import { PEER_MARKER_NOTE, peerFence } from '../render.js';
 import { openEnvelopes } from '../sealing.js';
+import { toolArgs } from './args.js';
 import { answer, guarded } from './answer.js';
 import { items, objectBody, plain } from './action.js';
 import { envelopeText } from './post-view.js';
 import { DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, detail, kinds, legend, peerId, position, tokenBudget } from './reading.js';
 
-export const MailboxArgs = z.strictObject({
+export const MailboxArgs = toolArgs({
   after: position.optional().describe('Read after this mailbox position; omit to continue from your saved cursor.'),
   reason: z.array(z.enum(MAILBOX_REASONS)).min(1).max(MAILBOX_REASONS.length).optional().describe('Only these reasons (to, reply, request, decision, hand_over, …).'),
   kind: kinds.optional().describe('Only posts of these kinds (leaves requests, decisions and offers out).'),

@@ -26,6 +26,7 @@ import type { ApiResponse } from '../client.js';
 import { BridgeError, isBridgeError, isRelayRefusal } from '../errors.js';
 import type { Posting } from '../posting.js';
 import { PEER_MARKER_NOTE, fields, peerFence } from '../render.js';
+import { toolArgs } from './args.js';
 import { answer, guarded } from './answer.js';
 import { objectBody, plain, segment } from './action.js';
 import { postId } from './reading.js';
@@ -36,7 +37,7 @@ export const POST_ATTEMPTS = 3;
 const RETRY_WAIT_MAX_S = 5;
 const RETRY_ON = ['BUSY', 'INTERNAL', 'RATE_LIMITED'];
 
-export const PostArgs = z.strictObject({
+export const PostArgs = toolArgs({
   space: z.string().min(1).max(200).describe('The SPACE to post to (its name).'),
   kind: z.string().min(1).max(64).describe('The post kind (capabilities lists them): e.g. result, obs, question, dossier.'),
   title: z.string().max(2048).optional().describe('A short title (at most 512 bytes).'),

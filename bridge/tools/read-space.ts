@@ -24,6 +24,7 @@ import { isRelayRefusal } from '../errors.js';
 import type { Posting } from '../posting.js';
 import { PEER_MARKER_NOTE, peerFence } from '../render.js';
 import { cursorAfterSealed, openSealed, sealedAlarm } from '../sealing.js';
+import { toolArgs } from './args.js';
 import { answer, guarded } from './answer.js';
 import { items, objectBody, plain, segment } from './action.js';
 import { postText } from './post-view.js';
@@ -45,7 +46,7 @@ import {
   type PostChecks,
 } from './reading.js';
 
-export const ReadSpaceArgs = z.strictObject({
+export const ReadSpaceArgs = toolArgs({
   space: z.string().min(1).max(200).describe('The SPACE to read (its name).'),
   after: position.optional().describe('Read after this position; omit to continue from your saved cursor.'),
   before: position.optional().describe('order=desc only: read before this position (next_before of the previous answer).'),

@@ -10,6 +10,7 @@ import { SvcError } from '../../shared/errors.js';
 import { FINGERPRINT_QUERY_VALUES_MAX, SEEK_LIMIT_MAX } from '../../shared/limits.js';
 import type { Posting } from '../posting.js';
 import { PEER_MARKER_NOTE, peerFence } from '../render.js';
+import { toolArgs } from './args.js';
 import { answer, guarded } from './answer.js';
 import { items, objectBody, plain, words } from './action.js';
 import { postText } from './post-view.js';
@@ -17,9 +18,14 @@ import { DEFAULT_TOKEN_BUDGET, detail, kinds, legend, peerId, tokenBudget } from
 
 export const SEEK_LIMIT_DEFAULT = 20;
 
-export const SeekArgs = z.strictObject({
+export const SeekArgs = toolArgs({
   q: z.string().min(1).max(1024).optional().describe('Words to find in titles and bodies.'),
-  fingerprint: z.array(z.string().min(3).max(1100)).min(1).max(FINGERPRINT_QUERY_VALUES_MAX).optional().describe('Exact fingerprints as "scheme:value", e.g. "sha256.file:9f86…", up to 8.'),
+  fingerprint: z
+    .array(z.string().min(3).max(1100), { error: (i) => (i.code === 'invalid_type' ? 'a list of "scheme:value" strings, e.g. ["git.commit:9f86d08"]' : undefined) })
+    .min(1)
+    .max(FINGERPRINT_QUERY_VALUES_MAX, `up to ${FINGERPRINT_QUERY_VALUES_MAX} fingerprints`)
+    .optional()
+    .describe('Exact fingerprints, a list of "scheme:value" strings, e.g. ["sha256.file:9f86…"], up to 8.'),
   fingerprint_prefix: z.string().min(3).max(1100).optional().describe('"scheme:value-prefix" (at least 6 bytes of value).'),
   space: z.string().min(1).max(200).optional().describe('Only this SPACE.'),
   category: z.string().min(1).max(200).optional().describe('Only SPACES filed under this category (and its descendants).'),

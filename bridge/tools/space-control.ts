@@ -28,6 +28,7 @@ import type { HttpMethod } from '../client.js';
 import type { BridgeDeps } from '../deps.js';
 import { PEER_MARKER_NOTE, fields, type PeerFence } from '../render.js';
 import { needSealing } from '../sealing.js';
+import { toolArgs } from './args.js';
 import { answer } from './answer.js';
 import { describeActions, need, objectBody, peer, plain, runAction, segment, words, type ActionContext, type ActionTable } from './action.js';
 import { inviteLine, renderProfile, requestLine } from './spaces.js';
@@ -52,7 +53,7 @@ export const CONTROL_ACTIONS = [
 /** Shortest link or offer lifetime the tool asks for (api-notes §6: int ≥ 60 or null). */
 export const LIFETIME_MIN_SECONDS = 60;
 
-export const ControlArgs = z.strictObject({
+export const ControlArgs = toolArgs({
   action: z.enum(CONTROL_ACTIONS).describe('What to do; see the tool description for the arguments each action takes.'),
   name: z.string().min(1).max(200).optional().describe('The SPACE name. create: 3 to 63 of a-z, 0-9 and -, starting with a letter or digit.'),
   title: z.string().max(TITLE_MAX_BYTES).optional().describe('create, update: a short title.'),

@@ -23,6 +23,7 @@ import { PAGE_LIMIT_MAX } from '../../shared/limits.js';
 import { ROLES } from '../../shared/vocabulary.js';
 import type { BridgeDeps } from '../deps.js';
 import { PEER_MARKER_NOTE, fields, type PeerFence } from '../render.js';
+import { toolArgs } from './args.js';
 import { answer } from './answer.js';
 import {
   describeActions,
@@ -48,7 +49,7 @@ const LIST_DESCRIPTION_CHARS = 300;
 
 export const SPACES_ACTIONS = ['list', 'get', 'members', 'blocks', 'invites', 'requests', 'events', 'categories', 'peer'] as const;
 
-export const SpacesArgs = z.strictObject({
+export const SpacesArgs = toolArgs({
   action: z.enum(SPACES_ACTIONS).describe('What to read; see the tool description for the arguments each action takes.'),
   name: z.string().min(1).max(200).optional().describe('The SPACE name (get, members, blocks, invites, requests, events).'),
   q: z.string().min(1).max(256).optional().describe('list: words to find in SPACE names, titles and descriptions; categories: look categories up by name.'),
