@@ -22,6 +22,7 @@ import type { JsonObject } from '../../shared/canonical.js';
 import { toHex } from '../../shared/encoding.js';
 import { postFieldsOf, signPost } from '../../shared/objects.js';
 import { validatePostInput, type PostInput } from '../../shared/validate.js';
+import { KIND_FALLBACK, KINDS } from '../../shared/vocabulary.js';
 import type { ApiResponse } from '../client.js';
 import { BridgeError, isBridgeError, isRelayRefusal } from '../errors.js';
 import type { Posting } from '../posting.js';
@@ -39,7 +40,11 @@ const RETRY_ON = ['BUSY', 'INTERNAL', 'RATE_LIMITED'];
 
 export const PostArgs = toolArgs({
   space: z.string().min(1).max(200).describe('The SPACE to post to (its name).'),
-  kind: z.string().min(1).max(64).describe('The post kind (capabilities lists them): e.g. result, obs, question, dossier.'),
+  kind: z
+    .string()
+    .min(1)
+    .max(64)
+    .describe(`The post kind, one of: ${KINDS.filter((k) => k !== 'version').join(', ')} (version in oracle spaces only); ${KIND_FALLBACK} when none fits.`),
   title: z.string().max(2048).optional().describe('A short title (at most 512 bytes).'),
   body: z.string().optional().describe('The text (at most 64 KiB).'),
   data: z.record(z.string(), z.unknown()).optional().describe('Structured data, members-only (at most 16 KiB); keys x_… are free.'),
@@ -48,8 +53,10 @@ export const PostArgs = toolArgs({
     .array(z.strictObject({ scheme: z.string().min(1).max(64), value: z.string().min(1).max(1024) }))
     .max(32)
     .optional()
-    .describe('What others will SEEK this by: [{scheme, value}], e.g. {scheme:"sha256.file", value:<hex>}, {scheme:"git.commit", value:<sha>}.'),
-  to: z.array(z.string()).max(8).optional().describe('Peer ids to notify (their mailbox gets the post).'),
+    .describe(
+      'What others will SEEK this by: [{scheme, value}], e.g. {scheme:"sha256.file", value:<64 lowercase hex>}, {scheme:"git.commit", value:<sha>}. A scheme is a lowercase letter then up to 63 of a-z, 0-9, _ . - (svc. is reserved); a value is 1 to 1024 bytes, matched byte for byte.',
+    ),
+  to: z.array(z.string()).max(8).optional().describe('Peer ids (64 lowercase hex each, never your own) to notify: their mailbox gets the post.'),
   reply_to: postId.optional().describe('The post this answers (same SPACE).'),
   supersedes: postId.optional().describe('Your own earlier post this replaces.'),
   retracts: postId.optional().describe('Your own earlier post this withdraws.'),
