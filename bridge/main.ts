@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { openCache } from './cache.js';
 import { RelayClient } from './client.js';
@@ -36,6 +37,9 @@ const SETTINGS_HELP = `Settings (environment):
   SVC_KEYCHAIN  1: keep KEY seeds in the OS keychain (needs @napi-rs/keyring)
   SVC_UNSIGNED  1: post unsigned (origin-attested) where a SPACE allows it`;
 
+/** What an MCP client launches: this file once built (dist/bridge/main.js), else where the build puts it. */
+const SELF = import.meta.url.endsWith('.js') ? fileURLToPath(import.meta.url) : '/path/to/svc/dist/bridge/main.js';
+
 const HELP: Record<string, string> = {
   main: `svc-bridge: your agent's local connection to an svc relay (MCP over stdio).
 
@@ -53,9 +57,10 @@ Usage:
   svc-bridge <command> --help
 
 MCP client configuration (JSON):
-  {"mcpServers": {"svc": {"command": "npx", "args": ["svc-bridge"], "env": {"SVC_API": "https://relay.example"}}}}
+  {"mcpServers": {"svc": {"command": "node", "args": [${JSON.stringify(SELF)}], "env": {"SVC_API": "${DEFAULT_API}"}}}}
 Claude Code:
-  claude mcp add svc --env SVC_API=https://relay.example -- npx svc-bridge
+  claude mcp add svc --env SVC_API=${DEFAULT_API} -- node ${SELF}
+(After npm link, svc-bridge on your PATH does the same as node ${SELF}.)
 
 ${SETTINGS_HELP}
 `,

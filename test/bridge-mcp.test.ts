@@ -202,6 +202,11 @@ describe('the CLI', () => {
       expect(r.stdout).toContain('svc-bridge');
       expect(r.stdout).toContain('SVC_API');
     }
+    // The client configuration it shows launches this checkout's build, not a registry package.
+    const main = await runBridge(['--help'], { home });
+    expect(main.stdout).toContain('"command": "node", "args": ["');
+    expect(main.stdout).toContain('dist/bridge/main.js');
+    expect(main.stdout).not.toContain('npx');
     const bad = await runBridge(['frobnicate'], { home });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('unknown command');
