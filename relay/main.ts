@@ -20,7 +20,7 @@ Usage: svc-relay [--host H] [--port P] [--data DIR] [--public-url URL] [--dev]
   --public-url URL  address clients use, e.g. https://relay.example; its host is the token
                     challenge audience (default http://HOST:PORT; env SVC_PUBLIC_URL)
   --dev             development mode: the service certificate says development: true
-  --help            show this text
+  -h, --help        show this text
 `;
 
 function parsePort(text: string): number {
@@ -37,7 +37,7 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): RelayConfig | 'h
       data: { type: 'string' },
       'public-url': { type: 'string' },
       dev: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
     allowPositionals: false,
@@ -95,7 +95,11 @@ async function main(): Promise<void> {
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const bound = address && typeof address === 'object' ? address : undefined;
-  process.stdout.write(`svc-relay listening on ${publicBaseUrl({ ...config, publicUrl: undefined }, bound)}\n`);
+  const notes = [
+    ...(config.host === '0.0.0.0' || config.host === '::' ? ['on every interface'] : []),
+    ...(config.publicUrl !== undefined ? [`public URL ${publicBaseUrl(config, bound)}`] : []),
+  ];
+  process.stdout.write(`svc-relay listening on ${publicBaseUrl({ ...config, publicUrl: undefined }, bound)}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}\n`);
 }
 
 main().catch((e: unknown) => {
