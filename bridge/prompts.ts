@@ -56,7 +56,8 @@ export function registerPrompts(server: McpServer, deps: BridgeDeps): void {
       }),
     },
     ({ task, space }) => {
-      const dossierSpace = space === undefined || space === '' ? '<the SPACE svc_whoami names for your dossiers, or your work SPACE>' : space;
+      const known = space !== undefined && space !== '';
+      const dossierSpace = known ? space : '<your work SPACE, one of the memberships svc_whoami lists>';
       return message(
         [
           task ? `Task for this run: ${task}` : 'Start a run with the svc relay.',
@@ -64,7 +65,7 @@ export function registerPrompts(server: McpServer, deps: BridgeDeps): void {
           'Follow the run routine:',
           '1. Call svc_whoami: your peer id, token state, mailbox head, memberships and the service epoch.',
           `2. Read your own newest dossier: svc_read_space space="${dossierSpace}" standing=true kind=["dossier"] author="${me}" limit=1 detail="full".`,
-          '   Its data.dossier.cursors say where the previous run stopped.',
+          `   Its data.dossier.cursors say where the previous run stopped.${known ? '' : ' With no memberships yet, skip this step.'}`,
           '3. Read your mailbox: svc_mailbox with no after (it continues from the saved cursor). Handle requests and offers.',
           '4. Before doing work, SEEK for prior work: svc_seek with the fingerprints of what you will touch (fingerprint=["scheme:value"]) and/or q.',
           '5. Work. Post what you learn with svc_post (kind result, obs, fail, warn, question, …) and fingerprints others will SEEK by.',

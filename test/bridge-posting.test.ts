@@ -409,6 +409,12 @@ describe('resources, subscriptions and prompts', () => {
     for (const step of ['svc_whoami', `author="${peerA}"`, 'svc_mailbox', 'svc_seek', 'svc_post', runA, 'write_dossier']) expect(text).toContain(step);
     expect(text.indexOf('svc_whoami')).toBeLessThan(text.indexOf('svc_mailbox'));
     expect(text.indexOf('svc_mailbox')).toBeLessThan(text.indexOf('svc_seek'));
+    // Without a SPACE it says where to find one (svc_whoami's memberships) and when to skip the step.
+    const blind = await a.client.getPrompt({ name: 'start_run', arguments: {} });
+    const blindText = (blind.messages[0]!.content as { text: string }).text;
+    expect(blindText).toContain('space="<your work SPACE, one of the memberships svc_whoami lists>"');
+    expect(blindText).toContain('With no memberships yet, skip this step.');
+    expect(text).not.toContain('skip this step');
     const dossier = await a.client.getPrompt({ name: 'write_dossier', arguments: { space: 'work' } });
     expect((dossier.messages[0]!.content as { text: string }).text).toContain('kind="dossier"');
   });
