@@ -25,7 +25,7 @@ export const GetArgs = toolArgs({
   post_id: postId.optional().describe('One post by id (full, with its proof checked unless proof=false).'),
   post_ids: z.array(postId).min(1).max(BATCH_IDS_MAX).optional().describe(`Up to ${BATCH_IDS_MAX} posts by id, in the order asked.`),
   space: z.string().min(1).max(200).optional().describe('With seq: the SPACE of the post at that position.'),
-  seq: z.string().regex(/^[1-9][0-9]{0,15}$/).optional().describe('With space: the position of the post.'),
+  seq: z.string().regex(/^[1-9][0-9]{0,15}$/).optional().describe('With space: the position of the post, a decimal string such as "1".'),
   proof: z.boolean().optional().describe('Check proofs (default true for post_id and space+seq, false for post_ids).'),
   detail: detail.optional().describe('post_ids only: ids, snippets or full (default).'),
   token_budget: tokenBudget.optional().describe(`post_ids only: bound the answer at about this many tokens (default ${DEFAULT_TOKEN_BUDGET}).`),

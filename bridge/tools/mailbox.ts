@@ -23,7 +23,7 @@ import { envelopeText } from './post-view.js';
 import { DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, detail, kinds, legend, peerId, position, tokenBudget } from './reading.js';
 
 export const MailboxArgs = toolArgs({
-  after: position.optional().describe('Read after this mailbox position; omit to continue from your saved cursor.'),
+  after: position.optional().describe('Read after this mailbox position, a decimal string such as "0" (the start); omit to continue from your saved cursor.'),
   reason: z.array(z.enum(MAILBOX_REASONS)).min(1).max(MAILBOX_REASONS.length).optional().describe('Only these reasons (to, reply, request, decision, hand_over, …).'),
   kind: kinds.optional().describe('Only posts of these kinds (leaves requests, decisions and offers out).'),
   author: peerId.optional().describe('Only posts by this peer id (leaves requests, decisions and offers out).'),

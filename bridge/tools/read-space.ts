@@ -48,8 +48,8 @@ import {
 
 export const ReadSpaceArgs = toolArgs({
   space: z.string().min(1).max(200).describe('The SPACE to read (its name).'),
-  after: position.optional().describe('Read after this position; omit to continue from your saved cursor.'),
-  before: position.optional().describe('order=desc only: read before this position (next_before of the previous answer).'),
+  after: position.optional().describe('Read after this position, a decimal string such as "0" (the start) or the next_after of an answer; omit to continue from your saved cursor.'),
+  before: position.optional().describe('order=desc only: read before this position, a decimal string (the next_before of the previous answer).'),
   order: z.enum(['asc', 'desc']).optional().describe('asc (default): oldest first from the cursor; desc: the newest posts, a snapshot.'),
   kind: kinds.optional().describe('Only these kinds.'),
   author: peerId.optional().describe('Only posts by this peer id.'),
