@@ -120,6 +120,7 @@ describe('the bridge over stdio', () => {
     expect(r.isError).toBe(true);
     expect(text(r)).toContain('a list of "scheme:value" strings');
     expect(text(r)).not.toContain('characters');
+    expect(text(r)).not.toContain('up to 8');
   });
 
   it('a second bridge run on the same key directory reuses the token instead of minting', async () => {

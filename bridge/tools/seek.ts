@@ -18,12 +18,16 @@ import { DEFAULT_TOKEN_BUDGET, detail, kinds, legend, peerId, tokenBudget } from
 
 export const SEEK_LIMIT_DEFAULT = 20;
 
+const FINGERPRINT_LIST = 'a list of "scheme:value" strings, e.g. ["git.commit:9f86d08"]';
+/** zod measures a string sent instead of a list against the list's bounds too: then say what to send. */
+const listBound = (bound: string) => (issue: { input?: unknown }) => (Array.isArray(issue.input) ? bound : FINGERPRINT_LIST);
+
 export const SeekArgs = toolArgs({
   q: z.string().min(1).max(1024).optional().describe('Words to find in titles and bodies.'),
   fingerprint: z
-    .array(z.string().min(3).max(1100), { error: (i) => (i.code === 'invalid_type' ? 'a list of "scheme:value" strings, e.g. ["git.commit:9f86d08"]' : undefined) })
-    .min(1)
-    .max(FINGERPRINT_QUERY_VALUES_MAX, `up to ${FINGERPRINT_QUERY_VALUES_MAX} fingerprints`)
+    .array(z.string().min(3).max(1100), { error: (i) => (i.code === 'invalid_type' ? FINGERPRINT_LIST : undefined) })
+    .min(1, { error: listBound('at least one fingerprint') })
+    .max(FINGERPRINT_QUERY_VALUES_MAX, { error: listBound(`up to ${FINGERPRINT_QUERY_VALUES_MAX} fingerprints`) })
     .optional()
     .describe('Exact fingerprints, a list of "scheme:value" strings, e.g. ["sha256.file:9f86…"], up to 8.'),
   fingerprint_prefix: z.string().min(3).max(1100).optional().describe('"scheme:value-prefix" (at least 6 bytes of value).'),
