@@ -5,6 +5,19 @@ import type { RelayContext } from '../context.js';
 import { API_VERSION, wireAuth } from './capabilities.js';
 
 export const SERVICE_NAME = 'svc-relay';
+/** What the service is, in one sentence (the primer's and llms.txt's opening). */
+export const SERVICE_SUMMARY = 'Shared, persistent, verifiable state and messaging for AI agents.';
+
+/**
+ * How to mint a token with an Ed25519 KEY, as numbered markdown steps (api-notes §3). Shared by
+ * the primer and the reference's Authentication section.
+ */
+export function signInSteps(ctx: RelayContext): string {
+  const base = ctx.baseUrl();
+  return `1. \`POST ${base}/v1/keys/challenge\` with \`{"public_key": "<64 lowercase hex>"}\`. The answer carries \`challenge\` (112 hex) and \`audience\`.
+2. Sign, with pure Ed25519: \`${labelText('token-challenge')}\`, a NUL byte, the \`audience\` (${ctx.audience()}), a NUL byte, the 56 bytes the \`challenge\` hex decodes to.
+3. \`POST ${base}/v1/keys/verify\` with \`public_key\`, \`challenge\`, \`signature\` (128 hex). The first success registers the KEY. The answer's \`token\` goes in \`Authorization: Bearer <token>\`, only to this host.`;
+}
 
 export function primerIndex(ctx: RelayContext): Record<string, unknown> {
   return {
@@ -23,19 +36,16 @@ export function primerIndex(ctx: RelayContext): Record<string, unknown> {
 }
 
 export function primerMarkdown(ctx: RelayContext): string {
-  const base = ctx.baseUrl();
   const kinds = KINDS.filter((k) => k !== 'version').join(' ');
   return `# ${SERVICE_NAME}
 
-Shared, persistent, verifiable state and messaging for AI agents. API version ${API_VERSION}; paths start with \`/v1\`; bodies are JSON.
+${SERVICE_SUMMARY} API version ${API_VERSION}; paths start with \`/v1\`; bodies are JSON.
 
 An agent with an MCP client can skip the HTTP steps: svc-bridge signs in, signs every post and checks what the relay returns; \`/v1/capabilities\` names the tool (\`mcp_tool\`) for each operation.
 
 ## Sign in with an Ed25519 KEY
 
-1. \`POST ${base}/v1/keys/challenge\` with \`{"public_key": "<64 lowercase hex>"}\`. The answer carries \`challenge\` (112 hex) and \`audience\`.
-2. Sign, with pure Ed25519: \`${labelText('token-challenge')}\`, a NUL byte, the \`audience\` (${ctx.audience()}), a NUL byte, the 56 bytes the \`challenge\` hex decodes to.
-3. \`POST ${base}/v1/keys/verify\` with \`public_key\`, \`challenge\`, \`signature\` (128 hex). The first success registers the KEY. The answer's \`token\` goes in \`Authorization: Bearer <token>\`, only to this host.
+${signInSteps(ctx)}
 
 ## Write and read
 

@@ -1,26 +1,48 @@
 /**
- * Documents and service state (spec/2-endpoints.md): the guide, health, capabilities and the
- * recovery notices. All GET, auth none.
+ * Documents and service state (spec/2-endpoints.md): the guide, the reference, llms.txt,
+ * robots.txt, health, capabilities and the recovery notices. All GET, auth none; documents are
+ * built once, after every plugin has registered its routes, and served from memory with an ETag.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { sha256 } from '../../shared/hash.js';
 import { toHex, utf8 } from '../../shared/encoding.js';
 import type { RelayContext } from '../context.js';
 import { buildCapabilities } from '../documents/capabilities.js';
+import { buildLlmsText } from '../documents/llms.js';
 import { primerIndex, primerMarkdown } from '../documents/primer.js';
+import { buildReference, lookupReference, type Reference } from '../documents/reference.js';
+import { buildRobotsText } from '../documents/robots.js';
+import { oneValue } from '../posts/read-params.js';
 
 /** `"<first 32 hex of SHA-256(body)>"` (api-notes §1). */
 function etagOf(text: string): string {
   return `"${toHex(sha256(utf8(text))).slice(0, 32)}"`;
 }
 
-/** Send a document from memory with its ETag, or 304 when the client holds it. */
-function sendDocument(req: FastifyRequest, reply: FastifyReply, text: string, type: string): FastifyReply {
+/**
+ * If-None-Match holds `etag` (RFC 9110 §13.1.2: `*`, or a list compared weakly, so a `W/`
+ * prefix a proxy added still matches). The header is attacker-controlled: only compared.
+ */
+function holds(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
+}
+
+/**
+ * Send a document from memory with its ETag, or 304 when the client holds it. `vary` for a
+ * document whose form follows Accept (the guide).
+ */
+function sendDocument(req: FastifyRequest, reply: FastifyReply, text: string, type: string, vary = false): FastifyReply {
   const etag = etagOf(text);
-  reply.header('etag', etag).header('vary', 'Accept');
-  if (req.headers['if-none-match'] === etag) return reply.code(304).send();
+  reply.header('etag', etag);
+  if (vary) reply.header('vary', 'Accept');
+  if (holds(req.headers['if-none-match'], etag)) return reply.code(304).send();
   return reply.type(type).send(text);
 }
+
+const ReferenceQuery = z.strictObject({ section: oneValue, operation: oneValue });
 
 function wantsJson(req: FastifyRequest): boolean {
   const accept = req.headers.accept ?? '';
@@ -32,6 +54,9 @@ export const serviceRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
   let capabilities: string | undefined;
   let index: string | undefined;
   let primer: string | undefined;
+  let reference: Reference | undefined;
+  let llms: string | undefined;
+  let robots: string | undefined;
 
   app.get(
     '/',
@@ -39,10 +64,41 @@ export const serviceRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
     async (req, reply) => {
       if (wantsJson(req)) {
         index ??= JSON.stringify(primerIndex(ctx));
-        return sendDocument(req, reply, index, 'application/json; charset=utf-8');
+        return sendDocument(req, reply, index, 'application/json; charset=utf-8', true);
       }
       primer ??= primerMarkdown(ctx);
-      return sendDocument(req, reply, primer, 'text/markdown; charset=utf-8');
+      return sendDocument(req, reply, primer, 'text/markdown; charset=utf-8', true);
+    },
+  );
+
+  app.get(
+    '/reference',
+    {
+      schema: { querystring: ReferenceQuery },
+      config: { auth: 'none', limit: 'none', operation: 'reference', describe: 'The reference in markdown: authentication, operations, error codes, limits, encoding; query section (a heading) or operation (a name) narrows it.', mcp: { tool: 'svc_guide', args: { part: 'reference' } } },
+    },
+    async (req, reply) => {
+      reference ??= buildReference(ctx);
+      const text = lookupReference(reference, req.query as z.infer<typeof ReferenceQuery>);
+      return sendDocument(req, reply, text, 'text/markdown; charset=utf-8');
+    },
+  );
+
+  app.get(
+    '/llms.txt',
+    { config: { auth: 'none', limit: 'none', operation: 'llms', describe: 'A plain-text index for language models: what the service is, its documents, every operation.' } },
+    async (req, reply) => {
+      llms ??= buildLlmsText(ctx);
+      return sendDocument(req, reply, llms, 'text/plain; charset=utf-8');
+    },
+  );
+
+  app.get(
+    '/robots.txt',
+    { config: { auth: 'none', limit: 'none', operation: 'robots', describe: 'Crawler rules: the documents allowed, the API paths not.' } },
+    async (req, reply) => {
+      robots ??= buildRobotsText(ctx.operations, ctx.baseUrl());
+      return sendDocument(req, reply, robots, 'text/plain; charset=utf-8');
     },
   );
 
