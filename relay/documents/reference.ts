@@ -13,8 +13,6 @@
 import { CATALOGUE, DETAIL_MAX, SvcError, type ErrorCode } from '../../shared/errors.js';
 import { labelText } from '../../shared/labels.js';
 import {
-  capabilityLimits,
-  capabilityRateLimits,
   REQUEST_MAX_BYTES,
   TOKEN_TTL_DEFAULT_SECONDS,
   TOKEN_TTL_MAX_SECONDS,
@@ -22,7 +20,7 @@ import {
 } from '../../shared/limits.js';
 import { editDistance } from '../categories/search.js';
 import type { OperationEntry, RelayContext } from '../context.js';
-import { API_VERSION, wireAuth } from './capabilities.js';
+import { API_VERSION, buildCapabilities, wireAuth } from './capabilities.js';
 import { SERVICE_NAME, signInSteps } from './primer.js';
 
 /** One heading and what lies under it, before its sub-headings. */
@@ -137,8 +135,11 @@ function valueText(v: unknown): string {
   return typeof v === 'object' && v !== null ? code(JSON.stringify(v)) : String(v);
 }
 
-function limitsPart(): Part {
-  const rows = Object.entries(capabilityLimits()).map(([name, v]) => `| ${code(name)} | ${valueText(v)} |`);
+/** The `limits` and `rate_limits` capabilities publishes, so both documents say the same. */
+type PublishedLimits = { limits: Record<string, unknown>; rate_limits: Record<string, Record<string, number | string>> };
+
+function limitsPart(published: PublishedLimits): Part {
+  const rows = Object.entries(published.limits).map(([name, v]) => `| ${code(name)} | ${valueText(v)} |`);
   const limits = [
     'The same numbers as `limits` in `GET /v1/capabilities` (bytes are UTF-8 bytes; a body over a limit is `TOO_LARGE`, a field over one `INVALID_REQUEST` naming it).',
     '',
@@ -146,7 +147,7 @@ function limitsPart(): Part {
     '| --- | --- |',
     ...rows,
   ].join('\n');
-  const rateRows = Object.entries(capabilityRateLimits()).map(
+  const rateRows = Object.entries(published.rate_limits).map(
     ([name, r]) => `| ${code(name)} | ${r.limit} | ${r.window_seconds} | ${r.scope} | ${r.burst ?? ''} | ${r.concurrent ?? ''} | ${r.first_day ?? ''} |`,
   );
   const rates = [
@@ -188,7 +189,7 @@ function intro(sections: readonly Part[]): string {
 /** Build the reference from the relay's registered operations (after every route is in). */
 export function buildReference(ctx: RelayContext): Reference {
   const ops = ctx.operations;
-  const sections = [authenticationPart(ctx, ops), operationsPart(ops), errorsPart(), limitsPart(), encodingPart()];
+  const sections = [authenticationPart(ctx, ops), operationsPart(ops), errorsPart(), limitsPart(buildCapabilities(ctx) as PublishedLimits), encodingPart()];
   const bySlug = new Map<string, string>();
   const index = (p: Part, level: number): void => {
     // Two headings with one address would make one of them unreachable: a build fault.
