@@ -74,14 +74,27 @@ describe('the bridge over stdio', () => {
     expect(text(caps)).toContain('me: GET /v1/me');
   });
 
-  it('svc_guide part=reference from a relay that serves no reference is a tool error pointing at primer and capabilities', async () => {
-    const r = (await bridge.client.callTool({ name: 'svc_guide', arguments: { part: 'reference' } })) as CallToolResult;
+  it('svc_guide part=reference gives the relay\'s reference, whole or narrowed by section or operation', async () => {
+    const whole = (await bridge.client.callTool({ name: 'svc_guide', arguments: { part: 'reference' } })) as CallToolResult;
+    expect(whole.isError).toBeFalsy();
+    const served = await (await fetch(`${relay.url}/reference`)).text();
+    expect((whole.structuredContent as { markdown: string }).markdown).toBe(served);
+    expect(text(whole)).toContain('### INVALID_REQUEST');
+    const errors = (await bridge.client.callTool({ name: 'svc_guide', arguments: { part: 'reference', section: 'errors' } })) as CallToolResult;
+    expect(text(errors).startsWith('## Errors')).toBe(true);
+    expect(text(errors)).not.toContain('## Operations');
+    const op = (await bridge.client.callTool({ name: 'svc_guide', arguments: { part: 'reference', operation: 'posts.append' } })) as CallToolResult;
+    expect(text(op)).toContain('`POST /v1/spaces/{name}/posts`');
+    expect(op.structuredContent).toMatchObject({ part: 'reference', section: null, operation: 'posts.append' });
+  });
+
+  it('svc_guide part=reference with a section the relay does not have is a tool error listing the sections', async () => {
+    const r = (await bridge.client.callTool({ name: 'svc_guide', arguments: { part: 'reference', section: 'glossary' } })) as CallToolResult;
     expect(r.isError).toBe(true);
-    const error = (r.structuredContent as { error: { code: string; detail: string; fix: string } }).error;
+    const error = (r.structuredContent as { error: { code: string; detail: string } }).error;
     expect(error.code).toBe('INVALID_REQUEST');
-    expect(error.detail).toContain('does not serve GET /reference');
-    expect(error.fix).toContain('part=primer');
-    expect(error.fix).toContain('part=capabilities');
+    expect(error.detail).toContain('no section "glossary"');
+    expect(error.detail).toContain('errors');
   });
 
   it('resources read the relay: svc://me is this KEY, svc://capabilities the document', async () => {

@@ -20,8 +20,9 @@ export type GuidePart = (typeof GUIDE_PARTS)[number];
 export const GUIDE_DESCRIPTION = [
   'The relay\'s own documentation. part=primer (default): how the service works and the recommended run routine;',
   'part=capabilities: limits, vocabulary (kinds, roles, mailbox reasons), modules available, service keys and every',
-  'operation with the tool that performs it; part=reference: the full reference where the relay serves one, narrowed by',
-  '`section` (lowercase hyphenated heading) or `operation` (an operation name such as posts.append).',
+  'operation with the tool that performs it; part=reference: the reference (signing in, every operation, every error code',
+  'with its fix, limits, encoding), narrowed by `section` (a lowercase hyphenated heading such as errors or',
+  'invalid-request) or `operation` (an operation name such as posts.append).',
 ].join(' ');
 
 const GuideArgs = {
@@ -112,7 +113,8 @@ export function registerGuide(server: McpServer, deps: BridgeDeps): void {
           return answer(markdown, { part: chosen, markdown });
         }
         const res = await deps.api.request({ path: '/reference', auth: 'none', accept: 'text/markdown', query: { section, operation } }).catch((e: unknown) => {
-          // A relay without the reference document answers 404 "no operation at that path":
+          // The relay's own refusals (unknown section or operation) pass through as they are.
+          // Only a relay older than GET /reference answers 404 "no operation at that path":
           // say so, and point at the parts it does serve.
           if (e instanceof RelayRefusal && e.status === 404 && e.code === 'INVALID_REQUEST') {
             throw new RelayRefusal(404, {
