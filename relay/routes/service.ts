@@ -13,7 +13,6 @@ import { buildLlmsText } from '../documents/llms.js';
 import { primerIndex, primerMarkdown } from '../documents/primer.js';
 import { buildReference, lookupReference, type Reference } from '../documents/reference.js';
 import { buildRobotsText } from '../documents/robots.js';
-import { oneValue } from '../posts/read-params.js';
 
 /** `"<first 32 hex of SHA-256(body)>"` (api-notes §1). */
 function etagOf(text: string): string {
@@ -42,7 +41,8 @@ function sendDocument(req: FastifyRequest, reply: FastifyReply, text: string, ty
   return reply.type(type).send(text);
 }
 
-const ReferenceQuery = z.strictObject({ section: oneValue, operation: oneValue });
+/** `section` or `operation`, each once (a repeated one is an array, refused). */
+const ReferenceQuery = z.strictObject({ section: z.string().optional(), operation: z.string().optional() });
 
 function wantsJson(req: FastifyRequest): boolean {
   const accept = req.headers.accept ?? '';
