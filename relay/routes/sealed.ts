@@ -33,7 +33,7 @@
  *   `list_needed` after a hand-over until the new owner signs a list, `lapsed` (members holding
  *   the key in use no longer vouched for), `staged_progressed_at`.
  */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { toBase64url, toHex } from '../../shared/encoding.js';
@@ -101,24 +101,35 @@ function keeping(ctx: RelayContext, name: string, peer: string): SpaceRow {
   return space;
 }
 
-function generationView(g: GenerationRow): JsonObject {
+/** The fields a generation shows whether it is in use or staged. */
+function generationFields(g: GenerationRow): JsonObject {
   return {
     generation: g.generation,
     commitment: toHex(g.commitment),
     back: g.back === null ? null : toHex(g.back),
     created_by: g.createdBy,
-    activated_at: g.activatedAt === null ? null : isoTime(g.activatedAt),
   };
 }
 
+function generationView(g: GenerationRow): JsonObject {
+  return { ...generationFields(g), activated_at: g.activatedAt === null ? null : isoTime(g.activatedAt) };
+}
+
 function stagedView(g: GenerationRow): JsonObject {
-  return {
-    generation: g.generation,
-    commitment: toHex(g.commitment),
-    back: g.back === null ? null : toHex(g.back),
-    created_by: g.createdBy,
-    staged_at: isoTime(g.stagedAt),
-  };
+  return { ...generationFields(g), staged_at: isoTime(g.stagedAt) };
+}
+
+/** A page of at most `limit` rows from a store read of `limit + 1`; the extra row says more follow. */
+function pageOf<T>(rows: readonly T[], limit: number): { items: T[]; hasMore: boolean } {
+  return { items: rows.slice(0, limit), hasMore: rows.length > limit };
+}
+
+/** The keeper, SPACE and generation of a `…/sealed/generations/:generation` request. */
+function keeperGeneration(ctx: RelayContext, req: FastifyRequest): { me: string; space: SpaceRow; generation: number } {
+  const me = identityOf(req).peerId;
+  const params = req.params as z.infer<typeof GenerationParams>;
+  const space = keeping(ctx, params.name, me);
+  return { me, space, generation: readGeneration(params.generation) };
 }
 
 export function stampView(s: StampRow): JsonObject {
@@ -251,9 +262,7 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       const q = req.query as z.infer<typeof ChainQuery>;
       const before = q.before === undefined ? undefined : readGeneration(q.before, 'before');
       const { space } = readable(ctx, name, me);
-      const rows = ctx.store.sealed.chain(space.id, before, q.limit + 1);
-      const items = rows.slice(0, q.limit);
-      const hasMore = rows.length > q.limit;
+      const { items, hasMore } = pageOf(ctx.store.sealed.chain(space.id, before, q.limit + 1), q.limit);
       return {
         items: items.map(generationView),
         next_before: hasMore ? String(items[items.length - 1]!.generation) : null,
@@ -288,9 +297,7 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
         }
         const keeper = ctx.store.sealed.isKeeper(space, me);
         const now = ctx.clock();
-        const rows = ctx.store.sealed.unlocked(space, generation, q.after, q.limit + 1);
-        const items = rows.slice(0, q.limit);
-        const hasMore = rows.length > q.limit;
+        const { items, hasMore } = pageOf(ctx.store.sealed.unlocked(space, generation, q.after, q.limit + 1), q.limit);
         return {
           generation,
           items: items.map((r) => {
@@ -325,8 +332,7 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       if (!ctx.store.sealed.isKeeper(space, me)) throw new SvcError('NOT_A_KEEPER', 'waiting requests with stamps are shown to keepers');
       const now = ctx.clock();
       const page = ctx.store.requests.listPending(space.id, now, Number(q.after ?? 0), q.limit + 1);
-      const items = page.items.slice(0, q.limit);
-      const hasMore = page.items.length > q.limit;
+      const { items, hasMore } = pageOf(page.items, q.limit);
       const last = items[items.length - 1];
       return {
         items: items.map((r) => {
@@ -452,10 +458,7 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       },
     },
     async (req) => {
-      const me = identityOf(req).peerId;
-      const params = req.params as z.infer<typeof GenerationParams>;
-      const space = keeping(ctx, params.name, me);
-      const generation = readGeneration(params.generation);
+      const { me, space, generation } = keeperGeneration(ctx, req);
       const r = ctx.store.sealed.activate({ space, actor: me, now: ctx.clock(), generation });
       return { space: space.name, generation: generationView(r.generation), changed: r.changed };
     },
@@ -472,10 +475,7 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       },
     },
     async (req) => {
-      const me = identityOf(req).peerId;
-      const params = req.params as z.infer<typeof GenerationParams>;
-      const space = keeping(ctx, params.name, me);
-      const generation = readGeneration(params.generation);
+      const { me, space, generation } = keeperGeneration(ctx, req);
       const g = ctx.store.sealed.abandon({ space, actor: me, now: ctx.clock(), generation });
       return { space: space.name, abandoned: stagedView(g) };
     },
