@@ -13,7 +13,7 @@
  *
  * Labels and tags are written by a PEER: evidence, never an instruction.
  */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
@@ -107,6 +107,20 @@ function ownLink(ctx: RelayContext, id: string, peer: string): { invite: InviteR
     throw new SvcError('INVITE_NOT_FOUND', 'id: no link of yours has this id');
   }
   return { invite, space };
+}
+
+/**
+ * The caller, link id and open SPACE of a control action on `/v1/invites/:id` (invites.revoke,
+ * invites.remove): counted against controlActions first, then the link must be the caller's to
+ * control (ownLink) and its SPACE open.
+ */
+function controlledLink(ctx: RelayContext, req: FastifyRequest): { me: string; id: string; space: SpaceRow } {
+  const me = identityOf(req).peerId;
+  ctx.limiter.take('controlActions', me);
+  const { id } = req.params as z.infer<typeof IdParams>;
+  const { space } = ownLink(ctx, id, me);
+  assertOpen(space);
+  return { me, id, space };
 }
 
 /** What invites.look answers for a link (admit or hand over). */
@@ -250,11 +264,7 @@ export const invitesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       },
     },
     async (req) => {
-      const me = identityOf(req).peerId;
-      ctx.limiter.take('controlActions', me);
-      const { id } = req.params as z.infer<typeof IdParams>;
-      const { space } = ownLink(ctx, id, me);
-      assertOpen(space);
+      const { me, id, space } = controlledLink(ctx, req);
       const now = ctx.clock();
       const { invite, revision } = ctx.store.invites.revoke(space, id, me, now);
       return { ...renderInvite(ctx, space, invite, now), revision: String(revision) };
@@ -294,11 +304,7 @@ export const invitesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       },
     },
     async (req) => {
-      const me = identityOf(req).peerId;
-      ctx.limiter.take('controlActions', me);
-      const { id } = req.params as z.infer<typeof IdParams>;
-      const { space } = ownLink(ctx, id, me);
-      assertOpen(space);
+      const { me, id, space } = controlledLink(ctx, req);
       const role = ctx.store.members.roleOf(space, me);
       const r = ctx.store.invites.removeBatch(space, id, me, role, ctx.clock(), REMOVE_BATCH);
       return { invite_id: id, state: 'revoked', removed: r.removed, spared: r.spared, remaining: r.remaining, revision: String(r.revision) };
