@@ -20,7 +20,7 @@ import { toolArgs } from './args.js';
 import { answer, guarded } from './answer.js';
 import { items, objectBody, plain } from './action.js';
 import { envelopeText } from './post-view.js';
-import { DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, detail, kinds, legend, peerId, position, tokenBudget } from './reading.js';
+import { BUDGET_CUT_LINE, DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, cursorLine, detail, kinds, legend, peerId, position, startedAfter, tokenBudget } from './reading.js';
 
 export const MailboxArgs = toolArgs({
   after: position.optional().describe('Read after this mailbox position, a decimal string such as "0" (the start); omit to continue from your saved cursor.'),
@@ -67,20 +67,13 @@ export async function runMailbox(posting: Posting, args: MailboxInput) {
   const page = objectBody(res.body, 'mailbox');
   const envelopes = await openEnvelopes(deps, items(page.items));
   const lines = [...notices];
-  lines.push(`mailbox: ${envelopes.length} item${envelopes.length === 1 ? '' : 's'} after ${plan.after}${plan.from === 'saved' ? ' (your saved cursor)' : ''}; head_seq ${plain(fence, 'head_seq', page.head_seq)}.`);
+  lines.push(`mailbox: ${envelopes.length} item${envelopes.length === 1 ? '' : 's'} ${startedAfter(plan)}; head_seq ${plain(fence, 'head_seq', page.head_seq)}.`);
   for (const env of envelopes) lines.push(envelopeText(fence, env));
   // Rendered: now the cursor may move.
   const before = deps.cache.cursor(deps.api.base.origin, scope);
   const saved = settleCursor(deps, scope, plan, page.next_after);
-  if (page.budget_cut === true) lines.push('The token budget cut this page; the rest follows on the next read.');
-  if (plan.advances) {
-    lines.push(`cursor: saved at ${saved ?? '0'}${saved === before ? ' (unchanged)' : ''}.${page.has_more === true ? ' More items wait: call again without after.' : ''}`);
-  } else {
-    lines.push(
-      `cursor: your saved cursor stays at ${saved ?? 'none'} (${filtered ? 'a filtered read does not move it' : 'this read started past it'}).` +
-        (page.has_more === true ? ` More: call again with after=${plain(fence, 'next_after', page.next_after)}.` : ''),
-    );
-  }
+  if (page.budget_cut === true) lines.push(BUDGET_CUT_LINE);
+  lines.push(cursorLine(fence, plan, { saved, moved: saved !== before, filtered, hasMore: page.has_more === true, nextAfter: page.next_after, what: 'items' }));
   lines.push(legend(fence));
   return answer(lines.join('\n'), {
     ...page,

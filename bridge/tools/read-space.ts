@@ -29,12 +29,14 @@ import { answer, guarded } from './answer.js';
 import { items, objectBody, plain, segment } from './action.js';
 import { postText } from './post-view.js';
 import {
+  BUDGET_CUT_LINE,
   DEFAULT_LIMIT,
   DEFAULT_TOKEN_BUDGET,
   PROOF_READS_MAX,
   checkLines,
   checkPosts,
   checksJson,
+  cursorLine,
   detail,
   historyAlarm,
   kinds,
@@ -42,6 +44,7 @@ import {
   peerId,
   position,
   postId,
+  startedAfter,
   tokenBudget,
   type PostChecks,
 } from './reading.js';
@@ -149,7 +152,7 @@ export async function runReadSpace(posting: Posting, args: ReadSpaceInput) {
   const posts = await openSealed(deps, served);
 
   const lines = [...historyAlarm(checks), ...sealedAlarm(posts, fence), ...notices];
-  const from = desc ? 'newest first (a snapshot)' : `after ${plan!.after}${plan!.from === 'saved' ? ' (your saved cursor)' : ''}`;
+  const from = desc ? 'newest first (a snapshot)' : startedAfter(plan!);
   lines.push(`${plain(fence, 'space', args.space)}: ${posts.length} post${posts.length === 1 ? '' : 's'} ${from}; head_seq ${plain(fence, 'head_seq', page.head_seq)}.`);
   posts.forEach((p, i) => lines.push(postText(fence, p, checks[i] ? checkLines(checks[i]!) : [])));
   // Rendered: now the cursor may move.
@@ -161,16 +164,11 @@ export async function runReadSpace(posting: Posting, args: ReadSpaceInput) {
     lines.push(`cursor: held before seq ${sealedHold.heldAt}: a sealed post there could not be opened yet (see above); the next read starts with it.`);
   }
   const moved = saved !== before;
-  if (page.budget_cut === true) lines.push('The token budget cut this page; the rest follows on the next read.');
+  if (page.budget_cut === true) lines.push(BUDGET_CUT_LINE);
   if (desc) {
     if (page.has_more === true && typeof page.next_before === 'string') lines.push(`older: call again with order=desc before=${plain(fence, 'next_before', page.next_before)}`);
-  } else if (plan!.advances) {
-    lines.push(`cursor: saved at ${saved ?? '0'}${moved ? '' : ' (unchanged)'}.${page.has_more === true ? ' More posts wait: call again without after.' : ''}`);
   } else {
-    lines.push(
-      `cursor: your saved cursor stays at ${saved ?? 'none'} (${filtered ? 'a filtered read does not move it' : 'this read started past it'}).` +
-        (page.has_more === true ? ` More: call again with after=${plain(fence, 'next_after', page.next_after)}.` : ''),
-    );
+    lines.push(cursorLine(fence, plan!, { saved, moved, filtered, hasMore: page.has_more === true, nextAfter: page.next_after, what: 'posts' }));
   }
   lines.push(legend(fence));
   return answer(lines.join('\n'), {
