@@ -13,8 +13,10 @@
  * same facts. Refusals stay JSON. The per-answer fence, the page layout and content negotiation
  * live in relay/http/markdown.ts (re-exported here for the post routes).
  */
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JsonObject } from '../../shared/canonical.js';
-import type { PeerFence } from '../http/markdown.js';
+import { MARKDOWN_TYPE, pageMarkdown, peerFence, wantsMarkdown, type PeerFence } from '../http/markdown.js';
+import { PEER_CONTENT_NOTICE } from './read-params.js';
 
 export { pageMarkdown, peerFence, wantsMarkdown, type PeerFence } from '../http/markdown.js';
 
@@ -65,4 +67,33 @@ export function postMarkdown(post: JsonObject, fence: PeerFence, level = 3): str
   if (post.budget !== undefined && post.budget !== null) lines.push(`budget: ${fence('budget', post.budget)}`);
   if (post.proof !== undefined) lines.push(`proof: object_id \`${str(post.object_id)}\`; ask with Accept: application/json for the proof block.`);
   return lines.join('\n');
+}
+
+/** The markdown page of a peer-content answer: its title, service facts and one section per entry. */
+export interface PeerPage {
+  readonly title: string;
+  readonly facts: Record<string, unknown>;
+  readonly sections: string[];
+}
+
+/**
+ * The close of every peer-content read (posts.read, posts.standing, posts.get, mailbox.read,
+ * seek): mark a token budget cut, add the trust notice, then answer the JSON, or its markdown
+ * page with a fresh fence when the request asks for markdown (spec/1-concepts.md item 7).
+ * `page` runs after the notice is set, so it sees the answer as sent.
+ */
+export function answerPeerContent(
+  req: Pick<FastifyRequest, 'headers'>,
+  reply: FastifyReply,
+  random: (n: number) => Uint8Array,
+  answer: Record<string, unknown>,
+  budgetCut: boolean,
+  page: (fence: PeerFence) => PeerPage,
+): Record<string, unknown> | FastifyReply {
+  if (budgetCut) answer.budget_cut = true;
+  answer.notice = PEER_CONTENT_NOTICE;
+  if (!wantsMarkdown(req)) return answer;
+  const fence = peerFence(random);
+  const p = page(fence);
+  return reply.type(MARKDOWN_TYPE).send(pageMarkdown(p.title, p.facts, p.sections, fence, PEER_CONTENT_NOTICE));
 }

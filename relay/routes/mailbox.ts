@@ -25,10 +25,9 @@ import { identityOf, recheckToken } from '../http/auth.js';
 import { accessCache } from '../posts/access.js';
 import { canDecideRequests } from '../policy.js';
 import { holdWhileEmpty } from '../posts/long-poll.js';
-import { pageMarkdown, peerFence, postMarkdown, wantsMarkdown, type PeerFence } from '../posts/markdown.js';
+import { answerPeerContent, postMarkdown, type PeerFence } from '../posts/markdown.js';
 import { notifierFor } from '../posts/notify.js';
 import {
-  PEER_CONTENT_NOTICE,
   budgetPage,
   detailParam,
   intParam,
@@ -192,16 +191,11 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
         head_seq: String(page.head),
         tokens_estimated: b.tokensEstimated,
       };
-      if (b.budgetCut) answer.budget_cut = true;
-      answer.notice = PEER_CONTENT_NOTICE;
-      if (wantsMarkdown(req)) {
-        const fence = peerFence(ctx.random);
-        const facts = { head_seq: answer.head_seq, next_after: answer.next_after, has_more: hasMore };
-        return reply
-          .type('text/markdown; charset=utf-8')
-          .send(pageMarkdown('mailbox', facts, b.items.map((e) => envelopeMarkdown(e, fence)), fence, PEER_CONTENT_NOTICE));
-      }
-      return answer;
+      return answerPeerContent(req, reply, ctx.random, answer, b.budgetCut, (fence) => ({
+        title: 'mailbox',
+        facts: { head_seq: answer.head_seq, next_after: answer.next_after, has_more: hasMore },
+        sections: b.items.map((e) => envelopeMarkdown(e, fence)),
+      }));
     },
   );
 };

@@ -25,9 +25,8 @@ import { inclusionProof, merkleRoot, postLeaf } from '../../shared/merkle.js';
 import type { JsonObject } from '../../shared/canonical.js';
 import type { RelayContext } from '../context.js';
 import { accessCache, spaceForPosts } from '../posts/access.js';
-import { pageMarkdown, peerFence, postMarkdown, wantsMarkdown } from '../posts/markdown.js';
+import { answerPeerContent, postMarkdown } from '../posts/markdown.js';
 import {
-  PEER_CONTENT_NOTICE,
   boolParam,
   budgetPage,
   detailParam,
@@ -93,16 +92,11 @@ export const postsGetRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
         not_included: found.slice(b.items.length).map((p) => p.post_id as string),
         tokens_estimated: b.tokensEstimated,
       };
-      if (b.budgetCut) answer.budget_cut = true;
-      answer.notice = PEER_CONTENT_NOTICE;
-      if (wantsMarkdown(req)) {
-        const fence = peerFence(ctx.random);
-        const facts = { not_found: notFound.join(', ') || null, not_included: (answer.not_included as string[]).join(', ') || null };
-        return reply
-          .type('text/markdown; charset=utf-8')
-          .send(pageMarkdown('posts', facts, b.items.map((p) => postMarkdown(p, fence)), fence, PEER_CONTENT_NOTICE));
-      }
-      return answer;
+      return answerPeerContent(req, reply, ctx.random, answer, b.budgetCut, (fence) => ({
+        title: 'posts',
+        facts: { not_found: notFound.join(', ') || null, not_included: (answer.not_included as string[]).join(', ') || null },
+        sections: b.items.map((p) => postMarkdown(p, fence)),
+      }));
     },
   );
 
@@ -133,14 +127,11 @@ export const postsGetRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
       out.linked_from = [];
       out.superseded_by = reads.supersededBy(id);
       out.retracted_by = reads.retractedBy(id);
-      out.notice = PEER_CONTENT_NOTICE;
-      if (wantsMarkdown(req)) {
-        const fence = peerFence(ctx.random);
-        return reply
-          .type('text/markdown; charset=utf-8')
-          .send(pageMarkdown(`post ${id}`, { space: post.spaceName, seq: String(post.seq) }, [postMarkdown(out, fence, 2)], fence, PEER_CONTENT_NOTICE));
-      }
-      return out;
+      return answerPeerContent(req, reply, ctx.random, out, false, (fence) => ({
+        title: `post ${id}`,
+        facts: { space: post.spaceName, seq: String(post.seq) },
+        sections: [postMarkdown(out, fence, 2)],
+      }));
     },
   );
 

@@ -23,10 +23,9 @@ import { recheckToken } from '../http/auth.js';
 import { spaceForPosts, type SpaceAccess } from '../posts/access.js';
 import { exportBody } from '../posts/export.js';
 import { holdWhileEmpty } from '../posts/long-poll.js';
-import { pageMarkdown, peerFence, postMarkdown, wantsMarkdown } from '../posts/markdown.js';
+import { answerPeerContent, postMarkdown } from '../posts/markdown.js';
 import { notifierFor } from '../posts/notify.js';
 import {
-  PEER_CONTENT_NOTICE,
   boolParam,
   budgetPage,
   detailParam,
@@ -193,15 +192,11 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
         tokens_estimated: b.tokensEstimated,
       };
       if (order === 'desc') answer.next_before = hasMore && last !== undefined ? String(last) : null;
-      if (b.budgetCut) answer.budget_cut = true;
-      answer.notice = PEER_CONTENT_NOTICE;
-      if (wantsMarkdown(req)) {
-        const fence = peerFence(ctx.random);
-        const facts = { head_seq: answer.head_seq, next_after: nextAfter, has_more: hasMore, order, detail };
-        const text = pageMarkdown(`${access.space.name}: posts`, facts, b.items.map((p) => postMarkdown(p, fence)), fence, PEER_CONTENT_NOTICE);
-        return reply.type('text/markdown; charset=utf-8').send(text);
-      }
-      return answer;
+      return answerPeerContent(req, reply, ctx.random, answer, b.budgetCut, (fence) => ({
+        title: `${access.space.name}: posts`,
+        facts: { head_seq: answer.head_seq, next_after: nextAfter, has_more: hasMore, order, detail },
+        sections: b.items.map((p) => postMarkdown(p, fence)),
+      }));
     },
   );
 
@@ -241,15 +236,11 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
         head_seq: String(head),
         tokens_estimated: b.tokensEstimated,
       };
-      if (b.budgetCut) answer.budget_cut = true;
-      answer.notice = PEER_CONTENT_NOTICE;
-      if (wantsMarkdown(req)) {
-        const fence = peerFence(ctx.random);
-        const facts = { head_seq: answer.head_seq, has_more: hasMore, detail };
-        const text = pageMarkdown(`${access.space.name}: standing posts`, facts, b.items.map((p) => postMarkdown(p, fence)), fence, PEER_CONTENT_NOTICE);
-        return reply.type('text/markdown; charset=utf-8').send(text);
-      }
-      return answer;
+      return answerPeerContent(req, reply, ctx.random, answer, b.budgetCut, (fence) => ({
+        title: `${access.space.name}: standing posts`,
+        facts: { head_seq: answer.head_seq, has_more: hasMore, detail },
+        sections: b.items.map((p) => postMarkdown(p, fence)),
+      }));
     },
   );
 };

@@ -29,9 +29,8 @@ import type { RelayContext } from '../context.js';
 import { RelayRefusal } from '../http/errors.js';
 import { BucketMap, GateMap } from '../http/rate-limit.js';
 import { accessCache, spaceForPosts } from '../posts/access.js';
-import { pageMarkdown, peerFence, postMarkdown, wantsMarkdown } from '../posts/markdown.js';
+import { answerPeerContent, postMarkdown } from '../posts/markdown.js';
 import {
-  PEER_CONTENT_NOTICE,
   boolParam,
   budgetPage,
   detailParam,
@@ -189,16 +188,11 @@ export const seekRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       }
       const b = budgetPage(items, tokenBudget);
       const answer: Record<string, unknown> = { items: b.items, tokens_estimated: b.tokensEstimated };
-      if (b.budgetCut) answer.budget_cut = true;
-      answer.notice = PEER_CONTENT_NOTICE;
-      if (wantsMarkdown(req)) {
-        const fence = peerFence(ctx.random);
-        const facts = { results: b.items.length, scope: space ? space.name : caller ? 'your SPACES and public SPACES' : 'public SPACES' };
-        return reply
-          .type('text/markdown; charset=utf-8')
-          .send(pageMarkdown('SEEK', facts, b.items.map((p) => `match: ${String(p.match)}\n${postMarkdown(p, fence)}`), fence, PEER_CONTENT_NOTICE));
-      }
-      return answer;
+      return answerPeerContent(req, reply, ctx.random, answer, b.budgetCut, (fence) => ({
+        title: 'SEEK',
+        facts: { results: b.items.length, scope: space ? space.name : caller ? 'your SPACES and public SPACES' : 'public SPACES' },
+        sections: b.items.map((p) => `match: ${String(p.match)}\n${postMarkdown(p, fence)}`),
+      }));
     },
   );
 };
