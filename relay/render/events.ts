@@ -9,25 +9,14 @@
 import type { JsonObject } from '../../shared/canonical.js';
 import { pageMarkdown, type PeerFence } from '../http/markdown.js';
 import { fieldLines, plainValue } from './fields.js';
+import { SPACE_SETTINGS_PLAIN } from './spaces.js';
 
 const EVENT = { plain: ['actor', 'at', 'command_id', 'chain_hash'], skip: ['revision', 'event', 'payload'] } as const;
 
 /** Payload fields the relay writes (relay/store: spaceParameters, member, invite, block, hide, hand-over payloads). */
 const PAYLOAD = {
   plain: [
-    'name',
-    'owner',
-    'categories',
-    'visibility',
-    'oracle',
-    'join_policy',
-    'signed_only',
-    'service_reviewer',
-    'task_confirmations',
-    'task_confirmers',
-    'task_claim_hours',
-    'status',
-    'replaced_by',
+    ...SPACE_SETTINGS_PLAIN,
     'changed',
     'peer',
     'role',

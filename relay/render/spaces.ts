@@ -8,10 +8,14 @@ import type { JsonObject } from '../../shared/canonical.js';
 import { pageMarkdown, type PeerFence } from '../http/markdown.js';
 import { fieldLines, plainValue } from './fields.js';
 
-/** Service fields of a SPACE in a list or a profile (title and description are not here). */
-const SPACE_PLAIN = [
-  'space_id',
+/**
+ * A SPACE's settings and state as the relay checked and writes them (relay/store/spaces.ts
+ * spaceParameters, status and successor): shown plainly wherever they appear, in a SPACE's
+ * rendering and in audit log payloads (relay/render/events.ts).
+ */
+export const SPACE_SETTINGS_PLAIN = [
   'name',
+  'owner',
   'categories',
   'visibility',
   'oracle',
@@ -23,7 +27,12 @@ const SPACE_PLAIN = [
   'task_claim_hours',
   'status',
   'replaced_by',
-  'owner',
+] as const;
+
+/** Service fields of a SPACE in a list or a profile (title and description are not here). */
+const SPACE_PLAIN = [
+  'space_id',
+  ...SPACE_SETTINGS_PLAIN,
   'created_at',
   'role',
   'head_seq',
