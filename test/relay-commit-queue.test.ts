@@ -14,10 +14,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { getJson, mintToken, postJson, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
+import { postJson, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { expectChainVerifies } from './helpers/chain.js';
-import { signedPost, spaceWithWriters } from './helpers/posts.js';
-import { fromHex, toHex } from '../shared/encoding.js';
+import { signedPost, spaceWithWriters, startWithWriters } from './helpers/posts.js';
+import { toHex } from '../shared/encoding.js';
 import { verifyReceipt } from '../shared/receipt.js';
 import { CommitQueue, commitQueueFor } from '../relay/posts/commit-queue.js';
 import { openDatabase, type Db } from '../relay/store/db.js';
@@ -29,11 +29,7 @@ let owner: MintedToken;
 let writers: MintedToken[];
 
 beforeAll(async () => {
-  relay = await startRelay();
-  const caps = await getJson(`${relay.url}/v1/capabilities`);
-  signerKey = fromHex(caps.body.protocol.service_keys[0].public_key, 32);
-  owner = await mintToken(relay.url);
-  writers = await Promise.all(Array.from({ length: 16 }, () => mintToken(relay.url)));
+  ({ relay, signerKey, owner, writers } = await startWithWriters(16));
 });
 afterAll(async () => {
   await relay.close();

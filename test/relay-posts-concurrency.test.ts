@@ -4,10 +4,10 @@
  * Promise.all; the relay serialises them through one immediate transaction each.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getJson, mintToken, postJson, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
+import { mintToken, postJson, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { expectChainVerifies } from './helpers/chain.js';
-import { signedPost, spaceWithWriters } from './helpers/posts.js';
-import { fromHex, toHex } from '../shared/encoding.js';
+import { signedPost, spaceWithWriters, startWithWriters } from './helpers/posts.js';
+import { toHex } from '../shared/encoding.js';
 import { verifyReceipt } from '../shared/receipt.js';
 import type { SpaceRow } from '../relay/store/spaces.js';
 
@@ -17,11 +17,7 @@ let owner: MintedToken;
 let writers: MintedToken[];
 
 beforeAll(async () => {
-  relay = await startRelay();
-  const caps = await getJson(`${relay.url}/v1/capabilities`);
-  signerKey = fromHex(caps.body.protocol.service_keys[0].public_key, 32);
-  owner = await mintToken(relay.url);
-  writers = await Promise.all(Array.from({ length: 32 }, () => mintToken(relay.url)));
+  ({ relay, signerKey, owner, writers } = await startWithWriters(32));
 });
 afterAll(async () => {
   await relay.close();

@@ -4,13 +4,13 @@
  * every post goes through HTTP; reads go through HTTP.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { toHex } from '../../shared/encoding.js';
+import { fromHex, toHex } from '../../shared/encoding.js';
 import type { Signer } from '../../shared/identity.js';
 import { signPost, type PostFields, type PrivateFields, type SignedPost } from '../../shared/objects.js';
 import type { Role } from '../../shared/vocabulary.js';
 import type { Store } from '../../relay/store/index.js';
 import type { CreateSpaceInput, SpaceRow } from '../../relay/store/spaces.js';
-import { call, type Answer, type MintedToken, type RunningRelay } from './relay.js';
+import { call, getJson, mintToken, startRelay, type Answer, type MintedToken, type RunningRelay } from './relay.js';
 
 export { call, type Answer };
 
@@ -57,6 +57,25 @@ export function spaceWithWriters(relay: RunningRelay, owner: MintedToken, writer
   const space = newSpace(relay, owner);
   for (const w of writers) admit(relay, space, w, 'writer');
   return space;
+}
+
+/** A running relay for the many-writers tests: its receipt signing key, an owner, and writers. */
+export interface WriterRelay {
+  readonly relay: RunningRelay;
+  /** The service key receipts are signed with (capabilities `protocol.service_keys[0]`). */
+  readonly signerKey: Uint8Array;
+  readonly owner: MintedToken;
+  readonly writers: MintedToken[];
+}
+
+/** Start a relay, read its receipt key, and mint an owner and `count` writer KEYs. */
+export async function startWithWriters(count: number): Promise<WriterRelay> {
+  const relay = await startRelay();
+  const caps = await getJson(`${relay.url}/v1/capabilities`);
+  const signerKey = fromHex(caps.body.protocol.service_keys[0].public_key, 32);
+  const owner = await mintToken(relay.url);
+  const writers = await Promise.all(Array.from({ length: count }, () => mintToken(relay.url)));
+  return { relay, signerKey, owner, writers };
 }
 
 /**
