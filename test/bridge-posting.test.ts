@@ -15,10 +15,11 @@ import { loadKey, openKeyDirectory } from '../bridge/keys.js';
 import { fromBase64url, fromHex } from '../shared/encoding.js';
 import { peerIdHexOf } from '../shared/identity.js';
 import { verifyObjectSignature } from '../shared/objects.js';
-import { callTool, startBridge, tempHome, textOf, toolOk, type RunningBridge } from './helpers/bridge.js';
-import { admit, get, post } from './helpers/posts.js';
-import { startProxy, type RunningProxy } from './helpers/proxy.js';
-import { mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
+import { callTool, startBridge, textOf, toolOk, type RunningBridge } from './helpers/bridge.js';
+import { get, post } from './helpers/posts.js';
+import type { RunningProxy } from './helpers/proxy.js';
+import { closeProxiedBridge, spaceWithPeer as proxiedSpaceWithPeer, startProxiedBridge, type ProxiedBridge } from './helpers/proxied-bridge.js';
+import type { MintedToken, RunningRelay } from './helpers/relay.js';
 import { freshName } from './helpers/spaces.js';
 
 let proxy: RunningProxy;
@@ -28,32 +29,21 @@ let homeA: string;
 let peerA: string;
 let runA: string;
 let p: MintedToken;
+let setup: ProxiedBridge;
 
 beforeAll(async () => {
-  proxy = await startProxy();
-  relay = await startRelay({ publicUrl: proxy.url });
-  proxy.target = relay.url;
-  homeA = tempHome();
-  a = await startBridge({ relayUrl: proxy.url, home: homeA });
-  const w = toolOk(await callTool(a, 'svc_whoami', {}));
-  peerA = w.peer_id;
-  runA = w.bridge.run_id;
-  p = await mintToken(relay.url);
+  setup = await startProxiedBridge();
+  ({ proxy, relay, a, homeA, p } = setup);
+  peerA = setup.whoami.peer_id;
+  runA = setup.whoami.bridge.run_id;
 }, 60_000);
 
 afterAll(async () => {
-  await a?.close();
-  await proxy?.close();
-  await relay?.close();
+  await closeProxiedBridge({ proxy, relay, a });
 });
 
 /** A private SPACE made by KEY A through the tool, with the HTTP peer P admitted as writer. */
-async function spaceWithPeer(opts: Record<string, unknown> = {}): Promise<string> {
-  const name = freshName('bp');
-  toolOk(await callTool(a, 'svc_space_control', { action: 'create', name, ...opts }));
-  admit(relay, relay.store.spaces.byName(name)!, p, 'writer');
-  return name;
-}
+const spaceWithPeer = (opts: Record<string, unknown> = {}): Promise<string> => proxiedSpaceWithPeer(setup, 'bp', opts);
 
 async function headOf(name: string): Promise<number> {
   return Number((await get(relay, `/v1/spaces/${name}`, p)).body.head_seq);

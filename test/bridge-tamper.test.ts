@@ -13,40 +13,29 @@ import { renderCheckpoint, signCheckpoint, type CheckpointFields } from '../shar
 import { toHex } from '../shared/encoding.js';
 import { signerFromSeed } from '../shared/identity.js';
 import { createServiceSigner, renderSigner } from '../shared/service-keys.js';
-import { callTool, startBridge, tempHome, textOf, toolOk, type RunningBridge } from './helpers/bridge.js';
-import { admit, post } from './helpers/posts.js';
-import { startProxy, type RunningProxy } from './helpers/proxy.js';
-import { mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
-import { freshName } from './helpers/spaces.js';
+import { callTool, startBridge, textOf, toolOk, type RunningBridge } from './helpers/bridge.js';
+import { post } from './helpers/posts.js';
+import type { RunningProxy } from './helpers/proxy.js';
+import { closeProxiedBridge, spaceWithPeer as proxiedSpaceWithPeer, startProxiedBridge, type ProxiedBridge } from './helpers/proxied-bridge.js';
+import type { MintedToken, RunningRelay } from './helpers/relay.js';
 
 let proxy: RunningProxy;
 let relay: RunningRelay;
 let a: RunningBridge;
 let homeA: string;
 let p: MintedToken;
+let setup: ProxiedBridge;
 
 beforeAll(async () => {
-  proxy = await startProxy();
-  relay = await startRelay({ publicUrl: proxy.url });
-  proxy.target = relay.url;
-  homeA = tempHome();
-  a = await startBridge({ relayUrl: proxy.url, home: homeA });
-  toolOk(await callTool(a, 'svc_whoami', {}));
-  p = await mintToken(relay.url);
+  setup = await startProxiedBridge();
+  ({ proxy, relay, a, homeA, p } = setup);
 }, 60_000);
 
 afterAll(async () => {
-  await a?.close();
-  await proxy?.close();
-  await relay?.close();
+  await closeProxiedBridge({ proxy, relay, a });
 });
 
-async function spaceWithPeer(): Promise<string> {
-  const name = freshName('tp');
-  toolOk(await callTool(a, 'svc_space_control', { action: 'create', name }));
-  admit(relay, relay.store.spaces.byName(name)!, p, 'writer');
-  return name;
-}
+const spaceWithPeer = (): Promise<string> => proxiedSpaceWithPeer(setup, 'tp');
 
 /** Sign every uncovered range of every SPACE, as the relay's worker does ten minutes on. */
 function checkpointNow(): void {
