@@ -79,7 +79,8 @@ function refuseDead(record: TokenRecord, now: number): void {
 export function recheckToken(req: FastifyRequest, tokens: TokenStore, now: number): void {
   const header = req.headers.authorization;
   if (typeof header !== 'string') return;
-  const record = tokens.byHash(tokenHash(bearerToken(header)));
+  // Straight from the database: the point of the recheck is a change made since the request began.
+  const record = tokens.byHashFresh(tokenHash(bearerToken(header)));
   if (!record) throw new SvcError('TOKEN_INVALID', 'token: not known here');
   refuseDead(record, now);
 }

@@ -69,12 +69,14 @@ export function openStore(dataDir: string): Store {
     }
   });
   members.onRemoved((space, peer, now) => sealed.memberRemoved(space, peer, now));
+  // Blocking or unblocking a KEY changes what its tokens authenticate as: the token store forgets its lookups.
+  const tokens = createTokenStore(db);
   const handOvers = createHandOverStore(db, { spaces, members, events, invites, mailbox, sealed });
   return {
     db,
     state: createServiceStateStore(db),
-    keys: createKeyStore(db),
-    tokens: createTokenStore(db),
+    keys: createKeyStore(db, tokens.forget),
+    tokens,
     mailbox,
     posts: createPostStore(db),
     events,

@@ -60,7 +60,8 @@ function toRecord(r: KeyRow): KeyRecord {
   };
 }
 
-export function createKeyStore(db: Db): KeyStore {
+/** `onBlockChange`: called before a KEY's block state changes (the token store forgets its lookups). */
+export function createKeyStore(db: Db, onBlockChange: () => void = () => {}): KeyStore {
   const selectKey = db.prepare<[string], KeyRow>('SELECT * FROM keys WHERE peer_id = ?');
   const insertKey = db.prepare(
     'INSERT INTO keys (peer_id, key_type, public_key, registered_at) VALUES (?, ?, ?, ?)',
@@ -97,8 +98,10 @@ export function createKeyStore(db: Db): KeyStore {
       return r ? toRecord(r) : undefined;
     },
     mint: (input) => mintTx.immediate(input),
-    setBlocked: (peerId, blockedAt) =>
-      db.transaction(() => updateBlocked.run(blockedAt, peerId).changes > 0).immediate(),
+    setBlocked: (peerId, blockedAt) => {
+      onBlockChange();
+      return db.transaction(() => updateBlocked.run(blockedAt, peerId).changes > 0).immediate();
+    },
     pruneSpentChallenges: (now) => db.transaction(() => deleteSpent.run(now).changes).immediate(),
   };
 }

@@ -17,15 +17,22 @@ export interface TokenRecord {
 }
 
 export interface TokenStore {
-  /** The token whose SHA-256 is `hash`, with its KEY's block state. */
+  /** The token whose SHA-256 is `hash`, with its KEY's block state (remembered lookups first). */
   byHash(hash: Uint8Array): TokenRecord | undefined;
+  /** `byHash` read from the database itself, never from what is remembered (the long-poll recheck). */
+  byHashFresh(hash: Uint8Array): TokenRecord | undefined;
   /** Live (not revoked, not expired) tokens of a KEY, oldest first. */
   listLive(peerId: string, now: number): TokenRecord[];
   /** Revoke one token of this KEY; false when it is not this KEY's live token. */
   revoke(peerId: string, tokenId: string, now: number): boolean;
   /** Revoke every token of this KEY; answers how many. */
   revokeAll(peerId: string, now: number): number;
+  /** Drop every remembered lookup (the KEY store calls it when a KEY is blocked or unblocked). */
+  forget(): void;
 }
+
+/** Lookups remembered at most (least recently used dropped first). */
+export const TOKEN_CACHE_MAX = 4096;
 
 interface TokenRow {
   id: string;
@@ -66,14 +73,57 @@ export function createTokenStore(db: Db): TokenStore {
     'UPDATE tokens SET revoked_at = ? WHERE peer_id = ? AND revoked_at IS NULL',
   );
 
+  // Authentication runs on every request: found records are remembered, keyed by token hash
+  // (bounded, least recently used dropped first). A record changes only when its token is
+  // revoked or its KEY blocked or unblocked; the relay does each through this store or the KEY
+  // store, which forget everything first (rare events; forgetting all is simplest to get
+  // right). A long poll's recheck reads the database itself (`byHashFresh`), so even a change
+  // made around the stores is seen before anything more is sent. Expiry needs nothing:
+  // `expiresAt` never changes and the caller compares it with its clock. A commit by another
+  // connection (a tool on the same file) moves `PRAGMA data_version`, which also forgets
+  // everything. Unknown tokens are not remembered (guesses would only push real entries out).
+  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  const cache = new Map<string, TokenRecord>();
+  let seenVersion = dataVersion.get();
+  const forget = (): void => cache.clear();
+  const keyOf = (hash: Uint8Array): string => Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString('hex');
+  /** Read the record from the database and remember it (or forget it when it is gone). */
+  function lookUp(hash: Uint8Array, key: string): TokenRecord | undefined {
+    const r = selectByHash.get(hash);
+    cache.delete(key);
+    if (!r) return undefined;
+    const record = toRecord(r);
+    cache.set(key, record);
+    if (cache.size > TOKEN_CACHE_MAX) cache.delete(cache.keys().next().value!);
+    return { ...record };
+  }
+
   return {
     byHash(hash) {
-      const r = selectByHash.get(hash);
-      return r ? toRecord(r) : undefined;
+      const version = dataVersion.get();
+      if (version !== seenVersion) {
+        forget();
+        seenVersion = version;
+      }
+      const key = keyOf(hash);
+      const hit = cache.get(key);
+      if (hit !== undefined) {
+        cache.delete(key); // most recently used goes last
+        cache.set(key, hit);
+        return { ...hit };
+      }
+      return lookUp(hash, key);
     },
+    byHashFresh: (hash) => lookUp(hash, keyOf(hash)),
     listLive: (peerId, now) => selectLive.all(peerId, now).map(toRecord),
-    revoke: (peerId, tokenId, now) =>
-      db.transaction(() => revokeOne.run(now, tokenId, peerId, now).changes > 0).immediate(),
-    revokeAll: (peerId, now) => db.transaction(() => revokeEvery.run(now, peerId).changes).immediate(),
+    revoke: (peerId, tokenId, now) => {
+      forget();
+      return db.transaction(() => revokeOne.run(now, tokenId, peerId, now).changes > 0).immediate();
+    },
+    revokeAll: (peerId, now) => {
+      forget();
+      return db.transaction(() => revokeEvery.run(now, peerId).changes).immediate();
+    },
+    forget,
   };
 }
