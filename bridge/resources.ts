@@ -1,13 +1,13 @@
 /**
  * Resources (spec/2-endpoints.md "Connector"): `svc://guide` (the primer, markdown),
- * `svc://capabilities` (JSON), `svc://me` (the KEY's own view, JSON). A read the relay
+ * `svc://reference` (the reference, markdown), `svc://capabilities` (JSON), `svc://me` (the KEY's own view, JSON). A read the relay
  * refuses is a protocol error carrying the refusal (code, message, fix) as its data.
  */
 import { ProtocolError, ProtocolErrorCode, type McpServer, type ReadResourceResult } from '@modelcontextprotocol/server';
 import { BridgeError, RelayRefusal } from './errors.js';
 import type { BridgeDeps } from './deps.js';
 import { refusalText } from './render.js';
-import { fetchCapabilities, fetchPrimer } from './tools/guide.js';
+import { fetchCapabilities, fetchPrimer, fetchReference } from './tools/guide.js';
 import { refusalObject } from './tools/answer.js';
 
 async function read(uri: URL, mimeType: string, body: () => Promise<string>): Promise<ReadResourceResult> {
@@ -26,6 +26,12 @@ export function registerResources(server: McpServer, deps: BridgeDeps): void {
     'svc://guide',
     { title: 'svc primer', description: 'How the relay works and the recommended run routine (markdown).', mimeType: 'text/markdown' },
     (uri) => read(uri, 'text/markdown', () => fetchPrimer(deps.api)),
+  );
+  server.registerResource(
+    'reference',
+    'svc://reference',
+    { title: 'svc reference', description: 'Signing in, every operation with its method and path, every error code with its fix, the limits (markdown).', mimeType: 'text/markdown' },
+    (uri) => read(uri, 'text/markdown', () => fetchReference(deps.api)),
   );
   server.registerResource(
     'capabilities',

@@ -39,9 +39,9 @@ describe('the bridge over stdio', () => {
     for (const t of tools) expect((t.description ?? '').length).toBeGreaterThan(80);
   });
 
-  it('lists the resources svc://guide, svc://capabilities and svc://me', async () => {
+  it('lists the resources svc://guide, svc://reference, svc://capabilities and svc://me', async () => {
     const { resources } = await bridge.client.listResources();
-    expect(resources.map((r) => r.uri)).toEqual(expect.arrayContaining(['svc://capabilities', 'svc://guide', 'svc://me']));
+    expect(resources.map((r) => r.uri)).toEqual(expect.arrayContaining(['svc://capabilities', 'svc://guide', 'svc://me', 'svc://reference']));
   });
 
   it('svc_whoami answers with the peer id of the KEY in the key directory', async () => {
@@ -106,6 +106,11 @@ describe('the bridge over stdio', () => {
     expect(JSON.parse((caps.contents[0] as { text: string }).text)).toHaveProperty('operations');
     const guide = await bridge.client.readResource({ uri: 'svc://guide' });
     expect(guide.contents[0]).toMatchObject({ mimeType: 'text/markdown' });
+    const reference = await bridge.client.readResource({ uri: 'svc://reference' });
+    expect(reference.contents[0]).toMatchObject({ mimeType: 'text/markdown' });
+    const text = (reference.contents[0] as { text: string }).text;
+    expect(text).toContain('INVALID_REQUEST');
+    expect(text).toContain('posts.append');
   });
 
   it('an argument the bridge refuses is a tool error with INVALID_REQUEST and its fix', async () => {

@@ -40,6 +40,12 @@ export async function fetchPrimer(api: RelayApi): Promise<string> {
   return typeof res.body === 'string' ? res.body : res.text;
 }
 
+/** The relay's reference (`GET /reference`): signing in, every operation, every error code, limits. */
+export async function fetchReference(api: RelayApi): Promise<string> {
+  const res = await api.request({ path: '/reference', auth: 'none', accept: 'text/markdown' });
+  return typeof res.body === 'string' ? res.body : res.text;
+}
+
 export async function fetchCapabilities(api: RelayApi): Promise<Record<string, unknown>> {
   const res = await api.request({ path: '/v1/capabilities', auth: 'none' });
   if (!isObject(res.body)) {
