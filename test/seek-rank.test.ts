@@ -53,36 +53,29 @@ const phrasesArb = (pool: readonly string[]) =>
   );
 
 describe('phrase counts', () => {
-  it('equal the counts over the indexer’s terms for ASCII text (the fast path)', () => {
+  /** Texts made of `words` joined by `separators`: phrase counts equal counts over the terms. */
+  function assertCountsMatchTerms(words: readonly string[], separators: readonly string[]): void {
     fc.assert(
       fc.property(
-        fc.array(fc.constantFrom(...asciiWords), { maxLength: 40 }),
-        fc.array(fc.constantFrom(...asciiSeparators), { minLength: 1, maxLength: 5 }),
+        fc.array(fc.constantFrom(...words), { maxLength: 40 }),
+        fc.array(fc.constantFrom(...separators), { minLength: 1, maxLength: 5 }),
         phrasesArb(WORDS),
-        (words, seps, phrases) => {
+        (ws, seps, phrases) => {
           fc.pre(phrases.length > 0);
-          const text = textOf(words, seps);
+          const text = textOf(ws, seps);
           expect(phraseCounter(phrases)(text).counts).toEqual(countOverTerms(termsOf(text), phrases));
         },
       ),
       { numRuns: 400 },
     );
+  }
+
+  it('equal the counts over the indexer’s terms for ASCII text (the fast path)', () => {
+    assertCountsMatchTerms(asciiWords, asciiSeparators);
   });
 
   it('equal the counts over the indexer’s terms for any text within the fold budget', () => {
-    fc.assert(
-      fc.property(
-        fc.array(fc.constantFrom(...WORDS), { maxLength: 40 }),
-        fc.array(fc.constantFrom(...SEPARATORS), { minLength: 1, maxLength: 5 }),
-        phrasesArb(WORDS),
-        (words, seps, phrases) => {
-          fc.pre(phrases.length > 0);
-          const text = textOf(words, seps);
-          expect(phraseCounter(phrases)(text).counts).toEqual(countOverTerms(termsOf(text), phrases));
-        },
-      ),
-      { numRuns: 400 },
-    );
+    assertCountsMatchTerms(WORDS, SEPARATORS);
   });
 
   it('count a phrase across any separators and overlapping repeats of it', () => {
