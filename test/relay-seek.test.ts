@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
-import { admit, call, codeOf, get, newSpace, post } from './helpers/posts.js';
+import { admit, call, codeOf, get, newSpace, post, putSeekIndexBehind } from './helpers/posts.js';
 import { createSeekIndexer } from '../relay/seek/indexer.js';
 import { SEEK_TEXT_CANDIDATES } from '../relay/seek/search.js';
 import { scopedExpression } from '../relay/seek/terms.js';
@@ -73,10 +73,29 @@ describe('text search', () => {
 });
 
 describe('the indexer', () => {
-  it('indexes new posts on its own timer, without a SEEK asking', async () => {
+  it('indexes each append inside its own transaction, eight sent at once included: findable with no indexer running', async () => {
     const space = publicSpace(owner);
     relay.app.seekIndexer.stop();
     try {
+      const tag = word();
+      const sent = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => post(relay, owner, space, { kind: 'obs', body: `indexed by its own append ${i} ${tag}` })),
+      );
+      const rows = sent.map((p) => relay.store.posts.byPostId(p.post_id)!.rowId);
+      expect(relay.store.seek.watermark()).toBe(Math.max(...rows));
+      expect(relay.store.seek.pending(relay.store.seek.watermark(), 10)).toEqual([]);
+      const found = await seek(`q=${tag}&space=${space.name}`, owner);
+      expect(ids(found).sort()).toEqual(sent.map((p) => p.post_id).sort());
+    } finally {
+      relay.app.seekIndexer.start();
+    }
+  });
+
+  it('catches up on its own timer when the index is behind, without a SEEK asking, storing nothing twice', async () => {
+    const space = publicSpace(owner);
+    relay.app.seekIndexer.stop();
+    try {
+      const behind = putSeekIndexBehind(relay.store);
       const p = await post(relay, owner, space, { kind: 'obs', body: 'indexed in the background' });
       const row = relay.store.posts.byPostId(p.post_id)!.rowId;
       expect(relay.store.seek.watermark()).toBeLessThan(row);
@@ -88,6 +107,9 @@ describe('the indexer', () => {
         indexer.stop();
       }
       expect(relay.store.seek.watermark()).toBeGreaterThanOrEqual(row);
+      // The post just above `behind` was indexed already; it was not stored a second time.
+      const docs = relay.store.db.prepare('SELECT count(*) AS n FROM seek_docs WHERE post_row > ?').get(behind) as { n: number };
+      expect(docs.n).toBe(relay.store.seek.watermark() - behind);
     } finally {
       relay.app.seekIndexer.start();
     }

@@ -1,12 +1,14 @@
 /**
- * The SEEK indexer's timer pass (relay/seek/indexer.ts) tokenises in slices of at most
- * `sliceMs`, giving the event loop a turn between slices, so appends are answered while a
- * backlog is indexed. The tests count turns of the event loop, not time.
+ * The SEEK follow-up indexer's timer pass (relay/seek/indexer.ts) tokenises in slices of at
+ * most `sliceMs`, giving the event loop a turn between slices, so appends are answered while a
+ * backlog is indexed. Appends index their own posts, so each test first puts the index one post
+ * behind (as a database written before that would be), after which appends leave their rows
+ * to the indexer. The tests count turns of the event loop, not time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSeekIndexer } from '../relay/seek/indexer.js';
 import { mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
-import { newSpace, post } from './helpers/posts.js';
+import { newSpace, post, putSeekIndexBehind } from './helpers/posts.js';
 
 let relay: RunningRelay;
 let owner: MintedToken;
@@ -37,6 +39,8 @@ async function turnsDuring(pass: () => Promise<number>): Promise<{ indexed: numb
 
 async function backlog(n: number): Promise<number> {
   const space = newSpace(relay, owner, { visibility: 'public', joinPolicy: 'request', categories: ['general'] });
+  await post(relay, owner, space, { kind: 'obs', body: 'indexed by its own append' });
+  putSeekIndexBehind(relay.store);
   let last = 0;
   for (let i = 0; i < n; i++) {
     const p = await post(relay, owner, space, { kind: 'obs', body: `backlog post ${i} about slices and turns` });

@@ -3,7 +3,8 @@
  * protocol/objects.md §5-§10; STYLE.md rule 8).
  *
  * 1. Outside the write lock: find the SPACE (SPACE_NOT_FOUND), read and check the body, verify
- *    the signature, build the object (relay/posts/prepare.ts).
+ *    the signature, build the object (relay/posts/prepare.ts), tokenise title and body for
+ *    SEEK.
  * 2. Under the write lock, synchronous: over HTTP one savepoint of a group commit shared with
  *    the appends that arrived together (relay/posts/commit-queue.ts; the 201 waits for its
  *    COMMIT), in-process its own immediate transaction:
@@ -15,7 +16,8 @@
  *      `reply_to` (REPLY_TARGET_NOT_FOUND), `supersedes`/`retracts` (REVISION_TARGET_NOT_FOUND);
  *    - roleless daily limits (60 a day per KEY, 10 on its first day; 10,000 a day per SPACE);
  *    - head, admission under the current control revision, link (shared/chain.ts), receipt
- *      (shared/receipt.ts, stored so a replay answers it unchanged), insert, deliveries.
+ *      (shared/receipt.ts, stored so a replay answers it unchanged), insert, SEEK rows (the
+ *      text tokenised in step 1; relay/store/seek.ts `indexNext`), deliveries.
  * 3. The answer (api-notes §4), rendered by relay/posts/answer.ts.
  *
  * `seq` is head + 1 read inside the transaction, so positions are gap-free.
@@ -39,6 +41,7 @@ import type { SpaceRow } from '../store/spaces.js';
 import { commitQueueFor } from './commit-queue.js';
 import { notifierFor } from './notify.js';
 import { preparePost, type PreparedPost } from './prepare.js';
+import { postTerms } from '../seek/terms.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -76,11 +79,20 @@ function prepareAppend(ctx: RelayContext, spaceName: string, author: string, bod
   const key = store.keys.get(author);
   if (key === undefined) throw new SvcError('TOKEN_INVALID', 'the token names no registered KEY');
   const prepared = preparePost(found, key, body, ctx.random);
-  return () => admit(ctx, found.id, author, key.registeredAt, prepared);
+  // SEEK's text for the post, tokenised here with no lock held (STYLE.md rule 8).
+  const terms = postTerms(found.id, prepared.input.title ?? null, prepared.input.body ?? null);
+  return () => admit(ctx, found.id, author, key.registeredAt, prepared, terms);
 }
 
 /** Step 2: everything under the write lock. Synchronous. */
-function admit(ctx: RelayContext, spaceRowId: number, author: string, registeredAt: number, p: PreparedPost): AppendOutcome {
+function admit(
+  ctx: RelayContext,
+  spaceRowId: number,
+  author: string,
+  registeredAt: number,
+  p: PreparedPost,
+  terms: string | null,
+): AppendOutcome {
   const { store } = ctx;
   const space = store.spaces.byRowId(spaceRowId)!;
   const key = p.input.idempotency_key;
@@ -175,6 +187,15 @@ function admit(ctx: RelayContext, spaceRowId: number, author: string, registered
   };
   const rowId = store.posts.insert(post);
   if (p.sealed !== undefined) store.sealed.insertItem(rowId, p.sealed);
+  store.seek.indexNext({
+    rowId,
+    spaceRowId: space.id,
+    author,
+    postedAt: now,
+    public: space.visibility === 'public',
+    terms,
+    fingerprints: i.fingerprints ?? [],
+  });
   deliver(ctx, space, author, postId, i.to ?? [], parent, now);
   // Long-poll wake-ups fire on a later turn, after this transaction commits (notify.ts).
   notifierFor(store.db).space(space.id);

@@ -1,21 +1,23 @@
 /**
- * The SEEK indexer: a follow-up to posts.append that tokenises new posts with no lock held
- * and stores them in short batched write transactions (relay/store/seek.ts). The append never
- * waits for it (STYLE.md §8: "tokenising happens before [the write lock]").
+ * The SEEK follow-up indexer. Appends index their own posts inside their transaction
+ * (relay/store/seek.ts `indexNext`, tokenised before the lock: STYLE.md rule 8); this indexer
+ * stores what they left: every post above the watermark when the index is behind, as in a
+ * database written before appends indexed inline. Until it has caught up, appends leave their
+ * rows to it too, so the index never has holes.
  *
  * It runs on a short timer, a step of SEEK_INDEX_STEP posts at a time. Tokenising an 8 KiB post
- * takes about 150 µs, so a whole step at once held the event loop (and the appends waiting on
- * it) for 10 ms and more: the timer's pass tokenises in slices of at most SEEK_INDEX_SLICE_MS,
- * with a turn of the event loop between slices, then stores the step in one write transaction
- * (one fsync per step: storing every slice apart cost appends more in fsyncs than it saved).
- * So a search always sees every post committed before it, `catchUp()` is also called at the
- * start of each SEEK (a no-op when nothing is new; it does not yield).
+ * takes about 150 µs, so a whole step at once would hold the event loop (and the appends
+ * waiting on it) for 10 ms and more: the timer's pass tokenises in slices of at most
+ * SEEK_INDEX_SLICE_MS, with a turn of the event loop between slices, then stores the step in
+ * one write transaction. So that a search always sees every post committed before it,
+ * `catchUp()` is also called at the start of each SEEK (a no-op when nothing is behind; it
+ * does not yield).
  */
 import type { FastifyInstance } from 'fastify';
 import type { Fingerprint } from '../../shared/validate.js';
 import { createIntervalJob } from '../jobs/interval-job.js';
 import type { PendingPost, PreparedDoc, SeekStore } from '../store/seek.js';
-import { documentTerms } from './terms.js';
+import { postTerms } from './terms.js';
 
 export const SEEK_INDEX_BATCH = 500;
 /** The timer stores this many posts at a time and yields between steps. */
@@ -38,14 +40,13 @@ function fingerprintsOf(json: string | null): Fingerprint[] {
 
 /** Tokenise one post (pure; no lock). */
 export function prepareDoc(p: PendingPost): PreparedDoc {
-  const hasText = (p.title !== null && p.title !== '') || (p.body !== null && p.body !== '');
   return {
     rowId: p.rowId,
     spaceRowId: p.spaceRowId,
     author: p.author,
     postedAt: p.postedAt,
     public: p.public,
-    terms: hasText ? documentTerms(p.spaceRowId, p.title, p.body) : null,
+    terms: postTerms(p.spaceRowId, p.title, p.body),
     fingerprints: fingerprintsOf(p.fingerprintsJson),
   };
 }

@@ -51,6 +51,12 @@ export function documentTerms(spaceRowId: number, title: string | null, body: st
   return [spaceToken(spaceRowId), ...terms].join(' ');
 }
 
+/** A post's stored text, or null when it has neither title nor body (nothing to find by words). */
+export function postTerms(spaceRowId: number, title: string | null, body: string | null): string | null {
+  const hasText = (title !== null && title !== '') || (body !== null && body !== '');
+  return hasText ? documentTerms(spaceRowId, title, body) : null;
+}
+
 /** A parsed text query: its phrases (each one or more terms) and the FTS5 expression over them. */
 export interface TextQuery {
   /** One entry per word of the query that has terms: the word's terms, in order. */

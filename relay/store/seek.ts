@@ -1,11 +1,16 @@
 /**
  * The SEEK index (migration 005; spec/1-concepts.md "SEEK", Limits "unscoped SEEK").
  *
- * Indexing is a follow-up to the append, never inside it: `pending` reads posts above the
- * watermark, the caller tokenises them with no lock held (relay/seek/terms.ts), and `index`
- * writes the rows in one short write transaction that first re-checks the watermark (two
- * indexers racing store nothing twice). The watermark is a posts row id: posts are never
- * deleted and their row ids grow in commit order.
+ * Indexing happens inside the append (STYLE.md rule 8): the append tokenises with no lock held
+ * (relay/seek/terms.ts) and `indexNext` stores the post's rows in its own write transaction,
+ * so a post is findable from the commit that writes it and no later pass stalls the writers.
+ * The watermark is a posts row id: posts are never deleted and their row ids grow in commit
+ * order. `indexNext` stores only the row just above the watermark; when the index is behind
+ * (a database written before inline indexing, or a post that reached the table another way)
+ * the appends leave their rows to the follow-up indexer (relay/seek/indexer.ts): `pending`
+ * reads posts above the watermark, the caller tokenises them, and `index` writes them in one
+ * short write transaction that first re-checks the watermark (two indexers racing store
+ * nothing twice). Once it has caught up, appends index their own posts again.
  *
  * Candidates: a text query never walks every match of its expression. FTS5 walks the doclist
  * newest first (row ids backwards) and stops after the `scan` newest matches at most (a
@@ -113,6 +118,12 @@ export interface SeekStore {
    * the watermark is no longer `from`.
    */
   index(from: number, upto: number, docs: readonly PreparedDoc[]): boolean;
+  /**
+   * Inside the caller's write transaction: store `doc` when its row is the one just above the
+   * watermark and move the watermark to it; answers false, storing nothing, otherwise (the
+   * follow-up indexer then stores it with the rows before it).
+   */
+  indexNext(doc: PreparedDoc): boolean;
   /** The newest visible matches of an FTS5 expression, newest first, within the walk's bounds; hidden posts left out. */
   textCandidates(expression: string, scope: SeekScope, walk: TextWalk): TextCandidate[];
   /** How many of an expression's `most` newest matches exist, and the oldest one's row id (0 when none). */
@@ -200,20 +211,31 @@ export function createSeekStore(db: Db): SeekStore {
      ON CONFLICT (author, day) DO UPDATE SET count = count + 1`,
   );
 
-  const indexTx = db.transaction((from: number, upto: number, docs: readonly PreparedDoc[]): boolean => {
-    if ((selectWatermark.get()?.indexed_upto ?? 0) !== from) return false;
-    for (const d of docs) {
-      let unscoped = 0;
-      if (d.public) {
-        const day = Math.floor(d.postedAt / DAY_MS);
-        const count = selectDaily.get(d.author, day)?.count ?? 0;
-        if (count < SEEKABLE_PUBLIC_POSTS_PER_DAY) unscoped = 1;
-        upsertDaily.run(d.author, day);
-      }
-      insertDoc.run(d.rowId, d.spaceRowId, d.public ? 1 : 0, unscoped);
-      if (d.terms !== null) insertText.run(d.rowId, d.terms);
-      for (const fp of d.fingerprints) insertFingerprint.run(fp.scheme, fp.value, d.rowId);
+  const selectDoc = db.prepare<[number], { post_row: number }>('SELECT post_row FROM seek_docs WHERE post_row = ?');
+
+  /**
+   * One post's rows; a public post counts toward its author's seekable posts of the day. A post
+   * already indexed (a watermark set back by hand, say) is left as it is: nothing twice.
+   */
+  function storeDoc(d: PreparedDoc): void {
+    if (selectDoc.get(d.rowId) !== undefined) return;
+    let unscoped = 0;
+    if (d.public) {
+      const day = Math.floor(d.postedAt / DAY_MS);
+      const count = selectDaily.get(d.author, day)?.count ?? 0;
+      if (count < SEEKABLE_PUBLIC_POSTS_PER_DAY) unscoped = 1;
+      upsertDaily.run(d.author, day);
     }
+    insertDoc.run(d.rowId, d.spaceRowId, d.public ? 1 : 0, unscoped);
+    if (d.terms !== null) insertText.run(d.rowId, d.terms);
+    for (const fp of d.fingerprints) insertFingerprint.run(fp.scheme, fp.value, d.rowId);
+  }
+
+  const watermark = (): number => selectWatermark.get()?.indexed_upto ?? 0;
+
+  const indexTx = db.transaction((from: number, upto: number, docs: readonly PreparedDoc[]): boolean => {
+    if (watermark() !== from) return false;
+    for (const d of docs) storeDoc(d);
     updateWatermark.run(upto);
     return true;
   });
@@ -314,7 +336,7 @@ export function createSeekStore(db: Db): SeekStore {
   }
 
   return {
-    watermark: () => selectWatermark.get()?.indexed_upto ?? 0,
+    watermark,
     pending(after, limit) {
       return selectPending.all(after, limit).map((r) => ({
         rowId: r.id,
@@ -328,6 +350,13 @@ export function createSeekStore(db: Db): SeekStore {
       }));
     },
     index: (from, upto, docs) => indexTx.immediate(from, upto, docs),
+    indexNext(doc) {
+      if (!db.inTransaction) throw new Error('indexNext: call it inside the write transaction that inserts the post');
+      if (watermark() !== doc.rowId - 1) return false;
+      storeDoc(doc);
+      updateWatermark.run(doc.rowId);
+      return true;
+    },
     textCandidates,
     newestMatches(expression, most) {
       const r = selectNewest.get(expression, most);

@@ -126,3 +126,14 @@ export async function post(relay: RunningRelay, who: MintedToken, space: SpaceRo
 export function codeOf(a: Answer): string | undefined {
   return a.body?.error?.code;
 }
+
+/**
+ * Set the SEEK watermark one post back, as a database written before appends indexed their own
+ * posts would be: from then on appends leave their rows to the follow-up indexer
+ * (relay/seek/indexer.ts) until it has caught up. Answers the watermark set.
+ */
+export function putSeekIndexBehind(store: Store): number {
+  const behind = Math.max(0, store.seek.watermark() - 1);
+  store.db.prepare('UPDATE seek_state SET indexed_upto = ? WHERE id = 1').run(behind);
+  return behind;
+}
