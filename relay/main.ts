@@ -3,10 +3,10 @@
  * svc-relay: parse settings, open the store, build the app, listen. Stops cleanly on SIGTERM
  * and SIGINT: Fastify's close lets in-flight requests finish, then the database closes.
  */
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { DEFAULT_DATA_DIR, DEFAULT_HOST, DEFAULT_PORT, checkPublicUrl, publicBaseUrl, type RelayConfig } from './config.js';
 import { buildApp } from './app.js';
+import { pooledRandom } from './ids.js';
 import { openStore } from './store/index.js';
 import { loadServiceKeys } from './service-keys.js';
 
@@ -68,7 +68,7 @@ async function main(): Promise<void> {
   }
   const config = settings;
   const clock = () => Date.now();
-  const random = (n: number) => new Uint8Array(randomBytes(n));
+  const random = pooledRandom();
   const store = openStore(config.dataDir);
   const serviceKeys = loadServiceKeys({ dataDir: config.dataDir, dev: config.dev, now: clock(), random });
   // Benchmarks only: a relay with no rate limits must never face the public.
