@@ -4,6 +4,7 @@
  * line to `openStore` and to `Store` below.
  */
 import { openDatabase, type Db } from './db.js';
+import { startWalCheckpoints } from './wal-checkpoints.js';
 import { createServiceStateStore, type ServiceStateStore } from './service-state.js';
 import { createKeyStore, type KeyStore } from './keys.js';
 import { createTokenStore, type TokenStore } from './tokens.js';
@@ -50,6 +51,7 @@ export interface Store {
 /** Open (and migrate) the database in `dataDir`, or an in-memory one for ':memory:'. */
 export function openStore(dataDir: string): Store {
   const db = openDatabase(dataDir);
+  const walCheckpoints = dataDir === ':memory:' ? undefined : startWalCheckpoints(db, db.name);
   const probe = db.prepare('SELECT 1 AS one');
   const events = createEventStore(db);
   const spaces = createSpaceStore(db, events);
@@ -99,6 +101,7 @@ export function openStore(dataDir: string): Store {
       }
     },
     close() {
+      walCheckpoints?.stop();
       if (db.open) db.close();
     },
   };
