@@ -4,7 +4,7 @@
  *
  *   http <size> <layout> ×<c>   c concurrent clients (1, 2, 4, 16, 64), one KEY each, each
  *                               sending its next signed append as soon as the last is answered
- *                               (global fetch, keep-alive); bodies of 1 KiB or 8 KiB; layout
+ *                               (node:http keep-alive, relay-fixture.ts LoadClient); bodies of 1 KiB or 8 KiB; layout
  *                               "one SPACE" (all into one) or "64 SPACES" (client i's k-th post
  *                               into SPACE (i + k·c) mod 64). Posts are signed before a case
  *                               starts, so the figure is the relay's, not the signing client's.
@@ -29,6 +29,7 @@ import { peerIdHexOf, type Signer } from '../shared/identity.js';
 import { signPost } from '../shared/objects.js';
 import { formatDuration, summarizeLatency, type Row, type Suite, type SuiteReport } from './harness.js';
 import {
+  LoadClient,
   createSpaceInStore,
   expectCall,
   filler,
@@ -156,6 +157,7 @@ async function runHttp(
   const measureFrom = started + WARMUP_MS;
   const end = measureFrom + ROUND_MS;
   let done = 0;
+  const client = new LoadClient(clients);
   const worker = async (i: number): Promise<void> => {
     const w = writers[i]!;
     const headers = { authorization: `Bearer ${w.token.token}`, 'content-type': 'application/json' };
@@ -164,17 +166,20 @@ async function runHttp(
       if (t0 >= end) return;
       const space = spaceFor(layout, hot, spread, i, k, clients);
       const body = queues[i]![k] ?? signedBody(w.token.signer, w.author, space, bytes, k);
-      const res = await fetch(`${url}/v1/spaces/${space.name}/posts`, { method: 'POST', headers, body });
-      const text = await res.text();
+      const res = await client.post(`${url}/v1/spaces/${space.name}/posts`, headers, body);
       const t1 = performance.now();
-      if (res.status !== 201) throw new Error(`append refused: ${res.status} ${text}`);
+      if (res.status !== 201) throw new Error(`append refused: ${res.status} ${res.text}`);
       if (t0 >= measureFrom && t1 <= end) {
         latencyMs.push(t1 - t0);
         done++;
       }
     }
   };
-  await Promise.all(Array.from({ length: clients }, (_, i) => worker(i)));
+  try {
+    await Promise.all(Array.from({ length: clients }, (_, i) => worker(i)));
+  } finally {
+    client.close();
+  }
   return { opsPerSec: [(done * 1000) / ROUND_MS], latencyMs };
 }
 
