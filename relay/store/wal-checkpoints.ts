@@ -65,6 +65,7 @@ export function startWalCheckpoints(
     if (db.open) db.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
   };
   worker.on('error', (e: Error) => {
+    if (stopping) return; // stopped before it had opened (a store closed at once): nothing lost
     report(`the worker failed (${e.message}); the relay's connection checkpoints again`);
     takeBack();
   });
