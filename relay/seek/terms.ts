@@ -29,8 +29,39 @@ export function foldText(text: string): string {
   return text.normalize('NFKD').replace(MARKS_RE, '').toLowerCase();
 }
 
+const NOT_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * `termsOf` for ASCII text, the common case, in one pass over the character codes: for ASCII,
+ * NFKD and dropping marks change nothing and the letters and digits are [a-z0-9] once
+ * lowercased, so the answer is the same (a property test holds the two equal). About half the
+ * time of the regular-expression path on an 8 KiB body.
+ */
+function asciiTerms(text: string, max: number): string[] {
+  const lower = text.toLowerCase();
+  const out: string[] = [];
+  let start = -1;
+  for (let i = 0; i <= lower.length; i++) {
+    const c = i < lower.length ? lower.charCodeAt(i) : 0x20;
+    if ((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39)) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      out.push(lower.slice(start, Math.min(i, start + TERM_MAX_CHARS)));
+      start = -1;
+      if (out.length >= max) break;
+    }
+  }
+  return out;
+}
+
 /** The terms of a text, in order (repeats kept: positions matter for phrases). */
 export function termsOf(text: string, max = DOCUMENT_TERMS_MAX): string[] {
+  if (!NOT_ASCII.test(text)) return asciiTerms(text, max);
+  return unicodeTerms(text, max);
+}
+
+/** `termsOf` for any text. */
+export function unicodeTerms(text: string, max = DOCUMENT_TERMS_MAX): string[] {
   const folded = foldText(text);
   const out: string[] = [];
   for (const m of folded.matchAll(TERM_RE)) {
