@@ -54,8 +54,8 @@ export class LoadClient {
     this.agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
   }
 
-  /** POST `body` (JSON text); answers the status and the response text. */
-  post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; text: string }> {
+  /** POST `body` (JSON text or its UTF-8 bytes); answers the status and the response text. */
+  post(url: string, headers: Record<string, string>, body: string | Buffer): Promise<{ status: number; text: string }> {
     return new Promise((resolve, reject) => {
       const req = http.request(
         url,
