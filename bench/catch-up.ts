@@ -13,6 +13,7 @@
  * this process, with synchronous=OFF while it is filled only (nothing here tests durability),
  * then the database is closed and the relay process opens it.
  */
+import { request } from 'undici';
 import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -63,9 +64,9 @@ async function readOverHttp(url: string, token: string, name: string): Promise<{
   let posts = 0;
   const started = performance.now();
   for (;;) {
-    const res = await fetch(`${url}/v1/spaces/${name}/posts?after=${after}&limit=${PAGE}&detail=full`, { headers });
-    const page = (await res.json()) as { items: unknown[]; next_after: string; has_more: boolean };
-    if (res.status !== 200) throw new Error(`posts.read: ${res.status} ${JSON.stringify(page)}`);
+    const res = await request(`${url}/v1/spaces/${name}/posts?after=${after}&limit=${PAGE}&detail=full`, { headers });
+    const page = (await res.body.json()) as { items: unknown[]; next_after: string; has_more: boolean };
+    if (res.statusCode !== 200) throw new Error(`posts.read: ${res.statusCode} ${JSON.stringify(page)}`);
     posts += page.items.length;
     if (!page.has_more) break;
     after = page.next_after;

@@ -6,7 +6,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import http from 'node:http';
 import type { RelayConfig } from '../relay/config.js';
 import type { RelayContext } from '../relay/context.js';
 import { createRateLimiter } from '../relay/http/rate-limit.js';
@@ -39,42 +38,6 @@ export async function call(url: string, method: string, token: string | undefine
   const res = await fetch(url, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
-
-/**
- * A keep-alive HTTP client for load: node:http with its own Agent, one socket per concurrent
- * client. The benchmarks' clients share the machine's cores with the relay, and global fetch
- * costs about three times the CPU per request (measured: ~300 µs against ~100 µs per append,
- * 16 clients), which showed up in the relay's latency figures as the clients' own queueing.
- */
-export class LoadClient {
-  private readonly agent: http.Agent;
-
-  constructor(sockets: number) {
-    this.agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
-  }
-
-  /** POST `body` (JSON text or its UTF-8 bytes); answers the status and the response text. */
-  post(url: string, headers: Record<string, string>, body: string | Buffer): Promise<{ status: number; text: string }> {
-    return new Promise((resolve, reject) => {
-      const req = http.request(
-        url,
-        { method: 'POST', agent: this.agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
-  }
-
-  close(): void {
-    this.agent.destroy();
-  }
 }
 
 /** `call`, throwing unless the status is `expected`. */

@@ -24,6 +24,7 @@
  *
  * Target (issue 4): p99 at most 10 ms for each query, common word included.
  */
+import { request } from 'undici';
 import Database from 'better-sqlite3';
 import { hash, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -247,10 +248,10 @@ async function run(): Promise<SuiteReport> {
       const seekOnce = async (params: Record<string, string>, token: string | undefined): Promise<number> => {
         const qs = new URLSearchParams(params).toString();
         const t0 = performance.now();
-        const res = await fetch(`${relay.url}/v1/seek?${qs}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
-        const body = (await res.json()) as { items?: unknown[] };
+        const res = await request(`${relay.url}/v1/seek?${qs}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+        const body = (await res.body.json()) as { items?: unknown[] };
         const dt = performance.now() - t0;
-        if (res.status !== 200) throw new Error(`seek ${qs}: ${res.status} ${JSON.stringify(body)}`);
+        if (res.statusCode !== 200) throw new Error(`seek ${qs}: ${res.statusCode} ${JSON.stringify(body)}`);
         return dt;
       };
       // Warm the relay's statements and the page cache once per caller and query.
