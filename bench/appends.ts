@@ -288,7 +288,8 @@ async function run(): Promise<SuiteReport> {
     notes.push(
       `ops/s: best of ${ROUNDS} interleaved rounds of ${ROUND_MS} ms after ${WARMUP_MS} ms of warm-up (a commit waits for fsync, so other ` +
         'work on the disk slows whole rounds); p50/p99/max over every measured request of every round; ' +
-        '"vs baseline": time per append ÷ the ceiling\'s; relay process with SVC_RELAY_NO_RATE_LIMITS=1, synchronous=FULL',
+        '"vs baseline": time per append ÷ the ceiling\'s; relay process with SVC_RELAY_NO_RATE_LIMITS=1, synchronous=FULL; ' +
+        'clients: undici, one keep-alive connection each, bodies signed before the case, garbage collected before its clock starts',
       'the ceiling commits each post on its own; over HTTP the relay puts the appends that arrive together into one commit ' +
         '(relay/posts/commit-queue.ts), so with several clients it can pass the ceiling',
     );
