@@ -8,7 +8,9 @@
  * Measured (bench appends, 1 KiB, 16 clients into one SPACE): a commit every ~100 ms took 4 to
  * 15 ms longer, and those stalls made most of the append p99. So the relay's connection never
  * checkpoints (`wal_autocheckpoint = 0`), and a worker thread with its own connection runs a
- * PASSIVE checkpoint every CHECKPOINT_EVERY_MS: PASSIVE waits for no reader and no writer, so
+ * PASSIVE checkpoint every CHECKPOINT_EVERY_MS while something is left to copy (a commit since
+ * the last one, by `PRAGMA data_version`, or frames a reader held back): PASSIVE waits for no
+ * reader and no writer, so
  * appends go on while it copies, and once the whole log is copied the next commit starts the log
  * over from its beginning, which keeps it small. Crash safety is SQLite's either way.
  *
@@ -33,7 +35,15 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('busy_timeout = 5000');
-const timer = setInterval(() => db.pragma('wal_checkpoint(PASSIVE)'), workerData.everyMs);
+let seen = -1;
+const timer = setInterval(() => {
+  // data_version moves when another connection commits: nothing new, nothing to copy.
+  const version = db.pragma('data_version', { simple: true });
+  if (version === seen) return;
+  seen = version;
+  const [done] = db.pragma('wal_checkpoint(PASSIVE)');
+  if (done.checkpointed < done.log) seen = -1; // a reader held frames back: again next time
+}, workerData.everyMs);
 parentPort.on('message', () => {
   clearInterval(timer);
   db.close();
