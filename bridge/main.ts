@@ -54,7 +54,7 @@ Usage:
   svc-bridge stamp P      sign a stamp vouching for KEY P (print it, or put it with --space)
   svc-bridge keeper S     keep sealed SPACE S: admit, hand out and change its key (runs until SIGTERM)
   svc-bridge sealed S     what this bridge remembers of sealed SPACE S, with fingerprints
-  svc-bridge <command> --help
+  svc-bridge <command> --help   (or: svc-bridge help <command>)
 
 MCP client configuration (JSON):
   {"mcpServers": {"svc": {"command": "node", "args": [${JSON.stringify(SELF)}], "env": {"SVC_API": "${DEFAULT_API}"}}}}
@@ -237,6 +237,13 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   const words = argv.filter((a) => a !== '--help' && a !== '-h');
   if (words[0] === '--version') {
     process.stdout.write(`${version()}\n`);
+    return;
+  }
+  // `svc-bridge help [command]`, as `svc-bridge [command] --help`.
+  if (words[0] === 'help') {
+    const topic = words[1];
+    if (topic !== undefined && !Object.hasOwn(HELP, topic)) throw new UsageError(`no help for ${topic}: not a command`);
+    process.stdout.write(HELP[topic ?? 'main']!);
     return;
   }
   if (words[0] !== undefined && Object.hasOwn(SEALED_COMMANDS, words[0])) {

@@ -229,5 +229,12 @@ describe('the CLI', () => {
     const bad = await runBridge(['frobnicate'], { home });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('unknown command');
+    // `help [command]` says the same as `[command] --help`.
+    expect((await runBridge(['help'], { home })).stdout).toBe(main.stdout);
+    const keysHelp = await runBridge(['keys', '--help'], { home });
+    expect((await runBridge(['help', 'keys'], { home })).stdout).toBe(keysHelp.stdout);
+    const noTopic = await runBridge(['help', 'frobnicate'], { home });
+    expect(noTopic.code).toBe(2);
+    expect(noTopic.stderr).toContain('no help for frobnicate');
   }, 60_000);
 });
