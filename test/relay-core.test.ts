@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getJson, mintToken, startRelay, type RunningRelay } from './helpers/relay.js';
 import { connect } from 'node:net';
-import { findDuplicateMember } from '../relay/http/json-body.js';
+import fc from 'fast-check';
+import { findDuplicateMember, nestingDepth } from '../relay/http/json-body.js';
 
 /** Send raw bytes over TCP and read everything until the server closes. */
 function rawHttp(url: string, bytes: string): Promise<string> {
@@ -192,5 +193,37 @@ describe('duplicate member detection', () => {
 
   it('ignores braces and quotes inside strings', () => {
     expect(findDuplicateMember('{"x":"{\\"x\\":1}","y":"\\\\"}')).toBeUndefined();
+  });
+
+  it('agrees with a plain reading of any JSON text, escapes and backslash runs included', () => {
+    // JSON.stringify never repeats a member; putting the outer object's first member again at
+    // its end makes that the one repeat. Names and strings are full of quotes, backslashes and
+    // brackets, so a scanner that misreads where a string ends finds the wrong answer.
+    const tricky = fc.string({ unit: fc.constantFrom('a', '"', '\\', '{', '}', '[', ']', ',', ':', 'é', '\n') });
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof({ depthSize: 'small' }, fc.constant(null), fc.integer(), tricky, fc.array(tie('node'), { maxLength: 4 }), tie('object')),
+      object: fc.dictionary(tricky, tie('node'), { maxKeys: 4 }),
+    })).node;
+    fc.assert(
+      fc.property(value, fc.boolean(), (v, repeat) => {
+        let text = JSON.stringify(v);
+        let expected: string | undefined;
+        const keys = v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.keys(v) : [];
+        if (repeat && keys.length > 0) {
+          // Put the first member again at the end of the outer object.
+          const first = keys[0]!;
+          text = `${text.slice(0, -1)},${JSON.stringify(first)}:0}`;
+          expected = first;
+        }
+        expect(findDuplicateMember(text)).toBe(expected);
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
+  it('measures nesting depth with brackets inside strings ignored', () => {
+    expect(nestingDepth('{"a":"[[[[","b":[[1]]}')).toBe(3);
+    expect(nestingDepth('"[[["')).toBe(0);
+    expect(nestingDepth('[' + '"\\\\",'.repeat(3) + '[[]]]')).toBe(3);
   });
 });

@@ -23,10 +23,10 @@ export function parseJsonBody(text: string): unknown {
   } catch {
     throw new SvcError('INVALID_REQUEST', 'body: not valid JSON');
   }
-  if (nestingDepth(text) > JSON_DEPTH_MAX) {
+  const { depth, duplicate } = scanStructure(text);
+  if (depth > JSON_DEPTH_MAX) {
     throw new SvcError('INVALID_REQUEST', `body: arrays and objects nest more than ${JSON_DEPTH_MAX} deep`);
   }
-  const duplicate = findDuplicateMember(text);
   if (duplicate !== undefined) {
     throw new SvcError('INVALID_REQUEST', `body: member "${duplicate}" appears twice in one object`);
   }
@@ -35,38 +35,44 @@ export function parseJsonBody(text: string): unknown {
   return value;
 }
 
-/**
- * The first member name repeated inside one object, scanning text JSON.parse already accepted
- * (so the grammar is known to be valid and only strings need care).
- */
+/** The first member name repeated inside one object of text JSON.parse already accepted. */
 export function findDuplicateMember(text: string): string | undefined {
+  return scanStructure(text).duplicate;
+}
+
+/** The deepest nesting of arrays and objects in text JSON.parse already accepted. */
+export function nestingDepth(text: string): number {
+  return scanStructure(text).depth;
+}
+
+/**
+ * One pass over text JSON.parse already accepted (so the grammar is known to be valid and only
+ * strings need care): the deepest nesting of arrays and objects, and the first member name
+ * repeated inside one object. Strings are skipped with indexOf, so a long string without
+ * escapes (a signed post's base64url `canonical`) costs one native search, not a loop.
+ */
+function scanStructure(text: string): { depth: number; duplicate: string | undefined } {
   // One entry per open container: a Set of names for an object, null for an array.
   const stack: (Set<string> | null)[] = [];
+  let deepest = 0;
+  let duplicate: string | undefined;
   let expectKey = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
       const start = i;
-      i++;
-      while (i < text.length) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c /* \ */) i += 2;
-        else if (d === 0x22) break;
-        else i++;
-      }
+      i = closingQuote(text, i);
       const top = stack[stack.length - 1];
       if (expectKey && top) {
         const name = JSON.parse(text.slice(start, i + 1)) as string;
-        if (top.has(name)) return name;
+        if (top.has(name)) duplicate ??= name;
         top.add(name);
         expectKey = false;
       }
-    } else if (c === 0x7b /* { */) {
-      stack.push(new Set());
-      expectKey = true;
-    } else if (c === 0x5b /* [ */) {
-      stack.push(null);
-      expectKey = false;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      stack.push(c === 0x7b ? new Set() : null);
+      if (stack.length > deepest) deepest = stack.length;
+      expectKey = c === 0x7b;
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
       stack.pop();
       expectKey = false;
@@ -74,24 +80,18 @@ export function findDuplicateMember(text: string): string | undefined {
       expectKey = stack[stack.length - 1] instanceof Set;
     }
   }
-  return undefined;
+  return { depth: deepest, duplicate };
 }
 
-/** The deepest nesting of arrays and objects in text JSON.parse already accepted (strings skipped). */
-export function nestingDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      i++;
-      while (i < text.length && text.charCodeAt(i) !== 0x22) i += text.charCodeAt(i) === 0x5c /* \ */ ? 2 : 1;
-    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      depth++;
-      if (depth > deepest) deepest = depth;
-    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      depth--;
-    }
+/** The index of the quote closing the string that opens at `open`: the first one not escaped. */
+function closingQuote(text: string, open: number): number {
+  let quote = text.indexOf('"', open + 1);
+  for (;;) {
+    if (quote < 0) return text.length; // unterminated: not JSON.parse's text, but never loop
+    // Escaped when an odd run of backslashes stands right before it.
+    let backslashes = 0;
+    while (text.charCodeAt(quote - 1 - backslashes) === 0x5c /* \ */) backslashes++;
+    if (backslashes % 2 === 0) return quote;
+    quote = text.indexOf('"', quote + 1);
   }
-  return deepest;
 }
