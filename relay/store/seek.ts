@@ -213,12 +213,8 @@ export function createSeekStore(db: Db): SeekStore {
 
   const selectDoc = db.prepare<[number], { post_row: number }>('SELECT post_row FROM seek_docs WHERE post_row = ?');
 
-  /**
-   * One post's rows; a public post counts toward its author's seekable posts of the day. A post
-   * already indexed (a watermark set back by hand, say) is left as it is: nothing twice.
-   */
+  /** One post's rows; a public post counts toward its author's seekable posts of the day. */
   function storeDoc(d: PreparedDoc): void {
-    if (selectDoc.get(d.rowId) !== undefined) return;
     let unscoped = 0;
     if (d.public) {
       const day = Math.floor(d.postedAt / DAY_MS);
@@ -235,7 +231,9 @@ export function createSeekStore(db: Db): SeekStore {
 
   const indexTx = db.transaction((from: number, upto: number, docs: readonly PreparedDoc[]): boolean => {
     if (watermark() !== from) return false;
-    for (const d of docs) storeDoc(d);
+    // A post already indexed (a watermark set back by hand, say) is left as it is: nothing
+    // twice. `indexNext` needs no such look: its row was inserted in the same transaction.
+    for (const d of docs) if (selectDoc.get(d.rowId) === undefined) storeDoc(d);
     updateWatermark.run(upto);
     return true;
   });
