@@ -64,8 +64,10 @@ interface Space {
   spaceId: string;
 }
 
-/** The p99 of latencies given in ms, in ms. */
-const p99Of = (ms: readonly number[]): number => summarizeLatency(ms.map((x) => x * 1e6)).p99 / 1e6;
+/** The latency summary of times given in ms. */
+const latencyOf = (ms: readonly number[]) => summarizeLatency(ms.map((x) => x * 1e6));
+/** The p99 of times given in ms, in ms. */
+const p99Of = (ms: readonly number[]): number => latencyOf(ms).p99 / 1e6;
 
 /** "a–b ms": the lowest and the highest of per-round figures in ms. */
 function rangeOf(values: readonly number[] | undefined): string {
@@ -261,12 +263,11 @@ async function run(): Promise<SuiteReport> {
 
     const rows: Row[] = [];
     const notes: string[] = [];
-    const latency = (ms: number[]) => summarizeLatency(ms.map((x) => x * 1e6));
     for (const size of SIZES) {
       const ceil = ceilings.get(size.bytes)!;
       const ceilOps = best(ceil.opsPerSec);
       const ceilName = `ceiling ${size.label} (no HTTP)`;
-      rows.push({ name: ceilName, opsPerSec: ceilOps, latency: latency(ceil.latencyMs) });
+      rows.push({ name: ceilName, opsPerSec: ceilOps, latency: latencyOf(ceil.latencyMs) });
       for (const layout of LAYOUTS) {
         const series = CLIENTS.map((c) => ({ c, r: cases.get(key(size.label, layout, c))! }));
         const ops = series.map((s) => best(s.r.opsPerSec));
@@ -276,14 +277,14 @@ async function run(): Promise<SuiteReport> {
             name: key(size.label, layout, s.c),
             opsPerSec: ops[i]!,
             baseline: ceilName,
-            latency: latency(s.r.latencyMs),
+            latency: latencyOf(s.r.latencyMs),
             note: `${((ops[i]! / ceilOps) * 100).toFixed(0)}% of ceiling`,
           });
         });
         const at16 = series.findIndex((s) => s.c === 16);
         const at64 = series.findIndex((s) => s.c === 64);
         const share16 = ops[at16]! / ceilOps;
-        const p99at16 = latency(series[at16]!.r.latencyMs).p99 / 1e6;
+        const p99at16 = p99Of(series[at16]!.r.latencyMs);
         const share64 = ops[at64]! / peak;
         const verdict = (ok: boolean) => (ok ? 'met' : 'missed');
         if (layout === 'one SPACE') {
