@@ -1,6 +1,6 @@
 /**
  * Sealed suite 1 underneath the formats: RFC 9180 A.1 in full (both modes), every Wycheproof
- * X25519 case and every Wycheproof AES-128-GCM case, read from ../shared/vectors.
+ * X25519 case and every Wycheproof AES-128-GCM case, read from test/vectors/published/.
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';

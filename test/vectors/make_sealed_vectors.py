@@ -5,7 +5,7 @@ Written from protocol/sealed.md, protocol/labels.md, protocol/objects.md section
 RFC 9180 only, with Python's hashlib and hmac and the `cryptography` package (X25519, HKDFExpand,
 AESGCM, Ed25519, and its own HPKE base mode as a check): it shares no code with shared/*.ts.
 It builds every sealed layout from fixed inputs, opens what it sealed, checks its HPKE against
-RFC 9180 A.1 (../shared/vectors/hpke-rfc9180-a1.json) and against `cryptography`'s HPKE, and
+RFC 9180 A.1 (test/vectors/published/hpke-rfc9180-a1.json) and against `cryptography`'s HPKE, and
 writes the JSON.
 
     python3 test/vectors/make_sealed_vectors.py          # rewrite the pin
@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PrivateFormat
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "sealed.json")
-PUBLISHED = os.path.join(HERE, "..", "..", "..", "shared", "vectors")
+PUBLISHED = os.path.join(HERE, "published")
 
 
 # --- notation (labels.md) -------------------------------------------------------------------
