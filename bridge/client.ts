@@ -11,9 +11,13 @@
  *   local clock is learnt from each challenge (it expires five minutes after the relay made
  *   it), the same clock that stamps token expiry. (The HTTP `Date` header is not used: it comes
  *   from the HTTP layer, which need not share the application's clock.)
- * - A call refused with TOKEN_EXPIRED, TOKEN_REVOKED or TOKEN_INVALID is answered once with a
- *   fresh token and retried once; the relay refuses a bad token before doing anything, so the
- *   retry is safe for writes too. With SVC_TOKEN the token is fixed: no minting, no retry.
+ * - A call refused with TOKEN_EXPIRED, TOKEN_REVOKED or TOKEN_INVALID is retried with another
+ *   token: the token file's when it holds a different one (another bridge of the KEY renewed),
+ *   else a freshly minted one. The file's token is taken unchecked, so when the retry is refused
+ *   for its token too (another process left a token there that was revoked since), a fresh one
+ *   is minted and the call sent a third time; a token once refused is never taken from the file
+ *   again. The relay refuses a bad token before doing anything, so retries are safe for writes
+ *   too. With SVC_TOKEN the token is fixed: no minting, no retry.
  * - Tokens go only to the configured address: redirects are not followed.
  *
  * Everything the relay sends is attacker-controlled input and is checked before use.
@@ -77,6 +81,15 @@ export interface ClientOptions {
 
 /** Token refusals that a fresh token cures (spec/3-errors.md: "Mint a new token"). */
 export const RENEW_ON: readonly string[] = ['TOKEN_EXPIRED', 'TOKEN_REVOKED', 'TOKEN_INVALID'];
+
+/** How many refused tokens the client remembers, so none of them is taken from the file again. */
+const REFUSED_KEPT = 8;
+
+/** A replacement token and whether this client minted it (else it came from the token file). */
+interface Replacement {
+  readonly record: StoredToken;
+  readonly minted: boolean;
+}
 
 /** Renew this long before expiry (GET /v1/me warns from then on). */
 export const RENEW_BEFORE_MS = TOKEN_EXPIRY_WARNING_SECONDS * 1000;
@@ -174,7 +187,9 @@ export class RelayClient implements RelayApi {
   /** Relay clock minus local clock (ms), from the latest challenge. */
   private skewMs = 0;
   private held: StoredToken | undefined;
-  private pending: Promise<StoredToken> | undefined;
+  private pending: Promise<Replacement> | undefined;
+  /** Tokens the relay refused lately (newest last): never taken from the token file again. */
+  private readonly refused: string[] = [];
 
   constructor(opts: ClientOptions) {
     this.base = new URL(opts.api.href);
@@ -208,29 +223,43 @@ export class RelayClient implements RelayApi {
   async token(): Promise<string> {
     if (this.fixedToken !== undefined) return this.fixedToken;
     if (this.held !== undefined && !this.needsRenewal(this.held)) return this.held.token;
-    return (await this.replace(this.held?.token)).token;
+    return (await this.replace(this.held?.token)).record.token;
+  }
+
+  /** Remember a token the relay refused (a short list: only the latest few matter). */
+  private markRefused(token: string): void {
+    if (this.refused.includes(token)) return;
+    this.refused.push(token);
+    if (this.refused.length > REFUSED_KEPT) this.refused.shift();
   }
 
   /**
-   * Another token than `stale`: the token file's when another bridge already put a fresh one
-   * there, else a newly minted one. Concurrent callers share one mint.
+   * Another token than `stale`: the token file's when another bridge already put one there that
+   * was not refused here, else a newly minted one (`mint` forces minting). Concurrent callers
+   * share one replacement; one that hands back a token refused meanwhile is not taken.
    */
-  private replace(stale: string | undefined): Promise<StoredToken> {
-    if (this.pending !== undefined) return this.pending;
-    const run = async (): Promise<StoredToken> => {
-      if (this.dir !== undefined) {
-        const shared = readTokenFile(this.dir, this.key.name, this.base, this.key.peerId);
-        if (shared !== undefined && shared.token !== stale && !this.needsRenewal(shared)) {
-          this.held = shared;
-          return shared;
-        }
+  private async replace(stale: string | undefined, mint = false): Promise<Replacement> {
+    for (let round = 0; ; round++) {
+      this.pending ??= this.replaceOnce(stale, mint).finally(() => {
+        this.pending = undefined;
+      });
+      const got = await this.pending;
+      if (round > 0 || (got.record.token !== stale && !this.refused.includes(got.record.token))) return got;
+    }
+  }
+
+  private async replaceOnce(stale: string | undefined, mint: boolean): Promise<Replacement> {
+    const usable = (t: StoredToken) => t.token !== stale && !this.refused.includes(t.token) && !this.needsRenewal(t);
+    // Another caller already replaced the stale token while this one waited for its answer.
+    if (stale !== undefined && this.held !== undefined && usable(this.held)) return { record: this.held, minted: false };
+    if (this.dir !== undefined && !mint) {
+      const shared = readTokenFile(this.dir, this.key.name, this.base, this.key.peerId);
+      if (shared !== undefined && usable(shared)) {
+        this.held = shared;
+        return { record: shared, minted: false };
       }
-      return this.mint();
-    };
-    this.pending = run().finally(() => {
-      this.pending = undefined;
-    });
-    return this.pending;
+    }
+    return { record: await this.mint(), minted: true };
   }
 
   /** Mint a token now (challenge, signature bound to the audience, verify) and store it. */
@@ -287,8 +316,20 @@ export class RelayClient implements RelayApi {
     } catch (e) {
       if (this.fixedToken !== undefined || !isRelayRefusal(e, ...RENEW_ON)) throw e;
       this.log(`the relay refused the token (${e.code}); taking a fresh one and retrying once`);
-      const fresh = await this.replace(token);
-      return this.send(req, fresh.token);
+      this.markRefused(token);
+      const next = await this.replace(token);
+      try {
+        return await this.send(req, next.record.token);
+      } catch (again) {
+        // A token this bridge just minted and the relay refused is a real revocation (or a
+        // relay that takes no token): that is the answer. One taken from the file unchecked
+        // may be one another process left there after it was revoked: mint instead.
+        if (next.minted || !isRelayRefusal(again, ...RENEW_ON)) throw again;
+        this.log(`the token file's token was refused too (${again.code}); minting a fresh one`);
+        this.markRefused(next.record.token);
+        const fresh = await this.replace(next.record.token, true);
+        return this.send(req, fresh.record.token);
+      }
     }
   }
 

@@ -11,7 +11,7 @@ import { BridgeError, RelayRefusal } from '../bridge/errors.js';
 import { chooseKey, openKeyDirectory, type KeyDirectory, type LoadedKey } from '../bridge/keys.js';
 import { checkApi, isLoopbackHost, readSettings } from '../bridge/settings.js';
 import { readTokenFile } from '../bridge/token-file.js';
-import { runBridge, tempHome } from './helpers/bridge.js';
+import { callTool, runBridge, startBridge, tempHome, textOf } from './helpers/bridge.js';
 import { getJson, startRelay, type RunningRelay } from './helpers/relay.js';
 
 const DAY = 86_400_000;
@@ -170,6 +170,39 @@ describe('renewal and recovery', () => {
     expect(await b.client.token()).toBe(await a.client.token());
   });
 
+  it('a revoked token another process left in the token file is not the answer: the bridge mints and the call succeeds', async () => {
+    const a = rig();
+    await a.client.request({ path: '/v1/me' }); // a mints T1 and writes it to the file
+    const first = await a.client.token();
+    const other = rig({ dir: a.dir });
+    // The other process: revoke every token of the KEY, mint T2 (into the file), revoke T2.
+    expect((await fetch(`${relay.url}/v1/tokens`, { method: 'DELETE', headers: { authorization: `Bearer ${first}` } })).status).toBe(200);
+    const second = (await other.client.mint()).token;
+    expect(readTokenFile(a.dir, a.key.name, a.api, a.key.peerId)?.token).toBe(second);
+    expect((await fetch(`${relay.url}/v1/tokens/current`, { method: 'DELETE', headers: { authorization: `Bearer ${second}` } })).status).toBe(200);
+    // a's T1 is refused, the file's T2 is refused too: a mints T3 and the call goes through.
+    const me = await a.client.request({ path: '/v1/me' });
+    expect((me.body as { peer_id: string }).peer_id).toBe(a.key.peerId);
+    const third = await a.client.token();
+    expect([first, second]).not.toContain(third);
+    expect(readTokenFile(a.dir, a.key.name, a.api, a.key.peerId)?.token).toBe(third);
+    expect(mints(a)).toBe(2);
+    expect(a.logs.filter((l) => l.includes('TOKEN_REVOKED'))).toHaveLength(2);
+  });
+
+  it('concurrent calls refused for one token share the cure: one mint, every call succeeds', async () => {
+    const a = rig();
+    await a.client.request({ path: '/v1/me' });
+    const first = await a.client.token();
+    const other = rig({ dir: a.dir });
+    await fetch(`${relay.url}/v1/tokens`, { method: 'DELETE', headers: { authorization: `Bearer ${first}` } });
+    const second = (await other.client.mint()).token;
+    await fetch(`${relay.url}/v1/tokens/current`, { method: 'DELETE', headers: { authorization: `Bearer ${second}` } });
+    const answers = await Promise.all([0, 1, 2, 3].map(() => a.client.request({ path: '/v1/me' })));
+    for (const me of answers) expect((me.body as { peer_id: string }).peer_id).toBe(a.key.peerId);
+    expect(mints(a)).toBe(2);
+  });
+
   it('with SVC_TOKEN the token is used as given: a refusal comes back typed, nothing is minted', async () => {
     const minted = rig();
     await minted.client.request({ path: '/v1/me' });
@@ -185,6 +218,50 @@ describe('renewal and recovery', () => {
     expect(refusal.fix).toBe('Mint a new token.');
     expect(refusal.requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(mints(r)).toBe(0);
+  });
+});
+
+describe('bridges sharing a key directory', () => {
+  const revoke = (token: string, path: string) => fetch(`${relay.url}${path}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+
+  it('a bridge process survives mint, revoke all, mint, revoke current by another process: the tool call succeeds', async () => {
+    const other = rig();
+    const bridge = await startBridge({ relayUrl: relay.url, home: other.dir.home });
+    try {
+      expect((await callTool(bridge, 'svc_whoami', {})).isError).toBeFalsy(); // the bridge mints T1
+      const first = readTokenFile(other.dir, other.key.name, other.api, other.key.peerId)!.token;
+      expect((await revoke(first, '/v1/tokens')).status).toBe(200);
+      const second = (await other.client.mint()).token;
+      expect((await revoke(second, '/v1/tokens/current')).status).toBe(200);
+      const r = await callTool(bridge, 'svc_whoami', {});
+      expect(r.isError, textOf(r)).toBeFalsy();
+      expect(textOf(r)).toContain(other.key.peerId);
+      expect([first, second]).not.toContain(readTokenFile(other.dir, other.key.name, other.api, other.key.peerId)!.token);
+    } finally {
+      await bridge.close();
+    }
+  });
+
+  it('two bridge processes on one key directory keep answering through interleaved calls and revocations', async () => {
+    const home = tempHome();
+    const a = await startBridge({ relayUrl: relay.url, home });
+    const b = await startBridge({ relayUrl: relay.url, home });
+    try {
+      const dir = openKeyDirectory(home);
+      const key = chooseKey(dir, undefined);
+      const api = checkApi(relay.url);
+      expect((await callTool(a, 'svc_whoami', {})).isError).toBeFalsy();
+      for (let round = 0; round < 6; round++) {
+        // Whatever token the file holds now is revoked (alone, or with every other), then both
+        // bridges call at once: each must cure its own refusal, whatever the other wrote.
+        const current = readTokenFile(dir, key.name, api, key.peerId)!.token;
+        expect((await revoke(current, round % 2 === 0 ? '/v1/tokens/current' : '/v1/tokens')).status).toBe(200);
+        const answers = await Promise.all([callTool(a, 'svc_whoami', {}), callTool(b, 'svc_whoami', {}), callTool(a, 'svc_whoami', {})]);
+        for (const r of answers) expect(r.isError, textOf(r)).toBeFalsy();
+      }
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
   });
 });
 
