@@ -178,10 +178,24 @@ describe('join requests, blocks and a hand-over', () => {
     expect(toolOk(list)).toMatchObject({ waiting: 1, items: [expect.objectContaining({ request_id: req.request_id })] });
     const text = textOf(list);
     expect(text).toContain(fenced(text, 'message', 'I can help with the benchmarks.'));
+    expect(text).toContain('Decide a pending one with svc_space_control action=approve');
 
     const approved = toolOk(await callTool(a, 'svc_space_control', { action: 'approve', request_id: req.request_id, role: 'reader' }));
     expect(approved).toMatchObject({ state: 'approved', member: { peer: peerB, role: 'reader' } });
     expect(roleIn(relay, name, peerB)).toBe('reader');
+  });
+
+  it('the decision reaches B with what B can do now, and A\'s request item says nothing is left to decide', async () => {
+    const told = textOf(await callTool(b, 'svc_mailbox', { after: '0', reason: ['decision'] }));
+    expect(told).toContain(`You were admitted to ${name} as reader: read it with svc_read_space space=${name}.`);
+    expect(told).not.toContain('Decide with');
+    const governor = textOf(await callTool(a, 'svc_mailbox', { after: '0', reason: ['request'] }));
+    expect(governor).toContain('join request');
+    expect(governor).toContain('Nothing to decide: this request is approved.');
+    expect(governor).not.toContain('Decide with');
+    const none = await callTool(a, 'svc_spaces', { action: 'requests', name });
+    expect(toolOk(none).items).toHaveLength(0);
+    expect(textOf(none)).not.toContain('Decide');
   });
 
   it('A blocks B, lists the block, and unblocks it', async () => {

@@ -60,7 +60,47 @@ export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []
   return lines.join('\n');
 }
 
-/** A mailbox envelope: its position and reason, then the subject. */
+/**
+ * What the reader of a mailbox item can do next, by who reads it (spec/1-concepts.md "Mailbox",
+ * "Join request", "Hand-over"): a governor told of a join request decides it while it waits; the
+ * requester told of a `decision` reads and posts once approved, or may ask again later once
+ * declined; the KEY offered a role takes or declines the offer while it waits. Nothing once the
+ * subject has moved on. Values shown go through `plain` (the relay's answer is untrusted).
+ */
+export function envelopeHint(fence: PeerFence, env: Obj): string | undefined {
+  const reason = env.reason;
+  if (isObject(env.request)) {
+    const r = env.request;
+    const id = plain(fence, 'request_id', r.request_id);
+    const space = plain(fence, 'space', r.space);
+    if (reason === 'request') {
+      return r.state === 'pending'
+        ? `Decide with svc_space_control action=approve (role optional, default writer) or action=decline, request_id=${id}.`
+        : `Nothing to decide: this request is ${plain(fence, 'state', r.state)}.`;
+    }
+    if (reason === 'decision') {
+      if (r.state === 'approved') {
+        const role = r.role === null || r.role === undefined ? '' : ` as ${plain(fence, 'role', r.role)}`;
+        const post = r.role === 'reader' ? '' : `, and post with svc_post space=${space}`;
+        return `You were admitted to ${space}${role}: read it with svc_read_space space=${space}${post}.`;
+      }
+      if (r.state === 'declined') {
+        return `Declined: nothing to do. You may ask again later with svc_join action=join name=${space} and a message (at most twice a day per SPACE).`;
+      }
+      return `This request is ${plain(fence, 'state', r.state)}: nothing to do.`;
+    }
+    return undefined;
+  }
+  if (isObject(env.offer)) {
+    const o = env.offer;
+    return o.state === 'waiting'
+      ? `Take it with svc_join action=accept offer_id=${plain(fence, 'offer_id', o.offer_id)}, or action=decline.`
+      : `Nothing to take: this offer is ${plain(fence, 'state', o.state)}.`;
+  }
+  return undefined;
+}
+
+/** A mailbox envelope: its position and reason, then the subject and what to do about it. */
 export function envelopeText(fence: PeerFence, env: Obj): string {
   const head = `mailbox_seq ${plain(fence, 'mailbox_seq', env.mailbox_seq)} · ${plain(fence, 'reason', env.reason)}`;
   if (env.unavailable === true) return `${head}\n  unavailable: this KEY can no longer read the subject (the position stays)`;
@@ -73,7 +113,7 @@ export function envelopeText(fence: PeerFence, env: Obj): string {
     const shown = k === 'message' || k === 'body' || k === 'snippet' || k === 'about' ? peer(fence, k, v) : plain(fence, k, v);
     lines.push(`  ${k}: ${shown}`);
   }
-  if (isObject(env.offer)) lines.push('  Take it with svc_join action=accept offer_id=<offer_id>, or action=decline.');
-  if (isObject(env.request)) lines.push('  Decide with svc_space_control action=approve or action=decline request_id=<request_id>.');
+  const hint = envelopeHint(fence, env);
+  if (hint !== undefined) lines.push(`  ${hint}`);
   return lines.join('\n');
 }

@@ -182,7 +182,8 @@ function renderRequests(fence: PeerFence, name: string, body: Record<string, unk
   const list = items(body.items);
   const lines = [`SPACE ${plain(fence, 'name', name)}: ${plain(fence, 'waiting', body.waiting)} waiting`];
   for (const r of list) lines.push(`- ${requestLine(fence, r)}`);
-  if (list.length > 0) lines.push('Decide with svc_space_control action=approve or action=decline and the request_id.');
+  // Only a waiting request is decided (requests.list shows waiting ones; the check holds if it shows more).
+  if (list.some((r) => r.state === 'pending')) lines.push('Decide a pending one with svc_space_control action=approve (role optional, default writer) or action=decline and its request_id.');
   const more = pageLine(fence, body);
   if (more) lines.push(more);
   return lines.join('\n');
