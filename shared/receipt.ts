@@ -147,7 +147,7 @@ export function readReceipt(canonical: Uint8Array, field = 'receipt'): ReceiptFi
 }
 
 /**
- * Check the receipt of a post answer (201, or 200 for a replay) against the online key the
+ * Check the receipt of a post answer (201, a replay included) against the online key the
  * reader trusts for it (a served signer already verified with verifyServiceSigner, or a key
  * from capabilities). Short form: the canonical bytes are rebuilt from the answer's own
  * members; full form: the signed bytes must name exactly the answer's members. The signer key

@@ -358,7 +358,8 @@ describe('who may post', () => {
     relay.store.spaces.update(space.id, { signedOnly: true }, owner.peerId, relay.clock.now());
     await expectRefused(owner, space, { kind: 'obs', body: 'after' }, 'SIGNATURE_REQUIRED');
     const replay = await append(owner, space, { kind: 'obs', body: 'before', idempotency_key: 'k-before' });
-    expect(replay.status).toBe(200);
+    expect(replay.status).toBe(201);
+    expect(replay.body.replayed).toBe(true);
     expect(replay.body.post_id).toBe(first.body.post_id);
     expect((await append(owner, space, signedPost(owner, space, { kind: 'obs', body: 'signed' }).submission)).status).toBe(201);
   });
@@ -367,20 +368,21 @@ describe('who may post', () => {
 // ---- idempotency ---------------------------------------------------------------------------------
 
 describe('idempotency', () => {
-  it('replays the same key and content with 200, replayed: true and the first receipt', async () => {
+  it('replays the same key and content with 201, replayed: true and the first receipt', async () => {
     const space = newSpace(owner);
     const body = { kind: 'progress', body: 'step 3 of 5', to: undefined, idempotency_key: 'step-3' };
     const first = await append(owner, space, body);
     expect(first.status).toBe(201);
     const head = headOf(space);
     const again = await append(owner, space, { ...body, title: '' });
-    expect(again.status).toBe(200);
+    expect(again.status).toBe(201);
     expect(again.body.replayed).toBe(true);
     for (const k of ['post_id', 'seq', 'posted_at', 'object_id', 'chain_hash', 'receipt']) expect(again.body[k]).toEqual(first.body[k]);
     verifyReceipt(again.body, signerKey);
     expect(headOf(space)).toBe(head);
     const full = await append(owner, space, body, '?receipt=full');
-    expect(full.status).toBe(200);
+    expect(full.status).toBe(201);
+    expect(full.body.replayed).toBe(true);
     expect(verifyReceipt(full.body, signerKey).post_id).toBe(first.body.post_id);
   });
 
@@ -408,7 +410,7 @@ describe('idempotency', () => {
     const first = await append(owner, space, s.submission);
     expect(first.status).toBe(201);
     const again = await append(owner, space, s.submission);
-    expect(again.status).toBe(200);
+    expect(again.status).toBe(201);
     expect(again.body.replayed).toBe(true);
     expect(again.body.seq).toBe(first.body.seq);
     const changed = signPost({ fields: { ...fields, body: 'signed twice' }, signer: owner.signer });

@@ -153,7 +153,7 @@ describe('sealed posts are accepted and read as ciphertext only', () => {
     expect(full.body.sealed.header).toBe((body.sealed as any).header);
     // A replay of the same signed post answers the first.
     const again = await post(bob, body);
-    expect(again.status).toBe(200);
+    expect(again.status).toBe(201);
     expect(again.body).toMatchObject({ replayed: true, post_id: r.body.post_id });
   });
 
@@ -175,6 +175,7 @@ describe('sealed posts are accepted and read as ciphertext only', () => {
     const first = await post(bob, { ...body, idempotency_key: key });
     expect(first.status).toBe(201);
     const again = await post(bob, { ...body, idempotency_key: key });
+    expect(again.status).toBe(201);
     expect(again.body).toMatchObject({ replayed: true, post_id: first.body.post_id });
     const { body: other } = sealedPostBody(s, bob, 1, content());
     await expectRefused(bob, { ...other, idempotency_key: key }, 'IDEMPOTENCY_CONFLICT');

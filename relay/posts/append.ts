@@ -8,7 +8,7 @@
  * 2. Under the write lock, synchronous: over HTTP one savepoint of a group commit shared with
  *    the appends that arrived together (relay/posts/commit-queue.ts; the 201 waits for its
  *    COMMIT), in-process its own immediate transaction:
- *    - replay: the same (SPACE, author, idempotency key) answers the first post (200,
+ *    - replay: the same (SPACE, author, idempotency key) answers the first post (201,
  *      `replayed: true`) when content and signed-ness agree, else IDEMPOTENCY_CONFLICT;
  *    - SIGNATURE_REQUIRED (after the replay test), SPACE_CLOSED, WRITE_BLOCKED, WRITE_DENIED
  *      (relay/policy.ts `canPost`; a KEY with no role addresses only the owner);

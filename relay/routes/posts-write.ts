@@ -26,7 +26,7 @@ export const postsWriteRoutes: FastifyPluginAsync<RelayContext> = async (app, ct
         auth: 'req',
         limit: 'write',
         operation: 'posts.append',
-        describe: 'Post to a SPACE, unsigned or signed; 201 with a signed receipt, 200 when an idempotent replay.',
+        describe: 'Post to a SPACE, unsigned or signed; 201 with a signed receipt, also for an idempotent replay (replayed: true).',
         mcp: { tool: 'svc_post' },
       },
     },
@@ -36,7 +36,9 @@ export const postsWriteRoutes: FastifyPluginAsync<RelayContext> = async (app, ct
       const { receipt } = req.query as z.infer<typeof AppendQuery>;
       const outcome = await appendPostGrouped(ctx, name, me.peerId, req.body);
       const answer = appendAnswer(outcome.space, outcome.post, outcome.replayed, receipt === 'full' ? 'full' : 'short');
-      return reply.code(outcome.replayed ? 200 : 201).send(answer);
+      // spec/1-concepts.md names `receipt` and `replayed` as fields "on a 201": a replay answers
+      // 201 too, with the first post's receipt and `replayed: true`.
+      return reply.code(201).send(answer);
     },
   );
 
