@@ -4,7 +4,8 @@
  * Writing uses the `canonicalize` package (members by UTF-16 code units, ECMAScript number
  * form, minimal string escapes). Reading accepts bytes only when they are UTF-8 without a BOM,
  * parse as JSON with no duplicate member, contain no U+0000, lone surrogate or integer beyond
- * ±(2^53 − 1), and canonicalising the parse gives back exactly the same bytes.
+ * ±(2^53 − 1) (in any form: 1e+21 too), and canonicalising the parse gives back exactly the
+ * same bytes.
  *
  * Input to the reader is attacker-controlled.
  */
@@ -24,11 +25,12 @@ export function findForbiddenValue(value: unknown, path = '$'): string | undefin
       return undefined;
     case 'number':
       if (!Number.isFinite(value)) return `${path}: non-finite number`;
-      // An integer written as digits beyond ±(2^53 − 1) has lost precision. From 1e21 up,
-      // ECMAScript (and so RFC 8785) writes numbers in exponent form: those are not refused.
-      if (Number.isInteger(value) && !Number.isSafeInteger(value) && Math.abs(value) < 1e21) {
-        return `${path}: integer beyond 2^53 - 1`;
-      }
+      // Every IEEE 754 double beyond ±(2^53 − 1) is an integer, whatever text it was read
+      // from (123456789012345678901234, 1e300, 1E21, 2.5e25, or a fraction that rounds to one):
+      // an integer the protocol refuses, which could not be stored as sent either (JSON.parse
+      // already rounded it, and from 1e21 up it would be written back in exponent form).
+      // Fractions within the range are kept.
+      if (!Number.isSafeInteger(value) && Number.isInteger(value)) return `${path}: integer beyond ±(2^53 - 1)`;
       return undefined;
     case 'boolean':
       return undefined;
@@ -58,6 +60,16 @@ export function findForbiddenValue(value: unknown, path = '$'): string | undefin
 export function canonicalize(value: unknown): string {
   const problem = findForbiddenValue(value);
   if (problem) throw new SvcError('INVALID_REQUEST', problem);
+  return rfc8785Text(value);
+}
+
+/**
+ * RFC 8785 text of a JSON value without the protocol's value rules: RFC 8785 itself writes
+ * any finite number (its own examples include 1e+30), which the protocol refuses as an
+ * integer beyond ±(2^53 − 1). Only for checking the writer against the published RFC 8785
+ * vectors; protocol bytes go through `canonicalize`.
+ */
+export function rfc8785Text(value: unknown): string {
   const text = canonicalizeLib(value);
   if (text === undefined) throw new SvcError('INVALID_REQUEST', 'not a JSON value');
   return text;
