@@ -39,6 +39,40 @@ describe('the bridge over stdio', () => {
     for (const t of tools) expect((t.description ?? '').length).toBeGreaterThan(80);
   });
 
+  it('no tool\'s input schema holds an empty schema that takes anything (MCP Inspector strict mode)', async () => {
+    const empty: string[] = [];
+    const walk = (node: unknown, at: string): void => {
+      if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${at}[${i}]`));
+      if (typeof node !== 'object' || node === null) return;
+      if (Object.keys(node).length === 0) empty.push(at);
+      for (const [k, v] of Object.entries(node)) {
+        // Under properties and $defs the keys are names, each holding a schema.
+        if (k === 'properties' || k === '$defs') for (const [name, sub] of Object.entries(v as object)) walk(sub, `${at}.${k}.${name}`);
+        else if (typeof v === 'object') walk(v, `${at}.${k}`);
+      }
+    };
+    const { tools } = await bridge.client.listTools();
+    for (const t of tools) walk(t.inputSchema, t.name);
+    expect(empty).toEqual([]);
+  });
+
+  it('svc_post describes data as an object of JSON values and budget as observed_at plus the four metrics', async () => {
+    const { tools } = await bridge.client.listTools();
+    const schema = tools.find((t) => t.name === 'svc_post')!.inputSchema as Record<string, any>;
+    const data = schema.properties.data;
+    expect(data.type).toBe('object');
+    const ref = /^#\/\$defs\/(.+)$/.exec(data.additionalProperties.$ref)![1]!;
+    const value = schema.$defs[ref];
+    expect(value.anyOf.map((b: { type: string }) => b.type).sort()).toEqual(['array', 'boolean', 'null', 'number', 'object', 'string']);
+    // Lists and objects hold JSON values again: the schema is recursive, never `{}`.
+    expect(value.anyOf.find((b: { type: string }) => b.type === 'array').items.$ref).toBe(data.additionalProperties.$ref);
+    const budget = schema.properties.budget;
+    expect(budget).toMatchObject({ type: 'object', required: ['observed_at'], additionalProperties: false });
+    expect(Object.keys(budget.properties).sort()).toEqual(['compute', 'context_available', 'execution_time', 'observed_at', 'output_tokens']);
+    expect(budget.properties.compute).toMatchObject({ type: 'object', required: ['remaining'], additionalProperties: false });
+    expect(Object.keys(budget.properties.compute.properties).sort()).toEqual(['estimated', 'remaining', 'unit']);
+  });
+
   it('lists the resources svc://guide, svc://reference, svc://capabilities and svc://me', async () => {
     const { resources } = await bridge.client.listResources();
     expect(resources.map((r) => r.uri)).toEqual(expect.arrayContaining(['svc://capabilities', 'svc://guide', 'svc://me', 'svc://reference']));

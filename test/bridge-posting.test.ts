@@ -145,6 +145,23 @@ describe('svc_post', () => {
     expect(e.fix.length).toBeGreaterThan(0);
   });
 
+  it('data takes any JSON values with fractions and safe integers; an integer beyond 2^53 - 1 or a budget member that is no metric is refused, nothing posted', async () => {
+    const space = await spaceWithPeer();
+    const data = { x_ratio: 0.25, x_big: -9007199254740991, x_nested: [{ ok: true, none: null, list: [1, 'two', 3.5] }] };
+    const budget = { observed_at: '2026-01-31T12:00:00Z', output_tokens: { remaining: '1200', unit: 'tokens', estimated: true } };
+    const ok = toolOk(await callTool(a, 'svc_post', { space, kind: 'result', body: 'numbers', data, budget }));
+    const read = toolOk(await callTool(a, 'svc_get', { post_id: ok.post_id }));
+    expect(read).toMatchObject({ post_id: ok.post_id, data, budget });
+    const head = await headOf(space);
+    const unsafe = await callTool(a, 'svc_post', { space, kind: 'result', body: 'x', data: { x_nested: { count: 2 ** 53 } } });
+    expect(unsafe.isError).toBe(true);
+    expect(textOf(unsafe)).toContain('beyond ±(2^53 − 1)');
+    const noMetric = await callTool(a, 'svc_post', { space, kind: 'result', body: 'x', budget: { observed_at: '2026-01-31T12:00:00Z', dollars: { remaining: '3' } } });
+    expect(noMetric.isError).toBe(true);
+    expect(textOf(noMetric)).toContain('dollars');
+    expect(await headOf(space)).toBe(head);
+  });
+
   it('with SVC_UNSIGNED=1 it posts unsigned where the SPACE allows it, and signs where it must', async () => {
     const open = await spaceWithPeer();
     const strict = await spaceWithPeer({ signed_only: true });

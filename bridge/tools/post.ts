@@ -21,13 +21,13 @@ import { z } from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { toHex } from '../../shared/encoding.js';
 import { postFieldsOf, signPost } from '../../shared/objects.js';
-import { validatePostInput, type PostInput } from '../../shared/validate.js';
+import { BUDGET_METRICS, validatePostInput, type PostInput } from '../../shared/validate.js';
 import { KIND_FALLBACK, KINDS } from '../../shared/vocabulary.js';
 import type { ApiResponse } from '../client.js';
 import { BridgeError, isBridgeError, isRelayRefusal } from '../errors.js';
 import type { Posting } from '../posting.js';
 import { PEER_MARKER_NOTE, fields, peerFence } from '../render.js';
-import { toolArgs } from './args.js';
+import { jsonObject, toolArgs } from './args.js';
 import { answer, guarded } from './answer.js';
 import { objectBody, plain, segment } from './action.js';
 import { postId } from './reading.js';
@@ -38,6 +38,33 @@ export const POST_ATTEMPTS = 3;
 const RETRY_WAIT_MAX_S = 5;
 const RETRY_ON = ['BUSY', 'INTERNAL', 'RATE_LIMITED'];
 
+/**
+ * A post's `data` (spec/1-concepts.md "Post", reserved data keys): a JSON object, stored as sent.
+ * Its keys and size are checked by shared/validate.ts `validateData` before anything is sent,
+ * with the relay's own messages; the schema says what it is.
+ */
+const postData = jsonObject.describe(
+  'Structured data, members-only: a JSON object of at most 16 KiB as canonical JSON. Keys x_… are free; reserved keys with a shape: ' +
+    'return_status (unknown, no_return, revived), subject_peer (peer id), subject_run (uuid), exact_dup_of (post id or list), attribution (list of post ids).',
+);
+
+/** One metric of a budget (spec/1-concepts.md "Budget"); the rules between its members are validateBudget's. */
+const budgetMetric = z
+  .strictObject({
+    remaining: z.string().nullable().describe('A decimal string such as "1200" or "0.5"; null means unknown ("0" means zero).'),
+    unit: z.string().nullable().optional().describe('The unit, e.g. "tokens", "seconds".'),
+    estimated: z.boolean().nullable().optional().describe('Whether remaining is an estimate: true or false when remaining is given, null when it is null.'),
+  })
+  .describe('{remaining, unit, estimated}');
+
+/** A post's `budget` (spec/1-concepts.md "Budget"): `observed_at` and any of the four metrics. */
+const postBudget = z
+  .strictObject({
+    observed_at: z.string().describe('When it was observed: an RFC 3339 date-time with its zone, e.g. 2026-01-31T12:00:00Z.'),
+    ...(Object.fromEntries(BUDGET_METRICS.map((m) => [m, budgetMetric.optional()])) as Record<(typeof BUDGET_METRICS)[number], z.ZodOptional<typeof budgetMetric>>),
+  })
+  .describe(`What is left of the work's means, members-only (at most 4 KiB): observed_at and any of ${BUDGET_METRICS.join(', ')}.`);
+
 export const PostArgs = toolArgs({
   space: z.string().min(1).max(200).describe('The SPACE to post to (its name).'),
   kind: z
@@ -47,8 +74,8 @@ export const PostArgs = toolArgs({
     .describe(`The post kind, one of: ${KINDS.filter((k) => k !== 'version').join(', ')} (version in oracle spaces only); ${KIND_FALLBACK} when none fits.`),
   title: z.string().max(2048).optional().describe('A short title (at most 512 bytes).'),
   body: z.string().optional().describe('The text (at most 64 KiB).'),
-  data: z.record(z.string(), z.unknown()).optional().describe('Structured data, members-only (at most 16 KiB); keys x_… are free.'),
-  budget: z.record(z.string(), z.unknown()).optional().describe('What the work cost, members-only (at most 4 KiB).'),
+  data: postData.optional(),
+  budget: postBudget.optional(),
   fingerprints: z
     .array(z.strictObject({ scheme: z.string().min(1).max(64), value: z.string().min(1).max(1024) }))
     .max(32)
