@@ -14,7 +14,7 @@ import { REQUEST_MAX_BYTES } from '../shared/limits.js';
 import { audienceOf, publicBaseUrl } from './config.js';
 import type { OperationEntry, RelayContext, RelayDeps } from './context.js';
 import { authenticate, type AuthMode } from './http/auth.js';
-import { answerClientError, registerErrorHandling } from './http/errors.js';
+import { answerClientError, answerFrameworkError, PATH_PARAM_MAX, registerErrorHandling } from './http/errors.js';
 import { parseJsonBody } from './http/json-body.js';
 import { applyRouteLimit, createRateLimiter } from './http/rate-limit.js';
 import { zodValidatorCompiler } from './http/validation.js';
@@ -49,12 +49,14 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   const app = Fastify({
     logger: false,
     bodyLimit: REQUEST_MAX_BYTES,
-    routerOptions: { maxParamLength: 1000 },
+    routerOptions: { maxParamLength: PATH_PARAM_MAX },
     genReqId: () => newUuid(deps.random),
     // While closing, requests already on open connections are still served in full (with
     // the envelope and X-Request-Id) instead of Fastify's bare 503; the database closes after.
     return503OnClosing: false,
     clientErrorHandler: (error, socket) => answerClientError(error, socket, newUuid(deps.random)),
+    // The router's own refusals of an address answer the envelope too.
+    frameworkErrors: answerFrameworkError,
   });
 
   const listening = (): AddressInfo | undefined => {

@@ -6,15 +6,20 @@
  * - `RelayRefusal` is an SvcError with extra headers (RateLimit-*) for the rate limiter.
  * - Fastify's own failures (body too large, malformed address, unsupported media type, no
  *   route) are mapped here too; anything else is INTERNAL, logged to stderr with the request
- *   id, and nothing of it reaches the client.
+ *   id, and nothing of it reaches the client. The router's own refusals (percent-encoding
+ *   that does not decode, a path segment over the parameter length) come through Fastify's
+ *   `frameworkErrors` (`answerFrameworkError`), and what Node's HTTP parser refuses before
+ *   Fastify (headers, or the address in them, too large; malformed HTTP) through the server's
+ *   clientError (`answerClientError`): the same envelopes, catalogue statuses and headers.
  *
  * Headers on every answer: X-Request-Id (= request_id). 401 adds `WWW-Authenticate: Bearer`;
  * a wait adds `Retry-After`. /v1 answers carry Cache-Control no-store, Vary and X-Robots-Tag,
  * except a 200 GET without an Authorization header, which is publicly cacheable with an ETag.
  */
+import { maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SvcError, errorEnvelope, type ErrorCode } from '../../shared/errors.js';
+import { CATALOGUE, SvcError, errorEnvelope, type ErrorCode } from '../../shared/errors.js';
 import { sha256 } from '../../shared/hash.js';
 import { toHex, utf8 } from '../../shared/encoding.js';
 
@@ -26,6 +31,9 @@ export class RelayRefusal extends SvcError {
     this.headers = headers;
   }
 }
+
+/** The longest path segment (a SPACE name, an id) the router reads; longer is INVALID_REQUEST. */
+export const PATH_PARAM_MAX = 1000;
 
 /** What an unknown path answers (api-notes §1). */
 const NO_OPERATION_MESSAGE = 'INVALID_REQUEST. There is no operation at that path.';
@@ -52,6 +60,9 @@ function fastifyAnswer(error: FastifyError): Answer | undefined {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { status: 400, code: 'INVALID_REQUEST', detail: 'body: not valid JSON' };
     case 'FST_ERR_BAD_URL':
+      return { status: 400, code: 'INVALID_REQUEST', detail: 'address: percent-encoding that does not decode to UTF-8' };
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return { status: 400, code: 'INVALID_REQUEST', detail: `address: a path segment over ${PATH_PARAM_MAX} characters` };
     case 'FST_ERR_ASYNC_CONSTRAINT':
       return { status: 400, code: 'INVALID_REQUEST', detail: 'address: malformed' };
     case 'FST_ERR_VALIDATION':
@@ -97,6 +108,27 @@ function isV1(url: string): boolean {
   return url === '/v1' || url.startsWith('/v1/') || url.startsWith('/v1?');
 }
 
+/** The headers every /v1 refusal carries (api-notes §1): never cached, never indexed. */
+const V1_REFUSAL_HEADERS = { 'cache-control': 'no-store', vary: 'Accept, Authorization', 'x-robots-tag': 'noindex' } as const;
+
+/**
+ * Fastify's `frameworkErrors`: the router refused the address before any route or hook ran
+ * (FST_ERR_BAD_URL, FST_ERR_MAX_PARAM_LENGTH). The reply has no route context here, so the
+ * envelope is written on the raw response, with the headers the onSend hook gives others.
+ */
+export function answerFrameworkError(error: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  const a = fastifyAnswer(error) ?? { status: 400, code: 'INVALID_REQUEST' as const };
+  const requestId = String(req.id);
+  const body = JSON.stringify(errorEnvelope(a.code, requestId, a.detail));
+  reply.raw.writeHead(a.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': requestId,
+    ...(isV1(req.raw.url ?? '') ? V1_REFUSAL_HEADERS : {}),
+  });
+  reply.raw.end(body);
+}
+
 /** Install the error handler, the 404 answer and the header rules on an app. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, req, reply) => sendRefusal(reply, error));
@@ -131,7 +163,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
 
 /**
  * Requests Node's HTTP parser refuses before Fastify sees them (malformed request line,
- * headers too large): still answered with the envelope and an X-Request-Id, then closed.
+ * headers too large, which includes an address or query past the header limit): still
+ * answered with the envelope, the catalogue's status (TOO_LARGE is 413, not the parser's
+ * 431) and an X-Request-Id, then closed.
  */
 export function answerClientError(error: Error & { code?: string }, socket: Socket, requestId: string): void {
   if (!socket.writable) {
@@ -140,9 +174,9 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
   }
   const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
   const code: ErrorCode = tooLarge ? 'TOO_LARGE' : 'INVALID_REQUEST';
-  const status = tooLarge ? 431 : 400;
-  const reason = tooLarge ? 'Request Header Fields Too Large' : 'Bad Request';
-  const body = JSON.stringify(errorEnvelope(code, requestId, tooLarge ? 'headers: too large' : 'request: malformed HTTP'));
+  const status = CATALOGUE[code].status;
+  const reason = tooLarge ? 'Content Too Large' : 'Bad Request';
+  const body = JSON.stringify(errorEnvelope(code, requestId, tooLarge ? `headers: the address and headers together take at most ${maxHeaderSize} bytes` : 'request: malformed HTTP'));
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\n` +
       'content-type: application/json; charset=utf-8\r\n' +
