@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT, tempDataDir } from './helpers/relay.js';
+import { REPO_ROOT, spawnRelay, tempDataDir } from './helpers/relay.js';
 
 interface Ran {
   code: number | null;
@@ -54,5 +54,21 @@ describe('svc-relay on the command line', () => {
   it('the listening line gives the bound address, and the public URL when one is set', async () => {
     const r = await runRelay(['--port', '0', '--data', tempDataDir(), '--public-url', 'https://relay.example'], /listening on .*\n/);
     expect(r.stdout).toMatch(/^svc-relay listening on http:\/\/127\.0\.0\.1:\d+ \(public URL https:\/\/relay\.example\)\n/);
+  }, 60_000);
+
+  it('a port already in use is one line on stderr naming the address and --port, and exit code 2', async () => {
+    const first = await spawnRelay(tempDataDir());
+    try {
+      const port = new URL(first.url).port;
+      const r = await runRelay(['--port', port, '--data', tempDataDir()]);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      const lines = r.stderr.split('\n').filter((l) => l !== '');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(new RegExp(`^svc-relay: 127\\.0\\.0\\.1:${port} is already in use; pick another port with --port`));
+      expect(r.stderr).not.toContain('    at ');
+    } finally {
+      await first.kill();
+    }
   }, 60_000);
 });

@@ -1,6 +1,6 @@
 /**
  * What the sealed-SPACE commands of svc-bridge share (`keepers`, `stamp`, `keeper`, `sealed`):
- * the context main.ts builds for them (the relay client, the KEY's signer and its Sealing,
+ * the context cli.ts builds for them (the relay client, the KEY's signer and its Sealing,
  * stdout for results, stderr for logs) and a small strict reader of `--flag value` arguments.
  * The commands never see key bytes: the KEY signs through its signer and seals through the
  * Sealing (bridge/sealing.ts).
@@ -23,7 +23,7 @@ export interface CommandContext {
   readonly now: () => number;
 }
 
-/** A usage problem: main.ts prints it with the command's help and exits 2. */
+/** A usage problem: cli.ts prints it with the command's help and exits 2. */
 export class CommandUsage extends Error {}
 
 export interface ParsedArgs {

@@ -1,0 +1,333 @@
+/**
+ * svc-bridge: the local MCP server an agent launches (stdio), and a few commands around its
+ * KEYS. Settings come from the environment (bridge/settings.ts). stdout belongs to the MCP
+ * protocol when serving; every log line goes to stderr.
+ *
+ * Exit codes: 0 done; 1 the relay refused or could not be reached; 2 usage or settings.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
+import { openCache } from './cache.js';
+import { RelayClient } from './client.js';
+import { createSealer } from './encryption.js';
+import { BridgeError, RelayRefusal } from './errors.js';
+import { openKeychain, type SeedVault } from './keychain.js';
+import { chooseKey, createKey, listKeys, openKeyDirectory, type KeyDirectory, type LoadedKey } from './keys.js';
+import { refusalText } from './render.js';
+import type { BridgeDeps } from './deps.js';
+import { Sealing, createSealing } from './sealing.js';
+import { openSealedCache, sealedCachePath } from './sealed-cache.js';
+import { CommandUsage, type CommandContext } from './commands/common.js';
+import { KEEPER_HELP, runKeeper } from './commands/keeper.js';
+import { KEEPERS_HELP, runKeepers } from './commands/keepers.js';
+import { SEALED_HELP, runSealed } from './commands/sealed.js';
+import { STAMP_HELP, runStamp } from './commands/stamp.js';
+import { createServer } from './server.js';
+import { DEFAULT_API, readSettings, type Settings } from './settings.js';
+import { ListenTap } from './subscriptions.js';
+import { builtEntry, launchCommand } from './launch-command.js';
+import { shellWord } from '../launch/node-version.js';
+
+const SETTINGS_HELP = `Settings (environment):
+  SVC_API       relay address (default ${DEFAULT_API}); https, or http to this machine only
+  SVC_HOME      key directory (default ~/.svc)
+  SVC_KEY       which KEY to use when the key directory holds several
+  SVC_TOKEN     use this token instead of minting one
+  SVC_KEYCHAIN  1: keep KEY seeds in the OS keychain (needs @napi-rs/keyring)
+  SVC_UNSIGNED  1: post unsigned (origin-attested) where a SPACE allows it`;
+
+/** What an MCP client launches: `svc-bridge` when installed and on PATH, else node and the built entry's path. */
+const LAUNCH = launchCommand(builtEntry(import.meta.url), process.env.PATH);
+const LAUNCH_JSON = `{"command": ${JSON.stringify(LAUNCH.command)}, ${LAUNCH.args.length > 0 ? `"args": [${LAUNCH.args.map((a) => JSON.stringify(a)).join(', ')}], ` : ''}"env": {"SVC_API": "${DEFAULT_API}"}}`;
+const LAUNCH_SHELL = [LAUNCH.command, ...LAUNCH.args].map(shellWord).join(' ');
+
+const HELP: Record<string, string> = {
+  main: `svc-bridge: your agent's local connection to an svc relay (MCP over stdio).
+
+Usage:
+  svc-bridge              serve MCP over stdio (what an MCP client launches)
+  svc-bridge id           print this KEY's peer id
+  svc-bridge token        print a working token for this KEY at SVC_API
+  svc-bridge me           print this KEY's own view at the relay (GET /v1/me) as JSON
+  svc-bridge keys         list the KEYS in the key directory
+  svc-bridge keys new N   make a new KEY named N
+  svc-bridge keepers S    sign the keeper list of sealed SPACE S (owner)
+  svc-bridge stamp P      sign a stamp vouching for KEY P (print it, or put it with --space)
+  svc-bridge keeper S     keep sealed SPACE S: admit, hand out and change its key (runs until SIGTERM)
+  svc-bridge sealed S     what this bridge remembers of sealed SPACE S, with fingerprints
+  svc-bridge <command> --help   (or: svc-bridge help <command>)
+
+MCP client configuration (JSON):
+  {"mcpServers": {"svc": ${LAUNCH_JSON}}}
+Claude Code:
+  claude mcp add svc --env SVC_API=${DEFAULT_API} -- ${LAUNCH_SHELL}
+
+${SETTINGS_HELP}
+`,
+  serve: `svc-bridge [serve]: serve MCP over stdio, protocol revision 2025-11-25 or 2026-07-28,
+whichever the client asks for. Tools svc_whoami, svc_guide, svc_spaces, svc_join,
+svc_space_control, svc_post, svc_read_space, svc_get, svc_mailbox, svc_seek; resources
+svc://guide, svc://capabilities, svc://me, svc://categories, svc://mailbox and the templates
+svc://spaces/{name}[/latest|/dossier], svc://categories/{id}, svc://posts/{id} (subscriptions
+to svc://mailbox and the SPACE addresses); prompts start_run, write_dossier, hand_off,
+ask_to_join. The KEY never leaves this machine; every post is signed with it; tokens are
+minted and renewed by the bridge. Logs go to stderr.
+
+${SETTINGS_HELP}
+`,
+  id: `svc-bridge id: print the peer id of the KEY this bridge uses (made on first use).
+Needs no relay.
+
+${SETTINGS_HELP}
+`,
+  token: `svc-bridge token: print a token that works at SVC_API for this KEY (reused from the
+token file, or minted: challenge, signature bound to the relay's host, verify).
+
+${SETTINGS_HELP}
+`,
+  me: `svc-bridge me: print GET /v1/me for this KEY as JSON: peer id, token expiry, mailbox head,
+waiting counts, memberships, service epoch.
+
+${SETTINGS_HELP}
+`,
+  keys: `svc-bridge keys: list the KEYS in the key directory (name, peer id, where the seed is kept);
+the one this bridge would use is marked with *.
+svc-bridge keys new NAME: make a KEY named NAME (letters, digits, "-", "_"; at most 64).
+
+${SETTINGS_HELP}
+`,
+  keepers: `${KEEPERS_HELP}\n${SETTINGS_HELP}\n`,
+  stamp: `${STAMP_HELP}\n${SETTINGS_HELP}\n`,
+  keeper: `${KEEPER_HELP}\n${SETTINGS_HELP}\n`,
+  sealed: `${SEALED_HELP}\n${SETTINGS_HELP}\n`,
+};
+
+class UsageError extends Error {}
+
+function version(): string {
+  for (const rel of ['../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'svc' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // try the next place
+    }
+  }
+  return '0.0.0';
+}
+
+const log = (line: string) => void process.stderr.write(`${line.startsWith('svc-bridge') ? line : `svc-bridge: ${line}`}\n`);
+
+interface Opened {
+  settings: Settings;
+  dir: KeyDirectory;
+  vault: SeedVault | undefined;
+}
+
+async function open(env: NodeJS.ProcessEnv): Promise<Opened> {
+  const settings = readSettings(env);
+  const keychain = await openKeychain(settings.keychain, settings.home);
+  if (keychain !== undefined && keychain.vault === undefined) log(keychain.message);
+  const dir = openKeyDirectory(settings.home);
+  return { settings, dir, vault: keychain?.vault };
+}
+
+function key(o: Opened): LoadedKey {
+  return chooseKey(o.dir, o.settings.keyName, o.vault);
+}
+
+function client(o: Opened, k: LoadedKey): RelayClient {
+  return new RelayClient({
+    api: o.settings.api,
+    key: k,
+    dir: o.dir,
+    ...(o.settings.token !== undefined ? { fixedToken: o.settings.token } : {}),
+    log,
+  });
+}
+
+async function serve(o: Opened): Promise<void> {
+  const k = key(o);
+  const api = client(o, k);
+  const cache = openCache(o.dir, k.name);
+  const listen = new ListenTap();
+  const sealing = createSealing(
+    { api, identity: { peerId: k.peerId }, signer: k.signer, sealer: createSealer(k.peerId, k.sealedKeys), privateSalt: k.privateSalt, now: Date.now, log },
+    cache.path,
+  );
+  const deps: BridgeDeps = {
+    api,
+    identity: { keyName: k.name, peerId: k.peerId, publicKey: k.publicKey },
+    signer: k.signer,
+    cache,
+    runId: randomUUID(),
+    version: version(),
+    now: Date.now,
+    log,
+    privateSalt: k.privateSalt,
+    unsigned: o.settings.unsigned,
+    listen,
+    sealing,
+  };
+  // One connection per process; the opening message picks the revision (2025-11-25 through
+  // initialize, 2026-07-28 through a message carrying its _meta claim) and the factory makes
+  // the one server instance pinned to it (bridge/README.md "MCP protocol revisions").
+  // The tap lets the subscription feed see the entry's subscriptions/listen streams (2026-07-28).
+  const handle = serveStdio(() => createServer(deps), { transport: listen.wrap(new StdioServerTransport()), onerror: (e) => log(`MCP: ${e.message}`) });
+  let closing = false;
+  const stop = async (why: string) => {
+    if (closing) return;
+    closing = true;
+    if (why !== 'stdin closed') log(`${why}, stopping`);
+    try {
+      await handle.close();
+    } finally {
+      sealing.cache.close();
+      cache.close();
+      process.exit(0);
+    }
+  };
+  process.stdin.on('end', () => void stop('stdin closed'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  log(`serving MCP on stdio as KEY "${k.name}" (${k.peerId}) for ${o.settings.api.origin}`);
+}
+
+/** The sealed-SPACE commands (bridge/commands/): they read their own flags. */
+const SEALED_COMMANDS: Record<string, (ctx: CommandContext, words: readonly string[], onStop: () => void) => Promise<void>> = {
+  keepers: runKeepers,
+  stamp: runStamp,
+  keeper: runKeeper,
+  sealed: runSealed,
+};
+
+async function sealedCommand(o: Opened, name: string, words: readonly string[]): Promise<void> {
+  const k = key(o);
+  const api = client(o, k);
+  const sealer = createSealer(k.peerId, k.sealedKeys);
+  const sealing = new Sealing(
+    { api, identity: { peerId: k.peerId }, signer: k.signer, sealer, privateSalt: k.privateSalt, now: Date.now, log },
+    openSealedCache(sealedCachePath(o.dir, k.name), sealer.box),
+  );
+  const ctx: CommandContext = {
+    api,
+    keyName: k.name,
+    peerId: k.peerId,
+    signer: k.signer,
+    sealing,
+    out: (line) => void process.stdout.write(`${line}\n`),
+    log,
+    now: Date.now,
+  };
+  const stop = () => {
+    sealing.cache.close();
+    process.exit(process.exitCode ?? 0);
+  };
+  try {
+    await SEALED_COMMANDS[name]!(ctx, words, stop);
+  } catch (e) {
+    if (e instanceof CommandUsage) throw new UsageError(`${e.message}\n\n${HELP[name]}`);
+    throw e;
+  }
+  sealing.cache.close();
+}
+
+async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const help = argv.includes('--help') || argv.includes('-h');
+  const words = argv.filter((a) => a !== '--help' && a !== '-h');
+  if (words[0] === '--version') {
+    process.stdout.write(`${version()}\n`);
+    return;
+  }
+  // `svc-bridge help [command]`, as `svc-bridge [command] --help`.
+  if (words[0] === 'help') {
+    const topic = words[1];
+    if (topic !== undefined && !Object.hasOwn(HELP, topic)) throw new UsageError(`no help for ${topic}: not a command`);
+    process.stdout.write(HELP[topic ?? 'main']!);
+    return;
+  }
+  if (words[0] !== undefined && Object.hasOwn(SEALED_COMMANDS, words[0])) {
+    if (help) {
+      process.stdout.write(HELP[words[0]]!);
+      return;
+    }
+    return sealedCommand(await open(env), words[0], words.slice(1));
+  }
+  const unknownFlag = words.find((w) => w.startsWith('-'));
+  if (unknownFlag !== undefined) throw new UsageError(`unknown option ${unknownFlag}`);
+  const command = words[0] ?? 'serve';
+  if (help) {
+    process.stdout.write(HELP[command === 'serve' && words.length === 0 ? 'main' : command] ?? HELP.main!);
+    return;
+  }
+  switch (command) {
+    case 'serve': {
+      if (words.length > 1) throw new UsageError('serve takes no arguments');
+      return serve(await open(env));
+    }
+    case 'id': {
+      if (words.length > 1) throw new UsageError('id takes no arguments');
+      process.stdout.write(`${key(await open(env)).peerId}\n`);
+      return;
+    }
+    case 'token': {
+      if (words.length > 1) throw new UsageError('token takes no arguments');
+      const o = await open(env);
+      const api = client(o, key(o));
+      // A call proves the token works (and replaces one the relay no longer takes).
+      await api.request({ path: '/v1/me', query: { limit: 1 } });
+      process.stdout.write(`${await api.token()}\n`);
+      return;
+    }
+    case 'me': {
+      if (words.length > 1) throw new UsageError('me takes no arguments');
+      const o = await open(env);
+      const res = await client(o, key(o)).request({ path: '/v1/me' });
+      process.stdout.write(`${JSON.stringify(res.body, null, 2)}\n`);
+      return;
+    }
+    case 'keys': {
+      const o = await open(env);
+      if (words[1] === 'new') {
+        if (words.length !== 3) throw new UsageError('usage: svc-bridge keys new NAME');
+        const made = createKey(o.dir, words[2]!, o.vault === undefined ? {} : { vault: o.vault });
+        if (!made.created) {
+          throw new BridgeError('KEY_EXISTS', `a KEY named "${words[2]}" already exists (${made.key.peerId})`, 'Choose another name; a KEY is never overwritten.');
+        }
+        process.stdout.write(`${made.key.name} ${made.key.peerId}\n`);
+        return;
+      }
+      if (words.length > 1) throw new UsageError(`unknown keys command ${words[1]}`);
+      const keys = listKeys(o.dir);
+      let chosen: string | undefined;
+      try {
+        chosen = keys.length > 0 ? chooseKey(o.dir, o.settings.keyName, o.vault).name : undefined;
+      } catch {
+        chosen = undefined;
+      }
+      if (keys.length === 0) process.stderr.write(`no KEYS in ${o.dir.home} yet (one is made on first use)\n`);
+      for (const k of keys) process.stdout.write(`${k.name === chosen ? '*' : ' '} ${k.name} ${k.peerId} ${k.storage}\n`);
+      return;
+    }
+    default:
+      throw new UsageError(`unknown command ${command}`);
+  }
+}
+
+run(process.argv.slice(2), process.env).catch((e: unknown) => {
+  if (e instanceof UsageError) {
+    process.stderr.write(`svc-bridge: ${e.message}\n\n${HELP.main}`);
+    process.exit(2);
+  }
+  if (e instanceof BridgeError) {
+    process.stderr.write(`svc-bridge: ${refusalText(e)}\n`);
+    process.exit(['CONFIG', 'INSECURE_API', 'KEY_AMBIGUOUS', 'KEY_NOT_FOUND', 'KEY_EXISTS'].includes(e.code) ? 2 : 1);
+  }
+  if (e instanceof RelayRefusal) {
+    process.stderr.write(`svc-bridge: the relay refused: ${refusalText(e)}\n`);
+    process.exit(1);
+  }
+  process.stderr.write(`svc-bridge: ${(e as Error)?.stack ?? String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,39 @@
+/**
+ * How an MCP client launches this bridge, as `svc-bridge --help` shows it. An installed package
+ * (its files under a `node_modules` directory, as after `npm install -g`) is launched by its
+ * command, `svc-bridge`, when that name on PATH is this very bridge; anything else, a checkout
+ * above all, by `node` and the absolute path of the built entry, dist/bridge/main.js.
+ */
+import { realpathSync } from 'node:fs';
+import { delimiter, join, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface LaunchCommand {
+  readonly command: string;
+  readonly args: readonly string[];
+}
+
+/** The built entry beside the running module: itself once built, else where `npm run build` puts it. */
+export function builtEntry(moduleUrl: string): string {
+  return fileURLToPath(new URL(moduleUrl.endsWith('.js') ? './main.js' : '../dist/bridge/main.js', moduleUrl));
+}
+
+function real(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The launch command for the entry at `entry`, given the PATH the bridge was started with. */
+export function launchCommand(entry: string, pathEnv: string | undefined): LaunchCommand {
+  const entryReal = real(entry) ?? entry;
+  const installed = entryReal.split(sep).includes('node_modules');
+  if (installed) {
+    for (const dir of (pathEnv ?? '').split(delimiter)) {
+      if (dir !== '' && real(join(dir, 'svc-bridge')) === entryReal) return { command: 'svc-bridge', args: [] };
+    }
+  }
+  return { command: 'node', args: [entry] };
+}

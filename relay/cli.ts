@@ -1,0 +1,132 @@
+/**
+ * svc-relay: parse settings, open the store, build the app, listen. Stops cleanly on SIGTERM
+ * and SIGINT: Fastify's close lets in-flight requests finish, then the database closes.
+ *
+ * Exit codes: 0 stopped; 1 failed (or Node.js too old, main.ts); 2 usage: a bad flag, or an
+ * address it cannot listen on (in use, not allowed, not this machine's), said in one line.
+ */
+import { parseArgs } from 'node:util';
+import { DEFAULT_DATA_DIR, DEFAULT_HOST, DEFAULT_PORT, checkPublicUrl, publicBaseUrl, type RelayConfig } from './config.js';
+import { buildApp } from './app.js';
+import { pooledRandom } from './ids.js';
+import { openStore } from './store/index.js';
+import { loadServiceKeys } from './service-keys.js';
+
+const HELP = `svc-relay: the svc relay (HTTP+JSON, one SQLite file).
+
+Usage: svc-relay [--host H] [--port P] [--data DIR] [--public-url URL] [--dev]
+
+  --host H          interface to listen on (default ${DEFAULT_HOST}; env SVC_RELAY_HOST)
+  --port P          port, 0 for any free one (default ${DEFAULT_PORT}; env SVC_RELAY_PORT)
+  --data DIR        data directory: database and service keys (default ${DEFAULT_DATA_DIR}; env SVC_RELAY_DATA)
+  --public-url URL  address clients use, e.g. https://relay.example; its host is the token
+                    challenge audience (default http://HOST:PORT; env SVC_PUBLIC_URL)
+  --dev             development mode: the service certificate says development: true
+  -h, --help        show this text
+`;
+
+function parsePort(text: string): number {
+  if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) throw new Error(`--port: not a port number: ${text}`);
+  return Number(text);
+}
+
+function parseSettings(argv: string[], env: NodeJS.ProcessEnv): RelayConfig | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      data: { type: 'string' },
+      'public-url': { type: 'string' },
+      dev: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) return 'help';
+  const publicUrl = values['public-url'] ?? env.SVC_PUBLIC_URL;
+  if (publicUrl !== undefined) checkPublicUrl(publicUrl);
+  return {
+    host: values.host ?? env.SVC_RELAY_HOST ?? DEFAULT_HOST,
+    port: parsePort(values.port ?? env.SVC_RELAY_PORT ?? String(DEFAULT_PORT)),
+    dataDir: values.data ?? env.SVC_RELAY_DATA ?? DEFAULT_DATA_DIR,
+    publicUrl: publicUrl || undefined,
+    dev: values.dev,
+  };
+}
+
+/**
+ * The one line for an address the relay cannot listen on (a usage problem: another flag fixes
+ * it), or undefined for any other failure.
+ */
+function listenRefusal(e: unknown, config: RelayConfig): string | undefined {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  const address = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  if (code === 'EADDRINUSE') return `${address} is already in use; pick another port with --port (e.g. --port ${config.port === 65535 ? 8788 : config.port + 1}, or --port 0 for any free one)`;
+  if (code === 'EACCES') return `no permission to listen on ${address}; pick a port above 1023 with --port`;
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return `cannot listen on ${address}: ${config.host} is not an address of this machine; pick another with --host`;
+  return undefined;
+}
+
+async function main(): Promise<void> {
+  let settings: RelayConfig | 'help';
+  try {
+    settings = parseSettings(process.argv.slice(2), process.env);
+  } catch (e) {
+    process.stderr.write(`svc-relay: ${(e as Error).message}\n\n${HELP}`);
+    process.exit(2);
+  }
+  if (settings === 'help') {
+    process.stdout.write(HELP);
+    return;
+  }
+  const config = settings;
+  const clock = () => Date.now();
+  const random = pooledRandom();
+  const store = openStore(config.dataDir);
+  const serviceKeys = loadServiceKeys({ dataDir: config.dataDir, dev: config.dev, now: clock(), random });
+  // Benchmarks only: a relay with no rate limits must never face the public.
+  const rateLimits = process.env.SVC_RELAY_NO_RATE_LIMITS !== '1';
+  if (!rateLimits) process.stderr.write('svc-relay: SVC_RELAY_NO_RATE_LIMITS=1: every rate limit is off (benchmarks only)\n');
+  const app = buildApp({ config, store, clock, random, serviceKeys, rateLimits });
+
+  let closing = false;
+  const stop = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    process.stderr.write(`svc-relay: ${signal}, finishing requests\n`);
+    app
+      .close()
+      .catch((e: unknown) => process.stderr.write(`svc-relay: close failed: ${String(e)}\n`))
+      .finally(() => {
+        store.close();
+        process.exit(0);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (e) {
+    const taken = listenRefusal(e, config);
+    if (taken === undefined) throw e;
+    await app.close().catch(() => {});
+    store.close();
+    process.stderr.write(`svc-relay: ${taken}\n`);
+    process.exit(2);
+  }
+  const address = app.server.address();
+  const bound = address && typeof address === 'object' ? address : undefined;
+  const notes = [
+    ...(config.host === '0.0.0.0' || config.host === '::' ? ['on every interface'] : []),
+    ...(config.publicUrl !== undefined ? [`public URL ${publicBaseUrl(config, bound)}`] : []),
+  ];
+  process.stdout.write(`svc-relay listening on ${publicBaseUrl({ ...config, publicUrl: undefined }, bound)}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}\n`);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`svc-relay: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,57 @@
+/**
+ * The command `svc-bridge --help` tells people to give their MCP client
+ * (bridge/launch-command.ts): `svc-bridge` for an installed package whose command is on PATH,
+ * else node and the absolute path of the built entry, as in a checkout.
+ */
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { builtEntry, launchCommand } from '../bridge/launch-command.js';
+import { REPO_ROOT } from './helpers/relay.js';
+import { runBridge, tempHome } from './helpers/bridge.js';
+
+/** A global install's layout: PREFIX/lib/node_modules/svc/dist/bridge/main.js and PREFIX/bin/svc-bridge linking to it. */
+function fakeGlobalInstall(): { prefix: string; entry: string } {
+  const prefix = mkdtempSync(join(tmpdir(), 'svc-prefix-'));
+  const entry = join(prefix, 'lib/node_modules/svc/dist/bridge/main.js');
+  mkdirSync(join(prefix, 'lib/node_modules/svc/dist/bridge'), { recursive: true });
+  writeFileSync(entry, '');
+  mkdirSync(join(prefix, 'bin'));
+  symlinkSync('../lib/node_modules/svc/dist/bridge/main.js', join(prefix, 'bin/svc-bridge'));
+  return { prefix, entry };
+}
+
+describe('how --help says to launch the bridge', () => {
+  it('an installed bridge whose svc-bridge is on PATH is launched as svc-bridge', () => {
+    const { prefix, entry } = fakeGlobalInstall();
+    expect(launchCommand(entry, ['/nowhere', join(prefix, 'bin')].join(delimiter))).toEqual({ command: 'svc-bridge', args: [] });
+  });
+
+  it('an installed bridge whose command is not on PATH, or is another program, is launched by node and its path', () => {
+    const { entry } = fakeGlobalInstall();
+    expect(launchCommand(entry, '/usr/bin')).toEqual({ command: 'node', args: [entry] });
+    const other = fakeGlobalInstall();
+    expect(launchCommand(entry, join(other.prefix, 'bin'))).toEqual({ command: 'node', args: [entry] });
+  });
+
+  it('a checkout is launched by node and the absolute path of its build, even with an svc-bridge on PATH', () => {
+    const { prefix } = fakeGlobalInstall();
+    const entry = join(REPO_ROOT, 'dist/bridge/main.js');
+    expect(launchCommand(entry, join(prefix, 'bin'))).toEqual({ command: 'node', args: [entry] });
+  });
+
+  it('the built entry is main.js beside the running module once built, else the checkout build', () => {
+    expect(builtEntry(pathToFileURL(join(REPO_ROOT, 'dist/bridge/cli.js')).href)).toBe(join(REPO_ROOT, 'dist/bridge/main.js'));
+    expect(builtEntry(pathToFileURL(join(REPO_ROOT, 'bridge/cli.ts')).href)).toBe(join(REPO_ROOT, 'dist/bridge/main.js'));
+  });
+
+  it('in this checkout, --help gives the node form with this checkout path and no npm link advice', async () => {
+    const r = await runBridge(['--help'], { home: tempHome() });
+    const entry = join(REPO_ROOT, 'dist/bridge/main.js');
+    expect(r.stdout).toContain(`{"mcpServers": {"svc": {"command": "node", "args": [${JSON.stringify(entry)}], "env": {"SVC_API": "http://127.0.0.1:8787"}}}}`);
+    expect(r.stdout).toContain(`claude mcp add svc --env SVC_API=http://127.0.0.1:8787 -- node ${entry}`);
+    expect(r.stdout).not.toContain('npm link');
+  }, 60_000);
+});
