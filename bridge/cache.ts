@@ -21,7 +21,7 @@
  * Positions are 64-bit decimal strings (spec "Encoding conventions"), compared as numbers.
  */
 import Database from 'better-sqlite3';
-import { chmodSync, existsSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDecimal } from '../shared/encoding.js';
 import { BridgeError } from './errors.js';
@@ -140,6 +140,18 @@ function migrate(db: Database.Database): void {
   }).immediate();
 }
 
+/**
+ * Make the SQLite file at `path` with mode 0600 before SQLite opens it (an empty file is a new
+ * database to SQLite, and SQLite gives the -wal and -shm files it creates the database file's
+ * own mode), or hold an existing one and its side files to 0600: the cache is the user's alone
+ * from its first byte.
+ */
+export function ownerOnlySqliteFile(path: string): void {
+  if (!POSIX) return;
+  closeSync(openSync(path, 'a', 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
+}
+
 export function cachePath(dir: KeyDirectory, keyName: string): string {
   return join(dir.cacheDir, `${checkKeyName(keyName)}.sqlite`);
 }
@@ -147,9 +159,9 @@ export function cachePath(dir: KeyDirectory, keyName: string): string {
 /** Open (and make) the cache of KEY `keyName` in the key directory. */
 export function openCache(dir: KeyDirectory, keyName: string): Cache {
   const path = cachePath(dir, keyName);
-  const fresh = !existsSync(path);
   let db: Database.Database;
   try {
+    ownerOnlySqliteFile(path);
     db = new Database(path);
     db.pragma('busy_timeout = 5000');
     db.pragma('journal_mode = WAL');
@@ -160,7 +172,6 @@ export function openCache(dir: KeyDirectory, keyName: string): Cache {
       cause: e,
     });
   }
-  if (fresh && POSIX) chmodSync(path, 0o600);
 
   const selCursor = db.prepare<[string, string, string], { after: string }>('SELECT after FROM cursors WHERE relay = ? AND kind = ? AND space = ?');
   const upCursor = db.prepare<[string, string, string, string, number]>(

@@ -4,7 +4,7 @@
  * bridges (connections, processes) share one file safely.
  */
 import { spawn } from 'node:child_process';
-import { statSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { chmodSync, statSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -119,6 +119,25 @@ describe('the cache file', () => {
     const db = new Database(cachePath(dir, 'alice'), { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.close();
+  });
+
+  it('holds the cache, its -wal and -shm at mode 0600 from the first open and after writes, and narrows files left at 0644', () => {
+    const umask = process.umask(0o022);
+    try {
+      const dir = freshDir();
+      const cache = openCache(dir, 'bob');
+      const sides = ['', '-wal', '-shm'].map((side) => cache.path + side);
+      for (const f of sides) expect(statSync(f).mode & 0o777, f).toBe(0o600);
+      for (let i = 1; i <= 5; i++) cache.advanceCursor(RELAY, { kind: 'space', space: 'lab' }, String(i), i);
+      for (const f of sides) expect(statSync(f).mode & 0o777, f).toBe(0o600);
+      for (const f of sides) chmodSync(f, 0o644);
+      const again = openCache(dir, 'bob');
+      for (const f of sides) expect(statSync(f).mode & 0o777, f).toBe(0o600);
+      again.close();
+      cache.close();
+    } finally {
+      process.umask(umask);
+    }
   });
 
   it('is shared safely by bridges in several processes writing at once', async () => {

@@ -5,9 +5,14 @@
  *
  * Integers are read as JavaScript numbers (safeIntegers off): every integer column holds
  * milliseconds, positions or counts far below 2^53.
+ *
+ * The database file is made mode 0600 before SQLite opens it, and SQLite gives the -wal and
+ * -shm files it creates the database file's own mode, so no copy of the data is readable by
+ * other users of the machine even for a moment (the data directory is 0700 as well). A file
+ * left wider by an older version is narrowed on open, its -wal and -shm with it.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { MIGRATIONS, type Migration } from './migrations/index.js';
 
@@ -27,7 +32,9 @@ export function openDatabase(dataDir: string): Db {
     db = new Database(':memory:');
   } else {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    db = new Database(join(dataDir, DATABASE_FILE));
+    const file = join(dataDir, DATABASE_FILE);
+    ownerOnlyDatabaseFile(file);
+    db = new Database(file);
     db.pragma('journal_mode = WAL');
   }
   db.pragma('synchronous = FULL');
@@ -40,6 +47,20 @@ export function openDatabase(dataDir: string): Db {
     throw e;
   }
   return db;
+}
+
+/** SQLite's files beside a database: the write-ahead log and its shared-memory index. */
+const SIDE_FILES = ['-wal', '-shm', '-journal'] as const;
+
+/**
+ * Make `file` (empty: SQLite reads an empty file as a new database) with mode 0600, or hold
+ * an existing one and its side files to 0600.
+ */
+export function ownerOnlyDatabaseFile(file: string): void {
+  closeSync(openSync(file, 'a', 0o600));
+  for (const path of [file, ...SIDE_FILES.map((side) => file + side)]) {
+    if (existsSync(path)) chmodSync(path, 0o600);
+  }
 }
 
 /** Apply, in id order, every migration whose id is not yet in `schema_migrations`. */
