@@ -20,11 +20,10 @@
  * transaction, and the busy timeout makes a writer wait.
  */
 import Database from 'better-sqlite3';
-import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { isHex, isUuid, utf8 } from '../shared/encoding.js';
 import { BridgeError } from './errors.js';
-import { POSIX } from './files.js';
+import { ownerOnlySqliteFile } from './cache.js';
 import { checkKeyName, type KeyDirectory, type LocalBox } from './keys.js';
 
 export interface RememberedSpace {
@@ -206,9 +205,9 @@ export function sealedCachePathBeside(cachePath: string): string {
 
 /** Open (and make, mode 0600) the sealed cache at `path`; secrets go through `box`. */
 export function openSealedCache(path: string, box: LocalBox): SealedCache {
-  const fresh = !existsSync(path);
   let db: Database.Database;
   try {
+    ownerOnlySqliteFile(path);
     db = new Database(path);
     db.pragma('busy_timeout = 5000');
     db.pragma('journal_mode = WAL');
@@ -226,10 +225,6 @@ export function openSealedCache(path: string, box: LocalBox): SealedCache {
       undefined,
       { cause: e },
     );
-  }
-  if (fresh && POSIX) {
-    chmodSync(path, 0o600);
-    for (const side of ['-wal', '-shm']) if (existsSync(path + side)) chmodSync(path + side, 0o600);
   }
 
   const selSpace = db.prepare<[string, string], SpaceRow>('SELECT * FROM sealed_spaces WHERE relay = ? AND space_id = ?');
