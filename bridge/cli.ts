@@ -3,7 +3,10 @@
  * KEYS. Settings come from the environment (bridge/settings.ts). stdout belongs to the MCP
  * protocol when serving; every log line goes to stderr.
  *
- * Exit codes: 0 done; 1 the relay refused or could not be reached; 2 usage or settings.
+ * Exit codes: 0 done; 1 the relay refused or could not be reached (or Node.js is too old,
+ * main.ts); 2 usage or settings. Serving is the exception: a setting or KEY the bridge cannot
+ * use does not end it at start; it serves the explanation (serveConfigError) until the client
+ * closes stdin, then exits 2.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -27,6 +30,7 @@ import { createServer } from './server.js';
 import { DEFAULT_API, readSettings, type Settings } from './settings.js';
 import { ListenTap } from './subscriptions.js';
 import { builtEntry, launchCommand } from './launch-command.js';
+import { configErrorMessage, createConfigErrorServer } from './config-error-server.js';
 import { shellWord } from '../launch/node-version.js';
 
 const SETTINGS_HELP = `Settings (environment):
@@ -147,15 +151,58 @@ function client(o: Opened, k: LoadedKey): RelayClient {
   });
 }
 
-async function serve(o: Opened): Promise<void> {
+/** Everything serving needs, opened before the first MCP message: settings, the KEY, the caches. */
+async function openForServing(env: NodeJS.ProcessEnv) {
+  const o = await open(env);
   const k = key(o);
   const api = client(o, k);
   const cache = openCache(o.dir, k.name);
+  try {
+    const sealing = createSealing(
+      { api, identity: { peerId: k.peerId }, signer: k.signer, sealer: createSealer(k.peerId, k.sealedKeys), privateSalt: k.privateSalt, now: Date.now, log },
+      cache.path,
+    );
+    return { o, k, api, cache, sealing };
+  } catch (e) {
+    cache.close();
+    throw e;
+  }
+}
+
+/**
+ * The bridge could not start: serve MCP anyway, with every tool answering the one message
+ * (config-error-server.ts), and log it once, so the person sees it in the client, not only
+ * "Connection closed". Exits 2 (settings) when the client closes stdin.
+ */
+function serveConfigError(e: unknown): void {
+  const problem = e instanceof BridgeError ? refusalText(e) : e instanceof Error ? e.message : String(e);
+  const message = configErrorMessage(problem);
+  log(message);
+  const handle = serveStdio(() => createConfigErrorServer(message, version()), { transport: new StdioServerTransport(), onerror: (err) => log(`MCP: ${err.message}`) });
+  let closing = false;
+  const stop = async () => {
+    if (closing) return;
+    closing = true;
+    try {
+      await handle.close();
+    } finally {
+      process.exit(2);
+    }
+  };
+  process.stdin.on('end', () => void stop());
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+}
+
+async function serve(env: NodeJS.ProcessEnv): Promise<void> {
+  let opened;
+  try {
+    opened = await openForServing(env);
+  } catch (e) {
+    return serveConfigError(e);
+  }
+  const { o, k, api, cache, sealing } = opened;
   const listen = new ListenTap();
-  const sealing = createSealing(
-    { api, identity: { peerId: k.peerId }, signer: k.signer, sealer: createSealer(k.peerId, k.sealedKeys), privateSalt: k.privateSalt, now: Date.now, log },
-    cache.path,
-  );
   const deps: BridgeDeps = {
     api,
     identity: { keyName: k.name, peerId: k.peerId, publicKey: k.publicKey },
@@ -264,7 +311,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   switch (command) {
     case 'serve': {
       if (words.length > 1) throw new UsageError('serve takes no arguments');
-      return serve(await open(env));
+      return serve(env);
     }
     case 'id': {
       if (words.length > 1) throw new UsageError('id takes no arguments');
