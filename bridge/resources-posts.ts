@@ -55,7 +55,7 @@ async function relayMarkdown(posting: Posting, path: string, query?: Record<stri
 /** svc://spaces/{name}: profile and standing, with the saved cursor. */
 async function spaceText(posting: Posting, name: string): Promise<string> {
   const { deps } = posting;
-  const fence = peerFence();
+  const fence = peerFence({ self: deps.identity.peerId });
   const s = objectBody((await deps.api.request({ path: `/v1/spaces/${segment(name, 'name')}`, auth: 'opt' })).body, 'spaces.get');
   const access = isObject(s.access) ? s.access : {};
   const saved = deps.cache.cursor(deps.api.base.origin, { kind: 'space', space: name });
@@ -74,26 +74,26 @@ async function spaceText(posting: Posting, name: string): Promise<string> {
       ['your role', access.role === null || access.role === undefined ? 'none' : plain(fence, 'role', access.role)],
       ['your saved cursor', saved ?? 'none yet (svc_read_space starts at the beginning)'],
     ]),
-    legend(fence),
+    ...legend(fence),
   ].join('\n');
 }
 
 /** A page of posts read from the relay, rendered. */
 async function postsText(posting: Posting, title: string, path: string, query: Record<string, string | number | undefined>, empty: string): Promise<string> {
-  const fence = peerFence();
+  const fence = peerFence({ self: posting.deps.identity.peerId });
   const page = objectBody((await posting.deps.api.request({ path, query, auth: 'opt' })).body, path);
   const posts = await openSealed(posting.deps, items(page.items));
   const lines = [`# ${title}`, `head_seq ${plain(fence, 'head_seq', page.head_seq)}`];
   if (posts.length === 0) lines.push(empty);
   for (const p of posts) lines.push(postText(fence, p));
-  lines.push(legend(fence));
+  lines.push(...legend(fence));
   return lines.join('\n');
 }
 
 /** svc://mailbox: the items after the saved cursor, without moving it. */
 async function mailboxText(posting: Posting): Promise<string> {
   const { deps } = posting;
-  const fence = peerFence();
+  const fence = peerFence({ self: deps.identity.peerId });
   const saved = deps.cache.cursor(deps.api.base.origin, { kind: 'mailbox' }) ?? '0';
   const page = objectBody(
     (await deps.api.request({ path: '/v1/mailbox', query: { after: saved, limit: DEFAULT_LIMIT, token_budget: DEFAULT_TOKEN_BUDGET } })).body,
@@ -107,7 +107,7 @@ async function mailboxText(posting: Posting): Promise<string> {
   ];
   for (const e of envs) lines.push(envelopeText(fence, e));
   if (page.has_more === true) lines.push('More items wait: read them with svc_mailbox.');
-  lines.push(legend(fence));
+  lines.push(...legend(fence));
   return lines.join('\n');
 }
 
@@ -186,10 +186,10 @@ export function registerPostResources(server: McpServer, posting: Posting): void
     { title: 'svc post', description: 'One post in full (svc_get also checks its proof).', mimeType: MARKDOWN },
     (uri, vars) =>
       text(uri, async () => {
-        const fence = peerFence();
+        const fence = peerFence({ self: deps.identity.peerId });
         const p = objectBody((await deps.api.request({ path: `/v1/posts/${segment(variable(vars, 'id'), 'id')}`, query: { proof: 'false' }, auth: 'opt' })).body, 'posts.get');
         const [shown] = await openSealed(deps, [p]);
-        return [postText(fence, shown!), legend(fence)].join('\n');
+        return [postText(fence, shown!), ...legend(fence)].join('\n');
       }),
   );
 }

@@ -353,6 +353,45 @@ describe('peer markers', () => {
   });
 });
 
+describe('own posts and empty answers', () => {
+  it('a post by the caller\'s own KEY reads back fenced as its own, a peer\'s as another KEY\'s, and the legend names both', async () => {
+    const space = await spaceWithPeer();
+    toolOk(await callTool(a, 'svc_post', { space, kind: 'obs', title: 'my note', body: 'I found it.' }));
+    await post(relay, p, space, { kind: 'obs', title: 'their note', body: 'They found it.' });
+    for (const [tool, args] of [
+      ['svc_read_space', { space, detail: 'full', after: '0' }],
+      ['svc_seek', { q: 'found', space }],
+    ] as const) {
+      const text = textOf(await callTool(a, tool, args));
+      const nonce = /carry nonce ([0-9a-f]{8})/.exec(text)?.[1];
+      expect(nonce, text).toBeDefined();
+      expect(text).toContain(`title: ⟦own title ${nonce}⟧my note⟦/own ${nonce}⟧`);
+      expect(text).toContain(`title: ⟦peer title ${nonce}⟧their note⟦/peer ${nonce}⟧`);
+      expect(text).not.toContain(`⟦peer title ${nonce}⟧my note`);
+      expect(text).toContain('was written by your own KEY');
+      expect(text).toContain('was written by another KEY');
+    }
+  });
+
+  it('an answer with no items carries no peer-marker legend', async () => {
+    const space = await spaceWithPeer();
+    const reads = [
+      await callTool(a, 'svc_read_space', { space, after: '0' }),
+      await callTool(a, 'svc_seek', { fingerprint: [`sha256.file:${'0'.repeat(64)}`] }),
+      await callTool(a, 'svc_mailbox', { after: '0', reason: ['changed'] }),
+      await callTool(a, 'svc_get', { post_ids: [randomUUID()] }),
+    ];
+    for (const r of reads) {
+      toolOk(r);
+      expect(textOf(r)).not.toContain('Peer markers in this answer');
+      expect(textOf(r)).not.toContain('⟦');
+    }
+    const latest = ((await a.client.readResource({ uri: `svc://spaces/${space}/latest` })).contents[0] as { text: string }).text;
+    expect(latest).toContain('No posts yet.');
+    expect(latest).not.toContain('Peer markers in this answer');
+  });
+});
+
 describe('resources, subscriptions and prompts', () => {
   it('lists the post resources and templates, and reads them', async () => {
     const space = await spaceWithPeer();
@@ -364,7 +403,7 @@ describe('resources, subscriptions and prompts', () => {
       ['svc://categories/{id}', 'svc://posts/{id}', 'svc://spaces/{name}', 'svc://spaces/{name}/dossier', 'svc://spaces/{name}/latest'].sort(),
     );
     const read = async (uri: string) => ((await a.client.readResource({ uri })).contents[0] as { text: string }).text;
-    expect(await read(`svc://spaces/${space}/dossier`)).toMatch(/title: ⟦peer title [0-9a-f]{8}⟧where I stopped⟦/);
+    expect(await read(`svc://spaces/${space}/dossier`)).toMatch(/title: ⟦own title [0-9a-f]{8}⟧where I stopped⟦/);
     expect(await read(`svc://spaces/${space}/latest`)).toContain(d.post_id);
     expect(await read(`svc://spaces/${space}`)).toMatch(/your role: +owner/);
     expect(await read(`svc://posts/${d.post_id}`)).toContain(`post_id ${d.post_id}`);

@@ -129,7 +129,7 @@ describe('a sealed SPACE with an owner and two members, over real bridges', () =
     expect(relay.store.members.roleOf(space, id.b)).toBe('writer');
   }, 120_000);
 
-  it('seals posts on the writer machine and opens them for every member, fenced as peer content', async () => {
+  it('seals posts on the writer machine and opens them for every member, fenced as peer content (as its own for the writer)', async () => {
     const first = await post('owner', 'Owner title one', 'The owner body, generation one.', 'owner-data-one');
     expect(first.text).toMatch(/sealed:\s+yes, on this machine under generation 1/);
     await post('a', 'Member A title', 'What member A found.', 'a-data-one');
@@ -137,8 +137,10 @@ describe('a sealed SPACE with an owner and two members, over real bridges', () =
       const read = await tool(who, 'svc_read_space', { space: name, after: '0', detail: 'full' });
       expect(read.r.isError, read.text).toBeFalsy();
       expect(read.text).not.toContain('COULD NOT BE OPENED');
-      expect(read.text).toMatch(/title: ⟦peer title [0-9a-f]+⟧Owner title one⟦\/peer [0-9a-f]+⟧/);
-      expect(read.text).toMatch(/body: ⟦peer body [0-9a-f]+⟧What member A found\.⟦\/peer/);
+      // Fenced as another KEY's words, or as the reader's own for the post it wrote.
+      const mark = (author: 'owner' | 'a') => (who === author ? 'own' : 'peer');
+      expect(read.text).toMatch(new RegExp(`title: ⟦${mark('owner')} title [0-9a-f]+⟧Owner title one⟦/${mark('owner')} [0-9a-f]+⟧`));
+      expect(read.text).toMatch(new RegExp(`body: ⟦${mark('a')} body [0-9a-f]+⟧What member A found\\.⟦/${mark('a')}`));
       const items = read.data.items as any[];
       expect(items.map((p) => p.title)).toEqual(['Owner title one', 'Member A title']);
       expect(items.every((p) => p.sealed.opened === true && p.sealed.generation === 1)).toBe(true);

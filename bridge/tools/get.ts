@@ -54,7 +54,7 @@ function pick(args: GetInput): 'one' | 'many' | 'position' {
 
 export async function runGet(posting: Posting, args: GetInput) {
   const { deps } = posting;
-  const fence = peerFence();
+  const fence = peerFence({ self: deps.identity.peerId });
   const way = pick(args);
   let posts: Record<string, unknown>[];
   let body: Record<string, unknown>;
@@ -94,7 +94,7 @@ export async function runGet(posting: Posting, args: GetInput) {
     if (left.length > 0) lines.push(`left out by the token budget: ${left.map((x) => plain(fence, 'not_included', x)).join(', ')}`);
   }
   if (posts.length === 0) lines.push('No post.');
-  lines.push(legend(fence));
+  lines.push(...legend(fence));
   return answer(lines.join('\n'), {
     ...body,
     ...(way === 'one' ? posts[0] : way === 'many' ? { items: posts } : { post: posts[0] ?? null }),

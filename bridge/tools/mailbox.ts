@@ -44,7 +44,7 @@ export const MAILBOX_DESCRIPTION = [
 
 export async function runMailbox(posting: Posting, args: MailboxInput) {
   const { deps } = posting;
-  const fence = peerFence();
+  const fence = peerFence({ self: deps.identity.peerId });
   const notices = await recheckAfterEpochChange(deps, posting.verifier);
   const scope = { kind: 'mailbox' as const };
   const filtered = args.reason !== undefined || args.kind !== undefined || args.author !== undefined;
@@ -74,7 +74,7 @@ export async function runMailbox(posting: Posting, args: MailboxInput) {
   const saved = settleCursor(deps, scope, plan, page.next_after);
   if (page.budget_cut === true) lines.push(BUDGET_CUT_LINE);
   lines.push(cursorLine(fence, plan, { saved, moved: saved !== before, filtered, hasMore: page.has_more === true, nextAfter: page.next_after, what: 'items' }));
-  lines.push(legend(fence));
+  lines.push(...legend(fence));
   return answer(lines.join('\n'), {
     ...page,
     items: envelopes,

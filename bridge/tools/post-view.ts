@@ -2,7 +2,8 @@
  * Posts as text for the model (protocol/api-notes.md §4 fields; spec/1-concepts.md "What the
  * service does" 7). A post's relay-checked members (ids, positions, kinds, peer ids, times) are
  * shown bare when they have their grammar; everything its author chose (title, body, snippet,
- * fingerprints, data, budget) is fenced with this answer's peer markers. The JSON goes
+ * fingerprints, data, budget) is fenced with this answer's peer markers: as the caller's own
+ * when the post's author is the caller's KEY, as another KEY's otherwise. The JSON goes
  * unchanged into structuredContent beside it.
  */
 import type { PeerFence } from '../render.js';
@@ -29,6 +30,8 @@ export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []
   if (p.no_role === true) head.push('by a KEY with no role');
   if (p.mine === true) head.push('yours');
   const lines = [`— ${head.join(' · ')}`];
+  // What the author chose: fenced as the caller's own only when the author is the caller's KEY.
+  const written = fence.by(p.author);
   const ids = [`post_id ${plain(fence, 'post_id', p.post_id)}`, `space ${plain(fence, 'space', p.space)}`];
   for (const m of ['reply_to', 'supersedes', 'retracts'] as const) {
     if (typeof p[m] === 'string') ids.push(`${m} ${plain(fence, m, p[m])}`);
@@ -39,18 +42,18 @@ export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []
     lines.push(`  unavailable: ${plain(fence, 'state', p.unavailable.state)} since ${plain(fence, 'since', p.unavailable.since)} (the position stays; the words are not shown)`);
   }
   if (isObject(p.sealed)) lines.push(`  ${sealedLine(p.sealed, fence)}`);
-  if (typeof p.title === 'string' && p.title !== '') lines.push(`  title: ${peer(fence, 'title', p.title)}`);
+  if (typeof p.title === 'string' && p.title !== '') lines.push(`  title: ${peer(written, 'title', p.title)}`);
   const fps = fingerprintsText(p.fingerprints);
   if (fps !== undefined) {
     const more = typeof p.fingerprint_count === 'number' && Array.isArray(p.fingerprints) && p.fingerprint_count > p.fingerprints.length;
-    lines.push(`  fingerprints: ${fence('fingerprints', fps)}${more ? ` (${String(p.fingerprint_count)} in all; detail=full shows every one)` : ''}`);
+    lines.push(`  fingerprints: ${written('fingerprints', fps)}${more ? ` (${String(p.fingerprint_count)} in all; detail=full shows every one)` : ''}`);
   }
   if (typeof p.snippet === 'string' && p.snippet !== '') {
-    lines.push(`  snippet${p.snippet_truncated === true ? ' (cut; detail=full or svc_get gives the body)' : ''}: ${fence('snippet', p.snippet)}`);
+    lines.push(`  snippet${p.snippet_truncated === true ? ' (cut; detail=full or svc_get gives the body)' : ''}: ${written('snippet', p.snippet)}`);
   }
-  if (typeof p.body === 'string' && p.body !== '') lines.push(`  body: ${fence('body', p.body)}`);
-  if (p.data !== undefined && p.data !== null) lines.push(`  data: ${peer(fence, 'data', p.data)}`);
-  if (p.budget !== undefined && p.budget !== null) lines.push(`  budget: ${peer(fence, 'budget', p.budget)}`);
+  if (typeof p.body === 'string' && p.body !== '') lines.push(`  body: ${written('body', p.body)}`);
+  if (p.data !== undefined && p.data !== null) lines.push(`  data: ${peer(written, 'data', p.data)}`);
+  if (p.budget !== undefined && p.budget !== null) lines.push(`  budget: ${peer(written, 'budget', p.budget)}`);
   if (typeof p.run_id === 'string') lines.push(`  run_id ${plain(fence, 'run_id', p.run_id)}`);
   for (const m of ['superseded_by', 'retracted_by'] as const) {
     if (Array.isArray(p[m]) && (p[m] as unknown[]).length > 0) lines.push(`  ${m} ${(p[m] as unknown[]).map((x) => plain(fence, m, x)).join(', ')}`);
@@ -109,8 +112,10 @@ export function envelopeText(fence: PeerFence, env: Obj): string {
   if (subject === undefined) return `${head}\n  (a subject this bridge does not know how to show; see the structured result)`;
   const kind = isObject(env.request) ? 'join request' : isObject(env.offer) ? 'hand-over offer' : 'message';
   const lines = [`${head} · ${kind}`];
+  // A join request's message is the requester's; a message's words are its author's.
+  const written = fence.by(isObject(env.request) ? subject.requester : subject.author);
   for (const [k, v] of Object.entries(subject)) {
-    const shown = k === 'message' || k === 'body' || k === 'snippet' || k === 'about' ? peer(fence, k, v) : plain(fence, k, v);
+    const shown = k === 'message' || k === 'body' || k === 'snippet' || k === 'about' ? peer(written, k, v) : plain(fence, k, v);
     lines.push(`  ${k}: ${shown}`);
   }
   const hint = envelopeHint(fence, env);

@@ -80,7 +80,7 @@ const STANDING_TAKES = new Set(['space', 'standing', 'kind', 'author', 'limit', 
 
 export async function runReadSpace(posting: Posting, args: ReadSpaceInput) {
   const { deps } = posting;
-  const fence = peerFence();
+  const fence = peerFence({ self: deps.identity.peerId });
   const space = segment(args.space, 'space');
   const notices = await recheckAfterEpochChange(deps, posting.verifier);
   const common = {
@@ -102,7 +102,7 @@ export async function runReadSpace(posting: Posting, args: ReadSpaceInput) {
     const lines = [...notices, `${plain(fence, 'space', args.space)}: ${posts.length} standing post${posts.length === 1 ? '' : 's'}, newest first (head_seq ${plain(fence, 'head_seq', page.head_seq)}); a snapshot, your cursor is not moved.`];
     for (const p of posts) lines.push(postText(fence, p));
     if (page.has_more === true) lines.push('more: raise limit or token_budget to see older standing posts.');
-    lines.push(legend(fence));
+    lines.push(...legend(fence));
     return answer(lines.join('\n'), { ...page, items: posts, bridge: { standing: true, notices } });
   }
 
@@ -170,7 +170,7 @@ export async function runReadSpace(posting: Posting, args: ReadSpaceInput) {
   } else {
     lines.push(cursorLine(fence, plan!, { saved, moved, filtered, hasMore: page.has_more === true, nextAfter: page.next_after, what: 'posts' }));
   }
-  lines.push(legend(fence));
+  lines.push(...legend(fence));
   return answer(lines.join('\n'), {
     ...page,
     items: posts,

@@ -54,7 +54,7 @@ export async function runSeek(posting: Posting, args: SeekInput) {
   if (args.q === undefined && args.fingerprint === undefined && args.fingerprint_prefix === undefined) {
     throw new SvcError('INVALID_REQUEST', 'q, fingerprint or fingerprint_prefix: give at least one');
   }
-  const fence = peerFence();
+  const fence = peerFence({ self: posting.deps.identity.peerId });
   const res = await posting.deps.api.request({
     path: '/v1/seek',
     query: {
@@ -80,7 +80,7 @@ export async function runSeek(posting: Posting, args: SeekInput) {
   }
   if (body.budget_cut === true) lines.push('The token budget left hits out: raise token_budget or narrow the query.');
   if (hits.length === 0) lines.push('Nothing found: the work may be new. Post what you learn with fingerprints others can SEEK by.');
-  lines.push(legend(fence));
+  lines.push(...legend(fence));
   return answer(lines.join('\n'), body);
 }
 
