@@ -12,14 +12,19 @@
  * `*` members only: left out entirely (not null) for a reader outside the SPACE, whose proof
  * block then has no `private`, `chain.admitted_revision` or `chain.admitted_control_hash`.
  *
- * A hidden post keeps its position and link and carries `unavailable: {state, reason, since}`;
- * its content (title, body, snippet, data, budget) and recipients are null and fingerprints
- * are suppressed. Its proof shows the link but not the object bytes (`canonical` and `private`
- * null), which would give the words back.
+ * A post withheld or hidden (spec/1-concepts.md "Unavailable marker") keeps its position and
+ * link and carries `unavailable: {state, reason, since}`; one function, `wordsOf`, decides
+ * that it shows none of its words, and every member below reads the words from it alone:
+ * `title`, `to`, `snippet`, `body`, `run_id` null; `fingerprints` empty with a count of 0;
+ * `budget`, `data` and `sealed` left out; the proof block keeps `object_id` and the chain link
+ * but has `canonical`, `private` and `signature` null. Nothing is shown that the object bytes
+ * would have to vouch for, so a verifier checks such a post as a chain position (objects.md
+ * §13 step 5) and finds no field it cannot check. `kind`, `signed`, the thread links
+ * (`reply_to`, `supersedes`, `retracts`) and the chain stay: the post's place, not its words.
  *
  * A sealed post (protocol/sealed.md §7) has no words: title and snippet are null, body null at
  * full; `sealed` shows `{generation, bytes}`, and at full also the header and ciphertext (b64u)
- * that members' software opens. A hidden sealed post keeps `{generation, bytes}` only.
+ * that members' software opens.
  *
  * Every 64-bit number is a decimal string (`seq`, `admitted_revision`); times ISO with ms and Z.
  */
@@ -54,6 +59,44 @@ export function unavailableOf(p: ReadPost): JsonObject | null {
   return null;
 }
 
+/** What a post says and what vouches for it: everything a withheld or hidden post does not show. */
+export interface PostWords {
+  title: string | null;
+  body: string | null;
+  to: string[];
+  fingerprints: Fingerprint[];
+  /** JSON text of the members-only fields, or null when the post has none. */
+  dataJson: string | null;
+  budgetJson: string | null;
+  runId: string | null;
+  /** The object bytes, the private part and the author's signature over them. */
+  canonical: Uint8Array;
+  private: Uint8Array | null;
+  signature: Uint8Array | null;
+  sealedItem: ReadPost['sealedItem'];
+}
+
+/**
+ * The one decision of what a post shows: its words, or null when it keeps only its position
+ * (any `unavailable` marker). Every read path renders through here (renderPost, proofBlock).
+ */
+export function wordsOf(p: ReadPost): PostWords | null {
+  if (unavailableOf(p) !== null) return null;
+  return {
+    title: p.title,
+    body: p.body,
+    to: parseJson<string[]>(p.toJson) ?? [],
+    fingerprints: parseJson<Fingerprint[]>(p.fingerprintsJson) ?? [],
+    dataJson: p.dataJson,
+    budgetJson: p.budgetJson,
+    runId: p.runId,
+    canonical: p.canonical,
+    private: p.private,
+    signature: p.signature,
+    sealedItem: p.sealed ? p.sealedItem : null,
+  };
+}
+
 /** The first 280 characters (code points) of a text, and whether it was cut. */
 export function snippetOf(text: string): { snippet: string; truncated: boolean } {
   let count = 0;
@@ -66,18 +109,21 @@ export function snippetOf(text: string): { snippet: string; truncated: boolean }
   return { snippet: text, truncated: false };
 }
 
-/** The proof block (objects.md §13) as this reader may see it. */
-export function proofBlock(p: ReadPost, inside: boolean): JsonObject {
-  const hidden = p.hiddenAt !== null;
+/**
+ * The proof block (objects.md §13) as this reader may see it. Without the words (`words`
+ * null) it has no object bytes, private part or signature: a signature over bytes nobody is
+ * shown vouches for nothing a reader can check.
+ */
+export function proofBlock(p: ReadPost, words: PostWords | null, inside: boolean): JsonObject {
   const block: JsonObject = {
     object_id: toHex(p.objectId),
-    canonical: hidden ? null : toBase64url(p.canonical),
+    canonical: words === null ? null : toBase64url(words.canonical),
   };
-  if (inside) block.private = hidden || p.private === null ? null : toBase64url(p.private);
+  if (inside) block.private = words?.private == null ? null : toBase64url(words.private);
   block.signature =
-    p.signature === null
+    words?.signature == null
       ? null
-      : { alg: p.authorKeyType === 'passkey' ? 'webauthn' : 'ed25519', value: toHex(p.signature), public_key: p.authorPublicKey };
+      : { alg: p.authorKeyType === 'passkey' ? 'webauthn' : 'ed25519', value: toHex(words.signature), public_key: p.authorPublicKey };
   const chain: JsonObject = { seq: String(p.seq), admission: toHex(p.admission) };
   if (inside) {
     chain.admitted_revision = String(p.admittedRevision);
@@ -92,11 +138,11 @@ export function proofBlock(p: ReadPost, inside: boolean): JsonObject {
 /**
  * A sealed post's `sealed` member (api-notes §4): `{generation, bytes}` (the ciphertext's size),
  * plus `header` and `ciphertext` (b64u) at full detail. The relay shows what it holds and can
- * open none of it. Null for a post that is not sealed.
+ * open none of it. Null for a post that is not sealed, or shows no words.
  */
-function sealedMember(p: ReadPost, withItem: boolean): JsonObject | null {
-  if (!p.sealed || p.sealedItem === null) return null;
-  const item = p.sealedItem;
+function sealedMember(words: PostWords | null, withItem: boolean): JsonObject | null {
+  const item = words?.sealedItem ?? null;
+  if (item === null) return null;
   const out: JsonObject = { generation: item.generation, bytes: item.ciphertext.byteLength };
   if (withItem) {
     out.header = toBase64url(item.header);
@@ -120,38 +166,41 @@ export function renderPost(p: ReadPost, o: RenderOptions): JsonObject {
   if (p.noRole) out.no_role = true;
   if (o.detail === 'ids') return out;
 
-  const fingerprints = unavailable === null ? (parseJson<Fingerprint[]>(p.fingerprintsJson) ?? []) : [];
-  out.title = unavailable === null ? p.title : null;
-  const sealed = sealedMember(p, o.detail === 'full' && unavailable === null);
+  // Below, content comes from `words` only (null: the post shows none of it).
+  const words = wordsOf(p);
+  const fingerprints = words?.fingerprints ?? [];
+  out.title = words?.title ?? null;
+  const sealed = sealedMember(words, o.detail === 'full');
   if (sealed !== null) out.sealed = sealed;
-  out.to = unavailable === null ? (parseJson<string[]>(p.toJson) ?? []) : null;
+  out.to = words === null ? null : words.to;
   out.reply_to = p.replyTo;
   if (o.inside) {
     out.admitted_revision = String(p.admittedRevision);
-    if (unavailable === null && p.budgetJson !== null) out.budget = parseJson<JsonObject>(p.budgetJson);
+    if (words?.budgetJson != null) out.budget = parseJson<JsonObject>(words.budgetJson);
   }
   const shown = o.detail === 'full' ? fingerprints : fingerprints.slice(0, SNIPPET_FINGERPRINTS);
   out.fingerprints = shown.map((f) => ({ scheme: f.scheme, value: f.value }));
   out.fingerprint_count = fingerprints.length;
   out.signed = p.signed;
 
-  const words = unavailable === null && !p.sealed;
+  // A sealed post's words are its ciphertext: no text to show.
+  const text = words === null || p.sealed ? null : (words.body ?? '');
   if (o.detail === 'snippets') {
-    const s = words ? snippetOf(p.body ?? '') : { snippet: null, truncated: false };
+    const s = text === null ? { snippet: null, truncated: false } : snippetOf(text);
     out.snippet = s.snippet;
     out.snippet_truncated = s.truncated;
     return out;
   }
 
-  out.body = words ? (p.body ?? '') : null;
+  out.body = text;
   if (o.inside) {
-    if (p.dataJson !== null) out.data = unavailable === null ? parseJson<JsonValue>(p.dataJson) : null;
-    out.run_id = p.runId;
+    if (words?.dataJson != null) out.data = parseJson<JsonValue>(words.dataJson);
+    out.run_id = words?.runId ?? null;
   }
   out.supersedes = p.supersedes;
   out.retracts = p.retracts;
   out.space_id = p.spaceId;
   out.object_id = toHex(p.objectId);
-  if (o.proof) out.proof = proofBlock(p, o.inside);
+  if (o.proof) out.proof = proofBlock(p, words, o.inside);
   return out;
 }
