@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 /** Every content member an unavailable post must not show. */
-const WORDS = ['secret-title-7f3a', 'secret-body-7f3a', 'secret-fingerprint-7f3a', 'secret-data-7f3a', '2026-01-31T12:00:00Z'];
+const WORDS = ['secret-title-7f3a', 'secret-body-7f3a', 'secret-fingerprint-7f3a', 'secret-data-7f3a', '2026-01-31T12:00:00Z'] as const;
 
 interface Hidden {
   space: ReturnType<typeof newSpace>;
@@ -52,8 +52,8 @@ async function hiddenPost(opts: { visibility?: 'public' } = {}): Promise<Hidden>
   const s = signedPost(
     writer,
     space,
-    { kind: 'handoff', title: WORDS[0], body: WORDS[1], to: [reader.peerId], fingerprints: [{ scheme: 'git.commit', value: WORDS[2]! }] },
-    { data: { x_note: WORDS[3] }, budget: { observed_at: WORDS[4]!, compute: { remaining: '3', unit: 'h', estimated: true } }, run_id: runId },
+    { kind: 'handoff', title: WORDS[0], body: WORDS[1], to: [reader.peerId], fingerprints: [{ scheme: 'git.commit', value: WORDS[2] }] },
+    { data: { x_note: WORDS[3] }, budget: { observed_at: WORDS[4], compute: { remaining: '3', unit: 'h', estimated: true } }, run_id: runId },
   );
   relay.clock.advance(2_100);
   const sent = await call(relay, 'POST', `/v1/spaces/${space.name}/posts`, { token: writer.token, body: s.submission });
