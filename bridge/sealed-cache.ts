@@ -76,6 +76,8 @@ export interface SealedCache {
   space(relay: string, spaceId: string): RememberedSpace | undefined;
   /** The SPACE last remembered under `name` at `relay` (names can be reused: compare ids). */
   spaceByName(relay: string, name: string): RememberedSpace | undefined;
+  /** Every SPACE remembered at `relay`, by name. */
+  spaces(relay: string): RememberedSpace[];
   /**
    * Insert or update the memory of a SPACE. Generation (with its commitment) and list revision
    * (with its bytes and signer) never move back, whatever is passed.
@@ -229,6 +231,7 @@ export function openSealedCache(path: string, box: LocalBox): SealedCache {
 
   const selSpace = db.prepare<[string, string], SpaceRow>('SELECT * FROM sealed_spaces WHERE relay = ? AND space_id = ?');
   const selByName = db.prepare<[string, string], SpaceRow>('SELECT * FROM sealed_spaces WHERE relay = ? AND name = ? ORDER BY updated_at DESC LIMIT 1');
+  const selAll = db.prepare<[string], SpaceRow>('SELECT * FROM sealed_spaces WHERE relay = ? ORDER BY name, updated_at DESC');
   // Generation and list revision only move forward, each with the values that go with it.
   const upSpace = db.prepare(
     `INSERT INTO sealed_spaces (relay, space_id, name, owner, owner_was, hand_over_generation, generation, commitment,
@@ -287,6 +290,7 @@ export function openSealedCache(path: string, box: LocalBox): SealedCache {
     path,
     space: (relay, spaceId) => spaceOf(selSpace.get(relay, spaceId)),
     spaceByName: (relay, name) => spaceOf(selByName.get(relay, name)),
+    spaces: (relay) => selAll.all(relay).map((r) => spaceOf(r)!),
     remember(s) {
       checkIds(s.spaceId, s.generation, s.commitment);
       upSpace.run({

@@ -115,6 +115,8 @@ export class Sealing {
   readonly deps: SealingDeps;
   readonly cache: SealedCache;
   private readonly targets = new Map<string, Target>();
+  /** The keeper work in progress in this process (`inTurn`). */
+  private keeping: Promise<unknown> = Promise.resolve();
 
   constructor(deps: SealingDeps, cache: SealedCache) {
     this.deps = deps;
@@ -127,6 +129,16 @@ export class Sealing {
 
   get me(): string {
     return this.deps.identity.peerId;
+  }
+
+  /**
+   * Run keeper work (bridge/keeping.ts) after the keeper work already queued in this process, so
+   * a tool's lock and the background duty's pass never interleave their reads and writes.
+   */
+  inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.keeping.then(work, work);
+    this.keeping = run.catch(() => undefined);
+    return run;
   }
 
   /** Publish this KEY's encryption key unless done already in this process. */

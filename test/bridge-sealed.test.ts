@@ -34,6 +34,8 @@ const home = { owner: tempHome(), a: tempHome(), b: tempHome(), n: tempHome(), c
 const id: Record<keyof typeof home, string> = { owner: '', a: '', b: '', n: '', c: '' };
 const bridges: Partial<Record<keyof typeof home, RunningBridge>> = {};
 
+const NO_DUTY = { SVC_KEEPER_INTERVAL: '0' };
+
 /** Words written in this test: none may reach the relay's disk. */
 const written: string[] = [];
 
@@ -94,7 +96,8 @@ beforeAll(async () => {
   await Promise.all(
     (Object.keys(home) as (keyof typeof home)[]).map(async (who) => {
       id[who] = (await runBridge(['id'], { home: home[who] })).stdout.trim();
-      if (who !== 'n' && who !== 'c') bridges[who] = await startBridge({ relayUrl: relay.url, home: home[who] });
+      // The keeper under test here is the command: the serving bridges' own keeper duty is off.
+      if (who !== 'n' && who !== 'c') bridges[who] = await startBridge({ relayUrl: relay.url, home: home[who], env: NO_DUTY });
     }),
   );
 }, 120_000);
@@ -185,7 +188,7 @@ describe('a sealed SPACE with an owner and two members, over real bridges', () =
   }, 180_000);
 
   it('lets a newcomer admitted after the change read the whole history through the back links', async () => {
-    bridges.n = await startBridge({ relayUrl: relay.url, home: home.n });
+    bridges.n = await startBridge({ relayUrl: relay.url, home: home.n, env: NO_DUTY });
     await stampAndAsk('n');
     const pass = await cli('owner', ['keeper', name, '--once']);
     expect(pass.stdout).toContain(`admitted ${id.n}`);
@@ -200,7 +203,7 @@ describe('a sealed SPACE with an owner and two members, over real bridges', () =
   }, 180_000);
 
   it('runs a keeper until SIGTERM that wakes on its mailbox, admits a newcomer and hands it the key', async () => {
-    bridges.c = await startBridge({ relayUrl: relay.url, home: home.c });
+    bridges.c = await startBridge({ relayUrl: relay.url, home: home.c, env: NO_DUTY });
     const keeper = spawn(process.execPath, ['--import', 'tsx', 'bridge/main.ts', 'keeper', name], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SVC_API: relay.url, SVC_HOME: home.owner },

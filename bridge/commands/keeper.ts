@@ -1,37 +1,20 @@
 /**
  * `svc-bridge keeper <space>`: a long-running keeper of a sealed SPACE (protocol/sealed.md §8,
- * §9). It runs as the owner or as a KEY the owner's keeper list names, and each pass:
- *
- * 1. reads the key records through the bridge's trust rules (bridge/sealing.ts `status`): a
- *    relay showing an older list or generation, a forged list or an unbacked owner stops it;
- * 2. admits waiting join requests by the owner's rule: every request when admission is `open`,
- *    otherwise a requester holding a current stamp from the owner, a listed keeper or a listed
- *    stamper, whose signature this keeper checks itself against the issuer's KEY (the relay's
- *    `vouched` is never used); the others wait for a person;
- * 3. locks the key in use for every member it vouches for that holds no lock yet (each
- *    recipient's encryption key checked against its KEY first), in chunks of at most 1,000;
- * 4. changes the key when the relay says a change is due (a member left or was removed, a
- *    stamp ran out, a keeper was dropped) or with `--change-now`: a new secret kept here first,
- *    stage (commitment and back link), locks for every vouched member (its own first, so a
- *    stopped keeper resumes), activate; a change it staged but holds no secret for is
- *    abandoned, as is one nobody progressed for 15 minutes.
+ * §9), run as the owner or as a KEY the owner's keeper list names. Each pass is
+ * bridge/keeping.ts `keeperPass` with admission on: admit waiting join requests by the keeper
+ * list's rule, lock the key for every member it vouches for, change the key when a change is
+ * due (or with `--change-now`), abandon a change nobody can finish.
  *
  * Between passes it waits on its mailbox with a long-poll read (join requests arrive there),
  * at most 25 s, then passes again, until SIGTERM or SIGINT. `--once` does one pass and exits
  * (non-zero when the pass failed). It keeps no mailbox cursor of its own.
  */
-import { randomBytes } from 'node:crypto';
-import { fromBase64url, toHex } from '../../shared/encoding.js';
-import { LOCKS_PER_CALL, WAIT_SECONDS_MAX } from '../../shared/limits.js';
-import { readEnvelope } from '../../shared/sealed/envelope.js';
-import { commitmentHex, stageGeneration } from '../../shared/sealed/generations.js';
-import { isKeeper, isVouched, type SpaceAuthority } from '../../shared/sealed/keepers.js';
-import { readStamp, verifyStamp, type Stamp } from '../../shared/sealed/stamps.js';
-import { fetchPeerKey, readKeyView, type PeerKey } from '../encryption.js';
-import { BridgeError, isRelayRefusal } from '../errors.js';
-import { refusalText } from '../render.js';
-import { failureWords, type SpaceKeys } from '../sealing.js';
+import { WAIT_SECONDS_MAX } from '../../shared/limits.js';
+import { keeperPass, type PassReport } from '../keeping.js';
+import { failureWords } from '../sealing.js';
 import { CommandUsage, has, parseArgs, sleep, type CommandContext } from './common.js';
+
+export { keeperPass, STALE_STAGE_MS, type PassReport } from '../keeping.js';
 
 export const KEEPER_HELP = `svc-bridge keeper SPACE [--once] [--change-now]: keep a sealed SPACE's key.
 As its owner or a keeper the owner's keeper list names: admit waiting join requests by the
@@ -43,245 +26,10 @@ its mailbox (long-poll) at least every ${WAIT_SECONDS_MAX} s.
   --change-now   change the key in this pass even if no change is due
 `;
 
-/** A change staged without progress this long is abandoned (sealed.md §9, upkeep.staged_progressed_at). */
-export const STALE_STAGE_MS = 15 * 60_000;
-const PAGE = 200;
-const ACTIVATE_TRIES = 3;
-
 type Obj = Record<string, unknown>;
 
 function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-export interface PassReport {
-  readonly generation: number;
-  readonly admitted: readonly string[];
-  readonly waiting: readonly string[];
-  readonly locked: number;
-  /** The generation a key change put in use during this pass. */
-  readonly changedTo: number | undefined;
-  readonly notes: readonly string[];
-}
-
-/** Stamps and issuer keys checked during one pass. */
-class Vouching {
-  private readonly issuers = new Map<string, PeerKey | null>();
-
-  constructor(
-    private readonly ctx: CommandContext,
-    private readonly authority: SpaceAuthority,
-    private readonly nowSeconds: number,
-    private readonly notes: string[],
-  ) {}
-
-  /** A served stamp view (attacker-controlled) checked against its issuer's own KEY, or none. */
-  private async stamp(view: unknown, peer: string): Promise<Stamp[]> {
-    if (!isObj(view)) return [];
-    try {
-      const bytes = fromBase64url(view.stamp, 'stamp');
-      const envelope = readEnvelope(view.signature);
-      const shape = readStamp(bytes);
-      if (shape.peer_id !== peer) return [];
-      let issuer = this.issuers.get(shape.issuer);
-      if (issuer === undefined) {
-        issuer = await fetchPeerKey(this.ctx.api, shape.issuer).catch(() => null);
-        this.issuers.set(shape.issuer, issuer);
-      }
-      if (issuer === null) return [];
-      return [verifyStamp(bytes, envelope, issuer.signer)];
-    } catch (e) {
-      this.notes.push(`a stamp shown for ${peer} does not check (${failureWords(e)}): not counted`);
-      return [];
-    }
-  }
-
-  /** Whether `peer` is vouched for under the list in force (keepers.ts `isVouched`). */
-  async vouched(peer: string, stampView: unknown): Promise<boolean> {
-    return isVouched(peer, await this.stamp(stampView, peer), this.authority, this.nowSeconds);
-  }
-}
-
-function path(name: string, rest = ''): string {
-  return `/v1/spaces/${encodeURIComponent(name)}/sealed${rest}`;
-}
-
-/** Admit waiting join requests the owner's rule lets a keeper admit on its own. */
-async function admit(ctx: CommandContext, keys: SpaceKeys, vouching: Vouching): Promise<{ admitted: string[]; waiting: string[] }> {
-  const admitted: string[] = [];
-  const waiting: string[] = [];
-  let after: string | undefined;
-  for (;;) {
-    const res = await ctx.api.request({ path: path(keys.name, '/requests'), query: { after, limit: PAGE } });
-    const b = isObj(res.body) ? res.body : {};
-    for (const r of Array.isArray(b.items) ? b.items.filter(isObj) : []) {
-      const requester = typeof r.requester === 'string' ? r.requester : '';
-      const id = typeof r.request_id === 'string' ? r.request_id : '';
-      if (!/^[0-9a-f]{64}$/.test(requester) || id === '' || id.length > 200) continue;
-      if (!(await vouching.vouched(requester, r.stamp))) {
-        waiting.push(requester);
-        continue;
-      }
-      try {
-        await ctx.api.request({ method: 'POST', path: `/v1/requests/${encodeURIComponent(id)}/approve`, body: {} });
-        admitted.push(requester);
-      } catch (e) {
-        // Decided meanwhile (withdrawn, approved by someone else): the next pass sees it.
-        if (!isRelayRefusal(e)) throw e;
-        ctx.log(`request ${id} of ${requester}: ${refusalText(e)}`);
-      }
-    }
-    if (b.has_more !== true || typeof b.next_after !== 'string') break;
-    after = b.next_after;
-  }
-  return { admitted, waiting };
-}
-
-/**
- * Lock generation `generation` (secret `secret`, commitment `commitment`) for every member the
- * relay lists without a lock that this keeper vouches for. Returns how many locks were put.
- */
-async function lockMembers(
-  ctx: CommandContext,
-  keys: SpaceKeys,
-  vouching: Vouching,
-  generation: number,
-  secret: Uint8Array,
-  notes: string[],
-): Promise<number> {
-  const sealer = ctx.sealing.deps.sealer;
-  const commitment = commitmentHex(keys.container, generation, secret);
-  const locks = new Map<string, string>();
-  let after: string | undefined;
-  for (;;) {
-    const res = await ctx.api.request({ path: path(keys.name, '/unlocked'), query: { generation: String(generation), after, limit: PAGE } });
-    const b = isObj(res.body) ? res.body : {};
-    for (const item of Array.isArray(b.items) ? b.items.filter(isObj) : []) {
-      let key: PeerKey;
-      try {
-        key = readKeyView(item, 'unlocked');
-      } catch (e) {
-        notes.push(`a member shown without a lock has a key that does not check (${failureWords(e)}): not locked`);
-        continue;
-      }
-      if (key.encryption === null) continue;
-      if (!(await vouching.vouched(key.peerId, item.stamp))) continue;
-      locks.set(key.peerId, toHex(sealer.lock({ container: keys.container, generation, secret, recipient: { peerId: key.peerId, publicKey: key.encryption.publicKey } })));
-    }
-    if (b.has_more !== true || typeof b.next_after !== 'string') break;
-    after = b.next_after;
-  }
-  // Its own lock first (sealed.md §9: a stopped keeper can resume from it).
-  const order = [...locks.keys()].sort((a, b) => (a === ctx.peerId ? -1 : b === ctx.peerId ? 1 : 0));
-  let put = 0;
-  for (let i = 0; i < order.length; i += LOCKS_PER_CALL) {
-    const chunk = Object.fromEntries(order.slice(i, i + LOCKS_PER_CALL).map((p) => [p, locks.get(p)!]));
-    const res = await ctx.api.request({ method: 'POST', path: path(keys.name, '/locks'), body: { generation, commitment, locks: chunk } });
-    const b = isObj(res.body) ? res.body : {};
-    put += typeof b.stored === 'number' ? b.stored : Object.keys(chunk).length;
-  }
-  return put;
-}
-
-/** Stage generation g+1, lock it for every vouched member (own lock first), activate. */
-async function changeKey(ctx: CommandContext, keys: SpaceKeys, vouching: Vouching, notes: string[]): Promise<number> {
-  const { sealing } = ctx;
-  const current = keys.secret!;
-  let generation: number;
-  let secret: Uint8Array;
-  const staged = keys.status.staged;
-  if (staged !== null && staged.createdBy === ctx.peerId) {
-    const kept = sealing.cache.secret(sealing.relay, keys.spaceId, staged.generation, staged.commitment);
-    if (kept === undefined) throw new Error('unreachable: a change staged here without its secret is abandoned first');
-    generation = staged.generation;
-    secret = kept.secret;
-    notes.push(`resuming the key change to generation ${generation} staged earlier`);
-  } else {
-    generation = keys.generation + 1;
-    secret = new Uint8Array(randomBytes(32));
-    const stage = stageGeneration({ container: keys.container, generation, secret, previousSecret: current });
-    // Kept before it is sent: a keeper stopped after staging resumes with it.
-    sealing.cache.keepSecret(sealing.relay, keys.spaceId, { generation, commitment: stage.commitment, secret, source: 'staged' }, ctx.now());
-    await ctx.api.request({ method: 'POST', path: path(keys.name, '/generations'), body: stage });
-  }
-  let locked = await lockMembers(ctx, keys, vouching, generation, secret, notes);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await ctx.api.request({ method: 'POST', path: path(keys.name, `/generations/${generation}/activate`), body: {} });
-      break;
-    } catch (e) {
-      if (!isRelayRefusal(e, 'LOCKS_MISSING') || attempt >= ACTIVATE_TRIES) {
-        if (isRelayRefusal(e, 'LOCKS_MISSING')) {
-          notes.push(`the relay counts ${e.detail ?? 'some'} vouched member(s) without a lock that this keeper does not vouch for; the change stays staged`);
-        }
-        throw e;
-      }
-      // Someone was admitted meanwhile: lock for them too, then activate again.
-      locked += await lockMembers(ctx, keys, vouching, generation, secret, notes);
-    }
-  }
-  notes.push(`changed the key: generation ${generation} is in use (${locked} lock${locked === 1 ? '' : 's'} made)`);
-  return generation;
-}
-
-/** Abandon a staged change this keeper cannot finish (sealed.md §9). Returns whether it did. */
-async function abandonStuck(ctx: CommandContext, keys: SpaceKeys, notes: string[]): Promise<boolean> {
-  const staged = keys.status.staged;
-  if (staged === null) return false;
-  const mine = staged.createdBy === ctx.peerId;
-  const held = ctx.sealing.cache.secret(ctx.sealing.relay, keys.spaceId, staged.generation, staged.commitment) !== undefined;
-  const progressed = Date.parse(String(keys.status.upkeep.staged_progressed_at ?? ''));
-  const stale = Number.isFinite(progressed) && ctx.now() - progressed > STALE_STAGE_MS;
-  if ((mine && !held) || (!mine && stale)) {
-    await ctx.api.request({ method: 'DELETE', path: path(keys.name, `/generations/${staged.generation}`) });
-    notes.push(`abandoned the change to generation ${staged.generation} (${mine ? 'staged here, but its secret is not held' : 'no progress for 15 minutes'})`);
-    return true;
-  }
-  return false;
-}
-
-/** One keeper pass over sealed SPACE `name`. */
-export async function keeperPass(ctx: CommandContext, name: string, opts: { changeNow?: boolean } = {}): Promise<PassReport> {
-  const notes: string[] = [];
-  let keys = await ctx.sealing.status(name);
-  const authority = keys.judged.authority;
-  if (!isKeeper(ctx.peerId, authority)) {
-    throw new BridgeError(
-      'CONFIG',
-      `this KEY (${ctx.peerId}) keeps nothing in ${keys.name}: it is neither the owner nor a keeper in the keeper list the owner signed`,
-      'Run the keeper as the owner, or ask the owner to name this KEY with `svc-bridge keepers SPACE --keeper PEER`.',
-    );
-  }
-  if (await abandonStuck(ctx, keys, notes)) keys = await ctx.sealing.status(name);
-  const secret = keys.secret;
-  if (secret === undefined) {
-    throw new BridgeError(
-      'SEALED_NO_KEY',
-      `this keeper holds no key for generation ${keys.generation} of ${keys.name}${keys.refused.length > 0 ? ` (${keys.refused.join('; ')})` : ''}`,
-      'The owner (or another keeper) must lock the key for this KEY first.',
-    );
-  }
-  const vouching = new Vouching(ctx, authority, Math.floor(ctx.now() / 1000), notes);
-  const { admitted, waiting } = await admit(ctx, keys, vouching);
-  for (const p of admitted) notes.push(`admitted ${p}: vouched for by the keeper list's rule`);
-  if (waiting.length > 0) notes.push(`${waiting.length} join request(s) wait for a person: not vouched for (${waiting.join(', ')})`);
-  const locked = await lockMembers(ctx, keys, vouching, keys.generation, secret, notes);
-  if (locked > 0) notes.push(`locked generation ${keys.generation} for ${locked} member(s)`);
-  const staged = keys.status.staged;
-  const resumable = staged !== null && staged.createdBy === ctx.peerId;
-  const due = keys.status.upkeep.change_due === true;
-  let changedTo: number | undefined;
-  if (resumable || ((due || opts.changeNow === true) && staged === null)) {
-    if (due) notes.push(`a key change is due (${Array.isArray(keys.status.upkeep.reasons) ? keys.status.upkeep.reasons.join(', ') : 'the relay says so'})`);
-    changedTo = await changeKey(ctx, keys, vouching, notes);
-    keys = await ctx.sealing.status(name);
-    if (keys.generation !== changedTo || keys.secret === undefined) {
-      throw new BridgeError('SEALED_NO_KEY', `after the change the relay shows generation ${keys.generation}, and this keeper cannot open its own lock for ${changedTo}`, 'Run the keeper again; tell the SPACE owner if it persists.');
-    }
-  } else if (due && staged !== null) {
-    notes.push(`a key change is due, and ${staged.createdBy} has one staged (generation ${staged.generation}); leaving it to that keeper`);
-  }
-  return { generation: keys.generation, admitted, waiting, locked, changedTo, notes };
 }
 
 /** The mailbox position to wait after (GET /v1/me). */

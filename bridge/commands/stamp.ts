@@ -14,7 +14,8 @@
  *   a well-formed signature; the relay checks the signature against the issuer's KEY.
  */
 import { fromBase64url, toBase64url } from '../../shared/encoding.js';
-import { NOT_AFTER_MAX, buildStamp, readStamp, readStampPut, signStamp, type Stamp } from '../../shared/sealed/stamps.js';
+import { NOT_AFTER_MAX, readStamp, readStampPut, type Stamp } from '../../shared/sealed/stamps.js';
+import { putStamp, signedStamp } from '../stamping.js';
 import { CommandUsage, has, one, parseArgs, peerArg, type CommandContext } from './common.js';
 
 export const STAMP_HELP = `svc-bridge stamp PEER [--until TIME | --days N] [--space SPACE]
@@ -49,11 +50,9 @@ function describe(s: Stamp): string {
 async function put(ctx: CommandContext, space: string, body: Record<string, string>): Promise<void> {
   // A stamp is put before asking to join: the encryption key is needed next (first need).
   await ctx.sealing.published();
-  const res = await ctx.api.request({ method: 'PUT', path: `/v1/spaces/${encodeURIComponent(space)}/sealed/stamp`, body });
-  const b = (res.body ?? {}) as Record<string, unknown>;
-  const standing = (b.stamp ?? {}) as Record<string, unknown>;
-  if (b.stored === false) {
-    ctx.out(`Not stored: another issuer's stamp for this KEY still vouches in ${space} (issuer ${String(standing.issuer)}).`);
+  const r = await putStamp(ctx.api, space, body);
+  if (!r.stored) {
+    ctx.out(`Not stored: another issuer's stamp for this KEY still vouches in ${space} (issuer ${String(r.issuer)}).`);
     return;
   }
   ctx.out(`Stamp put in ${space}: ${describe(readStamp(fromBase64url(body.stamp, 'stamp')))}.`);
@@ -79,12 +78,11 @@ export async function runStamp(ctx: CommandContext, words: readonly string[]): P
   }
   if (args.positional.length !== 1) throw new CommandUsage('usage: svc-bridge stamp PEER [--until TIME | --days N] [--space SPACE]');
   const peer = peerArg(args.positional[0]!, 'PEER');
-  const bytes = buildStamp({ issuer: ctx.peerId, peer_id: peer, not_after: notAfterOf(ctx, one(args, 'until'), one(args, 'days')) });
-  const body = { stamp: toBase64url(bytes), ...signStamp(ctx.signer, bytes) };
+  const body = signedStamp(ctx.signer, ctx.peerId, peer, notAfterOf(ctx, one(args, 'until'), one(args, 'days')));
   if (space !== undefined) {
     await put(ctx, space, body);
     return;
   }
   ctx.out(JSON.stringify(body));
-  ctx.log(`stamp: ${describe(readStamp(bytes))}. Give the line above to that KEY; it puts it with: svc-bridge stamp --put '<line>' --space SPACE`);
+  ctx.log(`stamp: ${describe(readStamp(fromBase64url(body.stamp, 'stamp')))}. Give the line above to that KEY; it puts it with: svc-bridge stamp --put '<line>' --space SPACE`);
 }

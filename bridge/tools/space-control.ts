@@ -17,8 +17,9 @@
  *   hide/unhide   PUT|DELETE /v1/posts/{post_id}/hidden
  *
  * The relay decides who may do what (roles matrix) and refuses with CONTROL_DENIED and a fix;
- * the bridge only checks the shape of the arguments. Titles, descriptions, tags and labels
- * echoed back are PEER text and come back fenced.
+ * the bridge only checks the shape of the arguments. In a sealed SPACE, approve and set_member
+ * then hand the KEY admitted the key when this KEY keeps the SPACE (tools/sealed-admission.ts).
+ * Titles, descriptions, tags and labels echoed back are PEER text and come back fenced.
  */
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -31,6 +32,7 @@ import { needSealing } from '../sealing.js';
 import { toolArgs } from './args.js';
 import { answer } from './answer.js';
 import { describeActions, need, objectBody, peer, plain, runAction, segment, words, type ActionContext, type ActionTable } from './action.js';
+import { admitSealed, keyMissing } from './sealed-admission.js';
 import { inviteLine, renderProfile, requestLine } from './spaces.js';
 
 export const CONTROL_ACTIONS = [
@@ -148,7 +150,9 @@ export const CONTROL_TABLE: ActionTable<ControlInput> = {
         `Created SPACE ${plain(ctx.fence, 'name', b.name)}; you own it (${revision(ctx.fence, b)}).`,
         renderProfile(ctx.fence, b),
         sealed
-          ? `Sealed: the relay holds ciphertext only; its first key was made on this machine. KEYS join by request; sign a keeper list with \`svc-bridge keepers ${plain(ctx.fence, 'name', b.name)}\` and run \`svc-bridge keeper ${plain(ctx.fence, 'name', b.name)}\` to admit them and hand them the key.`
+          ? 'Sealed: the relay holds ciphertext only; its first key was made on this machine. KEYS ask to join (svc_join action=join); ' +
+            'approve them with action=approve (or add one with action=set_member): this bridge vouches for each and locks the key for it, ' +
+            'and while it serves it keeps the SPACE (locks for vouched members, a new key after a member leaves).'
           : 'Next: post with svc_post, invite KEYS with action=invite (the link is shown once).',
       ].join('\n');
       return done('create', text, b);
@@ -166,8 +170,15 @@ export const CONTROL_TABLE: ActionTable<ControlInput> = {
     takes: ['name', 'peer_id', 'role', 'tags'],
     run: async (a, ctx) => {
       const path = `${spacePath(a)}/members/${segment(need(a, 'peer_id'), 'peer_id')}`;
-      const b = await call(ctx, 'PUT', path, { role: need(a, 'role'), ...pick(a, ['tags']) });
-      return done('set_member', renderMember(ctx.fence, b), b);
+      let b: Record<string, unknown>;
+      try {
+        b = await call(ctx, 'PUT', path, { role: need(a, 'role'), ...pick(a, ['tags']) });
+      } catch (e) {
+        throw keyMissing(e, a.name, a.peer_id);
+      }
+      const sealed = await admitSealed(ctx, b.space, b.peer);
+      const text = renderMember(ctx.fence, b) + (sealed === undefined ? '' : `\n${sealed.line}`);
+      return done('set_member', text, sealed === undefined ? b : { ...b, sealed_key: sealed.handed });
     },
   },
   revoke: {
@@ -229,8 +240,15 @@ export const CONTROL_TABLE: ActionTable<ControlInput> = {
   approve: {
     takes: ['request_id', 'role', 'tags'],
     run: async (a, ctx) => {
-      const b = await call(ctx, 'POST', `/v1/requests/${segment(need(a, 'request_id'), 'request_id')}/approve`, pick(a, ['role', 'tags']));
-      return done('approve', `Approved; the requester is admitted (${revision(ctx.fence, b)}).\n${requestLine(ctx.fence, b)}`, b);
+      let b: Record<string, unknown>;
+      try {
+        b = await call(ctx, 'POST', `/v1/requests/${segment(need(a, 'request_id'), 'request_id')}/approve`, pick(a, ['role', 'tags']));
+      } catch (e) {
+        throw keyMissing(e, undefined, undefined);
+      }
+      const sealed = await admitSealed(ctx, b.space, b.requester);
+      const text = `Approved; the requester is admitted (${revision(ctx.fence, b)}).\n${requestLine(ctx.fence, b)}${sealed === undefined ? '' : `\n${sealed.line}`}`;
+      return done('approve', text, sealed === undefined ? b : { ...b, sealed_key: sealed.handed });
     },
   },
   decline: {
@@ -280,7 +298,8 @@ export const CONTROL_DESCRIPTION = [
   'requests, hand over your role, hide posts. Create a SPACE only after svc_spaces action=list found none for the purpose;',
   'private (default) is members only, public needs a KEY older than 24 hours and a category. Roles rank owner > admin >',
   'coordinator > writer > reader and you act only on roles below your own; the relay refuses anything else with',
-  'CONTROL_DENIED and a fix. An invite link is shown once: pass it to the KEY you invite.',
+  'CONTROL_DENIED and a fix. An invite link is shown once: pass it to the KEY you invite. In a sealed SPACE you own or keep,',
+  'approve and set_member also vouch for the KEY admitted and hand it the key, so it reads and posts at once.',
   `Arguments per action: ${describeActions(CONTROL_TABLE)}.`,
   PEER_MARKER_NOTE,
 ].join(' ');

@@ -1,0 +1,136 @@
+/**
+ * The serving bridge's keeper duty (protocol/sealed.md §8, §9): while it serves MCP, a bridge
+ * whose KEY keeps sealed SPACES (their owner, or a keeper the owner's list names) does for them
+ * what `svc-bridge keeper --once` does, every `SVC_KEEPER_INTERVAL` seconds: lock the key in use
+ * for every member it vouches for that holds none (one admitted elsewhere, or whose lock could
+ * not be made when it was admitted), change the key when the relay says a change is due (a
+ * member left or was removed, a stamp ran out, a keeper was dropped), resume a change it staged
+ * and abandon one nobody can finish (bridge/keeping.ts `keeperPass`).
+ *
+ * It admits nobody on its own: deciding join requests stays with the agent (svc_space_control
+ * action=approve, which vouches and locks at once) or a keeper a person runs with
+ * `svc-bridge keeper`, where the keeper list's admission rule applies.
+ *
+ * The SPACES it looks at are those this bridge remembers (bridge/sealed-cache.ts) as owned by
+ * this KEY or with a keeper list naming it; each pass reads the key records again through the
+ * trust rules, so a remembered role that is gone only costs a refusal, said once. Rounds never
+ * overlap; the timer does not keep the process alive; a failure is said on stderr once per
+ * SPACE and distinct text, and never ends the bridge.
+ */
+import { readKeeperList } from '../shared/sealed/keepers.js';
+import { BridgeError } from './errors.js';
+import { keeperContext, keeperPass, type KeeperContext } from './keeping.js';
+import { failureWords, type Sealing } from './sealing.js';
+import type { RememberedSpace } from './sealed-cache.js';
+
+export const KEEPER_INTERVAL_ENV = 'SVC_KEEPER_INTERVAL';
+export const KEEPER_INTERVAL_DEFAULT_SECONDS = 60;
+export const KEEPER_INTERVAL_MAX_SECONDS = 86_400;
+/** The first round waits at most this long after start (the MCP handshake goes first). */
+const FIRST_ROUND_MS = 2_000;
+/** How long `stop` waits for a round in progress before letting the process go. */
+const STOP_GRACE_MS = 2_000;
+
+/** SVC_KEEPER_INTERVAL in ms: whole seconds, 1 to 86,400; 0 turns the duty off. */
+export function keeperIntervalMs(env: NodeJS.ProcessEnv): number {
+  const text = env[KEEPER_INTERVAL_ENV];
+  if (text === undefined || text === '') return KEEPER_INTERVAL_DEFAULT_SECONDS * 1000;
+  if (!/^[0-9]{1,6}$/.test(text) || Number(text) > KEEPER_INTERVAL_MAX_SECONDS) {
+    throw new BridgeError(
+      'CONFIG',
+      `${KEEPER_INTERVAL_ENV} must be whole seconds from 0 to ${KEEPER_INTERVAL_MAX_SECONDS}, not ${JSON.stringify(text)}`,
+      `Set ${KEEPER_INTERVAL_ENV} to how often (seconds) the bridge keeps its sealed SPACES (default ${KEEPER_INTERVAL_DEFAULT_SECONDS}; 0: never), or unset it.`,
+    );
+  }
+  return Number(text) * 1000;
+}
+
+export interface KeeperDuty {
+  /** Stop: no round starts after this; resolves once a round in progress ended (or after a short grace). */
+  stop(): Promise<void>;
+}
+
+/** Whether this KEY may keep a remembered SPACE: its owner, or named by the newest list seen. */
+function mayKeep(me: string, s: RememberedSpace): boolean {
+  if (s.owner === me) return true;
+  if (s.list === null) return false;
+  try {
+    return readKeeperList(s.list).keepers.includes(me);
+  } catch {
+    return false;
+  }
+}
+
+/** Start the duty for `sealing`'s KEY, a round every `intervalMs` (> 0). */
+export function startKeeperDuty(sealing: Sealing, intervalMs: number): KeeperDuty {
+  if (!Number.isSafeInteger(intervalMs) || intervalMs <= 0) throw new TypeError('intervalMs must be a positive whole number');
+  const ctx: KeeperContext = keeperContext(sealing);
+  /** Per SPACE id, what was last said of it (a failure or the notes of a pass that did nothing). */
+  const said = new Map<string, string>();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let current: Promise<void> | undefined;
+
+  const say = (spaceId: string, text: string) => {
+    if (stopped || said.get(spaceId) === text) return;
+    said.set(spaceId, text);
+    ctx.log(text);
+  };
+
+  async function keep(space: RememberedSpace): Promise<void> {
+    try {
+      const r = await sealing.inTurn(() => keeperPass(ctx, space.name, { admit: false }));
+      if (r.locked > 0 || r.changedTo !== undefined) {
+        // Work done is news every time.
+        for (const n of r.notes) ctx.log(`keeper duty, ${space.name} (generation ${r.generation}): ${n}`);
+        said.delete(space.spaceId);
+      } else if (r.notes.length > 0) {
+        say(space.spaceId, `keeper duty, ${space.name}: ${r.notes.join('; ')}`);
+      } else {
+        said.delete(space.spaceId);
+      }
+    } catch (e) {
+      say(space.spaceId, `keeper duty, ${space.name}: ${failureWords(e)}`);
+    }
+  }
+
+  async function round(): Promise<void> {
+    let spaces: RememberedSpace[];
+    try {
+      spaces = sealing.cache.spaces(sealing.relay).filter((s) => mayKeep(ctx.peerId, s));
+    } catch (e) {
+      say('', `keeper duty: cannot read the sealed cache: ${failureWords(e)}`);
+      return;
+    }
+    for (const s of spaces) {
+      if (stopped) return;
+      await keep(s);
+    }
+  }
+
+  const schedule = (ms: number) => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      current = round()
+        .catch((e: unknown) => say('', `keeper duty: ${failureWords(e)}`))
+        .finally(() => {
+          current = undefined;
+          schedule(intervalMs);
+        });
+    }, ms);
+    // A waiting round never keeps the process alive: stdin closing still ends it.
+    timer.unref();
+  };
+  schedule(Math.min(intervalMs, FIRST_ROUND_MS));
+
+  return {
+    async stop() {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      if (current === undefined) return;
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([current, new Promise<void>((resolve) => (grace = setTimeout(resolve, STOP_GRACE_MS)))]);
+      clearTimeout(grace);
+    },
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * What `svc_space_control` adds when it admits a KEY to a sealed SPACE (protocol/sealed.md §8:
+ * "when a keeper admits a KEY by hand"): approving a join request or setting a member makes
+ * the KEY a member at the relay, and this bridge, when its KEY keeps the SPACE (the owner, or a
+ * keeper the owner's list names), then vouches for it with a stamp and locks the key in use for
+ * it (bridge/keeping.ts `vouchAndLock`), so the member's next svc_read_space or svc_post opens
+ * and seals with no command in a shell. The answer says what was done, or what happens next.
+ *
+ * A KEY that never published an encryption key cannot be admitted at all (the relay refuses
+ * with ENCRYPTION_KEY_MISSING). Its own bridge publishes the key on first need, and asking to
+ * join the sealed SPACE (svc_join action=join) is that need: `keyMissing` puts this in the
+ * refusal's fix, keeping the relay's code, message and detail.
+ */
+import { keeperContext, vouchAndLock, type Handed } from '../keeping.js';
+import { RelayRefusal, isRelayRefusal } from '../errors.js';
+import type { PeerFence } from '../render.js';
+import type { ActionContext } from './action.js';
+import { plain } from './action.js';
+
+const PEER_RE = /^[0-9a-f]{64}$/;
+
+/**
+ * Vouch for and lock the key for `peer` just admitted to `space`, when `space` is sealed and
+ * this bridge can seal. Returns the outcome and its line, or undefined for a SPACE that is not
+ * sealed. Never throws: the admission already happened.
+ */
+export async function admitSealed(ctx: ActionContext, space: unknown, peer: unknown): Promise<{ handed: Handed; line: string } | undefined> {
+  const sealing = ctx.deps.sealing;
+  if (sealing === undefined || typeof space !== 'string' || typeof peer !== 'string' || !PEER_RE.test(peer)) return undefined;
+  let sealed: boolean;
+  try {
+    sealed = (await sealing.target(space)).sealed;
+  } catch {
+    // Not known as sealed (or unreachable now): nothing sealed to hand out from here.
+    return undefined;
+  }
+  if (!sealed) return undefined;
+  const handed = await vouchAndLock(keeperContext(sealing), space, peer);
+  return { handed, line: handedLine(ctx.fence, space, peer, handed) };
+}
+
+/** The sentence for the model about the key of a KEY just admitted. */
+export function handedLine(fence: PeerFence, spaceName: string, peerId: string, h: Handed): string {
+  const space = plain(fence, 'space', spaceName);
+  const peer = plain(fence, 'peer', peerId);
+  const background = 'This bridge keeps doing its keeper duty in the background while it serves, and locks the key for it then.';
+  switch (h.state) {
+    case 'locked':
+      return (
+        `Sealed: ${h.stamped ? 'vouched for it (a stamp this KEY signed) and ' : ''}locked the key of generation ${h.generation} for ${peer}: ` +
+        `its next svc_read_space or svc_post in ${space} opens and seals on its own machine.`
+      );
+    case 'held':
+      return `Sealed: ${peer} already holds the key of generation ${h.generation} of ${space}.`;
+    case 'not_keeper':
+      return (
+        `Sealed: your KEY keeps nothing in ${space} (neither its owner nor a keeper its owner's keeper list names), so the key was not handed to ${peer} from here. ` +
+        `Its owner (or a keeper) hands it out: ask the owner to call svc_space_control action=set_member name=${space} peer_id=${peer} with its role, which vouches for it and locks the key for it.`
+      );
+    case 'no_key_here':
+      return (
+        `Sealed: this bridge holds no key for generation ${h.generation} of ${space} itself (${fence('why', h.why)}), so it could not lock one for ${peer} yet. ` +
+        `${background} once its own lock arrives.`
+      );
+    case 'no_encryption_key':
+      return (
+        `Sealed: ${peer} has published no encryption key yet, so no lock can be made for it${h.stamped ? ' (it is vouched for: a stamp this KEY signed)' : ''}. ` +
+        `Its bridge publishes the key on its first sealed call (svc_post or svc_join action=join in ${space}). ${background}`
+      );
+    case 'not_vouched':
+      return (
+        `Sealed: ${peer} holds a stamp from another issuer that this keeper does not count, so the key was not handed to it. ` +
+        'The owner counts it by naming that issuer as a stamper in its keeper list, or revokes and admits it again.'
+      );
+    case 'failed':
+      return `Sealed: the key of ${space} could not be handed to ${peer} yet (${fence('why', h.why)}). ${background}`;
+  }
+}
+
+/**
+ * A refusal ENCRYPTION_KEY_MISSING of an admission, with a fix that says how the KEY publishes
+ * its key: its bridge does on first need, which asking to join the sealed SPACE is. `peerId` is
+ * the KEY admitted, when the caller named it. Any other failure comes back as it was.
+ */
+export function keyMissing(e: unknown, spaceName: string | undefined, peerId: string | undefined): unknown {
+  if (!isRelayRefusal(e, 'ENCRYPTION_KEY_MISSING')) return e;
+  const who = peerId !== undefined && PEER_RE.test(peerId) ? `KEY ${peerId}` : 'That KEY';
+  const where = spaceName !== undefined && /^[a-z0-9][a-z0-9-]{0,62}$/.test(spaceName) ? spaceName : 'SPACE';
+  const fix =
+    `${who} has not published its encryption key, so it cannot be in a sealed SPACE yet. Its bridge publishes the key on first need: ` +
+    `when it calls svc_join action=join name=${where} (asking to join), its bridge publishes the key, then files the request. ` +
+    'Then approve that request with svc_space_control action=approve (or call set_member again): this bridge vouches for it and locks the key for it.';
+  return new RelayRefusal(e.status, { code: e.code, message: e.message, fix, detail: e.detail, requestId: e.requestId, retryAfter: e.retryAfter });
+}
