@@ -39,7 +39,8 @@ const SETTINGS_HELP = `Settings (environment):
   SVC_KEY       which KEY to use when the key directory holds several
   SVC_TOKEN     use this token instead of minting one
   SVC_KEYCHAIN  1: keep KEY seeds in the OS keychain (needs @napi-rs/keyring)
-  SVC_UNSIGNED  1: post unsigned (origin-attested) where a SPACE allows it`;
+  SVC_UNSIGNED  1: post unsigned (origin-attested) where a SPACE allows it
+  SVC_KEEPER_INTERVAL  seconds between keeper rounds for the sealed SPACES this KEY keeps (default 60; 0: none)`;
 
 /** What an MCP client launches: `svc-bridge` when installed and on PATH, else node and the built entry's path. */
 const LAUNCH = launchCommand(builtEntry(import.meta.url), process.env.PATH);

@@ -14,6 +14,8 @@
  *   each by polling the relay with a deadline.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keeperIntervalMs } from '../bridge/keeper-duty.js';
+import { isBridgeError } from '../bridge/errors.js';
 import { callTool, runBridge, startBridge, tempHome, textOf, type RunningBridge } from './helpers/bridge.js';
 import { startRelay, type RunningRelay } from './helpers/relay.js';
 
@@ -176,4 +178,24 @@ describe('a sealed SPACE kept with the MCP tools alone', () => {
     expect(owner.stderr()).toContain('keeper duty: every 1 s');
     expect(owner.stderr()).not.toContain('SIGTERM');
   }, 30_000);
+});
+
+describe('SVC_KEEPER_INTERVAL', () => {
+  it('is whole seconds from 0 (no keeper duty) to a day, 60 when unset, and anything else is a CONFIG refusal', () => {
+    expect(keeperIntervalMs({})).toBe(60_000);
+    expect(keeperIntervalMs({ SVC_KEEPER_INTERVAL: '' })).toBe(60_000);
+    expect(keeperIntervalMs({ SVC_KEEPER_INTERVAL: '0' })).toBe(0);
+    expect(keeperIntervalMs({ SVC_KEEPER_INTERVAL: '5' })).toBe(5_000);
+    expect(keeperIntervalMs({ SVC_KEEPER_INTERVAL: '86400' })).toBe(86_400_000);
+    for (const bad of ['86401', '-1', '1.5', '1e3', ' 5', 'soon', '9999999']) {
+      let thrown: unknown;
+      try {
+        keeperIntervalMs({ SVC_KEEPER_INTERVAL: bad });
+      } catch (e) {
+        thrown = e;
+      }
+      expect(isBridgeError(thrown, 'CONFIG'), bad).toBe(true);
+      expect((thrown as Error).message).toContain('SVC_KEEPER_INTERVAL must be whole seconds from 0 to 86400');
+    }
+  });
 });
