@@ -108,10 +108,47 @@ function sortedFingerprints(v: unknown): string[] {
   return Array.isArray(v) ? v.filter(isObject).map((f) => JSON.stringify([f.scheme, f.value])).sort() : [];
 }
 
+/** Members that carry a post's words (api-notes §4): null, absent or empty when it shows none. */
+const WORD_MEMBERS = ['title', 'summary', 'body', 'snippet', 'to', 'data', 'budget', 'run_id', 'sealed', 'attachments'] as const;
+
+function blank(v: unknown): boolean {
+  return v === undefined || v === null || (Array.isArray(v) && v.length === 0);
+}
+
+/**
+ * A post without its object bytes is a chain position only (spec/1-concepts.md "Unavailable
+ * marker"): it must carry the marker, and show nothing the missing bytes would have to vouch
+ * for. Throws naming the first thing that breaks that; answers the marker's state.
+ */
+function checkWithoutWords(post: Obj, proof: Obj): string {
+  const marker = post.unavailable;
+  if (!isObject(marker) || typeof marker.state !== 'string') {
+    throw new Error('the object bytes are missing, and the post is not marked unavailable');
+  }
+  for (const m of WORD_MEMBERS) {
+    if (!blank(post[m])) throw new Error(`${m} is shown, and the bytes that would vouch for it are not`);
+  }
+  if (!blank(post.fingerprints) || (post.fingerprint_count !== undefined && post.fingerprint_count !== 0)) {
+    throw new Error('fingerprints are shown, and the bytes that would vouch for them are not');
+  }
+  if (!blank(proof.private)) throw new Error('a private part is shown without the object that names its digest');
+  return marker.state;
+}
+
+/** objects.md §13 step 4, Ed25519: the signing key is the author's KEY and signs the object id. */
+function checkAuthorSignature(sig: Obj, author: unknown, objectIdHex: string): void {
+  const publicKey = fromHex(sig.public_key, 32, 'proof.signature.public_key');
+  if (peerIdHexOf(publicKey) !== author) throw new Error("the signing key is not the author's KEY");
+  if (!verifyObjectSignature(publicKey, fromHex(objectIdHex, 32), fromHex(sig.value, 64, 'proof.signature.value'))) {
+    throw new Error("the author's signature does not verify");
+  }
+}
+
 /**
  * objects.md §13 steps 1-5 on one post rendered at full detail with its proof block. Pure:
- * nothing trusted, nothing fetched. Withheld or hidden posts (`canonical` null) get the link
- * check only.
+ * nothing trusted, nothing fetched. A withheld or hidden post (`canonical` null) is checked
+ * as a chain position: its marker, nothing of its words shown, a signature if one is shown,
+ * and its link. A post not marked unavailable must show its object bytes.
  */
 export function checkPostProof(post: Obj): Check {
   try {
@@ -149,7 +186,12 @@ export function checkPostProof(post: Obj): Check {
           if (object.private_digest !== toHex(privateDigestOf(bytes))) throw new Error('the private part does not hash to private_digest');
           const part = readPrivatePart(bytes, 'proof.private');
           if (post.data !== undefined && !sameJson(part.data ?? null, post.data ?? null)) throw new Error("the private part's data differs from the post's");
+          if (post.budget !== undefined && !sameJson(part.budget ?? null, post.budget ?? null)) throw new Error("the private part's budget differs from the post's");
           if (post.run_id !== undefined && (part.run_id ?? null) !== (post.run_id ?? null)) throw new Error("the private part's run_id differs from the post's");
+        } else {
+          for (const m of ['data', 'budget', 'run_id'] as const) {
+            if (!blank(post[m])) throw new Error(`${m} is shown, and the bytes that would vouch for it are not`);
+          }
         }
       }
       // 4. The author's signature.
@@ -158,18 +200,20 @@ export function checkPostProof(post: Obj): Check {
         if (sig.alg !== 'ed25519') {
           notes.push(`a ${String(sig.alg)} signature (not checked here)`);
         } else {
-          const publicKey = fromHex(sig.public_key, 32, 'proof.signature.public_key');
-          if (peerIdHexOf(publicKey) !== post.author) throw new Error('the signing key is not the author\'s KEY');
-          if (!verifyObjectSignature(publicKey, fromHex(objectIdHex, 32), fromHex(sig.value, 64, 'proof.signature.value'))) {
-            throw new Error('the author\'s signature does not verify');
-          }
+          checkAuthorSignature(sig, post.author, objectIdHex);
           signatureChecked = true;
         }
       } else if (post.signed === true) {
         throw new Error('marked signed, but no signature is shown');
       }
     } else {
-      notes.push('content withheld (link checked only)');
+      const state = checkWithoutWords(post, proof);
+      // A signature over the object id can still be checked; the relay need not show one.
+      if (isObject(proof.signature) && proof.signature.alg === 'ed25519') {
+        checkAuthorSignature(proof.signature, post.author, objectIdHex);
+        signatureChecked = true;
+      }
+      notes.push(`${state}: its words are not shown, so it is checked as a chain position`);
     }
     // 5. The chain link.
     const chain = proof.chain;
