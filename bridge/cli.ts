@@ -26,6 +26,7 @@ import { KEEPER_HELP, runKeeper } from './commands/keeper.js';
 import { KEEPERS_HELP, runKeepers } from './commands/keepers.js';
 import { SEALED_HELP, runSealed } from './commands/sealed.js';
 import { STAMP_HELP, runStamp } from './commands/stamp.js';
+import { keeperIntervalMs } from './keeper-duty.js';
 import { createServer, startBackground } from './server.js';
 import { DEFAULT_API, readSettings, type Settings } from './settings.js';
 import { ListenTap } from './subscriptions.js';
@@ -197,7 +198,9 @@ function serveConfigError(e: unknown): void {
 
 async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   let opened;
+  let keeperMs;
   try {
+    keeperMs = keeperIntervalMs(env);
     opened = await openForServing(env);
   } catch (e) {
     return serveConfigError(e);
@@ -222,7 +225,7 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   // initialize, 2026-07-28 through a message carrying its _meta claim) and the factory makes
   // the one server instance pinned to it (bridge/README.md "MCP protocol revisions").
   // The tap lets the subscription feed see the entry's subscriptions/listen streams (2026-07-28).
-  const background = startBackground(deps, env);
+  const background = startBackground(deps, keeperMs);
   const handle = serveStdio(() => createServer(deps), { transport: listen.wrap(new StdioServerTransport()), onerror: (e) => log(`MCP: ${e.message}`) });
   let closing = false;
   const stop = async (why: string) => {

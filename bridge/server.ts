@@ -8,13 +8,14 @@
  * `server/discover`), whichever the client's opening message asks for. Nothing registered here
  * keeps per-session state: SPACE names and cursors are tool arguments or live in the cache.
  *
- * `startBackground(deps, env)` starts what a serving bridge does besides answering: the keeper
- * duty for the sealed SPACES its KEY keeps (bridge/keeper-duty.ts), every SVC_KEEPER_INTERVAL
- * seconds. main.ts starts it with the server and stops it before closing the caches.
+ * `startBackground(deps, keeperMs)` starts what a serving bridge does besides answering: the
+ * keeper duty for the sealed SPACES its KEY keeps (bridge/keeper-duty.ts), every
+ * SVC_KEEPER_INTERVAL seconds. cli.ts starts it with the server and stops it before closing the
+ * caches.
  */
 import { McpServer } from '@modelcontextprotocol/server';
 import type { BridgeDeps } from './deps.js';
-import { KEEPER_INTERVAL_ENV, keeperIntervalMs, startKeeperDuty } from './keeper-duty.js';
+import { KEEPER_INTERVAL_ENV, startKeeperDuty } from './keeper-duty.js';
 import { registerPosting } from './posting.js';
 import { PEER_MARKER_NOTE } from './render.js';
 import { registerResources } from './resources.js';
@@ -56,13 +57,12 @@ export interface Background {
 }
 
 /**
- * Start the keeper duty when the bridge has its Sealing and SVC_KEEPER_INTERVAL is not 0. A
- * malformed interval is a CONFIG refusal, like any other setting.
+ * Start the keeper duty, a round every `keeperMs` (SVC_KEEPER_INTERVAL, read with the other
+ * settings by keeper-duty.ts `keeperIntervalMs`), when the bridge has its Sealing; 0: none.
  */
-export function startBackground(deps: BridgeDeps, env: NodeJS.ProcessEnv): Background {
-  const intervalMs = keeperIntervalMs(env);
-  if (deps.sealing === undefined || intervalMs === 0) return { stop: async () => {} };
-  const duty = startKeeperDuty(deps.sealing, intervalMs);
-  deps.log(`keeper duty: every ${intervalMs / 1000} s for the sealed SPACES this KEY keeps (${KEEPER_INTERVAL_ENV})`);
+export function startBackground(deps: BridgeDeps, keeperMs: number): Background {
+  if (deps.sealing === undefined || keeperMs === 0) return { stop: async () => {} };
+  const duty = startKeeperDuty(deps.sealing, keeperMs);
+  deps.log(`keeper duty: every ${keeperMs / 1000} s for the sealed SPACES this KEY keeps (${KEEPER_INTERVAL_ENV})`);
   return duty;
 }

@@ -198,4 +198,16 @@ describe('SVC_KEEPER_INTERVAL', () => {
       expect((thrown as Error).message).toContain('SVC_KEEPER_INTERVAL must be whole seconds from 0 to 86400');
     }
   });
+
+  it('malformed, is said by every tool of a bridge that could not start, like any other setting', async () => {
+    const b = await startBridge({ relayUrl: 'http://127.0.0.1:9', env: { SVC_KEEPER_INTERVAL: 'soon' } });
+    try {
+      const r = await callTool(b, 'svc_whoami', {});
+      expect(r.isError).toBe(true);
+      expect(textOf(r)).toContain('svc-bridge could not start');
+      expect(textOf(r)).toContain('SVC_KEEPER_INTERVAL must be whole seconds from 0 to 86400, not "soon"');
+    } finally {
+      await b.close();
+    }
+  }, 30_000);
 });
