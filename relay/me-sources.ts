@@ -10,6 +10,8 @@ export interface MembershipItem {
   name: string;
   role: string;
   tags: string[];
+  /** public, private or sealed: a client learns which of its SPACES SEEK cannot search (sealed). */
+  visibility: string | null;
   /** Decimal string (spec "Encoding conventions": every 64-bit number). */
   head_seq: string;
   /** How many posts the member has not read past its saved position; null when unknown. */
@@ -34,6 +36,7 @@ export function membershipsOf(ctx: RelayContext, peerId: string, after: string |
     name: m.name,
     role: m.role,
     tags: m.tags,
+    visibility: ctx.store.spaces.byRowId(m.spaceRowId)?.visibility ?? null,
     head_seq: String(headSeqOf(ctx, m.spaceRowId)),
     behind: null,
   }));

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCache } from '../bridge/cache.js';
+import { SEALED_NAMES_SHOWN } from '../bridge/tools/seek.js';
 import { loadKey, openKeyDirectory } from '../bridge/keys.js';
 import { fromBase64url, fromHex } from '../shared/encoding.js';
 import { peerIdHexOf } from '../shared/identity.js';
@@ -334,6 +335,47 @@ describe('svc_get and svc_seek', () => {
     expect(s.items[0]).toMatchObject({ post_id: mine.post_id, match: 'fingerprint', mine: true });
     expect(textOf(r)).toContain('yours');
     expect((await callTool(a, 'svc_seek', {})).isError).toBe(true);
+  });
+});
+
+describe('svc_seek and sealed SPACES', () => {
+  it('names the caller\'s sealed SPACES it could not search and why, in the text and the structured answer', async () => {
+    const names = Array.from({ length: SEALED_NAMES_SHOWN + 1 }, () => freshName('sk-sealed'));
+    for (const name of names) toolOk(await callTool(a, 'svc_space_control', { action: 'create', name, visibility: 'sealed', title: 'Sealed notes' }));
+    const r = await callTool(a, 'svc_seek', { q: 'anything at all' });
+    const s = toolOk(r);
+    const text = textOf(r);
+    expect(text).toMatch(/Not searched: your sealed SPACES .* and \d+ more\. The relay holds only their ciphertext, so SEEK cannot look into them/);
+    expect(s.bridge.sealed_not_searched.names).toHaveLength(SEALED_NAMES_SHOWN);
+    expect(s.bridge.sealed_not_searched.count).toBeGreaterThanOrEqual(names.length);
+    for (const name of s.bridge.sealed_not_searched.names) expect(text).toContain(name);
+    // A search inside one sealed SPACE says that SPACE was not searched.
+    const one = await callTool(a, 'svc_seek', { q: 'anything at all', space: names[0] });
+    expect(textOf(one)).toContain(`Not searched: your sealed SPACE ${names[0]}. The relay holds only its ciphertext`);
+    expect(toolOk(one).bridge.sealed_not_searched).toEqual({ names: [names[0]], count: 1 });
+    // A scope without sealed SPACES (another SPACE, oracle spaces only) says nothing of them.
+    for (const args of [{ space: await spaceWithPeer() }, { oracle: true }]) {
+      const other = await callTool(a, 'svc_seek', { q: 'anything at all', ...args });
+      expect(textOf(other)).not.toContain('Not searched');
+      expect(toolOk(other).bridge.sealed_not_searched).toEqual({ names: [], count: 0 });
+    }
+  });
+
+  it('with a relay whose memberships do not say their visibility, the sealed SPACES this bridge remembers are named', async () => {
+    const name = freshName('sk-sealed');
+    toolOk(await callTool(a, 'svc_space_control', { action: 'create', name, visibility: 'sealed', title: 'Sealed notes' }));
+    proxy.rewrite = (x) => {
+      if (!x.url.startsWith('/v1/me')) return undefined;
+      const me = JSON.parse(x.body);
+      for (const m of me.memberships.items) delete m.visibility;
+      return JSON.stringify(me);
+    };
+    try {
+      const s = toolOk(await callTool(a, 'svc_seek', { q: 'anything at all', space: name }));
+      expect(s.bridge.sealed_not_searched).toEqual({ names: [name], count: 1 });
+    } finally {
+      proxy.rewrite = undefined;
+    }
   });
 });
 

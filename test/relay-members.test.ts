@@ -418,7 +418,7 @@ describe('space_blocks', () => {
 });
 
 describe('/v1/me and peers.get', () => {
-  it('lists the SPACES a KEY owns and belongs to, by name, with role, tags and head_seq, paged', async () => {
+  it('lists the SPACES a KEY owns and belongs to, by name, with role, tags, visibility and head_seq, paged', async () => {
     const me = await mintToken(relay.url);
     const names = [freshName('m-a'), freshName('m-b'), freshName('m-c')];
     await createSpace(relay, me.token, { name: names[0] });
@@ -428,9 +428,9 @@ describe('/v1/me and peers.get', () => {
     await put(names[2]!, owner, me.peerId, { role: 'coordinator' });
     const r = await call(relay, 'GET', '/v1/me', { token: me.token });
     const expected = [
-      { name: names[0], role: 'owner', tags: [], head_seq: '0', behind: null },
-      { name: names[1], role: 'reader', tags: ['watch'], head_seq: '0', behind: null },
-      { name: names[2], role: 'coordinator', tags: [], head_seq: '0', behind: null },
+      { name: names[0], role: 'owner', tags: [], visibility: 'private', head_seq: '0', behind: null },
+      { name: names[1], role: 'reader', tags: ['watch'], visibility: 'private', head_seq: '0', behind: null },
+      { name: names[2], role: 'coordinator', tags: [], visibility: 'private', head_seq: '0', behind: null },
     ].sort((a, b) => (a.name! < b.name! ? -1 : 1));
     expect(r.body.memberships).toEqual({ items: expected, next_after: null, has_more: false });
     const p1 = await call(relay, 'GET', '/v1/me?limit=2', { token: me.token });

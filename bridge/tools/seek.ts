@@ -3,20 +3,33 @@
  * arguments): `GET /v1/seek` over your SPACES and public SPACES. Fingerprint hits come first
  * (exact `scheme:value`, up to 8, or a prefix of at least 6 bytes), then text hits. Items are
  * posts with `mine`, `superseded_by`, `retracted_by`, the SPACE's categories and `match`.
+ *
+ * The relay holds only ciphertext of a sealed SPACE, so SEEK never finds anything in one. When
+ * the caller belongs to sealed SPACES that were in the scope of the search, the answer names
+ * them (the first SEALED_NAMES_SHOWN, with the count) and says why, in the text and in
+ * `bridge.sealed_not_searched`. Which memberships are sealed comes from `GET /v1/me` (each
+ * membership's `visibility`); a relay that does not say is answered from what this bridge's
+ * sealed cache remembers.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import { FINGERPRINT_QUERY_VALUES_MAX, SEEK_LIMIT_MAX } from '../../shared/limits.js';
 import type { Posting } from '../posting.js';
-import { PEER_MARKER_NOTE, peerFence } from '../render.js';
+import { BridgeError, RelayRefusal } from '../errors.js';
+import { PEER_MARKER_NOTE, peerFence, type PeerFence } from '../render.js';
 import { toolArgs } from './args.js';
 import { answer, guarded } from './answer.js';
-import { items, objectBody, plain, words } from './action.js';
+import { isObject, items, objectBody, plain, words } from './action.js';
 import { postText } from './post-view.js';
 import { DEFAULT_TOKEN_BUDGET, detail, kinds, legend, peerId, tokenBudget } from './reading.js';
 
 export const SEEK_LIMIT_DEFAULT = 20;
+/** Sealed SPACES named in one answer; the count covers the rest. */
+export const SEALED_NAMES_SHOWN = 10;
+/** Membership pages read to find sealed SPACES (200 each). */
+const MEMBERSHIP_PAGES_MAX = 5;
+const MEMBERSHIP_PAGE = 200;
 
 const FINGERPRINT_LIST = 'a list of "scheme:value" strings, e.g. ["git.commit:9f86d08"]';
 /** zod measures a string sent instead of a list against the list's bounds too: then say what to send. */
@@ -50,11 +63,56 @@ export const SEEK_DESCRIPTION = [
   PEER_MARKER_NOTE,
 ].join(' ');
 
+/** The names of the caller's sealed SPACES (memberships), or a reason they could not be read. */
+async function sealedMemberships(posting: Posting): Promise<{ names: string[] } | { failed: string }> {
+  const { deps } = posting;
+  const names: string[] = [];
+  let after: string | undefined;
+  try {
+    for (let page = 0; page < MEMBERSHIP_PAGES_MAX; page++) {
+      const me = objectBody((await deps.api.request({ path: '/v1/me', query: { limit: MEMBERSHIP_PAGE, after } })).body, 'me');
+      const m = isObject(me.memberships) ? me.memberships : {};
+      for (const item of items(m.items)) {
+        if (typeof item.name !== 'string') continue;
+        const sealed = item.visibility === undefined ? deps.sealing?.cache.spaceByName(deps.api.base.origin, item.name) !== undefined : item.visibility === 'sealed';
+        if (sealed) names.push(item.name);
+      }
+      if (m.has_more !== true || typeof m.next_after !== 'string') break;
+      after = m.next_after;
+    }
+  } catch (e) {
+    const why = e instanceof RelayRefusal || e instanceof BridgeError ? e.code : (e as Error).message;
+    deps.log(`svc_seek: could not read the memberships to name sealed SPACES (${why})`);
+    return { failed: why };
+  }
+  return { names };
+}
+
+/** The sealed SPACES of the caller a search with these arguments would have covered. */
+function sealedInScope(args: SeekInput, sealed: readonly string[]): string[] {
+  if (args.oracle === true) return []; // oracle spaces are public
+  if (args.space !== undefined) return sealed.includes(args.space) ? [args.space] : [];
+  return [...sealed];
+}
+
+/** The answer's line about sealed SPACES SEEK could not look into. */
+function sealedLine(fence: PeerFence, names: readonly string[]): string {
+  const shown = names.slice(0, SEALED_NAMES_SHOWN).map((n) => plain(fence, 'space', n));
+  const more = names.length > shown.length ? ` and ${names.length - shown.length} more` : '';
+  const one = names.length === 1;
+  return (
+    `Not searched: your sealed SPACE${one ? '' : 'S'} ${shown.join(', ')}${more}. The relay holds only ${one ? 'its' : 'their'} ciphertext, ` +
+    `so SEEK cannot look into ${one ? 'it' : 'them'}; read ${one ? 'it' : 'them'} with svc_read_space, which opens sealed posts on this machine.`
+  );
+}
+
 export async function runSeek(posting: Posting, args: SeekInput) {
   if (args.q === undefined && args.fingerprint === undefined && args.fingerprint_prefix === undefined) {
     throw new SvcError('INVALID_REQUEST', 'q, fingerprint or fingerprint_prefix: give at least one');
   }
   const fence = peerFence({ self: posting.deps.identity.peerId });
+  // Read alongside the search: which of the caller's SPACES are sealed.
+  const memberships = args.oracle === true ? Promise.resolve({ names: [] }) : sealedMemberships(posting);
   const res = await posting.deps.api.request({
     path: '/v1/seek',
     query: {
@@ -79,9 +137,20 @@ export async function runSeek(posting: Posting, args: SeekInput) {
     lines.push(postText(fence, h, [`match: ${plain(fence, 'match', h.match)} · categories: ${words(fence, 'categories', h.categories)}`]));
   }
   if (body.budget_cut === true) lines.push('The token budget left hits out: raise token_budget or narrow the query.');
-  if (hits.length === 0) lines.push('Nothing found: the work may be new. Post what you learn with fingerprints others can SEEK by.');
+  const sealed = await memberships;
+  const unsearched = 'names' in sealed ? sealedInScope(args, sealed.names) : [];
+  if (unsearched.length > 0) lines.push(sealedLine(fence, unsearched));
+  if ('failed' in sealed) lines.push(`Whether any of your SPACES is sealed (SEEK cannot look into those) is unknown: reading your memberships failed (${plain(fence, 'code', sealed.failed)}).`);
+  if (hits.length === 0) {
+    lines.push(`Nothing found${unsearched.length > 0 ? ' where SEEK can look' : ''}: the work may be new. Post what you learn with fingerprints others can SEEK by.`);
+  }
   lines.push(...legend(fence));
-  return answer(lines.join('\n'), body);
+  return answer(lines.join('\n'), {
+    ...body,
+    bridge: {
+      sealed_not_searched: 'names' in sealed ? { names: unsearched.slice(0, SEALED_NAMES_SHOWN), count: unsearched.length } : null,
+    },
+  });
 }
 
 export function registerSeek(server: McpServer, posting: Posting): void {

@@ -7,7 +7,7 @@ import type { JsonObject } from '../../shared/canonical.js';
 import { pageMarkdown, type PeerFence } from '../http/markdown.js';
 import { fieldLines, plainValue } from './fields.js';
 
-const MEMBERSHIP = { plain: ['role', 'head_seq', 'behind'], skip: ['name', 'role'] } as const;
+const MEMBERSHIP = { plain: ['role', 'visibility', 'head_seq', 'behind'], skip: ['name', 'role'] } as const;
 
 export function meMarkdown(answer: JsonObject, fence: PeerFence): string {
   const token = answer.token as JsonObject;
