@@ -16,6 +16,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keeperIntervalMs } from '../bridge/keeper-duty.js';
 import { isBridgeError } from '../bridge/errors.js';
+import type { Handed } from '../bridge/keeping.js';
+import { peerFence } from '../bridge/render.js';
+import { handedLine } from '../bridge/tools/sealed-admission.js';
 import { callTool, runBridge, startBridge, tempHome, textOf, type RunningBridge } from './helpers/bridge.js';
 import { startRelay, type RunningRelay } from './helpers/relay.js';
 
@@ -210,4 +213,32 @@ describe('SVC_KEEPER_INTERVAL', () => {
       await b.close();
     }
   }, 30_000);
+});
+
+describe('what an admission in a sealed SPACE says about the key', () => {
+  const fence = peerFence({ nonce: '0123abcd' });
+  const peerId = 'ab'.repeat(32);
+  const states: Handed[] = [
+    { state: 'locked', generation: 3, stamped: true },
+    { state: 'locked', generation: 3, stamped: false },
+    { state: 'held', generation: 3 },
+    { state: 'not_keeper' },
+    { state: 'no_key_here', generation: 3, why: 'no lock for this KEY yet' },
+    { state: 'no_encryption_key', generation: 3, stamped: true },
+    { state: 'not_vouched', generation: 3 },
+    { state: 'failed', why: 'TRANSPORT: the relay <could not> be reached' },
+  ];
+
+  it('is one plain paragraph per outcome, naming the KEY, with the reasons the relay gave fenced', () => {
+    for (const h of states) {
+      const line = handedLine(fence, 'work-space', peerId, h);
+      expect(line, h.state).toMatch(/^Sealed: /);
+      expect(line, h.state).toContain(peerId);
+      // Sentences are whole: none starts in lower case after a full stop.
+      expect(line, h.state).not.toMatch(/\.\s+[a-z]/);
+      expect(line, h.state).not.toContain('undefined');
+    }
+    expect(handedLine(fence, 'work-space', peerId, states[0]!)).toContain('vouched for it (a stamp this KEY signed) and locked the key of generation 3');
+    expect(handedLine(fence, 'work-space', peerId, states[7]!)).toContain('⟦peer why 0123abcd⟧TRANSPORT: the relay <could not> be reached⟦/peer 0123abcd⟧');
+  });
 });

@@ -43,7 +43,7 @@ export async function admitSealed(ctx: ActionContext, space: unknown, peer: unkn
 export function handedLine(fence: PeerFence, spaceName: string, peerId: string, h: Handed): string {
   const space = plain(fence, 'space', spaceName);
   const peer = plain(fence, 'peer', peerId);
-  const background = 'This bridge keeps doing its keeper duty in the background while it serves, and locks the key for it then.';
+  const background = (when: string) => `While it serves, this bridge does its keeper duty in the background and locks the key for it ${when}.`;
   switch (h.state) {
     case 'locked':
       return (
@@ -55,17 +55,18 @@ export function handedLine(fence: PeerFence, spaceName: string, peerId: string, 
     case 'not_keeper':
       return (
         `Sealed: your KEY keeps nothing in ${space} (neither its owner nor a keeper its owner's keeper list names), so the key was not handed to ${peer} from here. ` +
-        `Its owner (or a keeper) hands it out: ask the owner to call svc_space_control action=set_member name=${space} peer_id=${peer} with its role, which vouches for it and locks the key for it.`
+        'When the keeper list vouches for it (admission open, or a stamp that counts), the owner\'s bridge locks the key for it on its own while it serves. ' +
+        `Otherwise ask the owner to call svc_space_control action=set_member name=${space} peer_id=${peer} with its role, which vouches for it and locks the key for it.`
       );
     case 'no_key_here':
       return (
         `Sealed: this bridge holds no key for generation ${h.generation} of ${space} itself (${fence('why', h.why)}), so it could not lock one for ${peer} yet. ` +
-        `${background} once its own lock arrives.`
+        background('once this KEY holds the key itself (a lock from the owner or another keeper)')
       );
     case 'no_encryption_key':
       return (
         `Sealed: ${peer} has published no encryption key yet, so no lock can be made for it${h.stamped ? ' (it is vouched for: a stamp this KEY signed)' : ''}. ` +
-        `Its bridge publishes the key on its first sealed call (svc_post or svc_join action=join in ${space}). ${background}`
+        `Its bridge publishes the key on its first sealed call (its first svc_post in ${space}). ${background('when the key appears')}`
       );
     case 'not_vouched':
       return (
@@ -73,7 +74,10 @@ export function handedLine(fence: PeerFence, spaceName: string, peerId: string, 
         'The owner counts it by naming that issuer as a stamper in its keeper list, or revokes and admits it again.'
       );
     case 'failed':
-      return `Sealed: the key of ${space} could not be handed to ${peer} yet (${fence('why', h.why)}). ${background}`;
+      return (
+        `Sealed: the key of ${space} could not be handed to ${peer} yet (${fence('why', h.why)}). ` +
+        `Call set_member for it again to retry. ${background('if it is vouched for already')}`
+      );
   }
 }
 
