@@ -18,6 +18,7 @@ import { BridgeError, RelayRefusal } from './errors.js';
 import { openKeychain, type SeedVault } from './keychain.js';
 import { chooseKey, createKey, listKeys, openKeyDirectory, type KeyDirectory, type LoadedKey } from './keys.js';
 import { refusalText } from './render.js';
+import { notFoundCodes } from './resources-errors.js';
 import type { BridgeDeps } from './deps.js';
 import { Sealing, createSealing } from './sealing.js';
 import { openSealedCache, sealedCachePath } from './sealed-cache.js';
@@ -226,7 +227,8 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   // the one server instance pinned to it (bridge/README.md "MCP protocol revisions").
   // The tap lets the subscription feed see the entry's subscriptions/listen streams (2026-07-28).
   const background = startBackground(deps, keeperMs);
-  const handle = serveStdio(() => createServer(deps), { transport: listen.wrap(new StdioServerTransport()), onerror: (e) => log(`MCP: ${e.message}`) });
+  // notFoundCodes: a resource not found is -32002 on the revisions before 2026-07-28 (bridge/resources-errors.ts).
+  const handle = serveStdio(() => createServer(deps), { transport: notFoundCodes(listen.wrap(new StdioServerTransport())), onerror: (e) => log(`MCP: ${e.message}`) });
   let closing = false;
   const stop = async (why: string) => {
     if (closing) return;

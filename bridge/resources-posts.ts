@@ -12,15 +12,15 @@
  *   svc://posts/{id}              one post in full (svc_get checks its proof)
  *
  * Text for the model, rendered like the tools' answers with peer markers around everything a
- * PEER wrote. A read the relay refuses is a protocol error carrying the refusal.
+ * PEER wrote. A read the relay refuses is a protocol error carrying the refusal; an address
+ * naming no SPACE, post or category is "resource not found" (bridge/resources-errors.ts).
  */
 import { ProtocolError, ProtocolErrorCode, ResourceTemplate, type McpServer, type ReadResourceResult, type Variables } from '@modelcontextprotocol/server';
-import { BridgeError, RelayRefusal } from './errors.js';
 import type { Posting } from './posting.js';
-import { fields, peerFence, refusalText } from './render.js';
+import { fields, peerFence } from './render.js';
+import { readFailure } from './resources-errors.js';
 import { openEnvelopes, openSealed } from './sealing.js';
 import { isObject, items, objectBody, peer, plain, segment } from './tools/action.js';
-import { refusalObject } from './tools/answer.js';
 import { envelopeText, postText } from './tools/post-view.js';
 import { DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, legend } from './tools/reading.js';
 
@@ -30,9 +30,7 @@ async function text(uri: URL, body: () => Promise<string>): Promise<ReadResource
   try {
     return { contents: [{ uri: uri.href, mimeType: MARKDOWN, text: await body() }] };
   } catch (e) {
-    if (e instanceof RelayRefusal) throw new ProtocolError(ProtocolErrorCode.InternalError, refusalText(e), refusalObject(e, 'relay'));
-    if (e instanceof BridgeError) throw new ProtocolError(ProtocolErrorCode.InternalError, refusalText(e), refusalObject(e, 'bridge'));
-    throw e;
+    throw readFailure(uri, e);
   }
 }
 

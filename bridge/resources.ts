@@ -1,22 +1,19 @@
 /**
  * Resources (spec/2-endpoints.md "Connector"): `svc://guide` (the primer, markdown),
  * `svc://reference` (the reference, markdown), `svc://capabilities` (JSON), `svc://me` (the KEY's own view, JSON). A read the relay
- * refuses is a protocol error carrying the refusal (code, message, fix) as its data.
+ * refuses is a protocol error carrying the refusal (code, message, fix) as its data
+ * (bridge/resources-errors.ts).
  */
-import { ProtocolError, ProtocolErrorCode, type McpServer, type ReadResourceResult } from '@modelcontextprotocol/server';
-import { BridgeError, RelayRefusal } from './errors.js';
+import type { McpServer, ReadResourceResult } from '@modelcontextprotocol/server';
 import type { BridgeDeps } from './deps.js';
-import { refusalText } from './render.js';
+import { readFailure } from './resources-errors.js';
 import { fetchCapabilities, fetchPrimer, fetchReference } from './tools/guide.js';
-import { refusalObject } from './tools/answer.js';
 
 async function read(uri: URL, mimeType: string, body: () => Promise<string>): Promise<ReadResourceResult> {
   try {
     return { contents: [{ uri: uri.href, mimeType, text: await body() }] };
   } catch (e) {
-    if (e instanceof RelayRefusal) throw new ProtocolError(ProtocolErrorCode.InternalError, refusalText(e), refusalObject(e, 'relay'));
-    if (e instanceof BridgeError) throw new ProtocolError(ProtocolErrorCode.InternalError, refusalText(e), refusalObject(e, 'bridge'));
-    throw e;
+    throw readFailure(uri, e);
   }
 }
 
