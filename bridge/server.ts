@@ -1,9 +1,9 @@
 /**
  * `createServer(deps)`: the MCP server of the bridge (STYLE.md "MCP TypeScript SDK"). It only
- * registers tools, resources and prompts; main.ts hands it as the factory to `serveStdio`.
+ * registers tools, resources and prompts; cli.ts hands it as the factory to `serveStdio`.
  *
  * Built on the v2 split package @modelcontextprotocol/server (pinned 2.4.0), which speaks both
- * protocol revisions the issue asks for (bridge/README.md "MCP protocol revisions"): the same
+ * protocol revisions the spec names (bridge/README.md "MCP protocol revisions"): the same
  * factory makes a 2025-11-25 instance (initialize session) or a 2026-07-28 one (no session,
  * `server/discover`), whichever the client's opening message asks for. Nothing registered here
  * keeps per-session state: SPACE names and cursors are tool arguments or live in the cache.

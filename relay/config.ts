@@ -1,5 +1,5 @@
 /**
- * Relay settings: what main.ts parses from flags and environment, and nothing else.
+ * Relay settings: what cli.ts parses from flags and environment, and nothing else.
  *
  * The token-challenge `audience` (spec/1-concepts.md "Minting with an Ed25519 KEY") is the host
  * of the public URL. Without --public-url it is derived from the address the server listens

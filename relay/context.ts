@@ -18,7 +18,7 @@ export interface RelayDeps {
   readonly random: Random;
   readonly serviceKeys: ServiceKeys;
   /**
-   * false turns every rate limit and concurrency gate off. For benchmarks only (main.ts: env
+   * false turns every rate limit and concurrency gate off. For benchmarks only (cli.ts: env
    * SVC_RELAY_NO_RATE_LIMITS=1); default true.
    */
   readonly rateLimits?: boolean;
