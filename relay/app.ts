@@ -42,6 +42,7 @@ import { handOverRoutes } from './routes/hand-over.js';
 import { categoriesRoutes } from './routes/categories.js';
 import { encryptionKeyRoutes } from './routes/encryption-key.js';
 import { sealedRoutes } from './routes/sealed.js';
+import { conversationsRoutes } from './routes/conversations.js';
 
 export type { RelayDeps, RelayContext } from './context.js';
 
@@ -140,6 +141,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(joinRoutes, ctx);
   app.register(handOverRoutes, ctx);
   app.register(sealedRoutes, ctx);
+  app.register(conversationsRoutes, ctx);
 
   // Background jobs: checkpoints signed per SPACE and stream, the SEEK index kept up.
   registerCheckpointer(app, ctx);

@@ -549,6 +549,21 @@ export function validateConversationRecipients(value: unknown, starterId: string
   return [...seen].sort();
 }
 
+/** A message id (`reply_to` of a message): a lowercase uuid. */
+export function validateMessageId(value: unknown, field = 'reply_to'): string {
+  if (isUuid(value)) return value;
+  return fail('INVALID_REQUEST', field, 'a message id: a lowercase uuid');
+}
+
+/**
+ * A message's `about`: a SPACE name by its pattern (whether such a SPACE exists is the relay's
+ * SPACE_NOT_FOUND; a reserved name names none).
+ */
+export function validateAbout(value: unknown, field = 'about'): string {
+  if (typeof value !== 'string' || !SPACE_NAME_RE.test(value)) fail('INVALID_REQUEST', field, 'a SPACE name');
+  return value;
+}
+
 export function validateRetentionDays(value: unknown, field = 'days'): number {
   return boundedInteger(value, field, MESSAGE_RETENTION_DAYS.min, MESSAGE_RETENTION_DAYS.max);
 }

@@ -27,6 +27,7 @@ export const RATES = {
   reads: RATE_LIMITS.reads,
   readsWithoutToken: RATE_LIMITS.readsWithoutToken,
   writes: RATE_LIMITS.writes,
+  directMessages: RATE_LIMITS.directMessages,
   health: RATE_LIMITS.health,
   categoryLookup: RATE_LIMITS.categoryLookup,
   linkUses: RATE_LIMITS.linkUses,

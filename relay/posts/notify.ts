@@ -8,6 +8,7 @@
  *
  *   notifierFor(db).space(spaceRowId)   // a post landed (posts.append, after or inside the commit)
  *   notifierFor(db).mailbox(peerId)     // a mailbox row was delivered to this KEY
+ *   notifierFor(db).conversation(id)    // a message landed in this conversation
  *
  * Signals are delivered on a later turn of the event loop (setImmediate), so a signal raised
  * inside a better-sqlite3 transaction (synchronous) reaches waiters only after the commit. A
@@ -26,12 +27,15 @@ export interface Notifier {
   space(spaceRowId: number): void;
   /** Something was delivered to this KEY's mailbox. */
   mailbox(peerId: string): void;
+  /** A message landed in the conversation with this id. */
+  conversation(conversationId: string): void;
   /**
    * Resolve after the next signal for `topic` or after `ms`, whichever comes first, or at once
    * when `signal` aborts. Answers true when woken by a signal.
    */
   waitSpace(spaceRowId: number, ms: number, signal?: AbortSignal): Promise<boolean>;
   waitMailbox(peerId: string, ms: number, signal?: AbortSignal): Promise<boolean>;
+  waitConversation(conversationId: string, ms: number, signal?: AbortSignal): Promise<boolean>;
   /**
    * Take one of a KEY's waiting-read places (2 per KEY, posts reads and mailbox together):
    * a release function, or undefined when both are taken (the read is then BUSY).
@@ -124,6 +128,8 @@ export function createNotifier(): Notifier {
     mailbox: (peer) => waiters.signal(`m:${peer}`),
     waitSpace: (id, ms, signal) => waiters.wait(`s:${id}`, ms, signal),
     waitMailbox: (peer, ms, signal) => waiters.wait(`m:${peer}`, ms, signal),
+    conversation: (id) => waiters.signal(`c:${id}`),
+    waitConversation: (id, ms, signal) => waiters.wait(`c:${id}`, ms, signal),
     get waiting() {
       return waiters.count;
     },

@@ -22,6 +22,8 @@ import { createHandOverStore, type HandOverStore } from './hand-overs.js';
 import { createCategoryCountStore, type CategoryCountStore } from './category-counts.js';
 import { createEncryptionKeyStore, type EncryptionKeyStore } from './encryption-keys.js';
 import { createSealedStore, type SealedStore } from './sealed.js';
+import { createConversationStore, type ConversationStore } from './conversations.js';
+import { createMessageStore, type MessageStore } from './messages.js';
 import { SvcError } from '../../shared/errors.js';
 
 export interface Store {
@@ -43,6 +45,8 @@ export interface Store {
   readonly categoryCounts: CategoryCountStore;
   readonly encryptionKeys: EncryptionKeyStore;
   readonly sealed: SealedStore;
+  readonly conversations: ConversationStore;
+  readonly messages: MessageStore;
   /** True when a trivial query answers (for /healthz). */
   ping(): boolean;
   close(): void;
@@ -93,6 +97,8 @@ export function openStore(dataDir: string): Store {
     categoryCounts: createCategoryCountStore(db),
     encryptionKeys,
     sealed,
+    conversations: createConversationStore(db),
+    messages: createMessageStore(db),
     ping() {
       try {
         return (probe.get() as { one: number } | undefined)?.one === 1;

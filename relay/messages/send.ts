@@ -1,0 +1,276 @@
+/**
+ * conversations.start and messages.send (spec/2-endpoints.md "Mailbox, messages, blocks";
+ * spec/1-concepts.md "Conversation and message", "States: Conversation", "Mailbox", Limits).
+ *
+ * 1. Outside the write lock: read the body (relay/messages/input.ts, sealed parts with
+ *    relay/messages/sealed.ts).
+ * 2. Under the write lock, one savepoint of a group commit (relay/posts/commit-queue.ts; the
+ *    answer waits for its COMMIT), synchronous:
+ *    - replay: the KEY's idempotency key, across all its conversations, answers the first
+ *      message when the request is the same, else IDEMPOTENCY_CONFLICT;
+ *    - start: each recipient registered (RECIPIENT_NOT_REGISTERED), not blocked by the caller
+ *      (BLOCKED_BY_YOU) and not blocking it (MESSAGES_NOT_ACCEPTED, all it learns), no request
+ *      of the caller still waiting for it (MESSAGE_REQUEST_WAITING); a pair that exists takes
+ *      the message instead of a new one; a sealed pair needs both encryption keys
+ *      (ENCRYPTION_KEY_MISSING), acquaintance (SEALED_NEEDS_ACQUAINTANCE) and no sealed pair
+ *      yet (SEALED_CONVERSATION_EXISTS). A recipient that does not know the caller gets a
+ *      message request (state `requested`), counted against 20 a day (5 on the caller's first
+ *      day; MESSAGE_REQUEST_LIMIT with the wait); a recipient already holding 200 waiting
+ *      requests sees its oldest lapse (declined, nobody told);
+ *    - send: the caller a member (CONVERSATION_NOT_FOUND otherwise, as for no conversation),
+ *      not gone (CONVERSATION_LEFT), body or sealed as the conversation takes
+ *      (CONVERSATION_SEALED / CONVERSATION_NOT_SEALED), `about` a SPACE (SPACE_NOT_FOUND),
+ *      `reply_to` a live message it can read there (MESSAGE_NOT_FOUND), the sealed header
+ *      (SEALED_HEADER_MISMATCH), the other members as above; replying where the caller's
+ *      state is `requested` (or `declined`) accepts;
+ *    - seq = last_seq + 1, the message, the idempotency key, mailbox rows (`message` to
+ *      accepted members, `message_request` to requested ones; none to the author, declined or
+ *      gone members, nor past 200 an hour from one KEY to another).
+ * A refusal rolls its savepoint back: nothing written.
+ */
+import { SvcError } from '../../shared/errors.js';
+import { RATE_LIMITS } from '../../shared/limits.js';
+import { WAITING_MESSAGE_REQUESTS_PER_KEY } from '../../shared/limits.js';
+import type { MailboxReason } from '../../shared/vocabulary.js';
+import type { RelayContext } from '../context.js';
+import { newUuid } from '../ids.js';
+import { mayNotify } from '../joining.js';
+import { commitQueueFor } from '../posts/commit-queue.js';
+import { notifierFor } from '../posts/notify.js';
+import { pairKeyOf, visibleRange, type ConversationRow, type MemberRow, type MemberState, type NewMember } from '../store/conversations.js';
+import type { MessageRow } from '../store/messages.js';
+import { heldBy, knows } from './acquaintance.js';
+import { readSend, readStart, type MessageContent, type SendInput, type StartInput } from './input.js';
+import { checkSealedHeader } from './sealed.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface SendOutcome {
+  conversation: ConversationRow;
+  message: MessageRow;
+  /** The caller's state after the send. */
+  state: MemberState;
+  replayed: boolean;
+}
+
+export function startConversation(ctx: RelayContext, me: string, body: Record<string, unknown>): Promise<SendOutcome> {
+  const input = readStart(body, me);
+  return commitQueueFor(ctx.store.db).enqueue(() => startUnderLock(ctx, me, input));
+}
+
+export function sendMessage(ctx: RelayContext, me: string, conversationId: string, body: Record<string, unknown>): Promise<SendOutcome> {
+  const input = readSend(body, conversationId);
+  return commitQueueFor(ctx.store.db).enqueue(() => {
+    const replay = replayOf(ctx, me, input);
+    if (replay) return replay;
+    const c = ctx.store.conversations.byId(conversationId);
+    const mine = c === undefined ? undefined : ctx.store.conversations.member(conversationId, me);
+    if (c === undefined || mine === undefined) throw notFound();
+    return sendInto(ctx, me, c, mine, input, input.replyTo);
+  });
+}
+
+/** A conversation the caller is not in reads exactly as one that never existed. */
+export function notFound(): SvcError {
+  return new SvcError('CONVERSATION_NOT_FOUND', 'conversation_id: no conversation of yours has this id');
+}
+
+function replayOf(ctx: RelayContext, me: string, input: MessageContent & { requestHash: string }): SendOutcome | undefined {
+  if (input.idempotencyKey === undefined) return undefined;
+  const prior = ctx.store.messages.idempotency(me, input.idempotencyKey);
+  if (prior === undefined) return undefined;
+  if (prior.requestHash !== input.requestHash) {
+    throw new SvcError('IDEMPOTENCY_CONFLICT', 'idempotency_key: already used with different content (keys are yours across all conversations)');
+  }
+  const message = ctx.store.messages.byId(prior.messageId);
+  const c = ctx.store.conversations.byId(prior.conversationId);
+  const mine = ctx.store.conversations.member(prior.conversationId, me);
+  if (message === undefined || c === undefined || mine === undefined) {
+    throw new SvcError('IDEMPOTENCY_CONFLICT', 'idempotency_key: the message it first sent is no longer kept; use a new key');
+  }
+  return { conversation: c, message, state: mine.state, replayed: true };
+}
+
+/** A recipient or member the caller may write to, by the rules every send shares. */
+function checkPeer(ctx: RelayContext, me: string, peer: string, field: string): void {
+  const key = ctx.store.keys.get(peer);
+  if (key === undefined || key.blockedAt !== null) {
+    throw new SvcError('RECIPIENT_NOT_REGISTERED', `${field}: no KEY that can be written to is registered with this peer id`);
+  }
+  if (ctx.store.conversations.blocks(me, peer)) throw new SvcError('BLOCKED_BY_YOU', peer);
+  if (ctx.store.conversations.blocks(peer, me)) throw new SvcError('MESSAGES_NOT_ACCEPTED', peer);
+}
+
+function checkAbout(ctx: RelayContext, about: string | undefined): void {
+  if (about !== undefined && ctx.store.spaces.byName(about) === undefined) {
+    throw new SvcError('SPACE_NOT_FOUND', `about: no SPACE is called ${about}`);
+  }
+}
+
+function startUnderLock(ctx: RelayContext, me: string, input: StartInput): SendOutcome {
+  const { store } = ctx;
+  const replay = replayOf(ctx, me, input);
+  if (replay) return replay;
+  checkAbout(ctx, input.about);
+  input.to.forEach((peer, i) => checkPeer(ctx, me, peer, `to[${i}]`));
+
+  if (input.sealedStart !== undefined) {
+    const peer = input.to[0]!;
+    for (const k of [me, peer]) {
+      if (store.encryptionKeys.get(k) === undefined) {
+        throw new SvcError('ENCRYPTION_KEY_MISSING', `${k}: this KEY must publish an encryption key first`);
+      }
+    }
+    const existing = store.conversations.pair(me, peer, true);
+    if (existing !== undefined) throw new SvcError('SEALED_CONVERSATION_EXISTS', existing.conversationId);
+    if (!knows(store, peer, me)) {
+      throw new SvcError('SEALED_NEEDS_ACQUAINTANCE', `${peer}: does not know you yet; a sealed pair is never a message request`);
+    }
+  } else if (input.to.length === 1) {
+    const existing = store.conversations.pair(me, input.to[0]!, false);
+    if (existing !== undefined) {
+      // A pair is unique per two KEYS: starting again sends into it.
+      const mine = store.conversations.member(existing.conversationId, me)!;
+      return sendInto(ctx, me, existing, mine, input, undefined);
+    }
+  }
+  for (const peer of input.to) {
+    if (heldBy(store, me, peer) !== undefined) throw new SvcError('MESSAGE_REQUEST_WAITING', peer);
+  }
+
+  const now = ctx.clock();
+  const states = input.to.map((peer): NewMember => ({ peerId: peer, state: knows(store, peer, me) ? 'accepted' : 'requested' }));
+  const requested = states.filter((m) => m.state === 'requested').map((m) => m.peerId);
+  checkRequestLimit(ctx, me, requested.length, now);
+
+  const conversationId = newUuid(ctx.random);
+  const sealedStart = input.sealedStart;
+  const members = [{ peerId: me, state: 'accepted' } as NewMember, ...states].map(
+    (m): NewMember => (sealedStart === undefined ? m : { ...m, lock: sealedStart.locks.get(m.peerId)!, lockSender: me }),
+  );
+  for (const peer of requested) {
+    lapseOldest(ctx, peer, now);
+    store.conversations.recordRequest(me, peer, conversationId, now);
+  }
+  store.conversations.insert(
+    {
+      conversationId,
+      kind: input.to.length === 1 ? 'pair' : 'group',
+      startedBy: me,
+      pairKey: input.to.length === 1 ? pairKeyOf(me, input.to[0]!) : null,
+      sealed: sealedStart !== undefined,
+      commitment: sealedStart?.commitment ?? null,
+      about: input.about ?? null,
+      now,
+    },
+    members,
+  );
+  const c = store.conversations.byId(conversationId)!;
+  return { conversation: c, message: append(ctx, me, c, input, undefined, now), state: 'accepted', replayed: false };
+}
+
+/**
+ * 20 requests a day per KEY, 5 in its first 24 hours (spec Limits), counted from the requests
+ * it sent in the last 24 hours inside the write transaction, so the count is exact and survives
+ * a restart. The wait is until enough of them are a day old (or the first day ends).
+ */
+function checkRequestLimit(ctx: RelayContext, me: string, wanted: number, now: number): void {
+  if (wanted === 0) return;
+  const key = ctx.store.keys.get(me)!;
+  const rate = RATE_LIMITS.messageRequests;
+  const firstDay = now - key.registeredAt < DAY_MS;
+  const limit = firstDay ? rate.firstDay : rate.limit;
+  const sent = ctx.store.conversations.requestsSentSince(me, now - DAY_MS);
+  if (sent.count + wanted <= limit) return;
+  const untilOldest = sent.oldest === null ? Number.POSITIVE_INFINITY : sent.oldest + DAY_MS - now;
+  const untilSecondDay = firstDay ? key.registeredAt + DAY_MS - now : Number.POSITIVE_INFINITY;
+  const waitMs = Math.min(untilOldest, untilSecondDay);
+  const wait = Math.max(1, Math.ceil((Number.isFinite(waitMs) ? waitMs : DAY_MS) / 1000));
+  throw new SvcError(
+    'MESSAGE_REQUEST_LIMIT',
+    `${limit} message requests a day${firstDay ? ' on a KEY\'s first day' : ''}; ${sent.count} sent in the last 24 hours, ${wanted} more asked`,
+    wait,
+  );
+}
+
+/** At most 200 requests wait per recipient: a new one makes the oldest lapse (declined, nobody told). */
+function lapseOldest(ctx: RelayContext, recipient: string, now: number): void {
+  const c = ctx.store.conversations;
+  while (c.waitingFor(recipient) >= WAITING_MESSAGE_REQUESTS_PER_KEY) {
+    const oldest = c.oldestWaitingFor(recipient);
+    if (oldest === undefined) return;
+    c.setState(oldest, recipient, 'declined', now);
+  }
+}
+
+function sendInto(ctx: RelayContext, me: string, c: ConversationRow, mine: MemberRow, input: MessageContent, replyTo: string | undefined): SendOutcome {
+  const { store } = ctx;
+  if (mine.state === 'left') throw new SvcError('CONVERSATION_LEFT', 'you left this group; nobody rejoins a group');
+  if (c.sealed && input.body !== undefined) throw new SvcError('CONVERSATION_SEALED', 'body: this pair is sealed; seal the message and send sealed');
+  if (!c.sealed && input.sealed !== undefined) throw new SvcError('CONVERSATION_NOT_SEALED', 'sealed: this conversation is not sealed; send body');
+  checkAbout(ctx, input.about);
+  if (replyTo !== undefined) {
+    const target = store.messages.byId(replyTo);
+    const range = visibleRange(mine, c.lastSeq);
+    if (target === undefined || target.conversationId !== c.conversationId || target.seq <= range.from || target.seq > range.to) {
+      throw new SvcError('MESSAGE_NOT_FOUND', 'reply_to: no live message with this id in this conversation');
+    }
+  }
+  const members = store.conversations.members(c.conversationId);
+  if (input.sealed !== undefined) {
+    const [a, b] = c.pairKey!.split(':') as [string, string];
+    checkSealedHeader(input.sealed, { pair: [a, b], author: me, replyTo, about: input.about });
+  }
+  const others = members.filter((m) => m.peerId !== me && m.state !== 'left');
+  for (const m of others) checkPeer(ctx, me, m.peerId, `member ${m.peerId}`);
+  if (c.startedBy === me) {
+    for (const m of others) {
+      if ((m.state === 'requested' || m.state === 'declined') && !knows(store, m.peerId, me)) {
+        throw new SvcError('MESSAGE_REQUEST_WAITING', m.peerId);
+      }
+    }
+  }
+  const now = ctx.clock();
+  let state = mine.state;
+  // Replying to a request accepts it (spec "States: Conversation").
+  if (state === 'requested' || state === 'declined') {
+    store.conversations.setState(c.conversationId, me, 'accepted', now);
+    state = 'accepted';
+  }
+  const message = append(ctx, me, c, input, replyTo, now);
+  return { conversation: store.conversations.byId(c.conversationId)!, message, state, replayed: false };
+}
+
+/** The message at last_seq + 1, its idempotency key and its mailbox rows. */
+function append(ctx: RelayContext, me: string, c: ConversationRow, input: MessageContent & { requestHash?: string }, replyTo: string | undefined, now: number): MessageRow {
+  const { store } = ctx;
+  const seq = c.lastSeq + 1;
+  const message: MessageRow = {
+    messageId: newUuid(ctx.random),
+    conversationId: c.conversationId,
+    seq,
+    author: me,
+    sentAt: now,
+    replyTo: replyTo ?? null,
+    about: input.about ?? null,
+    body: input.body ?? null,
+    sealedHeader: input.sealed?.header ?? null,
+    sealedCiphertext: input.sealed?.ciphertext ?? null,
+  };
+  store.messages.insert(message);
+  store.conversations.advance(c.conversationId, seq, now);
+  if (input.idempotencyKey !== undefined && input.requestHash !== undefined) {
+    store.messages.recordIdempotency(me, input.idempotencyKey, { conversationId: c.conversationId, messageId: message.messageId, requestHash: input.requestHash }, now);
+  }
+  for (const m of store.conversations.members(c.conversationId)) {
+    if (m.peerId === me) continue;
+    const reason: MailboxReason | undefined = m.state === 'accepted' ? 'message' : m.state === 'requested' ? 'message_request' : undefined;
+    if (reason === undefined || !mayNotify(ctx, me, m.peerId)) continue;
+    store.mailbox.deliver(m.peerId, reason, { messageId: message.messageId }, now);
+  }
+  // Long-polling conversation reads wake on a later turn, after the commit (notify.ts).
+  notifierFor(store.db).conversation(c.conversationId);
+  return message;
+}
+
+export type { SendInput, StartInput };

@@ -1,0 +1,336 @@
+/**
+ * The conversation aggregate (migration 007; spec/1-concepts.md "Conversation and message",
+ * "States: Conversation"): conversations, their members with each member's own state, read
+ * position, clear position and (sealed pairs) lock, and the acquaintance and message-request
+ * facts the send pipeline asks about (relay/messages/).
+ *
+ * Writes MUST run inside the caller's write transaction (relay/messages/ runs every command as
+ * one immediate transaction through the commit queue); reads run anywhere. Statements are
+ * prepared once.
+ *
+ * What a member sees (`visibleRange`): messages with seq above its `cleared_seq` and, once it
+ * left a group, at most its `left_seq`.
+ */
+import type { Db } from './db.js';
+
+export type ConversationKind = 'pair' | 'group';
+export type MemberState = 'accepted' | 'requested' | 'declined' | 'left';
+
+export interface ConversationRow {
+  conversationId: string;
+  kind: ConversationKind;
+  startedBy: string;
+  /** Pairs: the two peer ids ascending, joined by `:`; null for a group. */
+  pairKey: string | null;
+  sealed: boolean;
+  /** A sealed pair's generation-1 commitment (64 hex). */
+  commitment: string | null;
+  about: string | null;
+  createdAt: number;
+  /** The seq of the newest message ever assigned (never moves back). */
+  lastSeq: number;
+  lastMessageAt: number;
+}
+
+export interface MemberRow {
+  conversationId: string;
+  peerId: string;
+  state: MemberState;
+  readSeq: number;
+  clearedSeq: number;
+  leftSeq: number | null;
+  changedAt: number;
+  lock: string | null;
+  lockSender: string | null;
+}
+
+/** A conversation with the caller's own member row, as lists read it. */
+export interface MembershipRow {
+  conversation: ConversationRow;
+  me: MemberRow;
+}
+
+export interface ListCursor {
+  lastMessageAt: number;
+  conversationId: string;
+}
+
+export interface NewConversation {
+  conversationId: string;
+  kind: ConversationKind;
+  startedBy: string;
+  pairKey: string | null;
+  sealed: boolean;
+  commitment: string | null;
+  about: string | null;
+  now: number;
+}
+
+export interface NewMember {
+  peerId: string;
+  state: MemberState;
+  lock?: string | undefined;
+  lockSender?: string | undefined;
+}
+
+export interface ConversationStore {
+  byId(conversationId: string): ConversationRow | undefined;
+  /** The pair of two KEYS (ordinary or sealed), if any. */
+  pair(a: string, b: string, sealed: boolean): ConversationRow | undefined;
+  members(conversationId: string): MemberRow[];
+  member(conversationId: string, peerId: string): MemberRow | undefined;
+  /** Conversations `peer` is in with one of `states` and something not cleared, newest first. */
+  listFor(peer: string, states: readonly MemberState[], before: ListCursor | undefined, limit: number): MembershipRow[];
+  /** Conversations `peer` is in whose state is `requested` (waiting requests), and with unread messages. */
+  waitingCounts(peer: string): { requests: number; unread: number };
+
+  // ---- acquaintance (relay/messages/acquaintance.ts) ----
+  /** Both are the owner or a member of one SPACE (other than `except`, the welcome SPACE if any). */
+  shareSpace(a: string, b: string, except?: number | undefined): boolean;
+  /** `r` is `accepted` in the pair of `r` and `s` (ordinary or sealed). */
+  acceptedPair(r: string, s: string): boolean;
+  /** `r` started a conversation that has `s` as a member. */
+  startedWith(r: string, s: string): boolean;
+  /** A conversation `s` started where `r` is `requested` or `declined`: the request still waiting, as `s` sees it. */
+  waitingRequest(s: string, r: string): string | undefined;
+
+  /**
+   * `blocker` blocks `blocked` for direct messages (KEY-level blocks, `message_blocks`; the blocks
+   * routes and their store are relay/store/message-blocks.ts, this is only the check).
+   */
+  blocks(blocker: string, blocked: string): boolean;
+
+  // ---- message requests ----
+  /** Requests `sender` sent since `since` (ms), and the oldest of them. */
+  requestsSentSince(sender: string, since: number): { count: number; oldest: number | null };
+  recordRequest(sender: string, recipient: string, conversationId: string, now: number): void;
+  /** How many requests wait for `recipient` (its state `requested`). */
+  waitingFor(recipient: string): number;
+  /** The conversation of `recipient`'s oldest waiting request. */
+  oldestWaitingFor(recipient: string): string | undefined;
+
+  // ---- writes (inside the caller's transaction) ----
+  insert(c: NewConversation, members: readonly NewMember[]): void;
+  /** Record a new message's seq and time. */
+  advance(conversationId: string, seq: number, at: number): void;
+  setState(conversationId: string, peerId: string, state: MemberState, now: number): void;
+  leave(conversationId: string, peerId: string, leftSeq: number, now: number): void;
+  setRead(conversationId: string, peerId: string, seq: number): void;
+  setCleared(conversationId: string, peerId: string, seq: number): void;
+}
+
+interface ConversationDbRow {
+  conversation_id: string;
+  kind: ConversationKind;
+  started_by: string;
+  pair_key: string | null;
+  sealed: number;
+  commitment: string | null;
+  about: string | null;
+  created_at: number;
+  last_seq: number;
+  last_message_at: number;
+}
+
+interface MemberDbRow {
+  conversation_id: string;
+  peer_id: string;
+  state: MemberState;
+  read_seq: number;
+  cleared_seq: number;
+  left_seq: number | null;
+  changed_at: number;
+  lock: string | null;
+  lock_sender: string | null;
+}
+
+function toConversation(r: ConversationDbRow): ConversationRow {
+  return {
+    conversationId: r.conversation_id,
+    kind: r.kind,
+    startedBy: r.started_by,
+    pairKey: r.pair_key,
+    sealed: r.sealed === 1,
+    commitment: r.commitment,
+    about: r.about,
+    createdAt: r.created_at,
+    lastSeq: r.last_seq,
+    lastMessageAt: r.last_message_at,
+  };
+}
+
+function toMember(r: MemberDbRow): MemberRow {
+  return {
+    conversationId: r.conversation_id,
+    peerId: r.peer_id,
+    state: r.state,
+    readSeq: r.read_seq,
+    clearedSeq: r.cleared_seq,
+    leftSeq: r.left_seq,
+    changedAt: r.changed_at,
+    lock: r.lock,
+    lockSender: r.lock_sender,
+  };
+}
+
+/** The pair key of two KEYS: both peer ids ascending. */
+export function pairKeyOf(a: string, b: string): string {
+  return a < b ? `${a}:${b}` : `${b}:${a}`;
+}
+
+/** The seqs `m` may read: above its clear position and, after leaving, up to its leaving. */
+export function visibleRange(m: Pick<MemberRow, 'clearedSeq' | 'leftSeq'>, lastSeq: number): { from: number; to: number } {
+  return { from: m.clearedSeq, to: m.leftSeq === null ? lastSeq : Math.min(m.leftSeq, lastSeq) };
+}
+
+const MEMBER_CONV_COLUMNS = `c.conversation_id, c.kind, c.started_by, c.pair_key, c.sealed, c.commitment, c.about,
+  c.created_at, c.last_seq, c.last_message_at,
+  m.peer_id AS m_peer_id, m.state AS m_state, m.read_seq AS m_read_seq, m.cleared_seq AS m_cleared_seq,
+  m.left_seq AS m_left_seq, m.changed_at AS m_changed_at, m.lock AS m_lock, m.lock_sender AS m_lock_sender`;
+
+type JoinedRow = ConversationDbRow & {
+  m_peer_id: string;
+  m_state: MemberState;
+  m_read_seq: number;
+  m_cleared_seq: number;
+  m_left_seq: number | null;
+  m_changed_at: number;
+  m_lock: string | null;
+  m_lock_sender: string | null;
+};
+
+function toMembership(r: JoinedRow): MembershipRow {
+  return {
+    conversation: toConversation(r),
+    me: toMember({
+      conversation_id: r.conversation_id,
+      peer_id: r.m_peer_id,
+      state: r.m_state,
+      read_seq: r.m_read_seq,
+      cleared_seq: r.m_cleared_seq,
+      left_seq: r.m_left_seq,
+      changed_at: r.m_changed_at,
+      lock: r.m_lock,
+      lock_sender: r.m_lock_sender,
+    }),
+  };
+}
+
+export function createConversationStore(db: Db): ConversationStore {
+  const selectById = db.prepare<[string], ConversationDbRow>('SELECT * FROM conversations WHERE conversation_id = ?');
+  const selectPair = db.prepare<[string, number], ConversationDbRow>('SELECT * FROM conversations WHERE pair_key = ? AND sealed = ?');
+  const selectMembers = db.prepare<[string], MemberDbRow>('SELECT * FROM conversation_members WHERE conversation_id = ? ORDER BY peer_id');
+  const selectMember = db.prepare<[string, string], MemberDbRow>(
+    'SELECT * FROM conversation_members WHERE conversation_id = ? AND peer_id = ?',
+  );
+  // Something left to show: a message above the clear position (up to the leaving, for a member who left).
+  const SHOWN = 'min(c.last_seq, COALESCE(m.left_seq, c.last_seq)) > m.cleared_seq';
+  const selectList = db.prepare<{ peer: string; states: string; at: number; id: string; limit: number }, JoinedRow>(
+    `SELECT ${MEMBER_CONV_COLUMNS}
+       FROM conversation_members m JOIN conversations c ON c.conversation_id = m.conversation_id
+      WHERE m.peer_id = @peer AND m.state IN (SELECT value FROM json_each(@states)) AND ${SHOWN}
+        AND (c.last_message_at < @at OR (c.last_message_at = @at AND c.conversation_id < @id))
+      ORDER BY c.last_message_at DESC, c.conversation_id DESC LIMIT @limit`,
+  );
+  const countWaiting = db.prepare<[string], { n: number }>(
+    `SELECT count(*) AS n FROM conversation_members m JOIN conversations c ON c.conversation_id = m.conversation_id
+      WHERE m.peer_id = ? AND m.state = 'requested' AND ${SHOWN}`,
+  );
+  const countUnread = db.prepare<[string], { n: number }>(
+    `SELECT count(*) AS n FROM conversation_members m JOIN conversations c ON c.conversation_id = m.conversation_id
+      WHERE m.peer_id = ? AND m.state IN ('accepted', 'left')
+        AND EXISTS (SELECT 1 FROM messages g WHERE g.conversation_id = m.conversation_id AND g.author <> m.peer_id
+                     AND g.seq > max(m.read_seq, m.cleared_seq) AND g.seq <= COALESCE(m.left_seq, c.last_seq))`,
+  );
+  // SPACES each KEY is in: as owner or as a member.
+  const selectShare = db.prepare<{ a: string; b: string; except: number }, { one: number }>(
+    `WITH sa AS (SELECT space_row_id AS s FROM members WHERE peer_id = @a UNION SELECT id FROM spaces WHERE owner = @a),
+          sb AS (SELECT space_row_id AS s FROM members WHERE peer_id = @b UNION SELECT id FROM spaces WHERE owner = @b)
+     SELECT 1 AS one FROM sa JOIN sb ON sa.s = sb.s WHERE sa.s <> @except LIMIT 1`,
+  );
+  const selectAcceptedPair = db.prepare<[string, string], { one: number }>(
+    `SELECT 1 AS one FROM conversations c JOIN conversation_members m ON m.conversation_id = c.conversation_id
+      WHERE c.pair_key = ? AND m.peer_id = ? AND m.state = 'accepted' LIMIT 1`,
+  );
+  const selectStartedWith = db.prepare<[string, string], { one: number }>(
+    `SELECT 1 AS one FROM conversations c JOIN conversation_members m ON m.conversation_id = c.conversation_id
+      WHERE c.started_by = ? AND m.peer_id = ? LIMIT 1`,
+  );
+  const selectWaitingRequest = db.prepare<[string, string], { conversation_id: string }>(
+    `SELECT c.conversation_id FROM conversations c JOIN conversation_members m ON m.conversation_id = c.conversation_id
+      WHERE c.started_by = ? AND m.peer_id = ? AND m.state IN ('requested', 'declined') LIMIT 1`,
+  );
+  const selectBlock = db.prepare<[string, string], { one: number }>(
+    'SELECT 1 AS one FROM message_blocks WHERE blocker = ? AND blocked = ?',
+  );
+  const selectSent = db.prepare<[string, number], { n: number; oldest: number | null }>(
+    'SELECT count(*) AS n, min(sent_at) AS oldest FROM message_requests_sent WHERE sender = ? AND sent_at > ?',
+  );
+  const insertRequest = db.prepare('INSERT INTO message_requests_sent (sender, recipient, conversation_id, sent_at) VALUES (?, ?, ?, ?)');
+  const countWaitingFor = db.prepare<[string], { n: number }>(
+    "SELECT count(*) AS n FROM conversation_members WHERE peer_id = ? AND state = 'requested'",
+  );
+  const selectOldestWaiting = db.prepare<[string], { conversation_id: string }>(
+    `SELECT conversation_id FROM conversation_members WHERE peer_id = ? AND state = 'requested'
+      ORDER BY changed_at, conversation_id LIMIT 1`,
+  );
+  const insertConversation = db.prepare(
+    `INSERT INTO conversations (conversation_id, kind, started_by, pair_key, sealed, commitment, about, created_at, last_seq, last_message_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+  );
+  const insertMember = db.prepare(
+    `INSERT INTO conversation_members (conversation_id, peer_id, state, changed_at, lock, lock_sender) VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+  const updateAdvance = db.prepare('UPDATE conversations SET last_seq = ?, last_message_at = ? WHERE conversation_id = ? AND last_seq < ?');
+  const updateState = db.prepare('UPDATE conversation_members SET state = ?, changed_at = ? WHERE conversation_id = ? AND peer_id = ?');
+  const updateLeave = db.prepare(
+    "UPDATE conversation_members SET state = 'left', left_seq = ?, changed_at = ? WHERE conversation_id = ? AND peer_id = ?",
+  );
+  const updateRead = db.prepare('UPDATE conversation_members SET read_seq = max(read_seq, ?) WHERE conversation_id = ? AND peer_id = ?');
+  const updateCleared = db.prepare(
+    'UPDATE conversation_members SET cleared_seq = max(cleared_seq, ?) WHERE conversation_id = ? AND peer_id = ?',
+  );
+
+  return {
+    byId(id) {
+      const r = selectById.get(id);
+      return r === undefined ? undefined : toConversation(r);
+    },
+    pair(a, b, sealed) {
+      const r = selectPair.get(pairKeyOf(a, b), sealed ? 1 : 0);
+      return r === undefined ? undefined : toConversation(r);
+    },
+    members: (id) => selectMembers.all(id).map(toMember),
+    member(id, peer) {
+      const r = selectMember.get(id, peer);
+      return r === undefined ? undefined : toMember(r);
+    },
+    listFor(peer, states, before, limit) {
+      const at = before?.lastMessageAt ?? Number.MAX_SAFE_INTEGER;
+      const id = before?.conversationId ?? '\uffff';
+      return selectList.all({ peer, states: JSON.stringify(states), at, id, limit }).map(toMembership);
+    },
+    waitingCounts: (peer) => ({ requests: countWaiting.get(peer)?.n ?? 0, unread: countUnread.get(peer)?.n ?? 0 }),
+    shareSpace: (a, b, except) => selectShare.get({ a, b, except: except ?? -1 }) !== undefined,
+    acceptedPair: (r, s) => selectAcceptedPair.get(pairKeyOf(r, s), r) !== undefined,
+    startedWith: (r, s) => selectStartedWith.get(r, s) !== undefined,
+    waitingRequest: (s, r) => selectWaitingRequest.get(s, r)?.conversation_id,
+    blocks: (blocker, blocked) => selectBlock.get(blocker, blocked) !== undefined,
+    requestsSentSince(sender, since) {
+      const r = selectSent.get(sender, since);
+      return { count: r?.n ?? 0, oldest: r?.oldest ?? null };
+    },
+    recordRequest: (sender, recipient, id, now) => void insertRequest.run(sender, recipient, id, now),
+    waitingFor: (recipient) => countWaitingFor.get(recipient)?.n ?? 0,
+    oldestWaitingFor: (recipient) => selectOldestWaiting.get(recipient)?.conversation_id,
+    insert(c, members) {
+      insertConversation.run(c.conversationId, c.kind, c.startedBy, c.pairKey, c.sealed ? 1 : 0, c.commitment, c.about, c.now, c.now);
+      for (const m of members) insertMember.run(c.conversationId, m.peerId, m.state, c.now, m.lock ?? null, m.lockSender ?? null);
+    },
+    advance: (id, seq, at) => void updateAdvance.run(seq, at, id, seq),
+    setState: (id, peer, state, now) => void updateState.run(state, now, id, peer),
+    leave: (id, peer, leftSeq, now) => void updateLeave.run(leftSeq, now, id, peer),
+    setRead: (id, peer, seq) => void updateRead.run(seq, id, peer),
+    setCleared: (id, peer, seq) => void updateCleared.run(seq, id, peer),
+  };
+}
