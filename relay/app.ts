@@ -43,6 +43,9 @@ import { categoriesRoutes } from './routes/categories.js';
 import { encryptionKeyRoutes } from './routes/encryption-key.js';
 import { sealedRoutes } from './routes/sealed.js';
 import { conversationsRoutes } from './routes/conversations.js';
+import { blocksRoutes } from './routes/blocks.js';
+import { messageRetentionRoutes } from './routes/message-retention.js';
+import { registerMessageRetention } from './jobs/message-retention.js';
 
 export type { RelayDeps, RelayContext } from './context.js';
 
@@ -142,10 +145,14 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(handOverRoutes, ctx);
   app.register(sealedRoutes, ctx);
   app.register(conversationsRoutes, ctx);
+  app.register(blocksRoutes, ctx);
+  app.register(messageRetentionRoutes, ctx);
 
-  // Background jobs: checkpoints signed per SPACE and stream, the SEEK index kept up.
+  // Background jobs: checkpoints signed per SPACE and stream, the SEEK index kept up, messages
+  // past their sender's retention deleted.
   registerCheckpointer(app, ctx);
   registerSeekIndexer(app, deps.store.seek);
+  registerMessageRetention(app, ctx);
 
   return app;
 }

@@ -24,6 +24,8 @@ import { createEncryptionKeyStore, type EncryptionKeyStore } from './encryption-
 import { createSealedStore, type SealedStore } from './sealed.js';
 import { createConversationStore, type ConversationStore } from './conversations.js';
 import { createMessageStore, type MessageStore } from './messages.js';
+import { createMessageBlockStore, type MessageBlockStore } from './message-blocks.js';
+import { createMessageRetentionStore, type MessageRetentionStore } from './message-retention.js';
 import { SvcError } from '../../shared/errors.js';
 
 export interface Store {
@@ -47,6 +49,8 @@ export interface Store {
   readonly sealed: SealedStore;
   readonly conversations: ConversationStore;
   readonly messages: MessageStore;
+  readonly messageBlocks: MessageBlockStore;
+  readonly messageRetention: MessageRetentionStore;
   /** True when a trivial query answers (for /healthz). */
   ping(): boolean;
   close(): void;
@@ -99,6 +103,8 @@ export function openStore(dataDir: string): Store {
     sealed,
     conversations: createConversationStore(db),
     messages: createMessageStore(db),
+    messageBlocks: createMessageBlockStore(db),
+    messageRetention: createMessageRetentionStore(db),
     ping() {
       try {
         return (probe.get() as { one: number } | undefined)?.one === 1;

@@ -1,7 +1,8 @@
 /**
  * "Changes nothing", made checkable: a digest of every row of every table a relay write can
  * touch (SPACES, members, blocks, the audit log, links, requests, offers, posts, mailboxes,
- * encryption keys, sealed records). Two equal digests mean those tables hold the same rows.
+ * encryption keys, sealed records, conversations and messages, message blocks and retention).
+ * Two equal digests mean those tables hold the same rows.
  * Background tables (checkpoints, SEEK index) and sign-in bookkeeping are left out on purpose.
  */
 import { createHash } from 'node:crypto';
@@ -27,6 +28,13 @@ export const WRITTEN_TABLES = [
   'sealed_locks',
   'sealed_keeper_lists',
   'sealed_stamps',
+  'conversations',
+  'conversation_members',
+  'messages',
+  'message_idempotency',
+  'message_requests_sent',
+  'message_blocks',
+  'message_retention',
 ] as const;
 
 /**

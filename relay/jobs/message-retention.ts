@@ -1,0 +1,99 @@
+/**
+ * The message retention job (spec/1-concepts.md item 9: "A direct message is deleted once older
+ * than its sender's retention (1 to 720 days, 720 by default, checked hourly, a change applies
+ * to messages already sent)").
+ *
+ * One pass, at one `now`: first every message older than the longest retention (expired
+ * whoever sent it), then, KEY by KEY, the messages of each KEY whose retention is shorter. The
+ * sender's current setting decides, so shortening it reaches old messages on the next pass.
+ * What deleting removes and keeps (seq gaps, mailbox rows) is relay/store/message-retention.ts.
+ *
+ * Deleting is bounded: at most RETENTION_BATCH messages per write transaction, and a turn of
+ * the event loop between steps, so a large backlog (the first pass after a shortening) never
+ * holds appends and reads behind one long transaction.
+ *
+ * Time comes from the injected clock: `runOnce(now)` lets tests move it. `start()` runs a pass
+ * every `intervalMs` (default an hour) until `stop()` (relay/jobs/interval-job.ts).
+ */
+import type { FastifyInstance } from 'fastify';
+import { MESSAGE_RETENTION_DAYS } from '../../shared/limits.js';
+import type { RelayContext } from '../context.js';
+import { DAY_MS, type MessageRetentionStore } from '../store/message-retention.js';
+import { createIntervalJob } from './interval-job.js';
+
+export const MESSAGE_RETENTION_INTERVAL_MS = 60 * 60 * 1000;
+/** Messages deleted per write transaction. */
+export const RETENTION_BATCH = 256;
+/** KEYS with a shorter retention looked at between two turns of the event loop. */
+export const RETENTION_KEY_BATCH = 256;
+
+export interface MessageRetentionJob {
+  /** One whole pass at `now` (ms), yielding between steps; answers how many messages were deleted. */
+  runOnce(now?: number): Promise<number>;
+  start(): void;
+  stop(): void;
+}
+
+const nextTurn = () => new Promise<void>((r) => setImmediate(r));
+
+export function createMessageRetentionJob(deps: {
+  retention: MessageRetentionStore;
+  clock: () => number;
+  intervalMs?: number;
+  /** Where faults go (default stderr). */
+  report?: (message: string) => void;
+}): MessageRetentionJob {
+  const store = deps.retention;
+  const report = deps.report ?? ((m: string) => process.stderr.write(`svc-relay: message retention: ${m}\n`));
+
+  /** Delete what `next` finds, a batch per transaction, until a batch comes back short. */
+  async function drain(next: () => string[]): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const ids = next();
+      deleted += store.remove(ids);
+      if (ids.length < RETENTION_BATCH) return deleted;
+      await nextTurn();
+    }
+  }
+
+  async function runOnce(now: number = deps.clock()): Promise<number> {
+    // No KEY keeps a message longer than the longest retention (the default is the longest).
+    const longest = now - MESSAGE_RETENTION_DAYS.max * DAY_MS;
+    let deleted = await drain(() => store.sentBefore(longest, RETENTION_BATCH));
+    let after = '';
+    for (;;) {
+      const keys = store.shortRetentions(after, RETENTION_KEY_BATCH);
+      for (const k of keys) {
+        const cutoff = now - k.days * DAY_MS;
+        deleted += await drain(() => store.sentByBefore(k.peerId, cutoff, RETENTION_BATCH));
+      }
+      if (keys.length < RETENTION_KEY_BATCH) return deleted;
+      after = keys[keys.length - 1]!.peerId;
+      await nextTurn();
+    }
+  }
+
+  const job = createIntervalJob({
+    intervalMs: deps.intervalMs ?? MESSAGE_RETENTION_INTERVAL_MS,
+    pass: async () => void (await runOnce()),
+    report,
+  });
+  return { runOnce, start: job.start, stop: job.stop };
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's message retention job (tests call `runOnce()` after moving the clock). */
+    messageRetention: MessageRetentionJob;
+  }
+}
+
+/** Make the app's retention job: started when the app is ready, stopped when it closes. */
+export function registerMessageRetention(app: FastifyInstance, ctx: Pick<RelayContext, 'store' | 'clock'>): MessageRetentionJob {
+  const job = createMessageRetentionJob({ retention: ctx.store.messageRetention, clock: ctx.clock });
+  app.decorate('messageRetention', job);
+  app.addHook('onReady', async () => job.start());
+  app.addHook('onClose', async () => job.stop());
+  return job;
+}

@@ -1,0 +1,96 @@
+/**
+ * KEY-level blocks for direct messages (spec/2-endpoints.md blocks.list, blocks.set,
+ * blocks.remove; spec/1-concepts.md Limits "10,000 blocks per KEY"): table `message_blocks` of
+ * migration 007. Not the per-SPACE blocks of relay/store/blocks.ts.
+ *
+ * A blocked KEY cannot message the blocker nor start a group that includes it; the send
+ * pipeline asks `blocks(blocker, blocked)`, a plain read that is also safe inside its own write
+ * transaction. Blocking declines, in the same transaction, every message request the blocked
+ * KEY has waiting for the blocker (the blocker's state `requested` in a conversation the blocked
+ * KEY started); unblocking leaves those declines as they are (blocks.remove: "a declined request
+ * stays declined").
+ *
+ * Setting a block already set, or removing one that is not, changes nothing (`changed: false`).
+ */
+import { SvcError } from '../../shared/errors.js';
+import { BLOCKS_PER_KEY } from '../../shared/limits.js';
+import type { Db } from './db.js';
+
+export interface MessageBlockRow {
+  blocked: string;
+  blockedAt: number;
+}
+
+export interface MessageBlockChange {
+  /** The block as it now stands (null after a removal). */
+  block: MessageBlockRow | null;
+  changed: boolean;
+  /** Waiting requests from the blocked KEY declined by this block. */
+  declined: number;
+}
+
+export interface MessageBlockStore {
+  /** Does `blocker` block `blocked`? A read; callers may run it inside their own transaction. */
+  blocks(blocker: string, blocked: string): boolean;
+  /** The KEYS `blocker` blocks, by peer id ascending, after `after` (exclusive). */
+  list(blocker: string, page: { after?: string | undefined; limit: number }): { items: MessageBlockRow[]; hasMore: boolean };
+  /** How many KEYS `blocker` blocks. */
+  count(blocker: string): number;
+  /** blocks.set: BLOCK_LIMIT past BLOCKS_PER_KEY; declines the blocked KEY's waiting requests. */
+  block(blocker: string, blocked: string, now: number): MessageBlockChange;
+  /** blocks.remove: declines stay declined. */
+  unblock(blocker: string, blocked: string): MessageBlockChange;
+}
+
+interface Row {
+  blocked: string;
+  created_at: number;
+}
+
+function toBlock(r: Row): MessageBlockRow {
+  return { blocked: r.blocked, blockedAt: r.created_at };
+}
+
+export function createMessageBlockStore(db: Db): MessageBlockStore {
+  const selectOne = db.prepare<[string, string], Row>('SELECT blocked, created_at FROM message_blocks WHERE blocker = ? AND blocked = ?');
+  const selectPage = db.prepare<[string, string, number], Row>(
+    'SELECT blocked, created_at FROM message_blocks WHERE blocker = ? AND blocked > ? ORDER BY blocked LIMIT ?',
+  );
+  const countOf = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM message_blocks WHERE blocker = ?');
+  const insert = db.prepare('INSERT INTO message_blocks (blocker, blocked, created_at) VALUES (?, ?, ?)');
+  const remove = db.prepare('DELETE FROM message_blocks WHERE blocker = ? AND blocked = ?');
+  // The blocker's waiting requests from the blocked KEY: conversations the blocked KEY started
+  // where the blocker's own state is still `requested`.
+  const declineWaiting = db.prepare<{ blocker: string; blocked: string; now: number }>(
+    `UPDATE conversation_members SET state = 'declined', changed_at = @now
+      WHERE peer_id = @blocker AND state = 'requested'
+        AND conversation_id IN (SELECT conversation_id FROM conversations WHERE started_by = @blocked)`,
+  );
+
+  const blockTx = db.transaction((blocker: string, blocked: string, now: number): MessageBlockChange => {
+    const existing = selectOne.get(blocker, blocked);
+    if (existing) return { block: toBlock(existing), changed: false, declined: 0 };
+    if ((countOf.get(blocker)?.n ?? 0) >= BLOCKS_PER_KEY) {
+      throw new SvcError('BLOCK_LIMIT', `this KEY already blocks ${BLOCKS_PER_KEY} KEYS; unblock one first`);
+    }
+    insert.run(blocker, blocked, now);
+    const declined = declineWaiting.run({ blocker, blocked, now }).changes;
+    return { block: { blocked, blockedAt: now }, changed: true, declined };
+  });
+
+  const unblockTx = db.transaction((blocker: string, blocked: string): MessageBlockChange => {
+    const changed = remove.run(blocker, blocked).changes > 0;
+    return { block: null, changed, declined: 0 };
+  });
+
+  return {
+    blocks: (blocker, blocked) => selectOne.get(blocker, blocked) !== undefined,
+    list(blocker, page) {
+      const rows = selectPage.all(blocker, page.after ?? '', page.limit + 1);
+      return { items: rows.slice(0, page.limit).map(toBlock), hasMore: rows.length > page.limit };
+    },
+    count: (blocker) => countOf.get(blocker)?.n ?? 0,
+    block: (blocker, blocked, now) => blockTx.immediate(blocker, blocked, now),
+    unblock: (blocker, blocked) => unblockTx.immediate(blocker, blocked),
+  };
+}
