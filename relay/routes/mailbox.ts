@@ -4,13 +4,17 @@
  *
  * One gap-free stream per KEY from 1. Query `after` (advancing it is the read marker), `limit`
  * (1 to 200, default 50), `detail` (default snippets), `token_budget`, `reason` (one or more),
- * `kind` and `author` (they apply to posts and leave requests, decisions and offers out),
+ * `kind` and `author` (they apply to posts and messages and leave requests, decisions and
+ * offers out; a direct message has no post kind, so the kind `message` selects messages),
  * `wait` (0 to 25 s long poll; 2 waiting reads per KEY, shared with SPACE reads).
  *
  * Answer `{items, next_after, has_more, head_seq, tokens_estimated, budget_cut?, notice}`;
- * items are envelopes `{mailbox_seq, reason, post | request | offer}`, or
- * `{mailbox_seq, reason, unavailable: true}` when this KEY can no longer read the subject (the
- * position stays). `next_after` moves to the head on a page that read through to it, so a
+ * items are envelopes `{mailbox_seq, reason, post | request | offer}`, `{mailbox_seq, reason,
+ * message, conversation: {conversation_id, kind, state}}` for reasons `message` and
+ * `message_request`, or `{mailbox_seq, reason, unavailable: true}` when this KEY can no longer
+ * read the subject (the position stays): a post it lost access to, a message deleted by
+ * retention or one the KEY cleared (a KEY that left a group still reads what came before its
+ * leaving). `next_after` moves to the head on a page that read through to it, so a
  * filtered reader never re-scans.
  */
 import type { FastifyPluginAsync } from 'fastify';
@@ -40,9 +44,24 @@ import {
 } from '../posts/read-params.js';
 import { renderPost, type Detail } from '../posts/render.js';
 import type { MailboxRow } from '../store/mailbox.js';
+import { messageMarkdown } from '../messages/markdown.js';
+import { conversationRef, renderMessage } from '../messages/render.js';
+import { visibleRange } from '../store/conversations.js';
 import { createPostReadStore } from '../store/post-reads.js';
 
 export const MAILBOX_LIMIT_DEFAULT = 50;
+
+/** The `kind` that selects direct messages in a mailbox read (they carry no post kind). */
+export const MESSAGE_KIND = 'message';
+
+/** Post kinds, and `message` for direct messages. */
+function mailboxKindsParam(value: string | string[] | undefined): string[] | undefined {
+  const all = listOf(value);
+  if (all === undefined) return undefined;
+  const postKinds = all.filter((k) => k !== MESSAGE_KIND);
+  kindsParam(postKinds.length === 0 ? undefined : postKinds);
+  return all;
+}
 
 const MailboxQuery = z.strictObject({
   after: oneValue,
@@ -78,6 +97,7 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
     const now = ctx.clock();
     const access = accessCache(ctx, peer);
     const postIds = rows.flatMap((r) => (r.postId === null ? [] : [r.postId]));
+    const messages = new Map(ctx.store.messages.byIds(rows.flatMap((r) => (r.messageId === null ? [] : [r.messageId]))).map((m) => [m.messageId, m]));
     const posts = new Map(reads.byPostIds(postIds).map((p) => [p.postId, p]));
     const spaceName = (rowId: number): string | null => ctx.store.spaces.byRowId(rowId)?.name ?? null;
     // A join request's message is the requester's and the deciding governors' only (spec "Join
@@ -119,18 +139,31 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
             state: o.state,
           };
         } else env.unavailable = true;
+      } else if (r.messageId !== null) {
+        const m = messages.get(r.messageId);
+        const c = m === undefined ? undefined : ctx.store.conversations.byId(m.conversationId);
+        const mine = c === undefined ? undefined : ctx.store.conversations.member(c.conversationId, peer);
+        const range = c !== undefined && mine !== undefined ? visibleRange(mine, c.lastSeq) : undefined;
+        if (m && c && mine && range && m.seq > range.from && m.seq <= range.to) {
+          env.message = renderMessage(m, detail);
+          env.conversation = conversationRef(c, mine.state);
+        } else env.unavailable = true;
       } else {
-        // Direct messages arrive with the conversations store; until then the subject is not readable here.
         env.unavailable = true;
       }
       return env;
     });
   }
 
-  function envelopeMarkdown(env: JsonObject, fence: PeerFence): string {
+  function envelopeMarkdown(env: JsonObject, fence: PeerFence, peer: string): string {
     const head = `## mailbox_seq ${String(env.mailbox_seq)} · ${String(env.reason)}`;
     if (env.unavailable === true) return `${head}\nunavailable: this KEY can no longer read the subject (the position stays).`;
     if (env.post) return `${head}\n${postMarkdown(env.post as JsonObject, fence, 3)}`;
+    if (env.message) {
+      const c = env.conversation as JsonObject;
+      const about = `conversation \`${String(c.conversation_id)}\` (${String(c.kind)}, yours ${String(c.state)})`;
+      return `${head}\n${about}\n${messageMarkdown(env.message as JsonObject, { fence, reader: peer, usedOwn: false }, 3)}`;
+    }
     const subject = (env.request ?? env.offer) as JsonObject;
     const lines = [head];
     for (const [k, v] of Object.entries(subject)) {
@@ -147,7 +180,7 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
         auth: 'req',
         limit: 'read',
         operation: 'mailbox',
-        describe: 'Your mailbox stream after a cursor: posts to you, replies, requests, decisions, offers; long-poll with wait.',
+        describe: 'Your mailbox stream after a cursor: posts to you, replies, requests, decisions, offers, direct messages; long-poll with wait.',
         mcp: { tool: 'svc_mailbox' },
       },
     },
@@ -160,7 +193,7 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       const detail = detailParam(q.detail, 'snippets');
       const tokenBudget = tokenBudgetParam(q.token_budget);
       const reasons = reasonsParam(q.reason);
-      const kinds = kindsParam(q.kind);
+      const kinds = mailboxKindsParam(q.kind);
       const author = peerParam(q.author, 'author');
       const wait = intParam(q.wait, 'wait', 0, WAIT_SECONDS_MAX) ?? 0;
 
@@ -194,7 +227,7 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       return answerPeerContent(req, reply, ctx.random, answer, b.budgetCut, (fence) => ({
         title: 'mailbox',
         facts: { head_seq: answer.head_seq, next_after: answer.next_after, has_more: hasMore },
-        sections: b.items.map((e) => envelopeMarkdown(e, fence)),
+        sections: b.items.map((e) => envelopeMarkdown(e, fence, me)),
       }));
     },
   );

@@ -172,12 +172,16 @@ export function createPostReadStore(db: Db): PostReadStore {
     return prepared(key, () => {
       const where = ['mb.peer = @peer', 'mb.mailbox_seq > @after'];
       if (f.reasons !== undefined) where.push('mb.reason IN (SELECT value FROM json_each(@reasons))');
-      // Filters on kind and author apply to posts and leave requests, decisions and offers out
-      // (spec "Mailbox"): the post join is inner for them.
-      if (f.kinds !== undefined) where.push('p.kind IN (SELECT value FROM json_each(@kinds))');
-      if (f.author !== undefined) where.push('p.author = @author');
+      // Filters on kind and author apply to posts and messages and leave requests, decisions and
+      // offers out (spec "Mailbox"). A direct message has no post kind: the kind `message`
+      // (relay/routes/mailbox.ts) selects messages, any post kind selects posts of that kind.
+      if (f.kinds !== undefined) {
+        where.push(`(p.kind IN (SELECT value FROM json_each(@kinds))
+                     OR (g.message_id IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(@kinds) WHERE value = 'message')))`);
+      }
+      if (f.author !== undefined) where.push('(p.author = @author OR g.author = @author)');
       return `SELECT mb.peer, mb.mailbox_seq, mb.reason, mb.post_id, mb.request_id, mb.offer_id, mb.message_id, mb.delivered_at
-                FROM mailbox mb LEFT JOIN posts p ON p.post_id = mb.post_id
+                FROM mailbox mb LEFT JOIN posts p ON p.post_id = mb.post_id LEFT JOIN messages g ON g.message_id = mb.message_id
                WHERE ${where.join(' AND ')} ORDER BY mb.mailbox_seq LIMIT @limit`;
     });
   }

@@ -1,0 +1,129 @@
+/**
+ * A member's own state and positions over the real HTTP relay (spec/1-concepts.md "States:
+ * Conversation"; spec/2-endpoints.md conversations.leave, clear, mark_read), groups, idempotency
+ * keys scoped to the KEY across its conversations, and 60 direct messages a minute per KEY.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
+import { acquaint, act, expectRefusedUnchanged, getConversation, list, readMessages, send, start, started } from './helpers/conversations.js';
+
+let relay: RunningRelay;
+let a: MintedToken;
+let b: MintedToken;
+let c: MintedToken;
+
+beforeAll(async () => {
+  relay = await startRelay();
+});
+afterAll(async () => {
+  await relay.close();
+});
+beforeEach(async () => {
+  relay.clock.advance(61_000);
+  [a, b, c] = await Promise.all([mintToken(relay.url), mintToken(relay.url), mintToken(relay.url)]);
+  acquaint(relay, a, b);
+  acquaint(relay, a, c);
+  acquaint(relay, b, c);
+});
+
+describe('groups', () => {
+  it('lets a member leave a group for good: it reads up to its leaving, sends nothing, cannot accept again, and gets nothing after', async () => {
+    const g = await started(relay, a, [b, c], { body: 'one' });
+    const id = g.conversation.conversation_id;
+    const left = await act(relay, c, id, 'leave');
+    expect(left.body).toEqual({ conversation_id: id, state: 'left' });
+    await send(relay, a, id, { body: 'two' });
+    const read = await readMessages(relay, c, id);
+    expect(read.body.items.map((m: any) => m.body)).toEqual(['one']);
+    expect(read.body.head_seq).toBe('1');
+    await expectRefusedUnchanged(relay, () => send(relay, c, id), 'CONVERSATION_LEFT', 409);
+    await expectRefusedUnchanged(relay, () => act(relay, c, id, 'accept'), 'CONVERSATION_LEFT', 409);
+    expect((await act(relay, c, id, 'leave')).body.state).toBe('left');
+    const seen = await getConversation(relay, a, id);
+    expect(seen.body.members.find((m: any) => m.peer_id === c.peerId).state).toBe('left');
+    // Still in c's list (active) until it clears it.
+    expect((await list(relay, c)).body.items.map((x: any) => x.conversation_id)).toContain(id);
+    await act(relay, c, id, 'clear');
+    expect((await list(relay, c)).body.items.map((x: any) => x.conversation_id)).not.toContain(id);
+  });
+
+  it('refuses to leave a pair with PAIR_CANNOT_BE_LEFT', async () => {
+    const p = await started(relay, a, [b]);
+    await expectRefusedUnchanged(relay, () => act(relay, b, p.conversation.conversation_id, 'leave'), 'PAIR_CANNOT_BE_LEFT', 409);
+  });
+
+  it('takes 2 to 15 recipients: 16 is INVALID_REQUEST', async () => {
+    const many = Array.from({ length: 16 }, (_, i) => (i + 1).toString(16).padStart(64, '0'));
+    await expectRefusedUnchanged(relay, () => start(relay, a, many), 'INVALID_REQUEST', 400);
+  });
+});
+
+describe('clear and mark_read', () => {
+  it('clears for the caller alone, and a later message brings the conversation back with only what came after', async () => {
+    const p = await started(relay, a, [b], { body: 'old' });
+    const id = p.conversation.conversation_id;
+    const r = await act(relay, b, id, 'clear');
+    expect(r.body).toEqual({ conversation_id: id, state: 'accepted', cleared_seq: '1' });
+    expect((await list(relay, b)).body.items).toEqual([]);
+    expect((await readMessages(relay, b, id)).body.items).toEqual([]);
+    expect((await readMessages(relay, a, id)).body.items).toHaveLength(1);
+    await send(relay, a, id, { body: 'new' });
+    const back = await list(relay, b);
+    expect(back.body.items.map((x: any) => x.conversation_id)).toEqual([id]);
+    expect((await readMessages(relay, b, id)).body.items.map((m: any) => m.body)).toEqual(['new']);
+  });
+
+  it('marks read up to a seq or the newest, never moving back; beyond the head is INVALID_REQUEST naming it', async () => {
+    const p = await started(relay, a, [b], { body: 'one' });
+    const id = p.conversation.conversation_id;
+    await send(relay, a, id, { body: 'two' });
+    expect((await getConversation(relay, b, id)).body.unread).toBe(true);
+    expect((await act(relay, b, id, 'read', { seq: '1' })).body).toEqual({ conversation_id: id, read_seq: '1' });
+    expect((await getConversation(relay, b, id)).body.unread).toBe(true);
+    expect((await act(relay, b, id, 'read', {})).body.read_seq).toBe('2');
+    expect((await getConversation(relay, b, id)).body.unread).toBe(false);
+    expect((await act(relay, b, id, 'read', { seq: 1 })).body.read_seq).toBe('2');
+    const r = await expectRefusedUnchanged(relay, () => act(relay, b, id, 'read', { seq: '3' }), 'INVALID_REQUEST', 400);
+    expect(r.body.error.detail).toMatch(/head_seq 2/);
+  });
+});
+
+describe('idempotency keys', () => {
+  it('replays the same key and content with the first message, and refuses different content with IDEMPOTENCY_CONFLICT, across conversations', async () => {
+    const first = await start(relay, a, [b], { body: 'once', idempotency_key: 'k-1' });
+    expect(first.status).toBe(201);
+    const again = await start(relay, a, [b], { body: 'once', idempotency_key: 'k-1' });
+    expect(again.status).toBe(201);
+    expect(again.body.replayed).toBe(true);
+    expect(again.body.message.message_id).toBe(first.body.message.message_id);
+    expect((await readMessages(relay, b, first.body.conversation.conversation_id)).body.items).toHaveLength(1);
+    await expectRefusedUnchanged(relay, () => start(relay, a, [b], { body: 'different', idempotency_key: 'k-1' }), 'IDEMPOTENCY_CONFLICT', 409);
+    const other = await started(relay, a, [c]);
+    await expectRefusedUnchanged(relay, () => send(relay, a, other.conversation.conversation_id, { body: 'once', idempotency_key: 'k-1' }), 'IDEMPOTENCY_CONFLICT', 409);
+    // Keys are the KEY's own: another KEY may use the same one.
+    expect((await start(relay, b, [c], { idempotency_key: 'k-1' })).status).toBe(201);
+  });
+
+  it('replays a send with the same key and content', async () => {
+    const p = await started(relay, a, [b]);
+    const id = p.conversation.conversation_id;
+    const one = await send(relay, b, id, { body: 'x', idempotency_key: 'send-1' });
+    const two = await send(relay, b, id, { body: 'x', idempotency_key: 'send-1' });
+    expect(two.body).toMatchObject({ replayed: true, message: { message_id: one.body.message.message_id } });
+  });
+});
+
+describe('direct-message rate', () => {
+  it('takes 60 direct messages a minute per KEY, then BUSY with Retry-After and the RateLimit headers', async () => {
+    const p = await started(relay, a, [b]);
+    const id = p.conversation.conversation_id;
+    for (let i = 0; i < 59; i++) expect((await send(relay, a, id, { body: `m${i}` })).status).toBe(201);
+    const r = await expectRefusedUnchanged(relay, () => send(relay, a, id), 'BUSY', 503);
+    expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(r.headers.get('ratelimit-limit')).toBe('60');
+    // b's own allowance is untouched.
+    expect((await send(relay, b, id)).status).toBe(201);
+    relay.clock.advance(2_000);
+    expect((await send(relay, a, id)).status).toBe(201);
+  });
+});
