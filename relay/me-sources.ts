@@ -54,9 +54,19 @@ export function mailboxHeadOf(ctx: RelayContext, peerId: string): number {
   return ctx.store.mailbox.head(peerId);
 }
 
-/** Counts of waiting messages and message requests (0 until messages exist). */
-export function waitingCountsOf(_ctx: RelayContext, _peerId: string): { messages: number; message_requests: number } {
-  return { messages: 0, message_requests: 0 };
+/**
+ * What waits for the KEY in direct messages: conversations with a message by someone else it
+ * has not read (and may see), and message requests waiting for its answer (its state
+ * `requested`). The two never overlap: a request is counted as a request only.
+ */
+export function waitingCountsOf(ctx: RelayContext, peerId: string): { messages: number; message_requests: number } {
+  const { unread, requests } = ctx.store.conversations.waitingCounts(peerId);
+  return { messages: unread, message_requests: requests };
+}
+
+/** The KEY's message retention in days (the default when it never set one). */
+export function messageRetentionDaysOf(ctx: RelayContext, peerId: string): number {
+  return ctx.store.messageRetention.daysOf(peerId);
 }
 
 /** Names of the SPACES a KEY owns, by name. */

@@ -22,6 +22,8 @@ export function meMarkdown(answer: JsonObject, fence: PeerFence): string {
     mailbox_head_seq: mailbox.head_seq,
     waiting_messages: waiting.messages,
     waiting_message_requests: waiting.message_requests,
+    messages_waiting: answer.messages_waiting,
+    message_retention_days: answer.message_retention_days,
     service_epoch: answer.service_epoch,
     memberships_next_after: page.next_after,
     memberships_has_more: page.has_more,

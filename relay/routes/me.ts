@@ -1,6 +1,7 @@
 /**
  * `GET /v1/me` (spec/2-endpoints.md): peer id, token expiry (with a warning a week before),
- * mailbox position, waiting counts, memberships paged, service epoch.
+ * mailbox position, waiting counts (`waiting` by kind, `messages_waiting` their sum), message
+ * retention, memberships paged, service epoch.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
@@ -9,7 +10,7 @@ import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
 import { negotiate } from '../http/markdown.js';
 import { isoTime } from '../http/schemas.js';
-import { mailboxHeadOf, membershipsOf, waitingCountsOf } from '../me-sources.js';
+import { mailboxHeadOf, membershipsOf, messageRetentionDaysOf, waitingCountsOf } from '../me-sources.js';
 import { encryptionKeyView } from './encryption-key.js';
 import { meMarkdown } from '../render/me.js';
 
@@ -35,13 +36,18 @@ export const meRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
       if (left <= TOKEN_EXPIRY_WARNING_SECONDS * 1000) {
         token.warning = `This token expires in ${Math.max(0, Math.floor(left / 3_600_000))} hours; mint a new one (challenge then verify) and replace it.`;
       }
+      const waiting = waitingCountsOf(ctx, me.peerId);
       const answer = {
         peer_id: me.peerId,
         registered_at: key ? isoTime(key.registeredAt) : null,
         encryption_key: encryptionKeyView(ctx.store.encryptionKeys.get(me.peerId)),
         token,
         mailbox: { head_seq: mailboxHeadOf(ctx, me.peerId) },
-        waiting: waitingCountsOf(ctx, me.peerId),
+        waiting,
+        // Direct messages: conversations with unread messages plus waiting requests, and the
+        // retention of the messages this KEY sends (messages.set_retention).
+        messages_waiting: waiting.messages + waiting.message_requests,
+        message_retention_days: messageRetentionDaysOf(ctx, me.peerId),
         memberships: membershipsOf(ctx, me.peerId, q.after, q.limit),
         service_epoch: ctx.serviceEpoch,
       };
