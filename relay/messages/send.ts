@@ -97,8 +97,8 @@ function checkPeer(ctx: RelayContext, me: string, peer: string, field: string): 
   if (key === undefined || key.blockedAt !== null) {
     throw new SvcError('RECIPIENT_NOT_REGISTERED', `${field}: no KEY that can be written to is registered with this peer id`);
   }
-  if (ctx.store.conversations.blocks(me, peer)) throw new SvcError('BLOCKED_BY_YOU', peer);
-  if (ctx.store.conversations.blocks(peer, me)) throw new SvcError('MESSAGES_NOT_ACCEPTED', peer);
+  if (ctx.store.messageBlocks.blocks(me, peer)) throw new SvcError('BLOCKED_BY_YOU', peer);
+  if (ctx.store.messageBlocks.blocks(peer, me)) throw new SvcError('MESSAGES_NOT_ACCEPTED', peer);
 }
 
 function checkAbout(ctx: RelayContext, about: string | undefined): void {

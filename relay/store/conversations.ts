@@ -94,12 +94,6 @@ export interface ConversationStore {
   /** A conversation `s` started where `r` is `requested` or `declined`: the request still waiting, as `s` sees it. */
   waitingRequest(s: string, r: string): string | undefined;
 
-  /**
-   * `blocker` blocks `blocked` for direct messages (KEY-level blocks, `message_blocks`; the blocks
-   * routes and their store are relay/store/message-blocks.ts, this is only the check).
-   */
-  blocks(blocker: string, blocked: string): boolean;
-
   // ---- message requests ----
   /** Requests `sender` sent since `since` (ms), and the oldest of them. */
   requestsSentSince(sender: string, since: number): { count: number; oldest: number | null };
@@ -260,9 +254,6 @@ export function createConversationStore(db: Db): ConversationStore {
     `SELECT c.conversation_id FROM conversations c JOIN conversation_members m ON m.conversation_id = c.conversation_id
       WHERE c.started_by = ? AND m.peer_id = ? AND m.state IN ('requested', 'declined') LIMIT 1`,
   );
-  const selectBlock = db.prepare<[string, string], { one: number }>(
-    'SELECT 1 AS one FROM message_blocks WHERE blocker = ? AND blocked = ?',
-  );
   const selectSent = db.prepare<[string, number], { n: number; oldest: number | null }>(
     'SELECT count(*) AS n, min(sent_at) AS oldest FROM message_requests_sent WHERE sender = ? AND sent_at > ?',
   );
@@ -315,7 +306,6 @@ export function createConversationStore(db: Db): ConversationStore {
     acceptedPair: (r, s) => selectAcceptedPair.get(pairKeyOf(r, s), r) !== undefined,
     startedWith: (r, s) => selectStartedWith.get(r, s) !== undefined,
     waitingRequest: (s, r) => selectWaitingRequest.get(s, r)?.conversation_id,
-    blocks: (blocker, blocked) => selectBlock.get(blocker, blocked) !== undefined,
     requestsSentSince(sender, since) {
       const r = selectSent.get(sender, since);
       return { count: r?.n ?? 0, oldest: r?.oldest ?? null };
