@@ -8,6 +8,10 @@
  * What it keeps, per relay (a SPACE name means something only at one relay):
  * - cursors: per SPACE and for the mailbox, the `after` position the agent has been SHOWN
  *   items up to. They only move forward (spec/3-errors.md CURSOR_AHEAD: "never rewind").
+ * - conversation cursors: the same, per conversation (its message `seq`), in a table of their
+ *   own, so the epoch re-check of bridge/cursors.ts, which walks SPACE and mailbox cursors, is
+ *   not handed conversation ids; a conversation read past its head is answered CURSOR_AHEAD by
+ *   the relay and set back by the reading tool.
  * - checkpoints: the newest checkpoint seen per SPACE and stream (spec/1-concepts.md "Chains,
  *   checkpoints and proofs": a later one that does not extend it means changed history). The
  *   continuity check itself is shared/checkpoint.ts `checkExtends`; this only remembers.
@@ -15,6 +19,10 @@
  *   re-check `head_seq` and `status` of each SPACE held), and apart from it the epoch the
  *   cursors were last re-checked against (so whichever tool notices a change first, the
  *   re-check still happens once).
+ * - sealed pairs (protocol/sealed.md §3, §4, §9): per conversation id, the two peer ids, the
+ *   commitment first seen and the pair's one secret, as bytes the caller sealed with the KEY's
+ *   local box (bridge/sealed-pairs.ts; this file never holds a secret in the clear). Kept once
+ *   and never replaced, so a relay that later shows another commitment or pair is caught.
  * - service roots: the relay's `service_root_key`, pinned on first sight (trust on first use);
  *   receipts and checkpoints are checked against the pinned root, never a later one.
  *
@@ -28,7 +36,10 @@ import { BridgeError } from './errors.js';
 import { POSIX } from './files.js';
 import { checkKeyName, type KeyDirectory } from './keys.js';
 
-export type CursorScope = { readonly kind: 'space'; readonly space: string } | { readonly kind: 'mailbox' };
+export type CursorScope =
+  | { readonly kind: 'space'; readonly space: string }
+  | { readonly kind: 'mailbox' }
+  | { readonly kind: 'conversation'; readonly conversation: string };
 export type CheckpointStream = 'posts' | 'events';
 
 export interface SavedCursor {
@@ -56,11 +67,21 @@ export interface EpochNote {
   readonly changed: boolean;
 }
 
+/** A sealed pair as kept: `pair` is the two peer ids ascending, joined by `:`; `sealed` the secret sealed at rest. */
+export interface KeptSealedPair {
+  readonly conversationId: string;
+  readonly pair: string;
+  readonly commitment: string;
+  readonly sealed: Uint8Array;
+  readonly source: 'created' | 'lock';
+}
+
 export interface Cache {
   readonly path: string;
   cursor(relay: string, scope: CursorScope): string | undefined;
   /** Move the cursor to `after` if that is further; true when it moved. */
   advanceCursor(relay: string, scope: CursorScope, after: string, now: number): boolean;
+  /** The saved SPACE and mailbox cursors (conversation cursors are not listed). */
   cursors(relay: string): SavedCursor[];
   forgetCursor(relay: string, scope: CursorScope): void;
   checkpoint(relay: string, space: string, stream: CheckpointStream): SeenCheckpoint | undefined;
@@ -71,6 +92,11 @@ export interface Cache {
   /** The epoch the saved cursors were last re-checked against. */
   cursorsCheckedEpoch(relay: string): string | undefined;
   noteCursorsChecked(relay: string, epoch: string, now: number): void;
+  /** Keep a sealed pair unless one is kept for the conversation already (the first stays). */
+  keepSealedPair(relay: string, k: KeptSealedPair, now: number): void;
+  sealedPair(relay: string, conversationId: string): KeptSealedPair | undefined;
+  /** The sealed pairs kept for `pair` (two peer ids ascending, joined by `:`). */
+  sealedPairsOf(relay: string, pair: string): KeptSealedPair[];
   /** The pinned service root key (64 hex), if any. */
   serviceRoot(relay: string): string | undefined;
   /** Pin `rootKey` unless a root is already pinned; returns the pinned one. */
@@ -114,6 +140,24 @@ const MIGRATIONS: readonly string[] = [
      root_key TEXT NOT NULL CHECK (length(root_key) = 64),
      seen_at INTEGER NOT NULL
    ) STRICT;`,
+  `CREATE TABLE conversation_cursors (
+     relay TEXT NOT NULL,
+     conversation_id TEXT NOT NULL,
+     after TEXT NOT NULL,
+     updated_at INTEGER NOT NULL,
+     PRIMARY KEY (relay, conversation_id)
+   ) STRICT;`,
+  `CREATE TABLE sealed_pairs (
+     relay TEXT NOT NULL,
+     conversation_id TEXT NOT NULL,
+     pair TEXT NOT NULL CHECK (length(pair) = 129),
+     commitment TEXT NOT NULL CHECK (length(commitment) = 64),
+     sealed BLOB NOT NULL,
+     source TEXT NOT NULL CHECK (source IN ('created', 'lock')),
+     kept_at INTEGER NOT NULL,
+     PRIMARY KEY (relay, conversation_id)
+   ) STRICT;
+   CREATE INDEX sealed_pairs_by_pair ON sealed_pairs (relay, pair);`,
 ];
 
 /** SQL: is decimal text `a` greater than decimal text `b` (no leading zeros, at most 20 digits)? */
@@ -128,7 +172,7 @@ function position(text: string, field: string): string {
   return text;
 }
 
-function scopeKey(scope: CursorScope): [string, string] {
+function scopeKey(scope: Exclude<CursorScope, { kind: 'conversation' }>): [string, string] {
   return scope.kind === 'mailbox' ? ['mailbox', ''] : ['space', scope.space];
 }
 
@@ -183,6 +227,13 @@ export function openCache(dir: KeyDirectory, keyName: string): Cache {
     'SELECT kind, space, after, updated_at FROM cursors WHERE relay = ? ORDER BY kind, space',
   );
   const delCursor = db.prepare<[string, string, string]>('DELETE FROM cursors WHERE relay = ? AND kind = ? AND space = ?');
+  const selConversation = db.prepare<[string, string], { after: string }>('SELECT after FROM conversation_cursors WHERE relay = ? AND conversation_id = ?');
+  const upConversation = db.prepare<[string, string, string, number]>(
+    `INSERT INTO conversation_cursors (relay, conversation_id, after, updated_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (relay, conversation_id) DO UPDATE SET after = excluded.after, updated_at = excluded.updated_at
+     WHERE ${GREATER('excluded.after', 'conversation_cursors.after')}`,
+  );
+  const delConversation = db.prepare<[string, string]>('DELETE FROM conversation_cursors WHERE relay = ? AND conversation_id = ?');
   const selCheckpoint = db.prepare<[string, string, string], { checkpoint_id: string; first: string; last: string; served: string; seen_at: number }>(
     'SELECT checkpoint_id, first, last, served, seen_at FROM checkpoints WHERE relay = ? AND space = ? AND stream = ?',
   );
@@ -202,6 +253,13 @@ export function openCache(dir: KeyDirectory, keyName: string): Cache {
     `INSERT INTO cursor_checks (relay, epoch, checked_at) VALUES (?, ?, ?)
      ON CONFLICT (relay) DO UPDATE SET epoch = excluded.epoch, checked_at = excluded.checked_at`,
   );
+  type PairRow = { conversation_id: string; pair: string; commitment: string; sealed: Buffer; source: 'created' | 'lock' };
+  const insPair = db.prepare<[string, string, string, string, Buffer, string, number]>(
+    'INSERT OR IGNORE INTO sealed_pairs (relay, conversation_id, pair, commitment, sealed, source, kept_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  const selPair = db.prepare<[string, string], PairRow>('SELECT conversation_id, pair, commitment, sealed, source FROM sealed_pairs WHERE relay = ? AND conversation_id = ?');
+  const selPairsOf = db.prepare<[string, string], PairRow>('SELECT conversation_id, pair, commitment, sealed, source FROM sealed_pairs WHERE relay = ? AND pair = ? ORDER BY kept_at');
+  const pairOf = (r: PairRow): KeptSealedPair => ({ conversationId: r.conversation_id, pair: r.pair, commitment: r.commitment, sealed: new Uint8Array(r.sealed), source: r.source });
   const selRoot = db.prepare<[string], { root_key: string }>('SELECT root_key FROM service_roots WHERE relay = ?');
   // One statement: a racing bridge's pin wins or ours does, never both (INSERT OR IGNORE).
   const pinRoot = db.prepare<[string, string, number]>('INSERT OR IGNORE INTO service_roots (relay, root_key, seen_at) VALUES (?, ?, ?)');
@@ -213,12 +271,17 @@ export function openCache(dir: KeyDirectory, keyName: string): Cache {
 
   return {
     path,
-    cursor: (relay, scope) => selCursor.get(relay, ...scopeKey(scope))?.after,
+    cursor: (relay, scope) =>
+      scope.kind === 'conversation' ? selConversation.get(relay, scope.conversation)?.after : selCursor.get(relay, ...scopeKey(scope))?.after,
     advanceCursor: (relay, scope, after, now) =>
-      upCursor.run(relay, ...scopeKey(scope), position(after, 'after'), now).changes === 1,
+      (scope.kind === 'conversation'
+        ? upConversation.run(relay, scope.conversation, position(after, 'after'), now)
+        : upCursor.run(relay, ...scopeKey(scope), position(after, 'after'), now)
+      ).changes === 1,
     cursors: (relay) =>
       listCursors.all(relay).map((r) => ({ kind: r.kind, space: r.space, after: r.after, updatedAt: r.updated_at })),
-    forgetCursor: (relay, scope) => void delCursor.run(relay, ...scopeKey(scope)),
+    forgetCursor: (relay, scope) =>
+      void (scope.kind === 'conversation' ? delConversation.run(relay, scope.conversation) : delCursor.run(relay, ...scopeKey(scope))),
     checkpoint(relay, space, stream) {
       const r = selCheckpoint.get(relay, space, stream);
       return r && { checkpointId: r.checkpoint_id, first: r.first, last: r.last, served: r.served, seenAt: r.seen_at };
@@ -234,6 +297,17 @@ export function openCache(dir: KeyDirectory, keyName: string): Cache {
     noteServiceEpoch: (relay, epoch, now) => noteEpoch.immediate(relay, epoch, now),
     cursorsCheckedEpoch: (relay) => selChecked.get(relay)?.epoch,
     noteCursorsChecked: (relay, epoch, now) => void upChecked.run(relay, epoch, now),
+    keepSealedPair(relay, k, now) {
+      if (!/^[0-9a-f]{64}:[0-9a-f]{64}$/.test(k.pair)) throw new TypeError('pair: two peer ids joined by ":"');
+      if (!/^[0-9a-f]{64}$/.test(k.commitment)) throw new TypeError('commitment: expected 64 lowercase hex');
+      if (k.conversationId === '') throw new TypeError('conversationId: expected an id');
+      insPair.run(relay, k.conversationId, k.pair, k.commitment, Buffer.from(k.sealed), k.source, now);
+    },
+    sealedPair(relay, conversationId) {
+      const r = selPair.get(relay, conversationId);
+      return r && pairOf(r);
+    },
+    sealedPairsOf: (relay, pair) => selPairsOf.all(relay, pair).map(pairOf),
     serviceRoot: (relay) => selRoot.get(relay)?.root_key,
     pinServiceRoot(relay, rootKey, now) {
       if (!/^[0-9a-f]{64}$/.test(rootKey)) throw new TypeError('rootKey: expected 64 lowercase hex');

@@ -57,6 +57,7 @@ export type BridgeErrorCode =
   | 'SEALED_OWNER_UNTRUSTED' // a new owner no keeper list of the previous owner names
   | 'SEALED_NO_KEY' // no secret for a generation: no acceptable lock, or the back links do not reach it
   | 'SEALED_DOWNGRADE' // the relay says a SPACE this bridge saw sealed is not sealed
+  | 'SEALED_PAIR_CHANGED' // the relay shows a sealed pair this bridge kept with another commitment or other members
   | 'ENCRYPTION_KEY_CONFLICT'; // the relay shows another encryption key for this KEY than its own
 
 export class BridgeError extends Error {

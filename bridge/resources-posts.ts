@@ -5,7 +5,8 @@
  *   svc://categories              the category outline (two levels), the relay's markdown
  *   svc://categories/{id}         one category, the relay's markdown
  *   svc://mailbox                 the mailbox after the saved cursor (the cursor is not moved:
- *                                 a client may read a resource without showing it to the model)
+ *                                 a client may read a resource without showing it to the model);
+ *                                 messages and message requests too, sealed ones opened
  *   svc://spaces/{name}           the SPACE's profile, head, status, your role and saved cursor
  *   svc://spaces/{name}/latest    its newest posts (a snapshot)
  *   svc://spaces/{name}/dossier   your own newest dossier there (standing, kind dossier, full)
@@ -20,6 +21,7 @@ import type { Posting } from './posting.js';
 import { fields, peerFence } from './render.js';
 import { readFailure } from './resources-errors.js';
 import { openEnvelopes, openSealed } from './sealing.js';
+import { openMessageEnvelopes } from './sealed-pairs.js';
 import { isObject, items, objectBody, peer, plain, segment } from './tools/action.js';
 import { envelopeText, postText } from './tools/post-view.js';
 import { DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, legend } from './tools/reading.js';
@@ -97,7 +99,7 @@ async function mailboxText(posting: Posting): Promise<string> {
     (await deps.api.request({ path: '/v1/mailbox', query: { after: saved, limit: DEFAULT_LIMIT, token_budget: DEFAULT_TOKEN_BUDGET } })).body,
     'mailbox',
   );
-  const envs = await openEnvelopes(deps, items(page.items));
+  const envs = await openMessageEnvelopes(deps, await openEnvelopes(deps, items(page.items)));
   const lines = [
     '# mailbox',
     `${envs.length} item${envs.length === 1 ? '' : 's'} after your saved cursor ${saved}; head_seq ${plain(fence, 'head_seq', page.head_seq)}.`,

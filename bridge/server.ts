@@ -21,6 +21,8 @@ import { PEER_MARKER_NOTE } from './render.js';
 import { registerResources } from './resources.js';
 import { registerGuide } from './tools/guide.js';
 import { registerJoin } from './tools/join.js';
+import { registerMessage } from './tools/message.js';
+import { registerMessages } from './tools/messages.js';
 import { registerSpaceControl } from './tools/space-control.js';
 import { registerSpaces } from './tools/spaces.js';
 import { registerWhoami } from './tools/whoami.js';
@@ -47,6 +49,8 @@ export function createServer(deps: BridgeDeps): McpServer {
   registerSpaces(server, deps);
   registerJoin(server, deps);
   registerSpaceControl(server, deps);
+  registerMessages(server, deps);
+  registerMessage(server, deps);
   registerResources(server, deps);
   registerPosting(server, deps);
   return server;

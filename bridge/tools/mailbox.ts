@@ -6,7 +6,8 @@
  * to `next_after` only after the page was rendered into this answer, and only for a read
  * without `reason`, `kind` or `author` filters that started at or before it. `wait` (up to
  * 25 s) holds an empty read open until something arrives. A `service_epoch` change re-checks
- * every saved cursor first.
+ * every saved cursor first. Direct messages (`message`, `message_request`) show with the next step
+ * that fits (a request: accept, decline or reply), sealed ones opened (bridge/sealed-pairs.ts).
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -16,6 +17,7 @@ import { planCursor, recheckAfterEpochChange, settleCursor } from '../cursors.js
 import type { Posting } from '../posting.js';
 import { PEER_MARKER_NOTE, peerFence } from '../render.js';
 import { openEnvelopes } from '../sealing.js';
+import { openMessageEnvelopes } from '../sealed-pairs.js';
 import { toolArgs } from './args.js';
 import { answer, guarded } from './answer.js';
 import { items, objectBody, plain } from './action.js';
@@ -37,7 +39,7 @@ export type MailboxInput = z.infer<typeof MailboxArgs>;
 
 export const MAILBOX_DESCRIPTION = [
   'Your mailbox: posts addressed to you, replies to your posts, join requests to decide, decisions on your requests,',
-  'hand-over offers. Without `after` it continues from where you stopped; the bridge saves your cursor once it has',
+  'hand-over offers, direct messages and message requests (sealed ones opened on this machine). Without `after` it continues from where you stopped; the bridge saves your cursor once it has',
   'shown you the items (reads without filters only). `wait` (up to 25 s) waits for something new.',
   PEER_MARKER_NOTE,
 ].join(' ');
@@ -65,7 +67,7 @@ export async function runMailbox(posting: Posting, args: MailboxInput) {
     timeoutMs: 30_000 + wait * 1000,
   });
   const page = objectBody(res.body, 'mailbox');
-  const envelopes = await openEnvelopes(deps, items(page.items));
+  const envelopes = await openMessageEnvelopes(deps, await openEnvelopes(deps, items(page.items)));
   const lines = [...notices];
   lines.push(`mailbox: ${envelopes.length} item${envelopes.length === 1 ? '' : 's'} ${startedAfter(plan)}; head_seq ${plain(fence, 'head_seq', page.head_seq)}.`);
   for (const env of envelopes) lines.push(envelopeText(fence, env));

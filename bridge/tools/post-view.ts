@@ -9,6 +9,7 @@
 import type { PeerFence } from '../render.js';
 import { sealedLine } from '../sealing.js';
 import { isObject, peer, plain } from './action.js';
+import { messageEnvelopeText } from './message-view.js';
 
 type Obj = Record<string, unknown>;
 
@@ -108,6 +109,8 @@ export function envelopeText(fence: PeerFence, env: Obj): string {
   const head = `mailbox_seq ${plain(fence, 'mailbox_seq', env.mailbox_seq)} · ${plain(fence, 'reason', env.reason)}`;
   if (env.unavailable === true) return `${head}\n  unavailable: this KEY can no longer read the subject (the position stays)`;
   if (isObject(env.post)) return `${head}\n${postText(fence, env.post)}`;
+  // A direct message (reason message or message_request): its words fenced by author, and what to do next.
+  if (isObject(env.message)) return messageEnvelopeText(fence, env);
   const subject = isObject(env.request) ? env.request : isObject(env.offer) ? env.offer : isObject(env.message) ? env.message : undefined;
   if (subject === undefined) return `${head}\n  (a subject this bridge does not know how to show; see the structured result)`;
   const kind = isObject(env.request) ? 'join request' : isObject(env.offer) ? 'hand-over offer' : 'message';
