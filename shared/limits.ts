@@ -38,6 +38,18 @@ export const SNIPPET_CHARACTERS = 280;
 export const SNIPPET_FINGERPRINTS = 8;
 /** `GET /v1/posts?ids=` takes up to twenty ids (spec 2 posts.batch). */
 export const BATCH_IDS_MAX = 20;
+/**
+ * How deep arrays and objects may nest in a request body the relay reads (not a number of the
+ * spec: far beyond any protocol shape). Every check after parsing (forbidden values, schemas,
+ * canonicalisation, rendering) recurses, so a value nested thousands deep would overflow the
+ * stack instead of being refused.
+ */
+export const JSON_DEPTH_MAX = 64;
+/**
+ * How deep a post's `data` or `budget` may nest: they are members of the post, one level inside
+ * the body that carries them, so a post that uses all of it still nests only JSON_DEPTH_MAX.
+ */
+export const POST_FIELD_DEPTH_MAX = JSON_DEPTH_MAX - 1;
 
 // ---- fingerprints ------------------------------------------------------------------------
 

@@ -8,9 +8,16 @@
  * JSON value, with the protocol's number rule (spec/1-concepts.md "Encoding": a non-finite number
  * and an integer beyond ±(2^53 − 1) are refused anywhere), so the tool's JSON Schema says what
  * is taken instead of an empty schema that takes anything.
+ *
+ * `depthBounded` puts a nesting limit in front of such a schema: zod walks free JSON by
+ * recursion and overflows the stack at about 1,500 levels, which the agent would see only as
+ * "Maximum call stack size exceeded". The depth is measured first, with a loop, and a value
+ * deeper than the limit is refused before the recursive schema sees it. Arguments are
+ * attacker-controlled input as much as a request body is.
  */
 import { z } from 'zod';
 import type { JsonObject, JsonValue } from '../../shared/canonical.js';
+import { JSON_DEPTH_MAX } from '../../shared/limits.js';
 
 export function toolArgs<S extends z.ZodRawShape>(shape: S) {
   const takes = Object.keys(shape).join(', ');
@@ -33,3 +40,32 @@ export const jsonValue: z.ZodType<JsonValue> = z.lazy(() =>
 
 /** A JSON object whose members are any JSON values. */
 export const jsonObject: z.ZodType<JsonObject> = z.record(z.string(), jsonValue);
+
+/**
+ * Whether `value` nests arrays and objects more than `max` deep (`{}` and `[]` count 1, a
+ * scalar 0, as the relay counts a body). A loop over an explicit stack, never recursion, and
+ * it stops at the first container past `max`.
+ */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    if (top.value === null || typeof top.value !== 'object') continue;
+    const depth = top.depth + 1;
+    if (depth > max) return true;
+    for (const member of Object.values(top.value)) stack.push({ value: member, depth });
+  }
+  return false;
+}
+
+/**
+ * `schema` for a member of a post (`data`, `budget`): the post is one level of the body that
+ * carries it, so the member nests at most `max` = JSON_DEPTH_MAX − 1 deep, and a deeper value
+ * is refused before `schema` runs, with a message naming the limit.
+ */
+export function depthBounded<T extends z.ZodType>(max: number, schema: T) {
+  const message = `arrays and objects nest more than ${max} deep; a post nests at most ${JSON_DEPTH_MAX}, and this member sits one level inside it: send flatter JSON`;
+  return z.preprocess((value, ctx) => {
+    if (nestsDeeperThan(value, max)) ctx.addIssue({ code: 'custom', message, input: value });
+    return value;
+  }, schema);
+}

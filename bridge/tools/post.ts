@@ -21,13 +21,14 @@ import { z } from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { toHex } from '../../shared/encoding.js';
 import { postFieldsOf, signPost } from '../../shared/objects.js';
+import { POST_FIELD_DEPTH_MAX } from '../../shared/limits.js';
 import { BUDGET_METRICS, validatePostInput, type PostInput } from '../../shared/validate.js';
 import { KIND_FALLBACK, KINDS } from '../../shared/vocabulary.js';
 import type { ApiResponse } from '../client.js';
 import { BridgeError, isBridgeError, isRelayRefusal } from '../errors.js';
 import type { Posting } from '../posting.js';
 import { PEER_MARKER_NOTE, fields, peerFence } from '../render.js';
-import { jsonObject, toolArgs } from './args.js';
+import { depthBounded, jsonObject, toolArgs } from './args.js';
 import { answer, guarded } from './answer.js';
 import { objectBody, plain, segment } from './action.js';
 import { postId } from './reading.js';
@@ -40,12 +41,16 @@ const RETRY_ON = ['BUSY', 'INTERNAL', 'RATE_LIMITED'];
 
 /**
  * A post's `data` (spec/1-concepts.md "Post", reserved data keys): a JSON object, stored as sent.
- * Its keys and size are checked by shared/validate.ts `validateData` before anything is sent,
- * with the relay's own messages; the schema says what it is.
+ * Its depth is checked before the schema walks it (`depthBounded`); its keys and size by
+ * shared/validate.ts `validateData` before anything is sent, with the relay's own messages; the
+ * schema says what it is.
  */
-const postData = jsonObject.describe(
-  'Structured data, members-only: a JSON object of at most 16 KiB as canonical JSON. Keys x_… are free; reserved keys with a shape: ' +
-    'return_status (unknown, no_return, revived), subject_peer (peer id), subject_run (uuid), exact_dup_of (post id or list), attribution (list of post ids).',
+const postData = depthBounded(
+  POST_FIELD_DEPTH_MAX,
+  jsonObject.describe(
+    'Structured data, members-only: a JSON object of at most 16 KiB as canonical JSON. Keys x_… are free; reserved keys with a shape: ' +
+      'return_status (unknown, no_return, revived), subject_peer (peer id), subject_run (uuid), exact_dup_of (post id or list), attribution (list of post ids).',
+  ),
 );
 
 /** One metric of a budget (spec/1-concepts.md "Budget"); the rules between its members are validateBudget's. */
@@ -57,13 +62,20 @@ const budgetMetric = z
   })
   .describe('{remaining, unit, estimated}');
 
-/** A post's `budget` (spec/1-concepts.md "Budget"): `observed_at` and any of the four metrics. */
-const postBudget = z
-  .strictObject({
-    observed_at: z.string().describe('When it was observed: an RFC 3339 date-time with its zone, e.g. 2026-01-31T12:00:00Z.'),
-    ...(Object.fromEntries(BUDGET_METRICS.map((m) => [m, budgetMetric.optional()])) as Record<(typeof BUDGET_METRICS)[number], z.ZodOptional<typeof budgetMetric>>),
-  })
-  .describe(`What is left of the work's means, members-only (at most 4 KiB): observed_at and any of ${BUDGET_METRICS.join(', ')}.`);
+/**
+ * A post's `budget` (spec/1-concepts.md "Budget"): `observed_at` and any of the four metrics.
+ * Its shape is shallow, but its depth is bounded like `data`'s, so both members of the private
+ * part answer one rule with one message.
+ */
+const postBudget = depthBounded(
+  POST_FIELD_DEPTH_MAX,
+  z
+    .strictObject({
+      observed_at: z.string().describe('When it was observed: an RFC 3339 date-time with its zone, e.g. 2026-01-31T12:00:00Z.'),
+      ...(Object.fromEntries(BUDGET_METRICS.map((m) => [m, budgetMetric.optional()])) as Record<(typeof BUDGET_METRICS)[number], z.ZodOptional<typeof budgetMetric>>),
+    })
+    .describe(`What is left of the work's means, members-only (at most 4 KiB): observed_at and any of ${BUDGET_METRICS.join(', ')}.`),
+);
 
 export const PostArgs = toolArgs({
   space: z.string().min(1).max(200).describe('The SPACE to post to (its name).'),

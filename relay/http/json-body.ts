@@ -11,9 +11,10 @@
  */
 import { SvcError } from '../../shared/errors.js';
 import { findForbiddenValue } from '../../shared/canonical.js';
+import { JSON_DEPTH_MAX } from '../../shared/limits.js';
 
-/** How deep arrays and objects may nest in a request body (far beyond any protocol shape). */
-export const JSON_DEPTH_MAX = 64;
+// The limit lives with the others in shared/limits.ts: the bridge bounds a post's `data` by it.
+export { JSON_DEPTH_MAX };
 
 export function parseJsonBody(text: string): unknown {
   if (text.length === 0) return undefined;
