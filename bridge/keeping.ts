@@ -23,6 +23,15 @@
  * hand"): a stamp this keeper signs for it unless it is vouched for already, then its lock for
  * the generation in use. It never throws: the admission it follows already happened, so it
  * answers what it could do and why not.
+ *
+ * `endVouching` is what removing one takes: the stamps a keeper signs carry no end, so they
+ * would vouch for the KEY after its removal, and a keeper admitting vouched requests on its own
+ * would let it back in (and hand it the key) the moment it asks again. A newer stamp replaces
+ * the older (§8), so this keeper puts one of its own for the KEY that ended a second ago. A
+ * KEY may put a stamp naming itself again, so one without end it kept from before could come
+ * back; this KEY remembers whose vouching it ended (bridge/sealed-cache.ts), and its passes
+ * count no stamp of its own for such a KEY until it vouches for it anew (an admission by hand,
+ * or `svc-bridge stamp`).
  */
 import { randomBytes } from 'node:crypto';
 import { fromBase64url, toHex } from '../shared/encoding.js';
@@ -30,14 +39,14 @@ import type { Signer } from '../shared/identity.js';
 import { LOCKS_PER_CALL } from '../shared/limits.js';
 import { readEnvelope } from '../shared/sealed/envelope.js';
 import { commitmentHex, stageGeneration } from '../shared/sealed/generations.js';
-import { isKeeper, isVouched, type SpaceAuthority } from '../shared/sealed/keepers.js';
-import { readStamp, verifyStamp, type Stamp } from '../shared/sealed/stamps.js';
+import { isKeeper, isVouched, vouching as vouchersOf, type SpaceAuthority } from '../shared/sealed/keepers.js';
+import { readStamp, stampCurrent, verifyStamp, type Stamp } from '../shared/sealed/stamps.js';
 import type { RelayApi } from './client.js';
 import { fetchPeerKey, readKeyView, type PeerKey } from './encryption.js';
 import { BridgeError, isRelayRefusal } from './errors.js';
 import { refusalText } from './render.js';
 import { failureWords, type Sealing, type SpaceKeys } from './sealing.js';
-import { putStamp, signedStamp } from './stamping.js';
+import { endedNotAfter, putStamp, signedStamp } from './stamping.js';
 
 /** What a keeper works with: the relay, this KEY (signer and Sealing), a clock and stderr. */
 export interface KeeperContext {
@@ -82,6 +91,7 @@ class Vouching {
 
   constructor(
     private readonly ctx: KeeperContext,
+    private readonly spaceId: string,
     private readonly authority: SpaceAuthority,
     private readonly nowSeconds: number,
     private readonly notes: string[],
@@ -101,11 +111,21 @@ class Vouching {
         this.issuers.set(shape.issuer, issuer);
       }
       if (issuer === null) return [];
-      return [verifyStamp(bytes, envelope, issuer.signer)];
+      const stamp = verifyStamp(bytes, envelope, issuer.signer);
+      if (stamp.issuer === this.ctx.peerId && stampCurrent(stamp, this.nowSeconds) && this.ended(peer)) {
+        this.notes.push(`a stamp this KEY signed for ${peer} is shown again after this KEY ended its vouching for it (removed): not counted until this KEY vouches for it anew`);
+        return [];
+      }
+      return [stamp];
     } catch (e) {
       this.notes.push(`a stamp shown for ${peer} does not check (${failureWords(e)}): not counted`);
       return [];
     }
+  }
+
+  /** Whether this KEY ended its vouching for `peer` here and has not vouched for it anew. */
+  private ended(peer: string): boolean {
+    return this.ctx.sealing.cache.vouchingEnded(this.ctx.sealing.relay, this.spaceId, peer) !== undefined;
   }
 
   /** Whether `peer` is vouched for under the list in force (keepers.ts `isVouched`). */
@@ -272,10 +292,10 @@ export function keepsNothing(me: string, name: string): BridgeError {
  */
 export async function keeperPass(ctx: KeeperContext, name: string, opts: { changeNow?: boolean; admit?: boolean } = {}): Promise<PassReport> {
   const notes: string[] = [];
-  let keys = await ctx.sealing.status(name);
+  let keys = await ctx.sealing.status(name, ctx.log);
   const authority = keys.judged.authority;
   if (!isKeeper(ctx.peerId, authority)) throw keepsNothing(ctx.peerId, keys.name);
-  if (await abandonStuck(ctx, keys, notes)) keys = await ctx.sealing.status(name);
+  if (await abandonStuck(ctx, keys, notes)) keys = await ctx.sealing.status(name, ctx.log);
   const secret = keys.secret;
   if (secret === undefined) {
     throw new BridgeError(
@@ -284,7 +304,7 @@ export async function keeperPass(ctx: KeeperContext, name: string, opts: { chang
       'The owner (or another keeper) must lock the key for this KEY first.',
     );
   }
-  const vouching = new Vouching(ctx, authority, Math.floor(ctx.now() / 1000), notes);
+  const vouching = new Vouching(ctx, keys.spaceId, authority, Math.floor(ctx.now() / 1000), notes);
   const { admitted, waiting } = opts.admit === false ? { admitted: [], waiting: [] } : await admit(ctx, keys, vouching);
   for (const p of admitted) notes.push(`admitted ${p}: vouched for by the keeper list's rule`);
   if (waiting.length > 0) notes.push(`${waiting.length} join request(s) wait for a person: not vouched for (${waiting.join(', ')})`);
@@ -297,7 +317,7 @@ export async function keeperPass(ctx: KeeperContext, name: string, opts: { chang
   if (resumable || ((due || opts.changeNow === true) && staged === null)) {
     if (due) notes.push(`a key change is due (${Array.isArray(keys.status.upkeep.reasons) ? keys.status.upkeep.reasons.join(', ') : 'the relay says so'})`);
     changedTo = await changeKey(ctx, keys, vouching, notes);
-    keys = await ctx.sealing.status(name);
+    keys = await ctx.sealing.status(name, ctx.log);
     if (keys.generation !== changedTo || keys.secret === undefined) {
       throw new BridgeError('SEALED_NO_KEY', `after the change the relay shows generation ${keys.generation}, and this keeper cannot open its own lock for ${changedTo}`, 'Run the keeper again; tell the SPACE owner if it persists.');
     }
@@ -313,8 +333,11 @@ export async function keeperPass(ctx: KeeperContext, name: string, opts: { chang
 export type Handed =
   /** It holds the key of `generation` now; `stamped`: this keeper vouched for it with a stamp. */
   | { readonly state: 'locked'; readonly generation: number; readonly stamped: boolean }
-  /** It held the key of `generation` already. */
-  | { readonly state: 'held'; readonly generation: number }
+  /**
+   * It held the key of `generation` already (a lock left from before a removal stays until the
+   * next key change); `stamped`: this keeper vouched for it anew, having ended that on the removal.
+   */
+  | { readonly state: 'held'; readonly generation: number; readonly stamped: boolean }
   /** This KEY is neither the owner nor a keeper of the list in force. */
   | { readonly state: 'not_keeper' }
   /** This keeper holds no key for the generation in use itself. */
@@ -333,15 +356,26 @@ export type Handed =
 export function vouchAndLock(ctx: KeeperContext, name: string, peer: string): Promise<Handed> {
   return ctx.sealing.inTurn(async (): Promise<Handed> => {
     try {
-      const keys = await ctx.sealing.status(name);
+      const keys = await ctx.sealing.status(name, ctx.log);
+      // Admitting it by hand is vouching for it anew, even after this KEY ended that once.
+      const ended = ctx.sealing.cache.vouchingEnded(ctx.sealing.relay, keys.spaceId, peer) !== undefined;
+      ctx.sealing.cache.clearVouchingEnded(ctx.sealing.relay, peer, keys.spaceId);
       const authority = keys.judged.authority;
       if (!isKeeper(ctx.peerId, authority)) return { state: 'not_keeper' };
       const generation = keys.generation;
       if (keys.secret === undefined) return { state: 'no_key_here', generation, why: keys.refused.join('; ') || 'no lock for this KEY yet' };
       const notes: string[] = [];
-      const vouching = new Vouching(ctx, authority, Math.floor(ctx.now() / 1000), notes);
+      const vouching = new Vouching(ctx, keys.spaceId, authority, Math.floor(ctx.now() / 1000), notes);
       const row = (await unlocked(ctx, keys.name, generation)).find((r) => r.peer_id === peer);
-      if (row === undefined) return { state: 'held', generation };
+      if (row === undefined) {
+        // The relay shows no stamp of a member holding the key. The one this keeper ended on a
+        // removal stands (its own stamps are replaced by the newer): without a fresh one, the
+        // member's vouching lapsed and the next key change would leave it out.
+        const v = vouchersOf(authority);
+        const renew = ended && !v.open && !v.members.has(peer);
+        const stamped = renew && (await putStamp(ctx.api, keys.name, signedStamp(ctx.signer, ctx.peerId, peer))).stored;
+        return { state: 'held', generation, stamped };
+      }
       let stamped = false;
       if (!(await vouching.vouched(peer, row.stamp))) {
         stamped = (await putStamp(ctx.api, keys.name, signedStamp(ctx.signer, ctx.peerId, peer))).stored;
@@ -357,6 +391,50 @@ export function vouchAndLock(ctx: KeeperContext, name: string, peer: string): Pr
       return still ? { state: 'not_vouched', generation } : { state: 'locked', generation, stamped };
     } catch (e) {
       return { state: 'failed', why: failureWords(e) };
+    }
+  });
+}
+
+// ---- removing one KEY ----------------------------------------------------------------------------
+
+/** What `endVouching` did for a KEY just removed. */
+export type Ended =
+  /**
+   * A stamp from this KEY that ended at `notAfter` (seconds) stands for it now, replacing any of
+   * this KEY's; `still`: the keeper list vouches for it anyway (admission open, or it is listed).
+   */
+  | { readonly state: 'ended'; readonly notAfter: number; readonly still: 'open' | 'listed' | undefined }
+  /** Another issuer's stamp that counts and has not run out stands; this KEY cannot replace it. */
+  | { readonly state: 'other_issuer'; readonly issuer: string }
+  /** This KEY is neither the owner nor a keeper of the list in force: it puts no stamp for others. */
+  | { readonly state: 'not_keeper' }
+  /** Something failed on the way (trust rules, the relay); `remembered`: this KEY's passes count its stamps for it no more. */
+  | { readonly state: 'failed'; readonly why: string; readonly remembered: boolean };
+
+/**
+ * End this KEY's vouching for `peer`, just removed from sealed SPACE `name`: remember it (so
+ * this KEY's passes no longer count a stamp of its own for `peer`), then put a stamp from this
+ * KEY for `peer` that ended already, which replaces any earlier stamp of this KEY's at the relay
+ * (§8), so other keepers stop counting it too. Never throws: the removal already happened.
+ */
+export function endVouching(ctx: KeeperContext, name: string, peer: string): Promise<Ended> {
+  return ctx.sealing.inTurn(async (): Promise<Ended> => {
+    let remembered = false;
+    try {
+      const keys = await ctx.sealing.status(name, ctx.log);
+      const authority = keys.judged.authority;
+      if (!isKeeper(ctx.peerId, authority)) return { state: 'not_keeper' };
+      ctx.sealing.cache.noteVouchingEnded(ctx.sealing.relay, keys.spaceId, peer, ctx.now());
+      remembered = true;
+      const notAfter = endedNotAfter(ctx.now());
+      const put = await putStamp(ctx.api, keys.name, signedStamp(ctx.signer, ctx.peerId, peer, notAfter));
+      if (!put.stored) {
+        return { state: 'other_issuer', issuer: typeof put.issuer === 'string' && /^[0-9a-f]{64}$/.test(put.issuer) ? put.issuer : 'unknown' };
+      }
+      const v = vouchersOf(authority);
+      return { state: 'ended', notAfter, still: v.members.has(peer) ? 'listed' : v.open ? 'open' : undefined };
+    } catch (e) {
+      return { state: 'failed', why: failureWords(e), remembered };
     }
   });
 }

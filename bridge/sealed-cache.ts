@@ -11,6 +11,9 @@
  *   racing cannot move them back;
  * - every keeper list seen (a new owner is accepted through a list the previous owner signed);
  * - owner history (who owned it, when seen, from which generation);
+ * - the KEYS whose vouching this KEY ended when it removed them (bridge/keeping.ts
+ *   `endVouching`): a stamp without end it signed for such a KEY before, put again, is not
+ *   counted by this KEY's keeper passes until it vouches for that KEY anew;
  * - generation secrets, each under its commitment. Secrets at rest are sealed with the KEY's
  *   local box (bridge/keys.ts `LocalBox`: AES-256-GCM under a key derived from the KEY seed,
  *   associated data naming relay, SPACE, generation and commitment), so the file alone opens
@@ -94,6 +97,12 @@ export interface SealedCache {
   listsSignedBy(relay: string, spaceId: string, signer: string): SeenList[];
   noteOwner(relay: string, spaceId: string, o: OwnerSeen): void;
   owners(relay: string, spaceId: string): OwnerSeen[];
+  /** Remember that this KEY ended its vouching for `peer` in a SPACE, at `at` (ms). */
+  noteVouchingEnded(relay: string, spaceId: string, peer: string, at: number): void;
+  /** When this KEY ended its vouching for `peer` in a SPACE (ms), unless it vouched anew since. */
+  vouchingEnded(relay: string, spaceId: string, peer: string): number | undefined;
+  /** This KEY vouches for `peer` anew: in one SPACE, or in every SPACE at `relay` when no id is given. */
+  clearVouchingEnded(relay: string, peer: string, spaceId?: string): void;
   /** Clear what is remembered about a SPACE (after its person compared fingerprints outside the service). */
   forget(relay: string, spaceId: string): void;
   close(): void;
@@ -146,6 +155,13 @@ const MIGRATIONS: readonly string[] = [
      generation INTEGER NOT NULL,
      seen_at INTEGER NOT NULL,
      PRIMARY KEY (relay, space_id, owner)
+   ) STRICT;`,
+  `CREATE TABLE sealed_vouching_ended (
+     relay TEXT NOT NULL,
+     space_id TEXT NOT NULL,
+     peer_id TEXT NOT NULL CHECK (length(peer_id) = 64),
+     ended_at INTEGER NOT NULL,
+     PRIMARY KEY (relay, space_id, peer_id)
    ) STRICT;`,
 ];
 
@@ -273,8 +289,15 @@ export function openSealedCache(path: string, box: LocalBox): SealedCache {
   const selOwners = db.prepare<[string, string], { owner: string; owner_was: string | null; generation: number; seen_at: number }>(
     'SELECT owner, owner_was, generation, seen_at FROM sealed_owners WHERE relay = ? AND space_id = ? ORDER BY seen_at, generation',
   );
+  const upEnded = db.prepare<[string, string, string, number]>(
+    `INSERT INTO sealed_vouching_ended (relay, space_id, peer_id, ended_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (relay, space_id, peer_id) DO UPDATE SET ended_at = excluded.ended_at`,
+  );
+  const selEnded = db.prepare<[string, string, string], { ended_at: number }>('SELECT ended_at FROM sealed_vouching_ended WHERE relay = ? AND space_id = ? AND peer_id = ?');
+  const delEnded = db.prepare<[string, string, string]>('DELETE FROM sealed_vouching_ended WHERE relay = ? AND space_id = ? AND peer_id = ?');
+  const delEndedEverywhere = db.prepare<[string, string]>('DELETE FROM sealed_vouching_ended WHERE relay = ? AND peer_id = ?');
   const forgetTx = db.transaction((relay: string, spaceId: string) => {
-    for (const table of ['sealed_spaces', 'sealed_secrets', 'sealed_lists', 'sealed_owners']) {
+    for (const table of ['sealed_spaces', 'sealed_secrets', 'sealed_lists', 'sealed_owners', 'sealed_vouching_ended']) {
       db.prepare(`DELETE FROM ${table} WHERE relay = ? AND space_id = ?`).run(relay, spaceId);
     }
   });
@@ -342,6 +365,16 @@ export function openSealedCache(path: string, box: LocalBox): SealedCache {
     noteOwner: (relay, spaceId, o) => void insOwner.run(relay, spaceId, o.owner, o.ownerWas, o.generation, o.seenAt),
     owners: (relay, spaceId) =>
       selOwners.all(relay, spaceId).map((r) => ({ owner: r.owner, ownerWas: r.owner_was, generation: r.generation, seenAt: r.seen_at })),
+    noteVouchingEnded(relay, spaceId, peer, at) {
+      checkIds(spaceId);
+      if (!isHex(peer, 32)) throw new TypeError('peer: expected a peer id, 64 lowercase hex');
+      upEnded.run(relay, spaceId, peer, at);
+    },
+    vouchingEnded: (relay, spaceId, peer) => selEnded.get(relay, spaceId, peer)?.ended_at,
+    clearVouchingEnded(relay, peer, spaceId) {
+      if (spaceId === undefined) delEndedEverywhere.run(relay, peer);
+      else delEnded.run(relay, spaceId, peer);
+    },
     forget: (relay, spaceId) => forgetTx.immediate(relay, spaceId),
     close: () => db.close(),
   };

@@ -179,8 +179,12 @@ export class Sealing {
     return t;
   }
 
-  /** Read, judge and remember a sealed SPACE's key records; open the locks it accepts. */
-  async status(name: string): Promise<SpaceKeys> {
+  /**
+   * Read, judge and remember a sealed SPACE's key records; open the locks it accepts. What the
+   * trust rules note and why a lock was refused go to `log` (the bridge's stderr unless the
+   * caller says where: the background keeper duty sends them through its once-only rule).
+   */
+  async status(name: string, log: (line: string) => void = this.deps.log): Promise<SpaceKeys> {
     const { api, now, sealer } = this.deps;
     const res = await api.request({ path: `/v1/spaces/${seg(name)}/sealed` });
     const status = readStatus(res.body);
@@ -196,7 +200,7 @@ export class Sealing {
     this.cache.remember(judged.memory);
     if (judged.list !== undefined) this.cache.noteList(this.relay, status.spaceId, judged.list, now());
     if (judged.owner !== undefined) this.cache.noteOwner(this.relay, status.spaceId, judged.owner);
-    for (const n of judged.notes) this.deps.log(n);
+    for (const n of judged.notes) log(n);
     const container = spaceContainer(status.spaceId);
     const refused: string[] = [];
     status.locks.forEach((raw, i) => {
@@ -221,7 +225,7 @@ export class Sealing {
       }
       if (why !== undefined) refused.push(why);
     });
-    for (const r of refused) this.deps.log(`sealed SPACE ${status.name}: ${r}`);
+    for (const r of refused) log(`sealed SPACE ${status.name}: ${r}`);
     const kept = this.cache.secret(this.relay, status.spaceId, status.generation, status.commitment);
     return { name: status.name, spaceId: status.spaceId, container, status, judged, generation: status.generation, secret: kept?.secret, refused };
   }

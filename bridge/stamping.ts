@@ -7,12 +7,22 @@
  *
  * `signedStamp` builds and signs one with the KEY's signer (no key bytes here); `putStamp` sends
  * a `PUT …/sealed/stamp` body. The `svc-bridge stamp` command and the tools that admit a KEY to
- * a sealed SPACE (bridge/keeping.ts `vouchAndLock`) both go through these two.
+ * a sealed SPACE or remove one from it (bridge/keeping.ts `vouchAndLock`, `endVouching`) all go
+ * through these two.
  */
 import { toBase64url } from '../shared/encoding.js';
 import type { Signer } from '../shared/identity.js';
 import { buildStamp, signStamp } from '../shared/sealed/stamps.js';
 import type { RelayApi } from './client.js';
+
+/**
+ * The `not_after` of a stamp that ends a KEY's vouching now (ms clock): the second before. A
+ * stamp counts "until and including" its `not_after` (shared/sealed/stamps.ts `stampCurrent`),
+ * so one ending at the current second would still vouch for the rest of it.
+ */
+export function endedNotAfter(nowMs: number): number {
+  return Math.max(0, Math.floor(nowMs / 1000) - 1);
+}
 
 /** The `PUT …/sealed/stamp` body of a stamp `issuer` signs for `peer` (no end unless `notAfter`). */
 export function signedStamp(signer: Signer, issuer: string, peer: string, notAfter?: number): Record<string, string> {

@@ -16,9 +16,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keeperIntervalMs } from '../bridge/keeper-duty.js';
 import { isBridgeError } from '../bridge/errors.js';
-import type { Handed } from '../bridge/keeping.js';
+import type { Ended, Handed } from '../bridge/keeping.js';
 import { peerFence } from '../bridge/render.js';
-import { handedLine } from '../bridge/tools/sealed-admission.js';
+import { endedLine, handedLine } from '../bridge/tools/sealed-admission.js';
 import { callTool, runBridge, startBridge, tempHome, textOf, type RunningBridge } from './helpers/bridge.js';
 import { startRelay, type RunningRelay } from './helpers/relay.js';
 
@@ -221,7 +221,8 @@ describe('what an admission in a sealed SPACE says about the key', () => {
   const states: Handed[] = [
     { state: 'locked', generation: 3, stamped: true },
     { state: 'locked', generation: 3, stamped: false },
-    { state: 'held', generation: 3 },
+    { state: 'held', generation: 3, stamped: false },
+    { state: 'held', generation: 3, stamped: true },
     { state: 'not_keeper' },
     { state: 'no_key_here', generation: 3, why: 'no lock for this KEY yet' },
     { state: 'no_encryption_key', generation: 3, stamped: true },
@@ -239,6 +240,35 @@ describe('what an admission in a sealed SPACE says about the key', () => {
       expect(line, h.state).not.toContain('undefined');
     }
     expect(handedLine(fence, 'work-space', peerId, states[0]!)).toContain('vouched for it (a stamp this KEY signed) and locked the key of generation 3');
-    expect(handedLine(fence, 'work-space', peerId, states[7]!)).toContain('⟦peer why 0123abcd⟧TRANSPORT: the relay <could not> be reached⟦/peer 0123abcd⟧');
+    expect(handedLine(fence, 'work-space', peerId, states[8]!)).toContain('⟦peer why 0123abcd⟧TRANSPORT: the relay <could not> be reached⟦/peer 0123abcd⟧');
+  });
+});
+
+describe('what a removal from a sealed SPACE says about the vouching it ended', () => {
+  const fence = peerFence({ nonce: '0123abcd' });
+  const peerId = 'ab'.repeat(32);
+  const states: Ended[] = [
+    { state: 'ended', notAfter: 1_700_000_000, still: undefined },
+    { state: 'ended', notAfter: 1_700_000_000, still: 'open' },
+    { state: 'ended', notAfter: 1_700_000_000, still: 'listed' },
+    { state: 'other_issuer', issuer: 'cd'.repeat(32) },
+    { state: 'not_keeper' },
+    { state: 'failed', why: 'TRANSPORT: the relay <could not> be reached', remembered: true },
+    { state: 'failed', why: 'TRANSPORT: the relay <could not> be reached', remembered: false },
+  ];
+
+  it('is one plain paragraph per outcome, naming the KEY, when the stamp ended, and whether a keeper still admits it', () => {
+    for (const e of states) {
+      const line = endedLine(fence, 'work-space', peerId, e);
+      expect(line, e.state).toMatch(/^Sealed: /);
+      expect(line, e.state).toContain(peerId);
+      expect(line, e.state).not.toMatch(/\.\s+[a-z]/);
+      expect(line, e.state).not.toContain('undefined');
+    }
+    expect(endedLine(fence, 'work-space', peerId, states[0]!)).toContain('a stamp this KEY signed that ended at 2023-11-14T22:13:20.000Z replaces any earlier stamp');
+    expect(endedLine(fence, 'work-space', peerId, states[0]!)).toContain('keepers leave its request to a person');
+    expect(endedLine(fence, 'work-space', peerId, states[1]!)).toContain('a keeper still admits');
+    expect(endedLine(fence, 'work-space', peerId, states[3]!)).toContain(`holds a stamp from ${'cd'.repeat(32)}`);
+    expect(endedLine(fence, 'work-space', peerId, states[5]!)).toContain('⟦peer why 0123abcd⟧TRANSPORT: the relay <could not> be reached⟦/peer 0123abcd⟧');
   });
 });

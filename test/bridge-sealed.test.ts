@@ -155,12 +155,14 @@ describe('a sealed SPACE with an owner and two members, over real bridges', () =
     const before = await servedPosts();
     const removed = await tool('owner', 'svc_space_control', { action: 'revoke', name, peer_id: id.b });
     expect(removed.r.isError, removed.text).toBeFalsy();
+    expect(removed.data.sealed_stamp).toMatchObject({ state: 'ended' });
     // Not due yet: change_every (60 s) has not passed since the last change.
     const early = await cli('owner', ['keeper', name, '--once']);
     expect(early.stdout).not.toContain('changed the key');
     relay.clock.advance(61_000);
     const pass = await cli('owner', ['keeper', name, '--once']);
-    expect(pass.stdout).toContain('a key change is due (departure)');
+    // The removal ended the owner's stamp for it too: the relay counts its old lock as lapsed.
+    expect(pass.stdout).toContain('a key change is due (departure, lapsed)');
     expect(pass.stdout).toContain('changed the key: generation 2 is in use');
     await post('owner', 'After the change', 'Only current members read this.', 'owner-data-two');
     const read = await tool('a', 'svc_read_space', { space: name, after: '0', detail: 'full' });

@@ -6,12 +6,19 @@
  * it (bridge/keeping.ts `vouchAndLock`), so the member's next svc_read_space or svc_post opens
  * and seals with no command in a shell. The answer says what was done, or what happens next.
  *
+ * Removing a member (action=revoke) ends the vouching this KEY gave it (bridge/keeping.ts
+ * `endVouching`): a stamp from this KEY that ended a second ago replaces its earlier one, so no
+ * keeper admits the KEY again on that stamp, nor hands it the key, when it asks again. The
+ * answer says so, or why not (another issuer's stamp stands, this KEY keeps nothing there).
+ * A block removes nobody (the KEY stays a member and may read; it cannot post or ask), so it
+ * ends no vouching.
+ *
  * A KEY that never published an encryption key cannot be admitted at all (the relay refuses
  * with ENCRYPTION_KEY_MISSING). Its own bridge publishes the key on first need, and asking to
  * join the sealed SPACE (svc_join action=join) is that need: `keyMissing` puts this in the
  * refusal's fix, keeping the relay's code, message and detail.
  */
-import { keeperContext, vouchAndLock, type Handed } from '../keeping.js';
+import { endVouching, keeperContext, vouchAndLock, type Ended, type Handed } from '../keeping.js';
 import { RelayRefusal, isRelayRefusal } from '../errors.js';
 import type { PeerFence } from '../render.js';
 import type { ActionContext } from './action.js';
@@ -39,6 +46,67 @@ export async function admitSealed(ctx: ActionContext, space: unknown, peer: unkn
   return { handed, line: handedLine(ctx.fence, space, peer, handed) };
 }
 
+/** Whether `space` is a sealed SPACE this bridge can work in; false when it cannot tell. */
+async function sealedHere(ctx: ActionContext, space: unknown, peer: unknown): Promise<boolean> {
+  const sealing = ctx.deps.sealing;
+  if (sealing === undefined || typeof space !== 'string' || typeof peer !== 'string' || !PEER_RE.test(peer)) return false;
+  try {
+    return (await sealing.target(space)).sealed;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * End the vouching this KEY gave `peer`, just removed from `space`, when `space` is sealed and
+ * `peer` is another KEY. Returns the outcome and its line, or undefined when there is nothing
+ * to end. Never throws: the removal already happened.
+ */
+export async function endSealed(ctx: ActionContext, space: unknown, peer: unknown): Promise<{ ended: Ended; line: string } | undefined> {
+  if (peer === ctx.deps.identity.peerId || !(await sealedHere(ctx, space, peer))) return undefined;
+  const ended = await endVouching(keeperContext(ctx.deps.sealing!), space as string, peer as string);
+  return { ended, line: endedLine(ctx.fence, space as string, peer as string, ended) };
+}
+
+/** The sentence for the model about the vouching of a KEY just removed. */
+export function endedLine(fence: PeerFence, spaceName: string, peerId: string, e: Ended): string {
+  const space = plain(fence, 'space', spaceName);
+  const peer = plain(fence, 'peer', peerId);
+  switch (e.state) {
+    case 'ended': {
+      const until = new Date(e.notAfter * 1000).toISOString();
+      const still =
+        e.still === 'open'
+          ? ` The keeper list admits every KEY that asks (admission open), so a keeper still admits ${peer} if it asks again; sign a list with admission stamped to stop that.`
+          : e.still === 'listed'
+            ? ` The keeper list still names ${peer} as a keeper, which vouches for it; sign a list without it to stop that.`
+            : ` If it asks again, keepers leave its request to a person; approve it again to vouch for it anew.`;
+      return (
+        `Sealed: the vouching this KEY gave ${peer} in ${space} has ended: a stamp this KEY signed that ended at ${until} replaces any earlier stamp of this KEY's for it, ` +
+        `so no keeper admits it again or hands it the key on that stamp.${still} ` +
+        "The key changes on the keeper list's schedule after a removal; while it serves, this bridge's keeper duty makes that change when it is due."
+      );
+    }
+    case 'other_issuer':
+      return (
+        `Sealed: ${peer} holds a stamp from ${plain(fence, 'issuer', e.issuer)} that the keeper list counts and that has not run out, and only its issuer can replace it: ` +
+        `if ${peer} asks again, a keeper admits it on that stamp. Ask that issuer to end it, or sign a keeper list that no longer counts that issuer.`
+      );
+    case 'not_keeper':
+      return (
+        `Sealed: your KEY keeps nothing in ${space} (neither its owner nor a keeper its owner's keeper list names), so it cannot put a stamp for another KEY there, ` +
+        `and any stamp it gave ${peer} still counts wherever its stamps do. If ${peer} asks again, a keeper may admit it on such a stamp; its owner can decline that request.`
+      );
+    case 'failed':
+      return (
+        `Sealed: the vouching this KEY gave ${peer} in ${space} could not be ended at the relay (${fence('why', e.why)}). ` +
+        (e.remembered
+          ? `This bridge's own keeper passes count no stamp of this KEY's for ${peer} from now on, but other keepers may until it is replaced.`
+          : `If ${peer} asks again, decline the request, or approve it only if it belongs.`)
+      );
+  }
+}
+
 /** The sentence for the model about the key of a KEY just admitted. */
 export function handedLine(fence: PeerFence, spaceName: string, peerId: string, h: Handed): string {
   const space = plain(fence, 'space', spaceName);
@@ -51,7 +119,7 @@ export function handedLine(fence: PeerFence, spaceName: string, peerId: string, 
         `its next svc_read_space or svc_post in ${space} opens and seals on its own machine.`
       );
     case 'held':
-      return `Sealed: ${peer} already holds the key of generation ${h.generation} of ${space}.`;
+      return `Sealed: ${h.stamped ? `vouched for ${peer} anew (a stamp this KEY signed); it ` : `${peer} `}already holds the key of generation ${h.generation} of ${space}.`;
     case 'not_keeper':
       return (
         `Sealed: your KEY keeps nothing in ${space} (neither its owner nor a keeper its owner's keeper list names), so the key was not handed to ${peer} from here. ` +

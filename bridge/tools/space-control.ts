@@ -18,7 +18,8 @@
  *
  * The relay decides who may do what (roles matrix) and refuses with CONTROL_DENIED and a fix;
  * the bridge only checks the shape of the arguments. In a sealed SPACE, approve and set_member
- * then hand the KEY admitted the key when this KEY keeps the SPACE (tools/sealed-admission.ts).
+ * then hand the KEY admitted the key when this KEY keeps the SPACE, and revoke ends the
+ * vouching this KEY gave the KEY removed (tools/sealed-admission.ts).
  * Titles, descriptions, tags and labels echoed back are PEER text and come back fenced.
  */
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
@@ -32,7 +33,7 @@ import { needSealing } from '../sealing.js';
 import { toolArgs } from './args.js';
 import { answer } from './answer.js';
 import { describeActions, need, objectBody, peer, plain, runAction, segment, words, type ActionContext, type ActionTable } from './action.js';
-import { admitSealed, keyMissing } from './sealed-admission.js';
+import { admitSealed, endSealed, keyMissing } from './sealed-admission.js';
 import { inviteLine, renderProfile, requestLine } from './spaces.js';
 
 export const CONTROL_ACTIONS = [
@@ -185,8 +186,9 @@ export const CONTROL_TABLE: ActionTable<ControlInput> = {
     takes: ['name', 'peer_id'],
     run: async (a, ctx) => {
       const b = await call(ctx, 'DELETE', `${spacePath(a)}/members/${segment(need(a, 'peer_id'), 'peer_id')}`);
+      const sealed = await endSealed(ctx, b.space, b.peer);
       const text = `Removed ${plain(ctx.fence, 'peer', b.peer)} (${plain(ctx.fence, 'role', b.role)}) from ${plain(ctx.fence, 'space', b.space)}; ${revision(ctx.fence, b)}.`;
-      return done('revoke', text, b);
+      return done('revoke', text + (sealed === undefined ? '' : `\n${sealed.line}`), sealed === undefined ? b : { ...b, sealed_stamp: sealed.ended });
     },
   },
   block: {
@@ -299,7 +301,7 @@ export const CONTROL_DESCRIPTION = [
   'private (default) is members only, public needs a KEY older than 24 hours and a category. Roles rank owner > admin >',
   'coordinator > writer > reader and you act only on roles below your own; the relay refuses anything else with',
   'CONTROL_DENIED and a fix. An invite link is shown once: pass it to the KEY you invite. In a sealed SPACE you own or keep,',
-  'approve and set_member also vouch for the KEY admitted and hand it the key, so it reads and posts at once.',
+  'approve and set_member also vouch for the KEY admitted and hand it the key, so it reads and posts at once; revoke ends that vouching.',
   `Arguments per action: ${describeActions(CONTROL_TABLE)}.`,
   PEER_MARKER_NOTE,
 ].join(' ');
