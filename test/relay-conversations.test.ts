@@ -227,3 +227,20 @@ describe('conversations.list and conversations.get', () => {
     }
   });
 });
+
+describe('capabilities', () => {
+  it('names conversation kinds and states, the message limits and rates, and the messages module as available', async () => {
+    const r = await call(relay, 'GET', '/v1/capabilities');
+    expect(r.body.conversation_kinds).toEqual(['pair', 'group']);
+    expect(r.body.conversation_states).toEqual(['accepted', 'requested', 'declined', 'left']);
+    expect(r.body.limits).toMatchObject({ message_bytes: 16_384, keys_per_conversation: 16, waiting_message_requests_per_key: 200 });
+    expect(r.body.rate_limits.direct_messages).toMatchObject({ limit: 60, window_seconds: 60, scope: 'key' });
+    expect(r.body.rate_limits.message_requests).toMatchObject({ limit: 20, window_seconds: 86_400, first_day: 5 });
+    expect(r.body.modules.messages.status).toBe('available');
+    const names = r.body.operations.map((o: any) => o.name);
+    for (const op of ['conversations.start', 'conversations.list', 'conversations.get', 'messages.read', 'messages.send', 'conversations.accept', 'conversations.decline', 'conversations.leave', 'conversations.clear', 'conversations.mark_read']) {
+      expect(names).toContain(op);
+    }
+    expect(r.body.mailbox_reasons).toEqual(expect.arrayContaining(['message', 'message_request']));
+  });
+});
