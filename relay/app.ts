@@ -2,8 +2,9 @@
  * Builds the relay's Fastify app from its dependencies; never listens (main.ts does, tests use
  * `app.listen({ port: 0, host: '127.0.0.1' })` or `inject`).
  *
- * Request life: id (X-Request-Id) → NUL check on the address → authentication (route config
- * `auth`) → rate limit (route config `limit`) → strict JSON body → zod validation → handler.
+ * Request life: id (X-Request-Id) → the address (a NUL byte; a query that does not decode,
+ * relay/http/query.ts being the one query parser) → authentication (route config `auth`) →
+ * rate limit (route config `limit`) → strict JSON body → zod validation → handler.
  * Every failure goes through relay/http/errors.ts. One plugin per endpoint-catalogue section,
  * registered explicitly below.
  */
@@ -16,6 +17,7 @@ import type { OperationEntry, RelayContext, RelayDeps } from './context.js';
 import { authenticate, type AuthMode } from './http/auth.js';
 import { answerClientError, answerFrameworkError, PATH_PARAM_MAX, registerErrorHandling } from './http/errors.js';
 import { parseJsonBody } from './http/json-body.js';
+import { parseQuery, UNDECODABLE_QUERY, UNDECODABLE_QUERY_DETAIL } from './http/query.js';
 import { applyRouteLimit, createRateLimiter } from './http/rate-limit.js';
 import { zodValidatorCompiler } from './http/validation.js';
 import { newUuid } from './ids.js';
@@ -53,7 +55,8 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   const app = Fastify({
     logger: false,
     bodyLimit: REQUEST_MAX_BYTES,
-    routerOptions: { maxParamLength: PATH_PARAM_MAX },
+    // One decoding of the query, strict: what does not decode is refused in the onRequest hook.
+    routerOptions: { maxParamLength: PATH_PARAM_MAX, querystringParser: parseQuery },
     genReqId: () => newUuid(deps.random),
     // While closing, requests already on open connections are still served in full (with
     // the envelope and X-Request-Id) instead of Fastify's bare 503; the database closes after.
@@ -95,6 +98,8 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     if (/%00/.test(req.url) || req.url.includes('\u0000')) {
       throw new SvcError('INVALID_REQUEST', 'address: NUL byte');
     }
+    // Percent-encoding in the query that is not UTF-8, refused as the router refuses it in a path.
+    if (req.query === UNDECODABLE_QUERY) throw new SvcError('INVALID_REQUEST', UNDECODABLE_QUERY_DETAIL);
     if (req.is404) return;
     const config = req.routeOptions.config;
     const auth: AuthMode = config.auth ?? 'req';

@@ -2,12 +2,13 @@
  * Every refusal of the relay's own routes carries the catalogue's envelope and status
  * (spec/3-errors.md "Envelope"; api-notes §1), also those decided before any route runs: by
  * Fastify's router (percent-encoding that does not decode, a path segment over the parameter
- * length), by Node's HTTP parser (headers or address too large, malformed HTTP), and for an
- * unknown path. Sent over a real socket as raw bytes, so no client rewrites the address and
+ * length), by the query parser (the same in the query), by Node's HTTP parser (headers or
+ * address too large, malformed HTTP), and for an unknown path. Sent over a real socket as raw bytes, so no client rewrites the address and
  * the parser's own answers are the ones read.
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseQuery } from '../relay/http/query.js';
 import { CATALOGUE } from '../shared/errors.js';
 import { startRelay, type RunningRelay } from './helpers/relay.js';
 
@@ -84,6 +85,44 @@ describe('refusals decided before any route runs', () => {
       expect(a.headers['cache-control']).toBe('no-store');
     });
   }
+
+  for (const path of ['/v1/seek?q=%ZZ', '/v1/spaces/x/posts?after=%C0%AE', '/v1/seek?q=%ED%A0%80', '/v1/capabilities?x=100%', '/v1/me?%E0%80=1', '/v1/seek?q=ok&kind=obs&kind=%FF']) {
+    it(`answers INVALID_REQUEST 400 with the envelope for a query that does not decode as UTF-8 percent-encoding: ${path}`, async () => {
+      const a = await get(path);
+      expectEnvelope(a, 'INVALID_REQUEST');
+      expect(a.body.error.detail).toBe('query: percent-encoding that does not decode to UTF-8');
+      expect(a.headers['cache-control']).toBe('no-store');
+    });
+  }
+
+  it('refuses such a query before reading the token or the body, on writes too', async () => {
+    // Without a token, the address is refused first (not TOKEN_MISSING).
+    const a = await raw('POST /v1/spaces/x/posts?receipt=%ZZ HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2', '{}');
+    expectEnvelope(a, 'INVALID_REQUEST');
+    expect(a.body.error.detail).toBe('query: percent-encoding that does not decode to UTF-8');
+    const head = await raw('HEAD /v1/capabilities?x=%ZZ HTTP/1.1');
+    expect(head.status).toBe(400);
+    expect(head.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('reads a query that decodes as before: + and %20 are spaces, a repeated key is a list', async () => {
+    expect({ ...parseQuery('q=zebra+quokka%20x&kind=obs&kind=result&flag&=v&&a=b=c&%C3%A9=%E2%9C%93') }).toEqual({
+      q: 'zebra quokka x',
+      kind: ['obs', 'result'],
+      flag: '',
+      '': 'v',
+      a: 'b=c',
+      é: '✓',
+    });
+    const proto = parseQuery('__proto__=x&constructor=y');
+    expect(Object.getPrototypeOf(proto)).toBeNull();
+    expect(Object.entries(proto)).toEqual([
+      ['__proto__', 'x'],
+      ['constructor', 'y'],
+    ]);
+    const ok = await get('/v1/seek?q=zebra+quokka&kind=obs&kind=result');
+    expect(ok.status, ok.text).toBe(200);
+  });
 
   it('answers the same for a write to such an address', async () => {
     const a = await raw('POST /v1/spaces/%ZZ/posts HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2', '{}');
