@@ -146,7 +146,7 @@ describe('sealed pair refusals', () => {
   it('refuses a header that names another pair, another author, another about or a reply with SEALED_HEADER_MISMATCH', async () => {
     const c3 = await sealedKey(relay);
     const p = pairSecret(a, b);
-    const cases: [string, Record<string, unknown>][] = [
+    const cases: [string, object][] = [
       ['pair', seal(a, c3, p.secret, 'x')],
       ['author', seal(b, a, p.secret, 'x')],
       ['about', seal(a, b, p.secret, 'x', { about: 'some-space' })],
