@@ -14,8 +14,12 @@
  * The SPACES it looks at are those this bridge remembers (bridge/sealed-cache.ts) as owned by
  * this KEY or with a keeper list naming it; each pass reads the key records again through the
  * trust rules, so a remembered role that is gone only costs a refusal, said once. Rounds never
- * overlap; the timer does not keep the process alive; a failure is said on stderr once per
- * SPACE and distinct text, and never ends the bridge.
+ * overlap; the timer does not keep the process alive; a failure never ends the bridge.
+ *
+ * Every line the duty causes on stderr goes through one rule (`OnceLog`): its own words, the
+ * pass's notes, and what reading the key records on the way notes (the trust rules' notes, a
+ * lock the relay serves that this bridge refuses). A line said in a SPACE's previous round is
+ * not said again while it keeps coming back round after round; work done is news every time.
  */
 import { readKeeperList } from '../shared/sealed/keepers.js';
 import { BridgeError } from './errors.js';
@@ -46,8 +50,41 @@ export function keeperIntervalMs(env: NodeJS.ProcessEnv): number {
 }
 
 export interface KeeperDuty {
+  /** Run a round now, after the one in progress (rounds never overlap); resolves when it ended. */
+  round(): Promise<void>;
   /** Stop: no round starts after this; resolves once a round in progress ended (or after a short grace). */
   stop(): Promise<void>;
+}
+
+/**
+ * The duty's one rule for stderr. Each line comes with the SPACE it is about ('' for none): a
+ * line that SPACE's previous round said (or kept quiet as a repeat) is not said again, nor twice
+ * in one round; a line its last round did not have is said, so a failure that stopped and came
+ * back is said again. `news` (work done: locks made, a key changed) is said every time.
+ */
+export class OnceLog {
+  private readonly last = new Map<string, Set<string>>();
+  private readonly current = new Map<string, Set<string>>();
+
+  constructor(
+    private readonly out: (line: string) => void,
+    private readonly quiet: () => boolean = () => false,
+  ) {}
+
+  say(space: string, line: string, news = false): void {
+    let seen = this.current.get(space);
+    if (seen === undefined) this.current.set(space, (seen = new Set()));
+    const repeated = seen.has(line) || this.last.get(space)?.has(line) === true;
+    seen.add(line);
+    if (this.quiet() || (repeated && !news)) return;
+    this.out(line);
+  }
+
+  /** A round over `space` ended: its lines are the ones the next round does not repeat. */
+  endRound(space: string): void {
+    this.last.set(space, this.current.get(space) ?? new Set());
+    this.current.delete(space);
+  }
 }
 
 /** Whether this KEY may keep a remembered SPACE: its owner, or named by the newest list seen. */
@@ -64,72 +101,72 @@ function mayKeep(me: string, s: RememberedSpace): boolean {
 /** Start the duty for `sealing`'s KEY, a round every `intervalMs` (> 0). */
 export function startKeeperDuty(sealing: Sealing, intervalMs: number): KeeperDuty {
   if (!Number.isSafeInteger(intervalMs) || intervalMs <= 0) throw new TypeError('intervalMs must be a positive whole number');
-  const ctx: KeeperContext = keeperContext(sealing);
-  /** Per SPACE id, what was last said of it (a failure or the notes of a pass that did nothing). */
-  const said = new Map<string, string>();
+  const base: KeeperContext = keeperContext(sealing);
   let stopped = false;
+  const once = new OnceLog(base.log, () => stopped);
   let timer: NodeJS.Timeout | undefined;
-  let current: Promise<void> | undefined;
-
-  const say = (spaceId: string, text: string) => {
-    if (stopped || said.get(spaceId) === text) return;
-    said.set(spaceId, text);
-    ctx.log(text);
-  };
+  /** The round in progress or last ended (never rejects). */
+  let rounds: Promise<void> = Promise.resolve();
 
   async function keep(space: RememberedSpace): Promise<void> {
+    const say = (line: string, news = false) => once.say(space.spaceId, line, news);
+    // Whatever the pass and the key records it reads log, through the same rule.
+    const ctx: KeeperContext = { ...base, log: (line) => say(line) };
     try {
       const r = await sealing.inTurn(() => keeperPass(ctx, space.name, { admit: false }));
       if (r.locked > 0 || r.changedTo !== undefined) {
-        // Work done is news every time.
-        for (const n of r.notes) ctx.log(`keeper duty, ${space.name} (generation ${r.generation}): ${n}`);
-        said.delete(space.spaceId);
+        for (const n of r.notes) say(`keeper duty, ${space.name} (generation ${r.generation}): ${n}`, true);
       } else if (r.notes.length > 0) {
-        say(space.spaceId, `keeper duty, ${space.name}: ${r.notes.join('; ')}`);
-      } else {
-        said.delete(space.spaceId);
+        say(`keeper duty, ${space.name}: ${r.notes.join('; ')}`);
       }
     } catch (e) {
-      say(space.spaceId, `keeper duty, ${space.name}: ${failureWords(e)}`);
+      say(`keeper duty, ${space.name}: ${failureWords(e)}`);
+    } finally {
+      once.endRound(space.spaceId);
     }
   }
 
   async function round(): Promise<void> {
-    let spaces: RememberedSpace[];
     try {
-      spaces = sealing.cache.spaces(sealing.relay).filter((s) => mayKeep(ctx.peerId, s));
+      let spaces: RememberedSpace[];
+      try {
+        spaces = sealing.cache.spaces(sealing.relay).filter((s) => mayKeep(base.peerId, s));
+      } catch (e) {
+        once.say('', `keeper duty: cannot read the sealed cache: ${failureWords(e)}`);
+        return;
+      }
+      for (const s of spaces) {
+        if (stopped) return;
+        await keep(s);
+      }
     } catch (e) {
-      say('', `keeper duty: cannot read the sealed cache: ${failureWords(e)}`);
-      return;
-    }
-    for (const s of spaces) {
-      if (stopped) return;
-      await keep(s);
+      once.say('', `keeper duty: ${failureWords(e)}`);
+    } finally {
+      once.endRound('');
     }
   }
 
+  const runRound = (): Promise<void> => {
+    const run = rounds.then(() => (stopped ? undefined : round()));
+    rounds = run;
+    return run;
+  };
+
   const schedule = (ms: number) => {
     if (stopped) return;
-    timer = setTimeout(() => {
-      current = round()
-        .catch((e: unknown) => say('', `keeper duty: ${failureWords(e)}`))
-        .finally(() => {
-          current = undefined;
-          schedule(intervalMs);
-        });
-    }, ms);
+    timer = setTimeout(() => void runRound().finally(() => schedule(intervalMs)), ms);
     // A waiting round never keeps the process alive: stdin closing still ends it.
     timer.unref();
   };
   schedule(Math.min(intervalMs, FIRST_ROUND_MS));
 
   return {
+    round: runRound,
     async stop() {
       stopped = true;
       if (timer !== undefined) clearTimeout(timer);
-      if (current === undefined) return;
       let grace: NodeJS.Timeout | undefined;
-      await Promise.race([current, new Promise<void>((resolve) => (grace = setTimeout(resolve, STOP_GRACE_MS)))]);
+      await Promise.race([rounds, new Promise<void>((resolve) => (grace = setTimeout(resolve, STOP_GRACE_MS)))]);
       clearTimeout(grace);
     },
   };
