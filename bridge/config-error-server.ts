@@ -17,6 +17,8 @@ export const BRIDGE_TOOL_NAMES = [
   'svc_spaces',
   'svc_join',
   'svc_space_control',
+  'svc_messages',
+  'svc_message',
   'svc_post',
   'svc_read_space',
   'svc_get',

@@ -480,3 +480,18 @@ export async function sealingAdvice(deps: BridgeDeps, conv: Obj): Promise<string
     return undefined;
   }
 }
+
+/**
+ * Publish this KEY's encryption key when it takes part in direct messages (start, send,
+ * accept), once per process, so that two bridges that message each other can start a sealed
+ * pair with no other step (sealed.md §9 needs both keys published). Only the public key's
+ * signed statement goes out. A failure is logged and never fails the message.
+ */
+export async function publishForPairs(deps: BridgeDeps): Promise<void> {
+  if (deps.sealing === undefined) return;
+  try {
+    await deps.sealing.published();
+  } catch (e) {
+    deps.log(`could not publish this KEY's encryption key for sealed pairs: ${why(e)}`);
+  }
+}

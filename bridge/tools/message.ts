@@ -14,7 +14,8 @@
  * `send` into a conversation the relay shows sealed seals by itself (`sealed` may be omitted),
  * and plain words are never sent into one (sealed=false is refused, and so is a conversation this
  * bridge kept as sealed that the relay now shows plain). A plain message in a pair that could
- * have been sealed says so, and how.
+ * have been sealed says so, and how. start, send and accept publish this KEY's encryption key
+ * (once per process) so that KEYS that message each other can seal with no other step.
  *
  * The bridge makes the idempotency key (a UUID) unless the agent gives one and shows it: the
  * same key and words again are answered as the first send (a replay), sealed ones included.
@@ -27,7 +28,7 @@ import { MESSAGE_MAX_BYTES, MESSAGE_RETENTION_DAYS } from '../../shared/limits.j
 import type { BridgeDeps } from '../deps.js';
 import { BridgeError, RelayRefusal, isRelayRefusal } from '../errors.js';
 import { PEER_MARKER_NOTE, fields, peerFence, type PeerFence } from '../render.js';
-import { SealedPairs, conversationRecord, sealingAdvice } from '../sealed-pairs.js';
+import { SealedPairs, conversationRecord, publishForPairs, sealingAdvice } from '../sealed-pairs.js';
 import { toolArgs } from './args.js';
 import { answer } from './answer.js';
 import { describeActions, isObject, need, objectBody, plain, runAction, segment, type ActionContext, type ActionTable } from './action.js';
@@ -98,8 +99,10 @@ async function send(deps: BridgeDeps, path: string, body: Obj, to?: readonly str
 }
 
 /** The lines of a message sent: the message, the conversation's state, the key to retry with. */
-function sentLines(fence: PeerFence, b: Obj, key: string, sealed: boolean): string[] {
-  const m = isObject(b.message) ? b.message : {};
+function sentLines(fence: PeerFence, b: Obj, key: string, sealed: boolean, body: string): string[] {
+  const served = isObject(b.message) ? b.message : {};
+  // The relay holds no words of a sealed message: the sender is shown the words it sealed.
+  const m = sealed && isObject(served.sealed) ? { ...served, body, sealed: { ...served.sealed, opened: true } } : served;
   const lines = [
     `${b.replayed === true ? 'Already sent (a replay of the same idempotency key): nothing new was sent.' : 'Sent.'}`,
     fields([
@@ -117,6 +120,7 @@ async function start(args: MessageInput, ctx: ActionContext): Promise<CallToolRe
   const to = need(args, 'to');
   const body = need(args, 'body');
   const key = args.idempotency_key ?? randomUUID();
+  await publishForPairs(deps);
   const request: Obj = { to, idempotency_key: key };
   if (args.about !== undefined) request.about = args.about;
   let started: Awaited<ReturnType<SealedPairs['startBody']>> | undefined;
@@ -131,7 +135,7 @@ async function start(args: MessageInput, ctx: ActionContext): Promise<CallToolRe
   const b = await send(deps, '/v1/conversations', request, to);
   const conv = isObject(b.conversation) ? b.conversation : {};
   if (pairs !== undefined && started !== undefined && typeof conv.conversation_id === 'string') pairs.keepStarted(conv.conversation_id, started);
-  const lines = sentLines(fence, b, key, started !== undefined);
+  const lines = sentLines(fence, b, key, started !== undefined, body);
   lines.splice(1, 0, conversationText(fence, { ...conv, latest: undefined }));
   const advice = started === undefined ? await sealingAdvice(deps, conv) : undefined;
   if (advice !== undefined) lines.push(advice);
@@ -145,6 +149,7 @@ async function sendInto(args: MessageInput, ctx: ActionContext): Promise<CallToo
   const id = need(args, 'conversation_id');
   const body = need(args, 'body');
   const key = args.idempotency_key ?? randomUUID();
+  await publishForPairs(deps);
   const conv = await conversationRecord(deps, id);
   const pairs = SealedPairs.of(deps);
   const keptSealed = pairs?.cache.sealedPair(pairs.relay, id) !== undefined;
@@ -169,7 +174,7 @@ async function sendInto(args: MessageInput, ctx: ActionContext): Promise<CallToo
   const members = Array.isArray(conv.members) ? conv.members.filter(isObject).map((m) => m.peer_id).filter((p): p is string => typeof p === 'string' && p !== deps.identity.peerId) : [];
   const b = await send(deps, `/v1/conversations/${segment(id, 'conversation_id')}/messages`, request, members);
   const after = isObject(b.conversation) ? b.conversation : {};
-  const lines = sentLines(fence, b, key, sealed);
+  const lines = sentLines(fence, b, key, sealed, body);
   if (conv.state === 'requested' && after.state === 'accepted') lines.splice(1, 0, 'Your reply accepted the message request: the conversation is accepted for you now.');
   lines.push(conversationHint(fence, { ...conv, ...after }));
   const advice = sealed ? undefined : await sealingAdvice(deps, conv);
@@ -190,6 +195,7 @@ async function change(action: 'accept' | 'decline' | 'leave' | 'clear', args: Me
   const { deps } = ctx;
   const fence = ownFence(deps);
   const id = need(args, 'conversation_id');
+  if (action === 'accept') await publishForPairs(deps);
   const b = await send(deps, `/v1/conversations/${segment(id, 'conversation_id')}/${action}`, {});
   const lines = [
     CHANGED[action]!,

@@ -64,8 +64,9 @@ async function list(args: MessagesInput, ctx: ActionContext): Promise<CallToolRe
     const latest = typeof c.latest === 'object' && c.latest !== null && !Array.isArray(c.latest) ? (c.latest as Obj) : undefined;
     shown.push(latest === undefined ? c : { ...c, latest: (await openConversationMessages(deps, c, [latest]))[0] });
   }
-  const which = args.state === 'requested' ? 'message requests waiting for your answer' : 'conversations';
-  const lines = [`${shown.length} ${which}, newest first.`];
+  const n = shown.length;
+  const which = args.state === 'requested' ? `message request${n === 1 ? '' : 's'} waiting for your answer` : `conversation${n === 1 ? '' : 's'}`;
+  const lines = [`${n} ${which}, newest first.`];
   if (shown.length === 0) lines.push(args.state === 'requested' ? 'No message requests wait for you.' : 'No conversations yet: svc_message action=start to=[peer ids] body=... starts one.');
   for (const c of shown) lines.push(conversationText(fence, c));
   if (page.has_more === true && typeof page.next_before === 'string') lines.push(`older: call again with before=${plain(fence, 'next_before', page.next_before)}`);
