@@ -171,6 +171,12 @@ describe('removing a member of a sealed SPACE with svc_space_control', () => {
     expect(isMember('b')).toBe(false);
     expect(locks('b')).toEqual(lockedBefore);
 
+    // A stamp the owner signs for B that ended already vouches for nothing: still not counted.
+    await cli('owner', ['stamp', id.b, '--until', '1']);
+    const still = await cli('owner', ['keeper', name, '--once']);
+    expect(still.stdout).toContain(`1 join request(s) wait for a person: not vouched for (${id.b})`);
+    expect(isMember('b')).toBe(false);
+
     // The owner's person vouches for B anew with the stamp command: the keeper admits it now.
     await cli('owner', ['stamp', id.b, '--space', name]);
     const admitted = await cli('owner', ['keeper', name, '--once']);

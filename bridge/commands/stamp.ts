@@ -9,8 +9,10 @@
  *   `PUT …/sealed/stamp` body as one JSON line, to hand to PEER outside the service.
  * - With `--space S` it puts it at once (sealed.stamp): as a keeper, for a KEY you admit by
  *   hand; or for yourself.
- *   Either way this KEY vouches for PEER anew: its keeper passes count its stamps for PEER again
- *   where its vouching for PEER was ended on a removal (bridge/keeping.ts `endVouching`).
+ *   Either way, a stamp that counts now is this KEY vouching for PEER anew: its keeper passes
+ *   count its stamps for PEER again where its vouching for PEER was ended on a removal
+ *   (bridge/keeping.ts `endVouching`). One that ended already (`--until` a past time, with
+ *   `--space`) ends this KEY's vouching there for a KEY that left on its own.
  * - `svc-bridge stamp --put JSON --space S` puts a stamp someone gave you (before asking to
  *   join: a keeper reads it with the request). The JSON must be a stamp naming this KEY, with
  *   a well-formed signature; the relay checks the signature against the issuer's KEY.
@@ -80,10 +82,12 @@ export async function runStamp(ctx: CommandContext, words: readonly string[]): P
   }
   if (args.positional.length !== 1) throw new CommandUsage('usage: svc-bridge stamp PEER [--until TIME | --days N] [--space SPACE]');
   const peer = peerArg(args.positional[0]!, 'PEER');
-  const body = signedStamp(ctx.signer, ctx.peerId, peer, notAfterOf(ctx, one(args, 'until'), one(args, 'days')));
-  // A person vouching for PEER anew: this KEY's keeper passes count its stamps for PEER again,
-  // wherever its vouching was ended on a removal (a stamp names no SPACE; it counts where put).
-  ctx.sealing.cache.clearVouchingEnded(ctx.sealing.relay, peer);
+  const notAfter = notAfterOf(ctx, one(args, 'until'), one(args, 'days'));
+  const body = signedStamp(ctx.signer, ctx.peerId, peer, notAfter);
+  // A person vouching for PEER anew (a stamp that counts now): this KEY's keeper passes count
+  // its stamps for PEER again wherever its vouching was ended on a removal (a stamp names no
+  // SPACE; it counts where it is put). A stamp that ended already vouches for nothing.
+  if (notAfter === undefined || notAfter >= Math.floor(ctx.now() / 1000)) ctx.sealing.cache.clearVouchingEnded(ctx.sealing.relay, peer);
   if (space !== undefined) {
     await put(ctx, space, body);
     return;
