@@ -181,6 +181,12 @@ describe('direct messages through the bridge', () => {
     const plain = await ok('ann', 'svc_message', { action: 'send', conversation_id: pairId, body: 'One more plain one.' });
     expect(plain.text).toContain(`A sealed conversation with ${id.ben} exists (conversation_id ${sealedId})`);
     await refused('ann', 'svc_message', { action: 'send', conversation_id: sealedId, sealed: false, body: 'plain?' }, 'INVALID_REQUEST');
+    // One sealed pair per two KEYS: a second start names the one to send into.
+    const again = await refused('ann', 'svc_message', { action: 'start', to: [id.ben], sealed: true, body: 'again' }, 'SEALED_CONVERSATION_EXISTS');
+    expect(again.text).toContain(`svc_message action=send conversation_id=${sealedId}`);
+    // Cat only accepted a group Ann started: Cat does not know Ann, so nothing sealed starts there.
+    const stranger = await refused('ann', 'svc_message', { action: 'start', to: [id.cat], sealed: true, body: 'secret' }, 'SEALED_NEEDS_ACQUAINTANCE');
+    expect(stranger.text).toContain(`Send an ordinary message first: svc_message action=start to=["${id.cat}"] body=... (without sealed)`);
 
     // Every byte the relay keeps: the database and its -wal and -shm files, in any encoding of the marker.
     const forms = [marker, Buffer.from(marker, 'utf16le'), Buffer.from(marker).toString('base64').slice(0, 24), Buffer.from(marker).toString('base64url').slice(0, 24)].map((f) =>

@@ -75,10 +75,11 @@ function needPairs(deps: BridgeDeps): SealedPairs {
 /** Relay refusals of a start or send that need more than the catalogue's fix to act on. */
 function explained(e: unknown, to: readonly string[] | undefined): unknown {
   if (!isRelayRefusal(e)) return e;
-  const peerNamed = e.detail ?? to?.[0] ?? 'the other KEY';
+  // The detail names the KEY (alone, or in a sentence); the relay's words are not repeated here.
+  const peerNamed = /\b[0-9a-f]{64}\b/.exec(e.detail ?? '')?.[0] ?? to?.[0] ?? 'the other KEY';
   const fix: Record<string, string> = {
     SEALED_NEEDS_ACQUAINTANCE: `A sealed conversation is never a message request. Send an ordinary message first: svc_message action=start to=["${peerNamed}"] body=... (without sealed). Once that KEY accepts it or replies (or you share a SPACE), start the sealed one with sealed=true.`,
-    SEALED_CONVERSATION_EXISTS: `One sealed conversation per pair: send into it with svc_message action=send conversation_id=${e.detail ?? '<its id>'} body=...; this bridge seals every message into it.`,
+    SEALED_CONVERSATION_EXISTS: `One sealed conversation per pair: send into it with svc_message action=send conversation_id=${/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.exec(e.detail ?? '')?.[0] ?? '<the id in the detail>'} body=...; this bridge seals every message into it.`,
     ENCRYPTION_KEY_MISSING: `KEY ${peerNamed} has published no encryption key. Its bridge publishes one on first need (a sealed start, or joining a sealed SPACE); until then send an ordinary message.`,
     MESSAGE_REQUEST_WAITING: `Your message request to ${peerNamed} has not been answered: send nothing more to it (in any conversation) until it accepts or replies. Its answer shows in svc_messages action=list.`,
     MESSAGES_NOT_ACCEPTED: `${peerNamed} does not accept messages from you. Stop messaging that KEY.`,
