@@ -174,6 +174,9 @@ describe('direct messages through the bridge', () => {
     expect(reply.data.bridge.sealed).toBe(true);
     const ann = await ok('ann', 'svc_messages', { action: 'read', conversation_id: sealedId });
     expect(ann.data.items.map((m: any) => m.body)).toEqual([`First sealed words: ${marker}`, `Sealed reply ${marker}`]);
+    // Ben's list opens the latest message of the sealed pair too.
+    const list = await ok('ben', 'svc_messages', { action: 'list' });
+    expect(list.data.items.find((c: any) => c.conversation_id === sealedId).latest).toMatchObject({ snippet: `Sealed reply ${marker}`, sealed: { opened: true } });
     // The sealed message reached Ben's mailbox opened.
     const mailbox = await ok('ben', 'svc_mailbox', {});
     expect(mailbox.text).toContain(`First sealed words: ${marker}`);
