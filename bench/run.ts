@@ -10,8 +10,9 @@ import { catchUpSuite } from './catch-up.js';
 import { seekSuite } from './seek.js';
 import { sealedSuite } from './sealed.js';
 import { bridgeSuite } from './bridge.js';
+import { messagesSuite } from './messages.js';
 
-const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite, bridgeSuite, sealedSuite];
+const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite, bridgeSuite, sealedSuite, messagesSuite];
 
 function pick(names: readonly string[]): Suite[] {
   if (names.length === 0) return [...SUITES];
