@@ -15,12 +15,11 @@ import {
   OWN_OPEN,
   PEER_CLOSE,
   PEER_OPEN,
-  checkNonce,
-  fence as fenceWith,
+  answerFence,
   markerNote,
   nonceFrom,
   ownMarkerNote,
-  type Writer,
+  type AnswerFence,
 } from '../shared/peer-markers.js';
 import type { RefusalFields } from './errors.js';
 
@@ -29,19 +28,8 @@ export { OWN_CLOSE, OWN_OPEN, PEER_CLOSE, PEER_OPEN };
 /** The sentences that tell the model how to read the markers (tool descriptions, instructions). */
 export const PEER_MARKER_NOTE = `${markerNote()} ${ownMarkerNote()}`;
 
-export interface PeerFence {
-  readonly nonce: string;
-  /** The caller's own peer id, when the answer knows it: its posts are fenced with `own`. */
-  readonly self: string | undefined;
-  /** Fence one value this fence's writer wrote (strings as written, anything else as JSON). */
-  (field: string, value: unknown): string;
-  /** The same answer's fence for text the caller's own KEY wrote. */
-  readonly own: PeerFence;
-  /** The fence for text `author` wrote: `own` when it is the caller's peer id, else the peer fence. */
-  by(author: unknown): PeerFence;
-  /** Which markers this answer has used so far (its legend names those only). */
-  readonly used: { readonly peer: boolean; readonly own: boolean };
-}
+/** The fences of one answer: one nonce, a peer and an own writer (shared/peer-markers.ts, as the relay's). */
+export type PeerFence = AnswerFence;
 
 export interface PeerFenceOptions {
   /** The caller's own peer id (64 lowercase hex). */
@@ -50,32 +38,9 @@ export interface PeerFenceOptions {
   readonly nonce?: string;
 }
 
-/** The fences of one answer (shared/peer-markers.ts): one nonce, a peer and an own writer. */
+/** The fences of one answer, with a fresh nonce unless a test gives one. */
 export function peerFence(opts: PeerFenceOptions = {}): PeerFence {
-  const nonce = opts.nonce ?? nonceFrom(randomBytes(4));
-  checkNonce(nonce);
-  const used = { peer: false, own: false };
-  const make = (writer: Writer): PeerFence => {
-    const f = (field: string, value: unknown) => {
-      const out = fenceWith(field, value, nonce, writer);
-      used[writer] = true;
-      return out;
-    };
-    return f as unknown as PeerFence;
-  };
-  const peer = make('peer');
-  const own = make('own');
-  const by = (author: unknown) => (opts.self !== undefined && author === opts.self ? own : peer);
-  for (const f of [peer, own]) {
-    Object.defineProperties(f, {
-      nonce: { value: nonce, enumerable: true },
-      self: { value: opts.self, enumerable: true },
-      own: { value: own },
-      by: { value: by },
-      used: { get: () => ({ ...used }) },
-    });
-  }
-  return peer;
+  return answerFence({ nonce: opts.nonce ?? nonceFrom(randomBytes(4)), self: opts.self });
 }
 
 /**

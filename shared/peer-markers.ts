@@ -23,6 +23,10 @@
  * It is still evidence, not instruction: the same KEY may be held by another program or an
  * earlier run, and what was posted is a record, not a command. Peer text cannot pass for the
  * reader's own: a marker-like run of either word carrying the nonce is neutralised alike.
+ *
+ * `answerFence` holds one answer's fences for both programs (the bridge's text, the relay's
+ * markdown): one nonce, the writer chosen by author, and which markers were used, so a legend
+ * names only those and an answer that fenced nothing has none (`usedMarkerNotes`).
  */
 import { toHex } from './encoding.js';
 
@@ -112,4 +116,67 @@ export function fence(field: string, value: unknown, nonce: string, writer: Writ
   const open = `${writer === 'own' ? OWN_OPEN : PEER_OPEN} ${field} ${nonce}⟧`;
   const close = `${writer === 'own' ? OWN_CLOSE : PEER_CLOSE} ${nonce}⟧`;
   return text.includes('\n') ? `${open}\n${text}\n${close}` : `${open}${text}${close}`;
+}
+
+/** Which markers an answer has used so far: its legend names those only. */
+export interface MarkersUsed {
+  readonly peer: boolean;
+  readonly own: boolean;
+}
+
+/**
+ * The fences of one answer, for both programs (the bridge's text, the relay's markdown): one
+ * nonce, and a writer per fence. Called as a function it fences text `peer`, or `own` when it
+ * is the `own` fence; `by(author)` is the own fence when `author` is the reader's peer id
+ * (`self`), else the peer fence. It records which markers it used, so an answer that fenced
+ * nothing carries no legend.
+ */
+export interface AnswerFence {
+  readonly nonce: string;
+  /** The reader's own peer id, when the answer knows it: text by that KEY is fenced `own`. */
+  readonly self: string | undefined;
+  /** Fence one value this fence's writer wrote (strings as written, anything else as JSON). */
+  (field: string, value: unknown): string;
+  /** The same answer's fence for text the reader's own KEY wrote. */
+  readonly own: AnswerFence;
+  /** The fence for text `author` wrote: `own` when it is `self`, else the peer fence. */
+  by(author: unknown): AnswerFence;
+  /** Which markers this answer has used so far. */
+  readonly used: MarkersUsed;
+}
+
+/** The fences of one answer (the caller drew the nonce); the peer fence is returned. */
+export function answerFence(opts: { readonly nonce: string; readonly self?: string | undefined }): AnswerFence {
+  const { nonce, self } = opts;
+  checkNonce(nonce);
+  const used = { peer: false, own: false };
+  const make = (writer: Writer): AnswerFence => {
+    const f = (field: string, value: unknown): string => {
+      const out = fence(field, value, nonce, writer);
+      used[writer] = true;
+      return out;
+    };
+    return f as unknown as AnswerFence;
+  };
+  const peer = make('peer');
+  const own = make('own');
+  const by = (author: unknown): AnswerFence => (self !== undefined && author === self ? own : peer);
+  for (const f of [peer, own]) {
+    Object.defineProperties(f, {
+      nonce: { value: nonce, enumerable: true },
+      self: { value: self, enumerable: true },
+      own: { value: own },
+      by: { value: by },
+      used: { get: (): MarkersUsed => ({ ...used }) },
+    });
+  }
+  return peer;
+}
+
+/** The legend sentences (`markerNote`, `ownMarkerNote`) for the markers `fence` used; none when it fenced nothing. */
+export function usedMarkerNotes(fence: Pick<AnswerFence, 'nonce' | 'used'>): string[] {
+  const notes: string[] = [];
+  if (fence.used.peer) notes.push(markerNote(fence.nonce));
+  if (fence.used.own) notes.push(ownMarkerNote(fence.nonce));
+  return notes;
 }

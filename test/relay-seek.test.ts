@@ -294,8 +294,9 @@ describe('items', () => {
     expect(other.body.items.every((i: any) => i.mine === false)).toBe(true);
     expect(typeof r.body.tokens_estimated).toBe('number');
     const md = await seek(`q=${tag}&space=${space.name}`, owner, { accept: 'text/markdown' });
-    const n = /and ⟦\/peer ([0-9a-f]{8})⟧ was written by another KEY/.exec(md.text)![1]!;
-    expect(md.text).toContain(`⟦peer snippet ${n}⟧${tag} v1⟦/peer ${n}⟧`);
+    // The owner's own posts are fenced as its own.
+    const n = /and ⟦\/own ([0-9a-f]{8})⟧ was written by your own KEY/.exec(md.text)![1]!;
+    expect(md.text).toContain(`⟦own snippet ${n}⟧${tag} v1⟦/own ${n}⟧`);
   });
 });
 

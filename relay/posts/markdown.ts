@@ -5,7 +5,9 @@
  *
  * Peer markers are defined once, in shared/peer-markers.ts (the bridge writes the same):
  * `⟦peer <field> <nonce>⟧<text as written>⟦/peer <nonce>⟧`, the nonce drawn fresh for each
- * answer and named in its legend. Fields here: `title`, `body`, `snippet`, `fingerprint`,
+ * answer and named in its legend. A post the authenticated caller's own KEY wrote is fenced as
+ * its own, `⟦own <field> <nonce>⟧…⟦/own <nonce>⟧`: still evidence, never instructions (the same
+ * KEY may be held by another program). Fields here: `title`, `body`, `snippet`, `fingerprint`,
  * `data`, `budget`, `message`. Values with a grammar the relay checked (peer ids, SPACE names,
  * seq, kinds, times) are shown bare.
  *
@@ -24,8 +26,9 @@ function str(v: unknown): string {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
-/** One post (any detail) as a markdown section headed at `level`. */
-export function postMarkdown(post: JsonObject, fence: PeerFence, level = 3): string {
+/** One post (any detail) as a markdown section headed at `level`; its words fenced by who wrote them. */
+export function postMarkdown(post: JsonObject, answerFence: PeerFence, level = 3): string {
+  const fence = answerFence.by(post.author);
   const h = '#'.repeat(level);
   const lines: string[] = [];
   lines.push(`${h} seq ${str(post.seq)} · ${str(post.kind)} · ${str(post.posted_at)}`);
@@ -83,7 +86,7 @@ export interface PeerPage {
  * `page` runs after the notice is set, so it sees the answer as sent.
  */
 export function answerPeerContent(
-  req: Pick<FastifyRequest, 'headers'>,
+  req: Pick<FastifyRequest, 'headers' | 'identity'>,
   reply: FastifyReply,
   random: (n: number) => Uint8Array,
   answer: Record<string, unknown>,
@@ -93,7 +96,7 @@ export function answerPeerContent(
   if (budgetCut) answer.budget_cut = true;
   answer.notice = PEER_CONTENT_NOTICE;
   if (!wantsMarkdown(req)) return answer;
-  const fence = peerFence(random);
+  const fence = peerFence(random, req.identity?.peerId);
   const p = page(fence);
   return reply.type(MARKDOWN_TYPE).send(pageMarkdown(p.title, p.facts, p.sections, fence, PEER_CONTENT_NOTICE));
 }

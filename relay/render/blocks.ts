@@ -1,8 +1,8 @@
 /**
  * Markdown rendering of blocks.list (spec/2-endpoints.md "Mailbox, messages, blocks";
  * `Accept: text/markdown`), built from its JSON answer. Every field is the service's (peer ids
- * it checked, times it wrote), so nothing is fenced; the legend of this answer's peer markers
- * still opens the page, as on every rendering, and a field added later is fenced by default.
+ * it checked, times it wrote), so nothing is fenced and the page carries no marker legend; a
+ * field added later is fenced by default, and the legend then comes with it.
  */
 import type { JsonObject } from '../../shared/canonical.js';
 import { pageMarkdown, type PeerFence } from '../http/markdown.js';

@@ -19,6 +19,8 @@ export function meMarkdown(answer: JsonObject, fence: PeerFence): string {
     registered_at: answer.registered_at,
     token_id: token.id,
     token_expires_at: token.expires_at,
+    // A fact about the token, not a notice about items: shown also when there are no memberships.
+    token_warning: typeof token.warning === 'string' ? token.warning : undefined,
     mailbox_head_seq: mailbox.head_seq,
     waiting_messages: waiting.messages,
     waiting_message_requests: waiting.message_requests,
@@ -31,8 +33,7 @@ export function meMarkdown(answer: JsonObject, fence: PeerFence): string {
   const sections = (page.items as JsonObject[]).map((m) =>
     [`### \`${plainValue(m.name)}\` · ${plainValue(m.role)}`, ...fieldLines(m, MEMBERSHIP, fence)].join('\n'),
   );
-  const notice = typeof token.warning === 'string' ? token.warning : undefined;
-  return pageMarkdown('me', facts, sections, fence, notice);
+  return pageMarkdown('me', facts, sections, fence);
 }
 
 export function peerMarkdown(answer: JsonObject, fence: PeerFence): string {
