@@ -336,6 +336,17 @@ describe("the caller's own posts and empty pages", () => {
     }
   });
 
+  it("the decision on the caller's own join request shows its message as the caller's own in its mailbox", async () => {
+    const frank = await mintToken(relay.url);
+    const asked = await call(relay, 'POST', `/v1/spaces/${space}/join`, { token: frank.token, body: { message: MESSAGE } });
+    expect(asked.status).toBe(202);
+    const declined = await call(relay, 'POST', `/v1/requests/${asked.body.request_id}/decline`, { token: alice.token });
+    expect(declined.status).toBe(200);
+    const p = expectMarkdown(await read('/v1/mailbox?reason=decision', frank));
+    expectOwn(p, 'message', MESSAGE);
+    expect(p.legend).toEqual({ peer: false, own: true });
+  });
+
   it('a page with no items carries no legend and no notice in markdown; its JSON keeps the notice', async () => {
     const path = `/v1/spaces/${space}/posts?after=${head}`;
     const r = await read(path, alice);

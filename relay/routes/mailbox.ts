@@ -166,8 +166,10 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
     }
     const subject = (env.request ?? env.offer) as JsonObject;
     const lines = [head];
+    // A join request's message is the requester's: the caller's own when it asked (a decision).
+    const written = fence.by(subject.requester);
     for (const [k, v] of Object.entries(subject)) {
-      lines.push(k === 'message' && typeof v === 'string' ? `- message: ${fence('message', v)}` : `- ${k}: ${v === null ? 'none' : String(v)}`);
+      lines.push(k === 'message' && typeof v === 'string' ? `- message: ${written('message', v)}` : `- ${k}: ${v === null ? 'none' : String(v)}`);
     }
     return lines.join('\n');
   }
