@@ -7,27 +7,23 @@
  * checked and are shown bare. A sealed message shows only its size: the relay holds no words.
  */
 import type { JsonObject } from '../../shared/canonical.js';
-import { fence as fenceWith, ownMarkerNote } from '../../shared/peer-markers.js';
 import type { PeerFence } from '../http/markdown.js';
 
 function str(v: unknown): string {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
-/** Fences for one answer: peer text with the answer's fence, own text with the same nonce. */
+/**
+ * Fences for one answer: the answer's fence (relay/http/markdown.ts), which records the markers
+ * used so the page's legend names them, and the reader whose words are fenced as its own.
+ */
 export interface MessageFences {
-  fence: PeerFence;
-  reader: string;
-  /** Set once an own fence was used, so the page adds the own legend. */
-  usedOwn: boolean;
+  readonly fence: PeerFence;
+  readonly reader: string;
 }
 
 function fenced(f: MessageFences, field: string, value: unknown, author: unknown): string {
-  if (author === f.reader) {
-    f.usedOwn = true;
-    return fenceWith(field, value, f.fence.nonce, 'own');
-  }
-  return f.fence(field, value);
+  return (author === f.reader ? f.fence.own : f.fence)(field, value);
 }
 
 /** One message (any detail) as a markdown section headed at `level`. */
@@ -63,9 +59,4 @@ export function conversationMarkdown(c: JsonObject, f: MessageFences): string {
   lines.push(facts.join(' · '));
   if (c.latest !== null && typeof c.latest === 'object') lines.push(`latest:\n${messageMarkdown(c.latest as JsonObject, f, 3)}`);
   return lines.join('\n');
-}
-
-/** The legend line for own fences, when the page used one. */
-export function ownLegend(f: MessageFences): string | undefined {
-  return f.usedOwn ? ownMarkerNote(f.fence.nonce) : undefined;
 }

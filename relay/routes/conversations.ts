@@ -36,7 +36,7 @@ import { noBody } from '../http/schemas.js';
 import { holdWhileEmpty } from '../posts/long-poll.js';
 import { notifierFor } from '../posts/notify.js';
 import { budgetPage, detailParam, intParam, oneValue, tokenBudgetParam, PEER_CONTENT_NOTICE } from '../posts/read-params.js';
-import { conversationMarkdown, messageMarkdown, ownLegend, type MessageFences } from '../messages/markdown.js';
+import { conversationMarkdown, messageMarkdown, type MessageFences } from '../messages/markdown.js';
 import { conversationRef, headFor, renderConversation, renderMessage } from '../messages/render.js';
 import { notFound, sendMessage, startConversation, type SendOutcome } from '../messages/send.js';
 import { accept, clear, decline, leave, markRead, membership } from '../messages/states.js';
@@ -110,14 +110,13 @@ export const conversationsRoutes: FastifyPluginAsync<RelayContext> = async (app,
     return { message: renderMessage(o.message, 'full'), conversation: conversationRef(o.conversation, o.state), replayed: o.replayed };
   }
 
-  /** Markdown with the own legend when the page fenced the caller's words. */
+  /** Markdown whose legend names the markers the page used (the caller's words fenced as its own). */
   function answerPage(req: FastifyRequest, reply: FastifyReply, answer: Record<string, unknown>, me: string, title: string, facts: Record<string, unknown>, sections: (f: MessageFences) => string[]) {
     answer.notice = PEER_CONTENT_NOTICE;
     if (!wantsMarkdown(req)) return answer;
-    const f: MessageFences = { fence: peerFence(ctx.random), reader: me, usedOwn: false };
+    const f: MessageFences = { fence: peerFence(ctx.random, me), reader: me };
     const body = sections(f);
-    const notice = [PEER_CONTENT_NOTICE, ownLegend(f)].filter((l) => l !== undefined).join('\n');
-    return sendMarkdown(reply, pageMarkdown(title, facts, body, f.fence, notice));
+    return sendMarkdown(reply, pageMarkdown(title, facts, body, f.fence, PEER_CONTENT_NOTICE));
   }
 
   app.post(

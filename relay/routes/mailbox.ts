@@ -162,7 +162,7 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
     if (env.message) {
       const c = env.conversation as JsonObject;
       const about = `conversation \`${String(c.conversation_id)}\` (${String(c.kind)}, yours ${String(c.state)})`;
-      return `${head}\n${about}\n${messageMarkdown(env.message as JsonObject, { fence, reader: peer, usedOwn: false }, 3)}`;
+      return `${head}\n${about}\n${messageMarkdown(env.message as JsonObject, { fence, reader: peer }, 3)}`;
     }
     const subject = (env.request ?? env.offer) as JsonObject;
     const lines = [head];
