@@ -8,8 +8,9 @@
  *   route) are mapped here too; anything else is INTERNAL, logged to stderr with the request
  *   id, and nothing of it reaches the client. The router's own refusals (percent-encoding
  *   that does not decode, a path segment over the parameter length) come through Fastify's
- *   `frameworkErrors` (`answerFrameworkError`), and what Node's HTTP parser refuses before
- *   Fastify (headers, or the address in them, too large; malformed HTTP) through the server's
+ *   `frameworkErrors` (`answerFrameworkError`); the same in the query (relay/http/query.ts) is
+ *   an SvcError from the request hook; what Node's HTTP parser refuses before Fastify
+ *   (headers, or the address in them, too large; malformed HTTP) comes through the server's
  *   clientError (`answerClientError`): the same envelopes, catalogue statuses and headers.
  *
  * Headers on every answer: X-Request-Id (= request_id). 401 adds `WWW-Authenticate: Bearer`;
