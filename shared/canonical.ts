@@ -4,14 +4,16 @@
  * Writing uses the `canonicalize` package (members by UTF-16 code units, ECMAScript number
  * form, minimal string escapes). Reading accepts bytes only when they are UTF-8 without a BOM,
  * parse as JSON with no duplicate member, contain no U+0000, lone surrogate or integer beyond
- * ±(2^53 − 1) (in any form: 1e+21 too), and canonicalising the parse gives back exactly the
- * same bytes.
+ * ±(2^53 − 1) (in any form: 1e+21 too), nest at most JSON_DEPTH_MAX deep, and canonicalising
+ * the parse gives back exactly the same bytes.
  *
  * Input to the reader is attacker-controlled.
  */
 import canonicalizeLib from 'canonicalize';
 import { SvcError } from './errors.js';
 import { fromUtf8, utf8 } from './encoding.js';
+import { nestsDeeperThan } from './json-text.js';
+import { JSON_DEPTH_MAX } from './limits.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -94,6 +96,11 @@ export function readCanonical(input: Uint8Array | string, field = 'canonical'): 
     parsed = JSON.parse(text);
   } catch {
     throw new SvcError('INVALID_REQUEST', `${field}: not JSON`);
+  }
+  // The checks below recurse: bytes nested deeper than any protocol object may be (a post's
+  // `private` part holding `data`, the deepest) are refused before they could overflow the stack.
+  if (nestsDeeperThan(text, JSON_DEPTH_MAX)) {
+    throw new SvcError('INVALID_REQUEST', `${field}: arrays and objects nest more than ${JSON_DEPTH_MAX} deep`);
   }
   const problem = findForbiddenValue(parsed);
   if (problem) throw new SvcError('INVALID_REQUEST', `${field}: ${problem}`);

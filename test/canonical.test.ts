@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalize, findForbiddenValue, readCanonical, rfc8785Text } from '../shared/canonical.js';
 import { isSvcError } from '../shared/errors.js';
+import { JSON_DEPTH_MAX } from '../shared/limits.js';
 import { loadVector } from './vectors.js';
 
 const jcs = loadVector<{
@@ -34,4 +35,19 @@ describe('RFC 8785 vectors (jcs-vectors.json)', () => {
       expect(isSvcError(err, 'INVALID_REQUEST')).toBe(true);
     });
   }
+});
+
+describe('nesting', () => {
+  const nested = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+  it('reads bytes nested exactly as deep as JSON_DEPTH_MAX', () => {
+    expect(readCanonical(nested(JSON_DEPTH_MAX))).toBeDefined();
+  });
+  it('refuses one level deeper, and 30,000 levels, as INVALID_REQUEST instead of overflowing the stack', () => {
+    for (const n of [JSON_DEPTH_MAX + 1, 30_000]) {
+      expect(() => readCanonical(nested(n), 'private')).toThrow(/INVALID_REQUEST: private: arrays and objects nest more than/);
+    }
+  });
+  it('does not count brackets inside strings', () => {
+    expect(readCanonical(`["${'['.repeat(1_000)}"]`)).toEqual(['['.repeat(1_000)]);
+  });
 });

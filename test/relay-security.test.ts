@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, type MintedToken, type RunningRelay, startRelay } from './helpers/relay.js';
 import { call, createSpace, freshName, grant, rest } from './helpers/invites.js';
-import { admit, get, newSpace, post } from './helpers/posts.js';
+import { admit, get, newSpace, post, signedPost } from './helpers/posts.js';
+import { toBase64url } from '../shared/encoding.js';
 import { JSON_DEPTH_MAX } from '../relay/http/json-body.js';
 
 let relay: RunningRelay;
@@ -104,6 +105,26 @@ describe('deeply nested request bodies', () => {
     const landed = await post(relay, owner, space, { kind: 'obs', body: 'deep enough', data });
     const r = await get(relay, `/v1/posts/${landed.post_id}`, owner);
     expect(r.body.data).toEqual(data);
+  });
+});
+
+describe('deeply nested canonical bytes inside a signed post', () => {
+  // The body itself nests shallowly: the depth hides in base64url, past the body reader's check,
+  // and reaches the strict canonical reader, whose checks recurse.
+  it('are refused as INVALID_REQUEST, not answered INTERNAL, and nothing is written', async () => {
+    const space = newSpace(relay, owner);
+    const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+    const before = (await get(relay, `/v1/spaces/${space.name}/posts`, owner)).body.head_seq;
+    for (const [part, n] of [['private', 5_000], ['private', 16_000], ['canonical', 30_000]] as const) {
+      const { submission } = signedPost(owner, space, { kind: 'obs', body: 'x' }, { data: { x_n: 1 } });
+      const body = { ...submission, [part]: toBase64url(new TextEncoder().encode(`{"data":{"x_a":${deep(n)}}}`)) };
+      relay.clock.advance(2_100);
+      const r = await call(relay, 'POST', `/v1/spaces/${space.name}/posts`, { token: owner.token, body });
+      expect({ part, n, status: r.status, code: r.body.error?.code }).toEqual({ part, n, status: 400, code: 'INVALID_REQUEST' });
+      expect(r.body.error.detail).toMatch(/nest more than/);
+    }
+    expect((await get(relay, `/v1/spaces/${space.name}/posts`, owner)).body.head_seq).toBe(before);
+    expect((await call(relay, 'GET', '/healthz')).status).toBe(200);
   });
 });
 
