@@ -47,6 +47,52 @@ describe('groups', () => {
     expect((await list(relay, c)).body.items.map((x: any) => x.conversation_id)).not.toContain(id);
   });
 
+  it('shows a member who left every member as it was when it left: one that accepted before and left after stays accepted from its acceptance, one still asked stays requested', async () => {
+    const [e, d] = await Promise.all([mintToken(relay.url), mintToken(relay.url)]);
+    const g = await started(relay, a, [c, e, d], { body: 'one' });
+    const id = g.conversation.conversation_id;
+    relay.clock.advance(10_000);
+    expect((await act(relay, e, id, 'accept')).status).toBe(200);
+    const acceptedAt = (await getConversation(relay, a, id)).body.members.find((m: any) => m.peer_id === e.peerId).changed_at;
+    expect(acceptedAt).not.toBe(g.conversation.created_at);
+    relay.clock.advance(10_000);
+    expect((await act(relay, c, id, 'leave')).status).toBe(200);
+    const before = await getConversation(relay, c, id);
+    expect(before.body.members.find((m: any) => m.peer_id === e.peerId)).toEqual({ peer_id: e.peerId, state: 'accepted', changed_at: acceptedAt });
+    expect(before.body.members.find((m: any) => m.peer_id === d.peerId)).toEqual({ peer_id: d.peerId, state: 'requested', changed_at: g.conversation.created_at });
+
+    relay.clock.advance(10_000);
+    expect((await act(relay, e, id, 'leave')).status).toBe(200);
+    relay.clock.advance(10_000);
+    expect((await act(relay, d, id, 'accept')).status).toBe(200);
+    await send(relay, d, id, { body: 'after c left' });
+    const theirs = await getConversation(relay, a, id);
+    const state = (r: any, k: MintedToken) => r.body.members.find((m: any) => m.peer_id === k.peerId).state;
+    expect([state(theirs, e), state(theirs, d)]).toEqual(['left', 'accepted']);
+    expect(await getConversation(relay, c, id)).toMatchObject({ status: 200, body: before.body });
+  });
+
+  it('keeps a group a member left at its place in that member\'s list, and its cursor at the last message before the leaving', async () => {
+    const older = (await started(relay, b, [c], { body: 'older pair' })).conversation.conversation_id;
+    relay.clock.advance(10_000);
+    const g = await started(relay, a, [b, c], { body: 'group' });
+    const id = g.conversation.conversation_id;
+    const lastSeen = g.message.sent_at;
+    relay.clock.advance(10_000);
+    expect((await act(relay, c, id, 'leave')).status).toBe(200);
+    relay.clock.advance(10_000);
+    const newer = (await started(relay, c, [a], { body: 'newer pair' })).conversation.conversation_id;
+    relay.clock.advance(10_000);
+    await send(relay, a, id, { body: 'the group goes on' });
+
+    const ids = (r: any) => r.body.items.map((x: any) => x.conversation_id);
+    expect(ids(await list(relay, c))).toEqual([newer, id, older]);
+    const first = await list(relay, c, '?limit=2');
+    expect(ids(first)).toEqual([newer, id]);
+    expect(first.body.next_before).toBe(`${Date.parse(lastSeen)}_${id}`);
+    expect(ids(await list(relay, c, `?limit=2&before=${first.body.next_before}`))).toEqual([older]);
+  });
+
   it('refuses to leave a pair with PAIR_CANNOT_BE_LEFT', async () => {
     const p = await started(relay, a, [b]);
     await expectRefusedUnchanged(relay, () => act(relay, b, p.conversation.conversation_id, 'leave'), 'PAIR_CANNOT_BE_LEFT', 409);

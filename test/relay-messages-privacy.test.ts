@@ -30,6 +30,8 @@ const COLUMNS: readonly Column[] = ['unrelated', 'blocked', 'left', 'declined', 
 type Read = (who: MintedToken, id: string) => Promise<Answer>;
 
 const get = (path: string): Read => (who) => call(relay, 'GET', path, { token: who.token });
+/** The same read as markdown (relay/http/markdown.ts), built from the same view. */
+const markdown = (path: string): Read => (who) => call(relay, 'GET', path, { token: who.token, headers: { accept: 'text/markdown' } });
 const byId = (method: string, suffix: string, body?: unknown): Read => (who, id) =>
   call(relay, method, `/v1/conversations/${id}${suffix}`, { token: who.token, body });
 
@@ -63,9 +65,11 @@ const GLOBAL: readonly Row[] = [
   { read: 'conversations.list', run: get('/v1/conversations') },
   { read: 'conversations.list state=requested', run: get('/v1/conversations?state=requested') },
   { read: 'conversations.list limit=1', run: get('/v1/conversations?limit=1') },
+  { read: 'conversations.list as markdown', run: markdown('/v1/conversations') },
   { read: '/v1/me', run: get('/v1/me') },
   { read: 'mailbox', run: get('/v1/mailbox?detail=full') },
   { read: 'mailbox reason=message', run: get('/v1/mailbox?reason=message&reason=message_request') },
+  { read: 'mailbox as markdown', run: markdown('/v1/mailbox?detail=full') },
   { read: 'peers.get of the starter', run: (who) => get(`/v1/peers/${w.starter.peerId}`)(who, '') },
   { read: 'peers.get of the other party', run: (who) => get(`/v1/peers/${w.other.peerId}`)(who, '') },
 ];
@@ -76,7 +80,8 @@ function view(a: Answer): unknown {
     const e = a.body?.error ?? {};
     return { status: a.status, code: e.code, message: e.message, detail: e.detail, retry_after: e.retry_after };
   }
-  return { status: a.status, body: a.body ?? a.text };
+  // A markdown page's fence nonce is new with every answer (shared/peer-markers.ts).
+  return { status: a.status, body: a.body ?? a.text.replace(/ [0-9a-f]{8}⟧/g, ' <nonce>⟧') };
 }
 
 interface World {

@@ -14,18 +14,19 @@
  *                 members [{peer_id, state}], head_seq, read_seq, unread, latest, about?;
  *                 sealed pairs add commitment and the caller's own lock {lock, sender}.
  *
- * A member's `declined` is its own business (spec "States: Conversation": declined for the
- * recipient, the sender still sees it as requested): every other reader sees `requested`, and
- * the time of that state is the conversation's start (the only moment a member is requested).
+ * What the caller sees of a conversation (its seqs, head, the members' states, list position) is
+ * its view (relay/messages/view.ts): a declined member reads as requested to the others, and a
+ * member who left sees the conversation as it was when it left.
  *
  * Every position is a decimal string, as for posts; times ISO with ms and Z.
  */
 import type { JsonObject } from '../../shared/canonical.js';
 import { toBase64url } from '../../shared/encoding.js';
 import { snippetOf, type Detail } from '../posts/render.js';
-import { visibleRange, type ConversationRow, type MemberRow, type MemberState } from '../store/conversations.js';
+import type { ConversationRow, MemberState } from '../store/conversations.js';
 import type { MessageRow } from '../store/messages.js';
 import type { Store } from '../store/index.js';
+import { membersSeen, type ConversationView } from './view.js';
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
@@ -64,26 +65,15 @@ export function renderMessage(m: MessageRow, detail: Detail): JsonObject {
   return out;
 }
 
-/** A member's state as `reader` may see it. */
-export function shownState(member: Pick<MemberRow, 'peerId' | 'state'>, reader: string): MemberState {
-  return member.state === 'declined' && member.peerId !== reader ? 'requested' : member.state;
-}
-
-/** The head a member may see: the newest seq, or its leaving for a member who left. */
-export function headFor(c: ConversationRow, me: MemberRow): number {
-  return visibleRange(me, c.lastSeq).to;
-}
-
-/** A conversation as `me` sees it; `withChangedAt` for conversations.get. */
-export function renderConversation(store: Store, c: ConversationRow, me: MemberRow, withChangedAt = false): JsonObject {
-  const members = store.conversations.members(c.conversationId).map((m): JsonObject => {
-    const state = shownState(m, me.peerId);
-    const entry: JsonObject = { peer_id: m.peerId, state };
-    if (withChangedAt) entry.changed_at = iso(state !== m.state ? c.createdAt : m.changedAt);
+/** A conversation as its member sees it (`v`); `withChangedAt` for conversations.get. */
+export function renderConversation(store: Store, v: ConversationView, withChangedAt = false): JsonObject {
+  const { conversation: c, me } = v;
+  const members = membersSeen(store, v).map((m): JsonObject => {
+    const entry: JsonObject = { peer_id: m.peerId, state: m.state };
+    if (withChangedAt) entry.changed_at = iso(m.changedAt);
     return entry;
   });
-  const range = visibleRange(me, c.lastSeq);
-  const latest = store.messages.latest(c.conversationId, range.from, range.to);
+  const latest = store.messages.latest(c.conversationId, v.from, v.head);
   const out: JsonObject = {
     conversation_id: c.conversationId,
     kind: c.kind,
@@ -92,9 +82,9 @@ export function renderConversation(store: Store, c: ConversationRow, me: MemberR
     started_by: c.startedBy,
     created_at: iso(c.createdAt),
     members,
-    head_seq: String(range.to),
+    head_seq: String(v.head),
     read_seq: String(me.readSeq),
-    unread: store.messages.hasFromOthers(c.conversationId, me.peerId, Math.max(me.readSeq, range.from), range.to),
+    unread: store.messages.hasFromOthers(c.conversationId, me.peerId, Math.max(me.readSeq, v.from), v.head),
     latest: latest === undefined ? null : renderMessage(latest, 'snippets'),
   };
   if (c.about !== null) out.about = c.about;

@@ -37,11 +37,12 @@ import { newUuid } from '../ids.js';
 import { mayNotify } from '../joining.js';
 import { commitQueueFor } from '../posts/commit-queue.js';
 import { notifierFor } from '../posts/notify.js';
-import { pairKeyOf, visibleRange, type ConversationRow, type MemberRow, type MemberState, type NewMember } from '../store/conversations.js';
+import { pairKeyOf, type ConversationRow, type MemberRow, type MemberState, type NewMember } from '../store/conversations.js';
 import type { MessageRow } from '../store/messages.js';
 import { heldBy, knows } from './acquaintance.js';
 import { readSend, readStart, type MessageContent, type SendInput, type StartInput } from './input.js';
 import { checkSealedHeader } from './sealed.js';
+import { readable, viewOf } from './view.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -211,8 +212,7 @@ function sendInto(ctx: RelayContext, me: string, c: ConversationRow, mine: Membe
   checkAbout(ctx, input.about);
   if (replyTo !== undefined) {
     const target = store.messages.byId(replyTo);
-    const range = visibleRange(mine, c.lastSeq);
-    if (target === undefined || target.conversationId !== c.conversationId || target.seq <= range.from || target.seq > range.to) {
+    if (target === undefined || target.conversationId !== c.conversationId || !readable(viewOf(c, mine), target.seq)) {
       throw new SvcError('MESSAGE_NOT_FOUND', 'reply_to: no live message with this id in this conversation');
     }
   }

@@ -17,8 +17,9 @@
 import { SvcError } from '../../shared/errors.js';
 import type { RelayContext } from '../context.js';
 import { commitQueueFor } from '../posts/commit-queue.js';
-import { visibleRange, type ConversationRow, type MemberRow, type MemberState } from '../store/conversations.js';
+import type { MemberState } from '../store/conversations.js';
 import { notFound } from './send.js';
+import { viewOf, type ConversationView } from './view.js';
 
 export interface StateAnswer {
   conversation_id: string;
@@ -26,12 +27,12 @@ export interface StateAnswer {
   cleared_seq?: string;
 }
 
-/** The conversation and the caller's member row, or CONVERSATION_NOT_FOUND (also for a non-member). */
-export function membership(ctx: RelayContext, conversationId: string, me: string): { c: ConversationRow; mine: MemberRow } {
+/** The conversation as the caller sees it, or CONVERSATION_NOT_FOUND (also for a non-member). */
+export function membership(ctx: RelayContext, conversationId: string, me: string): ConversationView {
   const c = ctx.store.conversations.byId(conversationId);
   const mine = c === undefined ? undefined : ctx.store.conversations.member(conversationId, me);
   if (c === undefined || mine === undefined) throw notFound();
-  return { c, mine };
+  return viewOf(c, mine);
 }
 
 function underLock<T>(ctx: RelayContext, work: () => T): Promise<T> {
@@ -40,7 +41,7 @@ function underLock<T>(ctx: RelayContext, work: () => T): Promise<T> {
 
 export function accept(ctx: RelayContext, id: string, me: string): Promise<StateAnswer> {
   return underLock(ctx, () => {
-    const { mine } = membership(ctx, id, me);
+    const { me: mine } = membership(ctx, id, me);
     if (mine.state === 'left') throw new SvcError('CONVERSATION_LEFT', 'you left this group; nobody rejoins a group');
     if (mine.state !== 'accepted') ctx.store.conversations.setState(id, me, 'accepted', ctx.clock());
     return { conversation_id: id, state: 'accepted' };
@@ -49,7 +50,7 @@ export function accept(ctx: RelayContext, id: string, me: string): Promise<State
 
 export function decline(ctx: RelayContext, id: string, me: string): Promise<StateAnswer> {
   return underLock(ctx, () => {
-    const { mine } = membership(ctx, id, me);
+    const { me: mine } = membership(ctx, id, me);
     if (mine.state === 'declined') return { conversation_id: id, state: 'declined' };
     if (mine.state !== 'requested') throw new SvcError('NOT_A_REQUEST', `this conversation is ${mine.state} for you, not a request`);
     ctx.store.conversations.setState(id, me, 'declined', ctx.clock());
@@ -59,17 +60,16 @@ export function decline(ctx: RelayContext, id: string, me: string): Promise<Stat
 
 export function leave(ctx: RelayContext, id: string, me: string): Promise<StateAnswer> {
   return underLock(ctx, () => {
-    const { c, mine } = membership(ctx, id, me);
+    const { conversation: c, me: mine } = membership(ctx, id, me);
     if (c.kind === 'pair') throw new SvcError('PAIR_CANNOT_BE_LEFT', 'a pair cannot be left: clear it, or block the other KEY');
-    if (mine.state !== 'left') ctx.store.conversations.leave(id, me, c.lastSeq, ctx.clock());
+    if (mine.state !== 'left') ctx.store.conversations.leave(c, me, ctx.clock());
     return { conversation_id: id, state: 'left' };
   });
 }
 
 export function clear(ctx: RelayContext, id: string, me: string): Promise<StateAnswer> {
   return underLock(ctx, () => {
-    const { c, mine } = membership(ctx, id, me);
-    const upTo = visibleRange(mine, c.lastSeq).to;
+    const { me: mine, head: upTo } = membership(ctx, id, me);
     ctx.store.conversations.setCleared(id, me, upTo);
     ctx.store.conversations.setRead(id, me, upTo);
     return { conversation_id: id, state: mine.state, cleared_seq: String(Math.max(mine.clearedSeq, upTo)) };
@@ -78,8 +78,7 @@ export function clear(ctx: RelayContext, id: string, me: string): Promise<StateA
 
 export function markRead(ctx: RelayContext, id: string, me: string, seq: number | undefined): Promise<{ conversation_id: string; read_seq: string }> {
   return underLock(ctx, () => {
-    const { c, mine } = membership(ctx, id, me);
-    const head = visibleRange(mine, c.lastSeq).to;
+    const { me: mine, head } = membership(ctx, id, me);
     if (seq !== undefined && seq > head) throw new SvcError('INVALID_REQUEST', `seq: at most head_seq ${head}`);
     const to = seq ?? head;
     ctx.store.conversations.setRead(id, me, to);

@@ -7,7 +7,8 @@
  * Wire shapes (protocol/api-notes.md §5 and the direct-message contract):
  * - `POST /v1/conversations` → 201 `{conversation, message, replayed}`;
  * - `GET /v1/conversations?state=active|requested&before=&limit=` → `{items, next_before,
- *   has_more, notice}`, newest first by last message; `active` lists what the caller accepted
+ *   has_more, notice}`, newest first by last message (for a group the caller left, the last
+ *   before its leaving); `active` lists what the caller accepted
  *   and groups it left (until cleared), `requested` its waiting requests;
  * - `GET /v1/conversations/{id}` → the conversation with each member's `changed_at`;
  * - `GET /v1/conversations/{id}/messages?after=&limit=&order=desc&detail=&token_budget=&wait=`
@@ -37,9 +38,10 @@ import { holdWhileEmpty } from '../posts/long-poll.js';
 import { notifierFor } from '../posts/notify.js';
 import { budgetPage, detailParam, intParam, oneValue, tokenBudgetParam, PEER_CONTENT_NOTICE } from '../posts/read-params.js';
 import { conversationMarkdown, messageMarkdown, type MessageFences } from '../messages/markdown.js';
-import { conversationRef, headFor, renderConversation, renderMessage } from '../messages/render.js';
+import { conversationRef, renderConversation, renderMessage } from '../messages/render.js';
 import { notFound, sendMessage, startConversation, type SendOutcome } from '../messages/send.js';
 import { accept, clear, decline, leave, markRead, membership } from '../messages/states.js';
+import { viewOf } from '../messages/view.js';
 import type { ListCursor, MemberState } from '../store/conversations.js';
 
 export const CONVERSATIONS_LIMIT_DEFAULT = 50;
@@ -73,14 +75,14 @@ const MessagesQuery = z.strictObject({
   wait: oneValue,
 });
 
-/** The list cursor: `<last message ms>_<conversation id>`, as next_before gives it. */
+/** The list cursor: `<listed at ms>_<conversation id>` (relay/messages/view.ts), as next_before gives it. */
 const BEFORE_RE = /^(0|[1-9][0-9]{0,15})_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
 function beforeParam(value: string | undefined): ListCursor | undefined {
   if (value === undefined) return undefined;
   const m = BEFORE_RE.exec(value);
   if (!m) throw new SvcError('INVALID_REQUEST', 'before: the next_before of an earlier page');
-  return { lastMessageAt: Number(m[1]), conversationId: m[2]! };
+  return { listedAt: Number(m[1]), conversationId: m[2]! };
 }
 
 /** The states each list shows (contract: active = accepted, or a group left until cleared). */
@@ -137,7 +139,7 @@ export const conversationsRoutes: FastifyPluginAsync<RelayContext> = async (app,
       const o = await startConversation(ctx, me, req.body as Record<string, unknown>);
       const c = ctx.store.conversations.byId(o.conversation.conversationId)!;
       const mine = ctx.store.conversations.member(c.conversationId, me)!;
-      return reply.code(201).send({ conversation: renderConversation(ctx.store, c, mine), message: renderMessage(o.message, 'full'), replayed: o.replayed });
+      return reply.code(201).send({ conversation: renderConversation(ctx.store, viewOf(c, mine)), message: renderMessage(o.message, 'full'), replayed: o.replayed });
     },
   );
 
@@ -162,11 +164,11 @@ export const conversationsRoutes: FastifyPluginAsync<RelayContext> = async (app,
       const limit = intParam(q.limit, 'limit', 1, PAGE_LIMIT_MAX) ?? CONVERSATIONS_LIMIT_DEFAULT;
       const rows = ctx.store.conversations.listFor(me, states, before, limit + 1);
       const more = rows.length > limit;
-      const page = rows.slice(0, limit);
+      const page = rows.slice(0, limit).map((r) => viewOf(r.conversation, r.me));
       const last = page[page.length - 1];
       const answer: Record<string, unknown> = {
-        items: page.map((r) => renderConversation(ctx.store, r.conversation, r.me)),
-        next_before: more && last ? `${last.conversation.lastMessageAt}_${last.conversation.conversationId}` : null,
+        items: page.map((v) => renderConversation(ctx.store, v)),
+        next_before: more && last ? `${last.listedAt}_${last.conversation.conversationId}` : null,
         has_more: more,
       };
       return answerPage(req, reply, answer, me, `conversations (${stateName})`, { has_more: more, next_before: answer.next_before }, (f) =>
@@ -188,8 +190,7 @@ export const conversationsRoutes: FastifyPluginAsync<RelayContext> = async (app,
     },
     async (req) => {
       const me = identityOf(req).peerId;
-      const { c, mine } = membership(ctx, conversationId(req), me);
-      return renderConversation(ctx.store, c, mine, true);
+      return renderConversation(ctx.store, membership(ctx, conversationId(req), me), true);
     },
   );
 
@@ -218,10 +219,9 @@ export const conversationsRoutes: FastifyPluginAsync<RelayContext> = async (app,
       if (wait > 0 && order === 'desc') throw new SvcError('INVALID_REQUEST', 'wait: long polling reads ascending only');
 
       const read = () => {
-        const { c, mine } = membership(ctx, id, me);
-        const head = headFor(c, mine);
+        const { from: cleared, head } = membership(ctx, id, me);
         if (after > head) throw new SvcError('CURSOR_AHEAD', `after: head_seq is ${head}`);
-        const from = Math.max(after, mine.clearedSeq);
+        const from = Math.max(after, cleared);
         const rows = ctx.store.messages.page({ conversationId: id, after: from, upTo: head, order, limit: limit + 1 });
         return { head, rows };
       };

@@ -46,7 +46,7 @@ import { renderPost, type Detail } from '../posts/render.js';
 import type { MailboxRow } from '../store/mailbox.js';
 import { messageMarkdown } from '../messages/markdown.js';
 import { conversationRef, renderMessage } from '../messages/render.js';
-import { visibleRange } from '../store/conversations.js';
+import { readable, viewOf } from '../messages/view.js';
 import { createPostReadStore } from '../store/post-reads.js';
 
 export const MAILBOX_LIMIT_DEFAULT = 50;
@@ -143,8 +143,8 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
         const m = messages.get(r.messageId);
         const c = m === undefined ? undefined : ctx.store.conversations.byId(m.conversationId);
         const mine = c === undefined ? undefined : ctx.store.conversations.member(c.conversationId, peer);
-        const range = c !== undefined && mine !== undefined ? visibleRange(mine, c.lastSeq) : undefined;
-        if (m && c && mine && range && m.seq > range.from && m.seq <= range.to) {
+        // The conversation view's rule (relay/messages/view.ts): cleared, or after a leaving, is unavailable.
+        if (m && c && mine && readable(viewOf(c, mine), m.seq)) {
           env.message = renderMessage(m, detail);
           env.conversation = conversationRef(c, mine.state);
         } else env.unavailable = true;

@@ -8,8 +8,12 @@
  * one immediate transaction through the commit queue); reads run anywhere. Statements are
  * prepared once.
  *
- * What a member sees (`visibleRange`): messages with seq above its `cleared_seq` and, once it
- * left a group, at most its `left_seq`.
+ * What a member sees, the rule relay/messages/view.ts builds the conversation view on, written
+ * here once for code and once for SQL side by side: messages with seq above its `cleared_seq`
+ * and, once it left a group, at most its `left_seq` (`visibleRange`, `SHOWN`); its list orders
+ * the conversation by the newest message, or for a member who left by the newest as of its
+ * leaving (`listedAt`, `LISTED_AT`); a member who left sees the members as they were when it
+ * left (`leftMembers`, kept by `leave` in the same transaction; migration 008).
  */
 import type { Db } from './db.js';
 
@@ -39,9 +43,18 @@ export interface MemberRow {
   readSeq: number;
   clearedSeq: number;
   leftSeq: number | null;
+  /** For a member who left: the conversation's `lastMessageAt` when it left. */
+  leftMessageAt: number | null;
   changedAt: number;
   lock: string | null;
   lockSender: string | null;
+}
+
+/** A member's state and its time as another member saw it at one moment. */
+export interface MemberStateRow {
+  peerId: string;
+  state: MemberState;
+  changedAt: number;
 }
 
 /** A conversation with the caller's own member row, as lists read it. */
@@ -50,8 +63,9 @@ export interface MembershipRow {
   me: MemberRow;
 }
 
+/** A list position: `listedAt` and the conversation id (next_before). */
 export interface ListCursor {
-  lastMessageAt: number;
+  listedAt: number;
   conversationId: string;
 }
 
@@ -78,8 +92,10 @@ export interface ConversationStore {
   /** The pair of two KEYS (ordinary or sealed), if any. */
   pair(a: string, b: string, sealed: boolean): ConversationRow | undefined;
   members(conversationId: string): MemberRow[];
+  /** Every member's state and time when `viewer` left (empty if it did not leave). */
+  leftMembers(conversationId: string, viewer: string): MemberStateRow[];
   member(conversationId: string, peerId: string): MemberRow | undefined;
-  /** Conversations `peer` is in with one of `states` and something not cleared, newest first. */
+  /** Conversations `peer` is in with one of `states` and something not cleared, newest first by `listedAt`. */
   listFor(peer: string, states: readonly MemberState[], before: ListCursor | undefined, limit: number): MembershipRow[];
   /** Conversations `peer` is in whose state is `requested` (waiting requests), and with unread messages. */
   waitingCounts(peer: string): { requests: number; unread: number };
@@ -108,7 +124,8 @@ export interface ConversationStore {
   /** Record a new message's seq and time. */
   advance(conversationId: string, seq: number, at: number): void;
   setState(conversationId: string, peerId: string, state: MemberState, now: number): void;
-  leave(conversationId: string, peerId: string, leftSeq: number, now: number): void;
+  /** `peerId` leaves at the conversation's newest message: keeps what it may still see (`leftMembers`). */
+  leave(c: Pick<ConversationRow, 'conversationId' | 'lastSeq' | 'lastMessageAt'>, peerId: string, now: number): void;
   setRead(conversationId: string, peerId: string, seq: number): void;
   setCleared(conversationId: string, peerId: string, seq: number): void;
 }
@@ -133,6 +150,7 @@ interface MemberDbRow {
   read_seq: number;
   cleared_seq: number;
   left_seq: number | null;
+  left_message_at: number | null;
   changed_at: number;
   lock: string | null;
   lock_sender: string | null;
@@ -161,6 +179,7 @@ function toMember(r: MemberDbRow): MemberRow {
     readSeq: r.read_seq,
     clearedSeq: r.cleared_seq,
     leftSeq: r.left_seq,
+    leftMessageAt: r.left_message_at,
     changedAt: r.changed_at,
     lock: r.lock,
     lockSender: r.lock_sender,
@@ -177,10 +196,21 @@ export function visibleRange(m: Pick<MemberRow, 'clearedSeq' | 'leftSeq'>, lastS
   return { from: m.clearedSeq, to: m.leftSeq === null ? lastSeq : Math.min(m.leftSeq, lastSeq) };
 }
 
+/** Something left to show `m` (c: conversations, m: its member row): `visibleRange` in SQL, not empty. */
+const SHOWN = 'min(c.last_seq, COALESCE(m.left_seq, c.last_seq)) > m.cleared_seq';
+
+/** When `m`'s list places the conversation: its newest message, or the newest as of its leaving. */
+export function listedAt(c: Pick<ConversationRow, 'lastMessageAt'>, m: Pick<MemberRow, 'leftSeq' | 'leftMessageAt' | 'changedAt'>): number {
+  return m.leftSeq === null ? c.lastMessageAt : (m.leftMessageAt ?? m.changedAt);
+}
+
+/** `listedAt` in SQL. */
+const LISTED_AT = 'CASE WHEN m.left_seq IS NULL THEN c.last_message_at ELSE COALESCE(m.left_message_at, m.changed_at) END';
+
 const MEMBER_CONV_COLUMNS = `c.conversation_id, c.kind, c.started_by, c.pair_key, c.sealed, c.commitment, c.about,
   c.created_at, c.last_seq, c.last_message_at,
   m.peer_id AS m_peer_id, m.state AS m_state, m.read_seq AS m_read_seq, m.cleared_seq AS m_cleared_seq,
-  m.left_seq AS m_left_seq, m.changed_at AS m_changed_at, m.lock AS m_lock, m.lock_sender AS m_lock_sender`;
+  m.left_seq AS m_left_seq, m.left_message_at AS m_left_message_at, m.changed_at AS m_changed_at, m.lock AS m_lock, m.lock_sender AS m_lock_sender`;
 
 type JoinedRow = ConversationDbRow & {
   m_peer_id: string;
@@ -188,6 +218,7 @@ type JoinedRow = ConversationDbRow & {
   m_read_seq: number;
   m_cleared_seq: number;
   m_left_seq: number | null;
+  m_left_message_at: number | null;
   m_changed_at: number;
   m_lock: string | null;
   m_lock_sender: string | null;
@@ -203,6 +234,7 @@ function toMembership(r: JoinedRow): MembershipRow {
       read_seq: r.m_read_seq,
       cleared_seq: r.m_cleared_seq,
       left_seq: r.m_left_seq,
+      left_message_at: r.m_left_message_at,
       changed_at: r.m_changed_at,
       lock: r.m_lock,
       lock_sender: r.m_lock_sender,
@@ -217,14 +249,15 @@ export function createConversationStore(db: Db): ConversationStore {
   const selectMember = db.prepare<[string, string], MemberDbRow>(
     'SELECT * FROM conversation_members WHERE conversation_id = ? AND peer_id = ?',
   );
-  // Something left to show: a message above the clear position (up to the leaving, for a member who left).
-  const SHOWN = 'min(c.last_seq, COALESCE(m.left_seq, c.last_seq)) > m.cleared_seq';
+  const selectLeftMembers = db.prepare<[string, string], { peer_id: string; state: MemberState; changed_at: number }>(
+    'SELECT peer_id, state, changed_at FROM conversation_left_members WHERE conversation_id = ? AND viewer = ? ORDER BY peer_id',
+  );
   const selectList = db.prepare<{ peer: string; states: string; at: number; id: string; limit: number }, JoinedRow>(
     `SELECT ${MEMBER_CONV_COLUMNS}
        FROM conversation_members m JOIN conversations c ON c.conversation_id = m.conversation_id
       WHERE m.peer_id = @peer AND m.state IN (SELECT value FROM json_each(@states)) AND ${SHOWN}
-        AND (c.last_message_at < @at OR (c.last_message_at = @at AND c.conversation_id < @id))
-      ORDER BY c.last_message_at DESC, c.conversation_id DESC LIMIT @limit`,
+        AND (${LISTED_AT} < @at OR (${LISTED_AT} = @at AND c.conversation_id < @id))
+      ORDER BY ${LISTED_AT} DESC, c.conversation_id DESC LIMIT @limit`,
   );
   const countWaiting = db.prepare<[string], { n: number }>(
     `SELECT count(*) AS n FROM conversation_members m JOIN conversations c ON c.conversation_id = m.conversation_id
@@ -275,7 +308,11 @@ export function createConversationStore(db: Db): ConversationStore {
   const updateAdvance = db.prepare('UPDATE conversations SET last_seq = ?, last_message_at = ? WHERE conversation_id = ? AND last_seq < ?');
   const updateState = db.prepare('UPDATE conversation_members SET state = ?, changed_at = ? WHERE conversation_id = ? AND peer_id = ?');
   const updateLeave = db.prepare(
-    "UPDATE conversation_members SET state = 'left', left_seq = ?, changed_at = ? WHERE conversation_id = ? AND peer_id = ?",
+    "UPDATE conversation_members SET state = 'left', left_seq = ?, left_message_at = ?, changed_at = ? WHERE conversation_id = ? AND peer_id = ?",
+  );
+  const insertLeftMembers = db.prepare<{ id: string; viewer: string }>(
+    `INSERT INTO conversation_left_members (conversation_id, viewer, peer_id, state, changed_at)
+     SELECT conversation_id, @viewer, peer_id, state, changed_at FROM conversation_members WHERE conversation_id = @id`,
   );
   const updateRead = db.prepare('UPDATE conversation_members SET read_seq = max(read_seq, ?) WHERE conversation_id = ? AND peer_id = ?');
   const updateCleared = db.prepare(
@@ -292,12 +329,13 @@ export function createConversationStore(db: Db): ConversationStore {
       return r === undefined ? undefined : toConversation(r);
     },
     members: (id) => selectMembers.all(id).map(toMember),
+    leftMembers: (id, viewer) => selectLeftMembers.all(id, viewer).map((r) => ({ peerId: r.peer_id, state: r.state, changedAt: r.changed_at })),
     member(id, peer) {
       const r = selectMember.get(id, peer);
       return r === undefined ? undefined : toMember(r);
     },
     listFor(peer, states, before, limit) {
-      const at = before?.lastMessageAt ?? Number.MAX_SAFE_INTEGER;
+      const at = before?.listedAt ?? Number.MAX_SAFE_INTEGER;
       const id = before?.conversationId ?? '\uffff';
       return selectList.all({ peer, states: JSON.stringify(states), at, id, limit }).map(toMembership);
     },
@@ -319,7 +357,10 @@ export function createConversationStore(db: Db): ConversationStore {
     },
     advance: (id, seq, at) => void updateAdvance.run(seq, at, id, seq),
     setState: (id, peer, state, now) => void updateState.run(state, now, id, peer),
-    leave: (id, peer, leftSeq, now) => void updateLeave.run(leftSeq, now, id, peer),
+    leave(c, peer, now) {
+      updateLeave.run(c.lastSeq, c.lastMessageAt, now, c.conversationId, peer);
+      insertLeftMembers.run({ id: c.conversationId, viewer: peer });
+    },
     setRead: (id, peer, seq) => void updateRead.run(seq, id, peer),
     setCleared: (id, peer, seq) => void updateCleared.run(seq, id, peer),
   };

@@ -14,6 +14,7 @@ export { call, type Answer };
 export const MESSAGE_TABLES = [
   'conversations',
   'conversation_members',
+  'conversation_left_members',
   'messages',
   'message_idempotency',
   'message_requests_sent',

@@ -10,7 +10,8 @@ import { migration as m004 } from './004_posts.js';
 import { migration as m005 } from './005_checkpoints.js';
 import { migration as m006 } from './006_sealed.js';
 import { migration as m007 } from './007_messages.js';
+import { migration as m008 } from './008_left_views.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007];
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008];
