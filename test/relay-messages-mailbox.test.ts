@@ -112,3 +112,61 @@ describe('message envelopes', () => {
     expect(head).toBeLessThan(sent);
   });
 });
+
+describe('group fan-out', () => {
+  it('numbers every member’s stream without gaps when group messages, posts and pair messages interleave, one row per member per message', async () => {
+    const [c, d] = await Promise.all([mintToken(relay.url), mintToken(relay.url)]);
+    for (const [x, y] of [[a, b], [a, c], [a, d], [b, c], [b, d], [c, d]] as const) acquaint(relay, x, y);
+    const space = newSpace(relay, a);
+    admit(relay, space, c, 'writer');
+    const group = (await started(relay, a, [b, c, d], { body: 'group 1' })).conversation.conversation_id;
+    // Sent together, so the relay may commit several in one transaction (relay/posts/commit-queue.ts).
+    await Promise.all([
+      send(relay, b, group, { body: 'group 2' }),
+      started(relay, a, [c], { body: 'pair to c' }),
+      post(relay, a, space, { kind: 'obs', body: 'a post to c', to: [c.peerId] }),
+      send(relay, d, group, { body: 'group 3' }),
+      send(relay, a, group, { body: 'group 4' }),
+    ]);
+    for (const who of [a, b, c, d]) {
+      const rows = relay.store.mailbox.list(who.peerId, 0, 100);
+      expect(rows.map((r) => r.mailboxSeq)).toEqual(rows.map((_, i) => i + 1));
+      const messages = rows.flatMap((r) => (r.messageId === null ? [] : [r.messageId]));
+      expect(new Set(messages).size).toBe(messages.length);
+    }
+    // Each member holds every group message but its own.
+    const groupRows = (who: MintedToken) =>
+      relay.store.messages.byIds(relay.store.mailbox.list(who.peerId, 0, 100).flatMap((r) => (r.messageId === null ? [] : [r.messageId])))
+        .filter((m) => m.conversationId === group)
+        .map((m) => m.body)
+        .sort();
+    expect(groupRows(b)).toEqual(['group 1', 'group 3', 'group 4']);
+    expect(groupRows(c)).toEqual(['group 1', 'group 2', 'group 3', 'group 4']);
+    expect(groupRows(d)).toEqual(['group 1', 'group 2', 'group 4']);
+  });
+
+  it('delivers to several KEYS in one write that assigns nothing when the write rolls back, and refuses a KEY named twice', async () => {
+    const mb = relay.store.mailbox;
+    const now = relay.clock.now();
+    mb.deliver(a.peerId, 'to', { postId: 'p1' }, now);
+    const both = [
+      { peer: a.peerId, reason: 'message' as const },
+      { peer: b.peerId, reason: 'message_request' as const },
+    ];
+    expect(() =>
+      relay.store.db.transaction(() => {
+        mb.deliverEach(both, { messageId: 'm1' }, now);
+        throw new Error('refused later in the same write');
+      }).immediate(),
+    ).toThrow(/refused later/);
+    expect([mb.head(a.peerId), mb.head(b.peerId)]).toEqual([1, 0]);
+    expect(() => mb.deliverEach([...both, both[0]!], { messageId: 'm2' }, now)).toThrow();
+    expect([mb.head(a.peerId), mb.head(b.peerId)]).toEqual([1, 0]);
+    mb.deliverEach(both, { messageId: 'm3' }, now);
+    expect(mb.list(a.peerId, 0, 10).map((r) => [r.mailboxSeq, r.reason, r.messageId])).toEqual([
+      [1, 'to', null],
+      [2, 'message', 'm3'],
+    ]);
+    expect(mb.list(b.peerId, 0, 10).map((r) => [r.mailboxSeq, r.reason, r.messageId])).toEqual([[1, 'message_request', 'm3']]);
+  });
+});

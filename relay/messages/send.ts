@@ -92,14 +92,21 @@ function replayOf(ctx: RelayContext, me: string, input: MessageContent & { reque
   return { conversation: c, message, state: mine.state, replayed: true };
 }
 
-/** A recipient or member the caller may write to, by the rules every send shares. */
-function checkPeer(ctx: RelayContext, me: string, peer: string, field: string): void {
-  const key = ctx.store.keys.get(peer);
-  if (key === undefined || key.blockedAt !== null) {
-    throw new SvcError('RECIPIENT_NOT_REGISTERED', `${field}: no KEY that can be written to is registered with this peer id`);
-  }
-  if (ctx.store.messageBlocks.blocks(me, peer)) throw new SvcError('BLOCKED_BY_YOU', peer);
-  if (ctx.store.messageBlocks.blocks(peer, me)) throw new SvcError('MESSAGES_NOT_ACCEPTED', peer);
+/**
+ * Recipients or members the caller may write to, by the rules every send shares, asked in one
+ * query for all of them; the first that fails, in the order given, is the refusal.
+ */
+function checkPeers(ctx: RelayContext, me: string, peers: readonly string[], field: (i: number, peer: string) => string): void {
+  if (peers.length === 0) return;
+  const reach = ctx.store.messageBlocks.reach(me, peers);
+  peers.forEach((peer, i) => {
+    const r = reach.get(peer);
+    if (r === undefined || !r.registered) {
+      throw new SvcError('RECIPIENT_NOT_REGISTERED', `${field(i, peer)}: no KEY that can be written to is registered with this peer id`);
+    }
+    if (r.blockedBySender) throw new SvcError('BLOCKED_BY_YOU', peer);
+    if (r.blocksSender) throw new SvcError('MESSAGES_NOT_ACCEPTED', peer);
+  });
 }
 
 function checkAbout(ctx: RelayContext, about: string | undefined): void {
@@ -113,7 +120,7 @@ function startUnderLock(ctx: RelayContext, me: string, input: StartInput): SendO
   const replay = replayOf(ctx, me, input);
   if (replay) return replay;
   checkAbout(ctx, input.about);
-  input.to.forEach((peer, i) => checkPeer(ctx, me, peer, `to[${i}]`));
+  checkPeers(ctx, me, input.to, (i) => `to[${i}]`);
 
   if (input.sealedStart !== undefined) {
     const peer = input.to[0]!;
@@ -167,7 +174,7 @@ function startUnderLock(ctx: RelayContext, me: string, input: StartInput): SendO
     members,
   );
   const c = store.conversations.byId(conversationId)!;
-  return { conversation: c, message: append(ctx, me, c, input, undefined, now), state: 'accepted', replayed: false };
+  return { conversation: c, message: append(ctx, me, c, members, input, undefined, now), state: 'accepted', replayed: false };
 }
 
 /**
@@ -222,7 +229,7 @@ function sendInto(ctx: RelayContext, me: string, c: ConversationRow, mine: Membe
     checkSealedHeader(input.sealed, { pair: [a, b], author: me, replyTo, about: input.about });
   }
   const others = members.filter((m) => m.peerId !== me && m.state !== 'left');
-  for (const m of others) checkPeer(ctx, me, m.peerId, `member ${m.peerId}`);
+  checkPeers(ctx, me, others.map((m) => m.peerId), (_, peer) => `member ${peer}`);
   if (c.startedBy === me) {
     for (const m of others) {
       if ((m.state === 'requested' || m.state === 'declined') && !knows(store, m.peerId, me)) {
@@ -237,12 +244,23 @@ function sendInto(ctx: RelayContext, me: string, c: ConversationRow, mine: Membe
     store.conversations.setState(c.conversationId, me, 'accepted', now);
     state = 'accepted';
   }
-  const message = append(ctx, me, c, input, replyTo, now);
+  const message = append(ctx, me, c, members, input, replyTo, now);
   return { conversation: store.conversations.byId(c.conversationId)!, message, state, replayed: false };
 }
 
-/** The message at last_seq + 1, its idempotency key and its mailbox rows. */
-function append(ctx: RelayContext, me: string, c: ConversationRow, input: MessageContent & { requestHash?: string }, replyTo: string | undefined, now: number): MessageRow {
+/**
+ * The message at last_seq + 1, its idempotency key and its mailbox rows, one per member in
+ * `members` (the members as this same transaction read them) by its state.
+ */
+function append(
+  ctx: RelayContext,
+  me: string,
+  c: ConversationRow,
+  members: readonly Pick<MemberRow, 'peerId' | 'state'>[],
+  input: MessageContent & { requestHash?: string },
+  replyTo: string | undefined,
+  now: number,
+): MessageRow {
   const { store } = ctx;
   const seq = c.lastSeq + 1;
   const message: MessageRow = {
@@ -262,12 +280,13 @@ function append(ctx: RelayContext, me: string, c: ConversationRow, input: Messag
   if (input.idempotencyKey !== undefined && input.requestHash !== undefined) {
     store.messages.recordIdempotency(me, input.idempotencyKey, { conversationId: c.conversationId, messageId: message.messageId, requestHash: input.requestHash }, now);
   }
-  for (const m of store.conversations.members(c.conversationId)) {
+  const deliveries: { peer: string; reason: MailboxReason }[] = [];
+  for (const m of members) {
     if (m.peerId === me) continue;
     const reason: MailboxReason | undefined = m.state === 'accepted' ? 'message' : m.state === 'requested' ? 'message_request' : undefined;
-    if (reason === undefined || !mayNotify(ctx, me, m.peerId)) continue;
-    store.mailbox.deliver(m.peerId, reason, { messageId: message.messageId }, now);
+    if (reason !== undefined && mayNotify(ctx, me, m.peerId)) deliveries.push({ peer: m.peerId, reason });
   }
+  store.mailbox.deliverEach(deliveries, { messageId: message.messageId }, now);
   // Long-polling conversation reads wake on a later turn, after the commit (notify.ts).
   notifierFor(store.db).conversation(c.conversationId);
   return message;

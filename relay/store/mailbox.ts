@@ -5,10 +5,13 @@
  * (protocol/api-notes.md §5).
  *
  * `deliver` is called INSIDE the caller's write transaction (the post append, the join
- * request, the decision, the offer), so a refused write leaves no row and the position is
- * assigned in the same commit as its subject. It also works on its own: better-sqlite3 turns a
- * nested transaction into a savepoint. Each delivery wakes the KEY's long-polling mailbox reads
- * (relay/posts/notify.ts), after the commit.
+ * request, the decision, the offer, the direct message), so a refused write leaves no row and
+ * the position is assigned in the same commit as its subject. Inside a transaction it opens no
+ * savepoint of its own: a failure throws, and the caller's transaction or savepoint rolls back
+ * everything it wrote, so a nested savepoint would only cost two more statements per row (a
+ * group message delivers to 15 KEYS: `deliverEach`, one statement). Called outside any
+ * transaction it opens its own. Each delivery wakes the KEY's long-polling mailbox
+ * reads (relay/posts/notify.ts), after the commit.
  */
 import type { Db } from './db.js';
 import type { MailboxReason } from '../../shared/vocabulary.js';
@@ -38,6 +41,11 @@ export interface MailboxRow {
 export interface MailboxStore {
   /** Append one row to `peer`'s stream; answers its `mailbox_seq`. Call inside a write transaction. */
   deliver(peer: string, reason: MailboxReason, subject: MailboxSubject, now: number): number;
+  /**
+   * One row for each of `deliveries` (distinct KEYS), all with the same subject, in one
+   * statement: a group message fans out to up to 15 streams. Call inside a write transaction.
+   */
+  deliverEach(deliveries: readonly { peer: string; reason: MailboxReason }[], subject: MailboxSubject, now: number): void;
   /** The newest position of `peer`'s stream (0 when empty). */
   head(peer: string): number;
   /** Rows after `after` (exclusive), ascending, at most `limit`; optionally only some reasons. */
@@ -80,21 +88,51 @@ export function createMailboxStore(db: Db): MailboxStore {
   const selectAfter = db.prepare<[string, number, number], MailboxDbRow>(
     'SELECT * FROM mailbox WHERE peer = ? AND mailbox_seq > ? ORDER BY mailbox_seq LIMIT ?',
   );
+  // Every stream's next position is read before any row is written (SQLite runs a SELECT from
+  // the table it inserts into to its end first), so KEYS must be distinct; a repeat would take
+  // the same position twice and fail on the primary key, never leave a gap.
+  const insertEach = db.prepare<{ deliveries: string; post: string | null; request: string | null; offer: string | null; message: string | null; now: number }>(
+    `INSERT INTO mailbox (peer, mailbox_seq, reason, post_id, request_id, offer_id, message_id, delivered_at)
+     SELECT json_extract(d.value, '$[0]'),
+            COALESCE((SELECT m.mailbox_seq FROM mailbox m WHERE m.peer = json_extract(d.value, '$[0]') ORDER BY m.mailbox_seq DESC LIMIT 1), 0) + 1,
+            json_extract(d.value, '$[1]'), @post, @request, @offer, @message, @now
+       FROM json_each(@deliveries) d`,
+  );
   const head = (peer: string): number => selectHead.get(peer)?.head ?? 0;
   const notifier = notifierFor(db);
 
-  const deliverTx = db.transaction((peer: string, reason: MailboxReason, s: MailboxSubject, now: number): number => {
-    const given = [s.postId, s.requestId, s.offerId, s.messageId].filter((v) => v !== undefined).length;
+  const oneSubject = (s: MailboxSubject): void => {
+    const given = (s.postId !== undefined ? 1 : 0) + (s.requestId !== undefined ? 1 : 0) + (s.offerId !== undefined ? 1 : 0) + (s.messageId !== undefined ? 1 : 0);
     if (given !== 1) throw new Error('mailbox.deliver: exactly one subject');
+  };
+  const deliverNow = (peer: string, reason: MailboxReason, s: MailboxSubject, now: number): number => {
+    oneSubject(s);
     const seq = head(peer) + 1;
     insert.run(peer, seq, reason, s.postId ?? null, s.requestId ?? null, s.offerId ?? null, s.messageId ?? null, now);
     // Wakes long-polling mailbox reads on a later turn, so only after the commit.
     notifier.mailbox(peer);
     return seq;
-  });
+  };
+  const deliverEachNow = (deliveries: readonly { peer: string; reason: MailboxReason }[], s: MailboxSubject, now: number): void => {
+    oneSubject(s);
+    if (deliveries.length === 0) return;
+    if (new Set(deliveries.map((d) => d.peer)).size !== deliveries.length) throw new Error('mailbox.deliverEach: one row per KEY');
+    insertEach.run({
+      deliveries: JSON.stringify(deliveries.map((d) => [d.peer, d.reason])),
+      post: s.postId ?? null,
+      request: s.requestId ?? null,
+      offer: s.offerId ?? null,
+      message: s.messageId ?? null,
+      now,
+    });
+    for (const d of deliveries) notifier.mailbox(d.peer);
+  };
+  const deliverTx = db.transaction(deliverNow);
+  const deliverEachTx = db.transaction(deliverEachNow);
 
   return {
-    deliver: (peer, reason, subject, now) => deliverTx(peer, reason, subject, now),
+    deliver: (peer, reason, subject, now) => (db.inTransaction ? deliverNow : deliverTx)(peer, reason, subject, now),
+    deliverEach: (deliveries, subject, now) => (db.inTransaction ? deliverEachNow : deliverEachTx)(deliveries, subject, now),
     head,
     list(peer, after, limit, reasons) {
       if (!reasons || reasons.length === 0) return selectAfter.all(peer, after, limit).map(toMailboxRow);

@@ -4,8 +4,8 @@
  * migration 007. Not the per-SPACE blocks of relay/store/blocks.ts.
  *
  * A blocked KEY cannot message the blocker nor start a group that includes it; the send
- * pipeline asks `blocks(blocker, blocked)`, a plain read that is also safe inside its own write
- * transaction. Blocking declines, in the same transaction, every message request the blocked
+ * pipeline asks `reach(sender, peers)` for every recipient or member at once (one query, also
+ * safe inside its write transaction: a group send would otherwise ask three times per member). Blocking declines, in the same transaction, every message request the blocked
  * KEY has waiting for the blocker (the blocker's state `requested` in a conversation the blocked
  * KEY started); unblocking leaves those declines as they are (blocks.remove: "a declined request
  * stays declined").
@@ -29,9 +29,21 @@ export interface MessageBlockChange {
   declined: number;
 }
 
+/** What a sender needs to know of one recipient before writing to it. */
+export interface PeerReach {
+  /** A KEY registered with this peer id and not blocked by the operator. */
+  registered: boolean;
+  /** The sender blocks it. */
+  blockedBySender: boolean;
+  /** It blocks the sender. */
+  blocksSender: boolean;
+}
+
 export interface MessageBlockStore {
   /** Does `blocker` block `blocked`? A read; callers may run it inside their own transaction. */
   blocks(blocker: string, blocked: string): boolean;
+  /** For each of `peers` (distinct), what `sender` needs to know before writing to it; one query. */
+  reach(sender: string, peers: readonly string[]): Map<string, PeerReach>;
   /** The KEYS `blocker` blocks, by peer id ascending, after `after` (exclusive). */
   list(blocker: string, page: { after?: string | undefined; limit: number }): { items: MessageBlockRow[]; hasMore: boolean };
   /** How many KEYS `blocker` blocks. */
@@ -59,6 +71,14 @@ export function createMessageBlockStore(db: Db): MessageBlockStore {
   const countOf = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM message_blocks WHERE blocker = ?');
   const insert = db.prepare('INSERT INTO message_blocks (blocker, blocked, created_at) VALUES (?, ?, ?)');
   const remove = db.prepare('DELETE FROM message_blocks WHERE blocker = ? AND blocked = ?');
+  // `peers` is a JSON array of peer ids the caller already checked the shape of.
+  const selectReach = db.prepare<{ sender: string; peers: string }, { peer: string; registered: number; by_sender: number; blocks_sender: number }>(
+    `SELECT j.value AS peer,
+            (k.peer_id IS NOT NULL AND k.blocked_at IS NULL) AS registered,
+            EXISTS (SELECT 1 FROM message_blocks b WHERE b.blocker = @sender AND b.blocked = j.value) AS by_sender,
+            EXISTS (SELECT 1 FROM message_blocks b WHERE b.blocker = j.value AND b.blocked = @sender) AS blocks_sender
+       FROM json_each(@peers) j LEFT JOIN keys k ON k.peer_id = j.value`,
+  );
   // The blocker's waiting requests from the blocked KEY: conversations the blocked KEY started
   // where the blocker's own state is still `requested`.
   const declineWaiting = db.prepare<{ blocker: string; blocked: string; now: number }>(
@@ -85,6 +105,10 @@ export function createMessageBlockStore(db: Db): MessageBlockStore {
 
   return {
     blocks: (blocker, blocked) => selectOne.get(blocker, blocked) !== undefined,
+    reach(sender, peers) {
+      const rows = selectReach.all({ sender, peers: JSON.stringify(peers) });
+      return new Map(rows.map((r) => [r.peer, { registered: r.registered === 1, blockedBySender: r.by_sender === 1, blocksSender: r.blocks_sender === 1 }]));
+    },
     list(blocker, page) {
       const rows = selectPage.all(blocker, page.after ?? '', page.limit + 1);
       return { items: rows.slice(0, page.limit).map(toBlock), hasMore: rows.length > page.limit };
