@@ -12,8 +12,12 @@
  * the event loop between steps, so a large backlog (the first pass after a shortening) never
  * holds appends and reads behind one long transaction.
  *
- * Time comes from the injected clock: `runOnce(now)` lets tests move it. `start()` runs a pass
- * every `intervalMs` (default an hour) until `stop()` (relay/jobs/interval-job.ts).
+ * Time comes from the injected clock: `runOnce(now)` lets tests move it. `start()` runs a first
+ * pass `firstPassMs` after it (default ten seconds: after the relay is listening and its first
+ * requests, never in the way of either), then one every `intervalMs` (default an hour,
+ * relay/jobs/interval-job.ts) until `stop()`. Without the early pass a relay restarted more
+ * often than hourly would never delete anything. Passes never overlap: one still running when
+ * the next is due is left to finish, and that turn does nothing.
  */
 import type { FastifyInstance } from 'fastify';
 import { MESSAGE_RETENTION_DAYS } from '../../shared/limits.js';
@@ -22,6 +26,8 @@ import { DAY_MS, type MessageRetentionStore } from '../store/message-retention.j
 import { createIntervalJob } from './interval-job.js';
 
 export const MESSAGE_RETENTION_INTERVAL_MS = 60 * 60 * 1000;
+/** The first pass after start. */
+export const MESSAGE_RETENTION_FIRST_PASS_MS = 10_000;
 /** Messages deleted per write transaction. */
 export const RETENTION_BATCH = 256;
 /** KEYS with a shorter retention looked at between two turns of the event loop. */
@@ -40,6 +46,7 @@ export function createMessageRetentionJob(deps: {
   retention: MessageRetentionStore;
   clock: () => number;
   intervalMs?: number;
+  firstPassMs?: number;
   /** Where faults go (default stderr). */
   report?: (message: string) => void;
 }): MessageRetentionJob {
@@ -74,12 +81,39 @@ export function createMessageRetentionJob(deps: {
     }
   }
 
-  const job = createIntervalJob({
-    intervalMs: deps.intervalMs ?? MESSAGE_RETENTION_INTERVAL_MS,
-    pass: async () => void (await runOnce()),
-    report,
-  });
-  return { runOnce, start: job.start, stop: job.stop };
+  let passing = false;
+  async function pass(): Promise<void> {
+    if (passing) return;
+    passing = true;
+    try {
+      await runOnce();
+    } finally {
+      passing = false;
+    }
+  }
+
+  const hourly = createIntervalJob({ intervalMs: deps.intervalMs ?? MESSAGE_RETENTION_INTERVAL_MS, pass, report });
+  let started = false;
+  let first: NodeJS.Timeout | undefined;
+  return {
+    runOnce,
+    start() {
+      if (started) return;
+      started = true;
+      hourly.start();
+      first = setTimeout(() => {
+        first = undefined;
+        pass().catch((e: unknown) => report(e instanceof Error ? (e.stack ?? e.message) : String(e)));
+      }, deps.firstPassMs ?? MESSAGE_RETENTION_FIRST_PASS_MS);
+      first.unref();
+    },
+    stop() {
+      started = false;
+      if (first) clearTimeout(first);
+      first = undefined;
+      hourly.stop();
+    },
+  };
 }
 
 declare module 'fastify' {
