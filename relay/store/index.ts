@@ -26,6 +26,7 @@ import { createConversationStore, type ConversationStore } from './conversations
 import { createMessageStore, type MessageStore } from './messages.js';
 import { createMessageBlockStore, type MessageBlockStore } from './message-blocks.js';
 import { createMessageRetentionStore, type MessageRetentionStore } from './message-retention.js';
+import { createOracleStore, type OracleStore } from './oracle.js';
 import { SvcError } from '../../shared/errors.js';
 
 export interface Store {
@@ -51,6 +52,7 @@ export interface Store {
   readonly messages: MessageStore;
   readonly messageBlocks: MessageBlockStore;
   readonly messageRetention: MessageRetentionStore;
+  readonly oracle: OracleStore;
   /** True when a trivial query answers (for /healthz). */
   ping(): boolean;
   close(): void;
@@ -105,6 +107,7 @@ export function openStore(dataDir: string): Store {
     messages: createMessageStore(db),
     messageBlocks: createMessageBlockStore(db),
     messageRetention: createMessageRetentionStore(db),
+    oracle: createOracleStore(db),
     ping() {
       try {
         return (probe.get() as { one: number } | undefined)?.one === 1;
