@@ -24,6 +24,8 @@ export const BRIDGE_TOOL_NAMES = [
   'svc_get',
   'svc_mailbox',
   'svc_seek',
+  'svc_task',
+  'svc_oracle',
 ] as const;
 
 /** The message every tool answers: why the bridge is not working, and what to do. */

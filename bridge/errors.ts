@@ -58,7 +58,10 @@ export type BridgeErrorCode =
   | 'SEALED_NO_KEY' // no secret for a generation: no acceptable lock, or the back links do not reach it
   | 'SEALED_DOWNGRADE' // the relay says a SPACE this bridge saw sealed is not sealed
   | 'SEALED_PAIR_CHANGED' // the relay shows a sealed pair this bridge kept with another commitment or other members
-  | 'ENCRYPTION_KEY_CONFLICT'; // the relay shows another encryption key for this KEY than its own
+  | 'ENCRYPTION_KEY_CONFLICT' // the relay shows another encryption key for this KEY than its own
+  // Tasks and oracle spaces (bridge/tools/task.ts, bridge/tools/oracle.ts): refused before anything is sent.
+  | 'TASK_WORDS_NOT_SEALED' // a task added to a sealed SPACE without plain_words: its words would not be sealed
+  | 'DOCUMENT_CHANGED'; // the part of an oracle document a proposal replaces changed since it was read
 
 export class BridgeError extends Error {
   readonly code: BridgeErrorCode;

@@ -23,8 +23,10 @@ import { registerGuide } from './tools/guide.js';
 import { registerJoin } from './tools/join.js';
 import { registerMessage } from './tools/message.js';
 import { registerMessages } from './tools/messages.js';
+import { registerOracle } from './tools/oracle.js';
 import { registerSpaceControl } from './tools/space-control.js';
 import { registerSpaces } from './tools/spaces.js';
+import { registerTask } from './tools/task.js';
 import { registerWhoami } from './tools/whoami.js';
 
 export const SERVER_NAME = 'svc-bridge';
@@ -52,7 +54,9 @@ export function createServer(deps: BridgeDeps): McpServer {
   registerMessages(server, deps);
   registerMessage(server, deps);
   registerResources(server, deps);
-  registerPosting(server, deps);
+  const posting = registerPosting(server, deps);
+  registerTask(server, deps);
+  registerOracle(server, posting);
   return server;
 }
 

@@ -1,0 +1,255 @@
+/**
+ * `svc_oracle` (spec/2-endpoints.md "Oracle spaces"; spec/1-concepts.md "Oracle document and
+ * version", the Oracle proposal state table; protocol/api-notes.md §6 arguments, the seed's
+ * ones only, and "Action to route"):
+ *
+ *   read      GET    /v1/spaces/{space}/document ?section version
+ *   history   GET    /v1/spaces/{space}/versions ?before limit
+ *   propose   GET …/document, then a `version` post (tools/oracle-propose.ts)
+ *   approve   a `go` post replying to the proposal           (svc_post's path: signed, receipt checked)
+ *   decline   a `veto` post replying to it, the reason as body (the same path)
+ *   fork      POST   /v1/spaces/{space}/fork {name, title, description, categories, join_policy}
+ *   links     GET    /v1/spaces/{space}/links ?post
+ *   watch     PUT    /v1/spaces/{space}/watch
+ *   unwatch   DELETE /v1/spaces/{space}/watch
+ *   watching  GET    /v1/watching
+ *
+ * Every post this tool makes goes through `runPost` (tools/post.ts), the code svc_post runs: the
+ * KEY signs it and the relay's receipt is checked, so a decision is as verifiable as any post.
+ * Words read back (the document, summaries, headings, reasons) are fenced by who wrote them.
+ */
+import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { SvcError } from '../../shared/errors.js';
+import { BODY_MAX_BYTES, CATEGORIES_MAX, PAGE_LIMIT_MAX, TITLE_MAX_BYTES, WAIT_SECONDS_MAX } from '../../shared/limits.js';
+import type { Posting } from '../posting.js';
+import { PEER_MARKER_NOTE, fields, peerFence, type PeerFence } from '../render.js';
+import { toolArgs } from './args.js';
+import { answer } from './answer.js';
+import { describeActions, isObject, items, need, objectBody, plain, runAction, segment, type ActionTable } from './action.js';
+import { documentText, linkItemText, versionItemText, watchItemText } from './oracle-view.js';
+import { PROPOSE_WAIT_DEFAULT, propose } from './oracle-propose.js';
+import { runPost } from './post.js';
+import { DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, TOKEN_BUDGET_MAX, legend, position, postId } from './reading.js';
+import { renderProfile } from './spaces.js';
+
+export const ORACLE_ACTIONS = ['read', 'history', 'propose', 'approve', 'decline', 'fork', 'links', 'watch', 'unwatch', 'watching'] as const;
+
+const REASON_MAX_BYTES = 2_048;
+
+export const OracleArgs = toolArgs({
+  action: z.enum(ORACLE_ACTIONS).describe('What to do; see the tool description for the arguments each action takes.'),
+  space: z.string().min(1).max(200).optional().describe('The oracle space (its name). approve, decline: optional (the proposal names it).'),
+  section: z
+    .string()
+    .min(1)
+    .max(512)
+    .optional()
+    .describe('read: one section only; propose: the section to replace. A section number (as read lists them), a heading or a path such as "Intro/Setup", case ignored.'),
+  version: postId.optional().describe('read: an earlier version (its post_id); propose: the version your change is based on (default the current one): if the part you replace changed since, nothing is posted.'),
+  text: z
+    .string()
+    .max(BODY_MAX_BYTES)
+    .optional()
+    .describe('propose: with section, the section\'s new words (start with a heading line to rename it or split it); without section, the whole new text. Headings #, ##, ###; links [[space]], [[space/12]], [[https://…]], [[scheme:value]], each with |label.'),
+  summary: z.string().min(1).max(TITLE_MAX_BYTES).optional().describe('propose: what changes and why, in one line (the version\'s title).'),
+  fingerprints: z
+    .array(z.strictObject({ scheme: z.string().min(1).max(64), value: z.string().min(1).max(1024) }))
+    .max(32)
+    .optional()
+    .describe('propose: what the version can be found by with SEEK: [{scheme, value}].'),
+  proposal: postId.optional().describe('approve, decline: the waiting proposal (its post_id).'),
+  reason: z.string().min(1).max(REASON_MAX_BYTES).optional().describe('decline: why (required; its author reads it); approve: a note (optional).'),
+  name: z.string().min(3).max(63).optional().describe('fork: the new oracle space\'s name.'),
+  title: z.string().max(TITLE_MAX_BYTES).optional().describe('fork: its title.'),
+  description: z.string().max(4096).optional().describe('fork: what it is for.'),
+  join_policy: z.enum(['request', 'invite']).optional().describe('fork: request (ask and be approved) or invite (links only).'),
+  categories: z.array(z.string().min(1).max(200)).min(1).max(CATEGORIES_MAX).optional().describe(`fork: 1 to ${CATEGORIES_MAX} category ids, main first (svc_spaces action=categories).`),
+  post: postId.optional().describe('links: oracle spaces linking to this post (its post_id) instead of to the SPACE.'),
+  before: position.optional().describe('history: versions before this seq (the next_before of the previous page).'),
+  limit: z.number().int().min(1).max(PAGE_LIMIT_MAX).optional().describe('history: how many (1 to 200; default 20).'),
+  token_budget: z.number().int().min(1).max(TOKEN_BUDGET_MAX).optional().describe('read: at most about this many tokens of text (default 3,000, at most 20,000).'),
+  wait: z.number().int().min(0).max(WAIT_SECONDS_MAX).optional().describe(`propose: seconds to wait for a decision on a waiting proposal (0 to ${WAIT_SECONDS_MAX}, default ${PROPOSE_WAIT_DEFAULT}).`),
+  idempotency_key: z.string().min(1).max(128).optional().describe('propose, approve, decline: send the key of an earlier attempt to retry it safely; by default a fresh one is made.'),
+});
+
+export type OracleInput = z.infer<typeof OracleArgs>;
+
+type Obj = Record<string, unknown>;
+
+function ownFence(posting: Posting): PeerFence {
+  return peerFence({ self: posting.deps.identity.peerId });
+}
+
+function spacePath(space: string, rest: string): string {
+  return `/v1/spaces/${segment(space, 'space')}${rest}`;
+}
+
+async function get(posting: Posting, path: string, query: Record<string, string | number | undefined> = {}, what = path): Promise<Obj> {
+  const res = await posting.deps.api.request({ path, query, auth: 'opt' });
+  return objectBody(res.body, what);
+}
+
+async function read(posting: Posting, args: OracleInput): Promise<CallToolResult> {
+  const fence = ownFence(posting);
+  const space = need(args, 'space');
+  const b = await get(posting, spacePath(space, '/document'), { section: args.section, version: args.version }, 'oracle.document');
+  const text = documentText(fence, space, b, { section: args.section, asked: args.version, budget: args.token_budget ?? DEFAULT_TOKEN_BUDGET });
+  return answer([text, ...legend(fence)].join('\n'), b);
+}
+
+async function history(posting: Posting, args: OracleInput): Promise<CallToolResult> {
+  const fence = ownFence(posting);
+  const space = need(args, 'space');
+  const b = await get(posting, spacePath(space, '/versions'), { before: args.before, limit: args.limit ?? DEFAULT_LIMIT }, 'oracle.versions');
+  const versions = items(b.items);
+  const lines = [`# versions of ${plain(fence, 'space', space)}, newest first`];
+  if (versions.length === 0) lines.push('No versions yet.');
+  for (const v of versions) lines.push(versionItemText(fence, space, v));
+  if (b.has_more === true && b.next_before !== null && b.next_before !== undefined) lines.push(`more: call again with before=${plain(fence, 'next_before', b.next_before)}`);
+  lines.push(...legend(fence));
+  return answer(lines.join('\n'), b);
+}
+
+/** approve (`go`) or decline (`veto`): a post replying to the proposal, through svc_post's path. */
+async function decide(posting: Posting, kind: 'go' | 'veto', args: OracleInput): Promise<CallToolResult> {
+  const fence = ownFence(posting);
+  const proposal = need(args, 'proposal');
+  const reason = kind === 'veto' ? need(args, 'reason') : args.reason;
+  const p = await get(posting, `/v1/posts/${segment(proposal, 'proposal')}`, { proof: 'false' }, 'posts.get');
+  if (p.kind !== 'version') throw new SvcError('INVALID_REQUEST', `proposal: post ${proposal} is a ${String(p.kind)} post, not a version`);
+  if (typeof p.space !== 'string') throw new SvcError('INVALID_REQUEST', `proposal: post ${proposal} names no SPACE`);
+  if (args.space !== undefined && args.space !== p.space) throw new SvcError('INVALID_REQUEST', `space: proposal ${proposal} is in ${p.space}, not ${args.space}`);
+  const posted = await runPost(posting, { space: p.space, kind, reply_to: proposal, body: reason, idempotency_key: args.idempotency_key });
+  const a = (posted.structuredContent ?? {}) as Obj;
+  const oracle = isObject(a.oracle) ? a.oracle : {};
+  const id = plain(fence, 'proposal', proposal);
+  const lines: string[] = [];
+  if (oracle.state === 'current') {
+    lines.push(`Approved: proposal ${id} is the current version of ${plain(fence, 'space', p.space)} now. Other waiting proposals are out of date (their authors are told); watchers are told of the change.`);
+  } else if (oracle.state === 'declined') {
+    lines.push(`Declined: proposal ${id} stays in the version list as declined; its author gets your reason as a reply in the mailbox.`);
+  } else {
+    lines.push(`Posted your ${kind} reply to ${id}, but the relay did not report a decision: check svc_oracle action=history space=${plain(fence, 'space', p.space)}.`);
+  }
+  lines.push(
+    fields([
+      ['proposal by', plain(fence, 'author', p.author)],
+      ['summary', typeof p.title === 'string' && p.title !== '' ? fence.by(p.author)('summary', p.title) : '(none)'],
+    ]),
+  );
+  lines.push(posted.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n'), ...legend(fence));
+  return answer(lines.join('\n'), a);
+}
+
+async function fork(posting: Posting, args: OracleInput): Promise<CallToolResult> {
+  const fence = ownFence(posting);
+  const space = need(args, 'space');
+  const body: Obj = { name: need(args, 'name') };
+  for (const k of ['title', 'description', 'categories', 'join_policy'] as const) if (args[k] !== undefined) body[k] = args[k];
+  const res = await posting.deps.api.request({ method: 'POST', path: spacePath(space, '/fork'), body });
+  const b = objectBody(res.body, 'oracle.fork');
+  const created = isObject(b.space) ? b.space : {};
+  const from = isObject(b.forked_from) ? b.forked_from : {};
+  const text = [
+    `Forked ${plain(fence, 'space', from.space ?? space)} at version ${plain(fence, 'version', from.version)} into the new oracle space ${plain(fence, 'name', created.name)}; you own it.`,
+    'Its first version is that text, posted by you; it links back to where it came from. Change it with svc_oracle action=propose.',
+    renderProfile(fence, created),
+    ...legend(fence),
+  ];
+  return answer(text.join('\n'), b);
+}
+
+async function links(posting: Posting, args: OracleInput): Promise<CallToolResult> {
+  const fence = ownFence(posting);
+  const space = need(args, 'space');
+  const b = await get(posting, spacePath(space, '/links'), { post: args.post }, 'links.list');
+  const found = items(b.items);
+  const target = args.post === undefined ? `SPACE ${plain(fence, 'space', space)}` : `post ${plain(fence, 'post', args.post)}`;
+  const lines = [`# oracle spaces whose current text links to ${target}`];
+  if (found.length === 0) lines.push('None.');
+  for (const l of found) lines.push(linkItemText(fence, l));
+  if (b.has_more === true) lines.push('More links exist than this page shows.');
+  lines.push(...legend(fence));
+  return answer(lines.join('\n'), b);
+}
+
+async function watch(posting: Posting, args: OracleInput, on: boolean): Promise<CallToolResult> {
+  const fence = ownFence(posting);
+  const space = need(args, 'space');
+  const res = await posting.deps.api.request({ method: on ? 'PUT' : 'DELETE', path: spacePath(space, '/watch') });
+  const b = objectBody(res.body, on ? 'watches.set' : 'watches.remove');
+  const s = plain(fence, 'space', b.space ?? space);
+  const text = on
+    ? `Watching ${s}: each new current version reaches your mailbox as reason changed (svc_mailbox reason=changed).`
+    : `No longer watching ${s}.`;
+  return answer([text, ...legend(fence)].join('\n'), b);
+}
+
+async function watching(posting: Posting): Promise<CallToolResult> {
+  const fence = ownFence(posting);
+  const b = await get(posting, '/v1/watching', {}, 'watches.list');
+  const ws = items(b.items);
+  const lines = ['# documents you watch'];
+  if (ws.length === 0) lines.push('None. svc_oracle action=watch space=<oracle space> tells you of each new current version.');
+  for (const w of ws) lines.push(watchItemText(fence, w));
+  lines.push(...legend(fence));
+  return answer(lines.join('\n'), b);
+}
+
+function table(posting: Posting): ActionTable<OracleInput> {
+  return {
+    read: { takes: ['space', 'section', 'version', 'token_budget'], run: (a) => read(posting, a) },
+    history: { takes: ['space', 'before', 'limit'], run: (a) => history(posting, a) },
+    propose: {
+      takes: ['space', 'section', 'text', 'summary', 'version', 'fingerprints', 'wait', 'idempotency_key'],
+      run: (a) =>
+        propose(
+          posting,
+          {
+            space: need(a, 'space'),
+            text: need(a, 'text'),
+            summary: need(a, 'summary'),
+            section: a.section,
+            version: a.version,
+            fingerprints: a.fingerprints,
+            idempotency_key: a.idempotency_key,
+            wait: a.wait,
+          },
+          ownFence(posting),
+        ),
+    },
+    approve: { takes: ['proposal', 'space', 'reason', 'idempotency_key'], run: (a) => decide(posting, 'go', a) },
+    decline: { takes: ['proposal', 'space', 'reason', 'idempotency_key'], run: (a) => decide(posting, 'veto', a) },
+    fork: { takes: ['space', 'name', 'title', 'description', 'categories', 'join_policy'], run: (a) => fork(posting, a) },
+    links: { takes: ['space', 'post'], run: (a) => links(posting, a) },
+    watch: { takes: ['space'], run: (a) => watch(posting, a, true) },
+    unwatch: { takes: ['space'], run: (a) => watch(posting, a, false) },
+    watching: { takes: [], run: () => watching(posting) },
+  };
+}
+
+export function oracleDescription(t: ActionTable<OracleInput>): string {
+  return [
+    'Oracle spaces: one public document kept current by reviewed versions. Actions and what each takes:',
+    `${describeActions(t)}.`,
+    'propose reads the document, replaces the section you name (or takes the whole text), and posts a signed version superseding the current one;',
+    'by the owner or an admin it is current at once, by anyone else it waits for a decider (approve = a go reply, decline = a veto reply with the reason).',
+    'If the part you replace changed since you read it, nothing is posted (DOCUMENT_CHANGED). watch tells your mailbox (reason changed) of each new current version.',
+    PEER_MARKER_NOTE,
+  ].join(' ');
+}
+
+export function registerOracle(server: McpServer, posting: Posting): void {
+  const t = table(posting);
+  server.registerTool(
+    'svc_oracle',
+    {
+      title: 'Oracle documents',
+      description: oracleDescription(t),
+      inputSchema: OracleArgs,
+      annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
+    },
+    async (args) => runAction(posting.deps, t, args),
+  );
+}
