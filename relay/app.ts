@@ -48,6 +48,7 @@ import { conversationsRoutes } from './routes/conversations.js';
 import { blocksRoutes } from './routes/blocks.js';
 import { messageRetentionRoutes } from './routes/message-retention.js';
 import { registerMessageRetention } from './jobs/message-retention.js';
+import { tasksRoutes } from './routes/tasks.js';
 
 export type { RelayDeps, RelayContext } from './context.js';
 
@@ -152,6 +153,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(conversationsRoutes, ctx);
   app.register(blocksRoutes, ctx);
   app.register(messageRetentionRoutes, ctx);
+  app.register(tasksRoutes, ctx);
 
   // Background jobs: checkpoints signed per SPACE and stream, the SEEK index kept up, messages
   // past their sender's retention deleted.

@@ -138,6 +138,11 @@ export const ORACLE_LIMITS = {
 export const TASK_LIMITS = {
   notAcceptedPerSpace: 10_000,
   after: 8,
+  /** Title 1 to 512 bytes, body up to 16 KiB, tag 1 to 64 of [a-z0-9_.-], rejection reason 1 to 2,048 bytes. */
+  titleBytes: 512,
+  bodyBytes: 16_384,
+  tagChars: 64,
+  reasonBytes: 2048,
   claimHours: { min: 1, max: 24, default: 4 },
   confirmations: { min: 0, max: 5, public: 2, private: 0 },
 } as const;
@@ -304,6 +309,10 @@ export function capabilityLimits(): Record<string, unknown> {
     tasks: {
       not_accepted_per_space: TASK_LIMITS.notAcceptedPerSpace,
       after: TASK_LIMITS.after,
+      title_bytes: TASK_LIMITS.titleBytes,
+      body_bytes: TASK_LIMITS.bodyBytes,
+      tag_chars: TASK_LIMITS.tagChars,
+      reason_bytes: TASK_LIMITS.reasonBytes,
       claim_hours: { ...TASK_LIMITS.claimHours },
       confirmations: { ...TASK_LIMITS.confirmations },
     },

@@ -26,6 +26,7 @@ import { createConversationStore, type ConversationStore } from './conversations
 import { createMessageStore, type MessageStore } from './messages.js';
 import { createMessageBlockStore, type MessageBlockStore } from './message-blocks.js';
 import { createMessageRetentionStore, type MessageRetentionStore } from './message-retention.js';
+import { createTaskStore, type TaskStore } from './tasks.js';
 import { createOracleStore, type OracleStore } from './oracle.js';
 import { SvcError } from '../../shared/errors.js';
 
@@ -52,6 +53,7 @@ export interface Store {
   readonly messages: MessageStore;
   readonly messageBlocks: MessageBlockStore;
   readonly messageRetention: MessageRetentionStore;
+  readonly tasks: TaskStore;
   readonly oracle: OracleStore;
   /** True when a trivial query answers (for /healthz). */
   ping(): boolean;
@@ -107,6 +109,7 @@ export function openStore(dataDir: string): Store {
     messages: createMessageStore(db),
     messageBlocks: createMessageBlockStore(db),
     messageRetention: createMessageRetentionStore(db),
+    tasks: createTaskStore(db),
     oracle: createOracleStore(db),
     ping() {
       try {

@@ -1,0 +1,174 @@
+/**
+ * Tasks (spec/2-endpoints.md "Tasks"; spec/1-concepts.md "Task" and its state table; the tasks
+ * contract for wire shapes): tasks.list, add, next, done, release, confirm, reject. The domain is
+ * relay/tasks/ (access, input, the state machine, the commands under the write lock, the
+ * rendering); this file binds it to HTTP.
+ *
+ * - `GET /v1/spaces/{name}/tasks?state=&tag=&before=&limit=` → `{items, next_before, has_more,
+ *   notice}`, newest first; `Accept: text/markdown` renders it (relay/render/tasks.ts).
+ * - `POST …/tasks` `{title, body?, tag?, after?}` → 201 `{task}`.
+ * - `POST …/tasks/next` `{tag?, verify?}` → `{task | null, claimed, renewed, why?}`.
+ * - `POST …/tasks/{number}/done` `{post_id}`, `/release` `{}`, `/confirm` `{post_id?}`,
+ *   `/reject` `{reason}` → `{task}`.
+ *
+ * Every task write spends the general write bucket (spec Limits "writes"), like a post.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import type { RelayContext } from '../context.js';
+import { identityOf } from '../http/auth.js';
+import { negotiate } from '../http/markdown.js';
+import { noBody } from '../http/schemas.js';
+import { oneValue } from '../posts/read-params.js';
+import { tasksMarkdown } from '../render/tasks.js';
+import { addTask, confirmTask, doneTask, nextTask, rejectTask, releaseTask } from '../tasks/commands.js';
+import { readAdd, readNext, readPostId, readReason } from '../tasks/input.js';
+import { listTasks } from '../tasks/list.js';
+
+const NameParams = z.object({ name: z.string() });
+const TaskParams = z.object({ name: z.string(), number: z.string() });
+
+const ListQuery = z.strictObject({ state: oneValue, tag: oneValue, before: oneValue, limit: oneValue });
+const AddBody = z.strictObject({
+  title: z.unknown().optional(),
+  body: z.unknown().optional(),
+  tag: z.unknown().optional(),
+  after: z.unknown().optional(),
+});
+const NextBody = z.strictObject({ tag: z.unknown().optional(), verify: z.unknown().optional() }).optional();
+const DoneBody = z.strictObject({ post_id: z.unknown().optional() });
+const ConfirmBody = z.strictObject({ post_id: z.unknown().optional() }).optional();
+const RejectBody = z.strictObject({ reason: z.unknown().optional() });
+
+const TOOL = 'svc_task';
+
+export const tasksRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
+  app.get(
+    '/v1/spaces/:name/tasks',
+    {
+      schema: { params: NameParams, querystring: ListQuery },
+      config: {
+        auth: 'opt',
+        operation: 'tasks.list',
+        describe: 'The task list of a work space, newest first; filter by state (open, held, done, accepted) and tag.',
+        mcp: { tool: TOOL, args: { action: 'list' } },
+      },
+    },
+    async (req, reply) => {
+      const { name } = req.params as z.infer<typeof NameParams>;
+      const answer = listTasks(ctx, name, req.identity?.peerId ?? null, req.query as z.infer<typeof ListQuery>);
+      return negotiate(req, reply, ctx.random, answer, (a, fence) => tasksMarkdown(name, a, fence));
+    },
+  );
+
+  app.post(
+    '/v1/spaces/:name/tasks',
+    {
+      schema: { params: NameParams, body: AddBody },
+      config: {
+        auth: 'req',
+        operation: 'tasks.add',
+        describe: 'Add a task (writer or above): title, body, optional tag and up to 8 tasks it waits for (after).',
+        mcp: { tool: TOOL, args: { action: 'add' } },
+      },
+    },
+    async (req, reply) => {
+      const me = identityOf(req).peerId;
+      const { name } = req.params as z.infer<typeof NameParams>;
+      const input = readAdd(req.body as Record<string, unknown>);
+      return reply.code(201).send(await addTask(ctx, me, name, input));
+    },
+  );
+
+  app.post(
+    '/v1/spaces/:name/tasks/next',
+    {
+      schema: { params: NameParams, body: NextBody },
+      config: {
+        auth: 'req',
+        operation: 'tasks.next',
+        describe: 'Claim the lowest-numbered open task whose after tasks are all accepted (or renew yours); verify: true finds a done task to check.',
+        mcp: { tool: TOOL, args: { action: 'next' } },
+      },
+    },
+    async (req) => {
+      const me = identityOf(req).peerId;
+      const { name } = req.params as z.infer<typeof NameParams>;
+      return nextTask(ctx, me, name, readNext(req.body as Record<string, unknown> | undefined));
+    },
+  );
+
+  app.post(
+    '/v1/spaces/:name/tasks/:number/done',
+    {
+      schema: { params: TaskParams, body: DoneBody },
+      config: {
+        auth: 'req',
+        operation: 'tasks.done',
+        describe: 'Finish the task you hold, naming your own result post (post_id).',
+        mcp: { tool: TOOL, args: { action: 'done' } },
+      },
+    },
+    async (req) => {
+      const me = identityOf(req).peerId;
+      const { name, number } = req.params as z.infer<typeof TaskParams>;
+      const postId = readPostId((req.body as { post_id?: unknown }).post_id, true)!;
+      return doneTask(ctx, me, name, number, postId);
+    },
+  );
+
+  app.post(
+    '/v1/spaces/:name/tasks/:number/release',
+    {
+      schema: { params: TaskParams, body: noBody },
+      config: {
+        auth: 'req',
+        operation: 'tasks.release',
+        describe: 'Give back a task you hold (owner or admin: anyone\'s).',
+        mcp: { tool: TOOL, args: { action: 'release' } },
+      },
+    },
+    async (req) => {
+      const me = identityOf(req).peerId;
+      const { name, number } = req.params as z.infer<typeof TaskParams>;
+      return releaseTask(ctx, me, name, number);
+    },
+  );
+
+  app.post(
+    '/v1/spaces/:name/tasks/:number/confirm',
+    {
+      schema: { params: TaskParams, body: ConfirmBody },
+      config: {
+        auth: 'req',
+        operation: 'tasks.confirm',
+        describe: 'Confirm a done task another member did, optionally naming your own post showing the check.',
+        mcp: { tool: TOOL, args: { action: 'confirm' } },
+      },
+    },
+    async (req) => {
+      const me = identityOf(req).peerId;
+      const { name, number } = req.params as z.infer<typeof TaskParams>;
+      const postId = readPostId((req.body as { post_id?: unknown } | undefined)?.post_id, false);
+      return confirmTask(ctx, me, name, number, postId);
+    },
+  );
+
+  app.post(
+    '/v1/spaces/:name/tasks/:number/reject',
+    {
+      schema: { params: TaskParams, body: RejectBody },
+      config: {
+        auth: 'req',
+        operation: 'tasks.reject',
+        describe: 'Reject a done task another member did, with the reason: it opens again in a new cycle.',
+        mcp: { tool: TOOL, args: { action: 'reject' } },
+      },
+    },
+    async (req) => {
+      const me = identityOf(req).peerId;
+      const { name, number } = req.params as z.infer<typeof TaskParams>;
+      return rejectTask(ctx, me, name, number, readReason((req.body as { reason?: unknown }).reason));
+    },
+  );
+};

@@ -1,0 +1,305 @@
+/**
+ * The task aggregate (migration 009): task rows of work SPACES, their `after` links and the
+ * confirmations of each cycle. Statements are prepared once. The writes here are steps of one
+ * command and MUST run inside the caller's write transaction (relay/tasks/ runs each command
+ * as one work of the commit queue, so each is one immediate transaction); the state machine,
+ * roles and refusals live in relay/tasks/, not here.
+ *
+ * Title, body, tag and a rejection's reason are peer-written text, to be fenced when rendered.
+ */
+import type { Db } from './db.js';
+
+export type StoredTaskState = 'open' | 'held' | 'done' | 'accepted';
+
+/** One task as stored (a `held` row may carry an expired claim: readers decide what it reads as). */
+export interface TaskRow {
+  spaceRowId: number;
+  number: number;
+  title: string;
+  body: string;
+  tag: string | null;
+  after: number[];
+  /** How many of `after` are not yet accepted. */
+  waiting: number;
+  state: StoredTaskState;
+  holder: string | null;
+  claimExpiresAt: number | null;
+  resultPostId: string | null;
+  doneBy: string | null;
+  cycle: number;
+  rejected: { reason: string; by: string; at: number } | null;
+  createdBy: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface TaskCheck {
+  by: string;
+  postId: string | null;
+  at: number;
+}
+
+export interface NewTask {
+  spaceRowId: number;
+  title: string;
+  body: string;
+  tag: string | null;
+  after: number[];
+  createdBy: string;
+  now: number;
+}
+
+/** A page of a SPACE's tasks, newest (highest number) first. */
+export interface TaskPageQuery {
+  spaceRowId: number;
+  /** Only numbers below this one. */
+  before?: number | undefined;
+  limit: number;
+  /** The state as read at `now` (an expired claim reads as open). */
+  state?: StoredTaskState | undefined;
+  tag?: string | undefined;
+  now: number;
+}
+
+export interface TaskStore {
+  /** Last number given and tasks not yet accepted in a SPACE (zeros when it has none). */
+  counts(spaceRowId: number): { lastNumber: number; notAccepted: number };
+  get(spaceRowId: number, number: number): TaskRow | undefined;
+  /** The confirmations of one cycle, oldest first. */
+  checks(spaceRowId: number, number: number, cycle: number): TaskCheck[];
+  page(q: TaskPageQuery): { items: TaskRow[]; hasMore: boolean };
+  /** The task `peer` holds in the SPACE (its claim live or expired, while nobody took it over). */
+  heldBy(spaceRowId: number, peer: string): TaskRow | undefined;
+  /** The lowest-numbered task that is open (or held under an expired claim) with every `after` accepted. */
+  lowestClaimable(spaceRowId: number, now: number, tag?: string): TaskRow | undefined;
+  /** The lowest-numbered done task `peer` neither did nor checked in its current cycle. */
+  lowestToVerify(spaceRowId: number, peer: string, tag?: string): TaskRow | undefined;
+  /** Writes (inside the caller's transaction): */
+  insert(t: NewTask): TaskRow;
+  claim(spaceRowId: number, number: number, holder: string, expiresAt: number, now: number): void;
+  release(spaceRowId: number, number: number, now: number): void;
+  markDone(spaceRowId: number, number: number, doneBy: string, postId: string, now: number): void;
+  /** Accept a done task; each task waiting for it waits for one fewer. */
+  accept(spaceRowId: number, number: number, now: number): void;
+  addCheck(spaceRowId: number, number: number, cycle: number, check: TaskCheck): void;
+  /** Back to open in a new cycle, with the rejection recorded. */
+  reject(spaceRowId: number, number: number, rejected: { reason: string; by: string; at: number }): void;
+}
+
+interface Row {
+  space_row_id: number;
+  number: number;
+  title: string;
+  body: string;
+  tag: string | null;
+  after_json: string;
+  waiting: number;
+  state: StoredTaskState;
+  holder: string | null;
+  claim_expires_at: number | null;
+  result_post_id: string | null;
+  done_by: string | null;
+  cycle: number;
+  rejected_reason: string | null;
+  rejected_by: string | null;
+  rejected_at: number | null;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+}
+
+const COLUMNS = `space_row_id, number, title, body, tag, after_json, waiting, state, holder, claim_expires_at,
+  result_post_id, done_by, cycle, rejected_reason, rejected_by, rejected_at, created_by, created_at, updated_at`;
+
+function toTask(r: Row): TaskRow {
+  return {
+    spaceRowId: r.space_row_id,
+    number: r.number,
+    title: r.title,
+    body: r.body,
+    tag: r.tag,
+    after: JSON.parse(r.after_json) as number[],
+    waiting: r.waiting,
+    state: r.state,
+    holder: r.holder,
+    claimExpiresAt: r.claim_expires_at,
+    resultPostId: r.result_post_id,
+    doneBy: r.done_by,
+    cycle: r.cycle,
+    rejected:
+      r.rejected_reason !== null && r.rejected_by !== null && r.rejected_at !== null
+        ? { reason: r.rejected_reason, by: r.rejected_by, at: r.rejected_at }
+        : null,
+    createdBy: r.created_by,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/**
+ * The page filter on the state as read at @now, as index ranges walked newest first: `open`
+ * takes in held rows whose claim expired and `held` only live claims. The open case is two
+ * ranges of `tasks_by_state` merged by number (UNION ALL with ORDER BY), so a page never walks
+ * the SPACE's accepted tasks to find its open ones.
+ */
+const PAGE_RANGES: Record<'any' | StoredTaskState, readonly string[]> = {
+  any: ['1'],
+  open: ["state = 'open'", "state = 'held' AND claim_expires_at <= @now"],
+  held: ["state = 'held' AND claim_expires_at > @now"],
+  done: ["state = 'done'"],
+  accepted: ["state = 'accepted'"],
+};
+
+function pageSql(ranges: readonly string[], tagged: boolean): string {
+  const branch = (where: string): string =>
+    `SELECT ${COLUMNS} FROM tasks WHERE space_row_id = @space AND number < @before AND ${where}${tagged ? ' AND tag = @tag' : ''}`;
+  return `${ranges.map(branch).join(' UNION ALL ')} ORDER BY number DESC LIMIT @limit`;
+}
+
+export function createTaskStore(db: Db): TaskStore {
+  const selectCounts = db.prepare<[number], { last_number: number; not_accepted: number }>(
+    'SELECT last_number, not_accepted FROM task_lists WHERE space_row_id = ?',
+  );
+  const upsertList = db.prepare(
+    `INSERT INTO task_lists (space_row_id, last_number, not_accepted) VALUES (?, 1, 1)
+     ON CONFLICT (space_row_id) DO UPDATE SET last_number = last_number + 1, not_accepted = not_accepted + 1
+     RETURNING last_number`,
+  );
+  const lessNotAccepted = db.prepare('UPDATE task_lists SET not_accepted = not_accepted - 1 WHERE space_row_id = ?');
+  const selectOne = db.prepare<[number, number], Row>(`SELECT ${COLUMNS} FROM tasks WHERE space_row_id = ? AND number = ?`);
+  const selectChecks = db.prepare<[number, number, number], { by: string; post_id: string | null; at: number }>(
+    'SELECT by, post_id, at FROM task_checks WHERE space_row_id = ? AND number = ? AND cycle = ? ORDER BY at, by',
+  );
+  const countWaiting = db.prepare<[number, string], { n: number }>(
+    `SELECT count(*) AS n FROM tasks
+      WHERE space_row_id = ? AND number IN (SELECT value FROM json_each(?)) AND state <> 'accepted'`,
+  );
+  const insertTask = db.prepare(
+    `INSERT INTO tasks (space_row_id, number, title, body, tag, after_json, waiting, state, holder, claim_expires_at,
+       result_post_id, done_by, cycle, rejected_reason, rejected_by, rejected_at, created_by, created_at, updated_at)
+     VALUES (@spaceRowId, @number, @title, @body, @tag, @afterJson, @waiting, 'open', NULL, NULL,
+       NULL, NULL, 1, NULL, NULL, NULL, @createdBy, @now, @now)`,
+  );
+  const insertAfter = db.prepare('INSERT INTO task_after (space_row_id, after_number, number) VALUES (?, ?, ?)');
+  const pages = new Map<string, ReturnType<typeof db.prepare<Record<string, unknown>, Row>>>();
+  for (const [state, ranges] of Object.entries(PAGE_RANGES)) {
+    for (const tagged of [false, true]) pages.set(`${state}:${tagged}`, db.prepare<Record<string, unknown>, Row>(pageSql(ranges, tagged)));
+  }
+  const selectHeldBy = db.prepare<[number, string], Row>(
+    `SELECT ${COLUMNS} FROM tasks WHERE space_row_id = ? AND holder = ? AND state = 'held'`,
+  );
+  // The WHERE repeats the partial indexes' own condition so SQLite may use them.
+  const selectClaimable = db.prepare<{ space: number; now: number }, Row>(
+    `SELECT ${COLUMNS} FROM tasks INDEXED BY tasks_ready
+      WHERE space_row_id = @space AND waiting = 0 AND state IN ('open', 'held')
+        AND (state = 'open' OR claim_expires_at <= @now)
+      ORDER BY number LIMIT 1`,
+  );
+  const selectClaimableTagged = db.prepare<{ space: number; now: number; tag: string }, Row>(
+    `SELECT ${COLUMNS} FROM tasks INDEXED BY tasks_ready_by_tag
+      WHERE space_row_id = @space AND tag = @tag AND tag IS NOT NULL AND waiting = 0 AND state IN ('open', 'held')
+        AND (state = 'open' OR claim_expires_at <= @now)
+      ORDER BY number LIMIT 1`,
+  );
+  const verifyWhere = `space_row_id = @space AND state = 'done' AND done_by <> @peer
+        AND NOT EXISTS (SELECT 1 FROM task_checks c
+          WHERE c.space_row_id = t.space_row_id AND c.number = t.number AND c.cycle = t.cycle AND c.by = @peer)`;
+  const selectToVerify = db.prepare<{ space: number; peer: string }, Row>(
+    `SELECT ${COLUMNS} FROM tasks t INDEXED BY tasks_by_state WHERE ${verifyWhere} ORDER BY number LIMIT 1`,
+  );
+  const selectToVerifyTagged = db.prepare<{ space: number; peer: string; tag: string }, Row>(
+    `SELECT ${COLUMNS} FROM tasks t INDEXED BY tasks_by_state WHERE ${verifyWhere} AND tag = @tag ORDER BY number LIMIT 1`,
+  );
+  const claimStmt = db.prepare(
+    `UPDATE tasks SET state = 'held', holder = @holder, claim_expires_at = @expiresAt, updated_at = @now
+      WHERE space_row_id = @space AND number = @number`,
+  );
+  const releaseStmt = db.prepare(
+    `UPDATE tasks SET state = 'open', holder = NULL, claim_expires_at = NULL, updated_at = @now
+      WHERE space_row_id = @space AND number = @number`,
+  );
+  const doneStmt = db.prepare(
+    `UPDATE tasks SET state = 'done', holder = NULL, claim_expires_at = NULL, done_by = @doneBy,
+       result_post_id = @postId, updated_at = @now
+      WHERE space_row_id = @space AND number = @number`,
+  );
+  const acceptStmt = db.prepare(
+    "UPDATE tasks SET state = 'accepted', updated_at = @now WHERE space_row_id = @space AND number = @number",
+  );
+  const unblockDependents = db.prepare(
+    `UPDATE tasks SET waiting = waiting - 1
+      WHERE space_row_id = @space AND number IN (SELECT number FROM task_after WHERE space_row_id = @space AND after_number = @number)`,
+  );
+  const insertCheck = db.prepare(
+    'INSERT INTO task_checks (space_row_id, number, cycle, by, post_id, at) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  const rejectStmt = db.prepare(
+    `UPDATE tasks SET state = 'open', holder = NULL, claim_expires_at = NULL, done_by = NULL, result_post_id = NULL,
+       cycle = cycle + 1, rejected_reason = @reason, rejected_by = @by, rejected_at = @at, updated_at = @at
+      WHERE space_row_id = @space AND number = @number`,
+  );
+
+  function get(spaceRowId: number, number: number): TaskRow | undefined {
+    const r = selectOne.get(spaceRowId, number);
+    return r ? toTask(r) : undefined;
+  }
+
+  return {
+    counts(spaceRowId) {
+      const r = selectCounts.get(spaceRowId);
+      return { lastNumber: r?.last_number ?? 0, notAccepted: r?.not_accepted ?? 0 };
+    },
+    get,
+    checks(spaceRowId, number, cycle) {
+      return selectChecks.all(spaceRowId, number, cycle).map((c) => ({ by: c.by, postId: c.post_id, at: c.at }));
+    },
+    page(q) {
+      const stmt = pages.get(`${q.state ?? 'any'}:${q.tag !== undefined}`)!;
+      const params: Record<string, unknown> = { space: q.spaceRowId, before: q.before ?? Number.MAX_SAFE_INTEGER, limit: q.limit + 1 };
+      if (q.state === 'open' || q.state === 'held') params.now = q.now;
+      if (q.tag !== undefined) params.tag = q.tag;
+      const rows = stmt.all(params);
+      return { items: rows.slice(0, q.limit).map(toTask), hasMore: rows.length > q.limit };
+    },
+    heldBy(spaceRowId, peer) {
+      const r = selectHeldBy.get(spaceRowId, peer);
+      return r ? toTask(r) : undefined;
+    },
+    lowestClaimable(spaceRowId, now, tag) {
+      const r = tag === undefined ? selectClaimable.get({ space: spaceRowId, now }) : selectClaimableTagged.get({ space: spaceRowId, now, tag });
+      return r ? toTask(r) : undefined;
+    },
+    lowestToVerify(spaceRowId, peer, tag) {
+      const r = tag === undefined ? selectToVerify.get({ space: spaceRowId, peer }) : selectToVerifyTagged.get({ space: spaceRowId, peer, tag });
+      return r ? toTask(r) : undefined;
+    },
+    insert(t) {
+      const { last_number: number } = upsertList.get(t.spaceRowId) as { last_number: number };
+      const afterJson = JSON.stringify(t.after);
+      const waiting = t.after.length === 0 ? 0 : countWaiting.get(t.spaceRowId, afterJson)!.n;
+      insertTask.run({ spaceRowId: t.spaceRowId, number, title: t.title, body: t.body, tag: t.tag, afterJson, waiting, createdBy: t.createdBy, now: t.now });
+      for (const a of t.after) insertAfter.run(t.spaceRowId, a, number);
+      return get(t.spaceRowId, number)!;
+    },
+    claim(space, number, holder, expiresAt, now) {
+      claimStmt.run({ space, number, holder, expiresAt, now });
+    },
+    release(space, number, now) {
+      releaseStmt.run({ space, number, now });
+    },
+    markDone(space, number, doneBy, postId, now) {
+      doneStmt.run({ space, number, doneBy, postId, now });
+    },
+    accept(space, number, now) {
+      acceptStmt.run({ space, number, now });
+      unblockDependents.run({ space, number });
+      lessNotAccepted.run(space);
+    },
+    addCheck(space, number, cycle, check) {
+      insertCheck.run(space, number, cycle, check.by, check.postId, check.at);
+    },
+    reject(space, number, rejected) {
+      rejectStmt.run({ space, number, reason: rejected.reason, by: rejected.by, at: rejected.at });
+    },
+  };
+}

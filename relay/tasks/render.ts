@@ -1,0 +1,42 @@
+/**
+ * A task as every answer carries it (the tasks contract's Task object): task numbers and counts
+ * are JSON numbers, times ISO with milliseconds and Z. The state is the one read at `now`: an
+ * expired claim reads as `open` with no holder and no expiry, though the row may still say held.
+ * `confirmations` are the current cycle's only; `confirmations_needed` is the SPACE's setting now.
+ */
+import type { JsonObject } from '../../shared/canonical.js';
+import { isoTime } from '../http/schemas.js';
+import type { TaskStore, TaskRow } from '../store/tasks.js';
+import { holderAt, stateAt } from './machine.js';
+
+export interface TaskSpace {
+  id: number;
+  name: string;
+  taskConfirmations: number;
+}
+
+export function renderTask(tasks: TaskStore, space: TaskSpace, row: TaskRow, now: number): JsonObject {
+  const state = stateAt(row, now);
+  const holder = holderAt(row, now);
+  const checks = row.state === 'done' || row.state === 'accepted' ? tasks.checks(space.id, row.number, row.cycle) : [];
+  return {
+    space: space.name,
+    number: row.number,
+    title: row.title,
+    body: row.body,
+    tag: row.tag,
+    after: row.after,
+    state,
+    holder,
+    claim_expires_at: holder === null ? null : isoTime(row.claimExpiresAt!),
+    result_post_id: row.resultPostId,
+    done_by: row.doneBy,
+    confirmations: checks.map((c) => ({ by: c.by, post_id: c.postId, at: isoTime(c.at) })),
+    confirmations_needed: space.taskConfirmations,
+    cycle: row.cycle,
+    rejected: row.rejected === null ? null : { reason: row.rejected.reason, by: row.rejected.by, at: isoTime(row.rejected.at) },
+    created_by: row.createdBy,
+    created_at: isoTime(row.createdAt),
+    updated_at: isoTime(row.updatedAt),
+  };
+}
