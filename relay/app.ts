@@ -48,6 +48,7 @@ import { conversationsRoutes } from './routes/conversations.js';
 import { blocksRoutes } from './routes/blocks.js';
 import { messageRetentionRoutes } from './routes/message-retention.js';
 import { registerMessageRetention } from './jobs/message-retention.js';
+import { oracleRoutes } from './routes/oracle.js';
 import { tasksRoutes } from './routes/tasks.js';
 
 export type { RelayDeps, RelayContext } from './context.js';
@@ -153,6 +154,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(conversationsRoutes, ctx);
   app.register(blocksRoutes, ctx);
   app.register(messageRetentionRoutes, ctx);
+  app.register(oracleRoutes, ctx);
   app.register(tasksRoutes, ctx);
 
   // Background jobs: checkpoints signed per SPACE and stream, the SEEK index kept up, messages

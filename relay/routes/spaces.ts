@@ -133,10 +133,18 @@ function pendingRequestOf(ctx: RelayContext, space: SpaceRow, peer: string): Jso
   return r ? { request_id: r.id, created_at: isoTime(r.createdAt), expires_at: isoTime(r.expiresAt) } : null;
 }
 
+/** An oracle space's origin when it was forked (oracle.fork): the source and the version copied. */
+function forkedFrom(ctx: RelayContext, space: SpaceRow): JsonObject | null {
+  const fork = ctx.store.oracleLinks.forkOf(space.id);
+  if (fork === undefined) return null;
+  return { space: ctx.store.spaces.byRowId(fork.fromSpaceRowId)?.name ?? null, version: fork.fromVersion };
+}
+
 /** spaces.get: the profile plus what this caller may see and its own standing. */
 export function renderSpace(ctx: RelayContext, space: SpaceRow, caller: string | null): JsonObject {
   const role: SpaceRole = caller === null ? null : ctx.store.members.roleOf(space, caller);
   const out = publicProfile(space);
+  if (space.oracle) out.forked_from = forkedFrom(ctx, space);
   out.head_seq = canReadPosts(space, role) ? String(headSeqOf(ctx, space.id)) : null;
   const access: JsonObject = { role };
   if (role !== null && role !== 'owner') {
@@ -176,6 +184,73 @@ function listItem(ctx: RelayContext, space: SpaceRow, caller: string | null): Js
 
 const OWNER_FIELDS = ['title', 'description', 'categories', 'join_policy', 'signed_only', 'service_reviewer'] as const;
 const TASK_FIELDS = ['task_confirmations', 'task_confirmers', 'task_claim_hours'] as const;
+
+/** A spaces.create body as the route's schema reads it. */
+export type CreateSpaceBody = z.infer<typeof CreateBody>;
+
+/**
+ * spaces.create for `caller` (the token's KEY): every check and refusal of the operation in its
+ * order, then the SPACE with its space.created event. oracle.fork creates its SPACE through here;
+ * `inTransaction` runs inside the creating transaction (not for a sealed SPACE).
+ */
+export function createSpaceFor(
+  ctx: RelayContext,
+  caller: string,
+  body: CreateSpaceBody,
+  inTransaction?: (space: SpaceRow) => void,
+): { space: SpaceRow; revision: number } {
+  const now = ctx.clock();
+  const key = ctx.store.keys.get(caller);
+  if (!key) throw new SvcError('PEER_NOT_REGISTERED', 'your KEY is not registered');
+  const name = validateSpaceName(body.name);
+  const visibility = body.visibility ?? 'private';
+  let sealed: SealedCreation | undefined;
+  if (visibility === 'sealed') {
+    sealed = readSealedCreation(body.sealed);
+  } else if (body.sealed !== undefined) {
+    throw new SvcError('INVALID_REQUEST', 'sealed: only with visibility sealed');
+  }
+  const oracle = body.oracle ?? false;
+  if (oracle && visibility !== 'public') throw new SvcError('INVALID_REQUEST', 'oracle: an oracle space is public');
+  const joinPolicy = sealed !== undefined ? sealedSettings(body).joinPolicy : (body.join_policy ?? defaultJoinPolicy(visibility));
+  if (!joinPolicyAllowed({ visibility, oracle }, joinPolicy)) {
+    throw new SvcError('INVALID_REQUEST', 'join_policy: open is only for a public work space');
+  }
+  if (!oracle && body.service_reviewer !== undefined) {
+    throw new SvcError('INVALID_REQUEST', 'service_reviewer: only an oracle space has a reviewer');
+  }
+  if (oracle && TASK_FIELDS.some((f) => body[f] !== undefined)) {
+    throw new SvcError('ORACLE_HAS_NO_TASKS', 'task settings: an oracle space has no task list');
+  }
+  const categories = validateFiling(body.categories, { required: categoriesRequired({ visibility, oracle }) });
+  if (visibility === 'public' && !oldEnoughForPublic(key.registeredAt, now)) {
+    throw new SvcError(
+      'KEY_TOO_NEW',
+      `a public SPACE needs a KEY registered ${PUBLIC_SPACE_KEY_AGE_SECONDS / 3600} hours ago (limits.public_space_key_age_seconds)`,
+    );
+  }
+  ctx.limiter.take('spaceCreation', caller);
+  const input = {
+    spaceId: sealed?.spaceId ?? newUuid(ctx.random),
+    name,
+    owner: caller,
+    title: body.title ?? '',
+    description: body.description ?? '',
+    visibility,
+    oracle,
+    joinPolicy,
+    signedOnly: body.signed_only ?? false,
+    categories,
+    serviceReviewer: oracle ? (body.service_reviewer ?? true) : false,
+    taskConfirmations: body.task_confirmations ?? defaultTaskConfirmations(visibility),
+    taskConfirmers: body.task_confirmers ?? 'members',
+    taskClaimHours: body.task_claim_hours ?? TASK_LIMITS.claimHours.default,
+    now,
+  };
+  return sealed === undefined
+    ? ctx.store.spaces.create(input, inTransaction)
+    : ctx.store.sealed.createSpace(input, { commitment: sealed.commitment, lock: sealed.lock });
+}
 
 export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
   app.get(
@@ -227,59 +302,7 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
     },
     async (req, reply) => {
       const me = identityOf(req);
-      const body = req.body as z.infer<typeof CreateBody>;
-      const now = ctx.clock();
-      const key = ctx.store.keys.get(me.peerId);
-      if (!key) throw new SvcError('PEER_NOT_REGISTERED', 'your KEY is not registered');
-      const name = validateSpaceName(body.name);
-      const visibility = body.visibility ?? 'private';
-      let sealed: SealedCreation | undefined;
-      if (visibility === 'sealed') {
-        sealed = readSealedCreation(body.sealed);
-      } else if (body.sealed !== undefined) {
-        throw new SvcError('INVALID_REQUEST', 'sealed: only with visibility sealed');
-      }
-      const oracle = body.oracle ?? false;
-      if (oracle && visibility !== 'public') throw new SvcError('INVALID_REQUEST', 'oracle: an oracle space is public');
-      const joinPolicy = sealed !== undefined ? sealedSettings(body).joinPolicy : (body.join_policy ?? defaultJoinPolicy(visibility));
-      if (!joinPolicyAllowed({ visibility, oracle }, joinPolicy)) {
-        throw new SvcError('INVALID_REQUEST', 'join_policy: open is only for a public work space');
-      }
-      if (!oracle && body.service_reviewer !== undefined) {
-        throw new SvcError('INVALID_REQUEST', 'service_reviewer: only an oracle space has a reviewer');
-      }
-      if (oracle && TASK_FIELDS.some((f) => body[f] !== undefined)) {
-        throw new SvcError('ORACLE_HAS_NO_TASKS', 'task settings: an oracle space has no task list');
-      }
-      const categories = validateFiling(body.categories, { required: categoriesRequired({ visibility, oracle }) });
-      if (visibility === 'public' && !oldEnoughForPublic(key.registeredAt, now)) {
-        throw new SvcError(
-          'KEY_TOO_NEW',
-          `a public SPACE needs a KEY registered ${PUBLIC_SPACE_KEY_AGE_SECONDS / 3600} hours ago (limits.public_space_key_age_seconds)`,
-        );
-      }
-      ctx.limiter.take('spaceCreation', me.peerId);
-      const input = {
-        spaceId: sealed?.spaceId ?? newUuid(ctx.random),
-        name,
-        owner: me.peerId,
-        title: body.title ?? '',
-        description: body.description ?? '',
-        visibility,
-        oracle,
-        joinPolicy,
-        signedOnly: body.signed_only ?? false,
-        categories,
-        serviceReviewer: oracle ? (body.service_reviewer ?? true) : false,
-        taskConfirmations: body.task_confirmations ?? defaultTaskConfirmations(visibility),
-        taskConfirmers: body.task_confirmers ?? 'members',
-        taskClaimHours: body.task_claim_hours ?? TASK_LIMITS.claimHours.default,
-        now,
-      };
-      const { space, revision } =
-        sealed === undefined
-          ? ctx.store.spaces.create(input)
-          : ctx.store.sealed.createSpace(input, { commitment: sealed.commitment, lock: sealed.lock });
+      const { space, revision } = createSpaceFor(ctx, me.peerId, req.body as CreateSpaceBody);
       return reply.code(201).send({ ...renderSpace(ctx, space, me.peerId), revision: String(revision) });
     },
   );

@@ -28,6 +28,8 @@ import { createMessageBlockStore, type MessageBlockStore } from './message-block
 import { createMessageRetentionStore, type MessageRetentionStore } from './message-retention.js';
 import { createTaskStore, type TaskStore } from './tasks.js';
 import { createOracleStore, type OracleStore } from './oracle.js';
+import { createOracleLinkStore, type OracleLinkStore } from './oracle-links.js';
+import { createOracleReadStore, type OracleReadStore } from './oracle-reads.js';
 import { SvcError } from '../../shared/errors.js';
 
 export interface Store {
@@ -55,6 +57,8 @@ export interface Store {
   readonly messageRetention: MessageRetentionStore;
   readonly tasks: TaskStore;
   readonly oracle: OracleStore;
+  readonly oracleLinks: OracleLinkStore;
+  readonly oracleReads: OracleReadStore;
   /** True when a trivial query answers (for /healthz). */
   ping(): boolean;
   close(): void;
@@ -111,6 +115,8 @@ export function openStore(dataDir: string): Store {
     messageRetention: createMessageRetentionStore(db),
     tasks: createTaskStore(db),
     oracle: createOracleStore(db),
+    oracleLinks: createOracleLinkStore(db),
+    oracleReads: createOracleReadStore(db),
     ping() {
       try {
         return (probe.get() as { one: number } | undefined)?.one === 1;

@@ -89,8 +89,11 @@ export interface SpaceStore {
   byName(name: string): SpaceRow | undefined;
   byRowId(id: number): SpaceRow | undefined;
   bySpaceId(uuid: string): SpaceRow | undefined;
-  /** Create with its space.created event (revision 1). SPACE_NAME_TAKEN, SPACE_LIMIT. */
-  create(input: CreateSpaceInput): { space: SpaceRow; revision: number };
+  /**
+   * Create with its space.created event (revision 1). SPACE_NAME_TAKEN, SPACE_LIMIT.
+   * `after(space)` runs inside the same transaction (throw to refuse).
+   */
+  create(input: CreateSpaceInput, after?: (space: SpaceRow) => void): { space: SpaceRow; revision: number };
   /**
    * Apply `changes` (only those that differ) with one space.updated event carrying the full
    * resulting parameters; no event when nothing differs. Re-reads the row inside the
@@ -268,7 +271,7 @@ export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
     categories.forEach((c, i) => insertCategory.run(spaceRowId, c, i));
   }
 
-  const createTx = db.transaction((i: CreateSpaceInput): { space: SpaceRow; revision: number } => {
+  const createTx = db.transaction((i: CreateSpaceInput, after?: (space: SpaceRow) => void): { space: SpaceRow; revision: number } => {
     if (selectByName.get(i.name)) throw new SvcError('SPACE_NAME_TAKEN', `name: ${i.name} is taken`);
     if (countFor(i.owner).total >= SPACES_PER_KEY) {
       throw new SvcError('SPACE_LIMIT', `this KEY owns or belongs to ${SPACES_PER_KEY} SPACES`);
@@ -294,6 +297,7 @@ export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
     writeCategories(id, i.categories);
     const space = toSpace(selectById.get(id)!);
     const { revision } = events.append(space, i.owner, 'space.created', spaceParameters(space), i.now);
+    after?.(space);
     return { space, revision };
   });
 
@@ -346,7 +350,7 @@ export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
       const r = selectBySpaceId.get(uuid);
       return r ? toSpace(r) : undefined;
     },
-    create: (i) => createTx.immediate(i),
+    create: (i, after) => createTx.immediate(i, after),
     update: (id, changes, actor, now, check) => updateTx.immediate(id, changes, actor, now, check),
     list(f) {
       const params: Record<string, unknown> = {
