@@ -17,6 +17,7 @@ import { CATALOGUE, SvcError } from '../shared/errors.js';
 import { BridgeError, RelayRefusal } from './errors.js';
 import { refusalText } from './render.js';
 import { refusalObject } from './tools/answer.js';
+import { tapTransport } from './transport-tap.js';
 
 /** Relay refusals that mean the address names nothing. */
 export const NOT_FOUND_CODES: readonly string[] = ['SPACE_NOT_FOUND', 'POST_NOT_FOUND', 'CATEGORY_NOT_FOUND'];
@@ -72,28 +73,5 @@ export function notFoundCodes(inner: Transport): Transport {
     }
     return m;
   };
-  return {
-    start: () => inner.start(),
-    close: () => inner.close(),
-    send: (message, options) => inner.send(outbound(message), options),
-    setProtocolVersion: (version: string) => inner.setProtocolVersion?.(version),
-    get onclose() {
-      return inner.onclose;
-    },
-    set onclose(f) {
-      inner.onclose = f;
-    },
-    get onerror() {
-      return inner.onerror;
-    },
-    set onerror(f) {
-      inner.onerror = f;
-    },
-    get onmessage() {
-      return inner.onmessage;
-    },
-    set onmessage(f) {
-      inner.onmessage = f === undefined ? undefined : (message, extra) => f(inbound(message), extra);
-    },
-  };
+  return tapTransport(inner, { inbound, outbound });
 }

@@ -1,8 +1,11 @@
 /**
  * Resource subscriptions (issue 5 "Tools, resources, prompts"; spec/1-concepts.md "Connector
  * live updates", "Long polling"): `svc://mailbox` and the SPACE addresses `svc://spaces/{name}`,
- * `.../latest` and `.../dossier`, at most 16 per stream. A change sends
+ * `.../latest`, `.../dossier` and `.../document`, at most 16 per stream. A change sends
  * `notifications/resources/updated` with the address only, never content; the client re-reads.
+ * An oracle document changes when a version becomes current: a `version` post (current at once
+ * by the owner or an admin) or a `go` (a decision). Seeing one, the feed reads which version is
+ * current and notifies only when that moved, so a proposal left waiting notifies nothing.
  *
  * The two protocol revisions ask in two ways, and both land in one feed per server instance:
  * - 2025-11-25: `resources/subscribe` / `resources/unsubscribe`, handled here (at most 16
@@ -22,6 +25,7 @@ import { ProtocolError, ProtocolErrorCode, type JSONRPCMessage, type McpServer, 
 import { SUBSCRIPTIONS_PER_STREAM } from '../shared/limits.js';
 import { isRelayRefusal } from './errors.js';
 import type { Posting } from './posting.js';
+import { tapTransport } from './transport-tap.js';
 
 /** The wait of a single watched stream (seconds, up to the relay's 25). */
 export const FEED_WAIT_SECONDS = 20;
@@ -30,13 +34,16 @@ const ROUND_MS = 3_000;
 /** After a failed read of a stream, wait this long before reading it again. */
 const BACKOFF_MS = 10_000;
 
-/** What an address watches: the mailbox, or a SPACE's stream (all posts, or own dossiers). */
-export type Watch = { readonly stream: 'mailbox' } | { readonly stream: string; readonly space: string; readonly dossier: boolean };
+/** Which posts of a SPACE's stream concern an address: any, own dossiers, or a new current version. */
+export type SpaceView = 'posts' | 'dossier' | 'document';
+
+/** What an address watches: the mailbox, or a SPACE's stream seen through one view. */
+export type Watch = { readonly stream: 'mailbox' } | { readonly stream: string; readonly space: string; readonly view: SpaceView };
 
 /** The watch behind a subscribable address, or undefined for any other address. */
 export function watchOf(uri: string): Watch | undefined {
   if (uri === 'svc://mailbox') return { stream: 'mailbox' };
-  const m = /^svc:\/\/spaces\/([^/?#]+)(\/latest|\/dossier)?$/.exec(uri);
+  const m = /^svc:\/\/spaces\/([^/?#]+)(\/latest|\/dossier|\/document)?$/.exec(uri);
   if (m === null) return undefined;
   let space: string;
   try {
@@ -45,7 +52,7 @@ export function watchOf(uri: string): Watch | undefined {
     return undefined;
   }
   if (space === '' || space.length > 200) return undefined;
-  return { stream: `space:${space}`, space, dossier: m[2] === '/dossier' };
+  return { stream: `space:${space}`, space, view: m[2] === '/dossier' ? 'dossier' : m[2] === '/document' ? 'document' : 'posts' };
 }
 
 type Obj = Record<string, unknown>;
@@ -109,38 +116,13 @@ export class ListenTap {
 
   /** A transport that passes everything through `inner`, looking at it on the way. */
   wrap(inner: Transport): Transport {
-    const tap = this;
-    const outer: Transport = {
-      start: () => inner.start(),
-      close: () => inner.close(),
-      send: (message, options) => {
-        tap.outbound(message);
-        return inner.send(message, options);
+    return tapTransport(inner, {
+      inbound: (message) => this.inbound(message),
+      outbound: (message) => {
+        this.outbound(message);
+        return message;
       },
-      setProtocolVersion: (version: string) => inner.setProtocolVersion?.(version),
-      get onclose() {
-        return inner.onclose;
-      },
-      set onclose(f) {
-        inner.onclose = f;
-      },
-      get onerror() {
-        return inner.onerror;
-      },
-      set onerror(f) {
-        inner.onerror = f;
-      },
-      get onmessage() {
-        return inner.onmessage;
-      },
-      set onmessage(f) {
-        inner.onmessage =
-          f === undefined
-            ? undefined
-            : (message, extra) => f(tap.inbound(message), extra);
-      },
-    };
-    return outer;
+    });
   }
 }
 
@@ -162,6 +144,8 @@ export class SubscriptionFeed {
   private readonly notify: (uri: string) => Promise<void>;
   private addresses: readonly string[] = [];
   private readonly state = new Map<string, StreamState>();
+  /** Per SPACE with a document address: the current version id last seen (null: none yet; undefined: unknown). */
+  private readonly documents = new Map<string, Promise<string | null | undefined>>();
   private running = false;
   private closed = false;
   /** The addresses changed since the current round began. */
@@ -178,6 +162,9 @@ export class SubscriptionFeed {
     this.addresses = [...new Set(addresses)].filter((u) => watchOf(u) !== undefined);
     const streams = new Map(this.addresses.map((u) => [watchOf(u)!.stream, watchOf(u)!]));
     for (const s of [...this.state.keys()]) if (!streams.has(s)) this.state.delete(s);
+    const documents = new Set(this.addresses.map((u) => watchOf(u)!).flatMap((w) => ('space' in w && w.view === 'document' ? [w.space] : [])));
+    for (const space of [...this.documents.keys()]) if (!documents.has(space)) this.documents.delete(space);
+    for (const space of documents) if (!this.documents.has(space)) this.documents.set(space, this.currentVersion(space));
     // A new stream's head is read now, not when the loop reaches it: what changes after the
     // subscription is what gets notified.
     for (const [stream, watch] of streams) {
@@ -205,6 +192,29 @@ export class SubscriptionFeed {
       st.notBefore = Date.now() + BACKOFF_MS;
       this.posting.deps.log(`subscription feed: reading ${watch.stream} failed (${isRelayRefusal(e) ? e.code : (e as Error).message}); trying again in ${BACKOFF_MS / 1000} s`);
     }
+  }
+
+  /** The SPACE's current version id (null before the first); undefined when it cannot be read. */
+  private async currentVersion(space: string): Promise<string | null | undefined> {
+    try {
+      const res = await this.posting.deps.api.request({ path: `/v1/spaces/${encodeURIComponent(space)}/document`, auth: 'opt' });
+      const v = isObject(res.body) ? res.body.version : undefined;
+      if (v === null) return null;
+      return isObject(v) && typeof v.post_id === 'string' ? v.post_id : undefined;
+    } catch (e) {
+      this.posting.deps.log(`subscription feed: reading the document of ${space} failed (${isRelayRefusal(e) ? e.code : (e as Error).message})`);
+      return undefined;
+    }
+  }
+
+  /** Whether new posts `got` changed the SPACE's current version (unknown counts as changed). */
+  private async documentMoved(space: string, got: readonly Obj[]): Promise<boolean> {
+    if (!got.some((p) => p.kind === 'version' || p.kind === 'go')) return false;
+    const before = await this.documents.get(space);
+    const now = this.currentVersion(space);
+    this.documents.set(space, now);
+    const after = await now;
+    return before === undefined || after === undefined || after !== before;
   }
 
   watching(): readonly string[] {
@@ -288,9 +298,12 @@ export class SubscriptionFeed {
       const got = Array.isArray(body.items) ? body.items.filter(isObject) : [];
       if (typeof body.next_after === 'string') st.after = body.next_after;
       if (got.length === 0) return;
+      let moved: Promise<boolean> | undefined;
       for (const uri of uris) {
         const w = watchOf(uri)!;
-        const concerns = 'space' in w && w.dossier ? got.some((p) => p.kind === 'dossier' && p.author === me) : true;
+        let concerns = true;
+        if ('space' in w && w.view === 'dossier') concerns = got.some((p) => p.kind === 'dossier' && p.author === me);
+        if ('space' in w && w.view === 'document') concerns = await (moved ??= this.documentMoved(w.space, got));
         if (concerns && this.addresses.includes(uri)) await this.notify(uri);
       }
     } catch (e) {
@@ -320,7 +333,7 @@ export function registerSubscriptions(server: McpServer, posting: Posting): Subs
     if (watchOf(uri) === undefined) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
-        `${uri}: only svc://mailbox, svc://spaces/{name}, svc://spaces/{name}/latest and svc://spaces/{name}/dossier can be subscribed to`,
+        `${uri}: only svc://mailbox, svc://spaces/{name}, svc://spaces/{name}/latest, svc://spaces/{name}/dossier and svc://spaces/{name}/document can be subscribed to`,
       );
     }
     if (!legacy.has(uri) && legacy.size >= SUBSCRIPTIONS_PER_STREAM) {
