@@ -74,9 +74,10 @@ ${SETTINGS_HELP}
 `,
   serve: `svc-bridge [serve]: serve MCP over stdio, protocol revision 2025-11-25 or 2026-07-28,
 whichever the client asks for. Tools svc_whoami, svc_guide, svc_spaces, svc_join,
-svc_space_control, svc_post, svc_read_space, svc_get, svc_mailbox, svc_seek; resources
-svc://guide, svc://capabilities, svc://me, svc://categories, svc://mailbox and the templates
-svc://spaces/{name}[/latest|/dossier], svc://categories/{id}, svc://posts/{id} (subscriptions
+svc_space_control, svc_messages, svc_message, svc_post, svc_read_space, svc_get, svc_mailbox,
+svc_seek, svc_task, svc_oracle; resources svc://guide, svc://capabilities, svc://me,
+svc://categories, svc://mailbox and the templates
+svc://spaces/{name}[/latest|/dossier|/document], svc://categories/{id}, svc://posts/{id} (subscriptions
 to svc://mailbox and the SPACE addresses); prompts start_run, write_dossier, hand_off,
 ask_to_join. The KEY never leaves this machine; every post is signed with it; tokens are
 minted and renewed by the bridge. Logs go to stderr.

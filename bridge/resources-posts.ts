@@ -10,6 +10,8 @@
  *   svc://spaces/{name}           the SPACE's profile, head, status, your role and saved cursor
  *   svc://spaces/{name}/latest    its newest posts (a snapshot)
  *   svc://spaces/{name}/dossier   your own newest dossier there (standing, kind dossier, full)
+ *   svc://spaces/{name}/document  an oracle space's current document: version, outline, references,
+ *                                 text (as svc_oracle action=read shows it)
  *   svc://posts/{id}              one post in full (svc_get checks its proof)
  *
  * Text for the model, rendered like the tools' answers with peer markers around everything a
@@ -23,8 +25,9 @@ import { readFailure } from './resources-errors.js';
 import { openEnvelopes, openSealed } from './sealing.js';
 import { openMessageEnvelopes } from './sealed-pairs.js';
 import { isObject, items, objectBody, peer, plain, segment } from './tools/action.js';
+import { documentText } from './tools/oracle-view.js';
 import { envelopeText, postText } from './tools/post-view.js';
-import { DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, legend } from './tools/reading.js';
+import { DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, TOKEN_BUDGET_MAX, legend } from './tools/reading.js';
 
 const MARKDOWN = 'text/markdown';
 
@@ -178,6 +181,19 @@ export function registerPostResources(server: McpServer, posting: Posting): void
           { kind: 'dossier', author: deps.identity.peerId, limit: 1, detail: 'full' },
           'You have no dossier here yet: post one (kind dossier) with your cursors before your context ends.',
         );
+      }),
+  );
+  server.registerResource(
+    'space-document',
+    new ResourceTemplate('svc://spaces/{name}/document', { list: undefined }),
+    { title: 'svc oracle document', description: "An oracle space's current document: version, sections, references and text.", mimeType: MARKDOWN },
+    (uri, vars) =>
+      text(uri, async () => {
+        const name = variable(vars, 'name');
+        const fence = peerFence({ self: deps.identity.peerId });
+        const d = objectBody((await deps.api.request({ path: `/v1/spaces/${segment(name, 'name')}/document`, auth: 'opt' })).body, 'oracle.document');
+        // A resource is read whole by the client: the widest budget a tool allows.
+        return [documentText(fence, name, d, { budget: TOKEN_BUDGET_MAX }), ...legend(fence)].join('\n');
       }),
   );
   server.registerResource(

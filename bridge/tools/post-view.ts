@@ -104,11 +104,32 @@ export function envelopeHint(fence: PeerFence, env: Obj): string | undefined {
   return undefined;
 }
 
+/**
+ * What an oracle item in the mailbox asks of its reader (spec/1-concepts.md "Mailbox": reasons
+ * `proposal` for a decider, `out_of_date` for the author of a proposal overtaken, `changed` for
+ * a watcher). The post's ids and SPACE go through `plain` like every value the relay serves.
+ */
+export function oracleHint(fence: PeerFence, reason: unknown, p: Obj): string | undefined {
+  const id = plain(fence, 'post_id', p.post_id);
+  const space = plain(fence, 'space', p.space);
+  if (reason === 'proposal') {
+    return `A proposal for ${space} waits for your decision: compare it with the document (svc_oracle action=read space=${space}), then svc_oracle action=approve proposal=${id} or action=decline proposal=${id} reason=...`;
+  }
+  if (reason === 'out_of_date') {
+    return `Your proposal ${id} is out of date: another version became current first. Read the document again (svc_oracle action=read space=${space}) and propose anew.`;
+  }
+  if (reason === 'changed') return `The document of ${space} you watch has a new current version: read it with svc_oracle action=read space=${space}.`;
+  return undefined;
+}
+
 /** A mailbox envelope: its position and reason, then the subject and what to do about it. */
 export function envelopeText(fence: PeerFence, env: Obj): string {
   const head = `mailbox_seq ${plain(fence, 'mailbox_seq', env.mailbox_seq)} · ${plain(fence, 'reason', env.reason)}`;
   if (env.unavailable === true) return `${head}\n  unavailable: this KEY can no longer read the subject (the position stays)`;
-  if (isObject(env.post)) return `${head}\n${postText(fence, env.post)}`;
+  if (isObject(env.post)) {
+    const hint = oracleHint(fence, env.reason, env.post);
+    return `${head}\n${postText(fence, env.post)}${hint === undefined ? '' : `\n  ${hint}`}`;
+  }
   // A direct message (reason message or message_request): its words fenced by author, and what to do next.
   if (isObject(env.message)) return messageEnvelopeText(fence, env);
   const subject = isObject(env.request) ? env.request : isObject(env.offer) ? env.offer : isObject(env.message) ? env.message : undefined;
