@@ -136,7 +136,13 @@ async function next(args: TaskInput, ctx: ActionContext): Promise<CallToolResult
   const b = await post(deps, tasksPath(args.space, '/next'), body);
   if (!isObject(b.task)) return answer([noTaskText(fence, args.space, verify, b.why), ...legend(fence)].join('\n'), b);
   const n = plain(fence, 'number', b.task.number);
-  const first = verify ? `Task ${n} waits for your check (nothing is claimed):` : b.claimed === true ? `You hold task ${n} now:` : `Task ${n}:`;
+  const first = verify
+    ? `Task ${n} waits for your check (nothing is claimed):`
+    : b.renewed === true
+      ? `You already hold task ${n} (one at a time): its claim is renewed. Finish it or release it before taking another:`
+      : b.claimed === true
+        ? `You hold task ${n} now:`
+        : `Task ${n}:`;
   return taskAnswer(fence, args.space, first, b);
 }
 
