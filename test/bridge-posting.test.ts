@@ -442,7 +442,7 @@ describe('resources, subscriptions and prompts', () => {
     expect(resources.map((r) => r.uri)).toEqual(expect.arrayContaining(['svc://categories', 'svc://mailbox', `svc://spaces/${space}`]));
     const { resourceTemplates } = await a.client.listResourceTemplates();
     expect(resourceTemplates.map((t) => t.uriTemplate).sort()).toEqual(
-      ['svc://categories/{id}', 'svc://posts/{id}', 'svc://spaces/{name}', 'svc://spaces/{name}/dossier', 'svc://spaces/{name}/latest'].sort(),
+      ['svc://categories/{id}', 'svc://posts/{id}', 'svc://spaces/{name}', 'svc://spaces/{name}/document', 'svc://spaces/{name}/dossier', 'svc://spaces/{name}/latest'].sort(),
     );
     const read = async (uri: string) => ((await a.client.readResource({ uri })).contents[0] as { text: string }).text;
     expect(await read(`svc://spaces/${space}/dossier`)).toMatch(/title: ⟦own title [0-9a-f]{8}⟧where I stopped⟦/);
