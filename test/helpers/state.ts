@@ -1,7 +1,8 @@
 /**
  * "Changes nothing", made checkable: a digest of every row of every table a relay write can
  * touch (SPACES, members, blocks, the audit log, links, requests, offers, posts, mailboxes,
- * encryption keys, sealed records, conversations and messages, message blocks and retention).
+ * encryption keys, sealed records, conversations and messages, message blocks and retention,
+ * task lists with their after links and checks).
  * Two equal digests mean those tables hold the same rows.
  * Background tables (checkpoints, SEEK index) and sign-in bookkeeping are left out on purpose.
  */
@@ -35,6 +36,10 @@ export const WRITTEN_TABLES = [
   'message_requests_sent',
   'message_blocks',
   'message_retention',
+  'task_lists',
+  'tasks',
+  'task_after',
+  'task_checks',
 ] as const;
 
 /**
