@@ -6,7 +6,16 @@
  * address it cannot listen on (in use, not allowed, not this machine's), said in one line.
  */
 import { parseArgs } from 'node:util';
-import { DEFAULT_DATA_DIR, DEFAULT_HOST, DEFAULT_PORT, checkPublicUrl, publicBaseUrl, type RelayConfig } from './config.js';
+import {
+  DEFAULT_DATA_DIR,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS,
+  checkPublicUrl,
+  parsePublicSpaceKeyAge,
+  publicBaseUrl,
+  type RelayConfig,
+} from './config.js';
 import { buildApp } from './app.js';
 import { pooledRandom } from './ids.js';
 import { openStore } from './store/index.js';
@@ -14,13 +23,17 @@ import { loadServiceKeys } from './service-keys.js';
 
 const HELP = `svc-relay: the svc relay (HTTP+JSON, one SQLite file).
 
-Usage: svc-relay [--host H] [--port P] [--data DIR] [--public-url URL] [--dev]
+Usage: svc-relay [--host H] [--port P] [--data DIR] [--public-url URL] [--public-space-key-age SECONDS] [--dev]
 
   --host H          interface to listen on (default ${DEFAULT_HOST}; env SVC_RELAY_HOST)
   --port P          port, 0 for any free one (default ${DEFAULT_PORT}; env SVC_RELAY_PORT)
   --data DIR        data directory: database and service keys (default ${DEFAULT_DATA_DIR}; env SVC_RELAY_DATA)
   --public-url URL  address clients use, e.g. https://relay.example; its host is the token
                     challenge audience (default http://HOST:PORT; env SVC_PUBLIC_URL)
+  --public-space-key-age SECONDS
+                    how long a KEY must be registered before it creates a public or oracle
+                    SPACE (default ${DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS}; 0 turns the wait off, for a team's own
+                    relay; env SVC_PUBLIC_SPACE_KEY_AGE)
   --dev             development mode: the service certificate says development: true
   -h, --help        show this text
 `;
@@ -38,6 +51,7 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): RelayConfig | 'h
       port: { type: 'string' },
       data: { type: 'string' },
       'public-url': { type: 'string' },
+      'public-space-key-age': { type: 'string' },
       dev: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -53,6 +67,9 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): RelayConfig | 'h
     dataDir: values.data ?? env.SVC_RELAY_DATA ?? DEFAULT_DATA_DIR,
     publicUrl: publicUrl || undefined,
     dev: values.dev,
+    publicSpaceKeyAgeSeconds: parsePublicSpaceKeyAge(
+      values['public-space-key-age'] ?? env.SVC_PUBLIC_SPACE_KEY_AGE ?? String(DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS),
+    ),
   };
 }
 

@@ -16,11 +16,34 @@ export interface RelayConfig {
   readonly publicUrl: string | undefined;
   /** Development mode: the service certificate says `development: true`. */
   readonly dev: boolean;
+  /**
+   * How long a KEY must have been registered before it creates a public or oracle SPACE
+   * (KEY_TOO_NEW), in seconds; 0 turns the wait off (a team's own relay, tests). Undefined is
+   * the default, DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS.
+   */
+  readonly publicSpaceKeyAgeSeconds?: number | undefined;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_DATA_DIR = './data';
+/** A day: the wait before a new KEY creates a public or oracle SPACE, unless the operator sets another. */
+export const DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS = 24 * 60 * 60;
+/** The longest wait an operator may set: a year. */
+export const PUBLIC_SPACE_KEY_AGE_MAX_SECONDS = 365 * 24 * 60 * 60;
+
+/** The key age this relay asks of a public or oracle SPACE's creator, in seconds. */
+export function publicSpaceKeyAge(config: Pick<RelayConfig, 'publicSpaceKeyAgeSeconds'>): number {
+  return config.publicSpaceKeyAgeSeconds ?? DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS;
+}
+
+/** `--public-space-key-age` / SVC_PUBLIC_SPACE_KEY_AGE: whole seconds from 0 to a year. */
+export function parsePublicSpaceKeyAge(text: string): number {
+  if (!/^\d{1,9}$/.test(text) || Number(text) > PUBLIC_SPACE_KEY_AGE_MAX_SECONDS) {
+    throw new Error(`--public-space-key-age: whole seconds from 0 to ${PUBLIC_SPACE_KEY_AGE_MAX_SECONDS}: ${text}`);
+  }
+  return Number(text);
+}
 
 /** A public URL must be absolute http(s) with a host and nothing after the path. */
 export function checkPublicUrl(text: string): URL {

@@ -279,8 +279,8 @@ describe('GET /robots.txt', () => {
 
   it('by RFC 9309 matching, the documents are allowed and every API path of the index is not', async () => {
     const { text } = await get('/robots.txt');
-    for (const path of ['/', '/reference', '/reference?section=errors', '/llms.txt']) expect(allowed(text, path), path).toBe(true);
-    const api = index.operations.filter((o) => !['guide', 'reference', 'llms', 'robots'].includes(o.name));
+    for (const path of ['/', '/reference', '/reference?section=errors', '/llms.txt', '/reviewer-rules.md']) expect(allowed(text, path), path).toBe(true);
+    const api = index.operations.filter((o) => !['guide', 'reference', 'llms', 'robots', 'oracle.reviewer_rules'].includes(o.name));
     expect(api.length).toBeGreaterThan(30);
     for (const o of api) {
       const concrete = o.path.replace(/\{[a-z_]+\}/g, 'x');

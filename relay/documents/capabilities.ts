@@ -9,7 +9,7 @@ import { capabilityVocabulary } from '../../shared/vocabulary.js';
 import { categoriesCapability } from '../categories/index.js';
 import type { AuthMode } from '../http/auth.js';
 import type { OperationEntry, RelayContext } from '../context.js';
-import { PUBLIC_SPACE_KEY_AGE_SECONDS } from '../policy.js';
+import { publicSpaceKeyAge } from '../config.js';
 
 export const API_VERSION = '0.1';
 
@@ -36,7 +36,7 @@ const MODULES: Record<string, { prefixes: string[]; never?: boolean; extra?: Rec
     prefixes: ['checkpoints.'],
     extra: { streams: ['posts', 'events'], every_records: 1024, within_seconds: 600, merkle: 'rfc9162' },
   },
-  oracle: { prefixes: ['oracle.'] },
+  oracle: { prefixes: ['oracle.'], extra: { reviewer_rules: '/reviewer-rules.md' } },
   tasks: { prefixes: ['tasks.'] },
   mailbox: { prefixes: ['mailbox'] },
   messages: { prefixes: ['conversations.', 'messages.'] },
@@ -91,8 +91,8 @@ export function buildCapabilities(ctx: RelayContext): Record<string, unknown> {
       service_keys: [serviceKey],
       service_root_key: ctx.serviceKeys.rootKey,
     },
-    // The wait before a KEY may create a public SPACE (KEY_TOO_NEW) is the relay's own choice.
-    limits: { ...capabilityLimits(), public_space_key_age_seconds: PUBLIC_SPACE_KEY_AGE_SECONDS },
+    // The wait before a KEY may create a public or oracle SPACE (KEY_TOO_NEW): the operator's setting.
+    limits: { ...capabilityLimits(), public_space_key_age_seconds: publicSpaceKeyAge(ctx.config) },
     rate_limits: capabilityRateLimits(),
     kinds: vocabulary.kinds,
     kind_groups: vocabulary.kind_groups,

@@ -19,6 +19,7 @@ export function buildLlmsText(ctx: RelayContext): string {
     `- Primer: ${base}/ (markdown: signing in, posting, reading, the run routine; with Accept: application/json the operations index)`,
     `- Reference: ${base}/reference (markdown: authentication, operations, error codes, limits, encoding; ?section=<heading> or ?operation=<name> narrows it)`,
     `- Capabilities: ${base}/v1/capabilities (JSON: limits, vocabulary, service keys, every operation with its MCP tool)`,
+    `- Reviewer rules: ${base}/reviewer-rules.md (markdown: the rules the service reviewer applies to oracle proposals)`,
     '',
     '## Operations',
     '',

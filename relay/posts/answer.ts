@@ -2,15 +2,18 @@
  * The answer of posts.append (protocol/api-notes.md §4; receipts objects.md §10):
  *
  *   {post_id, seq, posted_at, replayed, space_id, object_id, chain_hash, signed, sealed,
- *    no_role?, receipt, space}
+ *    no_role?, oracle?, receipt, space}
  *
  * `seq` is a decimal string, hashes lowercase hex, `posted_at` ISO with milliseconds and `Z`,
  * the very string the receipt signed. The receipt is the one stored at append time (a replay
  * answers it unchanged); short form by default, `{canonical, signature, signer_key_id}` with
- * `?receipt=full`. Who else received the post is never returned.
+ * `?receipt=full`. Who else received the post is never returned. `oracle`, in an oracle space:
+ * a version's state and the current version after the append, or the proposal a go/veto
+ * decided and its new state (relay/oracle/versions.ts).
  */
 import { receiptBytes, receiptId, fullReceipt, shortReceipt, type FullReceipt, type ReceiptFields, type ShortReceipt, type SignedReceipt } from '../../shared/receipt.js';
 import { toHex } from '../../shared/encoding.js';
+import type { OracleAnswer } from '../oracle/versions.js';
 import type { PostRow } from '../store/posts.js';
 
 export type ReceiptForm = 'short' | 'full';
@@ -26,6 +29,7 @@ export interface PostAnswer {
   signed: boolean;
   sealed: boolean;
   no_role?: true;
+  oracle?: OracleAnswer;
   receipt: ShortReceipt | FullReceipt;
   /** The SPACE's name. */
   space: string;
@@ -52,6 +56,7 @@ export function appendAnswer(
   post: PostRow,
   replayed: boolean,
   form: ReceiptForm,
+  oracle?: OracleAnswer,
 ): PostAnswer {
   const receipt = storedReceipt(space, post);
   const f = receipt.fields;
@@ -66,6 +71,7 @@ export function appendAnswer(
     signed: post.signed,
     sealed: post.sealed,
     ...(post.noRole ? { no_role: true as const } : {}),
+    ...(oracle === undefined ? {} : { oracle }),
     receipt: form === 'full' ? fullReceipt(receipt) : shortReceipt(receipt),
     space: space.name,
   };

@@ -14,10 +14,14 @@
  *      (relay/policy.ts `canPost`; a KEY with no role addresses only the owner);
  *    - `to` (RECIPIENT_NOT_REGISTERED, RECIPIENT_NOT_A_MEMBER outside an open SPACE),
  *      `reply_to` (REPLY_TARGET_NOT_FOUND), `supersedes`/`retracts` (REVISION_TARGET_NOT_FOUND);
+ *    - oracle spaces (relay/oracle/versions.ts): a `version` must supersede the current version
+ *      (VERSION_CHANGED), a proposal keeps within its limits (PROPOSAL_LIMIT), a go/veto on a
+ *      version is a decider's (CONTROL_DENIED) on a waiting proposal (PROPOSAL_DECIDED);
  *    - roleless daily limits (60 a day per KEY, 10 on its first day; 10,000 a day per SPACE);
  *    - head, admission under the current control revision, link (shared/chain.ts), receipt
  *      (shared/receipt.ts, stored so a replay answers it unchanged), insert, SEEK rows (the
- *      text tokenised in step 1; relay/store/seek.ts `indexNext`), deliveries.
+ *      text tokenised in step 1; relay/store/seek.ts `indexNext`), deliveries; in an oracle
+ *      space the version's state, the service reviewer's veto and the oracle notices.
  * 3. The answer (api-notes §4), rendered by relay/posts/answer.ts.
  *
  * `seq` is head + 1 read inside the transaction, so positions are gap-free.
@@ -36,6 +40,8 @@ import type { RelayContext } from '../context.js';
 import { RelayRefusal } from '../http/errors.js';
 import { newUuid } from '../ids.js';
 import { canPost, canReadPosts, type SpaceRole } from '../policy.js';
+import { applyOracle, checkOracle, prepareOracle, replayedOracle, type OracleAnswer, type OraclePrep } from '../oracle/versions.js';
+import type { KeyRecord } from '../store/keys.js';
 import type { PostHead, PostRow } from '../store/posts.js';
 import type { SpaceRow } from '../store/spaces.js';
 import { commitQueueFor } from './commit-queue.js';
@@ -50,6 +56,8 @@ export interface AppendOutcome {
   replayed: boolean;
   space: SpaceRow;
   post: PostRow;
+  /** In an oracle space: the version's state, or the decision a go/veto made. */
+  oracle?: OracleAnswer;
 }
 
 /**
@@ -81,7 +89,8 @@ function prepareAppend(ctx: RelayContext, spaceName: string, author: string, bod
   const prepared = preparePost(found, key, body, ctx.random);
   // SEEK's text for the post, tokenised here with no lock held (STYLE.md rule 8).
   const terms = postTerms(found.id, prepared.input.title ?? null, prepared.input.body ?? null);
-  return () => admit(ctx, found.id, author, key.registeredAt, prepared, terms);
+  const oracle = prepareOracle(ctx, found, prepared);
+  return () => admit(ctx, found.id, author, key.registeredAt, prepared, terms, oracle);
 }
 
 /** Step 2: everything under the write lock. Synchronous. */
@@ -92,13 +101,18 @@ function admit(
   registeredAt: number,
   p: PreparedPost,
   terms: string | null,
+  oracle: OraclePrep | undefined,
 ): AppendOutcome {
   const { store } = ctx;
   const space = store.spaces.byRowId(spaceRowId)!;
   const key = p.input.idempotency_key;
   if (key !== undefined) {
     const prior = store.posts.byIdempotencyKey(space.id, author, key);
-    if (prior !== undefined) return { replayed: true, space, post: checkReplay(prior, p) };
+    if (prior !== undefined) {
+      const post = checkReplay(prior, p);
+      const answer = replayedOracle(ctx, space, post);
+      return { replayed: true, space, post, ...(answer === undefined ? {} : { oracle: answer }) };
+    }
   }
   if (space.signedOnly && !p.signed) {
     throw new SvcError('SIGNATURE_REQUIRED', 'this SPACE is signed-only: send alg, canonical and signature');
@@ -122,9 +136,37 @@ function admit(
   }
   const now = ctx.clock();
   checkRecipients(ctx, space, p.input.to, roleless);
-  const parent = checkReferences(ctx, space, author, p);
+  const parent = checkReferences(ctx, space, author, p, oracle?.kind === 'version');
+  const plan = oracle === undefined ? undefined : checkOracle(ctx, space, author, role, registeredAt, p, oracle, parent, now);
   if (roleless) checkRolelessLimits(ctx, space, author, registeredAt, now);
 
+  const post = writePost(ctx, space, author, p, terms, { roleless, parent, now });
+  const servicePost = (by: KeyRecord, body: Record<string, unknown>, to: PostRow): PostRow => {
+    const prepared = preparePost(space, by, body, ctx.random);
+    const words = postTerms(space.id, prepared.input.title ?? null, prepared.input.body ?? null);
+    return writePost(ctx, space, by.peerId, prepared, words, { roleless: false, parent: to, now });
+  };
+  const answer = plan === undefined ? undefined : applyOracle(ctx, space, plan, post, servicePost, now);
+  // Long-poll wake-ups fire on a later turn, after this transaction commits (notify.ts).
+  notifierFor(store.db).space(space.id);
+  return { replayed: false, space, post, ...(answer === undefined ? {} : { oracle: answer }) };
+}
+
+/**
+ * Chain and store one admitted post: head, link, receipt, row, SEEK rows, `to` and `reply`
+ * deliveries. Inside the write transaction; every check is done.
+ */
+function writePost(
+  ctx: RelayContext,
+  space: SpaceRow,
+  author: string,
+  p: PreparedPost,
+  terms: string | null,
+  opts: { roleless: boolean; parent: PostRow | undefined; now: number },
+): PostRow {
+  const { store } = ctx;
+  const { roleless, parent, now } = opts;
+  const key = p.input.idempotency_key;
   // The link (objects.md §8): admitted under the current control revision.
   const head = store.posts.head(space.id);
   checkHeadLink(space.spaceId, head);
@@ -197,9 +239,7 @@ function admit(
     fingerprints: i.fingerprints ?? [],
   });
   deliver(ctx, space, author, postId, i.to ?? [], parent, now);
-  // Long-poll wake-ups fire on a later turn, after this transaction commits (notify.ts).
-  notifierFor(store.db).space(space.id);
-  return { replayed: false, space, post: { ...post, rowId } };
+  return { ...post, rowId };
 }
 
 /** objects.md §5 "A replay": same content, same signed-ness, and for a signed post the same object. */
@@ -234,10 +274,12 @@ function checkRecipients(ctx: RelayContext, space: SpaceRow, to: readonly string
 }
 
 /**
- * `reply_to`: a post of the same SPACE. `supersedes`, `retracts`: own posts of the same SPACE.
- * A post of another SPACE reads as missing. Returns the parent, if any.
+ * `reply_to`: a post of the same SPACE. `supersedes`, `retracts`: own posts of the same SPACE,
+ * except a version's `supersedes`, which names the current version whoever wrote it (checked
+ * by relay/oracle/versions.ts: VERSION_CHANGED). A post of another SPACE reads as missing.
+ * Returns the parent, if any.
  */
-function checkReferences(ctx: RelayContext, space: SpaceRow, author: string, p: PreparedPost): PostRow | undefined {
+function checkReferences(ctx: RelayContext, space: SpaceRow, author: string, p: PreparedPost, version: boolean): PostRow | undefined {
   const { reply_to, supersedes, retracts } = p.input;
   let parent: PostRow | undefined;
   if (reply_to !== undefined) {
@@ -247,7 +289,7 @@ function checkReferences(ctx: RelayContext, space: SpaceRow, author: string, p: 
     }
   }
   for (const [field, id] of [['supersedes', supersedes], ['retracts', retracts]] as const) {
-    if (id === undefined) continue;
+    if (id === undefined || (version && field === 'supersedes')) continue;
     const target = ctx.store.posts.byPostId(id);
     if (target === undefined || target.spaceRowId !== space.id || target.author !== author) {
       throw new SvcError('REVISION_TARGET_NOT_FOUND', `${field}: no post of yours with this id in this SPACE`);

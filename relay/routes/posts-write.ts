@@ -35,7 +35,7 @@ export const postsWriteRoutes: FastifyPluginAsync<RelayContext> = async (app, ct
       const { name } = req.params as z.infer<typeof SpaceParams>;
       const { receipt } = req.query as z.infer<typeof AppendQuery>;
       const outcome = await appendPostGrouped(ctx, name, me.peerId, req.body);
-      const answer = appendAnswer(outcome.space, outcome.post, outcome.replayed, receipt === 'full' ? 'full' : 'short');
+      const answer = appendAnswer(outcome.space, outcome.post, outcome.replayed, receipt === 'full' ? 'full' : 'short', outcome.oracle);
       // spec/1-concepts.md names `receipt` and `replayed` as fields "on a 201": a replay answers
       // 201 too, with the first post's receipt and `replayed: true`.
       return reply.code(201).send(answer);

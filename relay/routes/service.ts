@@ -1,6 +1,6 @@
 /**
  * Documents and service state (spec/2-endpoints.md): the guide, the reference, llms.txt,
- * robots.txt, health, capabilities and the recovery notices. All GET, auth none; documents are
+ * robots.txt, the service reviewer's rules, health, capabilities and the recovery notices. All GET, auth none; documents are
  * built once, after every plugin has registered its routes, and served from memory with an ETag.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
@@ -13,6 +13,8 @@ import { buildLlmsText } from '../documents/llms.js';
 import { primerIndex, primerMarkdown } from '../documents/primer.js';
 import { buildReference, lookupReference, type Reference } from '../documents/reference.js';
 import { buildRobotsText } from '../documents/robots.js';
+import { reviewerPeerId } from '../oracle/versions.js';
+import { reviewerRulesMarkdown } from '../oracle/reviewer.js';
 
 /** `"<first 32 hex of SHA-256(body)>"` (api-notes §1). */
 function etagOf(text: string): string {
@@ -57,6 +59,7 @@ export const serviceRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
   let reference: Reference | undefined;
   let llms: string | undefined;
   let robots: string | undefined;
+  let reviewerRules: string | undefined;
 
   app.get(
     '/',
@@ -99,6 +102,23 @@ export const serviceRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
     async (req, reply) => {
       robots ??= buildRobotsText(ctx.operations, ctx.baseUrl());
       return sendDocument(req, reply, robots, 'text/plain; charset=utf-8');
+    },
+  );
+
+  app.get(
+    '/reviewer-rules.md',
+    {
+      config: {
+        auth: 'none',
+        limit: 'none',
+        operation: 'oracle.reviewer_rules',
+        describe: "The service reviewer's rules for oracle proposals (markdown): what it declines and why; it never approves.",
+        mcp: { tool: 'svc_guide', args: { part: 'reviewer_rules' } },
+      },
+    },
+    async (req, reply) => {
+      reviewerRules ??= reviewerRulesMarkdown(reviewerPeerId(ctx));
+      return sendDocument(req, reply, reviewerRules, 'text/markdown; charset=utf-8');
     },
   );
 

@@ -11,8 +11,8 @@
  *   the creator's own lock, stored in one transaction with the SPACE; no oracle, join policy
  *   `request` (the only one allowed, also in spaces.update), ENCRYPTION_KEY_MISSING for a
  *   creator without an encryption key, SEALED_NEEDS_BRIDGE without the sealed parts.
- * - KEY_TOO_NEW: a public SPACE needs a KEY registered at least
- *   `limits.public_space_key_age_seconds` (24 h) ago.
+ * - KEY_TOO_NEW: a public or oracle SPACE needs a KEY registered at least
+ *   `limits.public_space_key_age_seconds` ago (the operator's setting, 24 h unless set; 0 off).
  * - spaces.list lists every SPACE that is public or filed in a category (a private SPACE with
  *   no category is in no list), plus the caller's own SPACES.
  * - spaces.get: `head_seq` is null for a caller who may not read posts; members and the owner
@@ -29,6 +29,7 @@ import { PAGE_LIMIT_MAX, TASK_LIMITS, TITLE_MAX_BYTES } from '../../shared/limit
 import { validateSpaceName } from '../../shared/validate.js';
 import { JOIN_POLICIES, TASK_CONFIRMERS, VISIBILITIES } from '../../shared/vocabulary.js';
 import { categoryFilter, validateFiling } from '../categories/index.js';
+import { publicSpaceKeyAge } from '../config.js';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
 import { negotiate } from '../http/markdown.js';
@@ -44,8 +45,7 @@ import {
   defaultJoinPolicy,
   defaultTaskConfirmations,
   joinPolicyAllowed,
-  oldEnoughForPublic,
-  PUBLIC_SPACE_KEY_AGE_SECONDS,
+  checkPublicSpaceKeyAge,
   type SpaceRole,
 } from '../policy.js';
 import { spaceMarkdown, spacesListMarkdown } from '../render/spaces.js';
@@ -223,12 +223,7 @@ export function createSpaceFor(
     throw new SvcError('ORACLE_HAS_NO_TASKS', 'task settings: an oracle space has no task list');
   }
   const categories = validateFiling(body.categories, { required: categoriesRequired({ visibility, oracle }) });
-  if (visibility === 'public' && !oldEnoughForPublic(key.registeredAt, now)) {
-    throw new SvcError(
-      'KEY_TOO_NEW',
-      `a public SPACE needs a KEY registered ${PUBLIC_SPACE_KEY_AGE_SECONDS / 3600} hours ago (limits.public_space_key_age_seconds)`,
-    );
-  }
+  if (visibility === 'public') checkPublicSpaceKeyAge(publicSpaceKeyAge(ctx.config), key.registeredAt, now);
   ctx.limiter.take('spaceCreation', caller);
   const input = {
     spaceId: sealed?.spaceId ?? newUuid(ctx.random),

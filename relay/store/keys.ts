@@ -36,6 +36,11 @@ export type MintResult =
 export interface KeyStore {
   get(peerId: string): KeyRecord | undefined;
   mint(input: MintInput): MintResult;
+  /**
+   * Register a KEY the service itself acts as (the oracle reviewer), if it is not yet; no token
+   * is minted. Runs inside the caller's write transaction when there is one.
+   */
+  ensure(peerId: string, publicKey: string, now: number): KeyRecord;
   /** Block or unblock a KEY (operator action). */
   setBlocked(peerId: string, blockedAt: number | null): boolean;
   /** Forget spent nonces whose challenge has expired anyway (mint also does this). */
@@ -73,6 +78,9 @@ export function createKeyStore(db: Db, onBlockChange: () => void = () => {}): Ke
     `INSERT INTO tokens (id, token_hash, peer_id, label, created_at, expires_at)
      VALUES (?, ?, ?, ?, ?, ?)`,
   );
+  const insertIfMissing = db.prepare(
+    "INSERT INTO keys (peer_id, key_type, public_key, registered_at) VALUES (?, 'ed25519', ?, ?) ON CONFLICT (peer_id) DO NOTHING",
+  );
   const updateBlocked = db.prepare('UPDATE keys SET blocked_at = ? WHERE peer_id = ?');
   const deleteSpent = db.prepare('DELETE FROM spent_challenges WHERE expires_at < ?');
 
@@ -98,6 +106,10 @@ export function createKeyStore(db: Db, onBlockChange: () => void = () => {}): Ke
       return r ? toRecord(r) : undefined;
     },
     mint: (input) => mintTx.immediate(input),
+    ensure(peerId, publicKey, now) {
+      insertIfMissing.run(peerId, publicKey, now);
+      return toRecord(selectKey.get(peerId)!);
+    },
     setBlocked: (peerId, blockedAt) => {
       onBlockChange();
       return db.transaction(() => updateBlocked.run(blockedAt, peerId).changes > 0).immediate();

@@ -81,6 +81,12 @@ export interface OracleStore {
   waitingCount(spaceRowId: number, author?: string): number;
   /** Proposals `author` made since `since` (ms), across SPACES, and the oldest one's time. */
   proposedSince(author: string, since: number): { count: number; oldest: number | null };
+  /**
+   * The admins told of a proposal besides the owner: the first `limit` by admission, as join
+   * requests are told (spec Limits "a request or proposal reaches the owner and the first 32
+   * admins").
+   */
+  firstAdmins(spaceRowId: number, limit: number): string[];
   /** Peers watching the document of a SPACE. */
   watchers(spaceRowId: number): string[];
   /** Store a new version row. Inside the append's transaction. */
@@ -158,6 +164,9 @@ export function createOracleStore(db: Db): OracleStore {
   const countProposed = db.prepare<[string, number], { n: number; oldest: number | null }>(
     'SELECT count(*) AS n, min(created_at) AS oldest FROM oracle_versions WHERE proposed = 1 AND author = ? AND created_at > ?',
   );
+  const selectAdmins = db.prepare<[number, number], { peer_id: string }>(
+    "SELECT peer_id FROM members WHERE space_row_id = ? AND role = 'admin' ORDER BY admitted_at, peer_id LIMIT ?",
+  );
   const selectWatchers = db.prepare<[number], { peer: string }>('SELECT peer FROM oracle_watches WHERE space_row_id = ? ORDER BY created_at, peer');
   const insertRow = db.prepare(
     `INSERT INTO oracle_versions (post_row_id, space_row_id, post_id, seq, author, supersedes, state, proposed, created_at, changed_at)
@@ -201,6 +210,9 @@ export function createOracleStore(db: Db): OracleStore {
     proposedSince(author, since) {
       const r = countProposed.get(author, since);
       return { count: r?.n ?? 0, oldest: r?.oldest ?? null };
+    },
+    firstAdmins(spaceRowId, limit) {
+      return selectAdmins.all(spaceRowId, limit).map((r) => r.peer_id);
     },
     watchers(spaceRowId) {
       return selectWatchers.all(spaceRowId).map((r) => r.peer);

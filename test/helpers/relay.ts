@@ -47,6 +47,8 @@ export interface StartRelayOptions {
   clockOffsetMs?: number;
   /** The relay's randomness (crypto randomBytes unless given). */
   random?: (n: number) => Uint8Array;
+  /** --public-space-key-age: seconds a KEY waits before creating a public SPACE (default a day). */
+  publicSpaceKeyAgeSeconds?: number;
 }
 
 export function tempDataDir(prefix = 'svc-relay-test-'): string {
@@ -65,6 +67,7 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
     dataDir,
     publicUrl: opts.publicUrl,
     dev: opts.dev ?? true,
+    publicSpaceKeyAgeSeconds: opts.publicSpaceKeyAgeSeconds,
   };
   const store = openStore(dataDir);
   const serviceKeys = loadServiceKeys({ dataDir, dev: config.dev, now: clock(), random });

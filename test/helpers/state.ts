@@ -2,6 +2,7 @@
  * "Changes nothing", made checkable: a digest of every row of every table a relay write can
  * touch (SPACES, members, blocks, the audit log, links, requests, offers, posts, mailboxes,
  * encryption keys, sealed records, conversations and messages, message blocks and retention,
+ * oracle versions, documents and watches,
  * task lists with their after links and checks).
  * Two equal digests mean those tables hold the same rows.
  * Background tables (checkpoints, SEEK index) and sign-in bookkeeping are left out on purpose.
@@ -36,6 +37,9 @@ export const WRITTEN_TABLES = [
   'message_requests_sent',
   'message_blocks',
   'message_retention',
+  'oracle_versions',
+  'oracle_documents',
+  'oracle_watches',
   'task_lists',
   'tasks',
   'task_after',
