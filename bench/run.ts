@@ -11,8 +11,9 @@ import { seekSuite } from './seek.js';
 import { sealedSuite } from './sealed.js';
 import { bridgeSuite } from './bridge.js';
 import { messagesSuite } from './messages.js';
+import { oracleSuite } from './oracle.js';
 
-const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite, bridgeSuite, sealedSuite, messagesSuite];
+const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite, bridgeSuite, sealedSuite, messagesSuite, oracleSuite];
 
 function pick(names: readonly string[]): Suite[] {
   if (names.length === 0) return [...SUITES];
