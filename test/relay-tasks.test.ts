@@ -148,6 +148,23 @@ describe('next', () => {
     expect(refused.body.error.code).toBe('TASK_NOT_CLAIMANT');
   });
 
+  it('hands out the lowest number whether it is open or an expired claim, never a live claim', async () => {
+    const space = newSpace(relay, owner, { taskClaimHours: 1 });
+    for (const w of [alice, bob, carol]) admit(relay, space, w, 'writer');
+    for (let i = 1; i <= 4; i++) await addTask(relay, alice, space.name, { title: `t${i}` });
+    expect((await nextTask(relay, alice, space.name)).task.number).toBe(1);
+    expect((await nextTask(relay, bob, space.name)).task.number).toBe(2);
+    relay.clock.advance(HOUR / 2);
+    await act(relay, alice, space.name, 1, 'release');
+    relay.clock.advance(HOUR / 2);
+    // Task 1 is open, task 2's claim has just expired: 1 first, then 2, then 3.
+    expect((await nextTask(relay, carol, space.name)).task.number).toBe(1);
+    expect((await nextTask(relay, alice, space.name)).task.number).toBe(2);
+    const dave = await mintToken(relay.url);
+    admit(relay, space, dave, 'writer');
+    expect((await nextTask(relay, dave, space.name)).task.number).toBe(3);
+  });
+
   it('lets the holder of an expired claim nobody took over still finish it', async () => {
     const space = newSpace(relay, owner, { taskClaimHours: 1 });
     admit(relay, space, alice, 'writer');

@@ -188,18 +188,23 @@ export function createTaskStore(db: Db): TaskStore {
   const selectHeldBy = db.prepare<[number, string], Row>(
     `SELECT ${COLUMNS} FROM tasks WHERE space_row_id = ? AND holder = ? AND state = 'held'`,
   );
-  // The WHERE repeats the partial indexes' own condition so SQLite may use them.
-  const selectClaimable = db.prepare<{ space: number; now: number }, Row>(
-    `SELECT ${COLUMNS} FROM tasks INDEXED BY tasks_ready
-      WHERE space_row_id = @space AND waiting = 0 AND state IN ('open', 'held')
-        AND (state = 'open' OR claim_expires_at <= @now)
-      ORDER BY number LIMIT 1`,
+  // Each WHERE repeats its partial index's own condition so SQLite may use it (migration 009).
+  const selectLowestOpen = db.prepare<{ space: number }, Row>(
+    `SELECT ${COLUMNS} FROM tasks INDEXED BY tasks_open_ready
+      WHERE space_row_id = @space AND state = 'open' AND waiting = 0 ORDER BY number LIMIT 1`,
   );
-  const selectClaimableTagged = db.prepare<{ space: number; now: number; tag: string }, Row>(
-    `SELECT ${COLUMNS} FROM tasks INDEXED BY tasks_ready_by_tag
-      WHERE space_row_id = @space AND tag = @tag AND tag IS NOT NULL AND waiting = 0 AND state IN ('open', 'held')
-        AND (state = 'open' OR claim_expires_at <= @now)
-      ORDER BY number LIMIT 1`,
+  const selectLowestOpenTagged = db.prepare<{ space: number; tag: string }, Row>(
+    `SELECT ${COLUMNS} FROM tasks INDEXED BY tasks_open_ready_by_tag
+      WHERE space_row_id = @space AND tag = @tag AND tag IS NOT NULL AND state = 'open' AND waiting = 0 ORDER BY number LIMIT 1`,
+  );
+  // Expired claims only: the range of `tasks_claims` up to now, lowest number first.
+  const selectLowestExpired = db.prepare<{ space: number; now: number }, Row>(
+    `SELECT ${COLUMNS} FROM tasks INDEXED BY tasks_claims
+      WHERE space_row_id = @space AND state = 'held' AND claim_expires_at <= @now ORDER BY number LIMIT 1`,
+  );
+  const selectLowestExpiredTagged = db.prepare<{ space: number; now: number; tag: string }, Row>(
+    `SELECT ${COLUMNS} FROM tasks INDEXED BY tasks_claims
+      WHERE space_row_id = @space AND state = 'held' AND claim_expires_at <= @now AND tag = @tag ORDER BY number LIMIT 1`,
   );
   const verifyWhere = `space_row_id = @space AND state = 'done' AND done_by <> @peer
         AND NOT EXISTS (SELECT 1 FROM task_checks c
@@ -266,8 +271,10 @@ export function createTaskStore(db: Db): TaskStore {
       return r ? toTask(r) : undefined;
     },
     lowestClaimable(spaceRowId, now, tag) {
-      const r = tag === undefined ? selectClaimable.get({ space: spaceRowId, now }) : selectClaimableTagged.get({ space: spaceRowId, now, tag });
-      return r ? toTask(r) : undefined;
+      const open = tag === undefined ? selectLowestOpen.get({ space: spaceRowId }) : selectLowestOpenTagged.get({ space: spaceRowId, tag });
+      const expired = tag === undefined ? selectLowestExpired.get({ space: spaceRowId, now }) : selectLowestExpiredTagged.get({ space: spaceRowId, now, tag });
+      const lowest = open === undefined || (expired !== undefined && expired.number < open.number) ? expired : open;
+      return lowest ? toTask(lowest) : undefined;
     },
     lowestToVerify(spaceRowId, peer, tag) {
       const r = tag === undefined ? selectToVerify.get({ space: spaceRowId, peer }) : selectToVerifyTagged.get({ space: spaceRowId, peer, tag });

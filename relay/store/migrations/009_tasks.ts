@@ -12,8 +12,11 @@ import type { Migration } from './types.js';
  *   out, so the count only falls: accepting a task takes one from each task that waits for it
  *   (`task_after`, read from the accepted task's side), and `next` looks only at rows with
  *   `waiting = 0` instead of checking every task's dependencies.
- * - `tasks_ready` (and its tag twin) indexes exactly the rows `next` may hand out, by number,
- *   so the lowest claimable task is the first index entry not held under a live claim.
+ * - `next` hands out the lower of two index heads, never walking past tasks it may not take:
+ *   the first entry of `tasks_open_ready` (open, every `after` accepted; by number) and the
+ *   lowest-numbered claim that has expired, found on `tasks_claims` (held rows by expiry; held
+ *   implies ready, since only a ready task is ever claimed). Live claims are in neither range,
+ *   so 5,000 held tasks in front of the first open one cost nothing. Tag twins for `tag`.
  * - `tasks_one_held`: a KEY holds at most one task per SPACE (`next` by a holder renews it).
  * - `task_checks`: confirmations, per cycle; a rejection starts a new cycle, so earlier
  *   confirmations stop counting without being deleted.
@@ -57,9 +60,10 @@ CREATE TABLE tasks (
 ) STRICT;
 CREATE INDEX tasks_by_state ON tasks (space_row_id, state, number);
 CREATE INDEX tasks_by_tag ON tasks (space_row_id, tag, number) WHERE tag IS NOT NULL;
-CREATE INDEX tasks_ready ON tasks (space_row_id, number) WHERE waiting = 0 AND state IN ('open', 'held');
-CREATE INDEX tasks_ready_by_tag ON tasks (space_row_id, tag, number)
-  WHERE waiting = 0 AND state IN ('open', 'held') AND tag IS NOT NULL;
+CREATE INDEX tasks_open_ready ON tasks (space_row_id, number) WHERE state = 'open' AND waiting = 0;
+CREATE INDEX tasks_open_ready_by_tag ON tasks (space_row_id, tag, number)
+  WHERE state = 'open' AND waiting = 0 AND tag IS NOT NULL;
+CREATE INDEX tasks_claims ON tasks (space_row_id, claim_expires_at) WHERE state = 'held';
 CREATE UNIQUE INDEX tasks_one_held ON tasks (space_row_id, holder) WHERE state = 'held';
 
 CREATE TABLE task_after (
