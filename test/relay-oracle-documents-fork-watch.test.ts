@@ -9,7 +9,8 @@ import { SPACES_PER_KEY } from '../shared/limits.js';
 import { mintToken, type MintedToken, type RunningRelay, startRelay } from './helpers/relay.js';
 import { ageKeys, call, createSpace, freshName } from './helpers/spaces.js';
 import { get, post } from './helpers/posts.js';
-import { oracleSpace, oracleStateProbe, postVersion } from './helpers/oracle-documents.js';
+import { oracleSpace, postVersion } from './helpers/oracle-documents.js';
+import { stateProbe } from './helpers/state.js';
 
 let relay: RunningRelay;
 let owner: MintedToken;
@@ -20,7 +21,7 @@ beforeAll(async () => {
   relay = await startRelay();
   [owner, forker] = await Promise.all([mintToken(relay.url), mintToken(relay.url)]);
   ageKeys(relay);
-  probe = oracleStateProbe(relay);
+  probe = stateProbe(relay);
 });
 afterAll(async () => {
   await relay.close();

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, type MintedToken, type RunningRelay, startRelay } from './helpers/relay.js';
 import { ageKeys, call, createSpace, freshName } from './helpers/spaces.js';
 import { get, post } from './helpers/posts.js';
-import { oracleSpace, oracleStateProbe, postVersion } from './helpers/oracle-documents.js';
+import { oracleSpace, postVersion } from './helpers/oracle-documents.js';
+import { stateProbe } from './helpers/state.js';
 
 let relay: RunningRelay;
 let owner: MintedToken;
@@ -18,7 +19,7 @@ beforeAll(async () => {
   relay = await startRelay();
   [owner, other] = await Promise.all([mintToken(relay.url), mintToken(relay.url)]);
   ageKeys(relay);
-  probe = oracleStateProbe(relay);
+  probe = stateProbe(relay);
 });
 afterAll(async () => {
   await relay.close();

@@ -2,7 +2,7 @@
  * "Changes nothing", made checkable: a digest of every row of every table a relay write can
  * touch (SPACES, members, blocks, the audit log, links, requests, offers, posts, mailboxes,
  * encryption keys, sealed records, conversations and messages, message blocks and retention,
- * oracle versions, documents and watches,
+ * oracle versions, documents, watches, the links of current texts and forks,
  * task lists with their after links and checks).
  * Two equal digests mean those tables hold the same rows.
  * Background tables (checkpoints, SEEK index) and sign-in bookkeeping are left out on purpose.
@@ -40,6 +40,8 @@ export const WRITTEN_TABLES = [
   'oracle_versions',
   'oracle_documents',
   'oracle_watches',
+  'oracle_links',
+  'oracle_forks',
   'task_lists',
   'tasks',
   'task_after',
