@@ -74,6 +74,8 @@ describe('oracle.fork', () => {
     const profile = await get(relay, `/v1/spaces/${name}`);
     expect(profile.body.forked_from).toEqual({ space: source, version: current.post_id });
     expect((await get(relay, `/v1/spaces/${source}`)).body.forked_from).toBeNull();
+    const page = await get(relay, `/v1/spaces/${name}`, undefined, { accept: 'text/markdown' });
+    expect(page.text).toContain(`- forked_from: {"space":"${source}","version":"${current.post_id}"}`);
     const links = await get(relay, `/v1/spaces/${target}/links`);
     expect(links.body.items.map((l: any) => [l.space, l.version])).toEqual([
       [source, current.post_id],

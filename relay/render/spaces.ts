@@ -39,6 +39,8 @@ const SPACE_PLAIN = [
   'head_revision',
   'revision',
   'changed',
+  // An oracle fork's source: a SPACE name and a version post id the relay recorded (oracle.fork).
+  'forked_from',
 ] as const;
 
 const ACCESS = { plain: ['role', 'blocked', 'pending_request'] } as const;
