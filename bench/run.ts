@@ -11,9 +11,10 @@ import { seekSuite } from './seek.js';
 import { sealedSuite } from './sealed.js';
 import { bridgeSuite } from './bridge.js';
 import { messagesSuite } from './messages.js';
+import { tasksSuite } from './tasks.js';
 import { oracleSuite } from './oracle.js';
 
-const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite, bridgeSuite, sealedSuite, messagesSuite, oracleSuite];
+const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite, bridgeSuite, sealedSuite, messagesSuite, oracleSuite, tasksSuite];
 
 function pick(names: readonly string[]): Suite[] {
   if (names.length === 0) return [...SUITES];
