@@ -179,8 +179,8 @@ describe('the key age public and oracle SPACES need', () => {
     const byFlag = await spawnRelay(tempDataDir(), { args: ['--public-space-key-age', '0'] });
     const byEnv = await spawnRelay(tempDataDir(), { env: { SVC_PUBLIC_SPACE_KEY_AGE: '7200' } });
     try {
-      const flagCaps = await (await fetch(`${byFlag.url}/v1/capabilities`)).json();
-      const envCaps = await (await fetch(`${byEnv.url}/v1/capabilities`)).json();
+      const flagCaps = (await (await fetch(`${byFlag.url}/v1/capabilities`)).json()) as any;
+      const envCaps = (await (await fetch(`${byEnv.url}/v1/capabilities`)).json()) as any;
       expect(flagCaps.limits.public_space_key_age_seconds).toBe(0);
       expect(envCaps.limits.public_space_key_age_seconds).toBe(7200);
     } finally {
