@@ -250,6 +250,23 @@ describe('the state table', () => {
   });
 });
 
+describe('rate limits', () => {
+  it('spends the write bucket a post spends: past its burst a task write is refused RATE_LIMITED, and so is a post', async () => {
+    const space = workSpace();
+    const writer = await mintToken(relay.url);
+    admit(relay, space, writer, 'writer');
+    let refused: Answer | undefined;
+    for (let i = 0; i < 100 && refused === undefined; i++) {
+      const r = await call(relay, 'POST', `/v1/spaces/${space.name}/tasks`, { token: writer.token, body: { title: `t${i}` } });
+      if (r.status !== 201) refused = r;
+    }
+    expect(codeOf(refused!)).toBe('RATE_LIMITED');
+    expect(refused!.headers.get('retry-after')).not.toBeNull();
+    await refusedUnchanged('RATE_LIMITED', 429, () => call(relay, 'POST', `/v1/spaces/${space.name}/tasks/next`, { token: writer.token, body: {} }));
+    await refusedUnchanged('RATE_LIMITED', 429, () => call(relay, 'POST', `/v1/spaces/${space.name}/posts`, { token: writer.token, body: { kind: 'obs', body: 'x' } }));
+  });
+});
+
 describe('task settings', () => {
   it('CONTROL_DENIED for task settings changed by anyone below admin', async () => {
     const space = workSpace();
