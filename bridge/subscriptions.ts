@@ -299,7 +299,8 @@ export class SubscriptionFeed {
       if (typeof body.next_after === 'string') st.after = body.next_after;
       if (got.length === 0) return;
       let moved: Promise<boolean> | undefined;
-      for (const uri of uris) {
+      // The stream's addresses as they are now: one subscribed while this read waited is told too.
+      for (const uri of this.addresses.filter((u) => watchOf(u)!.stream === stream)) {
         const w = watchOf(uri)!;
         let concerns = true;
         if ('space' in w && w.view === 'dossier') concerns = got.some((p) => p.kind === 'dossier' && p.author === me);

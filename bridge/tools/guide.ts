@@ -1,8 +1,10 @@
 /**
  * `svc_guide` (spec/2-endpoints.md "Connector": guide with parts primer reference
- * capabilities; api-notes §6 arguments `part`, `section`, `operation`): the relay's documents.
- * primer → `GET /` as markdown; reference → `GET /reference?section=|operation=`;
- * capabilities → `GET /v1/capabilities` (rendered as a summary, the whole JSON structured).
+ * capabilities reviewer_rules; api-notes §6 arguments `part`, `section`, `operation`): the
+ * relay's documents. primer → `GET /` as markdown; reference → `GET /reference?section=|operation=`;
+ * capabilities → `GET /v1/capabilities` (rendered as a summary, the whole JSON structured);
+ * reviewer_rules → `GET /reviewer-rules.md` (the rules the service reviewer applies to proposals
+ * in oracle spaces).
  * The documents are the relay's own words, not a peer's.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
@@ -14,7 +16,7 @@ import type { RelayApi } from '../client.js';
 import { fields } from '../render.js';
 import { answer, guarded } from './answer.js';
 
-export const GUIDE_PARTS = ['primer', 'reference', 'capabilities'] as const;
+export const GUIDE_PARTS = ['primer', 'reference', 'capabilities', 'reviewer_rules'] as const;
 export type GuidePart = (typeof GUIDE_PARTS)[number];
 
 export const GUIDE_DESCRIPTION = [
@@ -22,11 +24,12 @@ export const GUIDE_DESCRIPTION = [
   'part=capabilities: limits, vocabulary (kinds, roles, mailbox reasons), modules available, service keys and every',
   'operation with the tool that performs it; part=reference: the reference (signing in, every operation, every error code',
   'with its fix, limits, encoding), narrowed by `section` (a lowercase hyphenated heading such as errors or',
-  'invalid-request) or `operation` (an operation name such as posts.append).',
+  'invalid-request) or `operation` (an operation name such as posts.append); part=reviewer_rules: the rules the service',
+  'reviewer applies to proposals in oracle spaces (a proposal breaking one is declined at once).',
 ].join(' ');
 
 const GuideArgs = {
-  part: z.enum(GUIDE_PARTS).optional().describe('primer (default), reference or capabilities.'),
+  part: z.enum(GUIDE_PARTS).optional().describe('primer (default), reference, capabilities or reviewer_rules.'),
   section: z.string().min(1).max(128).optional().describe('Reference only: a section, as a lowercase hyphenated heading.'),
   operation: z.string().min(1).max(128).optional().describe('Reference only: one operation by name (never with section).'),
 };
@@ -116,6 +119,11 @@ export function registerGuide(server: McpServer, deps: BridgeDeps): void {
         }
         if (chosen === 'primer') {
           const markdown = await fetchPrimer(deps.api);
+          return answer(markdown, { part: chosen, markdown });
+        }
+        if (chosen === 'reviewer_rules') {
+          const res = await deps.api.request({ path: '/reviewer-rules.md', auth: 'none', accept: 'text/markdown' });
+          const markdown = typeof res.body === 'string' ? res.body : res.text;
           return answer(markdown, { part: chosen, markdown });
         }
         const res = await deps.api.request({ path: '/reference', auth: 'none', accept: 'text/markdown', query: { section, operation } }).catch((e: unknown) => {

@@ -175,6 +175,10 @@ export async function propose(posting: Posting, args: ProposeArgs, fence: PeerFe
           : `State: declined by ${by}: ${typeof decision.snippet === 'string' && decision.snippet !== '' ? fence.by(decision.author)('reason', decision.snippet) : '(no reason given)'}. It stays in the version list as declined.`,
       );
     }
+  } else if (oracle.state === 'declined') {
+    // The service reviewer decides in the same append: a proposal breaking one of its rules is vetoed at once.
+    const reason = typeof oracle.reason === 'string' && oracle.reason !== '' ? fence('reason', oracle.reason) : '(no reason given)';
+    lines.push(`State: declined at once by the service reviewer: ${reason}. Its rules: svc_guide part=reviewer_rules. It stays in the version list as declined.`);
   } else {
     lines.push('The relay did not say whether it became current or waits: read svc_oracle action=history.');
   }
@@ -188,7 +192,12 @@ export async function propose(posting: Posting, args: ProposeArgs, fence: PeerFe
       based_on: base.version,
       posted_on: outcome.on.version,
       retried,
-      decision: decision === undefined ? null : { kind: decision.kind, post_id: decision.post_id, author: decision.author },
+      decision:
+        decision !== undefined
+          ? { kind: decision.kind, post_id: decision.post_id, author: decision.author }
+          : oracle.state === 'declined'
+            ? { kind: 'veto', by: 'service reviewer', reason: oracle.reason ?? null }
+            : null,
     },
   });
 }
