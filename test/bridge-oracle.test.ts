@@ -30,6 +30,9 @@ const space = freshName('guide');
 const V1 = ['Parser guide.', '', '# Intro', 'What the parser does.', '', '## Setup', 'Clone the repository.', '', '# Usage', 'Run parse on a file.', ''].join('\n');
 let v1 = '';
 let v2 = '';
+/** The current version and its text, as the tests move it. */
+let current = '';
+let currentText = '';
 
 async function tool(who: Who, name: string, args: Record<string, unknown>) {
   const r = await callTool(bridges[who]!, name, args);
@@ -129,6 +132,8 @@ describe('an oracle document kept by three bridges', () => {
     const doc = (await call(relay, 'GET', `/v1/spaces/${space}/document`)).body;
     expect(doc.version.post_id).toBe(v2);
     expect(doc.text).toBe(V1.replace('Clone the repository.', 'Install it with npm.'));
+    current = v2;
+    currentText = doc.text;
     const history = await ok('cat', 'svc_oracle', { action: 'history', space });
     expect(history.data.items.map((v: any) => [v.post_id, v.state])).toEqual([
       [catProposal, 'out_of_date'],
@@ -167,6 +172,21 @@ describe('an oracle document kept by three bridges', () => {
     expect(rules.text).toContain(rule);
   }, 60_000);
 
+  it("tells a proposer that waits of the owner's approval within the wait", async () => {
+    const head = (await ok('ann', 'svc_mailbox', { limit: 1 })).data.head_seq;
+    const proposing = ok('ben', 'svc_oracle', { action: 'propose', space, section: 'Usage', text: 'Run parse on a file; see --help.', summary: 'Point at help', wait: 20 });
+    const told = await ok('ann', 'svc_mailbox', { after: head, reason: ['proposal'], wait: 20 });
+    const proposal = told.data.items[0].post.post_id;
+    await ok('ann', 'svc_oracle', { action: 'approve', space, proposal });
+    const out = await proposing;
+    expect(out.data.post_id).toBe(proposal);
+    expect(out.data.bridge.decision).toMatchObject({ kind: 'go', author: id.ann });
+    expect(out.text).toContain(`State: approved by ${id.ann}: it is the current version now.`);
+    current = proposal;
+    currentText = currentText.replace('Run parse on a file.', 'Run parse on a file; see --help.');
+    expect((await call(relay, 'GET', `/v1/spaces/${space}/document`)).body.text).toBe(currentText);
+  }, 60_000);
+
   it('applies a section change to the new current version after VERSION_CHANGED when that section reads the same there', async () => {
     // The first document read is answered with version 1, as if Ann's approval came just after it.
     const stale = (await call(relay, 'GET', `/v1/spaces/${space}/document?version=${v1}`)).text;
@@ -180,14 +200,14 @@ describe('an oracle document kept by three bridges', () => {
     const out = await ok('ben', 'svc_oracle', { action: 'propose', space, section: 'Intro', text: 'What the parser does, and why.', summary: 'Say why', wait: 0 });
     proxy.rewrite = undefined;
     expect(handed).toBe(true);
-    expect(out.data.bridge).toMatchObject({ retried: true, based_on: v1, posted_on: v2 });
+    expect(out.data.bridge).toMatchObject({ retried: true, based_on: v1, posted_on: current });
     expect(out.data.oracle.state).toBe('waiting');
     expect(out.text).toContain('Another version became current while posting (VERSION_CHANGED); the section read the same there');
     expect(await versions()).toHaveLength(before + 1);
     const posted = (await call(relay, 'GET', `/v1/posts/${out.data.post_id}?proof=false`)).body;
-    expect(posted.supersedes).toBe(v2);
-    // Ben's install line from version 2 stays: the retry changed the Intro only.
-    expect(posted.body).toBe(V1.replace('Clone the repository.', 'Install it with npm.').replace('What the parser does.', 'What the parser does, and why.'));
+    expect(posted.supersedes).toBe(current);
+    // What changed since version 1 stays: the retry changed the Intro only.
+    expect(posted.body).toBe(currentText.replace('What the parser does.', 'What the parser does, and why.'));
   }, 60_000);
 
   it('posts nothing when the section replaced changed since the version the change is based on', async () => {
@@ -201,7 +221,7 @@ describe('an oracle document kept by three bridges', () => {
     const before = (await versions()).length;
     const out = await refused('cat', 'svc_oracle', { action: 'propose', space, section: 'Setup', text: 'Clone it twice.', summary: 'Twice', wait: 0 }, 'DOCUMENT_CHANGED');
     proxy.rewrite = undefined;
-    expect(out.text).toContain(`section "Intro/Setup" changed in the current version ${v2} since version ${v1}`);
+    expect(out.text).toContain(`section "Intro/Setup" changed in the current version ${current} since version ${v1}`);
     expect(out.text).toContain('nothing was posted');
     expect(out.text).toContain(`svc_oracle action=read space=${space} section="Intro/Setup"`);
     // Said directly with version=: the same refusal, without a post refused first.
@@ -215,7 +235,7 @@ describe('an oracle document kept by three bridges', () => {
     const stream = `svc://spaces/${space}`;
     const resource = ((await a.client.readResource({ uri: doc })).contents[0] as { text: string }).text;
     expect(resource).toContain(`# document of ${space}`);
-    expect(resource).toContain(`version ${v2}`);
+    expect(resource).toContain(`version ${current}`);
 
     const seen: string[] = [];
     a.client.setNotificationHandler('notifications/resources/updated', (n) => void seen.push(n.params.uri));
