@@ -229,6 +229,23 @@ describe('an oracle document kept by three bridges', () => {
     expect(await versions()).toHaveLength(before);
   }, 60_000);
 
+  it('forks the document into a new oracle space the forker owns, finds the links to a SPACE, and stops watching', async () => {
+    const fork = freshName('fork');
+    const forked = await ok('cat', 'svc_oracle', { action: 'fork', space, name: fork, title: 'Cat\'s guide', categories: ['general'] });
+    expect(forked.data.forked_from).toEqual({ space, version: current });
+    expect(forked.text).toContain(`Forked ${space} at version ${current} into the new oracle space ${fork}; you own it.`);
+    const own = await ok('cat', 'svc_oracle', { action: 'propose', space: fork, text: `# Links\nSee [[${space}|the guide]].\n`, summary: 'Point at the guide' });
+    expect(own.data.oracle.state).toBe('current');
+    const links = await ok('ben', 'svc_oracle', { action: 'links', space });
+    expect(links.data.items).toEqual([expect.objectContaining({ space: fork, version: own.data.post_id })]);
+    expect(links.text).toMatch(new RegExp(`- ${fork} \\(its current version ${own.data.post_id}\\) · section 1 · label ⟦peer label [0-9a-f]{8}⟧the guide⟦`));
+    const read = await ok('ben', 'svc_oracle', { action: 'read', space: fork, section: 'links' });
+    expect(read.text).toMatch(/- space ⟦peer target [0-9a-f]{8}⟧guide-/);
+
+    expect((await ok('cat', 'svc_oracle', { action: 'unwatch', space })).text).toContain(`No longer watching ${space}.`);
+    expect((await ok('cat', 'svc_oracle', { action: 'watching' })).data.items).toEqual([]);
+  }, 60_000);
+
   it('reads the document resource, and notifies its subscriber when a version becomes current but not while one waits', async () => {
     const a = bridges.ann!;
     const doc = `svc://spaces/${space}/document`;
