@@ -85,6 +85,35 @@ describe('oracle.fork', () => {
     expect(events.map((e) => e.event)).toEqual(['space.created']);
   });
 
+  it('is one transaction: when the first version cannot be stored, no SPACE is made and nothing changes', async () => {
+    const source = await oracleSpace(relay, owner);
+    const text = '# Rules\nKeep them.\n';
+    const current = await postVersion(relay, owner, source, text);
+    const name = freshName('fork');
+    // A real storage failure inside SQLite, on the fork's own first version only: a trigger on
+    // this connection that aborts the version row of the SPACE being made.
+    relay.store.db.exec(
+      `CREATE TEMP TRIGGER fork_version_fails BEFORE INSERT ON oracle_versions
+         WHEN NEW.space_row_id = (SELECT id FROM spaces WHERE name = '${name}')
+       BEGIN SELECT RAISE(ABORT, 'the disk refused the first version'); END`,
+    );
+    try {
+      const before = probe();
+      const r = await fork(source, forker, { name, categories: ['general'] });
+      expect(r.status).toBe(500);
+      expect(r.body.error).toMatchObject({ code: 'INTERNAL', request_id: expect.any(String) });
+      expect(probe()).toBe(before);
+      expect(relay.store.spaces.byName(name)).toBeUndefined();
+      expect((await get(relay, `/v1/spaces/${name}`)).status).toBe(404);
+    } finally {
+      relay.store.db.exec('DROP TRIGGER fork_version_fails');
+    }
+    const again = await fork(source, forker, { name, categories: ['general'] });
+    expect(again.status).toBe(201);
+    expect(again.body).toMatchObject({ forked_from: { space: source, version: current.post_id }, version: { seq: '1' }, space: { head_seq: '1' } });
+    expect((await get(relay, `/v1/spaces/${name}/document`)).body).toMatchObject({ text, version: { post_id: again.body.version.post_id } });
+  });
+
   it('forks a document with no version yet into an empty oracle space', async () => {
     const source = await oracleSpace(relay, owner);
     const name = freshName('fork');

@@ -9,9 +9,10 @@
  *   NOT_AN_ORACLE; `version` names a version post of this SPACE, else POST_NOT_FOUND.
  * - `GET …/versions?before=&limit=`: newest first by seq; `before` a seq (decimal string).
  * - `POST …/fork`: spaces.create's own path (routes/spaces.ts `createSpaceFor`) for a public
- *   oracle space, the fork recorded in the same transaction; then the source's current text
+ *   oracle space; in the same transaction the fork is recorded and the source's current text
  *   (when it has one that shows its words) is appended as the fork's first version, an unsigned
- *   origin-attested `version` post by the caller through the normal append path.
+ *   origin-attested `version` post by the caller through the append pipeline. Either all of it
+ *   commits or none: a fork never leaves a SPACE without its first version.
  * - `GET …/links?post=&after=&limit=`: oracle spaces whose CURRENT text links here, one item per
  *   link in text order (relay/store/oracle-links.ts, rewritten whenever a version becomes
  *   current); `post` is a seq or a post id of this SPACE (POST_NOT_FOUND when none).
@@ -30,7 +31,7 @@ import { identityOf } from '../http/auth.js';
 import { negotiate } from '../http/markdown.js';
 import { isoTime, noBody, utf8Max } from '../http/schemas.js';
 import { documentAnswer, parsedTexts, versionItem } from '../oracle/document.js';
-import { appendPostGrouped } from '../posts/append.js';
+import { appendPost } from '../posts/append.js';
 import { spaceForPosts } from '../posts/access.js';
 import { documentMarkdown, linksMarkdown, versionsMarkdown, watchingMarkdown } from '../render/oracle.js';
 import type { SpaceRow } from '../store/spaces.js';
@@ -174,18 +175,21 @@ export const oracleRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       // A hidden current version shows no words, so there is nothing to copy.
       const copied = post !== undefined && post.hiddenAt === null && post.body !== null && post.body !== '' ? post : undefined;
       const now = ctx.clock();
-      const created = createSpaceFor(ctx, me.peerId, { ...body, visibility: 'public', oracle: true }, (space) =>
-        ctx.store.oracleLinks.recordFork({ spaceRowId: space.id, fromSpaceRowId: source.id, fromVersion: copied?.postId ?? null, createdAt: now }),
-      );
+      // One transaction: the SPACE, the fork record and the first version commit together or
+      // not at all. The append runs through the pipeline's own in-process path, which inside
+      // this open transaction is a savepoint of it (better-sqlite3 nests transactions so), so a
+      // refused or failed append rolls the new SPACE back with it.
       let first: JsonObject | null = null;
-      if (copied !== undefined) {
-        const outcome = await appendPostGrouped(ctx, created.space.name, me.peerId, {
+      const created = createSpaceFor(ctx, me.peerId, { ...body, visibility: 'public', oracle: true }, (space) => {
+        ctx.store.oracleLinks.recordFork({ spaceRowId: space.id, fromSpaceRowId: source.id, fromVersion: copied?.postId ?? null, createdAt: now });
+        if (copied === undefined) return;
+        const outcome = appendPost(ctx, space.name, me.peerId, {
           kind: 'version',
           title: `Forked from ${source.name} at seq ${copied.seq}`,
           body: copied.body,
         });
         first = { post_id: outcome.post.postId, seq: String(outcome.post.seq) };
-      }
+      });
       const space = ctx.store.spaces.byRowId(created.space.id)!;
       return reply.code(201).send({
         space: { ...renderSpace(ctx, space, me.peerId), revision: String(created.revision) },
