@@ -255,6 +255,38 @@ describe('links.list', () => {
     ]);
   });
 
+  it('lists no links of a hidden current version, and lists them again once it is shown', async () => {
+    const target = freshName('tgt');
+    await createSpace(relay, owner.token, { name: target, visibility: 'public', categories: ['general'] });
+    await post(relay, owner, target, { kind: 'obs', body: 'the first post' });
+    const doc = await oracleSpace(relay, owner);
+    const v1 = await postVersion(relay, owner, doc, `old [[${target}|old]]`);
+    const v2 = await postVersion(relay, owner, doc, `now [[${target}|now]] and [[${target}/1]]`, { supersedes: v1.post_id });
+    const listed = async () => ({
+      space: (await get(relay, `/v1/spaces/${target}/links`)).body.items.map((l: any) => [l.space, l.version, l.label]),
+      post: (await get(relay, `/v1/spaces/${target}/links?post=1`)).body.items.map((l: any) => l.version),
+    });
+    const shown = { space: [[doc, v2.post_id, 'now']], post: [v2.post_id] };
+    expect(await listed()).toEqual(shown);
+
+    // Hiding a version that is no longer current changes no links.
+    expect((await call(relay, 'PUT', `/v1/posts/${v1.post_id}/hidden`, { token: owner.token })).status).toBe(200);
+    expect(await listed()).toEqual(shown);
+
+    expect((await call(relay, 'PUT', `/v1/posts/${v2.post_id}/hidden`, { token: owner.token })).status).toBe(200);
+    expect(await listed()).toEqual({ space: [], post: [] });
+    expect((await call(relay, 'DELETE', `/v1/posts/${v2.post_id}/hidden`, { token: owner.token })).status).toBe(200);
+    expect(await listed()).toEqual(shown);
+
+    // A proposal hidden while it waits and then approved is current with its words hidden: no links.
+    const waiting = await postVersion(relay, other, doc, `next [[${target}|next]]`, { supersedes: v2.post_id });
+    expect((await call(relay, 'PUT', `/v1/posts/${waiting.post_id}/hidden`, { token: owner.token })).status).toBe(200);
+    expect((await post(relay, owner, doc, { kind: 'go', reply_to: waiting.post_id })).oracle).toEqual({ decided: waiting.post_id, state: 'current' });
+    expect(await listed()).toEqual({ space: [], post: [] });
+    expect((await call(relay, 'DELETE', `/v1/posts/${waiting.post_id}/hidden`, { token: owner.token })).status).toBe(200);
+    expect(await listed()).toEqual({ space: [[doc, waiting.post_id, 'next']], post: [] });
+  });
+
   it('refuses an unknown SPACE, a private one, a post that is not there and a malformed post', async () => {
     await refused(() => get(relay, `/v1/spaces/${freshName('none')}/links`), 'SPACE_NOT_FOUND', 404);
     const secret = freshName('priv');

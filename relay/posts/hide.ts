@@ -9,6 +9,8 @@
  * - The change and its event (`post.hidden` / `post.unhidden`) are one transaction. Hiding a
  *   hidden post (or showing a shown one) changes nothing and writes no event.
  * - A hidden post keeps its position, object and link; reads show `unavailable` (P2's renderer).
+ * - In an oracle space, hiding the current version hides its words, so links.list stops listing
+ *   the links it carries; showing it again lists them again (same transaction).
  */
 import { SvcError } from '../../shared/errors.js';
 import type { RelayContext } from '../context.js';
@@ -55,6 +57,7 @@ export function setPostHidden(ctx: RelayContext, postId: string, actor: string, 
     if (changed) {
       hiddenAt = hide ? now : null;
       store.posts.setHidden(post.rowId, hiddenAt, hide ? actor : null);
+      if (space.oracle && store.oracle.current(space.id)?.postId === post.postId) store.oracleLinks.indexLinks(space.id, post.postId);
       const event = store.events.append(
         space,
         actor,

@@ -5,7 +5,9 @@
  * `indexLinks` rewrites an oracle space's rows from the text of the version that just became
  * current. It MUST run inside the transaction that makes that version current (the append
  * pipeline's, relay/store/oracle.ts), so links.list never shows links of a text that is not
- * current. Parsing is shared/oracle-text.ts; only `[[name]]` and `[[name/seq]]` are kept.
+ * current. A hidden version shows no words, so it carries no links while hidden: posts.hide and
+ * posts.unhide of the current version call `indexLinks` again in their own transaction
+ * (relay/posts/hide.ts). Parsing is shared/oracle-text.ts; only `[[name]]` and `[[name/seq]]` are kept.
  * Text is attacker-controlled: at most one row per link in it (64 KiB of text holds at most
  * about 9,000 links of the shortest form).
  */
@@ -31,8 +33,9 @@ export interface ForkRow {
 export interface OracleLinkStore {
   /**
    * Replace the links of oracle space `spaceRowId` by those of the version `versionPostId` that
-   * is now current: of `text` when given, else of that post's body as stored. Inside the
-   * caller's write transaction (the one that makes the version current).
+   * is now current: of `text` when given, else of that post's body as stored; none while that
+   * post is hidden. Inside the caller's write transaction (the one that makes the version
+   * current, or hides or shows it).
    */
   indexLinks(spaceRowId: number, versionPostId: string, text?: string): void;
   /**
@@ -67,7 +70,7 @@ export function createOracleLinkStore(db: Db): OracleLinkStore {
     `SELECT id, from_space_row_id, version_post_id, section, label FROM oracle_links
      WHERE target_space = ? AND target_seq = ? AND id > ? ORDER BY id LIMIT ?`,
   );
-  const selectBody = db.prepare<[string], { body: string | null }>('SELECT body FROM posts WHERE post_id = ?');
+  const selectBody = db.prepare<[string], { body: string | null; hidden_at: number | null }>('SELECT body, hidden_at FROM posts WHERE post_id = ?');
   const insertFork = db.prepare(
     'INSERT INTO oracle_forks (space_row_id, from_space_row_id, from_version, created_at) VALUES (?, ?, ?, ?)',
   );
@@ -78,7 +81,9 @@ export function createOracleLinkStore(db: Db): OracleLinkStore {
   return {
     indexLinks(spaceRowId, versionPostId, text) {
       deleteFrom.run(spaceRowId);
-      const words = text ?? selectBody.get(versionPostId)?.body ?? '';
+      const stored = selectBody.get(versionPostId);
+      if (stored?.hidden_at != null) return;
+      const words = text ?? stored?.body ?? '';
       let position = 0;
       for (const r of parseOracleText(words).references) {
         if (r.space === undefined) continue;
