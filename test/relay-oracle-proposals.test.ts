@@ -181,6 +181,48 @@ describe('the oracle proposal state table', () => {
     expect(mail(stranger, seen)).toEqual([['out_of_date', a.post_id]]);
   });
 
+  it('waiting -> declined when its author retracts it: shown with the reason, no longer waiting nor counted, and no more to decide', async () => {
+    const name = await document();
+    const spaceRow = relay.store.spaces.byName(name)!.id;
+    const v1 = await version(owner, name, 'one\n');
+    const proposer = await mintToken(relay.url);
+    const mine: any[] = [];
+    for (const n of [1, 2, 3]) mine.push(await version(proposer, name, `one\n${n}\n`, v1.post_id));
+    const full = await refusedUnchanged(() => append(proposer, name, { kind: 'version', title: 's', body: 'one\n4\n', supersedes: v1.post_id }), 'PROPOSAL_LIMIT', 429);
+    expect(full.body.error.detail).toBe('yours: 3 waiting in this SPACE');
+    // Only its author retracts it: another KEY's retraction is refused as ever.
+    await refusedUnchanged(() => append(writer, name, { kind: 'obs', body: 'not mine', retracts: mine[0].post_id }), 'REVISION_TARGET_NOT_FOUND', 422);
+    expect(relay.store.oracle.waitingCount(spaceRow)).toBe(3);
+
+    const withdraw = { kind: 'obs', body: 'withdrawn: I was wrong', retracts: mine[0].post_id, idempotency_key: 'withdraw-1' };
+    const retraction = await append(proposer, name, withdraw);
+    expect(retraction.status, retraction.text).toBe(201);
+    expect(retraction.body.oracle).toEqual({ decided: mine[0].post_id, state: 'declined' });
+    const replayed = await append(proposer, name, withdraw);
+    expect(replayed.body).toMatchObject({ replayed: true, post_id: retraction.body.post_id, oracle: { decided: mine[0].post_id, state: 'declined' } });
+    expect(relay.store.oracle.waitingCount(spaceRow)).toBe(2);
+    expect(relay.store.oracle.waitingCount(spaceRow, proposer.peerId)).toBe(2);
+    const listed = await call(relay, 'GET', `/v1/spaces/${name}/versions`);
+    expect(listed.body.items.find((v: any) => v.post_id === mine[0].post_id)).toMatchObject({
+      state: 'declined',
+      decision: { kind: 'veto', by: proposer.peerId, reason: 'retracted by its author', post_id: retraction.body.post_id },
+    });
+    expect(currentOf(name)).toBe(v1.post_id);
+
+    // Its place is free again, and nobody can decide it any more.
+    expect((await version(proposer, name, 'one\n4\n', v1.post_id)).oracle.state).toBe('waiting');
+    for (const kind of ['go', 'veto'] as const) {
+      const r = await refusedUnchanged(() => append(owner, name, { kind, reply_to: mine[0].post_id, body: 'reason' }), 'PROPOSAL_DECIDED', 409);
+      expect(r.body.error.detail).toBe('the proposal is declined');
+    }
+    // Retracting a proposal no longer waiting changes no state; the others still wait to be decided.
+    const late = await append(proposer, name, { kind: 'obs', body: 'again', retracts: mine[0].post_id });
+    expect(late.status).toBe(201);
+    expect(late.body.oracle).toBeUndefined();
+    expect(relay.store.oracle.version(mine[0].post_id)?.decision?.postId).toBe(retraction.body.post_id);
+    expect((await decide(owner, name, 'go', mine[1].post_id)).oracle).toEqual({ decided: mine[1].post_id, state: 'current' });
+  });
+
   it('a replay of a version or of a decision answers its oracle state as it stands now', async () => {
     const name = await document();
     const v1 = await version(owner, name, 'one\n');

@@ -16,6 +16,12 @@
  *   `out_of_date`, and the document's watchers get `changed` (not the version's author, nor
  *   the decider who made it current: both know). The links index (relay/store/oracle-links.ts)
  *   follows in the same transaction.
+ * - A post whose `retracts` names a waiting proposal (its author's own: relay/posts/append.ts
+ *   checks that) withdraws it: the proposal is declined with the reason RETRACTED_REASON, the
+ *   retracting post recorded as the decision, by its author. It stops waiting, so it no longer
+ *   counts toward the waiting limits, and a later go or veto on it is PROPOSAL_DECIDED. The
+ *   state set stays the spec's: a retraction is the author declining its own proposal, and the
+ *   reason says so. Retracting a version that no longer waits changes no state.
  * - A proposal reaches the owner and the first 32 admins as `proposal`; the decision reaches the
  *   proposer as a `reply` (the go/veto replies to it: relay/posts/append.ts delivers it).
  * - With `service_reviewer` on, the rules of relay/oracle/reviewer.ts are applied to each new
@@ -45,6 +51,9 @@ import { analyseText, review, vetoReason, type TextAnalysis } from './reviewer.j
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** The reason oracle.versions shows for a proposal its author retracted while it waited. */
+export const RETRACTED_REASON = 'retracted by its author';
+
 /** The append answer's `oracle` (api-notes §4 `oracle?`). */
 export type OracleAnswer =
   | {
@@ -56,7 +65,7 @@ export type OracleAnswer =
       reason?: string;
     }
   | {
-      /** The proposal this go/veto decided. */
+      /** The proposal this go/veto decided, or this retraction withdrew. */
       decided: string;
       state: VersionState;
     };
@@ -64,12 +73,14 @@ export type OracleAnswer =
 /** What is read before the write lock. */
 export type OraclePrep =
   | { kind: 'version'; proposed: TextAnalysis; current: { postId: string; text: TextAnalysis } | null }
-  | { kind: 'decision' };
+  | { kind: 'decision' }
+  | { kind: 'retraction' };
 
 /** What the checks under the lock decided. */
 export type OraclePlan =
   | { kind: 'version'; decider: boolean; current: VersionRow | undefined; prep: Extract<OraclePrep, { kind: 'version' }> }
-  | { kind: 'decision'; proposal: VersionRow; go: boolean };
+  | { kind: 'decision'; proposal: VersionRow; go: boolean }
+  | { kind: 'retraction'; proposal: VersionRow };
 
 /** Writes a post of the service's own KEY replying to `parent` (relay/posts/append.ts). */
 export type ServicePostWriter = (author: KeyRecord, body: Record<string, unknown>, parent: PostRow) => PostRow;
@@ -92,6 +103,7 @@ export function prepareOracle(ctx: RelayContext, space: SpaceRow, p: PreparedPos
   if (!space.oracle) return undefined;
   const { kind, reply_to } = p.input;
   if (isDecisionKind(kind) && reply_to !== undefined) return { kind: 'decision' };
+  if (p.input.retracts !== undefined && kind !== 'version') return { kind: 'retraction' };
   if (kind !== 'version') return undefined;
   const proposed = analyseText(p.input.body ?? '');
   // The current version as it stands now; under the lock it is used only if still current.
@@ -112,6 +124,12 @@ export function checkOracle(
   now: number,
 ): OraclePlan | undefined {
   const { oracle } = ctx.store;
+  if (prep.kind === 'retraction') {
+    // The target is the author's own post of this SPACE (checked before); only a waiting
+    // proposal changes state.
+    const proposal = p.input.retracts === undefined ? undefined : oracle.version(p.input.retracts);
+    return proposal?.state === 'waiting' ? { kind: 'retraction', proposal } : undefined;
+  }
   if (prep.kind === 'decision') {
     const proposal = parent === undefined ? undefined : oracle.version(parent.postId);
     if (proposal === undefined) return undefined; // a go/veto replying to a post that is no version: an ordinary reply
@@ -156,6 +174,10 @@ function checkProposalLimits(ctx: RelayContext, space: SpaceRow, author: string,
 /** Under the lock, after the post is stored: state, the reviewer, deliveries. */
 export function applyOracle(ctx: RelayContext, space: SpaceRow, plan: OraclePlan, post: PostRow, servicePost: ServicePostWriter, now: number): OracleAnswer {
   const { oracle } = ctx.store;
+  if (plan.kind === 'retraction') {
+    oracle.decline(plan.proposal.postId, { kind: 'veto', by: post.author, reason: RETRACTED_REASON, postId: post.postId, at: now }, now);
+    return { decided: plan.proposal.postId, state: 'declined' };
+  }
   if (plan.kind === 'decision') {
     const decision: VersionDecision = {
       kind: plan.go ? 'go' : 'veto',
@@ -255,9 +277,10 @@ export function replayedOracle(ctx: RelayContext, space: SpaceRow, post: PostRow
     if (v === undefined) return undefined;
     return { state: v.state, current: oracle.current(space.id)?.postId ?? null };
   }
-  if (isDecisionKind(post.kind) && post.replyTo !== null) {
-    const v = oracle.version(post.replyTo);
-    if (v?.decision?.postId === post.postId) return { decided: v.postId, state: v.state };
+  // A go/veto decides the proposal it replies to; a retraction withdraws the one it retracts.
+  for (const target of [isDecisionKind(post.kind) ? post.replyTo : null, post.retracts]) {
+    const v = target === null ? undefined : oracle.version(target);
+    if (v !== undefined && v.decision?.postId === post.postId) return { decided: v.postId, state: v.state };
   }
   return undefined;
 }
