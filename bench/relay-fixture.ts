@@ -17,6 +17,7 @@ import { toHex } from '../shared/encoding.js';
 import { peerIdHexOf, signerFromSeed, type Signer } from '../shared/identity.js';
 import { createSpaceInStore as createSpace } from '../test/helpers/posts.js';
 import { spawnRelay, tempDataDir, type SpawnedRelay } from '../test/helpers/relay.js';
+import { createTokenEvents } from '../relay/token-events.js';
 
 export { tempDataDir };
 
@@ -80,6 +81,8 @@ export function openInProcess(dataDir?: string): InProcessRelay {
     audience: () => '127.0.0.1',
     baseUrl: () => 'http://127.0.0.1',
     operations: [],
+    tokenEvents: createTokenEvents(),
+    connectorSecret: randomBytes(32).toString('hex'),
   };
   return {
     ctx,

@@ -10,6 +10,7 @@
  */
 import Fastify, { type FastifyContextConfig, type FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
 import { SvcError } from '../shared/errors.js';
 import { REQUEST_MAX_BYTES } from '../shared/limits.js';
 import { audienceOf, publicBaseUrl } from './config.js';
@@ -21,6 +22,7 @@ import { parseQuery, UNDECODABLE_QUERY, UNDECODABLE_QUERY_DETAIL } from './http/
 import { applyRouteLimit, createRateLimiter } from './http/rate-limit.js';
 import { zodValidatorCompiler } from './http/validation.js';
 import { newUuid } from './ids.js';
+import { createTokenEvents } from './token-events.js';
 import './http/fastify-types.js';
 import { serviceRoutes } from './routes/service.js';
 import { keysRoutes } from './routes/keys.js';
@@ -79,6 +81,9 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     audience: () => audienceOf(deps.config, listening()),
     baseUrl: () => publicBaseUrl(deps.config, listening()),
     operations: [],
+    tokenEvents: createTokenEvents(),
+    // From the system's randomness, not deps.random: tests may make that predictable, and this is a secret.
+    connectorSecret: randomBytes(32).toString('hex'),
   };
 
   app.decorateRequest('identity', null);

@@ -8,6 +8,7 @@ import type { ServiceKeys } from './service-keys.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { AuthMode } from './http/auth.js';
 import type { Random } from './ids.js';
+import type { TokenEvents } from './token-events.js';
 
 export interface RelayDeps {
   readonly config: RelayConfig;
@@ -45,4 +46,11 @@ export interface RelayContext extends RelayDeps {
   baseUrl(): string;
   /** Every operation registered so far, in registration order. */
   readonly operations: OperationEntry[];
+  /** Token revocations, emitted after each revoking commit (live streams end on them). */
+  readonly tokenEvents: TokenEvents;
+  /**
+   * 32 random bytes as hex, made when the app is built and never sent anywhere: the connector
+   * sets it in CONNECTOR_HEADER on its in-process requests, the only way an app token is accepted.
+   */
+  readonly connectorSecret: string;
 }

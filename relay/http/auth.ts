@@ -26,7 +26,15 @@ export interface Identity {
   readonly tokenId: string;
   /** When the token in use expires (ms). */
   readonly tokenExpiresAt: number;
+  /** The app an app token was issued to (OAuth), with whether it may write; null for a KEY's own token. */
+  readonly app: { readonly clientId: string; readonly write: boolean } | null;
 }
+
+/**
+ * The header the connector sets, with `RelayContext.connectorSecret` as its value, on the
+ * requests it makes in process: an app token is accepted only on a request that carries it.
+ */
+export const CONNECTOR_HEADER = 'x-svc-connector';
 
 const TOKEN_RE = /^svc_[0-9a-f]{64}$/;
 
@@ -62,7 +70,7 @@ export function authenticate(
   const record = tokens.byHash(tokenHash(token));
   if (!record) return unknown('token: not known here');
   refuseDead(record, now);
-  return { peerId: record.peerId, tokenId: record.id, tokenExpiresAt: record.expiresAt };
+  return { peerId: record.peerId, tokenId: record.id, tokenExpiresAt: record.expiresAt, app: null };
 }
 
 function refuseDead(record: TokenRecord, now: number): void {

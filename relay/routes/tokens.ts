@@ -39,6 +39,7 @@ export const tokensRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
     async (req) => {
       const me = identityOf(req);
       const revoked = ctx.store.tokens.revoke(me.peerId, me.tokenId, ctx.clock()) ? 1 : 0;
+      if (revoked) ctx.tokenEvents.emit({ peerId: me.peerId, tokenId: me.tokenId });
       return { revoked };
     },
   );
@@ -55,6 +56,7 @@ export const tokensRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       if (!UUID_RE.test(id) || !ctx.store.tokens.revoke(me.peerId, id, ctx.clock())) {
         throw new SvcError('TOKEN_NOT_FOUND', 'id: no live token of this KEY has that id');
       }
+      ctx.tokenEvents.emit({ peerId: me.peerId, tokenId: id });
       return { revoked: 1 };
     },
   );
@@ -67,7 +69,9 @@ export const tokensRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
     },
     async (req) => {
       const me = identityOf(req);
-      return { revoked: ctx.store.tokens.revokeAll(me.peerId, ctx.clock()) };
+      const revoked = ctx.store.tokens.revokeAll(me.peerId, ctx.clock());
+      ctx.tokenEvents.emit({ peerId: me.peerId, tokenId: null });
+      return { revoked };
     },
   );
 };
