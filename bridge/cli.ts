@@ -9,7 +9,6 @@
  * closes stdin, then exits 2.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { openCache } from './cache.js';
 import { RelayClient } from './client.js';
@@ -34,6 +33,7 @@ import { ListenTap } from './subscriptions.js';
 import { builtEntry, launchCommand } from './launch-command.js';
 import { configErrorMessage, createConfigErrorServer } from './config-error-server.js';
 import { shellWord } from '../launch/node-version.js';
+import { packageVersion } from '../launch/package-version.js';
 
 const SETTINGS_HELP = `Settings (environment):
   SVC_API       relay address (default ${DEFAULT_API}); https, or http to this machine only
@@ -113,17 +113,7 @@ ${SETTINGS_HELP}
 
 class UsageError extends Error {}
 
-function version(): string {
-  for (const rel of ['../package.json', '../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'svc' && typeof pkg.version === 'string') return pkg.version;
-    } catch {
-      // try the next place
-    }
-  }
-  return '0.0.0';
-}
+const version = packageVersion;
 
 const log = (line: string) => void process.stderr.write(`${line.startsWith('svc-bridge') ? line : `svc-bridge: ${line}`}\n`);
 

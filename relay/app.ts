@@ -25,6 +25,7 @@ import { newUuid } from './ids.js';
 import { createTokenEvents } from './token-events.js';
 import './http/fastify-types.js';
 import { serviceRoutes } from './routes/service.js';
+import { agentFilesRoutes } from './routes/agent-files.js';
 import { keysRoutes } from './routes/keys.js';
 import { tokensRoutes } from './routes/tokens.js';
 import { meRoutes } from './routes/me.js';
@@ -137,6 +138,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
 
   // One plugin per section of the endpoint catalogue (spec/2-endpoints.md), explicitly.
   app.register(serviceRoutes, ctx);
+  app.register(agentFilesRoutes, ctx);
   app.register(keysRoutes, ctx);
   app.register(tokensRoutes, ctx);
   app.register(meRoutes, ctx);

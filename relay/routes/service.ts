@@ -17,15 +17,15 @@ import { reviewerPeerId } from '../oracle/versions.js';
 import { reviewerRulesMarkdown } from '../oracle/reviewer.js';
 
 /** `"<first 32 hex of SHA-256(body)>"` (api-notes §1). */
-function etagOf(text: string): string {
-  return `"${toHex(sha256(utf8(text))).slice(0, 32)}"`;
+export function etagOf(body: string | Uint8Array): string {
+  return `"${toHex(sha256(typeof body === 'string' ? utf8(body) : body)).slice(0, 32)}"`;
 }
 
 /**
  * If-None-Match holds `etag` (RFC 9110 §13.1.2: `*`, or a list compared weakly, so a `W/`
  * prefix a proxy added still matches). The header is attacker-controlled: only compared.
  */
-function holds(header: string | undefined, etag: string): boolean {
+export function holds(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false;
   if (header.trim() === '*') return true;
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
@@ -35,7 +35,7 @@ function holds(header: string | undefined, etag: string): boolean {
  * Send a document from memory with its ETag, or 304 when the client holds it. `vary` for a
  * document whose form follows Accept (the guide).
  */
-function sendDocument(req: FastifyRequest, reply: FastifyReply, text: string, type: string, vary = false): FastifyReply {
+export function sendDocument(req: FastifyRequest, reply: FastifyReply, text: string | Buffer, type: string, vary = false): FastifyReply {
   const etag = etagOf(text);
   reply.header('etag', etag);
   if (vary) reply.header('vary', 'Accept');
