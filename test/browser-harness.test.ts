@@ -5,8 +5,11 @@
  * sign-in test builds on this, so a failure here points at the machine, not at the relay.
  */
 import { createHash, randomBytes, verify } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { describeWithBrowser, findChromium, launchBrowser, openPasskeyPage } from './helpers/browser.js';
@@ -21,6 +24,16 @@ describe('finding the browser', () => {
   it('takes SVC_CHROMIUM over the usual paths when it is an executable file', () => {
     const lookup = findChromium({ SVC_CHROMIUM: process.execPath });
     expect(lookup).toEqual({ path: process.execPath, missing: null });
+  });
+
+  it('finds a chromium command on PATH before the usual install paths', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-browser-path-'));
+    try {
+      writeFileSync(join(dir, 'chromium'), '#!/bin/sh\n', { mode: 0o755 });
+      expect(findChromium({ PATH: dir })).toEqual({ path: join(dir, 'chromium'), missing: null });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -4,24 +4,25 @@
  * passkey (a platform authenticator that keeps discoverable credentials and verifies the user
  * without a prompt).
  *
- * The browser is found from SVC_CHROMIUM or the usual install paths. Without one, browser
- * suites are skipped with the reason in their title, except under CI (the `CI` variable set),
- * where a missing browser is a failing test: CI installs Chromium itself (.ci/run), so a
- * browser that is not there means the browser tests would silently not run.
+ * The browser is found from SVC_CHROMIUM, a chromium or chrome command on PATH, or the usual
+ * install paths. Without one, browser suites are skipped with the reason in their title, except
+ * under CI (the `CI` variable set), where a missing browser is a failing test: CI installs
+ * Chromium itself (.ci/run), so a browser that is not there means the browser tests would
+ * silently not run.
  */
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { describe, it } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import { REPO_ROOT } from './relay.js';
 
-/** Where a browser usually is, checked in order after SVC_CHROMIUM. */
+/** Browser commands looked up on PATH (the names .ci/run checks), after SVC_CHROMIUM. */
+const COMMANDS = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'];
+
+/** Where a browser usually is when PATH does not name it. */
 const USUAL_PATHS = [
   '/usr/bin/chromium',
-  '/usr/bin/chromium-browser',
   '/snap/bin/chromium',
-  '/usr/bin/google-chrome-stable',
-  '/usr/bin/google-chrome',
   '/Applications/Chromium.app/Contents/MacOS/Chromium',
   '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
 ];
@@ -45,11 +46,13 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env): BrowserLooku
       ? { path: named, missing: null }
       : { path: null, missing: `SVC_CHROMIUM=${named} is not an executable file` };
   }
-  const found = USUAL_PATHS.find(isExecutableFile);
+  const onPath = (env.PATH ?? '').split(delimiter).filter(Boolean);
+  const candidates = [...COMMANDS.flatMap((name) => onPath.map((dir) => join(dir, name))), ...USUAL_PATHS];
+  const found = candidates.find(isExecutableFile);
   if (found) return { path: found, missing: null };
   return {
     path: null,
-    missing: `no Chromium found (set SVC_CHROMIUM, or install it: apt-get install -y chromium); looked in ${USUAL_PATHS.join(', ')}`,
+    missing: `no Chromium found (set SVC_CHROMIUM, or install it: apt-get install -y chromium); looked for ${COMMANDS.join(', ')} on PATH and in ${USUAL_PATHS.join(', ')}`,
   };
 }
 
