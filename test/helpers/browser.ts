@@ -11,10 +11,11 @@
  * silently not run.
  */
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { describe, it } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
-import { REPO_ROOT } from './relay.js';
+import { REPO_ROOT, startRelay, type RunningRelay, type StartRelayOptions } from './relay.js';
 
 /** Browser commands looked up on PATH (the names .ci/run checks), after SVC_CHROMIUM. */
 const COMMANDS = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'];
@@ -157,4 +158,35 @@ export function testOutputDir(name: string): string {
   const dir = join(REPO_ROOT, 'test', 'output', name);
   mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+/** A port of 127.0.0.1 free at the moment of asking (the OS picks it, the probe lets it go). */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', resolve);
+  });
+  const address = probe.address();
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  if (!address || typeof address !== 'object') throw new Error('no free port');
+  return address.port;
+}
+
+/**
+ * The real relay on 127.0.0.1 with public URL http://localhost:<port>: WebAuthn takes a domain,
+ * never an IP address, as rp id, so a browser test's relay must be reached as localhost. The
+ * port is chosen before the relay starts because the public URL is a setting.
+ */
+export async function startLocalhostRelay(opts: Omit<StartRelayOptions, 'port' | 'publicUrl'> = {}): Promise<RunningRelay> {
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    try {
+      const relay = await startRelay({ ...opts, port, publicUrl: `http://localhost:${port}` });
+      return { ...relay, url: `http://localhost:${port}` };
+    } catch (err) {
+      // Another process may take the port between the probe and the listen: try another.
+      if (attempt >= 4 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    }
+  }
 }

@@ -41,6 +41,8 @@ export interface RunningRelay {
 export interface StartRelayOptions {
   /** Use this data directory (kept on close) instead of a fresh temporary one. */
   dataDir?: string;
+  /** Listen on this port of 127.0.0.1 (0, the default, picks a free one). */
+  port?: number;
   publicUrl?: string;
   dev?: boolean;
   /** Start the clock this many ms from real time. */
@@ -63,7 +65,7 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
   const random = opts.random ?? ((n: number) => new Uint8Array(randomBytes(n)));
   const config: RelayConfig = {
     host: '127.0.0.1',
-    port: 0,
+    port: opts.port ?? 0,
     dataDir,
     publicUrl: opts.publicUrl,
     dev: opts.dev ?? true,
@@ -72,7 +74,7 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
   const store = openStore(dataDir);
   const serviceKeys = loadServiceKeys({ dataDir, dev: config.dev, now: clock(), random });
   const app = buildApp({ config, store, clock, random, serviceKeys });
-  await app.listen({ port: 0, host: '127.0.0.1' });
+  await app.listen({ port: config.port, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address !== 'object') throw new Error('relay did not bind');
   return {
