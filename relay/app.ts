@@ -26,6 +26,7 @@ import { createTokenEvents } from './token-events.js';
 import './http/fastify-types.js';
 import { serviceRoutes } from './routes/service.js';
 import { agentFilesRoutes } from './routes/agent-files.js';
+import { openapiRoutes } from './routes/openapi.js';
 import { keysRoutes } from './routes/keys.js';
 import { tokensRoutes } from './routes/tokens.js';
 import { meRoutes } from './routes/me.js';
@@ -123,7 +124,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
 
   // The operations index is read from the routes themselves (config.operation).
   app.addHook('onRoute', (route) => {
-    const config = (route.config ?? {}) as Pick<FastifyContextConfig, 'operation' | 'auth' | 'describe' | 'mcp'>;
+    const config = (route.config ?? {}) as Pick<FastifyContextConfig, 'operation' | 'auth' | 'describe' | 'mcp' | 'refusals'>;
     if (!config.operation || route.method === 'HEAD') return;
     const entry: OperationEntry = {
       name: config.operation,
@@ -132,6 +133,8 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
       auth: config.auth ?? 'req',
       describe: config.describe ?? '',
       mcp: config.mcp,
+      schema: route.schema,
+      refusals: config.refusals,
     };
     ctx.operations.push(entry);
   });
@@ -139,6 +142,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   // One plugin per section of the endpoint catalogue (spec/2-endpoints.md), explicitly.
   app.register(serviceRoutes, ctx);
   app.register(agentFilesRoutes, ctx);
+  app.register(openapiRoutes, ctx);
   app.register(keysRoutes, ctx);
   app.register(tokensRoutes, ctx);
   app.register(meRoutes, ctx);

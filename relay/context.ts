@@ -2,6 +2,8 @@
  * What every route plugin receives: the app's dependencies plus the pieces built from them.
  * Route files take it as their plugin options: `app.register(keysRoutes, ctx)`.
  */
+import type { FastifySchema } from 'fastify';
+import type { ErrorCode } from '../shared/errors.js';
 import type { RelayConfig } from './config.js';
 import type { Store } from './store/index.js';
 import type { ServiceKeys } from './service-keys.js';
@@ -34,6 +36,10 @@ export interface OperationEntry {
   describe: string;
   /** The connector tool for it, if any. */
   mcp?: { tool: string; args?: Record<string, unknown>; via?: string } | undefined;
+  /** The route's schemas as declared (zod: params, querystring, body, response); /openapi.json is generated from them. */
+  schema?: FastifySchema | undefined;
+  /** Refusals the route names beyond the catalogue's list for its operation (route config `refusals`). */
+  refusals?: readonly ErrorCode[] | undefined;
 }
 
 export interface RelayContext extends RelayDeps {

@@ -1,4 +1,5 @@
 /** What the relay adds to Fastify's types: route config and the caller's identity. */
+import type { ErrorCode } from '../../shared/errors.js';
 import type { AuthMode, Identity } from './auth.js';
 import type { LimitClass } from './rate-limit.js';
 
@@ -14,6 +15,11 @@ declare module 'fastify' {
     describe?: string;
     /** The connector tool that reaches this operation (capabilities `operations[].mcp_*`). */
     mcp?: { tool: string; args?: Record<string, unknown>; via?: string };
+    /**
+     * Refusal codes this operation can meet beyond those spec/2-endpoints.md lists for it
+     * (relay/documents/refusals.ts); /openapi.json shows both.
+     */
+    refusals?: readonly ErrorCode[];
   }
   interface FastifyRequest {
     /** The authenticated caller, or null. */
