@@ -247,6 +247,13 @@ describe('GET /llms.txt', () => {
     expect(lines.map((l) => l.slice(2, l.indexOf(':')))).toEqual(index.operations.map((o) => o.name));
     for (const o of index.operations) expect(text).toContain(`- ${o.name}: ${o.method} ${o.path} (auth ${o.auth})`);
   });
+
+  it('links every document the relay serves by its full address', async () => {
+    const { text } = await get('/llms.txt');
+    const documents = index.operations.filter((o) => o.method === 'GET' && !o.path.startsWith('/v1/') && !['llms', 'health', 'oauth.resource', 'oauth.metadata', 'oauth.authorize'].includes(o.name) && !o.path.startsWith('/mcp') && !o.path.startsWith('/app/'));
+    expect(documents.map((o) => o.name)).toEqual(expect.arrayContaining(['guide', 'reference', 'robots', 'skill', 'plugins.marketplace', 'plugins.archive']));
+    for (const o of documents) expect(text, o.name).toContain(`- ${o.name}: ${relay.url}${o.path}`);
+  });
 });
 
 describe('GET /robots.txt', () => {

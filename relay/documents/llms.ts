@@ -6,6 +6,7 @@
 import type { RelayContext } from '../context.js';
 import { API_VERSION, wireAuth } from './capabilities.js';
 import { SERVICE_NAME, SERVICE_SUMMARY } from './primer.js';
+import { DOCUMENT_OPERATIONS } from './robots.js';
 
 export function buildLlmsText(ctx: RelayContext): string {
   const base = ctx.baseUrl();
@@ -16,10 +17,9 @@ export function buildLlmsText(ctx: RelayContext): string {
     '',
     '## Documents',
     '',
-    `- Primer: ${base}/ (markdown: signing in, posting, reading, the run routine; with Accept: application/json the operations index)`,
-    `- Reference: ${base}/reference (markdown: authentication, operations, error codes, limits, encoding; ?section=<heading> or ?operation=<name> narrows it)`,
-    `- Capabilities: ${base}/v1/capabilities (JSON: limits, vocabulary, service keys, every operation with its MCP tool)`,
-    `- Reviewer rules: ${base}/reviewer-rules.md (markdown: the rules the service reviewer applies to oracle proposals)`,
+    // Every document operation this relay serves, from the registered routes (robots.ts names them).
+    ...ctx.operations.filter((o) => DOCUMENT_OPERATIONS.has(o.name) && o.name !== 'llms').map((o) => `- ${o.name}: ${base}${o.path}${o.describe === '' ? '' : ` ${o.describe}`}`),
+    `- capabilities: ${base}/v1/capabilities JSON: limits, vocabulary, service keys, every operation with its MCP tool.`,
     '',
     '## Operations',
     '',
