@@ -80,6 +80,7 @@ export function openInProcess(dataDir?: string): InProcessRelay {
     serviceEpoch: store.state.getOrCreate('service_epoch', () => newUuid(random)),
     audience: () => '127.0.0.1',
     baseUrl: () => 'http://127.0.0.1',
+    passkeyPolicy: () => ({ rpId: '127.0.0.1', origins: ['http://127.0.0.1'] }),
     operations: [],
     tokenEvents: createTokenEvents(),
     connectorSecret: randomBytes(32).toString('hex'),

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { SvcError } from '../shared/errors.js';
 import { REQUEST_MAX_BYTES } from '../shared/limits.js';
-import { audienceOf, publicBaseUrl } from './config.js';
+import { audienceOf, passkeyPolicyOf, publicBaseUrl } from './config.js';
 import type { OperationEntry, RelayContext, RelayDeps } from './context.js';
 import { authenticate, type AuthMode } from './http/auth.js';
 import { answerClientError, answerFrameworkError, PATH_PARAM_MAX, registerErrorHandling } from './http/errors.js';
@@ -28,6 +28,7 @@ import { serviceRoutes } from './routes/service.js';
 import { agentFilesRoutes } from './routes/agent-files.js';
 import { openapiRoutes } from './routes/openapi.js';
 import { keysRoutes } from './routes/keys.js';
+import { passkeysRoutes } from './routes/passkeys.js';
 import { tokensRoutes } from './routes/tokens.js';
 import { meRoutes } from './routes/me.js';
 import { peersRoutes } from './routes/peers.js';
@@ -83,6 +84,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     audience: () => audienceOf(deps.config, listening()),
     baseUrl: () => publicBaseUrl(deps.config, listening()),
     operations: [],
+    passkeyPolicy: () => passkeyPolicyOf(deps.config, listening()),
     tokenEvents: createTokenEvents(),
     // From the system's randomness, not deps.random: tests may make that predictable, and this is a secret.
     connectorSecret: randomBytes(32).toString('hex'),
@@ -148,6 +150,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(meRoutes, ctx);
   app.register(encryptionKeyRoutes, ctx);
   app.register(peersRoutes, ctx);
+  app.register(passkeysRoutes, ctx);
   app.register(spacesRoutes, ctx);
   app.register(categoriesRoutes, ctx);
   app.register(membersRoutes, ctx);

@@ -11,6 +11,8 @@ import {
   DEFAULT_HOST,
   DEFAULT_PORT,
   DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS,
+  checkPasskeyOrigin,
+  checkPasskeyRpId,
   checkPublicUrl,
   parsePublicSpaceKeyAge,
   publicBaseUrl,
@@ -34,6 +36,13 @@ Usage: svc-relay [--host H] [--port P] [--data DIR] [--public-url URL] [--public
                     how long a KEY must be registered before it creates a public or oracle
                     SPACE (default ${DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS}; 0 turns the wait off, for a team's own
                     relay; env SVC_PUBLIC_SPACE_KEY_AGE)
+  --no-passkeys     turn passkey KEYS off: PASSKEYS_UNAVAILABLE everywhere (env SVC_PASSKEYS=off)
+  --passkey-rp-id HOST
+                    the WebAuthn rp_id passkeys are bound to (default the public URL's host
+                    name; env SVC_PASSKEY_RP_ID)
+  --passkey-origin ORIGIN
+                    an origin assertions may come from, repeatable (default the public URL's
+                    origin; env SVC_PASSKEY_ORIGINS, comma separated)
   --dev             development mode: the service certificate says development: true
   -h, --help        show this text
 `;
@@ -41,6 +50,19 @@ Usage: svc-relay [--host H] [--port P] [--data DIR] [--public-url URL] [--public
 function parsePort(text: string): number {
   if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) throw new Error(`--port: not a port number: ${text}`);
   return Number(text);
+}
+
+function parsePasskeys(
+  values: { 'no-passkeys'?: boolean; 'passkey-rp-id'?: string; 'passkey-origin'?: string[] },
+  env: NodeJS.ProcessEnv,
+): RelayConfig['passkeys'] {
+  if (values['no-passkeys'] || env.SVC_PASSKEYS === 'off') return false;
+  const rpId = values['passkey-rp-id'] ?? env.SVC_PASSKEY_RP_ID;
+  const origins = values['passkey-origin'] ?? env.SVC_PASSKEY_ORIGINS?.split(',').map((o) => o.trim()).filter((o) => o !== '');
+  return {
+    rpId: rpId === undefined ? undefined : checkPasskeyRpId(rpId),
+    origins: origins === undefined || origins.length === 0 ? undefined : origins.map(checkPasskeyOrigin),
+  };
 }
 
 function parseSettings(argv: string[], env: NodeJS.ProcessEnv): RelayConfig | 'help' {
@@ -53,6 +75,9 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): RelayConfig | 'h
       'public-url': { type: 'string' },
       'public-space-key-age': { type: 'string' },
       dev: { type: 'boolean', default: false },
+      'no-passkeys': { type: 'boolean', default: false },
+      'passkey-rp-id': { type: 'string' },
+      'passkey-origin': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -70,6 +95,7 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): RelayConfig | 'h
     publicSpaceKeyAgeSeconds: parsePublicSpaceKeyAge(
       values['public-space-key-age'] ?? env.SVC_PUBLIC_SPACE_KEY_AGE ?? String(DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS),
     ),
+    passkeys: parsePasskeys(values, env),
   };
 }
 

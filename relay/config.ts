@@ -5,6 +5,8 @@
  * of the public URL. Without --public-url it is derived from the address the server listens
  * on, which is only known after `listen` (port 0 in tests): see `audienceOf`.
  */
+import type { PasskeyPolicy } from '../shared/passkey.js';
+
 export interface RelayConfig {
   /** Interface to listen on. */
   readonly host: string;
@@ -22,6 +24,12 @@ export interface RelayConfig {
    * the default, DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS.
    */
   readonly publicSpaceKeyAgeSeconds?: number | undefined;
+  /**
+   * Passkey KEYS (spec/1-concepts.md "Passkeys"): false turns them off (PASSKEYS_UNAVAILABLE
+   * everywhere). Otherwise `rpId` defaults to the public URL's host name and `origins` to its
+   * origin (`passkeyPolicyOf`).
+   */
+  readonly passkeys?: { readonly rpId?: string | undefined; readonly origins?: readonly string[] | undefined } | false | undefined;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -43,6 +51,38 @@ export function parsePublicSpaceKeyAge(text: string): number {
     throw new Error(`--public-space-key-age: whole seconds from 0 to ${PUBLIC_SPACE_KEY_AGE_MAX_SECONDS}: ${text}`);
   }
   return Number(text);
+}
+
+/**
+ * The passkey policy: rp_id and origins an assertion must name, or null when passkeys are off.
+ * Defaults come from the public URL, known only once the server listens (like `audienceOf`).
+ */
+export function passkeyPolicyOf(config: RelayConfig, listening?: { address: string; port: number }): PasskeyPolicy | null {
+  if (config.passkeys === false) return null;
+  const base = new URL(publicBaseUrl(config, listening));
+  return { rpId: config.passkeys?.rpId ?? base.hostname, origins: config.passkeys?.origins ?? [base.origin] };
+}
+
+/** `--passkey-origin` / SVC_PASSKEY_ORIGINS: an origin exactly (scheme, host, port if not default). */
+export function checkPasskeyOrigin(text: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== text) {
+    throw new Error(`--passkey-origin: not an origin like https://relay.example: ${text}`);
+  }
+  return text;
+}
+
+/** `--passkey-rp-id` / SVC_PASSKEY_RP_ID: a lowercase host name, no scheme or port. */
+export function checkPasskeyRpId(text: string): string {
+  if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(text) || text.length > 253) {
+    throw new Error(`--passkey-rp-id: not a lowercase host name like relay.example: ${text}`);
+  }
+  return text;
 }
 
 /** A public URL must be absolute http(s) with a host and nothing after the path. */

@@ -4,6 +4,7 @@
  */
 import type { FastifySchema } from 'fastify';
 import type { ErrorCode } from '../shared/errors.js';
+import type { PasskeyPolicy } from '../shared/passkey.js';
 import type { RelayConfig } from './config.js';
 import type { Store } from './store/index.js';
 import type { ServiceKeys } from './service-keys.js';
@@ -50,6 +51,8 @@ export interface RelayContext extends RelayDeps {
   audience(): string;
   /** The public base URL, without a trailing slash. */
   baseUrl(): string;
+  /** Where passkey assertions must come from (rp_id, origins); null when passkeys are off. */
+  passkeyPolicy(): PasskeyPolicy | null;
   /** Every operation registered so far, in registration order. */
   readonly operations: OperationEntry[];
   /** Token revocations, emitted after each revoking commit (live streams end on them). */

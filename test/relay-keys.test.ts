@@ -398,11 +398,22 @@ describe('GET /v1/peers/{peer}', () => {
 });
 
 describe('passkeys', () => {
-  it('both passkey operations answer PASSKEYS_UNAVAILABLE (501)', async () => {
-    for (const path of ['/v1/passkeys/challenge', '/v1/passkeys/verify']) {
-      const r = await postJson(`${relay.url}${path}`, {});
-      expect(r.status).toBe(501);
-      expect(r.body.error.code).toBe('PASSKEYS_UNAVAILABLE');
+  it('are on by default: passkeys.challenge answers a challenge for the public URL (test/relay-passkeys.test.ts covers sign-in)', async () => {
+    const r = await postJson(`${relay.url}/v1/passkeys/challenge`, {});
+    expect(r.status).toBe(200);
+    expect(r.body.rp_id).toBe('127.0.0.1');
+  });
+
+  it('turned off by the operator, both passkey operations answer PASSKEYS_UNAVAILABLE (501)', async () => {
+    const off = await startRelay({ passkeys: false });
+    try {
+      for (const path of ['/v1/passkeys/challenge', '/v1/passkeys/verify']) {
+        const r = await postJson(`${off.url}${path}`, {});
+        expect(r.status).toBe(501);
+        expect(r.body.error.code).toBe('PASSKEYS_UNAVAILABLE');
+      }
+    } finally {
+      await off.close();
     }
   });
 });

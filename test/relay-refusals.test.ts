@@ -205,9 +205,10 @@ describe('the standard itself', () => {
 // ---- Keys, tokens, passkeys -----------------------------------------------------------------
 
 describe('keys, tokens, passkeys', () => {
-  it('passkeys.verify answers PASSKEYS_UNAVAILABLE to a complete registration, so its other refusals cannot arise', async () => {
+  it('passkeys.verify refuses a challenge the relay never issued with CHALLENGE_INVALID (test/relay-passkeys.test.ts reaches the rest)', async () => {
     const body = {
-      challenge: 'ab'.repeat(56),
+      // Expires in 2106, with a tag the relay never made.
+      challenge: '00000000ffffffff' + 'ab'.repeat(48),
       credential_id: toBase64url(new Uint8Array(randomBytes(16))),
       client_data_json: WEBAUTHN.client_data_json,
       authenticator_data: WEBAUTHN.authenticator_data,
@@ -215,8 +216,7 @@ describe('keys, tokens, passkeys', () => {
       public_key: toBase64url(new Uint8Array(randomBytes(91))),
       algorithm: -7,
     };
-    await expectRefusal(() => call(relay, 'POST', '/v1/passkeys/verify', { body }), 'PASSKEYS_UNAVAILABLE');
-    await expectRefusal(() => call(relay, 'POST', '/v1/passkeys/challenge', { body: {} }), 'PASSKEYS_UNAVAILABLE');
+    await expectRefusal(() => call(relay, 'POST', '/v1/passkeys/verify', { body }), 'CHALLENGE_INVALID');
   });
 
   it("me.encryption_key refuses a passkey KEY's webauthn signature with PASSKEYS_UNAVAILABLE", async () => {

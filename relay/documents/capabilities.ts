@@ -42,7 +42,8 @@ const MODULES: Record<string, { prefixes: string[]; never?: boolean; extra?: Rec
   messages: { prefixes: ['conversations.', 'messages.'] },
   sealed: { prefixes: ['sealed.'] },
   mcp: { prefixes: ['mcp'] },
-  passkeys: { prefixes: [], never: true },
+  // Available when the operator has not turned passkeys off (buildCapabilities).
+  passkeys: { prefixes: ['passkeys.'] },
   oauth: { prefixes: [], never: true },
 };
 
@@ -71,6 +72,9 @@ export function buildCapabilities(ctx: RelayContext): Record<string, unknown> {
   const vocabulary = capabilityVocabulary();
   const ops = ctx.operations;
   const modules = moduleStatus(ops);
+  const passkeys = ctx.passkeyPolicy();
+  // The passkey operations are always routed; they answer PASSKEYS_UNAVAILABLE when turned off.
+  modules.passkeys = { status: passkeys === null ? 'unavailable' : 'available' };
   const base = ctx.baseUrl();
   const serviceKey = { ...ctx.serviceKeys.rendering, added_at: ctx.serviceKeys.addedAt };
   return {
@@ -85,7 +89,17 @@ export function buildCapabilities(ctx: RelayContext): Record<string, unknown> {
       hand_over_prefix: 'svc_hand_',
       // Links are `{base_url}/join/<code>` (relay/joining.ts): read, never visited.
       invite_link_prefix: `${ctx.baseUrl()}/join/`,
-      passkeys: { status: 'unavailable' },
+      passkeys:
+        passkeys === null
+          ? { status: 'unavailable' }
+          : {
+              status: 'available',
+              rp_id: passkeys.rpId,
+              origins: [...passkeys.origins],
+              algorithms: { ES256: -7, EdDSA: -8, RS256: -257 },
+              user_verification: 'required',
+              peer_id_label: labelText('passkey'),
+            },
       service_epoch: ctx.serviceEpoch,
       labels: capabilityLabels(),
       service_keys: [serviceKey],

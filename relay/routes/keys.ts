@@ -1,6 +1,7 @@
 /**
- * Keys, tokens, passkeys: KEY sign-in (spec/2-endpoints.md; spec/1-concepts.md "Minting with
- * an Ed25519 KEY"; api-notes §3). Bodies are attacker-controlled.
+ * Keys, tokens, passkeys: Ed25519 KEY sign-in (spec/2-endpoints.md; spec/1-concepts.md "Minting
+ * with an Ed25519 KEY"; api-notes §3); passkey sign-in is relay/routes/passkeys.ts. Bodies are
+ * attacker-controlled.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
@@ -111,18 +112,4 @@ export const keysRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       return answer;
     },
   );
-
-  // Passkeys are not enabled on this relay (spec: PASSKEYS_UNAVAILABLE, 501).
-  for (const [path, operation] of [
-    ['/v1/passkeys/challenge', 'passkeys.challenge'],
-    ['/v1/passkeys/verify', 'passkeys.verify'],
-  ] as const) {
-    app.post(
-      path,
-      { config: { auth: 'none', limit: 'register', operation, describe: 'Passkey sign-in (not enabled here: PASSKEYS_UNAVAILABLE).' } },
-      async () => {
-        throw new SvcError('PASSKEYS_UNAVAILABLE');
-      },
-    );
-  }
 };

@@ -2,8 +2,11 @@
  * The KEY aggregate: registered KEYS and minting a token for one (spec/1-concepts.md
  * "Minting with an Ed25519 KEY"). Minting spends the challenge nonce, registers the KEY on its
  * first success and stores the token's hash, all in one immediate transaction, so a nonce
- * yields at most one token even under concurrent verifies.
+ * yields at most one token even under concurrent verifies. A passkey KEY (spec "Passkeys") is
+ * a KEY like any other plus its credential (migration 012), whose signature counter advances
+ * in the transaction that accepts what the passkey signed.
  */
+import { counterAdvances } from '../../shared/passkey.js';
 import type { Db } from './db.js';
 
 export interface KeyRecord {
@@ -27,15 +30,51 @@ export interface MintInput {
   label: string | null;
   now: number;
   expiresAt: number;
+  /**
+   * For a passkey KEY: its credential and the counter of this sign-in's assertion. Registering
+   * (`register`) is refused as `taken` when the credential or the KEY exists; signing in as
+   * `counter` when the counter does not advance past the stored one (checked here, inside the
+   * transaction, so two sign-ins with one assertion cannot both pass).
+   */
+  passkey?: { credentialId: string; algorithm: number; counter: number; register: boolean };
 }
 
-export type MintResult =
-  | { ok: true; registered: boolean; key: KeyRecord }
-  | { ok: false; reason: 'nonce_spent' | 'blocked' };
+/** A passkey KEY's credential (migration 012). */
+export interface PasskeyRecord {
+  /** b64u, as the browser names it. */
+  credentialId: string;
+  peerId: string;
+  /** The COSE algorithm given at registration. */
+  algorithm: number;
+  /** The highest signature counter accepted so far. */
+  signCount: number;
+  /** The SPKI, hex (the KEY's public key). */
+  publicKey: string;
+}
+
+export type MintRefusal = 'nonce_spent' | 'blocked' | 'taken' | 'counter';
+
+export type MintResult = { ok: true; registered: boolean; key: KeyRecord } | { ok: false; reason: MintRefusal };
 
 export interface KeyStore {
   get(peerId: string): KeyRecord | undefined;
   mint(input: MintInput): MintResult;
+  /** The passkey with this credential id (b64u), if registered. */
+  passkey(credentialId: string): PasskeyRecord | undefined;
+  /** The passkey of a passkey KEY. */
+  passkeyOf(peerId: string): PasskeyRecord | undefined;
+  /**
+   * Run `work` in one immediate transaction; when `counts(result)` (the work accepted something
+   * new signed by the passkey KEY `peerId`), its signature counter must advance to `counter`,
+   * else everything rolls back and the answer is `counter`. A retry that changes nothing needs
+   * no newer counter.
+   */
+  withPasskeyCounter<T>(peerId: string, counter: number, work: () => T, counts: (result: T) => boolean): { ok: true; value: T } | { ok: false };
+  /**
+   * Advance the passkey's counter to `counter` inside the caller's transaction; false (nothing
+   * written) when it does not advance or the KEY has no passkey.
+   */
+  advancePasskeyCounter(peerId: string, counter: number): boolean;
   /**
    * Register a KEY the service itself acts as (the oracle reviewer), if it is not yet; no token
    * is minted. Runs inside the caller's write transaction when there is one.
@@ -45,6 +84,21 @@ export interface KeyStore {
   setBlocked(peerId: string, blockedAt: number | null): boolean;
   /** Forget spent nonces whose challenge has expired anyway (mint also does this). */
   pruneSpentChallenges(now: number): number;
+}
+
+interface PasskeyRow {
+  credential_id: string;
+  peer_id: string;
+  algorithm: number;
+  sign_count: number;
+  public_key: string;
+}
+
+/** A refusal thrown inside a transaction so that everything it wrote rolls back. */
+class Refused extends Error {
+  constructor(readonly reason: MintRefusal) {
+    super(reason);
+  }
 }
 
 interface KeyRow {
@@ -81,23 +135,55 @@ export function createKeyStore(db: Db, onBlockChange: () => void = () => {}): Ke
   const insertIfMissing = db.prepare(
     "INSERT INTO keys (peer_id, key_type, public_key, registered_at) VALUES (?, 'ed25519', ?, ?) ON CONFLICT (peer_id) DO NOTHING",
   );
+  const selectPasskey = db.prepare<[string], PasskeyRow>(
+    'SELECT p.*, k.public_key FROM passkeys p JOIN keys k ON k.peer_id = p.peer_id WHERE p.credential_id = ?',
+  );
+  const selectPasskeyOf = db.prepare<[string], PasskeyRow>(
+    'SELECT p.*, k.public_key FROM passkeys p JOIN keys k ON k.peer_id = p.peer_id WHERE p.peer_id = ?',
+  );
+  const insertPasskey = db.prepare('INSERT INTO passkeys (credential_id, peer_id, algorithm, sign_count) VALUES (?, ?, ?, ?)');
+  const updateCount = db.prepare('UPDATE passkeys SET sign_count = ? WHERE peer_id = ?');
   const updateBlocked = db.prepare('UPDATE keys SET blocked_at = ? WHERE peer_id = ?');
   const deleteSpent = db.prepare('DELETE FROM spent_challenges WHERE expires_at < ?');
 
+  const advance = (peerId: string, counter: number): boolean => {
+    const known = selectPasskeyOf.get(peerId);
+    if (known === undefined || !counterAdvances(known.sign_count, counter)) return false;
+    updateCount.run(counter, peerId);
+    return true;
+  };
+
+  // A refusal throws inside the transaction so it rolls back whole: a refused sign-in leaves
+  // its challenge unspent and registers nothing.
   const mintTx = db.transaction((i: MintInput): MintResult => {
-    if (spendNonce.run(i.nonce, i.nonceExpiresAt).changes === 0) return { ok: false, reason: 'nonce_spent' };
+    if (spendNonce.run(i.nonce, i.nonceExpiresAt).changes === 0) throw new Refused('nonce_spent');
     // A spent nonce only matters until its challenge expires (expiry is checked first).
     deleteSpent.run(i.now);
     let row = selectKey.get(i.peerId);
     let registered = false;
+    const pk = i.passkey;
+    if (pk !== undefined && pk.register && (row !== undefined || selectPasskey.get(pk.credentialId) !== undefined)) {
+      throw new Refused('taken');
+    }
+    if (row?.blocked_at != null) throw new Refused('blocked');
     if (!row) {
       insertKey.run(i.peerId, i.keyType, i.publicKey, i.now);
       row = selectKey.get(i.peerId)!;
       registered = true;
+      if (pk !== undefined) insertPasskey.run(pk.credentialId, i.peerId, pk.algorithm, pk.counter);
+    } else if (pk !== undefined && !advance(i.peerId, pk.counter)) {
+      throw new Refused('counter');
     }
-    if (row.blocked_at !== null) return { ok: false, reason: 'blocked' };
     insertToken.run(i.tokenId, i.tokenHash, i.peerId, i.label, i.now, i.expiresAt);
     return { ok: true, registered, key: toRecord(row) };
+  });
+
+  const toPasskey = (r: PasskeyRow): PasskeyRecord => ({
+    credentialId: r.credential_id,
+    peerId: r.peer_id,
+    algorithm: r.algorithm,
+    signCount: r.sign_count,
+    publicKey: r.public_key,
   });
 
   return {
@@ -105,7 +191,36 @@ export function createKeyStore(db: Db, onBlockChange: () => void = () => {}): Ke
       const r = selectKey.get(peerId);
       return r ? toRecord(r) : undefined;
     },
-    mint: (input) => mintTx.immediate(input),
+    mint(input) {
+      try {
+        return mintTx.immediate(input);
+      } catch (e) {
+        if (e instanceof Refused) return { ok: false, reason: e.reason };
+        throw e;
+      }
+    },
+    passkey(credentialId) {
+      const r = selectPasskey.get(credentialId);
+      return r ? toPasskey(r) : undefined;
+    },
+    passkeyOf(peerId) {
+      const r = selectPasskeyOf.get(peerId);
+      return r ? toPasskey(r) : undefined;
+    },
+    withPasskeyCounter(peerId, counter, work, counts) {
+      const tx = db.transaction(() => {
+        const value = work();
+        if (counts(value) && !advance(peerId, counter)) throw new Refused('counter');
+        return value;
+      });
+      try {
+        return { ok: true, value: tx.immediate() };
+      } catch (e) {
+        if (e instanceof Refused) return { ok: false };
+        throw e;
+      }
+    },
+    advancePasskeyCounter: advance,
     ensure(peerId, publicKey, now) {
       insertIfMissing.run(peerId, publicKey, now);
       return toRecord(selectKey.get(peerId)!);

@@ -51,6 +51,8 @@ export interface StartRelayOptions {
   random?: (n: number) => Uint8Array;
   /** --public-space-key-age: seconds a KEY waits before creating a public SPACE (default a day). */
   publicSpaceKeyAgeSeconds?: number;
+  /** Passkey settings (false: --no-passkeys); default on, rp_id and origin from the public URL. */
+  passkeys?: RelayConfig['passkeys'];
 }
 
 export function tempDataDir(prefix = 'svc-relay-test-'): string {
@@ -70,6 +72,7 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
     publicUrl: opts.publicUrl,
     dev: opts.dev ?? true,
     publicSpaceKeyAgeSeconds: opts.publicSpaceKeyAgeSeconds,
+    passkeys: opts.passkeys,
   };
   const store = openStore(dataDir);
   const serviceKeys = loadServiceKeys({ dataDir, dev: config.dev, now: clock(), random });

@@ -1,6 +1,6 @@
 /**
  * "Changes nothing", made checkable: a digest of every row of every table a relay write can
- * touch (SPACES, members, blocks, the audit log, links, requests, offers, posts, mailboxes,
+ * touch (KEYS and their passkeys, SPACES, members, blocks, the audit log, links, requests, offers, posts, mailboxes,
  * encryption keys, sealed records, conversations and messages, message blocks and retention,
  * oracle versions, documents, watches, the links of current texts and forks,
  * task lists with their after links and checks).
@@ -12,6 +12,7 @@ import type { RunningRelay } from './relay.js';
 
 export const WRITTEN_TABLES = [
   'keys',
+  'passkeys',
   'encryption_keys',
   'spaces',
   'space_categories',
