@@ -2,6 +2,11 @@
  * What the MCP server is built from (STYLE.md: `createServer(deps)`): the relay client, the
  * KEY's public identity and a signer (never key bytes), the local cache, the run id.
  * Nothing here is MCP session state: SPACE and cursor state live in tool arguments and the cache.
+ *
+ * The same tool layer is served by the relay's connector (relay/connector/, DESIGN.md "MCP"),
+ * which holds no KEY: there `served` is 'relay', there is no signer, salt, sealing or run id
+ * (posts go unsigned; sealing answers SEALED_NEEDS_BRIDGE, sending nothing), and the cache is
+ * the connector's in-memory one (bridge/memory-cache.ts).
  */
 import type { Signer } from '../shared/identity.js';
 import type { Cache } from './cache.js';
@@ -11,6 +16,7 @@ import type { Sealing } from './sealing.js';
 import type { ListenTap } from './subscriptions.js';
 
 export interface BridgeIdentity {
+  /** The KEY's name in the key directory; '' at the relay's connector, which has no key directory. */
   readonly keyName: string;
   /** 64 lowercase hex. */
   readonly peerId: string;
@@ -20,19 +26,21 @@ export interface BridgeIdentity {
 export interface BridgeDeps {
   readonly api: RelayApi;
   readonly identity: BridgeIdentity;
-  /** Signs with the KEY; tools never see its private half. */
-  readonly signer: Signer;
+  /** Where the tools are served: the bridge (default) or the relay's connector. */
+  readonly served?: 'bridge' | 'relay' | undefined;
+  /** Signs with the KEY; tools never see its private half. None at the relay: posts go unsigned. */
+  readonly signer?: Signer | undefined;
   readonly cache: Cache;
-  /** One lowercase UUID per bridge run, attached to posts unless the agent gives one. */
-  readonly runId: string;
+  /** One lowercase UUID per bridge run, attached to posts unless the agent gives one; none at the relay. */
+  readonly runId?: string | undefined;
   readonly version: string;
   /** Local clock (ms). */
   readonly now: () => number;
   /** One line to stderr; stdout belongs to the protocol. */
   readonly log: (line: string) => void;
-  /** The KEY's private-part salt for signed posts (bridge/keys.ts); no key bytes. */
-  readonly privateSalt: PrivateSalt;
-  /** SVC_UNSIGNED=1: post unsigned where a SPACE allows it. */
+  /** The KEY's private-part salt for signed posts (bridge/keys.ts); no key bytes. Given with `signer`. */
+  readonly privateSalt?: PrivateSalt | undefined;
+  /** SVC_UNSIGNED=1: post unsigned where a SPACE allows it (always, without a signer). */
   readonly unsigned: boolean;
   /** Sealed SPACES: seals and opens with the KEY's encryption key (bridge/sealing.ts); none without a KEY seed. */
   readonly sealing?: Sealing | undefined;

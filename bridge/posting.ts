@@ -54,8 +54,8 @@ export function createPosting(deps: PostingDeps): Posting {
   };
 }
 
-/** Register the posting and reading tools, post resources, subscriptions and prompts. */
-export function registerPosting(server: McpServer, deps: PostingDeps): Posting {
+/** Register the posting and reading tools, post resources, subscriptions (unless told not to) and prompts. */
+export function registerPosting(server: McpServer, deps: PostingDeps, subscriptions = true): Posting {
   const posting = createPosting(deps);
   registerPost(server, posting);
   registerReadSpace(server, posting);
@@ -63,7 +63,7 @@ export function registerPosting(server: McpServer, deps: PostingDeps): Posting {
   registerMailbox(server, posting);
   registerSeek(server, posting);
   registerPostResources(server, posting);
-  registerSubscriptions(server, posting);
+  if (subscriptions) registerSubscriptions(server, posting);
   registerPrompts(server, deps);
   return posting;
 }

@@ -85,9 +85,9 @@ function dossierSteps(deps: BridgeDeps, space: string): string[] {
   return [
     `Post your dossier to SPACE "${space}" with svc_post: kind="dossier", a title naming the work, and a body with`,
     'what you did, what you found (with the post_ids of your results), what is open, and what the next run should do first.',
-    `Put your cursors in data.dossier.cursors so the next run continues where you stopped; the bridge's saved cursors now are:`,
+    `Put your cursors in data.dossier.cursors so the next run continues where you stopped; the ${deps.served === 'relay' ? "connector's" : "bridge's"} saved cursors now are:`,
     ...c.lines,
-    `For example data: ${JSON.stringify({ dossier: { cursors: c.data, run_id: deps.runId } })}`,
+    `For example data: ${JSON.stringify({ dossier: { cursors: c.data, run_id: deps.runId ?? '<your run id>' } })}`,
     'Add fingerprints for anything the dossier is about (task.reference, git.commit, …) so it can be found by SEEK.',
     'If this dossier replaces your previous one, pass its post_id as supersedes.',
   ];
@@ -120,7 +120,9 @@ export function registerPrompts(server: McpServer, deps: BridgeDeps): void {
         ['Before doing work, SEEK for prior work: svc_seek with the fingerprints of what you will touch (fingerprint=["scheme:value"]) and/or q.'],
         [
           'Work. Post what you learn with svc_post (kind result, obs, fail, warn, question, …) and fingerprints others will SEEK by.',
-          `   The bridge signs every post and attaches this run's run_id ${deps.runId}.`,
+          deps.runId === undefined
+            ? "   The relay's connector posts unsigned (origin-attested) and attaches no run_id: give one run_id (a lowercase uuid you make) to every post of this run."
+            : `   The bridge signs every post and attaches this run's run_id ${deps.runId}.`,
         ],
         ['Before your context runs out, use the write_dossier prompt (or post kind="dossier" with your cursors).'],
       ].filter((lines) => lines.length > 0);

@@ -40,6 +40,7 @@ import { BridgeError, RelayRefusal } from './errors.js';
 import type { PrivateSalt } from './keys.js';
 import { openSealedCache, sealedCachePathBeside, type SealedCache } from './sealed-cache.js';
 import { judgeStatus, lockRefusal, readServedLock, readStatus, type Judged, type ServedStatus } from './sealed-trust.js';
+import { sealedNeedsBridge, servedByRelay } from './served.js';
 
 type Obj = Record<string, unknown>;
 
@@ -607,8 +608,9 @@ export function createSealing(deps: SealingDeps, cachePath: string): Sealing {
 }
 
 /** The bridge's Sealing, or a refusal when it was built without one (no KEY seed at hand). */
-export function needSealing(deps: BridgeDeps): Sealing {
+export function needSealing(deps: BridgeDeps, what = 'sealed'): Sealing {
   if (deps.sealing === undefined) {
+    if (servedByRelay(deps)) throw sealedNeedsBridge(what);
     throw new BridgeError('CONFIG', "this bridge was started without its KEY's encryption key, so it cannot seal or open", 'Run the bridge with its key directory (svc-bridge serve).');
   }
   return deps.sealing;

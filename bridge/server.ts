@@ -2,6 +2,12 @@
  * `createServer(deps)`: the MCP server of the bridge (STYLE.md "MCP TypeScript SDK"). It only
  * registers tools, resources and prompts; cli.ts hands it as the factory to `serveStdio`.
  *
+ * `createToolServer(deps, surface)` is the one tool layer both programs serve (DESIGN.md "MCP"):
+ * the bridge over stdio with its KEY, and the relay's connector at `/mcp` over Streamable HTTP
+ * (relay/connector/), with deps that carry no signer or sealing (bridge/deps.ts). The surface
+ * names the server and its instructions, and says whether the bridge's own resource
+ * subscriptions are registered (the connector serves live updates its own way).
+ *
  * Built on the v2 split package @modelcontextprotocol/server (pinned 2.4.0), which speaks both
  * protocol revisions the spec names (bridge/README.md "MCP protocol revisions"): the same
  * factory makes a 2025-11-25 instance (initialize session) or a 2026-07-28 one (no session,
@@ -16,7 +22,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import type { BridgeDeps } from './deps.js';
 import { KEEPER_INTERVAL_ENV, startKeeperDuty } from './keeper-duty.js';
-import { registerPosting } from './posting.js';
+import { registerPosting, type Posting } from './posting.js';
 import { PEER_MARKER_NOTE } from './render.js';
 import { registerResources } from './resources.js';
 import { registerGuide } from './tools/guide.js';
@@ -41,10 +47,31 @@ export const INSTRUCTIONS = [
   PEER_MARKER_NOTE,
 ].join(' ');
 
+/** What one program calls its server and tells the model about it. */
+export interface ServerSurface {
+  readonly name: string;
+  readonly title: string;
+  readonly instructions: string;
+  /** Register `resources/subscribe` and the bridge's feed (bridge/subscriptions.ts). */
+  readonly subscriptions: boolean;
+}
+
+export const BRIDGE_SURFACE: ServerSurface = { name: SERVER_NAME, title: 'svc bridge', instructions: INSTRUCTIONS, subscriptions: true };
+
+export interface ToolServer {
+  readonly server: McpServer;
+  readonly posting: Posting;
+}
+
 export function createServer(deps: BridgeDeps): McpServer {
+  return createToolServer(deps, BRIDGE_SURFACE).server;
+}
+
+/** Every tool, resource and prompt of the connector on one new server instance. */
+export function createToolServer(deps: BridgeDeps, surface: ServerSurface): ToolServer {
   const server = new McpServer(
-    { name: SERVER_NAME, title: 'svc bridge', version: deps.version },
-    { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
+    { name: surface.name, title: surface.title, version: deps.version },
+    { capabilities: { tools: {}, resources: {} }, instructions: surface.instructions },
   );
   registerWhoami(server, deps);
   registerGuide(server, deps);
@@ -54,10 +81,10 @@ export function createServer(deps: BridgeDeps): McpServer {
   registerMessages(server, deps);
   registerMessage(server, deps);
   registerResources(server, deps);
-  const posting = registerPosting(server, deps);
+  const posting = registerPosting(server, deps, surface.subscriptions);
   registerTask(server, deps);
   registerOracle(server, posting);
-  return server;
+  return { server, posting };
 }
 
 export interface Background {

@@ -55,6 +55,7 @@ import { messageRetentionRoutes } from './routes/message-retention.js';
 import { registerMessageRetention } from './jobs/message-retention.js';
 import { oracleRoutes } from './routes/oracle.js';
 import { tasksRoutes } from './routes/tasks.js';
+import { connectorRoutes } from './connector/routes.js';
 
 export type { RelayDeps, RelayContext } from './context.js';
 
@@ -170,6 +171,8 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(messageRetentionRoutes, ctx);
   app.register(oracleRoutes, ctx);
   app.register(tasksRoutes, ctx);
+  // The MCP connector: the bridge's tool layer over Streamable HTTP at /mcp and /mcp/connect.
+  app.register(connectorRoutes, { ctx });
 
   // Background jobs: checkpoints signed per SPACE and stream, the SEEK index kept up, messages
   // past their sender's retention deleted.

@@ -35,7 +35,7 @@ export type GetInput = z.infer<typeof GetArgs>;
 
 export const GET_DESCRIPTION = [
   'Fetch posts by id (post_id, or up to 20 post_ids) or by position (space and seq), in full. With a proof (the default',
-  'for one post) the bridge checks the author\'s signature, the chain link and the post\'s inclusion under a checkpoint',
+  'for one post) the author\'s signature, the chain link and the post\'s inclusion under a checkpoint',
   'signed by the relay, and reports CHANGED HISTORY if the relay rewrote the SPACE.',
   PEER_MARKER_NOTE,
 ].join(' ');

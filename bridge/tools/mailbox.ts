@@ -39,8 +39,8 @@ export type MailboxInput = z.infer<typeof MailboxArgs>;
 
 export const MAILBOX_DESCRIPTION = [
   'Your mailbox: posts addressed to you, replies to your posts, join requests to decide, decisions on your requests,',
-  'hand-over offers, direct messages and message requests (sealed ones opened on this machine). Without `after` it continues from where you stopped; the bridge saves your cursor once it has',
-  'shown you the items (reads without filters only). `wait` (up to 25 s) waits for something new.',
+  'hand-over offers, direct messages and message requests (sealed ones opened by the bridge on your machine). Without `after` it continues from where you stopped; your cursor is saved once you have been',
+  'shown the items (reads without filters only). `wait` (up to 25 s) waits for something new.',
   PEER_MARKER_NOTE,
 ].join(' ');
 

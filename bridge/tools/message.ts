@@ -34,6 +34,7 @@ import { answer } from './answer.js';
 import { describeActions, isObject, need, objectBody, plain, runAction, segment, type ActionContext, type ActionTable } from './action.js';
 import { conversationHint, conversationText, messageText } from './message-view.js';
 import { legend, peerId, position } from './reading.js';
+import { sealedNeedsBridge, servedByRelay } from '../served.js';
 
 export const MESSAGE_ACTIONS = ['start', 'send', 'accept', 'decline', 'leave', 'clear', 'mark_read', 'block', 'unblock', 'set_retention'] as const;
 
@@ -47,7 +48,7 @@ export const MessageArgs = toolArgs({
   sealed: z
     .boolean()
     .optional()
-    .describe('start: true seals a pair on this machine (one peer in `to`; the relay holds ciphertext only). send: omit; a sealed conversation is sealed by itself.'),
+    .describe('start: true seals a pair on your machine through the bridge (one peer in `to`; the relay holds ciphertext only). send: omit; a sealed conversation is sealed by itself.'),
   reply_to: uuidLike.optional().describe('send: the message_id this message answers (same conversation).'),
   about: z.string().min(1).max(200).optional().describe('start, send: the SPACE (by name) the message is about.'),
   idempotency_key: z.string().min(1).max(128).optional().describe('start, send: send the key of an earlier attempt to retry it safely; by default a fresh one is made.'),
@@ -67,6 +68,7 @@ function ownFence(deps: BridgeDeps): PeerFence {
 function needPairs(deps: BridgeDeps): SealedPairs {
   const pairs = SealedPairs.of(deps);
   if (pairs === undefined) {
+    if (servedByRelay(deps)) throw sealedNeedsBridge('sealed: a sealed pair is sealed on your machine');
     throw new BridgeError('CONFIG', "this bridge was started without its KEY's encryption key, so it cannot seal or open", 'Run the bridge with its key directory (svc-bridge serve).');
   }
   return pairs;
@@ -262,7 +264,7 @@ export const MESSAGE_DESCRIPTION = [
   'Send and manage direct messages. Actions and what each takes:',
   `${describeActions(MESSAGE_TABLE)}.`,
   'A first message to a KEY that does not know you is a message request: you send nothing more to it until it accepts or replies.',
-  'sealed=true on start seals a pair on this machine (the relay holds ciphertext only; both KEYS must know each other); messages',
+  'sealed=true on start seals a pair on your machine through the bridge (the relay holds ciphertext only; both KEYS must know each other; the relay\'s connector cannot seal); messages',
   'into a sealed conversation are sealed by themselves. Read with svc_messages.',
   PEER_MARKER_NOTE,
 ].join(' ');

@@ -183,8 +183,8 @@ export const MESSAGES_DESCRIPTION = [
   'Read your direct messages. Actions and what each takes:',
   `${describeActions(MESSAGES_TABLE)}.`,
   'list shows your conversations (state=requested: message requests waiting for your answer) with who is in them, their states and',
-  'unread marks; read continues a conversation where you stopped (the bridge saves a cursor per conversation once it has shown you',
-  'the messages, and marks them read); sealed messages are opened on this machine. Send, accept, decline, block with svc_message.',
+  'unread marks; read continues a conversation where you stopped (a cursor per conversation is saved once you have been shown',
+  'the messages, and marks them read); sealed messages are opened by the bridge on your machine. Send, accept, decline, block with svc_message.',
   PEER_MARKER_NOTE,
 ].join(' ');
 

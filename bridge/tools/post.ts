@@ -32,6 +32,7 @@ import { depthBounded, jsonObject, toolArgs } from './args.js';
 import { answer, guarded } from './answer.js';
 import { objectBody, plain, segment } from './action.js';
 import { postId } from './reading.js';
+import { UNSIGNED_AT_RELAY, refuseSealedSpace } from '../served.js';
 
 /** Attempts of one post (the first and two retries). */
 export const POST_ATTEMPTS = 3;
@@ -99,7 +100,7 @@ export const PostArgs = toolArgs({
   reply_to: postId.optional().describe('The post this answers (same SPACE).'),
   supersedes: postId.optional().describe('Your own earlier post this replaces.'),
   retracts: postId.optional().describe('Your own earlier post this withdraws.'),
-  run_id: z.string().optional().describe('A run id (lowercase uuid); by default the bridge attaches this run\'s.'),
+  run_id: z.string().optional().describe('A run id (lowercase uuid); by default the bridge attaches this run\'s (the relay\'s connector attaches none).'),
   idempotency_key: z.string().min(1).max(128).optional().describe('Send the key of an earlier attempt to retry it safely; by default a fresh one is made.'),
   receipt: z.boolean().optional().describe('true: ask for the full receipt form (canonical bytes) instead of the short one.'),
 });
@@ -107,8 +108,9 @@ export const PostArgs = toolArgs({
 export type PostInputArgs = z.infer<typeof PostArgs>;
 
 export const POST_DESCRIPTION = [
-  'Post to a SPACE. The bridge signs the post with your KEY, attaches this run\'s run_id, makes an idempotency key,',
-  'retries safely, and checks the relay\'s signed receipt. Post what you learned with fingerprints others will SEEK by',
+  'Post to a SPACE. The bridge signs the post with your KEY and attaches this run\'s run_id (the relay\'s connector holds',
+  'no KEY: there posts go unsigned, origin-attested); an idempotency key is made, retries are safe, and the relay\'s signed',
+  'receipt is checked. Post what you learned with fingerprints others will SEEK by',
   '(sha256.file, git.commit, package.version, task.reference, …); post a dossier (kind=dossier) with your cursors before your',
   'context ends. To retry a post whose answer you did not get, send the same idempotency_key: the relay answers the first post.',
   PEER_MARKER_NOTE,
@@ -126,7 +128,7 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** The validated post fields (shared/validate.ts: the relay's own rules). */
-function postInput(args: PostInputArgs, author: string, runId: string, key: string): PostInput {
+function postInput(args: PostInputArgs, author: string, runId: string | undefined, key: string): PostInput {
   const raw: Record<string, unknown> = {
     kind: args.kind,
     title: args.title,
@@ -146,8 +148,8 @@ function postInput(args: PostInputArgs, author: string, runId: string, key: stri
 }
 
 async function prepare(posting: Posting, space: string, input: PostInput, unsigned: boolean, freshId = false): Promise<Prepared> {
-  if (unsigned) return { body: input, signed: false, objectId: undefined, spaceId: undefined };
   const { deps } = posting;
+  if (unsigned || deps.signer === undefined || deps.privateSalt === undefined) return { body: input, signed: false, objectId: undefined, spaceId: undefined };
   const spaceId = await posting.spaceId(space, freshId);
   const key = input.idempotency_key!;
   const signed = signPost({
@@ -182,6 +184,9 @@ export async function runPost(posting: Posting, args: PostInputArgs) {
   const input = postInput(args, deps.identity.peerId, deps.runId, key);
   const path = `/v1/spaces/${segment(args.space, 'space')}/posts`;
   const query = { receipt: args.receipt === true ? 'full' : undefined };
+  // Where nothing can be sealed (the relay's connector), a sealed SPACE is told so before anything is sent.
+  if (deps.served === 'relay') await refuseSealedSpace(deps.api, args.space);
+  const canSign = deps.signer !== undefined;
   // A sealed SPACE gets the post sealed on this machine (bridge/sealing.ts), never the words.
   const sealing = deps.sealing;
   const sealedTo = sealing !== undefined && (await sealing.target(args.space)).sealed;
@@ -207,7 +212,7 @@ export async function runPost(posting: Posting, args: PostInputArgs) {
       res = await send(posting, path, query, prepared.body);
     } else if (sealedTo) {
       throw e;
-    } else if (!prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
+    } else if (canSign && !prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
       notes.push('This SPACE takes signed posts only, so the bridge signed it (SVC_UNSIGNED applies where a SPACE allows it).');
       prepared = await prepare(posting, args.space, input, false);
       res = await send(posting, path, query, prepared.body);
@@ -237,7 +242,7 @@ export async function runPost(posting: Posting, args: PostInputArgs) {
     fields([
       ['post_id', plain(fence, 'post_id', a.post_id)],
       ['kind', args.kind],
-      ['signed', prepared.signed ? 'yes, by your KEY' : 'no (origin-attested: SVC_UNSIGNED=1)'],
+      ['signed', prepared.signed ? 'yes, by your KEY' : canSign ? 'no (origin-attested: SVC_UNSIGNED=1)' : UNSIGNED_AT_RELAY],
       ['sealed', sealedTo ? `yes, on this machine under generation ${generation}; the relay holds the ciphertext only` : undefined],
       ['posted_at', plain(fence, 'posted_at', a.posted_at)],
       ['object_id', plain(fence, 'object_id', a.object_id)],

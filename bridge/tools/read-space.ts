@@ -68,8 +68,8 @@ export const ReadSpaceArgs = toolArgs({
 export type ReadSpaceInput = z.infer<typeof ReadSpaceArgs>;
 
 export const READ_SPACE_DESCRIPTION = [
-  'Read a SPACE\'s posts. Without `after` it continues where you stopped: the bridge saves your cursor per SPACE once',
-  'it has shown you the posts (unfiltered reads only). `wait` (up to 25 s) waits for something new. order=desc shows the',
+  'Read a SPACE\'s posts. Without `after` it continues where you stopped: your cursor per SPACE is saved once',
+  'you have been shown the posts (unfiltered reads only). `wait` (up to 25 s) waits for something new. order=desc shows the',
   'newest posts. standing=true lists posts nobody superseded or retracted (your newest dossier: standing=true,',
   'kind=["dossier"], author=<your peer id>, limit=1, detail="full"). proof=true checks every post against the relay\'s',
   'signed checkpoints and reports CHANGED HISTORY if the relay rewrote the SPACE.',

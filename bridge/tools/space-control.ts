@@ -69,7 +69,7 @@ export const ControlArgs = toolArgs({
   visibility: z
     .enum(VISIBILITIES)
     .optional()
-    .describe('create: private (default; members only), public (anyone reads; the KEY must be 24 hours old) or sealed (members only, and the relay holds ciphertext only: this bridge makes the key and seals every post).'),
+    .describe('create: private (default; members only), public (anyone reads; the KEY must be 24 hours old) or sealed (members only, and the relay holds ciphertext only: the bridge makes the key and seals every post; the relay\'s connector cannot).'),
   join_policy: z.enum(JOIN_POLICIES).optional().describe('create, update: invite (links only; private default), request (ask and be approved; public default) or open (public work spaces).'),
   oracle: z.boolean().optional().describe('create: an oracle space (a public reviewed document) instead of a work space.'),
   signed_only: z.boolean().optional().describe('create, update: accept signed posts only.'),
@@ -146,7 +146,7 @@ export const CONTROL_TABLE: ActionTable<ControlInput> = {
     run: async (a, ctx) => {
       const body = pick(a, ['name', 'visibility', 'oracle', ...PROFILE_FIELDS]);
       const sealed = a.visibility === 'sealed';
-      const b = sealed ? await needSealing(ctx.deps).createSpace(body) : await call(ctx, 'POST', '/v1/spaces', body);
+      const b = sealed ? await needSealing(ctx.deps, 'visibility: a sealed SPACE gets its first key on your machine').createSpace(body) : await call(ctx, 'POST', '/v1/spaces', body);
       const text = [
         `Created SPACE ${plain(ctx.fence, 'name', b.name)}; you own it (${revision(ctx.fence, b)}).`,
         renderProfile(ctx.fence, b),

@@ -12,11 +12,11 @@ import { fields } from '../render.js';
 import { answer, guarded } from './answer.js';
 
 export const WHOAMI_DESCRIPTION = [
-  'Who you are at the svc relay: your peer id (derived from the KEY this bridge holds), token expiry,',
+  'Who you are at the svc relay: your peer id (derived from your KEY), token expiry,',
   'mailbox head and your saved mailbox cursor, waiting message counts, the SPACES you belong to (name,',
   'role, tags, head, how far behind) and the service epoch. Call it first in every run.',
   'Pass `after` (the `next_after` of the previous answer) to page through memberships.',
-  'The bridge mints and renews tokens by itself; you never handle one.',
+  'The bridge mints and renews tokens by itself, and the relay\'s connector takes the token your app holds; you never handle one.',
 ].join(' ');
 
 const WhoamiArgs = {
@@ -32,22 +32,33 @@ function num(v: unknown): string | undefined {
 }
 
 /** The `GET /v1/me` answer, read defensively (the relay's JSON is attacker-controlled). */
-export function renderMe(me: Record<string, unknown>, extra: { keyName: string; relay: string; runId: string; mailboxAfter: string | undefined; epochChanged: string | undefined }): string {
+export interface MeExtra {
+  readonly keyName: string;
+  readonly relay: string;
+  /** This run's id; undefined at the relay's connector, which attaches none. */
+  readonly runId: string | undefined;
+  readonly mailboxAfter: string | undefined;
+  readonly epochChanged: string | undefined;
+  /** Served by the relay's connector: no key held, no token renewed. */
+  readonly atRelay?: boolean;
+}
+
+export function renderMe(me: Record<string, unknown>, extra: MeExtra): string {
   const token = (me.token ?? {}) as Record<string, unknown>;
   const mailbox = (me.mailbox ?? {}) as Record<string, unknown>;
   const waiting = (me.waiting ?? {}) as Record<string, unknown>;
   const lines = [
     fields([
       ['peer_id', str(me.peer_id) ?? '?'],
-      ['key', `${extra.keyName} (held by this bridge; never leaves this machine)`],
+      ['key', extra.atRelay ? undefined : `${extra.keyName} (held by this bridge; never leaves this machine)`],
       ['relay', extra.relay],
       ['registered_at', str(me.registered_at) ?? null],
-      ['token expires', `${str(token.expires_at) ?? '?'}${token.warning !== undefined ? ' (the bridge renews it by itself)' : ''}`],
+      ['token expires', `${str(token.expires_at) ?? '?'}${token.warning === undefined ? '' : extra.atRelay ? ' (renew it before then: the connector cannot)' : ' (the bridge renews it by itself)'}`],
       ['mailbox head_seq', num(mailbox.head_seq) ?? '?'],
       ['mailbox saved after', extra.mailboxAfter ?? 'none yet'],
       ['waiting', `messages ${num(waiting.messages) ?? '?'}, message requests ${num(waiting.message_requests) ?? '?'}`],
       ['service_epoch', str(me.service_epoch) ?? '?'],
-      ['run_id', `${extra.runId} (attached to your posts this run)`],
+      ['run_id', extra.runId === undefined ? 'none attached by the connector (give run_id on svc_post)' : `${extra.runId} (attached to your posts this run)`],
     ]),
   ];
   if (extra.epochChanged !== undefined) {
@@ -93,13 +104,13 @@ export function registerWhoami(server: McpServer, deps: BridgeDeps): void {
           if (note.changed) epochChanged = note.previous;
         }
         const mailboxAfter = deps.cache.cursor(relay, { kind: 'mailbox' });
-        const text = renderMe(meObj, { keyName: deps.identity.keyName, relay, runId: deps.runId, mailboxAfter, epochChanged });
+        const text = renderMe(meObj, { keyName: deps.identity.keyName, relay, runId: deps.runId, mailboxAfter, epochChanged, atRelay: deps.served === 'relay' });
         return answer(text, {
           ...meObj,
           bridge: {
-            key: deps.identity.keyName,
+            key: deps.served === 'relay' ? null : deps.identity.keyName,
             relay,
-            run_id: deps.runId,
+            run_id: deps.runId ?? null,
             mailbox_after: mailboxAfter ?? null,
             service_epoch_changed_from: epochChanged ?? null,
           },

@@ -1,0 +1,106 @@
+/**
+ * The cache of one KEY held in memory (the `Cache` interface of bridge/cache.ts), for the relay's
+ * connector: it has no key directory, so it keeps a KEY's cursors, the checkpoints it has seen,
+ * the service epochs and the pinned root in memory for as long as the relay runs. The rules are
+ * the SQLite cache's: cursors and checkpoints only move forward, a pinned root and a kept sealed
+ * pair are never replaced.
+ *
+ * Bounded: at most `entriesMax` cursors and as many checkpoints (and sealed pairs); past it the
+ * entry changed longest ago is dropped (a dropped cursor restarts at the start of its stream,
+ * which shows posts again rather than skipping any).
+ */
+import { parseDecimal } from '../shared/encoding.js';
+import type { Cache, CheckpointStream, CursorScope, EpochNote, KeptSealedPair, SavedCursor, SeenCheckpoint } from './cache.js';
+
+/** Default bound per kind of entry. */
+export const MEMORY_CACHE_ENTRIES_MAX = 256;
+
+function position(text: string, what: string): bigint {
+  return parseDecimal(text, what, 0n, (1n << 64n) - 1n);
+}
+
+function scopeKey(relay: string, scope: CursorScope): string {
+  if (scope.kind === 'conversation') return `${relay}\u0000conversation\u0000${scope.conversation}`;
+  return `${relay}\u0000${scope.kind}\u0000${scope.kind === 'space' ? scope.space : ''}`;
+}
+
+/** A Map that forgets its oldest-set entry past `max` (Map keeps insertion order). */
+function setBounded<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  while (map.size > max) map.delete(map.keys().next().value!);
+}
+
+interface CursorEntry {
+  readonly relay: string;
+  readonly scope: CursorScope;
+  readonly after: string;
+  readonly updatedAt: number;
+}
+
+export function createMemoryCache(entriesMax = MEMORY_CACHE_ENTRIES_MAX): Cache {
+  const cursors = new Map<string, CursorEntry>();
+  const checkpoints = new Map<string, SeenCheckpoint>();
+  const epochs = new Map<string, string>();
+  const checked = new Map<string, string>();
+  const pairs = new Map<string, KeptSealedPair & { readonly relay: string }>();
+  const roots = new Map<string, string>();
+  return {
+    path: ':memory:',
+    cursor: (relay, scope) => cursors.get(scopeKey(relay, scope))?.after,
+    advanceCursor(relay, scope, after, now) {
+      const key = scopeKey(relay, scope);
+      const held = cursors.get(key);
+      if (held !== undefined && position(after, 'after') <= position(held.after, 'after')) return false;
+      setBounded(cursors, key, { relay, scope, after: position(after, 'after').toString(), updatedAt: now }, entriesMax);
+      return true;
+    },
+    cursors(relay): SavedCursor[] {
+      const out: SavedCursor[] = [];
+      for (const c of cursors.values()) {
+        if (c.relay !== relay || c.scope.kind === 'conversation') continue;
+        out.push({ kind: c.scope.kind, space: c.scope.kind === 'space' ? c.scope.space : '', after: c.after, updatedAt: c.updatedAt });
+      }
+      return out.sort((a, b) => (a.kind === b.kind ? (a.space < b.space ? -1 : a.space > b.space ? 1 : 0) : a.kind < b.kind ? -1 : 1));
+    },
+    forgetCursor: (relay, scope) => void cursors.delete(scopeKey(relay, scope)),
+    checkpoint: (relay, space, stream) => checkpoints.get(`${relay}\u0000${space}\u0000${stream}`),
+    noteCheckpoint(relay, space, stream: CheckpointStream, cp) {
+      if (!/^[0-9a-f]{64}$/.test(cp.checkpointId)) throw new TypeError('checkpointId: expected 64 lowercase hex');
+      const key = `${relay}\u0000${space}\u0000${stream}`;
+      const held = checkpoints.get(key);
+      if (held !== undefined && position(cp.last, 'last') <= position(held.last, 'last')) return false;
+      position(cp.first, 'first');
+      setBounded(checkpoints, key, cp, entriesMax);
+      return true;
+    },
+    serviceEpoch: (relay) => epochs.get(relay),
+    noteServiceEpoch(relay, epoch): EpochNote {
+      const previous = epochs.get(relay);
+      epochs.set(relay, epoch);
+      return { previous, changed: previous !== undefined && previous !== epoch };
+    },
+    cursorsCheckedEpoch: (relay) => checked.get(relay),
+    noteCursorsChecked: (relay, epoch) => void checked.set(relay, epoch),
+    keepSealedPair(relay, k) {
+      const key = `${relay}\u0000${k.conversationId}`;
+      if (!pairs.has(key)) setBounded(pairs, key, { ...k, relay }, entriesMax);
+    },
+    sealedPair(relay, conversationId) {
+      const p = pairs.get(`${relay}\u0000${conversationId}`);
+      return p && { conversationId: p.conversationId, pair: p.pair, commitment: p.commitment, sealed: p.sealed, source: p.source };
+    },
+    sealedPairsOf: (relay, pair) => [...pairs.values()].filter((p) => p.relay === relay && p.pair === pair),
+    serviceRoot: (relay) => roots.get(relay),
+    pinServiceRoot(relay, rootKey) {
+      if (!/^[0-9a-f]{64}$/.test(rootKey)) throw new TypeError('rootKey: expected 64 lowercase hex');
+      if (!roots.has(relay)) roots.set(relay, rootKey);
+      return roots.get(relay)!;
+    },
+    close() {
+      cursors.clear();
+      checkpoints.clear();
+      pairs.clear();
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * The relay's own `RelayApi` for the tool layer (bridge/client.ts interface; DESIGN.md "MCP"):
+ * each tool calls the same route an HTTP client would, in process with `app.inject`, so every
+ * check, limit and refusal of that route applies unchanged. The request carries the caller's
+ * Authorization header as sent and the caller's address (rate limits by address stay the
+ * caller's); at `/mcp/connect` it also carries CONNECTOR_HEADER with the relay's secret, the only
+ * way a route accepts an app token (relay/http/auth.ts).
+ *
+ * A non-2xx answer becomes the same RelayRefusal the bridge's HTTP client makes of it
+ * (`refusalFrom`), so tools render refusals identically in both programs. INSUFFICIENT_SCOPE is
+ * also noted on the caller: `/mcp/connect` answers that request with HTTP 403.
+ */
+import type { FastifyInstance } from 'fastify';
+import { refusalFrom, type ApiRequest, type ApiResponse, type RelayApi } from '../../bridge/client.js';
+import { isRelayRefusal } from '../../bridge/errors.js';
+import { CONNECTOR_HEADER } from '../http/auth.js';
+import type { RelayContext } from '../context.js';
+import type { Caller } from './caller.js';
+
+function pathWithQuery(req: ApiRequest): string {
+  if (!req.path.startsWith('/') || req.path.startsWith('//')) throw new TypeError(`path must start with one "/": ${req.path}`);
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(req.query ?? {})) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) params.append(name, v);
+    else params.set(name, String(value));
+  }
+  const q = params.toString();
+  return q === '' ? req.path : `${req.path}?${q}`;
+}
+
+function headersOf(raw: Record<string, string | string[] | number | undefined>): Headers {
+  const h = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) h.append(name, v);
+    else h.set(name, String(value));
+  }
+  return h;
+}
+
+export function connectorApi(app: FastifyInstance, ctx: RelayContext, caller: Caller): RelayApi {
+  return {
+    base: new URL(ctx.baseUrl()),
+    async request(req: ApiRequest): Promise<ApiResponse> {
+      const headers: Record<string, string> = { accept: req.accept ?? 'application/json' };
+      if ((req.auth ?? 'req') !== 'none' && caller.authorization !== undefined) headers.authorization = caller.authorization;
+      if (caller.connect) headers[CONNECTOR_HEADER] = ctx.connectorSecret;
+      if (req.body !== undefined) headers['content-type'] = 'application/json';
+      const res = await app.inject({
+        method: req.method ?? 'GET',
+        url: pathWithQuery(req),
+        headers,
+        payload: req.body === undefined ? undefined : JSON.stringify(req.body),
+        remoteAddress: caller.remoteAddress,
+      });
+      const responseHeaders = headersOf(res.headers);
+      const type = responseHeaders.get('content-type') ?? '';
+      const text = res.body;
+      let body: unknown = text;
+      if (/^application\/([\w.+-]*\+)?json\b/i.test(type) && text !== '') body = JSON.parse(text);
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        const refusal = refusalFrom(res.statusCode, body, responseHeaders);
+        if (isRelayRefusal(refusal, 'INSUFFICIENT_SCOPE')) caller.scopeDenied = true;
+        throw refusal;
+      }
+      return { status: res.statusCode, headers: responseHeaders, body, text };
+    },
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * The connector's HTTP entry (spec/1-concepts.md "Connector", "App sign-in"; spec/2-endpoints.md
+ * "Connector"): `/mcp` and `/mcp/connect` over Streamable HTTP, both protocol revisions
+ * (2026-07-28 per request, 2025-11-25 through the SDK's stateless fallback), served by the
+ * SDK's `createMcpHandler` with one factory (server.ts) for every request.
+ *
+ * - `/mcp` takes a KEY's own token as a bearer, or none. It never answers 401: a token problem
+ *   is ordinary tool output, because each tool calls a relay route with the bearer as sent and
+ *   that route's refusal comes back with its code and fix. An app token is such a problem
+ *   there (TOKEN_INVALID: it works at /mcp/connect only).
+ * - `/mcp/connect` takes only a live app token (OAuth app sign-in). Without one: 401 with
+ *   `WWW-Authenticate: Bearer resource_metadata="<base>/.well-known/oauth-protected-resource/mcp/connect"`
+ *   (RFC 9728 §5.1; `error="invalid_token"` when a token was sent, RFC 6750 §3.1). A tool call
+ *   that a route refused as a write by a read-only token: 403 with
+ *   `error="insufficient_scope", scope="read write"` (RFC 6750 §3.1), the answer replaced whole,
+ *   since nothing was written.
+ *
+ * The body reaches the SDK as the bytes sent (this plugin's own content-type parser, so a
+ * malformed body is the SDK's JSON-RPC parse error, not the relay's envelope), bounded by the
+ * relay's request limit (TOO_LARGE, 413). The routes take no rate limit of their own: every
+ * tool's call of a route is limited as that route is, for the caller's KEY or address.
+ */
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SvcError } from '../../shared/errors.js';
+import { REQUEST_MAX_BYTES } from '../../shared/limits.js';
+import { packageVersion } from '../../launch/package-version.js';
+import type { RelayContext } from '../context.js';
+import { createKeyCaches } from './caches.js';
+import { callerOf, connectRefusal, type Caller } from './caller.js';
+import { createConnectorServer, type ConnectorBase, type ConnectorHooks } from './server.js';
+
+export const MCP_PATH = '/mcp';
+export const CONNECT_PATH = '/mcp/connect';
+/** RFC 9728 protected-resource metadata of `/mcp/connect`, from the relay's base URL. */
+export const CONNECT_METADATA_PATH = '/.well-known/oauth-protected-resource/mcp/connect';
+
+export interface ConnectorRoutesOptions {
+  readonly ctx: RelayContext;
+  /** Later parts of the connector (live updates) hook in here. */
+  readonly hooks?: ConnectorHooks;
+}
+
+/** Where this relay's app-token holders are told to look for how to get one. */
+function metadataUrl(ctx: RelayContext): string {
+  return `${ctx.baseUrl()}${CONNECT_METADATA_PATH}`;
+}
+
+/** The Fastify request as the web-standard Request the SDK takes; aborted when the client goes away. */
+function webRequest(req: FastifyRequest, reply: FastifyReply, base: string): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (typeof value === 'string') headers.set(name, value);
+    else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+  }
+  const abort = new AbortController();
+  reply.raw.on('close', () => abort.abort());
+  const body = Buffer.isBuffer(req.body) ? req.body : undefined;
+  return new Request(`${base}${req.url}`, { method: req.method, headers, body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body, signal: abort.signal });
+}
+
+/** Whether the body is a tools/call (its answer is read whole before it is sent: see 403). */
+function isToolCall(body: unknown): boolean {
+  if (!Buffer.isBuffer(body)) return false;
+  try {
+    const msg = JSON.parse(body.toString('utf8')) as unknown;
+    return typeof msg === 'object' && msg !== null && (msg as { method?: unknown }).method === 'tools/call';
+  } catch {
+    return false;
+  }
+}
+
+async function serve(handler: McpHttpHandler, ctx: RelayContext, req: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<FastifyReply> {
+  const res = await handler.fetch(webRequest(req, reply, ctx.baseUrl()), {
+    authInfo: { token: '', clientId: caller.identity?.app?.clientId ?? '', scopes: [], extra: { caller } },
+  });
+  const whole = isToolCall(req.body);
+  const text = whole && res.body !== null ? await res.text() : undefined;
+  if (caller.connect && caller.scopeDenied) {
+    reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="read write", resource_metadata="${metadataUrl(ctx)}"`);
+    throw new SvcError('INSUFFICIENT_SCOPE', 'token: this app was allowed to read only; nothing was written');
+  }
+  reply.code(res.status);
+  res.headers.forEach((value, name) => {
+    if (name !== 'content-length' && name !== 'transfer-encoding') reply.header(name, value);
+  });
+  if (text !== undefined) return reply.send(text);
+  if (res.body === null) return reply.send();
+  return reply.send(Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>));
+}
+
+export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoutesOptions): Promise<void> {
+  const { ctx } = opts;
+  const root = app;
+  const base: ConnectorBase = {
+    app: root,
+    ctx,
+    caches: createKeyCaches(),
+    version: packageVersion(),
+    log: (line) => process.stderr.write(`${line}\n`),
+  };
+  const handler = createMcpHandler((request) => createConnectorServer(base, request, opts.hooks), {
+    maxRequestBodySize: REQUEST_MAX_BYTES,
+  });
+  app.addHook('onClose', async () => handler.close());
+
+  // The SDK reads the body itself: bytes, whatever the media type (it answers 415 and parse errors).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  const config = { auth: 'none' as const, limit: 'none' as const };
+  app.route({
+    method: ['GET', 'POST', 'DELETE'],
+    url: MCP_PATH,
+    config,
+    handler: async (req, reply) => serve(handler, ctx, req, reply, callerOf(req, ctx.store.tokens, ctx.clock(), false)),
+  });
+  app.route({
+    method: ['GET', 'POST', 'DELETE'],
+    url: CONNECT_PATH,
+    config,
+    handler: async (req, reply) => {
+      const refused = connectRefusal(req, ctx.store.tokens, ctx.clock());
+      if (refused !== undefined) {
+        if (refused.code === 'TOKEN_INVALID' && refused.detail !== undefined && /not known here/.test(refused.detail)) ctx.limiter.take('unknownTokens', req.ip);
+        const invalid = req.headers.authorization !== undefined ? ', error="invalid_token"' : '';
+        reply.header('www-authenticate', `Bearer resource_metadata="${metadataUrl(ctx)}"${invalid}`);
+        throw new SvcError(refused.code, refused.detail);
+      }
+      return serve(handler, ctx, req, reply, callerOf(req, ctx.store.tokens, ctx.clock(), true));
+    },
+  });
+}
