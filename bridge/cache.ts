@@ -28,13 +28,13 @@
  *
  * Positions are 64-bit decimal strings (spec "Encoding conventions"), compared as numbers.
  */
-import Database from 'better-sqlite3';
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDecimal } from '../shared/encoding.js';
 import { BridgeError } from './errors.js';
 import { POSIX } from './files.js';
 import { checkKeyName, type KeyDirectory } from './keys.js';
+import { closer, immediate, migrate, openSqliteFile, statement, type DatabaseSync } from './sqlite.js';
 
 export type CursorScope =
   | { readonly kind: 'space'; readonly space: string }
@@ -176,14 +176,6 @@ function scopeKey(scope: Exclude<CursorScope, { kind: 'conversation' }>): [strin
   return scope.kind === 'mailbox' ? ['mailbox', ''] : ['space', scope.space];
 }
 
-function migrate(db: Database.Database): void {
-  db.transaction(() => {
-    const at = db.pragma('user_version', { simple: true }) as number;
-    for (let i = at; i < MIGRATIONS.length; i++) db.exec(MIGRATIONS[i]!);
-    if (at < MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
-  }).immediate();
-}
-
 /**
  * Make the SQLite file at `path` with mode 0600 before SQLite opens it (an empty file is a new
  * database to SQLite, and SQLite gives the -wal and -shm files it creates the database file's
@@ -203,81 +195,89 @@ export function cachePath(dir: KeyDirectory, keyName: string): string {
 /** Open (and make) the cache of KEY `keyName` in the key directory. */
 export function openCache(dir: KeyDirectory, keyName: string): Cache {
   const path = cachePath(dir, keyName);
-  let db: Database.Database;
+  let db: DatabaseSync;
   try {
     ownerOnlySqliteFile(path);
-    db = new Database(path);
-    db.pragma('busy_timeout = 5000');
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    migrate(db);
+    db = openSqliteFile(path);
+    migrate(db, MIGRATIONS);
   } catch (e) {
     throw new BridgeError('KEY_FILE', `cannot open the local cache ${path}: ${(e as Error).message}`, 'Check the key directory; the cache can be deleted safely (cursors restart).', undefined, {
       cause: e,
     });
   }
 
-  const selCursor = db.prepare<[string, string, string], { after: string }>('SELECT after FROM cursors WHERE relay = ? AND kind = ? AND space = ?');
-  const upCursor = db.prepare<[string, string, string, string, number]>(
+  const selCursor = statement<[string, string, string], { after: string }>(db, 'SELECT after FROM cursors WHERE relay = ? AND kind = ? AND space = ?');
+  const upCursor = statement<[string, string, string, string, number]>(
+    db,
     `INSERT INTO cursors (relay, kind, space, after, updated_at) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (relay, kind, space) DO UPDATE SET after = excluded.after, updated_at = excluded.updated_at
      WHERE ${GREATER('excluded.after', 'cursors.after')}`,
   );
-  const listCursors = db.prepare<[string], { kind: 'space' | 'mailbox'; space: string; after: string; updated_at: number }>(
+  const listCursors = statement<[string], { kind: 'space' | 'mailbox'; space: string; after: string; updated_at: number }>(
+    db,
     'SELECT kind, space, after, updated_at FROM cursors WHERE relay = ? ORDER BY kind, space',
   );
-  const delCursor = db.prepare<[string, string, string]>('DELETE FROM cursors WHERE relay = ? AND kind = ? AND space = ?');
-  const selConversation = db.prepare<[string, string], { after: string }>('SELECT after FROM conversation_cursors WHERE relay = ? AND conversation_id = ?');
-  const upConversation = db.prepare<[string, string, string, number]>(
+  const delCursor = statement<[string, string, string]>(db, 'DELETE FROM cursors WHERE relay = ? AND kind = ? AND space = ?');
+  const selConversation = statement<[string, string], { after: string }>(db, 'SELECT after FROM conversation_cursors WHERE relay = ? AND conversation_id = ?');
+  const upConversation = statement<[string, string, string, number]>(
+    db,
     `INSERT INTO conversation_cursors (relay, conversation_id, after, updated_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (relay, conversation_id) DO UPDATE SET after = excluded.after, updated_at = excluded.updated_at
      WHERE ${GREATER('excluded.after', 'conversation_cursors.after')}`,
   );
-  const delConversation = db.prepare<[string, string]>('DELETE FROM conversation_cursors WHERE relay = ? AND conversation_id = ?');
-  const selCheckpoint = db.prepare<[string, string, string], { checkpoint_id: string; first: string; last: string; served: string; seen_at: number }>(
+  const delConversation = statement<[string, string]>(db, 'DELETE FROM conversation_cursors WHERE relay = ? AND conversation_id = ?');
+  const selCheckpoint = statement<[string, string, string], { checkpoint_id: string; first: string; last: string; served: string; seen_at: number }>(
+    db,
     'SELECT checkpoint_id, first, last, served, seen_at FROM checkpoints WHERE relay = ? AND space = ? AND stream = ?',
   );
-  const upCheckpoint = db.prepare<[string, string, string, string, string, string, string, number]>(
+  const upCheckpoint = statement<[string, string, string, string, string, string, string, number]>(
+    db,
     `INSERT INTO checkpoints (relay, space, stream, checkpoint_id, first, last, served, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (relay, space, stream) DO UPDATE SET checkpoint_id = excluded.checkpoint_id, first = excluded.first,
        last = excluded.last, served = excluded.served, seen_at = excluded.seen_at
      WHERE ${GREATER('excluded.last', 'checkpoints.last')}`,
   );
-  const selEpoch = db.prepare<[string], { epoch: string }>('SELECT epoch FROM service_epochs WHERE relay = ?');
-  const upEpoch = db.prepare<[string, string, number]>(
+  const selEpoch = statement<[string], { epoch: string }>(db, 'SELECT epoch FROM service_epochs WHERE relay = ?');
+  const upEpoch = statement<[string, string, number]>(
+    db,
     `INSERT INTO service_epochs (relay, epoch, seen_at) VALUES (?, ?, ?)
      ON CONFLICT (relay) DO UPDATE SET epoch = excluded.epoch, seen_at = excluded.seen_at`,
   );
-  const selChecked = db.prepare<[string], { epoch: string }>('SELECT epoch FROM cursor_checks WHERE relay = ?');
-  const upChecked = db.prepare<[string, string, number]>(
+  const selChecked = statement<[string], { epoch: string }>(db, 'SELECT epoch FROM cursor_checks WHERE relay = ?');
+  const upChecked = statement<[string, string, number]>(
+    db,
     `INSERT INTO cursor_checks (relay, epoch, checked_at) VALUES (?, ?, ?)
      ON CONFLICT (relay) DO UPDATE SET epoch = excluded.epoch, checked_at = excluded.checked_at`,
   );
-  type PairRow = { conversation_id: string; pair: string; commitment: string; sealed: Buffer; source: 'created' | 'lock' };
-  const insPair = db.prepare<[string, string, string, string, Buffer, string, number]>(
+  type PairRow = { conversation_id: string; pair: string; commitment: string; sealed: Uint8Array; source: 'created' | 'lock' };
+  const insPair = statement<[string, string, string, string, Uint8Array, string, number]>(
+    db,
     'INSERT OR IGNORE INTO sealed_pairs (relay, conversation_id, pair, commitment, sealed, source, kept_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
-  const selPair = db.prepare<[string, string], PairRow>('SELECT conversation_id, pair, commitment, sealed, source FROM sealed_pairs WHERE relay = ? AND conversation_id = ?');
-  const selPairsOf = db.prepare<[string, string], PairRow>('SELECT conversation_id, pair, commitment, sealed, source FROM sealed_pairs WHERE relay = ? AND pair = ? ORDER BY kept_at');
+  const selPair = statement<[string, string], PairRow>(db, 'SELECT conversation_id, pair, commitment, sealed, source FROM sealed_pairs WHERE relay = ? AND conversation_id = ?');
+  const selPairsOf = statement<[string, string], PairRow>(db, 'SELECT conversation_id, pair, commitment, sealed, source FROM sealed_pairs WHERE relay = ? AND pair = ? ORDER BY kept_at');
   const pairOf = (r: PairRow): KeptSealedPair => ({ conversationId: r.conversation_id, pair: r.pair, commitment: r.commitment, sealed: new Uint8Array(r.sealed), source: r.source });
-  const selRoot = db.prepare<[string], { root_key: string }>('SELECT root_key FROM service_roots WHERE relay = ?');
+  const selRoot = statement<[string], { root_key: string }>(db, 'SELECT root_key FROM service_roots WHERE relay = ?');
   // One statement: a racing bridge's pin wins or ours does, never both (INSERT OR IGNORE).
-  const pinRoot = db.prepare<[string, string, number]>('INSERT OR IGNORE INTO service_roots (relay, root_key, seen_at) VALUES (?, ?, ?)');
-  const noteEpoch = db.transaction((relay: string, epoch: string, now: number): EpochNote => {
-    const previous = selEpoch.get(relay)?.epoch;
-    upEpoch.run(relay, epoch, now);
-    return { previous, changed: previous !== undefined && previous !== epoch };
-  });
+  const pinRoot = statement<[string, string, number]>(db, 'INSERT OR IGNORE INTO service_roots (relay, root_key, seen_at) VALUES (?, ?, ?)');
+  const noteEpoch = (relay: string, epoch: string, now: number): EpochNote =>
+    immediate(db, () => {
+      const previous = selEpoch.get(relay)?.epoch;
+      upEpoch.run(relay, epoch, now);
+      return { previous, changed: previous !== undefined && previous !== epoch };
+    });
 
   return {
     path,
     cursor: (relay, scope) =>
       scope.kind === 'conversation' ? selConversation.get(relay, scope.conversation)?.after : selCursor.get(relay, ...scopeKey(scope))?.after,
     advanceCursor: (relay, scope, after, now) =>
-      (scope.kind === 'conversation'
-        ? upConversation.run(relay, scope.conversation, position(after, 'after'), now)
-        : upCursor.run(relay, ...scopeKey(scope), position(after, 'after'), now)
-      ).changes === 1,
+      Number(
+        (scope.kind === 'conversation'
+          ? upConversation.run(relay, scope.conversation, position(after, 'after'), now)
+          : upCursor.run(relay, ...scopeKey(scope), position(after, 'after'), now)
+        ).changes,
+      ) === 1,
     cursors: (relay) =>
       listCursors.all(relay).map((r) => ({ kind: r.kind, space: r.space, after: r.after, updatedAt: r.updated_at })),
     forgetCursor: (relay, scope) =>
@@ -289,12 +289,11 @@ export function openCache(dir: KeyDirectory, keyName: string): Cache {
     noteCheckpoint(relay, space, stream, cp) {
       if (!/^[0-9a-f]{64}$/.test(cp.checkpointId)) throw new TypeError('checkpointId: expected 64 lowercase hex');
       return (
-        upCheckpoint.run(relay, space, stream, cp.checkpointId, position(cp.first, 'first'), position(cp.last, 'last'), cp.served, cp.seenAt)
-          .changes === 1
+        Number(upCheckpoint.run(relay, space, stream, cp.checkpointId, position(cp.first, 'first'), position(cp.last, 'last'), cp.served, cp.seenAt).changes) === 1
       );
     },
     serviceEpoch: (relay) => selEpoch.get(relay)?.epoch,
-    noteServiceEpoch: (relay, epoch, now) => noteEpoch.immediate(relay, epoch, now),
+    noteServiceEpoch: (relay, epoch, now) => noteEpoch(relay, epoch, now),
     cursorsCheckedEpoch: (relay) => selChecked.get(relay)?.epoch,
     noteCursorsChecked: (relay, epoch, now) => void upChecked.run(relay, epoch, now),
     keepSealedPair(relay, k, now) {
@@ -314,6 +313,6 @@ export function openCache(dir: KeyDirectory, keyName: string): Cache {
       pinRoot.run(relay, rootKey, now);
       return selRoot.get(relay)!.root_key;
     },
-    close: () => db.close(),
+    close: closer(db),
   };
 }

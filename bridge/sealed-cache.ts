@@ -22,12 +22,12 @@
  * Several bridges of one KEY share the file: every change is one statement or one immediate
  * transaction, and the busy timeout makes a writer wait.
  */
-import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { isHex, isUuid, utf8 } from '../shared/encoding.js';
 import { BridgeError } from './errors.js';
 import { ownerOnlySqliteFile } from './cache.js';
 import { checkKeyName, type KeyDirectory, type LocalBox } from './keys.js';
+import { closer, immediate, migrate, openSqliteFile, statement, type DatabaseSync, type SQLInputValue } from './sqlite.js';
 
 export interface RememberedSpace {
   readonly relay: string;
@@ -175,7 +175,7 @@ interface SpaceRow {
   generation: number;
   commitment: string;
   list_revision: number | null;
-  list: Buffer | null;
+  list: Uint8Array | null;
   list_signed_by: string | null;
   created_here: number;
   first_seen_at: number;
@@ -223,18 +223,11 @@ export function sealedCachePathBeside(cachePath: string): string {
 
 /** Open (and make, mode 0600) the sealed cache at `path`; secrets go through `box`. */
 export function openSealedCache(path: string, box: LocalBox): SealedCache {
-  let db: Database.Database;
+  let db: DatabaseSync;
   try {
     ownerOnlySqliteFile(path);
-    db = new Database(path);
-    db.pragma('busy_timeout = 5000');
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    db.transaction(() => {
-      const at = db.pragma('user_version', { simple: true }) as number;
-      for (let i = at; i < MIGRATIONS.length; i++) db.exec(MIGRATIONS[i]!);
-      if (at < MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
-    }).immediate();
+    db = openSqliteFile(path);
+    migrate(db, MIGRATIONS);
   } catch (e) {
     throw new BridgeError(
       'KEY_FILE',
@@ -245,11 +238,12 @@ export function openSealedCache(path: string, box: LocalBox): SealedCache {
     );
   }
 
-  const selSpace = db.prepare<[string, string], SpaceRow>('SELECT * FROM sealed_spaces WHERE relay = ? AND space_id = ?');
-  const selByName = db.prepare<[string, string], SpaceRow>('SELECT * FROM sealed_spaces WHERE relay = ? AND name = ? ORDER BY updated_at DESC LIMIT 1');
-  const selAll = db.prepare<[string], SpaceRow>('SELECT * FROM sealed_spaces WHERE relay = ? ORDER BY name, updated_at DESC');
+  const selSpace = statement<[string, string], SpaceRow>(db, 'SELECT * FROM sealed_spaces WHERE relay = ? AND space_id = ?');
+  const selByName = statement<[string, string], SpaceRow>(db, 'SELECT * FROM sealed_spaces WHERE relay = ? AND name = ? ORDER BY updated_at DESC LIMIT 1');
+  const selAll = statement<[string], SpaceRow>(db, 'SELECT * FROM sealed_spaces WHERE relay = ? ORDER BY name, updated_at DESC');
   // Generation and list revision only move forward, each with the values that go with it.
-  const upSpace = db.prepare(
+  const upSpace = statement<[Record<string, SQLInputValue>]>(
+    db,
     `INSERT INTO sealed_spaces (relay, space_id, name, owner, owner_was, hand_over_generation, generation, commitment,
        list_revision, list, list_signed_by, created_here, first_seen_at, updated_at)
      VALUES (@relay, @space_id, @name, @owner, @owner_was, @hand_over_generation, @generation, @commitment,
@@ -267,42 +261,48 @@ export function openSealedCache(path: string, box: LocalBox): SealedCache {
        created_here = MAX(sealed_spaces.created_here, excluded.created_here),
        updated_at = excluded.updated_at`,
   );
-  const insSecret = db.prepare<[string, string, number, string, Buffer, string, number]>(
+  const insSecret = statement<[string, string, number, string, Uint8Array, string, number]>(
+    db,
     'INSERT OR IGNORE INTO sealed_secrets (relay, space_id, generation, commitment, sealed, source, kept_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
-  const selSecret = db.prepare<[string, string, number], { generation: number; commitment: string; sealed: Buffer; source: SecretSource }>(
+  const selSecret = statement<[string, string, number], { generation: number; commitment: string; sealed: Uint8Array; source: SecretSource }>(
+    db,
     'SELECT generation, commitment, sealed, source FROM sealed_secrets WHERE relay = ? AND space_id = ? AND generation = ? ORDER BY kept_at DESC',
   );
-  const selSecretsFrom = db.prepare<[string, string, number], { generation: number; commitment: string; sealed: Buffer; source: SecretSource }>(
+  const selSecretsFrom = statement<[string, string, number], { generation: number; commitment: string; sealed: Uint8Array; source: SecretSource }>(
+    db,
     'SELECT generation, commitment, sealed, source FROM sealed_secrets WHERE relay = ? AND space_id = ? AND generation >= ? ORDER BY generation, kept_at',
   );
-  const delSecret = db.prepare<[string, string, number, string]>('DELETE FROM sealed_secrets WHERE relay = ? AND space_id = ? AND generation = ? AND commitment = ?');
-  const insList = db.prepare<[string, string, number, Buffer, string, string, number]>(
+  const delSecret = statement<[string, string, number, string]>(db, 'DELETE FROM sealed_secrets WHERE relay = ? AND space_id = ? AND generation = ? AND commitment = ?');
+  const insList = statement<[string, string, number, Uint8Array, string, string, number]>(
+    db,
     'INSERT OR IGNORE INTO sealed_lists (relay, space_id, revision, list, envelope, signed_by, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
-  const selLists = db.prepare<[string, string, string], { revision: number; list: Buffer; envelope: string; signed_by: string }>(
+  const selLists = statement<[string, string, string], { revision: number; list: Uint8Array; envelope: string; signed_by: string }>(
+    db,
     'SELECT revision, list, envelope, signed_by FROM sealed_lists WHERE relay = ? AND space_id = ? AND signed_by = ? ORDER BY revision DESC',
   );
-  const insOwner = db.prepare<[string, string, string, string | null, number, number]>(
+  const insOwner = statement<[string, string, string, string | null, number, number]>(
+    db,
     'INSERT OR IGNORE INTO sealed_owners (relay, space_id, owner, owner_was, generation, seen_at) VALUES (?, ?, ?, ?, ?, ?)',
   );
-  const selOwners = db.prepare<[string, string], { owner: string; owner_was: string | null; generation: number; seen_at: number }>(
+  const selOwners = statement<[string, string], { owner: string; owner_was: string | null; generation: number; seen_at: number }>(
+    db,
     'SELECT owner, owner_was, generation, seen_at FROM sealed_owners WHERE relay = ? AND space_id = ? ORDER BY seen_at, generation',
   );
-  const upEnded = db.prepare<[string, string, string, number]>(
+  const upEnded = statement<[string, string, string, number]>(
+    db,
     `INSERT INTO sealed_vouching_ended (relay, space_id, peer_id, ended_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (relay, space_id, peer_id) DO UPDATE SET ended_at = excluded.ended_at`,
   );
-  const selEnded = db.prepare<[string, string, string], { ended_at: number }>('SELECT ended_at FROM sealed_vouching_ended WHERE relay = ? AND space_id = ? AND peer_id = ?');
-  const delEnded = db.prepare<[string, string, string]>('DELETE FROM sealed_vouching_ended WHERE relay = ? AND space_id = ? AND peer_id = ?');
-  const delEndedEverywhere = db.prepare<[string, string]>('DELETE FROM sealed_vouching_ended WHERE relay = ? AND peer_id = ?');
-  const forgetTx = db.transaction((relay: string, spaceId: string) => {
-    for (const table of ['sealed_spaces', 'sealed_secrets', 'sealed_lists', 'sealed_owners', 'sealed_vouching_ended']) {
-      db.prepare(`DELETE FROM ${table} WHERE relay = ? AND space_id = ?`).run(relay, spaceId);
-    }
-  });
+  const selEnded = statement<[string, string, string], { ended_at: number }>(db, 'SELECT ended_at FROM sealed_vouching_ended WHERE relay = ? AND space_id = ? AND peer_id = ?');
+  const delEnded = statement<[string, string, string]>(db, 'DELETE FROM sealed_vouching_ended WHERE relay = ? AND space_id = ? AND peer_id = ?');
+  const delEndedEverywhere = statement<[string, string]>(db, 'DELETE FROM sealed_vouching_ended WHERE relay = ? AND peer_id = ?');
+  const forgetSpace = ['sealed_spaces', 'sealed_secrets', 'sealed_lists', 'sealed_owners', 'sealed_vouching_ended'].map((table) =>
+    statement<[string, string]>(db, `DELETE FROM ${table} WHERE relay = ? AND space_id = ?`),
+  );
 
-  function openSecret(relay: string, spaceId: string, r: { generation: number; commitment: string; sealed: Buffer; source: SecretSource }): KeptSecret | undefined {
+  function openSecret(relay: string, spaceId: string, r: { generation: number; commitment: string; sealed: Uint8Array; source: SecretSource }): KeptSecret | undefined {
     const secret = box.open(new Uint8Array(r.sealed), secretAad(relay, spaceId, r.generation, r.commitment));
     // A value that does not open under this KEY (another KEY's file, or moved bytes) is not a secret.
     if (secret === undefined || secret.length !== 32) return undefined;
@@ -326,7 +326,7 @@ export function openSealedCache(path: string, box: LocalBox): SealedCache {
         generation: s.generation,
         commitment: s.commitment,
         list_revision: s.listRevision,
-        list: s.list === null ? null : Buffer.from(s.list),
+        list: s.list,
         list_signed_by: s.listSignedBy,
         created_here: s.createdHere ? 1 : 0,
         first_seen_at: s.firstSeenAt,
@@ -337,7 +337,7 @@ export function openSealedCache(path: string, box: LocalBox): SealedCache {
       checkIds(spaceId, k.generation, k.commitment);
       if (!(k.secret instanceof Uint8Array) || k.secret.length !== 32) throw new TypeError('secret must be 32 bytes');
       const sealed = box.seal(k.secret, secretAad(relay, spaceId, k.generation, k.commitment));
-      insSecret.run(relay, spaceId, k.generation, k.commitment, Buffer.from(sealed), k.source, now);
+      insSecret.run(relay, spaceId, k.generation, k.commitment, sealed, k.source, now);
     },
     secret(relay, spaceId, generation, commitment) {
       for (const r of selSecret.all(relay, spaceId, generation)) {
@@ -358,7 +358,7 @@ export function openSealedCache(path: string, box: LocalBox): SealedCache {
     dropSecret: (relay, spaceId, generation, commitment) => void delSecret.run(relay, spaceId, generation, commitment),
     noteList(relay, spaceId, l, now) {
       checkIds(spaceId);
-      insList.run(relay, spaceId, l.revision, Buffer.from(l.list), l.envelope, l.signedBy, now);
+      insList.run(relay, spaceId, l.revision, l.list, l.envelope, l.signedBy, now);
     },
     listsSignedBy: (relay, spaceId, signer) =>
       selLists.all(relay, spaceId, signer).map((r) => ({ revision: r.revision, list: new Uint8Array(r.list), envelope: r.envelope, signedBy: r.signed_by })),
@@ -375,7 +375,7 @@ export function openSealedCache(path: string, box: LocalBox): SealedCache {
       if (spaceId === undefined) delEndedEverywhere.run(relay, peer);
       else delEnded.run(relay, spaceId, peer);
     },
-    forget: (relay, spaceId) => forgetTx.immediate(relay, spaceId),
-    close: () => db.close(),
+    forget: (relay, spaceId) => immediate(db, () => forgetSpace.forEach((del) => del.run(relay, spaceId))),
+    close: closer(db),
   };
 }

@@ -8,7 +8,7 @@ import { chmodSync, statSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import Database from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { cachePath, openCache, type SeenCheckpoint } from '../bridge/cache.js';
 import { openKeyDirectory, type KeyDirectory } from '../bridge/keys.js';
@@ -116,8 +116,8 @@ describe('the cache file', () => {
     expect(cache.path).toBe(join(dir.cacheDir, 'alice.sqlite'));
     expect(statSync(cache.path).mode & 0o777).toBe(0o600);
     cache.close();
-    const db = new Database(cachePath(dir, 'alice'), { readonly: true });
-    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    const db = new DatabaseSync(cachePath(dir, 'alice'), { readOnly: true });
+    expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
     db.close();
   });
 
