@@ -30,6 +30,9 @@ import { openapiRoutes } from './routes/openapi.js';
 import { keysRoutes } from './routes/keys.js';
 import { passkeysRoutes } from './routes/passkeys.js';
 import { tokensRoutes } from './routes/tokens.js';
+import { oauthRoutes } from './routes/oauth.js';
+import { authorizationsRoutes } from './routes/authorizations.js';
+import { appPageRoutes } from './routes/app-page.js';
 import { meRoutes } from './routes/me.js';
 import { peersRoutes } from './routes/peers.js';
 import { spacesRoutes } from './routes/spaces.js';
@@ -116,8 +119,11 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     const config = req.routeOptions.config;
     const auth: AuthMode = config.auth ?? 'req';
     const now = deps.clock();
+    // A write, for an app token's scope: anything but GET and HEAD, except the reads sent as POST.
+    const write = req.method !== 'GET' && req.method !== 'HEAD' && config.limit !== 'read';
     if (auth !== 'none') {
-      const identity = authenticate(req, deps.store.tokens, ctx.limiter, now) ?? null;
+      const rule = { connectorSecret: ctx.connectorSecret, write };
+      const identity = authenticate(req, deps.store.tokens, ctx.limiter, now, rule) ?? null;
       if (identity === null && auth === 'req') throw new SvcError('TOKEN_MISSING');
       req.identity = identity;
     }
@@ -148,6 +154,9 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(openapiRoutes, ctx);
   app.register(keysRoutes, ctx);
   app.register(tokensRoutes, ctx);
+  app.register(oauthRoutes, ctx);
+  app.register(authorizationsRoutes, ctx);
+  app.register(appPageRoutes, ctx);
   app.register(meRoutes, ctx);
   app.register(encryptionKeyRoutes, ctx);
   app.register(peersRoutes, ctx);

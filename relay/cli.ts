@@ -36,6 +36,11 @@ Usage: svc-relay [--host H] [--port P] [--data DIR] [--public-url URL] [--public
                     how long a KEY must be registered before it creates a public or oracle
                     SPACE (default ${DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS}; 0 turns the wait off, for a team's own
                     relay; env SVC_PUBLIC_SPACE_KEY_AGE)
+  --no-app-sign-in  turn OAuth app sign-in off (env SVC_APP_SIGN_IN=off); it is also off when
+                    passkeys are off
+  --allow-loopback-client-documents
+                    fetch OAuth client ID metadata documents from http://127.0.0.1 and
+                    http://localhost too (tests only; env SVC_ALLOW_LOOPBACK_CLIENT_DOCUMENTS=1)
   --no-passkeys     turn passkey KEYS off: PASSKEYS_UNAVAILABLE everywhere (env SVC_PASSKEYS=off)
   --passkey-rp-id HOST
                     the WebAuthn rp_id passkeys are bound to (default the public URL's host
@@ -78,6 +83,8 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): RelayConfig | 'h
       'no-passkeys': { type: 'boolean', default: false },
       'passkey-rp-id': { type: 'string' },
       'passkey-origin': { type: 'string', multiple: true },
+      'no-app-sign-in': { type: 'boolean', default: false },
+      'allow-loopback-client-documents': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -96,6 +103,9 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): RelayConfig | 'h
       values['public-space-key-age'] ?? env.SVC_PUBLIC_SPACE_KEY_AGE ?? String(DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS),
     ),
     passkeys: parsePasskeys(values, env),
+    appSignIn: !values['no-app-sign-in'] && env.SVC_APP_SIGN_IN !== 'off',
+    allowLoopbackClientDocuments:
+      values['allow-loopback-client-documents'] || env.SVC_ALLOW_LOOPBACK_CLIENT_DOCUMENTS === '1',
   };
 }
 

@@ -30,6 +30,16 @@ export interface RelayConfig {
    * origin (`passkeyPolicyOf`).
    */
   readonly passkeys?: { readonly rpId?: string | undefined; readonly origins?: readonly string[] | undefined } | false | undefined;
+  /**
+   * OAuth app sign-in (spec/1-concepts.md "App sign-in"): on unless false. It is also off when
+   * passkeys are off, since a person approves an app with a passkey (`appSignInOn`).
+   */
+  readonly appSignIn?: boolean | undefined;
+  /**
+   * Client ID metadata documents may be fetched from http://127.0.0.1 and http://localhost
+   * (tests only); never otherwise from a private, loopback or link-local address.
+   */
+  readonly allowLoopbackClientDocuments?: boolean | undefined;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -51,6 +61,11 @@ export function parsePublicSpaceKeyAge(text: string): number {
     throw new Error(`--public-space-key-age: whole seconds from 0 to ${PUBLIC_SPACE_KEY_AGE_MAX_SECONDS}: ${text}`);
   }
   return Number(text);
+}
+
+/** Whether this relay offers OAuth app sign-in: the setting, and passkeys not turned off. */
+export function appSignInOn(config: RelayConfig): boolean {
+  return config.appSignIn !== false && config.passkeys !== false;
 }
 
 /**

@@ -21,14 +21,6 @@ const KNOWN_GAPS: Readonly<Record<string, string>> = {
   'tools.bridge': 'the one-file bridge bundle is not built yet',
   'tools.sealed': 'the sealing module is not built yet',
   'sealed.spec': 'the sealing formats document is not written yet',
-  'oauth.resource': 'OAuth app sign-in is not built yet',
-  'oauth.metadata': 'OAuth app sign-in is not built yet',
-  'oauth.register': 'OAuth app sign-in is not built yet',
-  'oauth.authorize': 'OAuth app sign-in is not built yet',
-  'oauth.token': 'OAuth app sign-in is not built yet',
-  'authorizations.get': 'app authorizations come with OAuth app sign-in, not built yet',
-  'authorizations.approve': 'app authorizations come with OAuth app sign-in, not built yet',
-  'authorizations.decline': 'app authorizations come with OAuth app sign-in, not built yet',
 };
 
 interface Row {

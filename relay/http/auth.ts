@@ -10,6 +10,7 @@
  * forgets is closed, not open). A handler reads the caller with `identityOf(req)` (req routes)
  * or `req.identity` (null when anonymous, on opt routes).
  */
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { SvcError } from '../../shared/errors.js';
 import { sha256 } from '../../shared/hash.js';
@@ -49,15 +50,35 @@ export function tokenHash(token: string): Uint8Array {
   return sha256(utf8(token));
 }
 
+/** What `authenticate` needs to judge an app token (spec/1-concepts.md "App sign-in"). */
+export interface AppTokenRule {
+  /** RelayContext.connectorSecret: the value of CONNECTOR_HEADER on the connector's own requests. */
+  readonly connectorSecret: string;
+  /** Whether the route writes (a read-only app token is refused it: INSUFFICIENT_SCOPE). */
+  readonly write: boolean;
+}
+
+/** The detail of TOKEN_INVALID for an app token presented anywhere but the connector. */
+export const APP_TOKEN_ELSEWHERE = 'token: an app token works at /mcp/connect only';
+
+/** Whether the request carries the connector's secret (compared in constant time). */
+export function fromConnector(req: FastifyRequest, connectorSecret: string): boolean {
+  const sent = req.headers[CONNECTOR_HEADER];
+  if (typeof sent !== 'string' || sent.length !== connectorSecret.length) return false;
+  return timingSafeEqual(Buffer.from(sent), Buffer.from(connectorSecret));
+}
+
 /**
  * Authenticate a request: undefined when it carries no Authorization header, else the
- * identity or a refusal.
+ * identity or a refusal. An app token (OAuth) is accepted only on the connector's in-process
+ * requests (`rule`; without a rule, never), and a read-only one never on a write.
  */
 export function authenticate(
   req: FastifyRequest,
   tokens: TokenStore,
   limiter: RateLimiter,
   now: number,
+  rule?: AppTokenRule,
 ): Identity | undefined {
   const header = req.headers.authorization;
   if (header === undefined) return undefined;
@@ -70,7 +91,13 @@ export function authenticate(
   const record = tokens.byHash(tokenHash(token));
   if (!record) return unknown('token: not known here');
   refuseDead(record, now);
-  return { peerId: record.peerId, tokenId: record.id, tokenExpiresAt: record.expiresAt, app: null };
+  let app: Identity['app'] = null;
+  if (record.clientId !== null) {
+    if (rule === undefined || !fromConnector(req, rule.connectorSecret)) throw new SvcError('TOKEN_INVALID', APP_TOKEN_ELSEWHERE);
+    app = { clientId: record.clientId, write: record.scope === 'write' };
+    if (rule.write && !app.write) throw new SvcError('INSUFFICIENT_SCOPE', 'token: this app was allowed to read only');
+  }
+  return { peerId: record.peerId, tokenId: record.id, tokenExpiresAt: record.expiresAt, app };
 }
 
 function refuseDead(record: TokenRecord, now: number): void {

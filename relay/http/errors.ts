@@ -144,7 +144,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.addHook('onSend', async (req, reply, payload) => {
     reply.header('x-request-id', String(req.id));
     const status = reply.statusCode;
-    if (status === 401) reply.header('www-authenticate', 'Bearer');
+    if (status === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', 'Bearer');
     if (isV1(req.url)) {
       const anonymousOk = req.method === 'GET' && status === 200 && req.headers.authorization === undefined;
       if (anonymousOk && (typeof payload === 'string' || Buffer.isBuffer(payload))) {

@@ -35,6 +35,12 @@ export const RATES = {
   controlActions: RATE_LIMITS.controlActions,
   deliveriesBetweenKeys: RATE_LIMITS.deliveriesBetweenKeys,
   noticesToKey: RATE_LIMITS.noticesToKey,
+  oauthRegistration: RATE_LIMITS.oauthRegistration,
+  oauthRegistrationPerNetwork: RATE_LIMITS.oauthRegistrationPerNetwork,
+  oauthRegistrationServiceWide: RATE_LIMITS.oauthRegistrationServiceWide,
+  oauthAuthorize: RATE_LIMITS.oauthAuthorize,
+  oauthAuthorizePerNetwork: RATE_LIMITS.oauthAuthorizePerNetwork,
+  oauthTokenExchange: RATE_LIMITS.oauthTokenExchange,
   unknownTokens: { limit: 60, windowSeconds: 3600, scope: 'address', burst: 20 },
 } as const satisfies Record<string, Rate>;
 

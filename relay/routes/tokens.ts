@@ -16,7 +16,7 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export const tokensRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
   app.get(
     '/v1/tokens',
-    { config: { auth: 'req', limit: 'read', operation: 'tokens.list', describe: 'Every live token of the KEY with id and label.' } },
+    { config: { auth: 'req', limit: 'read', operation: 'tokens.list', describe: 'Every live token of the KEY with id and label; an app token with its app and scope.' } },
     async (req) => {
       const me = identityOf(req);
       const items = ctx.store.tokens.listLive(me.peerId, ctx.clock()).map((t) => ({
@@ -25,6 +25,8 @@ export const tokensRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
         created_at: isoTime(t.createdAt),
         expires_at: isoTime(t.expiresAt),
         current: t.id === me.tokenId,
+        // An app token (OAuth) names its app and what it may do; revoking it disconnects the app.
+        ...(t.clientId !== null ? { app: { client_id: t.clientId, name: t.appName }, scope: t.scope === 'write' ? 'read write' : 'read' } : {}),
       }));
       return { items };
     },

@@ -30,6 +30,7 @@ import { createTaskStore, type TaskStore } from './tasks.js';
 import { createOracleStore, type OracleStore } from './oracle.js';
 import { createOracleLinkStore, type OracleLinkStore } from './oracle-links.js';
 import { createOracleReadStore, type OracleReadStore } from './oracle-reads.js';
+import { createOAuthStore, type OAuthStore } from './oauth.js';
 import { SvcError } from '../../shared/errors.js';
 
 export interface Store {
@@ -59,6 +60,7 @@ export interface Store {
   readonly oracle: OracleStore;
   readonly oracleLinks: OracleLinkStore;
   readonly oracleReads: OracleReadStore;
+  readonly oauth: OAuthStore;
   /** True when a trivial query answers (for /healthz). */
   ping(): boolean;
   close(): void;
@@ -117,6 +119,7 @@ export function openStore(dataDir: string): Store {
     oracle: createOracleStore(db),
     oracleLinks: createOracleLinkStore(db),
     oracleReads: createOracleReadStore(db),
+    oauth: createOAuthStore(db, tokens.forget),
     ping() {
       try {
         return (probe.get() as { one: number } | undefined)?.one === 1;

@@ -14,6 +14,15 @@ export interface TokenRecord {
   revokedAt: number | null;
   /** The owning KEY's block time, joined in for authentication. */
   keyBlockedAt: number | null;
+  /** An app token's app (OAuth client_id); null for a KEY's own token. */
+  clientId: string | null;
+  /** An app token's scope: 'write' implies read. Null for a KEY's own token. */
+  scope: 'read' | 'write' | null;
+}
+
+/** A live token as tokens.list shows it: an app token with its app's name. */
+export interface ListedToken extends TokenRecord {
+  appName: string | null;
 }
 
 export interface TokenStore {
@@ -22,7 +31,7 @@ export interface TokenStore {
   /** `byHash` read from the database itself, never from what is remembered (the long-poll recheck). */
   byHashFresh(hash: Uint8Array): TokenRecord | undefined;
   /** Live (not revoked, not expired) tokens of a KEY, oldest first. */
-  listLive(peerId: string, now: number): TokenRecord[];
+  listLive(peerId: string, now: number): ListedToken[];
   /** Revoke one token of this KEY; false when it is not this KEY's live token. */
   revoke(peerId: string, tokenId: string, now: number): boolean;
   /** Revoke every token of this KEY; answers how many. */
@@ -42,6 +51,8 @@ interface TokenRow {
   expires_at: number;
   revoked_at: number | null;
   blocked_at: number | null;
+  client_id: string | null;
+  scope: 'read' | 'write' | null;
 }
 
 function toRecord(r: TokenRow): TokenRecord {
@@ -53,17 +64,21 @@ function toRecord(r: TokenRow): TokenRecord {
     expiresAt: r.expires_at,
     revokedAt: r.revoked_at,
     keyBlockedAt: r.blocked_at,
+    clientId: r.client_id,
+    scope: r.scope,
   };
 }
 
 export function createTokenStore(db: Db): TokenStore {
   const selectByHash = db.prepare<[Uint8Array], TokenRow>(
-    `SELECT t.id, t.peer_id, t.label, t.created_at, t.expires_at, t.revoked_at, k.blocked_at
+    `SELECT t.id, t.peer_id, t.label, t.created_at, t.expires_at, t.revoked_at, k.blocked_at, t.client_id, t.scope
      FROM tokens t JOIN keys k ON k.peer_id = t.peer_id WHERE t.token_hash = ?`,
   );
-  const selectLive = db.prepare<[string, number], TokenRow>(
-    `SELECT t.id, t.peer_id, t.label, t.created_at, t.expires_at, t.revoked_at, NULL AS blocked_at
-     FROM tokens t WHERE t.peer_id = ? AND t.revoked_at IS NULL AND t.expires_at > ?
+  const selectLive = db.prepare<[string, number], TokenRow & { app_name: string | null }>(
+    `SELECT t.id, t.peer_id, t.label, t.created_at, t.expires_at, t.revoked_at, NULL AS blocked_at, t.client_id, t.scope,
+            c.client_name AS app_name
+     FROM tokens t LEFT JOIN oauth_clients c ON c.client_id = t.client_id
+     WHERE t.peer_id = ? AND t.revoked_at IS NULL AND t.expires_at > ?
      ORDER BY t.created_at, t.id`,
   );
   const revokeOne = db.prepare(
@@ -115,7 +130,7 @@ export function createTokenStore(db: Db): TokenStore {
       return lookUp(hash, key);
     },
     byHashFresh: (hash) => lookUp(hash, keyOf(hash)),
-    listLive: (peerId, now) => selectLive.all(peerId, now).map(toRecord),
+    listLive: (peerId, now) => selectLive.all(peerId, now).map((r) => ({ ...toRecord(r), appName: r.app_name })),
     revoke: (peerId, tokenId, now) => {
       forget();
       return db.transaction(() => revokeOne.run(now, tokenId, peerId, now).changes > 0).immediate();

@@ -53,6 +53,10 @@ export interface StartRelayOptions {
   publicSpaceKeyAgeSeconds?: number;
   /** Passkey settings (false: --no-passkeys); default on, rp_id and origin from the public URL. */
   passkeys?: RelayConfig['passkeys'];
+  /** OAuth app sign-in (false: --no-app-sign-in); default on. */
+  appSignIn?: boolean;
+  /** --allow-loopback-client-documents: client ID metadata documents from http://127.0.0.1 too. */
+  allowLoopbackClientDocuments?: boolean;
 }
 
 export function tempDataDir(prefix = 'svc-relay-test-'): string {
@@ -73,6 +77,8 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
     dev: opts.dev ?? true,
     publicSpaceKeyAgeSeconds: opts.publicSpaceKeyAgeSeconds,
     passkeys: opts.passkeys,
+    appSignIn: opts.appSignIn,
+    allowLoopbackClientDocuments: opts.allowLoopbackClientDocuments,
   };
   const store = openStore(dataDir);
   const serviceKeys = loadServiceKeys({ dataDir, dev: config.dev, now: clock(), random });

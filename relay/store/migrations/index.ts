@@ -15,7 +15,8 @@ import { migration as m009 } from './009_tasks.js';
 import { migration as m010 } from './010_oracle.js';
 import { migration as m011 } from './011_oracle_links.js';
 import { migration as m012 } from './012_passkeys.js';
+import { migration as m013 } from './013_oauth.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012];
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013];
