@@ -62,6 +62,16 @@ import { connectorRoutes } from './connector/routes.js';
 
 export type { RelayDeps, RelayContext } from './context.js';
 
+/** The context each app was built with. */
+const contexts = new WeakMap<FastifyInstance, RelayContext>();
+
+/** The context an app was built with: in-process callers (tests) reach its token events and connector secret. */
+export function contextOf(app: FastifyInstance): RelayContext {
+  const ctx = contexts.get(app);
+  if (ctx === undefined) throw new Error('not an app built by buildApp');
+  return ctx;
+}
+
 export function buildApp(deps: RelayDeps): FastifyInstance {
   const app = Fastify({
     logger: false,
@@ -94,6 +104,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     connectorSecret: randomBytes(32).toString('hex'),
   };
 
+  contexts.set(app, ctx);
   app.decorateRequest('identity', null);
   app.setValidatorCompiler(zodValidatorCompiler);
   registerErrorHandling(app);
