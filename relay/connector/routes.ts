@@ -29,13 +29,10 @@ import { REQUEST_MAX_BYTES } from '../../shared/limits.js';
 import { packageVersion } from '../../launch/package-version.js';
 import type { RelayContext } from '../context.js';
 import { createKeyCaches } from './caches.js';
+import { CONNECT_METADATA_PATH, CONNECT_PATH, MCP_PATH } from './paths.js';
 import { callerOf, connectRefusal, type Caller } from './caller.js';
 import { createConnectorServer, type ConnectorBase, type ConnectorHooks } from './server.js';
 
-export const MCP_PATH = '/mcp';
-export const CONNECT_PATH = '/mcp/connect';
-/** RFC 9728 protected-resource metadata of `/mcp/connect`, from the relay's base URL. */
-export const CONNECT_METADATA_PATH = '/.well-known/oauth-protected-resource/mcp/connect';
 
 export interface ConnectorRoutesOptions {
   readonly ctx: RelayContext;
