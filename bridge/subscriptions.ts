@@ -278,6 +278,8 @@ export class SubscriptionFeed {
     const st = this.state.get(stream);
     if (st === undefined) return;
     await st.ready;
+    // The server instance may have closed while the head was read: nothing is delivered any more.
+    if (this.closed || this.state.get(stream) !== st) return;
     if (Date.now() < st.notBefore) return;
     const watch = watchOf(uris[0]!)!;
     if (st.after === undefined) {
