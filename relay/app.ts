@@ -27,6 +27,7 @@ import './http/fastify-types.js';
 import { serviceRoutes } from './routes/service.js';
 import { agentFilesRoutes } from './routes/agent-files.js';
 import { openapiRoutes } from './routes/openapi.js';
+import { toolFilesRoutes } from './routes/tool-files.js';
 import { keysRoutes } from './routes/keys.js';
 import { passkeysRoutes } from './routes/passkeys.js';
 import { tokensRoutes } from './routes/tokens.js';
@@ -163,6 +164,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(serviceRoutes, ctx);
   app.register(agentFilesRoutes, ctx);
   app.register(openapiRoutes, ctx);
+  app.register(toolFilesRoutes, ctx);
   app.register(keysRoutes, ctx);
   app.register(tokensRoutes, ctx);
   app.register(oauthRoutes, ctx);
