@@ -58,8 +58,7 @@ export function callerOf(req: FastifyRequest, tokens: TokenStore, now: number, c
 
 /** The app an app token was issued to (its OAuth client and whether it may write); null for a KEY's own token. */
 function appOf(record: TokenRecord): Identity['app'] {
-  const r = record as TokenRecord & { readonly clientId?: string | null; readonly scope?: string | null };
-  return typeof r.clientId === 'string' ? { clientId: r.clientId, write: r.scope === 'write' } : null;
+  return record.clientId === null ? null : { clientId: record.clientId, write: record.scope === 'write' };
 }
 
 function liveProblem(record: TokenRecord, now: number): SvcError | undefined {
