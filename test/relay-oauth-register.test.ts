@@ -140,7 +140,7 @@ describe('registration (RFC 7591)', () => {
   it('refuses a body that is not JSON in OAuth form (invalid_request)', async () => {
     const res = await fetch(`${relay.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"redirect_uris": [' });
     expect(res.status).toBe(400);
-    expect((await res.json()).error).toBe('invalid_request');
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_request');
   });
 });
 
@@ -171,6 +171,20 @@ describe('app sign-in turned off', () => {
       } finally {
         await off.close();
       }
+    }
+  });
+});
+
+describe('capabilities', () => {
+  it('name the oauth module available with its metadata address, and unavailable when app sign-in is off', async () => {
+    const on = await call(relay, 'GET', '/v1/capabilities');
+    expect(on.body.modules.oauth).toEqual({ status: 'available', metadata: `${relay.url}/.well-known/oauth-authorization-server` });
+    const off = await startRelay({ appSignIn: false });
+    try {
+      const r = await call(off, 'GET', '/v1/capabilities');
+      expect(r.body.modules.oauth).toEqual({ status: 'unavailable' });
+    } finally {
+      await off.close();
     }
   });
 });

@@ -9,7 +9,7 @@ import { capabilityVocabulary } from '../../shared/vocabulary.js';
 import { categoriesCapability } from '../categories/index.js';
 import type { AuthMode } from '../http/auth.js';
 import type { OperationEntry, RelayContext } from '../context.js';
-import { publicSpaceKeyAge } from '../config.js';
+import { appSignInOn, publicSpaceKeyAge } from '../config.js';
 import { mcpCapability } from '../connector/surface.js';
 
 export const API_VERSION = '0.1';
@@ -45,7 +45,7 @@ const MODULES: Record<string, { prefixes: string[]; never?: boolean; extra?: Rec
   mcp: { prefixes: [] },
   // Available when the operator has not turned passkeys off (buildCapabilities).
   passkeys: { prefixes: ['passkeys.'] },
-  oauth: { prefixes: [], never: true },
+  oauth: { prefixes: ['oauth.', 'authorizations.'] },
 };
 
 function moduleStatus(ops: readonly OperationEntry[]): Record<string, Record<string, unknown>> {
@@ -76,6 +76,11 @@ export function buildCapabilities(ctx: RelayContext): Record<string, unknown> {
   const passkeys = ctx.passkeyPolicy();
   // The passkey operations are always routed; they answer PASSKEYS_UNAVAILABLE when turned off.
   modules.passkeys = { status: passkeys === null ? 'unavailable' : 'available' };
+  // The OAuth routes are always routed; they answer OAUTH_UNAVAILABLE when app sign-in is off.
+  modules.oauth = {
+    status: appSignInOn(ctx.config) ? 'available' : 'unavailable',
+    ...(appSignInOn(ctx.config) ? { metadata: `${ctx.baseUrl()}/.well-known/oauth-authorization-server` } : {}),
+  };
   // The connector (relay/connector/) is always routed; it is no operation of the catalogue.
   modules.mcp = { status: 'available' };
   const base = ctx.baseUrl();

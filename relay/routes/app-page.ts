@@ -24,7 +24,22 @@ export const PAGE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const WEB_DIR = new URL('../web/', import.meta.url);
+/**
+ * Where the files are: beside the routes in the source tree (relay/web/), or, when running the
+ * compiled relay from a checkout, the source tree's copy. Undefined when neither has them.
+ */
+const WEB_DIRS = [new URL('../web/', import.meta.url), new URL('../../../relay/web/', import.meta.url)];
+
+function readWebFile(file: string): Buffer | undefined {
+  for (const dir of WEB_DIRS) {
+    try {
+      return readFileSync(new URL(file, dir));
+    } catch {
+      // not in this place; try the next
+    }
+  }
+  return undefined;
+}
 
 const FILES = [
   { path: '/app/authorize', file: 'authorize.html', type: 'text/html; charset=utf-8' },
@@ -34,9 +49,12 @@ const FILES = [
 
 export const appPageRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
   for (const f of FILES) {
-    const body = readFileSync(new URL(f.file, WEB_DIR));
+    const body = readWebFile(f.file);
     app.get(f.path, { config: { auth: 'none', limit: 'read' } }, async (_req, reply) => {
       if (!appSignInOn(ctx.config)) return sendPlainNotFound(reply);
+      if (body === undefined) {
+        return reply.code(503).type('text/plain; charset=utf-8').send('The approval page is missing from this installation (relay/web).\n');
+      }
       return reply
         .type(f.type)
         .header('content-security-policy', PAGE_CSP)
