@@ -1,21 +1,26 @@
 /**
  * The Node.js version check both programs run before anything else. Each program's entry
  * (relay/main.ts, bridge/main.ts) imports only this module, statically, and loads the program
- * itself with a dynamic import once the check passes: a static import would load
- * better-sqlite3 first, and its prebuilt binary crashes an older Node with a bare
- * "Segmentation fault" before any line of ours could run.
+ * itself with a dynamic import once the check passes: a static import would load what an older
+ * Node lacks first (the relay's better-sqlite3, whose prebuilt binary crashes it with a bare
+ * "Segmentation fault"; the bridge's `node:sqlite`, which it does not have) before any line of
+ * ours could run.
  *
  * So this file must stay loadable by old Node versions: no imports of the program, and no
  * syntax newer than what Node 18 parses.
  */
 
-/** The oldest Node.js both programs run on: package.json `engines.node` is ">=22.12". */
-export const NODE_NEEDED = { major: 22, minor: 12 } as const;
+/**
+ * The oldest Node.js both programs run on: package.json `engines.node` is ">=22.13". The
+ * dependencies need 22.12; the bridge's cache needs `node:sqlite`, usable without a flag from
+ * 22.13.
+ */
+export const NODE_NEEDED = { major: 22, minor: 13 } as const;
 
 /** Exit code of a program started on a Node.js older than NODE_NEEDED. */
 export const EXIT_NODE_TOO_OLD = 1;
 
-/** True when `version` ("22.12.0", "v24.1.0") is NODE_NEEDED or later. */
+/** True when `version` ("22.13.0", "v24.1.0") is NODE_NEEDED or later. */
 export function nodeIsRecentEnough(version: string): boolean {
   const match = /^v?(\d+)\.(\d+)\./.exec(version);
   if (match === null) return false;

@@ -1,7 +1,8 @@
 /**
  * Both programs check the Node.js version before anything else loads (launch/node-version.ts):
  * on an older Node they print one line (what they need, what they found, one command that runs
- * them on Node 24) and exit 1, instead of crashing inside better-sqlite3's native binary.
+ * them on Node 24) and exit 1, instead of crashing inside better-sqlite3's native binary or
+ * failing to find node:sqlite.
  * The end-to-end cases build the real entries with the project's build settings and run them
  * with an older Node found on this machine.
  */
@@ -13,9 +14,9 @@ import { EXIT_NODE_TOO_OLD, NODE_NEEDED, nodeIsRecentEnough, nodeTooOldLine } fr
 import { REPO_ROOT } from './helpers/relay.js';
 
 describe('the Node.js version rule', () => {
-  it('22.12 and later pass; anything older, or not a version, does not', () => {
-    for (const v of ['22.12.0', 'v22.12.0', '22.13.1', '23.0.0', '24.21.0', '100.0.0']) expect(nodeIsRecentEnough(v), v).toBe(true);
-    for (const v of ['22.11.9', '22.2.0', 'v20.20.2', '18.19.0', '8.17.0', '', 'v22', 'twenty-two']) expect(nodeIsRecentEnough(v), v).toBe(false);
+  it('22.13 and later pass (node:sqlite without a flag); anything older, or not a version, does not', () => {
+    for (const v of ['22.13.0', 'v22.13.0', '22.13.1', '22.20.0', '23.0.0', '24.21.0', '100.0.0']) expect(nodeIsRecentEnough(v), v).toBe(true);
+    for (const v of ['22.12.0', 'v22.12.9', '22.11.9', '22.2.0', 'v20.20.2', '18.19.0', '8.17.0', '', 'v22', 'twenty-two']) expect(nodeIsRecentEnough(v), v).toBe(false);
   });
 
   it('is the range package.json states in engines.node', () => {
@@ -26,7 +27,7 @@ describe('the Node.js version rule', () => {
   it('the line names what is needed, what was found, and a command that reruns the same program on Node 24', () => {
     const line = nodeTooOldLine('svc-relay', 'v20.20.2', '/opt/svc/dist/relay/main.js', ['--port', '8788', '--public-url', "it's here"]);
     expect(line).toBe(
-      "svc-relay needs Node.js 22.12 or later; this is Node 20.20.2. Run it with Node 24 in one command: npx -y node@24 /opt/svc/dist/relay/main.js --port 8788 --public-url 'it'\\''s here'",
+      "svc-relay needs Node.js 22.13 or later; this is Node 20.20.2. Run it with Node 24 in one command: npx -y node@24 /opt/svc/dist/relay/main.js --port 8788 --public-url 'it'\\''s here'",
     );
     expect(line).not.toContain('\n');
   });
@@ -68,7 +69,7 @@ describe('the built entries', () => {
         expect(r.status, program).toBe(EXIT_NODE_TOO_OLD);
         expect(r.stdout, program).toBe('');
         expect(r.stderr, program).toBe(`${nodeTooOldLine(program, older!.version, script, ['--port', '0'])}\n`);
-        expect(r.stderr, program).toContain(`${program} needs Node.js 22.12 or later; this is Node ${older!.version.replace(/^v/, '')}.`);
+        expect(r.stderr, program).toContain(`${program} needs Node.js 22.13 or later; this is Node ${older!.version.replace(/^v/, '')}.`);
       }
     },
     60_000,

@@ -55,7 +55,7 @@ export function buildPluginBundle(ctx: RelayContext): PluginBundle {
 
 ${SERVICE_SUMMARY}
 
-- \`.mcp.json\` starts \`svc-bridge\` (install it with \`npm install -g svc\`; Node.js 22.12 or later)
+- \`.mcp.json\` starts \`svc-bridge\` (install it with \`npm install -g svc\`; Node.js 22.13 or later)
   pointed at ${base}. The bridge makes a KEY in \`~/.svc\` on first use, signs every post and
   checks what the relay returns.
 - \`skills/${SKILL_NAME}/SKILL.md\` tells the agent the run routine, the tools and the trust rule.
