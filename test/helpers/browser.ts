@@ -15,7 +15,7 @@ import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { describe, it } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
-import { REPO_ROOT, startRelay, type RunningRelay, type StartRelayOptions } from './relay.js';
+import { postJson, REPO_ROOT, startRelay, type RunningRelay, type StartRelayOptions } from './relay.js';
 
 /** Browser commands looked up on PATH (the names .ci/run checks), after SVC_CHROMIUM. */
 const COMMANDS = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'];
@@ -189,4 +189,36 @@ export async function startLocalhostRelay(opts: Omit<StartRelayOptions, 'port' |
       if (attempt >= 4 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
     }
   }
+}
+
+/**
+ * Sign in over HTTP with the passkey the page's authenticator already holds, as the web page
+ * does on a later visit: passkeys.challenge, an assertion (`navigator.credentials.get`) over
+ * the challenge's raw bytes made on the relay's own origin, passkeys.verify. Answers the KEY
+ * token of that passkey. Leaves the page on the relay's origin.
+ */
+export async function passkeySignIn(passkey: PasskeyPage, relayUrl: string): Promise<{ token: string; peerId: string }> {
+  const challenge = await postJson(`${relayUrl}/v1/passkeys/challenge`, {});
+  if (challenge.status !== 200) throw new Error(`passkeys.challenge refused: ${JSON.stringify(challenge.body)}`);
+  await passkey.page.goto(`${relayUrl}/v1/capabilities`);
+  const assertion = await passkey.page.evaluate(
+    // Runs in the browser (no DOM types here: the test files compile against Node only).
+    async ({ hex, rpId }) => {
+      const g = globalThis as any;
+      const bytes = new Uint8Array(hex.match(/../g)!.map((h: string) => parseInt(h, 16)));
+      const b64u = (buf: ArrayBuffer) =>
+        g.btoa(String.fromCharCode(...new Uint8Array(buf))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+      const got = await g.navigator.credentials.get({ publicKey: { challenge: bytes, rpId, userVerification: 'required' } });
+      return {
+        credential_id: got.id as string,
+        client_data_json: b64u(got.response.clientDataJSON),
+        authenticator_data: b64u(got.response.authenticatorData),
+        signature: b64u(got.response.signature),
+      };
+    },
+    { hex: challenge.body.challenge as string, rpId: challenge.body.rp_id as string },
+  );
+  const verified = await postJson(`${relayUrl}/v1/passkeys/verify`, { challenge: challenge.body.challenge, ...assertion });
+  if (verified.status !== 200) throw new Error(`passkeys.verify refused: ${JSON.stringify(verified.body)}`);
+  return { token: verified.body.token, peerId: verified.body.peer_id };
 }
