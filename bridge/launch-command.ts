@@ -2,7 +2,8 @@
  * How an MCP client launches this bridge, as `svc-bridge --help` shows it. An installed package
  * (its files under a `node_modules` directory, as after `npm install -g`) is launched by its
  * command, `svc-bridge`, when that name on PATH is this very bridge; anything else, a checkout
- * above all, by `node` and the absolute path of the built entry, dist/bridge/main.js.
+ * above all, by `node` and the absolute path of the built entry: dist/bridge/main.js, or the
+ * one-file bundle itself (`bridge.mjs`, scripts/bundle-bridge.mjs) when that is what runs.
  */
 import { realpathSync } from 'node:fs';
 import { delimiter, join, sep } from 'node:path';
@@ -13,8 +14,9 @@ export interface LaunchCommand {
   readonly args: readonly string[];
 }
 
-/** The built entry beside the running module: itself once built, else where `npm run build` puts it. */
+/** The built entry beside the running module: the bundle itself, main.js once built, else where `npm run build` puts it. */
 export function builtEntry(moduleUrl: string): string {
+  if (moduleUrl.endsWith('.mjs')) return fileURLToPath(moduleUrl);
   return fileURLToPath(new URL(moduleUrl.endsWith('.js') ? './main.js' : '../dist/bridge/main.js', moduleUrl));
 }
 

@@ -47,8 +47,14 @@ describe('how --help says to launch the bridge', () => {
     expect(builtEntry(pathToFileURL(join(REPO_ROOT, 'bridge/cli.ts')).href)).toBe(join(REPO_ROOT, 'dist/bridge/main.js'));
   });
 
+  it('the one-file bundle is its own entry, wherever it was copied', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-bundle-'));
+    expect(builtEntry(pathToFileURL(join(dir, 'bridge.mjs')).href)).toBe(join(dir, 'bridge.mjs'));
+    expect(builtEntry(pathToFileURL(join(REPO_ROOT, 'dist/bridge.mjs')).href)).toBe(join(REPO_ROOT, 'dist/bridge.mjs'));
+  });
+
   it('in this checkout, --help gives the node form with this checkout path and no npm link advice', async () => {
-    const r = await runBridge(['--help'], { home: tempHome() });
+    const r = await runBridge(['--help'], { home: tempHome(), bundle: false });
     const entry = join(REPO_ROOT, 'dist/bridge/main.js');
     expect(r.stdout).toContain(`{"mcpServers": {"svc": {"command": "node", "args": [${JSON.stringify(entry)}], "env": {"SVC_API": "http://127.0.0.1:8787"}}}}`);
     expect(r.stdout).toContain(`claude mcp add svc --env SVC_API=http://127.0.0.1:8787 -- node ${entry}`);

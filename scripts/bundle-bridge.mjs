@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+/**
+ * Bundles svc-bridge into one ES module that runs with a plain `node bridge.mjs` and no
+ * `node_modules` beside it: the bridge's sources, shared/ and its dependencies (the MCP
+ * server, zod, canonicalize) in one file, Node's own modules left as imports. The relay serves
+ * it as `GET /bridge.mjs` (spec/2-endpoints.md tools.bridge) and the package's `svc-bridge`
+ * command runs it: one file loads several times faster than the hundreds of modules it is
+ * made of (`npm run bench -- bridge`).
+ *
+ *   node scripts/bundle-bridge.mjs [--outfile dist/bridge.mjs]
+ *
+ * `npm run build` runs it after tsc. Two sources are replaced inside the bundle only:
+ * - `node:sqlite` is taken with process.getBuiltinModule when the cache module first runs,
+ *   not imported: an ES module's imports are all resolved before its first line runs, so a
+ *   static import would fail on an old Node (which lacks node:sqlite) before the Node.js
+ *   version check of bridge/main.ts could print its one line. The check loads the program
+ *   with a dynamic import, which the bundle keeps lazy.
+ * - launch/package-version.ts returns the version being built: the bundle may run from any
+ *   directory, with no package.json of svc above it.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The bundle's source replacements (see above). */
+function bundleOnlySources(version) {
+  return {
+    name: 'svc-bundle-only-sources',
+    setup(b) {
+      b.onResolve({ filter: /^node:sqlite$/ }, () => ({ path: 'node:sqlite', namespace: 'svc-builtin' }));
+      b.onLoad({ filter: /.*/, namespace: 'svc-builtin' }, () => ({
+        contents: "export const { DatabaseSync } = process.getBuiltinModule('node:sqlite');\n",
+        loader: 'js',
+      }));
+      b.onLoad({ filter: /[\\/]launch[\\/]package-version\.ts$/ }, () => ({
+        contents: `export function packageVersion() {\n  return ${JSON.stringify(version)};\n}\n`,
+        loader: 'ts',
+      }));
+    },
+  };
+}
+
+/** Write the bundle to `outfile` (absolute, or relative to the checkout). */
+export async function bundleBridge(outfile = join(ROOT, 'dist', 'bridge.mjs')) {
+  const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: [join(ROOT, 'bridge', 'main.ts')],
+    outfile: resolve(ROOT, outfile),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node22',
+    // Node's own modules stay imports; the optional OS keychain module (SVC_KEYCHAIN=1) is
+    // loaded by name at run time, from wherever the person installed it.
+    external: ['node:*', '@napi-rs/keyring'],
+    plugins: [bundleOnlySources(version)],
+    legalComments: 'eof',
+    charset: 'utf8',
+    logLevel: 'warning',
+  });
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  const at = process.argv.indexOf('--outfile');
+  await bundleBridge(at === -1 ? undefined : process.argv[at + 1]);
+}
