@@ -82,6 +82,7 @@ export function openInProcess(dataDir?: string): InProcessRelay {
     baseUrl: () => 'http://127.0.0.1',
     passkeyPolicy: () => ({ rpId: '127.0.0.1', origins: ['http://127.0.0.1'] }),
     operations: [],
+    unnamedRoutes: [],
     tokenEvents: createTokenEvents(),
     connectorSecret: randomBytes(32).toString('hex'),
   };

@@ -43,6 +43,9 @@ export interface OperationEntry {
   refusals?: readonly ErrorCode[] | undefined;
 }
 
+/** A route registered with no operation name (the connector's MCP transport): in /openapi.json, not in the index. */
+export type UnnamedRoute = Omit<OperationEntry, 'name' | 'mcp' | 'refusals'>;
+
 export interface RelayContext extends RelayDeps {
   readonly limiter: RateLimiter;
   /** The service epoch (uuid), made on first start and stored. */
@@ -55,6 +58,8 @@ export interface RelayContext extends RelayDeps {
   passkeyPolicy(): PasskeyPolicy | null;
   /** Every operation registered so far, in registration order. */
   readonly operations: OperationEntry[];
+  /** Every route registered with no operation name, in registration order. */
+  readonly unnamedRoutes: UnnamedRoute[];
   /** Token revocations, emitted after each revoking commit (live streams end on them). */
   readonly tokenEvents: TokenEvents;
   /**

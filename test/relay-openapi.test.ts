@@ -228,7 +228,7 @@ describe('served as a document', () => {
 });
 
 describe('generated, not written', () => {
-  it('a route registered by another plugin appears with its schemas, auth and refusals, with no change to the generator', async () => {
+  it('routes registered by another plugin appear, named ones with their schemas, declared answer, auth and refusals, unnamed ones by method and path, with no change to the generator', async () => {
     const dataDir = tempDataDir();
     const store = openStore(dataDir);
     const random = (n: number) => new Uint8Array(randomBytes(n));
@@ -238,11 +238,17 @@ describe('generated, not written', () => {
       plugin.post(
         '/v1/widgets/:widget/polish',
         {
-          schema: { params: z.object({ widget: z.string().regex(/^w[0-9]+$/) }), body: z.strictObject({ shine: z.number().int().min(1).max(9) }) },
+          schema: {
+            params: z.object({ widget: z.string().regex(/^w[0-9]+$/) }),
+            body: z.strictObject({ shine: z.number().int().min(1).max(9) }),
+            response: { 200: z.object({ shine: z.number().int() }) },
+          },
           config: { auth: 'opt', operation: 'widgets.polish', describe: 'Polish a widget.', refusals: ['SPACE_NOT_FOUND'] },
         },
-        async () => ({ ok: true }),
+        async (req) => (req.params as { widget: string }).widget === 'w0' ? { shine: 'dull' } : { shine: (req.body as { shine: number }).shine },
       );
+      // A route that names no operation, taking two methods, as the connector's transport does.
+      plugin.route({ method: ['GET', 'POST'], url: '/gadgets/feed', config: { auth: 'none' }, handler: async () => ({}) });
     });
     try {
       const a = await app.inject({ method: 'GET', url: '/openapi.json?operation=widgets_polish' });
@@ -254,7 +260,20 @@ describe('generated, not written', () => {
       expect(op.parameters[0]).toMatchObject({ name: 'widget', in: 'path', required: true, schema: { type: 'string', pattern: '^w[0-9]+$' } });
       expect(op.requestBody.content['application/json'].schema.properties.shine).toEqual({ type: 'integer', minimum: 1, maximum: 9 });
       expect(codesAt(narrowed, op, 404)).toEqual(['SPACE_NOT_FOUND']);
+      expect(op.responses['200'].content['application/json'].schema.properties.shine).toEqual({ type: 'integer', minimum: expect.any(Number), maximum: expect.any(Number) });
+      expect(op.responses['2XX']).toBeUndefined();
       expect((await validate(narrowed)).valid).toBe(true);
+      const whole = JSON.parse((await app.inject({ method: 'GET', url: '/openapi.json' })).body);
+      expect(whole.paths['/gadgets/feed'].get).toMatchObject({ operationId: 'get_gadgets_feed', summary: 'GET /gadgets/feed', security: [] });
+      expect(whole.paths['/gadgets/feed'].post.operationId).toBe('post_gadgets_feed');
+      expect(whole.paths['/gadgets/feed'].post['x-svc-operation']).toBeUndefined();
+      expect((await validate(whole)).valid).toBe(true);
+      // The declared answer is held true: an answer of that shape is sent as made, one that strays is INTERNAL.
+      const polished = await app.inject({ method: 'POST', url: '/v1/widgets/w7/polish', payload: { shine: 3 } });
+      expect([polished.statusCode, JSON.parse(polished.body)]).toEqual([200, { shine: 3 }]);
+      const strayed = await app.inject({ method: 'POST', url: '/v1/widgets/w0/polish', payload: { shine: 3 } });
+      expect(strayed.statusCode).toBe(500);
+      expect(JSON.parse(strayed.body).error.code).toBe('INTERNAL');
     } finally {
       await app.close();
       store.close();

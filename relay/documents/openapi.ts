@@ -13,7 +13,7 @@
  */
 import { z, type ZodType } from 'zod';
 import { CATALOGUE, SvcError, type ErrorCode } from '../../shared/errors.js';
-import type { OperationEntry } from '../context.js';
+import type { OperationEntry, UnnamedRoute } from '../context.js';
 import { API_VERSION } from './capabilities.js';
 import { SERVICE_NAME } from './primer.js';
 import { nearestOperations, operationIdOf } from './reference.js';
@@ -161,23 +161,30 @@ function security(op: OperationEntry): Json[] {
   return [{ bearer: [] }];
 }
 
+/**
+ * One OpenAPI operation. A route with no operation name (`name` empty: the connector's MCP
+ * transport) is described by its method and path, and says it is not a catalogue operation.
+ */
 function operationObject(op: OperationEntry, operationId: string, components: Json, responses: Json): Json {
+  const named = op.name !== '';
   const codes = refusalsOf(op);
   const oauth = OAUTH_FORM_ERRORS[op.name];
   const oauthNote = oauth
     ? ` Its own refusals come in OAuth's shape \`{error, error_description}\` with \`error\` one of ${oauth.map((e) => `\`${e}\``).join(', ')}; a limit ahead of it answers in the envelope.`
     : '';
   const body = requestBody(op, operationId, components);
+  const unnamedNote = named ? '' : ' This route names no operation of the endpoint catalogue; its answers are its own protocol\'s.';
+  const description = `${op.describe}${oauthNote}${unnamedNote}`.trim();
   return {
     operationId,
-    summary: op.name,
-    ...(op.describe === '' && oauthNote === '' ? {} : { description: `${op.describe}${oauthNote}`.trim() }),
-    tags: [op.name.split('.')[0]!],
+    summary: named ? op.name : `${op.method} ${op.path}`,
+    ...(description === '' ? {} : { description }),
+    tags: [named ? op.name.split('.')[0]! : (op.path.split('/')[1] ?? 'other')],
     security: security(op),
     parameters: parameters(op, operationId, components),
     ...(body === undefined ? {} : { requestBody: body }),
     responses: { ...successResponses(op, operationId, components), ...refusalResponses(codes, responses) },
-    'x-svc-operation': op.name,
+    ...(named ? { 'x-svc-operation': op.name } : {}),
     'x-svc-refusals': codes,
     ...(oauth ? { 'x-svc-oauth-errors': oauth } : {}),
     ...(op.mcp ? { 'x-svc-mcp-tool': op.mcp.tool } : {}),
@@ -222,16 +229,25 @@ function info(): Json {
   };
 }
 
-/** Build the description from the relay's registered operations (after every route is in). */
-export function buildOpenApi(operations: readonly OperationEntry[]): OpenApi {
+/** `post_mcp_connect` for `POST /mcp/connect`: the operationId of a route with no operation name. */
+function unnamedId(route: UnnamedRoute): string {
+  return `${route.method}${route.path}`.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/_+$/, '');
+}
+
+/**
+ * Build the description from the relay's registered routes (after every route is in): its
+ * operations, then the routes that name none.
+ */
+export function buildOpenApi(operations: readonly OperationEntry[], unnamed: readonly UnnamedRoute[] = []): OpenApi {
   const components: Json = { ErrorEnvelope: envelopeSchema() };
   const responses: Json = {};
   const paths: Record<string, Record<string, Json>> = {};
   const usedIds = new Set<string>();
   const located: { name: string; id: string; path: string; method: string }[] = [];
-  for (const op of operations) {
+  const all: OperationEntry[] = [...operations, ...unnamed.map((r) => ({ ...r, name: '' }))];
+  for (const op of all) {
     const method = op.method.toLowerCase();
-    let id = operationIdOf(op.name);
+    let id = op.name === '' ? unnamedId(op) : operationIdOf(op.name);
     // operationIds are unique in a document; a second route of one operation gets its method.
     if (usedIds.has(id)) id = `${id}_${method}`;
     usedIds.add(id);
@@ -260,12 +276,12 @@ export function buildOpenApi(operations: readonly OperationEntry[]): OpenApi {
     },
   };
   const byOperation = new Map<string, Json>();
-  for (const l of located) {
+  for (const l of located.filter((x) => x.name !== '')) {
     const narrowed = { ...document, paths: { [l.path]: { [l.method]: paths[l.path]![l.method] } } };
     if (!byOperation.has(l.name)) byOperation.set(l.name, narrowed);
     if (!byOperation.has(l.id)) byOperation.set(l.id, narrowed);
   }
-  return { document, byOperation, operationNames: located.map((l) => l.name) };
+  return { document, byOperation, operationNames: operations.map((o) => o.name) };
 }
 
 /** Shorten a caller's value for a detail (attacker-controlled: bounded, JSON-quoted). */

@@ -7,7 +7,7 @@
  * Bodies should use `z.strictObject` (unknown members refused); query strings arrive as
  * strings, so numbers there use `z.coerce` or explicit parsing.
  */
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify';
 import type { ZodType, core } from 'zod';
 import { SvcError } from '../../shared/errors.js';
 
@@ -46,5 +46,22 @@ export const zodValidatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, h
     const result = zod.safeParse(input, { reportInput: true });
     if (result.success) return { value: result.data };
     return { error: new SvcError('INVALID_REQUEST', describeIssues(part, result.error.issues)) };
+  };
+};
+
+/**
+ * A route's declared answers (`schema.response`: a zod schema per status) are what
+ * /openapi.json publishes for it, so the answer is checked against the schema before it is sent
+ * and sent as the handler made it; one that strays is the relay's fault (INTERNAL), found by the
+ * tests that drive the route, rather than a published shape that is not true.
+ */
+export const zodSerializerCompiler: FastifySerializerCompiler<unknown> = ({ schema, method, url }) => {
+  const zod = schema as ZodType;
+  if (typeof (zod as { safeParse?: unknown }).safeParse !== 'function') {
+    throw new Error(`response schema of ${method} ${url} must be a zod schema`);
+  }
+  return (data: unknown) => {
+    if (!zod.safeParse(data).success) throw new SvcError('INTERNAL', 'the answer does not have the shape its route declares');
+    return JSON.stringify(data);
   };
 };

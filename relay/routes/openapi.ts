@@ -33,7 +33,7 @@ export const openapiRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       },
     },
     async (req, reply) => {
-      api ??= buildOpenApi(ctx.operations);
+      api ??= buildOpenApi(ctx.operations, ctx.unnamedRoutes);
       const { operation } = req.query as z.infer<typeof OpenApiQuery>;
       const key = operation ?? '';
       let text = texts.get(key);
