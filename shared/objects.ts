@@ -19,6 +19,7 @@ import { canonicalBytes, readCanonicalObject, type JsonObject, type JsonValue } 
 import { concatBytes, fromBase64url, fromHex, isHex, isUuid, toBase64url, toHex, utf8Length } from './encoding.js';
 import { label, labelledHash } from './labels.js';
 import { verifyEd25519, type Signer } from './identity.js';
+import { assertionRecord, checkAssertion, readAssertion, type PasskeyKey, type PasskeyPolicy } from './passkey.js';
 import type { PostInput } from './validate.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -573,15 +574,25 @@ export interface SubmissionContext {
   spaceId: string;
   /** Hex peer id of the token's KEY. */
   authorId: string;
-  /** That KEY's raw Ed25519 public key; the caller guarantees peerIdOf(publicKey) = authorId. */
+  /**
+   * That KEY's raw Ed25519 public key (empty for a passkey KEY); the caller guarantees
+   * peerIdOf(publicKey) = authorId.
+   */
   publicKey: Uint8Array;
+  /** A passkey KEY: its key (SPKI hashing to authorId) and its registered credential id (b64u). */
+  passkey?: { key: PasskeyKey; credentialId: string } | undefined;
+  /** Where assertions must come from; null or absent: passkeys are off (PASSKEYS_UNAVAILABLE). */
+  passkeys?: PasskeyPolicy | null | undefined;
 }
 
 export interface CheckedSubmission {
   object: AnyPostObject;
   canonical: Uint8Array;
   objectId: Uint8Array;
+  /** Ed25519: the 64-byte signature; webauthn: the assertion record (shared/passkey.ts). */
   signature: Uint8Array;
+  /** webauthn: the assertion's signature counter, which the relay must see advance. */
+  passkeyCounter?: number;
   private?: { part: PrivatePart; bytes: Uint8Array };
   sealed?: { header: Uint8Array; ciphertext: Uint8Array };
 }
@@ -593,14 +604,18 @@ const SEALED_HEADER_MAX_BYTES = 2_048;
 const SEALED_CIPHERTEXT_MIN_BYTES = 17;
 const SEALED_POST_CIPHERTEXT_MAX_BYTES = 184_320;
 const SUBMISSION_MEMBERS = ['alg', 'canonical', 'private', 'signature', 'sealed'];
+const WEBAUTHN_SUBMISSION_MEMBERS = [...SUBMISSION_MEMBERS, 'credential_id', 'client_data_json', 'authenticator_data'];
 
 /**
  * Check a signed post's body (objects.md §5 steps 1-3), in order:
  * 1. shape and bytes → INVALID_REQUEST (TOO_LARGE for a canonical over 180 KiB): the body's
  *    members, base64url, the strict object reader, `space_id` and `author_id`, the private part
  *    (strict, digest equal to `private_digest`), the sealed header and ciphertext digests;
- * 2. `alg`: only `ed25519` is served; `webauthn` is PASSKEYS_UNAVAILABLE until passkeys are;
- * 3. the Ed25519 signature over L("object-signature") || object_id → POST_SIGNATURE_INVALID.
+ * 2. `alg`: `ed25519` from an Ed25519 KEY, `webauthn` from a passkey KEY, else
+ *    POST_SIGNATURE_INVALID (`webauthn` is PASSKEYS_UNAVAILABLE, first, when passkeys are off);
+ * 3. the signature → POST_SIGNATURE_INVALID: Ed25519 over L("object-signature") || object_id,
+ *    or a WebAuthn assertion (shared/passkey.ts) whose challenge is H(that preimage), from the
+ *    KEY's registered credential; its counter is the caller's to check against the store.
  * Field rules (kind, lengths, counts) and the OBJECT_MISMATCH comparison (step 4) follow,
  * by shared/validate.ts and `checkObjectMatches`. `body` is attacker-controlled.
  */
@@ -610,10 +625,14 @@ export function checkSignedSubmission(body: unknown, context: SubmissionContext)
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw bad('body', 'expected a JSON object');
   const b = body as Record<string, unknown>;
 
-  if (b.alg === 'webauthn') throw new SvcError('PASSKEYS_UNAVAILABLE', 'alg: webauthn');
-  if (b.alg !== 'ed25519') throw bad('alg', 'must be ed25519 or webauthn');
+  const webauthn = b.alg === 'webauthn';
+  if (webauthn && (context.passkeys === undefined || context.passkeys === null)) {
+    throw new SvcError('PASSKEYS_UNAVAILABLE', 'alg: webauthn (passkeys are turned off on this relay)');
+  }
+  if (!webauthn && b.alg !== 'ed25519') throw bad('alg', 'must be ed25519 or webauthn');
+  const members = webauthn ? WEBAUTHN_SUBMISSION_MEMBERS : SUBMISSION_MEMBERS;
   for (const k of Object.keys(b)) {
-    if (!SUBMISSION_MEMBERS.includes(k)) throw bad(k, 'not allowed beside canonical; content fields go inside it');
+    if (!members.includes(k)) throw bad(k, 'not allowed beside canonical; content fields go inside it');
   }
 
   // Bytes.
@@ -623,7 +642,8 @@ export function checkSignedSubmission(body: unknown, context: SubmissionContext)
   const canonical = fromBase64url(b.canonical, 'canonical');
   if (canonical.length === 0) throw bad('canonical', 'must not be empty');
   const signatureHex = b.signature;
-  if (!isHex(signatureHex, 64)) throw bad('signature', 'expected 128 lowercase hex');
+  const assertion = webauthn ? readAssertion(b) : undefined;
+  if (!webauthn && !isHex(signatureHex, 64)) throw bad('signature', 'expected 128 lowercase hex');
 
   // The object.
   const object = readPostObject(canonical, 'signed');
@@ -653,8 +673,22 @@ export function checkSignedSubmission(body: unknown, context: SubmissionContext)
   }
 
   // The signature, under the token's KEY. Its peer id is not re-derived here: the relay's key
-  // record binds authorId to publicKey at registration, and this is the hot path (issue 2's
-  // target is 1.3 times a bare verify).
+  // record binds authorId to publicKey at registration, and this is the hot path (a signed
+  // post should cost little more than a bare verify).
+  if (assertion !== undefined) {
+    const passkey = context.passkey;
+    if (passkey === undefined) throw new SvcError('POST_SIGNATURE_INVALID', 'alg: an Ed25519 KEY signs with ed25519');
+    if (toBase64url(assertion.credentialId) !== passkey.credentialId) {
+      throw new SvcError('POST_SIGNATURE_INVALID', "credential_id: not the passkey this KEY registered");
+    }
+    const challenge = objectPasskeyChallenge(out.objectId);
+    const checked = checkAssertion(assertion, passkey.key, challenge, context.passkeys!);
+    if (!checked.ok) throw new SvcError('POST_SIGNATURE_INVALID', checked.check);
+    out.signature = assertionRecord(assertion);
+    out.passkeyCounter = checked.value.counter;
+    return out;
+  }
+  if (context.passkey !== undefined) throw new SvcError('POST_SIGNATURE_INVALID', 'alg: a passkey KEY signs with webauthn');
   const publicKey = context.publicKey;
   const signature = fromHex(signatureHex, 64, 'signature');
   if (!verifyEd25519(publicKey, objectSignaturePreimage(out.objectId), signature)) {

@@ -494,7 +494,7 @@ describe('checking a signed submission', () => {
     expect(svcCode(check({ ...good, alg: undefined }))).toBe('INVALID_REQUEST');
   });
 
-  it('answers webauthn with PASSKEYS_UNAVAILABLE', () => {
+  it('answers webauthn with PASSKEYS_UNAVAILABLE when no passkey policy is given (passkeys off)', () => {
     expect(svcCode(check({ ...good, alg: 'webauthn' }))).toBe('PASSKEYS_UNAVAILABLE');
   });
 

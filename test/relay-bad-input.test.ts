@@ -11,7 +11,7 @@
  * (never a 500, never a success; a wrong type is named in the detail, never as a missing field),
  * no answer carries another KEY's private post content, no table a write can touch moves, and
  * the relay still answers `GET /healthz` at the end. Passkey operations answer PASSKEYS_UNAVAILABLE
- * (501) on this relay to anything that passes the request checks: the one 5xx allowed.
+ * (501) on a relay with passkeys turned off: the one 5xx allowed.
  *
  * Input here is attacker-controlled by design; the world it is sent into (a SPACE with a member,
  * a post, a link, a waiting request and a hand-over offer, and a sealed SPACE) is built over HTTP.

@@ -135,10 +135,10 @@ describe('statement checks, in order, each naming what failed', () => {
     const body = {
       statement: toBase64url(statement),
       alg: 'webauthn',
-      credential_id: 'AAAA',
-      client_data_json: 'AAAA',
-      authenticator_data: 'AAAA',
-      signature: 'AAAA',
+      credential_id: toBase64url(new Uint8Array(16)),
+      client_data_json: toBase64url(new Uint8Array(40)),
+      authenticator_data: toBase64url(new Uint8Array(37)),
+      signature: toBase64url(new Uint8Array(70)),
     };
     await expectRefused(k, body, 'ENCRYPTION_KEY_INVALID', /webauthn/);
   });

@@ -9,7 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { getJson, mintToken, postJson, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { expectChainVerifies } from './helpers/chain.js';
 import { admit as admitTo, newSpace as newSpaceOn, signedPost } from './helpers/posts.js';
-import { fromBase64url, fromHex, toHex } from '../shared/encoding.js';
+import { fromBase64url, fromHex, toBase64url, toHex } from '../shared/encoding.js';
 import { objectIdOf, readPostObject, readPrivatePart, privateDigestOf, signPost, type PostFields } from '../shared/objects.js';
 import { verifyReceipt } from '../shared/receipt.js';
 import type { CreateSpaceInput, SpaceRow } from '../relay/store/spaces.js';
@@ -166,10 +166,16 @@ describe('signed posts', () => {
     await expectRefused(owner, space, { kind: 'obs', canonical: s.submission.canonical }, 'INVALID_REQUEST');
   });
 
-  it('with alg webauthn are PASSKEYS_UNAVAILABLE', async () => {
+  it('with alg webauthn from an Ed25519 KEY are POST_SIGNATURE_INVALID (test/relay-passkeys-signing.test.ts signs with passkeys)', async () => {
     const space = newSpace(owner);
     const s = signedPost(owner, space, { kind: 'obs', body: 'x' });
-    await expectRefused(owner, space, { ...s.submission, alg: 'webauthn' }, 'PASSKEYS_UNAVAILABLE');
+    const assertion = {
+      credential_id: toBase64url(new Uint8Array(16)),
+      client_data_json: toBase64url(new Uint8Array(40)),
+      authenticator_data: toBase64url(new Uint8Array(37)),
+      signature: toBase64url(new Uint8Array(70)),
+    };
+    await expectRefused(owner, space, { alg: 'webauthn', canonical: s.submission.canonical, ...assertion }, 'POST_SIGNATURE_INVALID');
   });
 
   it('meet every field rule of the Post table on the signed fields', async () => {

@@ -10,8 +10,8 @@
  *   offers, posts, mailboxes, encryption keys, sealed records) is byte-for-byte as before.
  *
  * Limits are reached in one request by seeding the tables through the store, as the other relay
- * tests do; never by a test-only knob. States the API cannot produce (a passkey KEY while
- * passkeys are unavailable; a waiting request from a KEY without an encryption key in a sealed
+ * tests do; never by a test-only knob. States the API cannot produce (a passkey KEY written
+ * straight into the store, whose random assertions are refused; a waiting request from a KEY without an encryption key in a sealed
  * SPACE) are seeded through the store too, to show the guard behind them holds.
  */
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
@@ -147,9 +147,8 @@ function close(name: string): void {
 }
 
 /**
- * A passkey KEY registered and holding a token, written through the store: the HTTP sign-in
- * for passkeys answers PASSKEYS_UNAVAILABLE on this relay, yet the operations that read a
- * passkey's webauthn signature must refuse it with that code too.
+ * A passkey KEY registered and holding a token, written through the store (its assertions are
+ * random bytes; test/relay-passkeys-signing.test.ts signs with a real authenticator).
  */
 function seedPasskeyKey(): { peerId: string; token: string } {
   const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -173,7 +172,7 @@ function seedPasskeyKey(): { peerId: string; token: string } {
   return { peerId, token };
 }
 
-/** A webauthn envelope of the right shape (its bytes are never checked: passkeys are off). */
+/** A webauthn envelope of the right shape and sizes whose bytes are no assertion. */
 const WEBAUTHN: WebauthnEnvelope = {
   alg: 'webauthn',
   credential_id: toBase64url(new Uint8Array(randomBytes(16))),
@@ -219,15 +218,15 @@ describe('keys, tokens, passkeys', () => {
     await expectRefusal(() => call(relay, 'POST', '/v1/passkeys/verify', { body }), 'CHALLENGE_INVALID');
   });
 
-  it("me.encryption_key refuses a passkey KEY's webauthn signature with PASSKEYS_UNAVAILABLE", async () => {
+  it("me.encryption_key refuses a passkey KEY's webauthn signature that is no assertion with ENCRYPTION_KEY_INVALID", async () => {
     const pk = seedPasskeyKey();
     const enc = deriveEncryptionKey(new Uint8Array(randomBytes(32)), pk.peerId);
     const statement = buildEncryptionKeyStatement(pk.peerId, enc.publicKey);
     const r = await expectRefusal(
       () => call(relay, 'PUT', '/v1/me/encryption-key', { token: pk.token, body: { statement: toBase64url(statement), ...WEBAUTHN } }),
-      'PASSKEYS_UNAVAILABLE',
+      'ENCRYPTION_KEY_INVALID',
     );
-    expect(r.body.error.detail).toMatch(/webauthn/);
+    expect(r.body.error.detail).toMatch(/client_data_json/);
     expect(relay.store.encryptionKeys.get(pk.peerId)).toBeUndefined();
   });
 });
@@ -502,21 +501,21 @@ describe('sealed SPACES', () => {
     return nextGeneration(copy);
   }
 
-  it("sealed.stamp refuses a stamp whose issuer is a passkey KEY with PASSKEYS_UNAVAILABLE", async () => {
+  it("sealed.stamp refuses a passkey issuer's webauthn signature that is no assertion with SEALED_SIGNATURE_INVALID", async () => {
     const s = await createSealedSpace(relay, owner);
     expect((await call(relay, 'PUT', `/v1/spaces/${s.name}/members/${member.peerId}`, { token: owner.token, body: { role: 'writer' } })).status).toBe(201);
     const issuer = seedPasskeyKey();
     const stamp = buildStamp({ issuer: issuer.peerId, peer_id: member.peerId });
     const r = await expectRefusal(
       () => call(relay, 'PUT', `/v1/spaces/${s.name}/sealed/stamp`, { token: member.token, body: { stamp: toBase64url(stamp), ...WEBAUTHN } }),
-      'PASSKEYS_UNAVAILABLE',
+      'SEALED_SIGNATURE_INVALID',
     );
-    expect(r.body.error.detail).toMatch(/stamp/);
+    expect(r.body.error.detail).toMatch(/stamp signature: client_data_json/);
   });
 
-  it('sealed.keepers refuses a keeper list signed by a passkey owner with PASSKEYS_UNAVAILABLE', async () => {
+  it("sealed.keepers refuses a passkey owner's webauthn signature that is no assertion with SEALED_SIGNATURE_INVALID", async () => {
     // A passkey KEY owns a sealed SPACE: its encryption key is written through the store (its
-    // own webauthn statement would be refused), then it creates the SPACE over HTTP.
+    // own random webauthn statement would be refused), then it creates the SPACE over HTTP.
     const pk = seedPasskeyKey();
     const enc = deriveEncryptionKey(new Uint8Array(randomBytes(32)), pk.peerId);
     relay.store.encryptionKeys.publish({
@@ -540,9 +539,9 @@ describe('sealed SPACES', () => {
     const list = buildKeeperList({ space_id: spaceId, keepers: [], stampers: [], admission: 'stamped', change_every: 3600, revision: 1 }, pk.peerId);
     const r = await expectRefusal(
       () => call(relay, 'PUT', `/v1/spaces/${name}/sealed/keepers`, { token: pk.token, body: { list: toBase64url(list), ...WEBAUTHN } }),
-      'PASSKEYS_UNAVAILABLE',
+      'SEALED_SIGNATURE_INVALID',
     );
-    expect(r.body.error.detail).toMatch(/keeper list/);
+    expect(r.body.error.detail).toMatch(/keeper list signature: client_data_json/);
   });
 });
 

@@ -104,7 +104,7 @@ describe('the statement and its checks, in order', () => {
     }
   });
 
-  it('answers a webauthn envelope from a passkey KEY with PASSKEYS_UNAVAILABLE', () => {
+  it('answers a webauthn envelope from a passkey KEY with PASSKEYS_UNAVAILABLE when the key carries no passkey policy (passkeys off)', () => {
     const spki = fromHex('302a300506032b6570032100' + toHex(alice.publicKey));
     const passkeyId = toHex(passkeyPeerIdOf(spki));
     const st = buildEncryptionKeyStatement(passkeyId, enc.publicKey);

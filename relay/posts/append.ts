@@ -47,6 +47,7 @@ import type { SpaceRow } from '../store/spaces.js';
 import { commitQueueFor } from './commit-queue.js';
 import { notifierFor } from './notify.js';
 import { preparePost, type PreparedPost } from './prepare.js';
+import { NO_PASSKEYS, type PasskeyCheck } from './signed-body.js';
 import { postTerms } from '../seek/terms.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -86,11 +87,19 @@ function prepareAppend(ctx: RelayContext, spaceName: string, author: string, bod
   if (found === undefined) throw new SvcError('SPACE_NOT_FOUND', 'name: no SPACE has this name');
   const key = store.keys.get(author);
   if (key === undefined) throw new SvcError('TOKEN_INVALID', 'the token names no registered KEY');
-  const prepared = preparePost(found, key, body, ctx.random);
+  const prepared = preparePost(found, key, body, ctx.random, passkeyCheckOf(ctx, key, body));
   // SEEK's text for the post, tokenised here with no lock held (STYLE.md rule 8).
   const terms = postTerms(found.id, prepared.input.title ?? null, prepared.input.body ?? null);
   const oracle = prepareOracle(ctx, found, prepared);
   return () => admit(ctx, found.id, author, key.registeredAt, prepared, terms, oracle);
+}
+
+/** For a post signed with webauthn: the relay's passkey policy and the author's credential. */
+function passkeyCheckOf(ctx: RelayContext, key: KeyRecord, body: unknown): PasskeyCheck {
+  const webauthn = typeof body === 'object' && body !== null && (body as Record<string, unknown>).alg === 'webauthn';
+  if (!webauthn) return NO_PASSKEYS;
+  const credentialId = key.keyType === 'passkey' ? (ctx.store.keys.passkeyOf(key.peerId)?.credentialId ?? null) : null;
+  return { policy: ctx.passkeyPolicy(), credentialId };
 }
 
 /** Step 2: everything under the write lock. Synchronous. */
@@ -140,6 +149,12 @@ function admit(
   const plan = oracle === undefined ? undefined : checkOracle(ctx, space, author, role, registeredAt, p, oracle, parent, now);
   if (roleless) checkRolelessLimits(ctx, space, author, registeredAt, now);
 
+  // objects.md §5 step 3: a passkey's counter advances with each new post it signs (a replay,
+  // answered above, is the same assertion and object). Last of the checks, so a refused post
+  // leaves the counter where it was; the savepoint rolls it back with anything after.
+  if (p.passkeyCounter !== undefined && !store.keys.advancePasskeyCounter(author, p.passkeyCounter)) {
+    throw new SvcError('POST_SIGNATURE_INVALID', 'authenticator_data: the signature counter did not increase');
+  }
   const post = writePost(ctx, space, author, p, terms, { roleless, parent, now });
   const servicePost = (by: KeyRecord, body: Record<string, unknown>, to: PostRow): PostRow => {
     const prepared = preparePost(space, by, body, ctx.random);

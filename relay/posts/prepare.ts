@@ -34,7 +34,7 @@ import { validatePostInput, type PostInput } from '../../shared/validate.js';
 import type { Random } from '../ids.js';
 import type { SealedItemRow } from '../store/sealed.js';
 import { prepareSealedPost } from './sealed.js';
-import { checkSignedBody } from './signed-body.js';
+import { NO_PASSKEYS, checkSignedBody, type PasskeyCheck } from './signed-body.js';
 
 /** The SPACE fields preparing a post reads (a SpaceRow satisfies it). */
 export interface PrepareSpace {
@@ -63,6 +63,8 @@ export interface PreparedPost {
   signature: Uint8Array | undefined;
   /** Unsigned only: SHA-256 of the canonical input without the idempotency key. */
   inputDigest: Uint8Array | undefined;
+  /** Signed by a passkey: the assertion's signature counter, advanced when the post is admitted. */
+  passkeyCounter?: number | undefined;
   /** A sealed post's header and ciphertext, and the generation its header names. */
   sealed?: SealedItemRow | undefined;
 }
@@ -71,17 +73,26 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Read `body` for `space` by `author`; throws SvcError with the catalogue code. */
-export function preparePost(space: PrepareSpace, author: PrepareAuthor, body: unknown, random: Random): PreparedPost {
+/**
+ * Read `body` for `space` by `author`; throws SvcError with the catalogue code. `passkeys`:
+ * the relay's passkey policy and the author's credential, for a post signed with webauthn.
+ */
+export function preparePost(
+  space: PrepareSpace,
+  author: PrepareAuthor,
+  body: unknown,
+  random: Random,
+  passkeys: PasskeyCheck = NO_PASSKEYS,
+): PreparedPost {
   if (!isPlainObject(body)) throw new SvcError('INVALID_REQUEST', 'body: a JSON object with the post fields');
   if (space.visibility !== 'sealed' && body.sealed !== undefined) {
     throw new SvcError('SPACE_NOT_SEALED', 'sealed: sealed content goes only to a sealed SPACE');
   }
   const prepared =
     space.visibility === 'sealed'
-      ? prepareSealedPost(space, author, body)
+      ? prepareSealedPost(space, author, body, passkeys)
       : body.alg !== undefined
-        ? prepareSigned(space, author, body)
+        ? prepareSigned(space, author, body, passkeys)
         : prepareUnsigned(space, author, body, random);
   if (prepared.input.kind === 'version' && !space.oracle) {
     throw new SvcError('NOT_AN_ORACLE', 'kind: version posts exist only in oracle SPACES');
@@ -108,8 +119,8 @@ function prepareUnsigned(space: PrepareSpace, author: PrepareAuthor, body: Recor
   };
 }
 
-function prepareSigned(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>): PreparedPost {
-  const checked = checkSignedBody(space, author, body);
+function prepareSigned(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>, passkeys: PasskeyCheck): PreparedPost {
+  const checked = checkSignedBody(space, author, body, passkeys);
   const object = checked.object;
   if (isSealedPostObject(object)) throw new SvcError('SPACE_NOT_SEALED', 'canonical.sealed: sealed content goes only to a sealed SPACE');
   // The strict reader takes any string as a title; the Post table wants 1 to 512 bytes, and an
@@ -147,5 +158,6 @@ function prepareSigned(space: PrepareSpace, author: PrepareAuthor, body: Record<
     private: checked.private?.bytes,
     signature: checked.signature,
     inputDigest: undefined,
+    passkeyCounter: checked.passkeyCounter,
   };
 }

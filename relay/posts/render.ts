@@ -29,7 +29,8 @@
  * Every 64-bit number is a decimal string (`seq`, `admitted_revision`); times ISO with ms and Z.
  */
 import type { JsonObject, JsonValue } from '../../shared/canonical.js';
-import { toBase64url, toHex } from '../../shared/encoding.js';
+import { fromHex, toBase64url, toHex } from '../../shared/encoding.js';
+import { PASSKEY_ALGORITHM_NAMES, passkeyKeyOf, readAssertionRecord } from '../../shared/passkey.js';
 import { SNIPPET_CHARACTERS, SNIPPET_FINGERPRINTS } from '../../shared/limits.js';
 import type { Fingerprint } from '../../shared/validate.js';
 import type { ReadPost } from '../store/post-reads.js';
@@ -110,6 +111,27 @@ export function snippetOf(text: string): { snippet: string; truncated: boolean }
 }
 
 /**
+ * A signed post's `proof.signature` (objects.md §13): Ed25519 `{alg, value (hex), public_key
+ * (hex)}`; a passkey's `{alg: "webauthn", value, public_key (SPKI), key_algorithm,
+ * credential_id, client_data_json, authenticator_data}`, b64u, from the stored assertion.
+ */
+function signatureMember(p: ReadPost, stored: Uint8Array): JsonObject {
+  if (p.authorKeyType !== 'passkey') return { alg: 'ed25519', value: toHex(stored), public_key: p.authorPublicKey };
+  const a = readAssertionRecord(stored);
+  const spki = fromHex(p.authorPublicKey, undefined, 'public_key');
+  const key = passkeyKeyOf(spki);
+  return {
+    alg: 'webauthn',
+    value: a.signature,
+    public_key: toBase64url(spki),
+    key_algorithm: key.ok ? PASSKEY_ALGORITHM_NAMES[key.value.algorithm] : null,
+    credential_id: a.credential_id,
+    client_data_json: a.client_data_json,
+    authenticator_data: a.authenticator_data,
+  };
+}
+
+/**
  * The proof block (objects.md §13) as this reader may see it. Without the words (`words`
  * null) it has no object bytes, private part or signature: a signature over bytes nobody is
  * shown vouches for nothing a reader can check.
@@ -120,10 +142,7 @@ export function proofBlock(p: ReadPost, words: PostWords | null, inside: boolean
     canonical: words === null ? null : toBase64url(words.canonical),
   };
   if (inside) block.private = words?.private == null ? null : toBase64url(words.private);
-  block.signature =
-    words?.signature == null
-      ? null
-      : { alg: p.authorKeyType === 'passkey' ? 'webauthn' : 'ed25519', value: toHex(words.signature), public_key: p.authorPublicKey };
+  block.signature = words?.signature == null ? null : signatureMember(p, words.signature);
   const chain: JsonObject = { seq: String(p.seq), admission: toHex(p.admission) };
   if (inside) {
     chain.admitted_revision = String(p.admittedRevision);

@@ -28,7 +28,7 @@ import { checkPostHeader, readSealedHeader, type PostHeader } from '../../shared
 import { readSealedTransport, sealedPostObject } from '../../shared/sealed/items.js';
 import { validatePostInput } from '../../shared/validate.js';
 import type { PrepareAuthor, PrepareSpace, PreparedPost } from './prepare.js';
-import { checkSignedBody } from './signed-body.js';
+import { NO_PASSKEYS, checkSignedBody, type PasskeyCheck } from './signed-body.js';
 
 /** The fields a sealed post carries inside its ciphertext, never beside it. */
 const WORD_FIELDS = ['title', 'body', 'data', 'budget', 'run_id', 'fingerprints', 'summary'] as const;
@@ -54,7 +54,12 @@ function sentRecipients(body: Record<string, unknown>): string[] | undefined {
 }
 
 /** Read a post body for a sealed SPACE; see the file comment. */
-export function prepareSealedPost(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>): PreparedPost {
+export function prepareSealedPost(
+  space: PrepareSpace,
+  author: PrepareAuthor,
+  body: Record<string, unknown>,
+  passkeys: PasskeyCheck = NO_PASSKEYS,
+): PreparedPost {
   if (body.sealed === true) {
     throw new SvcError('SEALED_NEEDS_BRIDGE', 'sealed: true asks the relay to seal, and it holds no secret: run the bridge, which seals on your machine');
   }
@@ -66,7 +71,7 @@ export function prepareSealedPost(space: PrepareSpace, author: PrepareAuthor, bo
   if (body.sealed === undefined && body.alg === undefined) {
     throw new SvcError('SPACE_SEALED', 'sealed: a sealed SPACE takes sealed {header, ciphertext} in place of the words');
   }
-  return body.alg !== undefined ? prepareSealedSigned(space, author, body) : prepareSealedUnsigned(space, author, body);
+  return body.alg !== undefined ? prepareSealedSigned(space, author, body, passkeys) : prepareSealedUnsigned(space, author, body);
 }
 
 function prepareSealedUnsigned(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>): PreparedPost {
@@ -106,8 +111,8 @@ function prepareSealedUnsigned(space: PrepareSpace, author: PrepareAuthor, body:
   };
 }
 
-function prepareSealedSigned(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>): PreparedPost {
-  const checked = checkSignedBody(space, author, body);
+function prepareSealedSigned(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>, passkeys: PasskeyCheck): PreparedPost {
+  const checked = checkSignedBody(space, author, body, passkeys);
   const object = checked.object;
   if (!isSealedPostObject(object) || checked.sealed === undefined) {
     throw new SvcError('SPACE_SEALED', 'canonical: a sealed SPACE takes a sealed post object (objects.md §7) with sealed {header, ciphertext}');
@@ -133,6 +138,7 @@ function prepareSealedSigned(space: PrepareSpace, author: PrepareAuthor, body: R
     private: undefined,
     signature: checked.signature,
     inputDigest: undefined,
+    passkeyCounter: checked.passkeyCounter,
     sealed: { generation: header.generation, header: checked.sealed.header, ciphertext: checked.sealed.ciphertext },
   };
 }

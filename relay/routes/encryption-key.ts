@@ -7,8 +7,9 @@
  * Checks, in order (shared/sealed/encryption-key.ts): the statement is canonical with exactly
  * `kem`, `peer_id`, `public_key`, `v`; it names the caller; the caller's key hashes to its peer
  * id; the signature over L("encryption-key") || statement verifies — each failure
- * ENCRYPTION_KEY_INVALID naming the check (a passkey's webauthn signature: PASSKEYS_UNAVAILABLE,
- * not verified by this version). Then: a different key already published by this KEY is
+ * ENCRYPTION_KEY_INVALID naming the check (a passkey's assertion over H(L("encryption-key") ||
+ * statement), checked as at sign-in; PASSKEYS_UNAVAILABLE when passkeys are off; a counter that
+ * does not advance is ENCRYPTION_KEY_INVALID too, and stores nothing). Then: a different key already published by this KEY is
  * ENCRYPTION_KEY_EXISTS; the same key published by another KEY is ENCRYPTION_KEY_TAKEN. The same
  * statement sent again answers the key with `changed: false`.
  *
@@ -17,10 +18,11 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { JsonObject } from '../../shared/canonical.js';
-import { fromHex, toBase64url } from '../../shared/encoding.js';
-import { SvcError } from '../../shared/errors.js';
+import { fromBase64url, fromHex, toBase64url } from '../../shared/encoding.js';
+import { SvcError, type ErrorCode } from '../../shared/errors.js';
+import { counterOf } from '../../shared/passkey.js';
 import { readEncryptionKeyPut, verifyEncryptionKeyStatement } from '../../shared/sealed/encryption-key.js';
-import type { SignerKey } from '../../shared/sealed/envelope.js';
+import type { SignatureEnvelope, SignerKey } from '../../shared/sealed/envelope.js';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
 import { isoTime } from '../http/schemas.js';
@@ -49,11 +51,39 @@ export function keyView(ctx: RelayContext, peer: string): JsonObject {
   };
 }
 
-/** What a KEY's peer id is a hash of, for checking its signatures (envelope.ts `SignerKey`). */
-export function signerKeyOf(key: KeyRecord): SignerKey {
-  return key.keyType === 'ed25519'
-    ? { peerId: key.peerId, keyType: 'ed25519', publicKey: fromHex(key.publicKey, 32, 'public_key') }
-    : { peerId: key.peerId, keyType: 'passkey', spki: fromHex(key.publicKey, undefined, 'public_key') };
+/**
+ * What a KEY's peer id is a hash of, for checking its signatures (envelope.ts `SignerKey`); a
+ * passkey KEY with the relay's passkey policy (null when turned off) and its credential id.
+ */
+export function signerKeyOf(ctx: RelayContext, key: KeyRecord): SignerKey {
+  if (key.keyType === 'ed25519') return { peerId: key.peerId, keyType: 'ed25519', publicKey: fromHex(key.publicKey, 32, 'public_key') };
+  return {
+    peerId: key.peerId,
+    keyType: 'passkey',
+    spki: fromHex(key.publicKey, undefined, 'public_key'),
+    passkeys: ctx.passkeyPolicy(),
+    credentialId: ctx.store.keys.passkeyOf(key.peerId)?.credentialId,
+  };
+}
+
+/**
+ * Store what `signer` signed with `envelope` by running `write` (one transaction); when the
+ * envelope is a passkey's and `counts(result)` (something new was accepted), its signature
+ * counter must advance, else `code` and nothing is stored (api-notes §3).
+ */
+export function withSignatureCounter<T>(
+  ctx: RelayContext,
+  signer: KeyRecord,
+  envelope: SignatureEnvelope,
+  code: ErrorCode,
+  write: () => T,
+  counts: (result: T) => boolean,
+): T {
+  if (envelope.alg !== 'webauthn') return write();
+  const counter = counterOf(fromBase64url(envelope.authenticator_data, 'authenticator_data'));
+  const r = ctx.store.keys.withPasskeyCounter(signer.peerId, counter, write, counts);
+  if (!r.ok) throw new SvcError(code, 'authenticator_data: the signature counter did not increase');
+  return r.value;
 }
 
 export const encryptionKeyRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
@@ -72,15 +102,18 @@ export const encryptionKeyRoutes: FastifyPluginAsync<RelayContext> = async (app,
       const key = ctx.store.keys.get(me.peerId);
       if (!key) throw new SvcError('TOKEN_INVALID', 'the token names no registered KEY');
       const { statement, envelope } = readEncryptionKeyPut(req.body);
-      const checked = verifyEncryptionKeyStatement(statement, envelope, signerKeyOf(key));
-      const r = ctx.store.encryptionKeys.publish({
-        peerId: me.peerId,
-        publicKey: checked.statement.public_key,
-        fingerprint: checked.fingerprint,
-        statement: checked.bytes,
-        envelope: checked.envelope,
-        now: ctx.clock(),
-      });
+      const checked = verifyEncryptionKeyStatement(statement, envelope, signerKeyOf(ctx, key));
+      const publish = () =>
+        ctx.store.encryptionKeys.publish({
+          peerId: me.peerId,
+          publicKey: checked.statement.public_key,
+          fingerprint: checked.fingerprint,
+          statement: checked.bytes,
+          envelope: checked.envelope,
+          now: ctx.clock(),
+        });
+      // The same statement sent again changes nothing and needs no newer counter.
+      const r = withSignatureCounter(ctx, key, envelope, 'ENCRYPTION_KEY_INVALID', publish, (p) => p.changed);
       return {
         peer_id: me.peerId,
         encryption_key: encryptionKeyView(r.key),

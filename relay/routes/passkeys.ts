@@ -36,12 +36,12 @@ import {
 } from '../../shared/passkey.js';
 import type { RelayContext } from '../context.js';
 import { tokenHash } from '../http/auth.js';
-import { isoTime, lowerHex, utf8Max } from '../http/schemas.js';
+import { isoTime, lowerHex, noBody, utf8Max } from '../http/schemas.js';
 import { newToken, newUuid } from '../ids.js';
 import { checkChallenge, issueChallenge } from '../sign-in/challenge.js';
 
-/** Any JSON object, or none: the challenge takes no options today. */
-const ChallengeBody = z.record(z.string(), z.unknown()).optional();
+/** No body, or `{}`: the challenge takes no options, and a member sent is never ignored. */
+const ChallengeBody = noBody;
 
 /** Longest unpadded base64url of `bytes` bytes: longer text is refused before decoding. */
 const b64uText = (bytes: number) => z.string().max(Math.ceil((bytes * 4) / 3));

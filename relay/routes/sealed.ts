@@ -50,7 +50,7 @@ import { isInside } from '../policy.js';
 import { changeEverySeconds } from '../sealed/authority.js';
 import type { GenerationRow, SealedSpaceState, StampRow } from '../store/sealed.js';
 import type { SpaceRow } from '../store/spaces.js';
-import { keyView, signerKeyOf } from './encryption-key.js';
+import { keyView, signerKeyOf, withSignatureCounter } from './encryption-key.js';
 import { renderRequest } from './join.js';
 import { NameParams, spaceByName } from './spaces.js';
 
@@ -369,8 +369,9 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       if (space.owner !== me) throw new SvcError('NOT_A_KEEPER', 'the owner alone signs the keeper list');
       const { list: bytes, envelope } = readKeeperListPut(req.body);
       const owner = ctx.store.keys.get(me)!;
-      const list = verifyKeeperList(bytes, envelope, signerKeyOf(owner), space.spaceId);
-      const row = ctx.store.sealed.putKeeperList({ space, actor: me, now: ctx.clock(), list, bytes, envelope });
+      const list = verifyKeeperList(bytes, envelope, signerKeyOf(ctx, owner), space.spaceId);
+      const put = () => ctx.store.sealed.putKeeperList({ space, actor: me, now: ctx.clock(), list, bytes, envelope });
+      const row = withSignatureCounter(ctx, owner, envelope, 'SEALED_SIGNATURE_INVALID', put, () => true);
       const fresh = ctx.store.spaces.byRowId(space.id)!;
       return { space: fresh.name, keeper_list: keeperListView(ctx, fresh), revision: row.revision };
     },
@@ -395,8 +396,10 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       const issuer = ctx.store.keys.get(shape.issuer);
       if (!issuer) throw new SvcError('PEER_NOT_FOUND', 'stamp.issuer: no registered KEY has this id');
       if (!ctx.store.keys.get(shape.peer_id)) throw new SvcError('PEER_NOT_FOUND', 'stamp.peer_id: no registered KEY has this id');
-      const stamp = verifyStamp(bytes, envelope, signerKeyOf(issuer));
-      const r = ctx.store.sealed.putStamp({ space, actor: me, now: ctx.clock(), stamp, bytes, envelope });
+      const stamp = verifyStamp(bytes, envelope, signerKeyOf(ctx, issuer));
+      const put = () => ctx.store.sealed.putStamp({ space, actor: me, now: ctx.clock(), stamp, bytes, envelope });
+      // A stamp that does not replace the one standing is stored nowhere and needs no newer counter.
+      const r = withSignatureCounter(ctx, issuer, envelope, 'SEALED_SIGNATURE_INVALID', put, (p) => p.stored);
       return { space: space.name, stored: r.stored, stamp: stampView(r.stamp) };
     },
   );

@@ -6,8 +6,10 @@
  *   {"alg":"webauthn","credential_id","client_data_json",
  *    "authenticator_data","signature"} (b64u)                     an assertion whose challenge is H(signed)
  *
- * `signed` is always L(label) || the statement's bytes. Passkey assertions are not verified in
- * this version (as for posts, shared/objects.ts): a webauthn envelope is PASSKEYS_UNAVAILABLE.
+ * `signed` is always L(label) || the statement's bytes. A webauthn envelope is checked as at
+ * passkey sign-in (shared/passkey.ts) under the policy its signer key carries: where assertions
+ * must come from is the relay's setting, so software that has none (or a relay with passkeys
+ * turned off) answers PASSKEYS_UNAVAILABLE. The signature counter is the caller's to check.
  *
  * Request bodies and envelopes are attacker-controlled.
  */
@@ -15,6 +17,7 @@ import { SvcError, type ErrorCode } from '../errors.js';
 import { fromBase64url, fromHex, isHex, toHex } from '../encoding.js';
 import { sha256 } from '../hash.js';
 import { passkeyPeerIdOf, peerIdOf, verifyEd25519, type Signer } from '../identity.js';
+import { ASSERTION_MEMBERS, checkAssertion, passkeyKeyOf, readAssertion, type PasskeyPolicy } from '../passkey.js';
 
 export interface Ed25519Envelope {
   alg: 'ed25519';
@@ -32,12 +35,16 @@ export interface WebauthnEnvelope {
 
 export type SignatureEnvelope = Ed25519Envelope | WebauthnEnvelope;
 
-/** The KEY that signs: its peer id (hex) and what the peer id is a hash of. */
+/**
+ * The KEY that signs: its peer id (hex) and what the peer id is a hash of. A passkey KEY also
+ * carries where its assertions must come from (`passkeys`; absent or null: not checkable here,
+ * PASSKEYS_UNAVAILABLE) and, when known, the credential id (b64u) it registered.
+ */
 export type SignerKey =
   | { peerId: string; keyType: 'ed25519'; publicKey: Uint8Array }
-  | { peerId: string; keyType: 'passkey'; spki: Uint8Array };
+  | { peerId: string; keyType: 'passkey'; spki: Uint8Array; passkeys?: PasskeyPolicy | null | undefined; credentialId?: string | undefined };
 
-const WEBAUTHN_MEMBERS = ['credential_id', 'client_data_json', 'authenticator_data', 'signature'] as const;
+const WEBAUTHN_MEMBERS = ASSERTION_MEMBERS;
 
 function bad(field: string, rule: string): SvcError {
   return new SvcError('INVALID_REQUEST', `${field}: ${rule}`);
@@ -91,12 +98,10 @@ export function readEnvelope(value: unknown, ...others: string[]): SignatureEnve
     if (!isHex(b.signature, 64)) throw bad('signature', 'expected 128 lowercase hex');
     return { alg, signature: b.signature };
   }
+  // The sizes of the Limits table ("passkey fields"), INVALID_REQUEST naming the member.
+  readAssertion(b);
   const out: Record<string, string> = {};
-  for (const m of WEBAUTHN_MEMBERS) {
-    const bytes = fromBase64url(b[m], m);
-    if (bytes.length === 0) throw bad(m, 'must not be empty');
-    out[m] = b[m] as string;
-  }
+  for (const m of WEBAUTHN_MEMBERS) out[m] = b[m] as string;
   return { alg, ...(out as Omit<WebauthnEnvelope, 'alg'>) };
 }
 
@@ -108,7 +113,18 @@ export function readEnvelope(value: unknown, ...others: string[]): SignatureEnve
 export function verifyEnvelope(envelope: SignatureEnvelope, signed: Uint8Array, key: SignerKey, code: ErrorCode, what: string): void {
   if (envelope.alg === 'webauthn') {
     if (key.keyType !== 'passkey') throw new SvcError(code, `${what}: a webauthn signature from a KEY that is not a passkey`);
-    throw new SvcError('PASSKEYS_UNAVAILABLE', `${what}: webauthn signatures are not verified by this version`);
+    if (key.passkeys === undefined || key.passkeys === null) {
+      throw new SvcError('PASSKEYS_UNAVAILABLE', `${what}: webauthn signatures need the relay's passkeys, turned off here`);
+    }
+    const assertion = readAssertion(envelope as unknown as Record<string, unknown>);
+    if (key.credentialId !== undefined && envelope.credential_id !== key.credentialId) {
+      throw new SvcError(code, `${what}: credential_id is not the passkey this KEY registered`);
+    }
+    const parsed = passkeyKeyOf(key.spki);
+    if (!parsed.ok) throw new SvcError(code, `${what}: ${parsed.check}`);
+    const checked = checkAssertion(assertion, parsed.value, passkeyChallenge(signed), key.passkeys);
+    if (!checked.ok) throw new SvcError(code, `${what}: ${checked.check}`);
+    return;
   }
   if (key.keyType !== 'ed25519') throw new SvcError(code, `${what}: an ed25519 signature from a passkey KEY`);
   if (!verifyEd25519(key.publicKey, signed, fromHex(envelope.signature, 64, 'signature'))) {
