@@ -25,6 +25,12 @@ export interface RelayConfig {
    */
   readonly publicSpaceKeyAgeSeconds?: number | undefined;
   /**
+   * The one-file bridge served at `/bridge.mjs` (routes/bridge-file.ts): a file path; undefined
+   * for the bundle the build put beside the compiled relay (none when run from its sources);
+   * null for none.
+   */
+  readonly bridgeBundle?: string | null | undefined;
+  /**
    * Passkey KEYS (spec/1-concepts.md "Passkeys"): false turns them off (PASSKEYS_UNAVAILABLE
    * everywhere). Otherwise `rpId` defaults to the public URL's host name and `origins` to its
    * origin (`passkeyPolicyOf`).

@@ -18,7 +18,6 @@ import { HAVE_SHARED_DOCS, sharedDoc } from './helpers/shared-docs.js';
 const KNOWN_GAPS: Readonly<Record<string, string>> = {
   'tools.sign_post': 'the post-signing script is not built yet',
   'tools.verify_post': 'the post-checking script is not built yet',
-  'tools.bridge': 'the one-file bridge bundle is not built yet',
   'tools.sealed': 'the sealing module is not built yet',
   'sealed.spec': 'the sealing formats document is not written yet',
 };

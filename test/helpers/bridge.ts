@@ -1,17 +1,23 @@
 /**
  * Test helper that runs the REAL bridge: `startBridge` spawns `svc-bridge` (bridge/main.ts
- * through tsx, or dist/bridge/main.js with `built: true`) as its own process and connects the
+ * through tsx, dist/bridge/main.js with `built: true`, or the one-file bundle with `bundle`, from
+ * the bundle's own directory) as its own process and connects the
  * MCP SDK's Client (v2, @modelcontextprotocol/client) to it over stdio, speaking protocol
  * revision 2025-11-25 (initialize; the default) or 2026-07-28 (pinned: `server/discover`, no
  * session). `runBridge` runs one CLI command and collects its output. `callTool` and `textOf`
  * shorten tool calls in tests.
+ *
+ * With SVC_TEST_BRIDGE=bundle in the environment, every bridge a test starts from the sources
+ * runs the bundle this test run built instead (test/helpers/bundle.ts), so the same tests drive
+ * `/bridge.mjs`: `SVC_TEST_BRIDGE=bundle npx vitest run test/bridge-e2e.test.ts`.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Client, type CallToolResult } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { bridgeBundle } from './bundle.js';
 import { REPO_ROOT } from './relay.js';
 
 export interface StartBridgeOptions {
@@ -23,6 +29,8 @@ export interface StartBridgeOptions {
   env?: Record<string, string>;
   /** Run dist/bridge/main.js instead of bridge/main.ts through tsx. */
   built?: boolean;
+  /** Run this one-file bundle (from its own directory); false: never the bundle, whatever SVC_TEST_BRIDGE says. */
+  bundle?: string | false;
   /** MCP protocol revision the client speaks (default 2025-11-25). */
   revision?: McpRevision;
 }
@@ -42,8 +50,11 @@ export function tempHome(prefix = 'svc-bridge-test-'): string {
   return join(mkdtempSync(join(tmpdir(), prefix)), 'svc');
 }
 
-function entry(built: boolean | undefined): string[] {
-  return built ? ['dist/bridge/main.js'] : ['--import', 'tsx', 'bridge/main.ts'];
+/** How to run the bridge: node's arguments before the command, and the directory to run in. */
+function launch(opts: { built?: boolean | undefined; bundle?: string | false | undefined }): { args: string[]; cwd: string } {
+  const bundle = opts.bundle ?? (!opts.built && process.env.SVC_TEST_BRIDGE === 'bundle' ? bridgeBundle() : false);
+  if (bundle !== false) return { args: [bundle], cwd: dirname(bundle) };
+  return { args: opts.built ? ['dist/bridge/main.js'] : ['--import', 'tsx', 'bridge/main.ts'], cwd: REPO_ROOT };
 }
 
 function bridgeEnv(opts: StartBridgeOptions, home: string): Record<string, string> {
@@ -58,10 +69,11 @@ function bridgeEnv(opts: StartBridgeOptions, home: string): Record<string, strin
 /** Spawn the bridge and connect an MCP client to it over stdio. */
 export async function startBridge(opts: StartBridgeOptions): Promise<RunningBridge> {
   const home = opts.home ?? tempHome();
+  const how = launch(opts);
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [...entry(opts.built), 'serve'],
-    cwd: REPO_ROOT,
+    args: [...how.args, 'serve'],
+    cwd: how.cwd,
     env: bridgeEnv(opts, home),
     stderr: 'pipe',
   });
@@ -110,10 +122,14 @@ export interface CliResult {
 }
 
 /** Run `svc-bridge <args>` to completion. */
-export function runBridge(args: string[], opts: { relayUrl?: string; home: string; env?: Record<string, string>; built?: boolean }): Promise<CliResult> {
+export function runBridge(
+  args: string[],
+  opts: { relayUrl?: string; home: string; env?: Record<string, string>; built?: boolean; bundle?: string | false },
+): Promise<CliResult> {
   const env = bridgeEnv({ relayUrl: opts.relayUrl ?? 'http://127.0.0.1:9', ...(opts.env ? { env: opts.env } : {}) }, opts.home);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...entry(opts.built), ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const how = launch(opts);
+    const child = spawn(process.execPath, [...how.args, ...args], { cwd: how.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

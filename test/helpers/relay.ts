@@ -57,6 +57,8 @@ export interface StartRelayOptions {
   appSignIn?: boolean;
   /** --allow-loopback-client-documents: client ID metadata documents from http://127.0.0.1 too. */
   allowLoopbackClientDocuments?: boolean;
+  /** The one-file bridge served at /bridge.mjs (a path: test/helpers/bundle.ts); none by default, as from the sources. */
+  bridgeBundle?: string;
 }
 
 export function tempDataDir(prefix = 'svc-relay-test-'): string {
@@ -79,6 +81,7 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
     passkeys: opts.passkeys,
     appSignIn: opts.appSignIn,
     allowLoopbackClientDocuments: opts.allowLoopbackClientDocuments,
+    bridgeBundle: opts.bridgeBundle,
   };
   const store = openStore(dataDir);
   const serviceKeys = loadServiceKeys({ dataDir, dev: config.dev, now: clock(), random });
