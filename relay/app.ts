@@ -20,7 +20,7 @@ import { answerClientError, answerFrameworkError, PATH_PARAM_MAX, registerErrorH
 import { parseJsonBody } from './http/json-body.js';
 import { parseQuery, UNDECODABLE_QUERY, UNDECODABLE_QUERY_DETAIL } from './http/query.js';
 import { applyRouteLimit, createRateLimiter } from './http/rate-limit.js';
-import { zodValidatorCompiler } from './http/validation.js';
+import { zodSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import { newUuid } from './ids.js';
 import { createTokenEvents } from './token-events.js';
 import './http/fastify-types.js';
@@ -100,6 +100,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     audience: () => audienceOf(deps.config, listening()),
     baseUrl: () => publicBaseUrl(deps.config, listening()),
     operations: [],
+    unnamedRoutes: [],
     passkeyPolicy: () => passkeyPolicyOf(deps.config, listening()),
     tokenEvents: createTokenEvents(),
     // From the system's randomness, not deps.random: tests may make that predictable, and this is a secret.
@@ -109,6 +110,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   contexts.set(app, ctx);
   app.decorateRequest('identity', null);
   app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(zodSerializerCompiler);
   registerErrorHandling(app);
 
   // JSON is the only body type; other media types are refused (INVALID_REQUEST).
@@ -147,18 +149,18 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   // The operations index is read from the routes themselves (config.operation).
   app.addHook('onRoute', (route) => {
     const config = (route.config ?? {}) as Pick<FastifyContextConfig, 'operation' | 'auth' | 'describe' | 'mcp' | 'refusals'>;
-    if (!config.operation || route.method === 'HEAD') return;
-    const entry: OperationEntry = {
-      name: config.operation,
-      method: Array.isArray(route.method) ? route.method[0]! : String(route.method),
-      path: route.url.replace(/:([a-z_]+)/g, '{$1}'),
-      auth: config.auth ?? 'req',
-      describe: config.describe ?? '',
-      mcp: config.mcp,
-      schema: route.schema,
-      refusals: config.refusals,
-    };
-    ctx.operations.push(entry);
+    // One entry per method of a route that takes several; the HEAD route Fastify adds beside a GET is left out.
+    const methods = (Array.isArray(route.method) ? route.method : [route.method]).map(String).filter((m) => m !== 'HEAD');
+    const path = route.url.replace(/:([a-z_]+)/g, '{$1}');
+    for (const method of methods) {
+      const common = { method, path, auth: config.auth ?? 'req', describe: config.describe ?? '', schema: route.schema };
+      if (!config.operation) {
+        ctx.unnamedRoutes.push(common);
+        continue;
+      }
+      const entry: OperationEntry = { name: config.operation, ...common, mcp: config.mcp, refusals: config.refusals };
+      ctx.operations.push(entry);
+    }
   });
 
   // One plugin per section of the endpoint catalogue (spec/2-endpoints.md), explicitly.
