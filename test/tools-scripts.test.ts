@@ -69,6 +69,8 @@ describe('the relay serves the tools as documents', () => {
   for (const [path, type] of [
     ['/sign-post.mjs', 'text/javascript; charset=utf-8'],
     ['/verify-post.mjs', 'text/javascript; charset=utf-8'],
+    ['/sealed.mjs', 'text/javascript; charset=utf-8'],
+    ['/sealed.md', 'text/markdown; charset=utf-8'],
   ] as const) {
     it(`${path} is the repository's file byte for byte, as ${type} with an ETag, X-Request-Id and 304`, async () => {
       const res = await fetch(`${relay.url}${path}`);
@@ -89,7 +91,7 @@ describe('the relay serves the tools as documents', () => {
     const index = await call(relay, 'GET', '/', { headers: { accept: 'application/json' } });
     const caps = await call(relay, 'GET', '/v1/capabilities');
     const llms = await call(relay, 'GET', '/llms.txt');
-    for (const [name, path] of [['tools.sign_post', '/sign-post.mjs'], ['tools.verify_post', '/verify-post.mjs']]) {
+    for (const [name, path] of [['tools.sign_post', '/sign-post.mjs'], ['tools.verify_post', '/verify-post.mjs'], ['tools.sealed', '/sealed.mjs'], ['sealed.spec', '/sealed.md']]) {
       expect(index.body.operations).toContainEqual(expect.objectContaining({ name, method: 'GET', path, auth: 'none' }));
       expect(caps.body.operations).toContainEqual(expect.objectContaining({ name, method: 'GET', path }));
       expect(llms.text).toContain(path);

@@ -1,7 +1,8 @@
 /**
  * The downloadable tools (spec/2-endpoints.md "Documents and service state"): `/sign-post.mjs`
- * (tools.sign_post) and `/verify-post.mjs` (tools.verify_post). Each is a real file in `tools/`
- * beside this module, served byte for byte: the scripts are plain JavaScript that needs nothing but Node.js, checked by
+ * (tools.sign_post), `/verify-post.mjs` (tools.verify_post), `/sealed.mjs` (tools.sealed) and
+ * `/sealed.md` (sealed.spec). Each is a real file in `tools/` beside this module, served byte
+ * for byte: the scripts are plain JavaScript that needs nothing but Node.js, checked by
  * `npm run typecheck` through their `// @ts-check` line, and tested against shared/ and the
  * vectors (test/tools-scripts*.test.ts).
  *
@@ -21,6 +22,7 @@ export interface ToolFile {
 }
 
 const JAVASCRIPT = 'text/javascript; charset=utf-8';
+const MARKDOWN = 'text/markdown; charset=utf-8';
 
 export const TOOL_FILES: readonly ToolFile[] = [
   {
@@ -34,6 +36,18 @@ export const TOOL_FILES: readonly ToolFile[] = [
     path: '/verify-post.mjs',
     type: JAVASCRIPT,
     describe: 'A script that checks a post and its proof (object id, signature, private part, chain link, receipt, Merkle path, checkpoint signer): one PASS/FAIL line per check (Node.js, no dependencies; --help).',
+  },
+  {
+    operation: 'tools.sealed',
+    path: '/sealed.mjs',
+    type: JAVASCRIPT,
+    describe: 'A module that seals and opens sealed items, locks, back links and statements (Node.js, no dependencies; also a small command line).',
+  },
+  {
+    operation: 'sealed.spec',
+    path: '/sealed.md',
+    type: MARKDOWN,
+    describe: 'The byte-exact sealing formats of sealed SPACES and pairs (markdown).',
   },
 ];
 
