@@ -13,7 +13,8 @@ import { signerFromSeed } from '../shared/identity.js';
 import { inclusionProof, leafHash, merkleRoot } from '../shared/merkle.js';
 import { buildPostObject, objectIdOf, postObjectBytes, readPostObject, readPrivatePart, signPost, verifyObjectSignature } from '../shared/objects.js';
 import { call, mintToken, REPO_ROOT, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
-import { admit, newSpace } from './helpers/posts.js';
+import { admit, createSpaceInStore, newSpace } from './helpers/posts.js';
+import { passkeyKey, passkeyPolicyOf, signPostWebauthn } from './helpers/passkey-authenticator.js';
 import { downloadTool, importTool, lines, pemOfSeed, runNode, toolDir, type Run, type ToolDir } from './helpers/tools.js';
 import { loadVector } from './vectors.js';
 import type { SpaceRow } from '../relay/store/spaces.js';
@@ -359,6 +360,28 @@ describe('verify-post.mjs checks a post and its proof', () => {
     const strict = await runNode(verifyPostJs, ['--relay', relay.url, '--post', sent.body.post_id, '--token', owner.token, '--strict']);
     expect(lines(strict, 'FAIL', 'checkpoint')).toHaveLength(1);
     expect(strict.code).toBe(1);
+  });
+
+  it('checks a passkey KEY\'s post: the assertion (ES256, EdDSA, RS256) over the post\'s challenge, for the relay\'s relying party', async () => {
+    const policy = await passkeyPolicyOf(relay);
+    for (const [alg, name] of [[-7, 'ES256'], [-8, 'EdDSA'], [-257, 'RS256']] as const) {
+      const who = await passkeyKey(relay, alg);
+      const own = createSpaceInStore(relay.store, who.peerId, `pk-tools-${name.toLowerCase()}-${toHex(randomBytes(3))}`, relay.clock.now());
+      const canonical = postObjectBytes(buildPostObject({ space_id: own.spaceId, author_id: who.peerId, idempotency_key: `pk-${name}`, kind: 'obs', body: 'signed on a passkey' }, 'signed'));
+      const sent = await call(relay, 'POST', `/v1/spaces/${own.name}/posts`, { token: who.token, body: { alg: 'webauthn', canonical: toBase64url(canonical), ...signPostWebauthn(who.auth, canonical, policy) } });
+      expect(sent.status, sent.text).toBe(201);
+      const run = await runNode(verifyPostJs, ['--relay', relay.url, '--post', sent.body.post_id, '--token', who.token]);
+      expect(lines(run, 'PASS', 'signature')[0]).toContain(`a passkey assertion (${name}) by the author's KEY`);
+      expect(lines(run, 'PASS', 'signature')[0]).toContain(`for ${policy.rpId}`);
+      expect(run.code).toBe(0);
+      const post = (await call(relay, 'GET', `/v1/posts/${sent.body.post_id}`, { token: who.token })).body;
+      const authData = Buffer.from(post.proof.signature.authenticator_data, 'base64url');
+      authData[33] = (authData[33]! + 1) % 256;
+      post.proof.signature.authenticator_data = authData.toString('base64url');
+      const tampered = await runNode(verifyPostJs, [dir.write(`pk-${name}.json`, JSON.stringify(post)), '--relay', relay.url, '--token', who.token]);
+      expect(lines(tampered, 'FAIL', 'signature')[0]).toContain('the passkey signature does not verify');
+      expect(tampered.code).toBe(1);
+    }
   });
 
   it('a post it may not read, and bad usage, exit 2 with the reason on standard error', async () => {
