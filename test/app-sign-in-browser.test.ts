@@ -8,10 +8,11 @@
  *
  * The approval page's screenshots go to test/output/app-sign-in-browser/.
  */
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import {
   describeWithBrowser,
   launchBrowser,
@@ -167,6 +168,98 @@ describeWithBrowser('app sign-in in a real browser', () => {
     } finally {
       await mcp.close();
     }
+  });
+
+  it("lets an MCP client that knows only the connector's address sign in through the SDK's own OAuth: 401, discovery, registration, the browser, the code, then tools", async () => {
+    const redirectUrl = `${back.origin}/sdk-callback`;
+    const stored: { client?: any; tokens?: any; verifier?: string; state?: string } = {};
+    let sentTo: URL | undefined;
+    const provider: OAuthClientProvider = {
+      get redirectUrl() {
+        return redirectUrl;
+      },
+      get clientMetadata() {
+        return {
+          client_name: 'SDK app',
+          redirect_uris: [redirectUrl],
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'none',
+        };
+      },
+      state: () => (stored.state = randomBytes(16).toString('hex')),
+      clientInformation: () => stored.client,
+      saveClientInformation: (info) => void (stored.client = info),
+      tokens: () => stored.tokens,
+      saveTokens: (tokens) => void (stored.tokens = tokens),
+      redirectToAuthorization: (url) => void (sentTo = url),
+      saveCodeVerifier: (verifier) => void (stored.verifier = verifier),
+      codeVerifier: () => stored.verifier!,
+    };
+    const connector = new URL(`${relay.url}/mcp/connect`);
+
+    // Without a token the connector answers 401; the SDK finds the authorization server from
+    // the resource metadata it names, registers, and asks for the person's browser.
+    const first = new StreamableHTTPClientTransport(connector, { authProvider: provider });
+    await expect(new Client({ name: 'sdk-app', version: '1.0.0' }).connect(first)).rejects.toThrow(UnauthorizedError);
+    expect(stored.client?.client_id).toBeTruthy();
+    expect(sentTo?.origin).toBe(relay.url);
+    expect(sentTo?.pathname).toBe('/oauth/authorize');
+    expect(sentTo?.searchParams.get('code_challenge_method')).toBe('S256');
+
+    const p = await person();
+    await toApproval(p.page, sentTo!.href);
+    await expect(text(p.page, '#app-name')).resolves.toBe('SDK app');
+    await p.page.click('#approve');
+    const returned = await back.next();
+    expect(returned.get('state')).toBe(stored.state);
+    await first.finishAuth(returned);
+    expect(stored.tokens?.access_token).toMatch(/^svc_[0-9a-f]{64}$/);
+
+    const mcp = new Client({ name: 'sdk-app', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(connector, { authProvider: provider }));
+    try {
+      const names = (await mcp.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['search', 'fetch', 'svc_whoami']));
+      const whoami = await mcp.callTool({ name: 'svc_whoami', arguments: {} });
+      expect(whoami.isError).toBeFalsy();
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('signs a returning person in with the passkey made on the first visit: no second passkey, the same KEY', async () => {
+    const p = await person();
+    await toApproval(p.page, authorizeUrl(relay, app, pkcePair()));
+    await p.page.click('#approve');
+    await back.next();
+    const { peerId: firstKey } = await passkeySignIn(p, relay.url);
+
+    await toApproval(p.page, authorizeUrl(relay, app, pkcePair(), { state: 'second-visit' }));
+    expect(await p.credentials()).toHaveLength(1);
+    await p.page.click('#approve');
+    expect((await back.next()).get('state')).toBe('second-visit');
+    expect((await passkeySignIn(p, relay.url)).peerId).toBe(firstKey);
+  });
+
+  // Known gap, kept as an expected failure until the page changes: with no credential id in
+  // localStorage (site data cleared, another browser sharing synced passkeys) the page creates
+  // a new passkey, so the person approves as a second, empty KEY. Signing in with a
+  // discoverable credential (navigator.credentials.get without allowCredentials), creating one
+  // only when the person asks for it, would keep one KEY per person. Turn this into `it` then.
+  it.fails('signs a person in with the passkey the authenticator already holds even when the browser forgot it (site data cleared): the same KEY', async () => {
+    const p = await person();
+    await toApproval(p.page, authorizeUrl(relay, app, pkcePair()));
+    await p.page.click('#approve');
+    await back.next();
+    const { peerId: firstKey } = await passkeySignIn(p, relay.url);
+    await p.page.evaluate(() => (globalThis as any).localStorage.clear());
+
+    await toApproval(p.page, authorizeUrl(relay, app, pkcePair(), { state: 'forgotten' }));
+    await p.page.click('#approve');
+    expect((await back.next()).get('state')).toBe('forgotten');
+    expect(await p.credentials()).toHaveLength(1);
+    expect((await passkeySignIn(p, relay.url)).peerId).toBe(firstKey);
   });
 
   it('sends the browser back to the app with access_denied when the person declines, and no code', async () => {
