@@ -52,6 +52,8 @@ export interface SoftAuthenticator {
   /** The counter the next assertion carries (then incremented), unless told to count 0. */
   counter: number;
   assert(o: AssertOptions): WireAssertion;
+  /** The signature (b64u) over any authenticator data ‖ H(client data JSON), for hand-built data. */
+  signRaw(authenticatorData: Uint8Array, clientDataJson: Uint8Array): string;
 }
 
 const sha256 = (b: Uint8Array): Buffer => createHash('sha256').update(b).digest();
@@ -68,6 +70,8 @@ export function softAuthenticator(algorithm: PasskeyAlg = -7, counting = true): 
         : generateKeyPairSync('rsa', { modulusLength: 2048 });
   const privateKey: KeyObject = pair.privateKey;
   const spki = new Uint8Array(pair.publicKey.export({ type: 'spki', format: 'der' }));
+  const signOver = (data: Uint8Array, clientDataJson: Uint8Array): Buffer =>
+    sign(algorithm === -8 ? null : 'sha256', Buffer.concat([data, sha256(clientDataJson)]), privateKey);
   const auth: SoftAuthenticator = {
     algorithm,
     spki,
@@ -89,8 +93,7 @@ export function softAuthenticator(algorithm: PasskeyAlg = -7, counting = true): 
       sha256(Buffer.from(o.rpId)).copy(data, 0);
       data[32] = o.flags ?? 0x05;
       data.writeUInt32BE(counter, 33);
-      const signed = Buffer.concat([data, sha256(clientDataJson)]);
-      const signature = sign(algorithm === -8 ? null : 'sha256', signed, privateKey);
+      const signature = signOver(data, clientDataJson);
       if (o.tamperSignature) signature[signature.length - 1]! ^= 1;
       return {
         credential_id: toBase64url(auth.credentialId),
@@ -99,6 +102,7 @@ export function softAuthenticator(algorithm: PasskeyAlg = -7, counting = true): 
         signature: toBase64url(signature),
       };
     },
+    signRaw: (data, clientDataJson) => toBase64url(signOver(data, clientDataJson)),
   };
   return auth;
 }
