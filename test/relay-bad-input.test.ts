@@ -279,7 +279,19 @@ async function send(op: Operation, c: Case): Promise<Answer> {
 }
 
 /** What is wrong with an answer to bad input; undefined when it is a proper refusal. */
+/** OAuth's error codes register and token answer with (spec/3-errors.md, RFC 7591 §3.2.2, RFC 6749 §5.2). */
+const OAUTH_ERRORS = new Set(['invalid_request', 'invalid_client_metadata', 'invalid_redirect_uri', 'unsupported_grant_type', 'invalid_grant', 'invalid_target', 'invalid_client']);
+
 function problemWith(op: Operation, c: Case, r: Answer): string | undefined {
+  const oauth = r.body as { error?: unknown; error_description?: unknown } | undefined;
+  if ((op.name === 'oauth.register' || op.name === 'oauth.token') && typeof oauth?.error === 'string') {
+    // spec/3-errors.md: these two refuse in OAuth's own shape, except for a limit ahead of them.
+    if (!OAUTH_ERRORS.has(oauth.error)) return `unknown OAuth error ${oauth.error}`;
+    if (typeof oauth.error_description !== 'string') return 'an OAuth error without error_description';
+    if (r.status !== 400 && r.status !== 401) return `HTTP ${r.status} for OAuth error ${oauth.error}`;
+    if (c.what.startsWith('a body of')) return `a body over the request limit answered in the OAuth form, not TOO_LARGE`;
+    return undefined;
+  }
   const e = (r.body as { error?: Record<string, unknown> } | undefined)?.error;
   if (!e) return `no envelope (HTTP ${r.status}): ${r.text.slice(0, 120)}`;
   const code = e.code as ErrorCode;

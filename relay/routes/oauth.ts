@@ -72,7 +72,9 @@ export const oauthRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
       return sendRefusal(reply, error);
     }
     if ((operation === 'oauth.register' || operation === 'oauth.token') && !(error instanceof SvcError && SERVICE_FORM.has(error.code))) {
-      const clientError = error instanceof SvcError || ((error as { statusCode?: number }).statusCode ?? 500) < 500;
+      const status = (error as { statusCode?: number }).statusCode ?? 500;
+      // A body over the request limit is refused by the limit ahead of the endpoint: the service form (TOO_LARGE).
+      const clientError = error instanceof SvcError || (status < 500 && status !== 413);
       if (clientError) {
         const detail = error instanceof SvcError ? error.detail : undefined;
         return sendOAuthError(reply, new OAuthError('invalid_request', detail ?? 'body: not a request this endpoint reads'));
