@@ -34,8 +34,9 @@ import {
 } from '../shared/checkpoint.js';
 import { fromBase64url, fromHex, isHex, toHex } from '../shared/encoding.js';
 import { SvcError } from '../shared/errors.js';
-import { peerIdHexOf } from '../shared/identity.js';
-import { isSealedPostObject, objectIdOf, privateDigestOf, readPostObject, readPrivatePart, verifyObjectSignature } from '../shared/objects.js';
+import { passkeyPeerIdOf, peerIdHexOf } from '../shared/identity.js';
+import { isSealedPostObject, objectIdOf, objectPasskeyChallenge, privateDigestOf, readPostObject, readPrivatePart, verifyObjectSignature } from '../shared/objects.js';
+import { checkAssertion, passkeyKeyOf, readAssertion, type PasskeyPolicy } from '../shared/passkey.js';
 import { verifyReceipt } from '../shared/receipt.js';
 import { readServedSigner, renderSigner, verifyServiceSigner } from '../shared/service-keys.js';
 import type { Cache } from './cache.js';
@@ -145,12 +146,50 @@ function checkAuthorSignature(sig: Obj, author: unknown, objectIdHex: string): v
 }
 
 /**
+ * objects.md §13 step 4, passkey: the SPKI shown is the author's KEY (peer id H(L("passkey") ‖
+ * spki)) and its WebAuthn assertion holds over H(L("object-signature") ‖ object_id) under the
+ * relay's published passkey policy (capabilities `protocol.passkeys`: rp_id and origins). The
+ * signature counter is the relay's to watch; a reader cannot.
+ */
+function checkPasskeySignature(sig: Obj, author: unknown, objectIdHex: string, policy: PasskeyPolicy): void {
+  const spki = fromBase64url(sig.public_key, 'proof.signature.public_key');
+  if (toHex(passkeyPeerIdOf(spki)) !== author) throw new Error("the signing passkey is not the author's KEY");
+  const key = passkeyKeyOf(spki);
+  if (!key.ok) throw new Error(`proof.signature.public_key: ${key.check}`);
+  const assertion = readAssertion({ ...sig, signature: sig.value }, 'proof.signature.');
+  const checked = checkAssertion(assertion, key.value, objectPasskeyChallenge(fromHex(objectIdHex, 32)), policy);
+  if (!checked.ok) throw new Error(`the author's passkey signature does not verify: ${checked.check}`);
+}
+
+/**
+ * Check the author's signature shown in a proof block; answers whether it was checked (false:
+ * a passkey signature on a relay that publishes no passkey policy, said in `notes`).
+ */
+function checkShownSignature(sig: Obj, author: unknown, objectIdHex: string, passkeys: PasskeyPolicy | null, notes: string[]): boolean {
+  if (sig.alg === 'ed25519') {
+    checkAuthorSignature(sig, author, objectIdHex);
+    return true;
+  }
+  if (sig.alg === 'webauthn') {
+    if (passkeys === null) {
+      notes.push('a passkey signature, not checked: the relay publishes no passkey rp_id and origins');
+      return false;
+    }
+    checkPasskeySignature(sig, author, objectIdHex, passkeys);
+    return true;
+  }
+  // Another service's algorithm (the reference's app-connection signatures): shown, not vouched for.
+  notes.push(`a ${String(sig.alg)} signature (not checked here)`);
+  return false;
+}
+
+/**
  * objects.md §13 steps 1-5 on one post rendered at full detail with its proof block. Pure:
  * nothing trusted, nothing fetched. A withheld or hidden post (`canonical` null) is checked
  * as a chain position: its marker, nothing of its words shown, a signature if one is shown,
  * and its link. A post not marked unavailable must show its object bytes.
  */
-export function checkPostProof(post: Obj): Check {
+export function checkPostProof(post: Obj, passkeys: PasskeyPolicy | null = null): Check {
   try {
     const proof = post.proof;
     if (!isObject(proof)) return { ok: null, detail: 'no proof block' };
@@ -197,22 +236,14 @@ export function checkPostProof(post: Obj): Check {
       // 4. The author's signature.
       const sig = proof.signature;
       if (isObject(sig)) {
-        if (sig.alg !== 'ed25519') {
-          notes.push(`a ${String(sig.alg)} signature (not checked here)`);
-        } else {
-          checkAuthorSignature(sig, post.author, objectIdHex);
-          signatureChecked = true;
-        }
+        signatureChecked = checkShownSignature(sig, post.author, objectIdHex, passkeys, notes);
       } else if (post.signed === true) {
         throw new Error('marked signed, but no signature is shown');
       }
     } else {
       const state = checkWithoutWords(post, proof);
       // A signature over the object id can still be checked; the relay need not show one.
-      if (isObject(proof.signature) && proof.signature.alg === 'ed25519') {
-        checkAuthorSignature(proof.signature, post.author, objectIdHex);
-        signatureChecked = true;
-      }
+      if (isObject(proof.signature)) signatureChecked = checkShownSignature(proof.signature, post.author, objectIdHex, passkeys, notes);
       notes.push(`${state}: its words are not shown, so it is checked as a chain position`);
     }
     // 5. The chain link.
@@ -273,6 +304,15 @@ export class Verifier {
     }
     this.caps = { at: now, body: res.body };
     return res.body;
+  }
+
+  /** The relay's passkey policy (capabilities `protocol.passkeys`), null when it serves none. */
+  async passkeyPolicy(): Promise<PasskeyPolicy | null> {
+    const caps = await this.capabilities();
+    const p = isObject(caps.protocol) ? caps.protocol.passkeys : undefined;
+    if (!isObject(p) || p.status !== 'available' || typeof p.rp_id !== 'string') return null;
+    const origins = Array.isArray(p.origins) ? p.origins.filter((o): o is string => typeof o === 'string') : [];
+    return origins.length === 0 ? null : { rpId: p.rp_id, origins };
   }
 
   /** The pinned root; pins the published one on first sight. */

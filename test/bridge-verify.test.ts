@@ -9,7 +9,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPostProof } from '../bridge/verify.js';
 import { mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
-import { call, get, newSpace, post, signedPost } from './helpers/posts.js';
+import { call, createSpaceInStore, get, newSpace, post, signedPost } from './helpers/posts.js';
+import { passkeyKey, passkeyPolicyOf, signPostWebauthn, softAuthenticator } from './helpers/passkey-authenticator.js';
+import { fromBase64url, toBase64url } from '../shared/encoding.js';
+import { buildPostObject, postObjectBytes } from '../shared/objects.js';
 
 let relay: RunningRelay;
 let owner: MintedToken;
@@ -143,5 +146,54 @@ describe('a post without its object bytes', () => {
     expect(unsigned.detail).toMatch(/marked signed, but no signature is shown/);
     const noPrivate = checkPostProof({ ...shown, proof: { ...shown.proof, private: null } });
     expect(noPrivate.detail).toMatch(/data is shown, and the bytes that would vouch for it are not/);
+  });
+});
+
+describe('a post signed by a passkey KEY', () => {
+  /** A passkey KEY's signed post in a SPACE it owns, read at full detail with its proof. */
+  async function passkeyPost(): Promise<{ post: any; policy: { rpId: string; origins: string[] } }> {
+    const who = await passkeyKey(relay, -7);
+    const space = createSpaceInStore(relay.store, who.peerId, `pk-${randomUUID().slice(0, 8)}`, relay.clock.now());
+    const p = await passkeyPolicyOf(relay);
+    const object = buildPostObject({ space_id: space.spaceId, author_id: who.peerId, idempotency_key: randomUUID(), kind: 'obs', body: 'signed on a passkey' }, 'signed');
+    const canonical = postObjectBytes(object);
+    relay.clock.advance(2_100);
+    const a = await call(relay, 'POST', `/v1/spaces/${space.name}/posts`, { token: who.token, body: { alg: 'webauthn', canonical: toBase64url(canonical), ...signPostWebauthn(who.auth, canonical, p) } });
+    expect(a.status, a.text).toBe(201);
+    const r = await call(relay, 'GET', `/v1/spaces/${space.name}/posts?detail=full&proof=true`, { token: who.token });
+    expect(r.status).toBe(200);
+    return { post: r.body.items[0], policy: { rpId: p.rpId, origins: [p.origin] } };
+  }
+
+  it('verifies its WebAuthn assertion under the relay\'s passkey policy', async () => {
+    const { post: p, policy } = await passkeyPost();
+    expect(p.proof.signature.alg).toBe('webauthn');
+    const r = checkPostProof(p, policy);
+    expect(r).toMatchObject({ ok: true });
+    expect(r.detail).toMatch(/author signature and chain link verify/);
+  });
+
+  it('says the signature was not checked when the relay publishes no passkey policy', async () => {
+    const { post: p } = await passkeyPost();
+    const r = checkPostProof(p, null);
+    expect(r.ok).toBe(true);
+    expect(r.detail).toMatch(/object and chain link verify; a passkey signature, not checked/);
+  });
+
+  it('fails when the assertion, its key or the policy does not hold', async () => {
+    const { post: p, policy } = await passkeyPost();
+    const sig = p.proof.signature;
+    const bytes = fromBase64url(sig.value);
+    bytes[bytes.length - 1]! ^= 1;
+    const cases: [string, any, RegExp][] = [
+      ['a changed signature', { ...p, proof: { ...p.proof, signature: { ...sig, value: toBase64url(bytes) } } }, /passkey signature does not verify: signature/],
+      ['another origin', p, /client_data_json.origin/],
+      ['another key', { ...p, proof: { ...p.proof, signature: { ...sig, public_key: toBase64url(softAuthenticator(-7).spki) } } }, /not the author's KEY/],
+    ];
+    for (const [what, post, why] of cases) {
+      const r = checkPostProof(post, what === 'another origin' ? { rpId: policy.rpId, origins: ['https://elsewhere.example'] } : policy);
+      expect(r.ok, what).toBe(false);
+      expect(r.detail, what).toMatch(why);
+    }
   });
 });

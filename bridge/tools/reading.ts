@@ -85,8 +85,11 @@ export async function checkPosts(
   posts: readonly Record<string, unknown>[],
   served?: Record<string, unknown>,
 ): Promise<PostChecks[]> {
+  // The passkey policy is read only when a passkey signature is shown.
+  const passkeySigned = posts.some((p) => isObject(p.proof) && isObject(p.proof.signature) && p.proof.signature.alg === 'webauthn');
+  const passkeys = passkeySigned ? await posting.verifier.passkeyPolicy() : null;
   return pool(posts, PROOF_CONCURRENCY, async (p) => {
-    const proof = checkPostProof(p);
+    const proof = checkPostProof(p, passkeys);
     if (proof.ok === false || typeof p.space !== 'string' || typeof p.seq !== 'string') {
       return { proof, inclusion: { ok: null, detail: 'inclusion not checked (the proof block failed or is missing)' } };
     }
