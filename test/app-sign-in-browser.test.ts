@@ -92,12 +92,27 @@ describeWithBrowser('app sign-in in a real browser', () => {
     throw new Error(`#${id} never took the focus from Tab`);
   }
 
+  /**
+   * Do what sends the browser back to the app and answer what it came back with, once the page
+   * has arrived there (so the test's next navigation does not cut the redirect short).
+   */
+  async function returnedAfter(page: Page, act: () => Promise<void>): Promise<URLSearchParams> {
+    const arrived = page.waitForURL((url) => url.origin === back.origin);
+    await act();
+    const [returned] = await Promise.all([back.next(), arrived]);
+    return returned;
+  }
+
+  /** Press Approve or Decline with the mouse; answers what the app was sent back with. */
+  function press(page: Page, button: 'approve' | 'decline'): Promise<URLSearchParams> {
+    return returnedAfter(page, () => page.click(`#${button}`));
+  }
+
   /** The whole way from the authorize address to a code the app received. */
   async function approvedCode(pkce: Pkce, state: string): Promise<string> {
     const p = await person();
     await toApproval(p.page, authorizeUrl(relay, app, pkce, { state }));
-    await p.page.click('#approve');
-    const returned = await back.next();
+    const returned = await press(p.page, 'approve');
     expect(returned.get('state')).toBe(state);
     return returned.get('code')!;
   }
@@ -120,8 +135,7 @@ describeWithBrowser('app sign-in in a real browser', () => {
     await expect(text(p.page, '#access')).resolves.toBe('read and write');
     await p.page.screenshot({ path: join(output, 'approval.png'), fullPage: true });
 
-    await p.page.click('#approve');
-    const returned = await back.next();
+    const returned = await press(p.page, 'approve');
     expect(returned.get('state')).toBe(state);
     expect(returned.get('iss')).toBe(relay.url);
     const code = returned.get('code');
@@ -148,6 +162,9 @@ describeWithBrowser('app sign-in in a real browser', () => {
       const whoami = await mcp.callTool({ name: 'svc_whoami', arguments: {} });
       expect(whoami.isError).toBeFalsy();
       expect(JSON.stringify(whoami.content)).toContain(peerId);
+      const created = await mcp.callTool({ name: 'svc_space_control', arguments: { action: 'create', name: 'app-made-space', title: 'Made by an app' } });
+      expect(created.isError).toBeFalsy();
+      expect((await call(relay, 'GET', '/v1/spaces/app-made-space', { token: keyToken })).status).toBe(200);
 
       // The KEY sees the app's token in its list, named by the app, and revokes it by id.
       const list = await call(relay, 'GET', '/v1/tokens', { token: keyToken });
@@ -210,8 +227,7 @@ describeWithBrowser('app sign-in in a real browser', () => {
     const p = await person();
     await toApproval(p.page, sentTo!.href);
     await expect(text(p.page, '#app-name')).resolves.toBe('SDK app');
-    await p.page.click('#approve');
-    const returned = await back.next();
+    const returned = await press(p.page, 'approve');
     expect(returned.get('state')).toBe(stored.state);
     await first.finishAuth(returned);
     expect(stored.tokens?.access_token).toMatch(/^svc_[0-9a-f]{64}$/);
@@ -231,14 +247,12 @@ describeWithBrowser('app sign-in in a real browser', () => {
   it('signs a returning person in with the passkey made on the first visit: no second passkey, the same KEY', async () => {
     const p = await person();
     await toApproval(p.page, authorizeUrl(relay, app, pkcePair()));
-    await p.page.click('#approve');
-    await back.next();
+    await press(p.page, 'approve');
     const { peerId: firstKey } = await passkeySignIn(p, relay.url);
 
     await toApproval(p.page, authorizeUrl(relay, app, pkcePair(), { state: 'second-visit' }));
     expect(await p.credentials()).toHaveLength(1);
-    await p.page.click('#approve');
-    expect((await back.next()).get('state')).toBe('second-visit');
+    expect((await press(p.page, 'approve')).get('state')).toBe('second-visit');
     expect((await passkeySignIn(p, relay.url)).peerId).toBe(firstKey);
   });
 
@@ -250,24 +264,44 @@ describeWithBrowser('app sign-in in a real browser', () => {
   it.fails('signs a person in with the passkey the authenticator already holds even when the browser forgot it (site data cleared): the same KEY', async () => {
     const p = await person();
     await toApproval(p.page, authorizeUrl(relay, app, pkcePair()));
-    await p.page.click('#approve');
-    await back.next();
+    await press(p.page, 'approve');
     const { peerId: firstKey } = await passkeySignIn(p, relay.url);
     await p.page.evaluate(() => (globalThis as any).localStorage.clear());
 
     await toApproval(p.page, authorizeUrl(relay, app, pkcePair(), { state: 'forgotten' }));
-    await p.page.click('#approve');
-    expect((await back.next()).get('state')).toBe('forgotten');
+    expect((await press(p.page, 'approve')).get('state')).toBe('forgotten');
     expect(await p.credentials()).toHaveLength(1);
     expect((await passkeySignIn(p, relay.url)).peerId).toBe(firstKey);
+  });
+
+  it('shows a read-only request as "read only", and its token reads at /mcp/connect while a write is 403 insufficient_scope with nothing written', async () => {
+    const p = await person();
+    const pkce = pkcePair();
+    await toApproval(p.page, authorizeUrl(relay, app, pkce, { scope: 'read', state: 'read-state' }));
+    await expect(text(p.page, '#access')).resolves.toBe('read only');
+    const code = (await press(p.page, 'approve')).get('code')!;
+    const traded = await exchangeCode(relay, { code, redirectUri: app.redirectUri, verifier: pkce.verifier, clientId: app.clientId });
+    expect(traded.status).toBe(200);
+    expect(traded.body.scope).toBe('read');
+    const readOnly: string = traded.body.access_token;
+
+    const read = await connectorCall(readOnly, 'tools/call', { name: 'svc_whoami', arguments: {} });
+    expect(read.status).toBe(200);
+    const write = await connectorCall(readOnly, 'tools/call', {
+      name: 'svc_space_control',
+      arguments: { action: 'create', name: 'read-only-app-space', title: 'Should not exist' },
+    });
+    expect(write.status).toBe(403);
+    expect(write.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
+    const { token: keyToken } = await passkeySignIn(p, relay.url);
+    expect((await call(relay, 'GET', '/v1/spaces/read-only-app-space', { token: keyToken })).status).toBe(404);
   });
 
   it('sends the browser back to the app with access_denied when the person declines, and no code', async () => {
     const p = await person();
     const pkce = pkcePair();
     await toApproval(p.page, authorizeUrl(relay, app, pkce, { state: 'declined-state' }));
-    await p.page.click('#decline');
-    const returned = await back.next();
+    const returned = await press(p.page, 'decline');
     expect(returned.get('error')).toBe('access_denied');
     expect(returned.get('state')).toBe('declined-state');
     expect(returned.get('iss')).toBe(relay.url);
@@ -336,8 +370,7 @@ describeWithBrowser('app sign-in in a real browser', () => {
     const p = await person();
     await toApproval(p.page, authorizeUrl(relay, app, pkcePair(), { state: 'keyboard-state' }), 'keyboard');
     await tabTo(p.page, 'approve');
-    await p.page.keyboard.press('Enter');
-    const returned = await back.next();
+    const returned = await returnedAfter(p.page, () => p.page.keyboard.press('Enter'));
     expect(returned.get('state')).toBe('keyboard-state');
     expect(returned.get('code')).toBeTruthy();
   });

@@ -65,7 +65,8 @@ export const CHROMIUM = findChromium();
  */
 export function describeWithBrowser(title: string, body: () => void): void {
   if (CHROMIUM.missing === null) {
-    describe(title, body);
+    // A page load, a WebAuthn ceremony and a redirect take seconds on a loaded two-core machine.
+    describe(title, { timeout: 60_000 }, body);
   } else if (process.env.CI) {
     const reason = CHROMIUM.missing;
     describe(title, () => {
