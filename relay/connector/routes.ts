@@ -31,7 +31,8 @@ import type { RelayContext } from '../context.js';
 import { createKeyCaches } from './caches.js';
 import { CONNECT_METADATA_PATH, CONNECT_PATH, MCP_PATH } from './paths.js';
 import { callerOf, connectRefusal, type Caller } from './caller.js';
-import { createConnectorServer, type ConnectorBase, type ConnectorHooks } from './server.js';
+import { CONNECTOR_NAME, createConnectorServer, type ConnectorBase, type ConnectorHooks } from './server.js';
+import { liveUpdates, type LiveUpdates } from './live/index.js';
 
 
 export interface ConnectorRoutesOptions {
@@ -69,10 +70,14 @@ function isToolCall(body: unknown): boolean {
   }
 }
 
-async function serve(handler: McpHttpHandler, ctx: RelayContext, req: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<FastifyReply> {
-  const res = await handler.fetch(webRequest(req, reply, ctx.baseUrl()), {
-    authInfo: { token: '', clientId: caller.identity?.app?.clientId ?? '', scopes: [], extra: { caller } },
-  });
+async function serve(handler: McpHttpHandler, live: LiveUpdates, ctx: RelayContext, req: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<FastifyReply> {
+  const web = webRequest(req, reply, ctx.baseUrl());
+  // A 2026-07-28 subscriptions/listen is a live stream of the caller's KEY (live/), not the SDK's.
+  const res =
+    live.answer(req, caller, web.signal) ??
+    (await handler.fetch(web, {
+      authInfo: { token: '', clientId: caller.identity?.app?.clientId ?? '', scopes: [], extra: { caller } },
+    }));
   const whole = isToolCall(req.body);
   const text = whole && res.body !== null ? await res.text() : undefined;
   if (caller.connect && caller.scopeDenied) {
@@ -98,7 +103,14 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
     version: packageVersion(),
     log: (line) => process.stderr.write(`${line}\n`),
   };
-  const handler = createMcpHandler((request) => createConnectorServer(base, request, opts.hooks), {
+  const live = liveUpdates(app, ctx, { name: CONNECTOR_NAME, version: base.version });
+  const hooks: ConnectorHooks = {
+    onServer(server, deps, caller, era) {
+      live.onServer(server, era);
+      opts.hooks?.onServer?.(server, deps, caller, era);
+    },
+  };
+  const handler = createMcpHandler((request) => createConnectorServer(base, request, hooks), {
     maxRequestBodySize: REQUEST_MAX_BYTES,
   });
   app.addHook('onClose', async () => handler.close());
@@ -112,7 +124,7 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
     method: ['GET', 'POST', 'DELETE'],
     url: MCP_PATH,
     config,
-    handler: async (req, reply) => serve(handler, ctx, req, reply, callerOf(req, ctx.store.tokens, ctx.clock(), false)),
+    handler: async (req, reply) => serve(handler, live, ctx, req, reply, callerOf(req, ctx.store.tokens, ctx.clock(), false)),
   });
   app.route({
     method: ['GET', 'POST', 'DELETE'],
@@ -126,7 +138,7 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
         reply.header('www-authenticate', `Bearer resource_metadata="${metadataUrl(ctx)}"${invalid}`);
         throw new SvcError(refused.code, refused.detail);
       }
-      return serve(handler, ctx, req, reply, callerOf(req, ctx.store.tokens, ctx.clock(), true));
+      return serve(handler, live, ctx, req, reply, callerOf(req, ctx.store.tokens, ctx.clock(), true));
     },
   });
 }

@@ -15,6 +15,7 @@
 import { SvcError } from '../../shared/errors.js';
 import type { RelayContext } from '../context.js';
 import { canModerate, canReadPosts, type SpaceRole } from '../policy.js';
+import { notifierFor } from './notify.js';
 
 export interface HiddenAnswer {
   post_id: string;
@@ -66,6 +67,8 @@ export function setPostHidden(ctx: RelayContext, postId: string, actor: string, 
         now,
       );
       revision = String(event.revision);
+      // Those following the post live (the connector) read again after the commit (notify.ts).
+      notifierFor(store.db).space(space.id);
     }
     return {
       post_id: post.postId,
