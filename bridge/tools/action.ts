@@ -41,7 +41,7 @@ export function describeActions<A extends { action: string }>(table: ActionTable
 
 /** Check the arguments against the chosen action, then run it; any failure is a tool error. */
 export function runAction<A extends { action: string }>(deps: BridgeDeps, table: ActionTable<A>, args: A): Promise<CallToolResult> {
-  return guarded(deps.log, async () => {
+  return guarded(deps, async () => {
     const action = (table as Record<string, Action<A> | undefined>)[args.action];
     if (action === undefined) throw new SvcError('INVALID_REQUEST', `action: one of ${Object.keys(table).join(', ')}`);
     const extra = Object.entries(args).filter(([k, v]) => k !== 'action' && v !== undefined && !(action.takes as readonly string[]).includes(k));

@@ -26,8 +26,15 @@ export function refusal(r: RefusalFields, source: 'relay' | 'bridge'): CallToolR
   return { content: [{ type: 'text', text: refusalText(r) }], structuredContent: refusalObject(r, source), isError: true };
 }
 
+/** Who serves the tools: where an unexpected failure is logged and what its answer names. */
+export interface FaultSink {
+  readonly log: (line: string) => void;
+  /** The bridge (default) or the relay's connector. */
+  readonly served?: 'bridge' | 'relay' | undefined;
+}
+
 /** Turn what a tool threw into its answer: refusals and local failures become tool errors. */
-export function failure(e: unknown, log: (line: string) => void): CallToolResult {
+export function failure(e: unknown, sink: FaultSink): CallToolResult {
   if (e instanceof RelayRefusal) return refusal(e, 'relay');
   if (e instanceof BridgeError) return refusal(e, 'bridge');
   // A protocol rule the bridge itself checked (bad argument, evidence that does not verify).
@@ -35,7 +42,13 @@ export function failure(e: unknown, log: (line: string) => void): CallToolResult
     const entry = CATALOGUE[e.code];
     return refusal({ code: e.code, message: `${e.code}. ${entry.message}`, fix: entry.fix, detail: e.detail }, 'bridge');
   }
-  log(`svc-bridge: tool failed: ${(e as Error)?.stack ?? String(e)}`);
+  if (sink.served === 'relay') {
+    // At the relay the failure is the service's own: INTERNAL, its message kept in the relay's log only.
+    sink.log(`svc-relay: connector tool failed: ${(e as Error)?.stack ?? String(e)}`);
+    const entry = CATALOGUE.INTERNAL;
+    return refusal({ code: 'INTERNAL', message: `INTERNAL. ${entry.message}`, fix: entry.fix }, 'relay');
+  }
+  sink.log(`svc-bridge: tool failed: ${(e as Error)?.stack ?? String(e)}`);
   return refusal(
     { code: 'BRIDGE_FAULT', message: `The bridge failed: ${(e as Error)?.message ?? String(e)}`, fix: 'Retry once; if it persists, report it with the bridge log (stderr).' },
     'bridge',
@@ -43,10 +56,10 @@ export function failure(e: unknown, log: (line: string) => void): CallToolResult
 }
 
 /** Run a tool body and turn any failure into a tool error. */
-export async function guarded(log: (line: string) => void, body: () => Promise<CallToolResult>): Promise<CallToolResult> {
+export async function guarded(sink: FaultSink, body: () => Promise<CallToolResult>): Promise<CallToolResult> {
   try {
     return await body();
   } catch (e) {
-    return failure(e, log);
+    return failure(e, sink);
   }
 }

@@ -111,6 +111,6 @@ export function registerGet(server: McpServer, posting: Posting): void {
       inputSchema: GetArgs,
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
-    async (args) => guarded(posting.deps.log, () => runGet(posting, args)),
+    async (args) => guarded(posting.deps, () => runGet(posting, args)),
   );
 }

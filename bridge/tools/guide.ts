@@ -105,7 +105,7 @@ export function registerGuide(server: McpServer, deps: BridgeDeps): void {
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     async ({ part, section, operation }) =>
-      guarded(deps.log, async () => {
+      guarded(deps, async () => {
         const chosen: GuidePart = part ?? 'primer';
         if (chosen !== 'reference' && (section !== undefined || operation !== undefined)) {
           throw new SvcError('INVALID_REQUEST', 'section, operation: taken with part=reference only');

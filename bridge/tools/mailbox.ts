@@ -93,6 +93,6 @@ export function registerMailbox(server: McpServer, posting: Posting): void {
       inputSchema: MailboxArgs,
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
-    async (args) => guarded(posting.deps.log, () => runMailbox(posting, args)),
+    async (args) => guarded(posting.deps, () => runMailbox(posting, args)),
   );
 }

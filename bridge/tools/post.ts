@@ -275,6 +275,6 @@ export function registerPost(server: McpServer, posting: Posting): void {
       inputSchema: PostArgs,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     },
-    async (args) => guarded(posting.deps.log, () => runPost(posting, args)),
+    async (args) => guarded(posting.deps, () => runPost(posting, args)),
   );
 }

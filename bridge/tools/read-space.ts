@@ -194,6 +194,6 @@ export function registerReadSpace(server: McpServer, posting: Posting): void {
       inputSchema: ReadSpaceArgs,
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
-    async (args) => guarded(posting.deps.log, () => runReadSpace(posting, args)),
+    async (args) => guarded(posting.deps, () => runReadSpace(posting, args)),
   );
 }

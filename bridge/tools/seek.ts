@@ -162,6 +162,6 @@ export function registerSeek(server: McpServer, posting: Posting): void {
       inputSchema: SeekArgs,
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
-    async (args) => guarded(posting.deps.log, () => runSeek(posting, args)),
+    async (args) => guarded(posting.deps, () => runSeek(posting, args)),
   );
 }

@@ -92,7 +92,7 @@ export function registerWhoami(server: McpServer, deps: BridgeDeps): void {
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     async ({ after }) =>
-      guarded(deps.log, async () => {
+      guarded(deps, async () => {
         const res = await deps.api.request({ path: '/v1/me', query: { after } });
         const me = res.body;
         if (typeof me !== 'object' || me === null || Array.isArray(me)) throw new TypeError('GET /v1/me did not answer a JSON object');

@@ -41,7 +41,7 @@ export function registerCompat(server: McpServer, deps: BridgeDeps): void {
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     async ({ query }) =>
-      guarded(deps.log, async () => {
+      guarded(deps, async () => {
         const res = await deps.api.request({ path: '/v1/seek', query: { q: query, limit: SEARCH_RESULTS, detail: 'snippets' }, auth: 'opt' });
         const fence = peerFence({ self: deps.identity.peerId });
         const results = items(objectBody(res.body, 'seek').items)
@@ -65,7 +65,7 @@ export function registerCompat(server: McpServer, deps: BridgeDeps): void {
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     async ({ id }) =>
-      guarded(deps.log, async () => {
+      guarded(deps, async () => {
         const res = await deps.api.request({ path: `/v1/posts/${segment(id, 'id')}`, query: { proof: 'false' }, auth: 'opt' });
         const p = objectBody(res.body, 'posts.get');
         const fence = peerFence({ self: deps.identity.peerId }).by(p.author);
