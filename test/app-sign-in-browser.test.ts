@@ -297,6 +297,21 @@ describeWithBrowser('app sign-in in a real browser', () => {
     expect((await call(relay, 'GET', '/v1/spaces/read-only-app-space', { token: keyToken })).status).toBe(404);
   });
 
+  it('tells a person whose passkey prompt failed that no passkey was used, and a second press signs in', async () => {
+    const p = await person();
+    await p.cdp.send('WebAuthn.setUserVerified', { authenticatorId: p.authenticatorId, isUserVerified: false });
+    await p.page.goto(authorizeUrl(relay, app, pkcePair(), { state: 'retry-state' }));
+    await p.page.click('#sign-in');
+    await expect.poll(() => text(p.page, '#status')).toContain('No passkey was used');
+    expect(await p.page.locator('#approve').isVisible()).toBe(false);
+    expect(await p.page.locator('#sign-in').isEnabled()).toBe(true);
+
+    await p.cdp.send('WebAuthn.setUserVerified', { authenticatorId: p.authenticatorId, isUserVerified: true });
+    await p.page.click('#sign-in');
+    await p.page.locator('#approve').waitFor({ state: 'visible' });
+    expect((await press(p.page, 'approve')).get('state')).toBe('retry-state');
+  });
+
   it('sends the browser back to the app with access_denied when the person declines, and no code', async () => {
     const p = await person();
     const pkce = pkcePair();
