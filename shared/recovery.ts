@@ -1,0 +1,346 @@
+/**
+ * Recovery notices (spec 1-concepts "Space status" and Versioning 6; 2-endpoints recovery.list;
+ * labels.md "What the service signs"; objects.md §9: the online key's purpose `recovery`).
+ *
+ *   notice      = canonical({"chains","created_at","name","previous_epoch","replaced_by",
+ *                            "replaced_by_space_id","service_epoch","signer_key_id","space_id","v":1})
+ *   recovery_id = H(L("recovery") ‖ notice)
+ *   online key signs L("recovery-signature") ‖ recovery_id
+ *
+ * A relay restored from a backup that is older than checkpoints it had already signed has lost
+ * positions that clients may hold receipts and checkpoints for. It starts a new service epoch,
+ * closes each SPACE whose chain was cut, continues it in a new SPACE, and publishes one signed
+ * notice per closed SPACE, so a client that kept a checkpoint past the surviving head can tell
+ * a declared, signed loss from a history quietly rewritten.
+ *
+ * The members (every value a string, except `chains` and `v`):
+ *
+ * - `space_id`: uuid of the SPACE that was closed (it keeps its id, name and surviving posts;
+ *   reads and export work, writes answer SPACE_CLOSED).
+ * - `name`: that SPACE's name at the restore.
+ * - `replaced_by`: the name of the SPACE that continues it (the closed SPACE's own
+ *   `replaced_by` member says the same).
+ * - `replaced_by_space_id`: the continuation's uuid (a fresh SPACE: its chains start at 1 from
+ *   its own genesis; same members, roles and tags).
+ * - `previous_epoch`: the `service_epoch` the restored backup was serving under; the lost
+ *   receipts and checkpoints name it (or an epoch older still).
+ * - `service_epoch`: the epoch the relay serves under from this restore on (never equal to
+ *   `previous_epoch`).
+ * - `chains`: one entry per stream of the SPACE that lost positions, `posts` before `events`,
+ *   at least one, each exactly:
+ *     - `stream`: `"posts"` or `"events"`;
+ *     - `signed_last`: decimal, the last position a checkpoint of this stream had signed (what
+ *       the relay's checkpoint log shows), greater than `survived_last`;
+ *     - `signed_checkpoint_id`: hex id of that newest signed checkpoint;
+ *     - `signed_ending_hash`: hex link at `signed_last`, as that checkpoint signed it;
+ *     - `survived_last`: decimal, the stream's head after the restore (`"0"` when nothing
+ *       survived); positions `survived_last + 1` to `signed_last` are gone for good;
+ *     - `survived_hash`: hex link at `survived_last` (the stream's genesis when it is 0).
+ * - `created_at`: when the notice was signed (ISO time, milliseconds, `Z`); the signer must be
+ *   valid for it, purpose `recovery`.
+ * - `signer_key_id`: the online key's key id.
+ *
+ * Served shape (`GET /v1/recovery`, each item):
+ * `{"recovery_id","space_id","name","replaced_by","replaced_by_space_id","previous_epoch",
+ *   "service_epoch","chains","created_at","canonical" (b64u),"signature" (128 hex),"signer":{signer}}`;
+ * the repeated members must equal the signed ones.
+ *
+ * Served notices are attacker-controlled: readers and verifiers throw
+ * SvcError('CHECKPOINT_INVALID') with a detail naming the field, as for checkpoints.
+ */
+import { canonicalBytes, canonicalize, readCanonicalObject, type JsonObject } from './canonical.js';
+import { streamGenesis, type CheckpointFields, type Stream } from './checkpoint.js';
+import { concatBytes, fromBase64url, isHex, isUuid, parseDecimal, toBase64url, toHex } from './encoding.js';
+import { ED25519_SIGNATURE_BYTES, verifyEd25519 } from './identity.js';
+import { label, labelledHash } from './labels.js';
+import { SPACE_NAME_MAX_CHARS, SPACE_NAME_MIN_CHARS } from './limits.js';
+import {
+  asEvidence,
+  evidenceError,
+  readHexMember,
+  readIsoMillis,
+  readMembers,
+  readServedSigner,
+  verifyServiceSigner,
+  type ReadSigner,
+  type ServedSigner,
+  type ServiceSigner,
+  type TrustedSigner,
+} from './service-keys.js';
+
+/** How far one stream of a closed SPACE was signed and how far it survived. */
+export interface RecoveryChain {
+  readonly stream: Stream;
+  readonly signed_last: string;
+  readonly signed_checkpoint_id: string;
+  readonly signed_ending_hash: string;
+  readonly survived_last: string;
+  readonly survived_hash: string;
+}
+
+/** The signed members of a notice, as on the wire. */
+export interface RecoveryFields {
+  readonly space_id: string;
+  readonly name: string;
+  readonly replaced_by: string;
+  readonly replaced_by_space_id: string;
+  readonly previous_epoch: string;
+  readonly service_epoch: string;
+  readonly chains: readonly RecoveryChain[];
+  readonly created_at: string;
+  readonly signer_key_id: string;
+}
+
+export interface SignedRecovery {
+  readonly fields: RecoveryFields;
+  readonly canonical: Uint8Array;
+  readonly id: Uint8Array;
+  readonly signature: Uint8Array;
+}
+
+/** The served shape (each item of recovery.list). */
+export interface ServedRecovery {
+  recovery_id: string;
+  space_id: string;
+  name: string;
+  replaced_by: string;
+  replaced_by_space_id: string;
+  previous_epoch: string;
+  service_epoch: string;
+  chains: RecoveryChain[];
+  created_at: string;
+  canonical: string;
+  signature: string;
+  signer: ServedSigner;
+}
+
+export interface ReadRecovery extends SignedRecovery {
+  readonly signer: ReadSigner;
+}
+
+/** A notice whose signature and signer passed; `trusted.development` must be shown. */
+export interface VerifiedRecovery extends ReadRecovery {
+  readonly trusted: TrustedSigner;
+}
+
+const SIGNED_MEMBERS = [
+  'chains',
+  'created_at',
+  'name',
+  'previous_epoch',
+  'replaced_by',
+  'replaced_by_space_id',
+  'service_epoch',
+  'signer_key_id',
+  'space_id',
+  'v',
+] as const;
+
+const CHAIN_MEMBERS = [
+  'stream',
+  'signed_last',
+  'signed_checkpoint_id',
+  'signed_ending_hash',
+  'survived_last',
+  'survived_hash',
+] as const;
+
+/** The members a served notice repeats from the signed ones. */
+const REPEATED = [
+  'space_id',
+  'name',
+  'replaced_by',
+  'replaced_by_space_id',
+  'previous_epoch',
+  'service_epoch',
+  'chains',
+  'created_at',
+] as const;
+
+const SERVED_MEMBERS = ['recovery_id', ...REPEATED, 'canonical', 'signature', 'signer'] as const;
+
+function readName(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value.length < SPACE_NAME_MIN_CHARS || value.length > SPACE_NAME_MAX_CHARS) {
+    throw evidenceError(`${field}: expected a SPACE name`);
+  }
+  return value;
+}
+
+function checkChain(value: unknown, field: string, spaceId: string): RecoveryChain {
+  const c = readMembers(value, field, CHAIN_MEMBERS);
+  if (c.stream !== 'posts' && c.stream !== 'events') throw evidenceError(`${field}.stream: expected posts or events`);
+  const signed = asEvidence(() => parseDecimal(c.signed_last, `${field}.signed_last`, 1n));
+  const survived = asEvidence(() => parseDecimal(c.survived_last, `${field}.survived_last`, 0n));
+  if (survived >= signed) throw evidenceError(`${field}.survived_last: must be below signed_last (nothing was lost)`);
+  for (const name of ['signed_checkpoint_id', 'signed_ending_hash', 'survived_hash'] as const) {
+    if (!isHex(c[name], 32)) throw evidenceError(`${field}.${name}: expected 64 lowercase hex`);
+  }
+  if (survived === 0n && c.survived_hash !== toHex(streamGenesis(spaceId, c.stream))) {
+    throw evidenceError(`${field}.survived_hash: is not the ${c.stream} genesis`);
+  }
+  return {
+    stream: c.stream,
+    signed_last: c.signed_last as string,
+    signed_checkpoint_id: c.signed_checkpoint_id as string,
+    signed_ending_hash: c.signed_ending_hash as string,
+    survived_last: c.survived_last as string,
+    survived_hash: c.survived_hash as string,
+  };
+}
+
+function checkFields(f: Record<string, unknown>, field: string): RecoveryFields {
+  if (!isUuid(f.space_id)) throw evidenceError(`${field}.space_id: expected a lowercase uuid`);
+  const name = readName(f.name, `${field}.name`);
+  const replacedBy = readName(f.replaced_by, `${field}.replaced_by`);
+  if (replacedBy === name) throw evidenceError(`${field}.replaced_by: names the closed SPACE itself`);
+  if (!isUuid(f.replaced_by_space_id)) throw evidenceError(`${field}.replaced_by_space_id: expected a lowercase uuid`);
+  if (f.replaced_by_space_id === f.space_id) throw evidenceError(`${field}.replaced_by_space_id: is the closed SPACE itself`);
+  if (!isUuid(f.previous_epoch)) throw evidenceError(`${field}.previous_epoch: expected a lowercase uuid`);
+  if (!isUuid(f.service_epoch)) throw evidenceError(`${field}.service_epoch: expected a lowercase uuid`);
+  if (f.service_epoch === f.previous_epoch) throw evidenceError(`${field}.service_epoch: a restore that lost positions starts a new epoch`);
+  if (!Array.isArray(f.chains) || f.chains.length < 1 || f.chains.length > 2) {
+    throw evidenceError(`${field}.chains: expected one or two streams`);
+  }
+  const chains = f.chains.map((c: unknown, i: number) => checkChain(c, `${field}.chains[${i}]`, f.space_id as string));
+  if (chains.length === 2 && (chains[0]!.stream !== 'posts' || chains[1]!.stream !== 'events')) {
+    throw evidenceError(`${field}.chains: posts comes before events, each once`);
+  }
+  readIsoMillis(f.created_at, `${field}.created_at`);
+  if (!isHex(f.signer_key_id, 32)) throw evidenceError(`${field}.signer_key_id: expected 64 lowercase hex`);
+  return {
+    space_id: f.space_id,
+    name,
+    replaced_by: replacedBy,
+    replaced_by_space_id: f.replaced_by_space_id,
+    previous_epoch: f.previous_epoch,
+    service_epoch: f.service_epoch,
+    chains,
+    created_at: f.created_at as string,
+    signer_key_id: f.signer_key_id,
+  };
+}
+
+function toJson(f: RecoveryFields): JsonObject {
+  return {
+    space_id: f.space_id,
+    name: f.name,
+    replaced_by: f.replaced_by,
+    replaced_by_space_id: f.replaced_by_space_id,
+    previous_epoch: f.previous_epoch,
+    service_epoch: f.service_epoch,
+    chains: f.chains.map((c) => ({ ...c })),
+    created_at: f.created_at,
+    signer_key_id: f.signer_key_id,
+    v: 1,
+  };
+}
+
+/** The notice's canonical bytes (checks every member). */
+export function recoveryBytes(fields: RecoveryFields): Uint8Array {
+  return canonicalBytes(toJson(checkFields(fields as unknown as Record<string, unknown>, 'recovery')));
+}
+
+/** recovery_id = H(L("recovery") ‖ notice). */
+export function recoveryId(canonical: Uint8Array): Uint8Array {
+  return labelledHash('recovery', canonical);
+}
+
+/** The bytes the online key signs: L("recovery-signature") ‖ recovery_id. */
+export function recoverySignatureMessage(id: Uint8Array): Uint8Array {
+  return concatBytes(label('recovery-signature'), id);
+}
+
+/** Sign a notice with the online key; `signer_key_id` is the signer's. */
+export function signRecovery(signer: ServiceSigner, input: Omit<RecoveryFields, 'signer_key_id'>): SignedRecovery {
+  const fields = checkFields({ ...input, signer_key_id: signer.keyId }, 'recovery');
+  const canonical = recoveryBytes(fields);
+  const id = recoveryId(canonical);
+  return { fields, canonical, id, signature: signer.sign(recoverySignatureMessage(id)) };
+}
+
+export function renderRecovery(notice: SignedRecovery, signer: ServedSigner): ServedRecovery {
+  const f = notice.fields;
+  return {
+    recovery_id: toHex(notice.id),
+    space_id: f.space_id,
+    name: f.name,
+    replaced_by: f.replaced_by,
+    replaced_by_space_id: f.replaced_by_space_id,
+    previous_epoch: f.previous_epoch,
+    service_epoch: f.service_epoch,
+    chains: f.chains.map((c) => ({ ...c })),
+    created_at: f.created_at,
+    canonical: toBase64url(notice.canonical),
+    signature: toHex(notice.signature),
+    signer,
+  };
+}
+
+/** Read notice canonical bytes strictly (canonical, exact members, every rule above). */
+export function readRecoveryBytes(canonical: Uint8Array, field = 'recovery.canonical'): RecoveryFields {
+  const obj = asEvidence(() => readCanonicalObject(canonical, field));
+  readMembers(obj, field, SIGNED_MEMBERS);
+  if (obj.v !== 1) throw evidenceError(`${field}.v: must be 1`);
+  return checkFields(obj, field);
+}
+
+/**
+ * Read a served notice strictly: exact members, canonical signed bytes, `recovery_id` is the
+ * formula of them, every repeated member equals the signed one, and the signer is the one the
+ * notice names. Checks no signature.
+ */
+export function readServedRecovery(value: unknown, field = 'recovery'): ReadRecovery {
+  const served = readMembers(value, field, SERVED_MEMBERS);
+  const canonical = asEvidence(() => fromBase64url(served.canonical, `${field}.canonical`));
+  const fields = readRecoveryBytes(canonical, `${field}.canonical`);
+  const id = recoveryId(canonical);
+  if (served.recovery_id !== toHex(id)) throw evidenceError(`${field}.recovery_id: is not the id of canonical`);
+  for (const name of REPEATED) {
+    const same =
+      name === 'chains'
+        ? asEvidence(() => canonicalize(served.chains)) === canonicalize(fields.chains)
+        : served[name] === fields[name];
+    if (!same) throw evidenceError(`${field}.${name}: differs from the signed member`);
+  }
+  const signature = readHexMember(served.signature, ED25519_SIGNATURE_BYTES, `${field}.signature`);
+  const signer = readServedSigner(served.signer, `${field}.signer`);
+  if (signer.keyId !== fields.signer_key_id) throw evidenceError(`${field}.signer.key_id: is not signer_key_id`);
+  return { fields, canonical, id, signature, signer };
+}
+
+/**
+ * A served notice, fully: strict read, the signature under the signer's key, and the signer
+ * (key id, certificate, root signature, purpose `recovery`, valid at `created_at`, root equals
+ * `trustedRoot`). The caller shows `trusted.development`.
+ */
+export function verifyRecovery(value: unknown, trustedRoot: Uint8Array, field = 'recovery'): VerifiedRecovery {
+  const read = readServedRecovery(value, field);
+  if (!verifyEd25519(read.signer.publicKey, recoverySignatureMessage(read.id), read.signature)) {
+    throw evidenceError(`${field}.signature: does not verify`);
+  }
+  const trusted = verifyServiceSigner(
+    read.signer,
+    { trustedRoot, purpose: 'recovery', at: read.fields.created_at },
+    `${field}.signer`,
+  );
+  return { ...read, trusted };
+}
+
+/**
+ * Whether a notice declares the loss of a checkpoint a reader kept: same SPACE, a chain entry
+ * for its stream, the kept range reaches past what survived and not past what was signed, and
+ * when it is the newest signed one, its id and ending link are the ones the notice names. A
+ * reader that holds such a checkpoint accepts a later one that does not extend it (and moves
+ * to `replaced_by`) only with a verified notice for which this answers true.
+ */
+export function recoveryExplains(notice: RecoveryFields, kept: CheckpointFields, keptId: Uint8Array): boolean {
+  if (notice.space_id !== kept.space_id) return false;
+  const chain = notice.chains.find((c) => c.stream === kept.stream);
+  if (chain === undefined) return false;
+  const last = BigInt(kept.last);
+  if (last <= BigInt(chain.survived_last) || last > BigInt(chain.signed_last)) return false;
+  if (last === BigInt(chain.signed_last)) {
+    return toHex(keptId) === chain.signed_checkpoint_id && kept.ending_hash === chain.signed_ending_hash;
+  }
+  return true;
+}
