@@ -256,12 +256,9 @@ describeWithBrowser('app sign-in in a real browser', () => {
     expect((await passkeySignIn(p, relay.url)).peerId).toBe(firstKey);
   });
 
-  // Known gap, kept as an expected failure until the page changes: with no credential id in
-  // localStorage (site data cleared, another browser sharing synced passkeys) the page creates
-  // a new passkey, so the person approves as a second, empty KEY. Signing in with a
-  // discoverable credential (navigator.credentials.get without allowCredentials), creating one
-  // only when the person asks for it, would keep one KEY per person. Turn this into `it` then.
-  it.fails('signs a person in with the passkey the authenticator already holds even when the browser forgot it (site data cleared): the same KEY', async () => {
+  // The page signs in with a discoverable credential when the browser remembers none, so a
+  // person whose site data was cleared (or another browser sharing synced passkeys) keeps one KEY.
+  it('signs a person in with the passkey the authenticator already holds even when the browser forgot it (site data cleared): the same KEY', async () => {
     const p = await person();
     await toApproval(p.page, authorizeUrl(relay, app, pkcePair()));
     await press(p.page, 'approve');

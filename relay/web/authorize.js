@@ -119,6 +119,53 @@
     return { credentialId: toB64u(cred.rawId), publicKey: toB64u(spki), algorithm: cred.response.getPublicKeyAlgorithm() };
   }
 
+  /** passkeys.verify with an assertion (and, to register, the new passkey's key); answers the token. */
+  async function verify(challengeHex, asserted, created) {
+    const body = { challenge: challengeHex, label: 'app approval page', ttl_seconds: 3600, ...asserted };
+    if (created) Object.assign(body, { public_key: created.publicKey, algorithm: created.algorithm });
+    const verified = await api('POST', '../v1/passkeys/verify', body);
+    try {
+      window.localStorage.setItem(CREDENTIAL_KEY, asserted.credential_id);
+    } catch {
+      // Private browsing: the next visit asks the authenticator which passkey to use.
+    }
+    return verified.token;
+  }
+
+  /**
+   * Sign in with the passkey this person already has for the service: the one this browser
+   * remembers, else whichever the authenticator offers (a discoverable credential, so clearing
+   * site data or another browser sharing synced passkeys still finds the same KEY). Answers
+   * null when the authenticator offered none the service knows.
+   */
+  async function existingPasskey(known) {
+    const ch = await api('POST', '../v1/passkeys/challenge', {});
+    let asserted;
+    try {
+      asserted = await assertion(hexToBytes(ch.challenge), ch.rp_id, known);
+    } catch (e) {
+      // With no remembered passkey, a refusal means none is on this device (or the person
+      // declined the prompt): the caller offers to make one. A remembered one that fails is the
+      // person's answer, and stays theirs.
+      if (!known && e && e.name === 'NotAllowedError') return null;
+      throw e;
+    }
+    try {
+      return await verify(ch.challenge, asserted, null);
+    } catch (e) {
+      if (e && e.code === 'PASSKEY_NOT_REGISTERED') return null;
+      throw e;
+    }
+  }
+
+  /** First use: a new passkey, registered with one assertion over the same challenge. */
+  async function newPasskey() {
+    const ch = await api('POST', '../v1/passkeys/challenge', {});
+    const challenge = hexToBytes(ch.challenge);
+    const created = await createPasskey(challenge, ch.rp_id, ch.algorithms);
+    return verify(ch.challenge, await assertion(challenge, ch.rp_id, created.credentialId), created);
+  }
+
   async function signIn() {
     if (!window.PublicKeyCredential || !navigator.credentials) {
       say('This browser cannot use passkeys. Open the link in a browser that can.', true);
@@ -127,33 +174,16 @@
     setBusy(true);
     say('Waiting for your passkey…');
     try {
-      const ch = await api('POST', '../v1/passkeys/challenge', {});
-      const challenge = hexToBytes(ch.challenge);
       let known = null;
       try {
         known = window.localStorage.getItem(CREDENTIAL_KEY);
       } catch {
         known = null;
       }
-      const body = { challenge: ch.challenge, label: 'app approval page', ttl_seconds: 3600 };
-      let created = null;
-      if (!known) {
-        try {
-          created = await createPasskey(challenge, ch.rp_id, ch.algorithms);
-        } catch (e) {
-          // A passkey for this service already lives on this authenticator: sign in with it.
-          if (!(e && e.name === 'InvalidStateError')) throw e;
-        }
-      }
-      // Registering is the credential plus one assertion over the same challenge.
-      Object.assign(body, await assertion(challenge, ch.rp_id, created ? created.credentialId : known));
-      if (created) Object.assign(body, { public_key: created.publicKey, algorithm: created.algorithm });
-      const verified = await api('POST', '../v1/passkeys/verify', body);
-      token = verified.token;
-      try {
-        window.localStorage.setItem(CREDENTIAL_KEY, body.credential_id);
-      } catch {
-        // Private browsing: the next visit asks the authenticator which passkey to use.
+      token = await existingPasskey(known);
+      if (token === null) {
+        say('No passkey for this service on this device yet: creating one…');
+        token = await newPasskey();
       }
       signInButton.hidden = true;
       await showRequest();
