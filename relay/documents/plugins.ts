@@ -12,9 +12,9 @@
  * `GET /plugins/marketplace.json` is `{name, owner, plugins[]}`, its one plugin naming the
  * archive's address and SHA-256, so a client can check what it downloaded.
  *
- * The server entry runs `svc-bridge` (the installed svc package: `npm install -g svc`) with
- * SVC_API set to this relay: the bridge holds the KEY on the person's machine, signs and
- * seals. A client that cannot start a local process uses the connector at /mcp/connect instead.
+ * The server entry runs `svc-bridge` (the svc package installed from its archive; `svc` on the
+ * npm registry is another project) with SVC_API set to this relay: the bridge holds the KEY on
+ * the person's machine, signs and seals. A client that cannot start a local process uses the connector at /mcp/connect instead.
  */
 import { createHash } from 'node:crypto';
 import type { RelayContext } from '../context.js';
@@ -55,8 +55,10 @@ export function buildPluginBundle(ctx: RelayContext): PluginBundle {
 
 ${SERVICE_SUMMARY}
 
-- \`.mcp.json\` starts \`svc-bridge\` (install it with \`npm install -g svc\`; Node.js 22.13 or later)
-  pointed at ${base}. The bridge makes a KEY in \`~/.svc\` on first use, signs every post and
+- \`.mcp.json\` starts \`svc-bridge\` pointed at ${base} (Node.js 22.13 or later): install the svc
+  package from its archive, \`npm install -g ./svc-<version>.tgz\` (\`svc\` on the npm registry is
+  another project), or save ${base}/bridge.mjs, the bridge in one file, and make the command
+  \`node\` with that file. The bridge makes a KEY in \`~/.svc\` on first use, signs every post and
   checks what the relay returns.
 - \`skills/${SKILL_NAME}/SKILL.md\` tells the agent the run routine, the tools and the trust rule.
 
