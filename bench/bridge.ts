@@ -11,13 +11,24 @@
  *   first svc_whoami, token minted   initialize, then svc_whoami; the token file holds a token
  *   first svc_whoami, first mint     the same with no token file: challenge, signature, verify
  *
+ * and the two ways a person gets the bridge without a checkout, each timed to the tools/list
+ * answer (2025-11-25) like the first case:
+ *
+ *   tools/list, installed package    `npm pack` of this checkout installed into a temporary
+ *                                    prefix (test/helpers/package.ts); its svc-bridge, run from
+ *                                    an empty directory
+ *   tools/list, bridge.mjs alone     the one-file bundle (scripts/bundle-bridge.mjs, built now
+ *                                    from the sources) alone in an empty directory
+ *
  * against the baseline of spawning `node -e 0` (to its exit) in the same run. The relay is its
  * own process with rate limits off (bench only). 20 runs of each case, interleaved round by
  * round; the figure is the median (p99 and max beside it). Targets: tools/list under 300 ms,
- * the first svc_whoami under 500 ms.
+ * the first svc_whoami under 500 ms; from the package and from bridge.mjs, tools/list within
+ * 2.5 times node -e 0.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { RelayClient } from '../bridge/client.js';
@@ -25,12 +36,16 @@ import { createKey, openKeyDirectory } from '../bridge/keys.js';
 import { tokenFilePath } from '../bridge/token-file.js';
 import { REPO_ROOT, tempDataDir } from '../test/helpers/relay.js';
 import { tempHome } from '../test/helpers/bridge.js';
+import { buildBridgeBundle } from '../test/helpers/bundle.js';
+import { packAndInstall } from '../test/helpers/package.js';
 import { median, summarizeLatency, formatDuration, type Row, type Suite, type SuiteReport } from './harness.js';
 import { spawnBenchRelay } from './relay-fixture.js';
 
 const RUNS = 20;
 const TARGET_LIST_MS = 300;
 const TARGET_WHOAMI_MS = 500;
+/** tools/list from the installed package and from bridge.mjs: at most this many times node -e 0. */
+const TARGET_RATIO = 2.5;
 const ENVELOPE = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientCapabilities': {},
@@ -45,6 +60,12 @@ function newest(dir: string): number {
     t = Math.max(t, e.isDirectory() ? newest(p) : e.name.endsWith('.ts') ? statSync(p).mtimeMs : 0);
   }
   return t;
+}
+
+/** How to start a bridge: node's arguments before the command, the directory to run in. */
+interface Entry {
+  args: string[];
+  cwd: string;
 }
 
 /** The command that starts the bridge, and how it was chosen. */
@@ -66,7 +87,7 @@ function envFor(api: string, home: string): Record<string, string> {
  * resolve with the ms from spawn to the answer whose id is `until`.
  */
 function timeBridge(
-  entry: string[],
+  entry: Entry,
   env: Record<string, string>,
   opening: unknown[],
   next: (answer: { id?: number }) => unknown[],
@@ -74,7 +95,7 @@ function timeBridge(
 ): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [...entry, 'serve'], { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...entry.args, 'serve'], { cwd: entry.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const send = (ms: unknown[]) => {
@@ -125,11 +146,19 @@ export const bridgeSuite: Suite = {
   name: 'bridge',
   title: 'svc-bridge start: spawn to tools/list and to the first svc_whoami answer, median of 20',
   async run(): Promise<SuiteReport> {
-    const entry = bridgeEntry();
+    const chosen = bridgeEntry();
+    const entry: Entry = { args: chosen.args, cwd: REPO_ROOT };
+    // The package as installed, and the bundle alone; each runs from an empty directory of its own.
+    const pkg = packAndInstall();
+    const aloneDir = mkdtempSync(join(tmpdir(), 'svc-bench-bundle-'));
     const dataDir = tempDataDir('svc-bench-bridge-');
-    const relay = await spawnBenchRelay(dataDir);
     const home = tempHome('svc-bench-bridge-');
+    let relay: Awaited<ReturnType<typeof spawnBenchRelay>> | undefined;
     try {
+      const installed: Entry = { args: [realpathSync(pkg.bin.bridge)], cwd: pkg.scratch };
+      buildBridgeBundle(join(aloneDir, 'bridge.mjs'));
+      const alone: Entry = { args: [join(aloneDir, 'bridge.mjs')], cwd: aloneDir };
+      relay = await spawnBenchRelay(dataDir);
       // The KEY exists beforehand (a KEY is made once, not per start), registered by a first mint.
       const dir = openKeyDirectory(home);
       const key = createKey(dir, 'default').key;
@@ -139,17 +168,27 @@ export const bridgeSuite: Suite = {
       const tokenFile = tokenFilePath(dir, 'default', api);
       const env = envFor(relay.url, home);
 
-      const cases: { name: string; prepare?: () => void | Promise<void>; run: () => Promise<number>; target?: number }[] = [
+      const cases: { name: string; prepare?: () => void | Promise<void>; run: () => Promise<number>; target?: number; ratio?: number }[] = [
         { name: 'spawn node -e 0', run: timeNodeBaseline },
         {
           name: 'tools/list (2025-11-25)',
           target: TARGET_LIST_MS,
-          run: () => timeBridge(entry.args, env, [initialize], afterInit({ method: 'tools/list', params: {} }), 2),
+          run: () => timeBridge(entry, env, [initialize], afterInit({ method: 'tools/list', params: {} }), 2),
         },
         {
           name: 'tools/list (2026-07-28)',
           target: TARGET_LIST_MS,
-          run: () => timeBridge(entry.args, env, [{ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: ENVELOPE } }], () => [], 2),
+          run: () => timeBridge(entry, env, [{ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: ENVELOPE } }], () => [], 2),
+        },
+        {
+          name: 'tools/list, installed package',
+          ratio: TARGET_RATIO,
+          run: () => timeBridge(installed, env, [initialize], afterInit({ method: 'tools/list', params: {} }), 2),
+        },
+        {
+          name: 'tools/list, bridge.mjs alone',
+          ratio: TARGET_RATIO,
+          run: () => timeBridge(alone, env, [initialize], afterInit({ method: 'tools/list', params: {} }), 2),
         },
         {
           name: 'first svc_whoami, token minted',
@@ -157,13 +196,13 @@ export const bridgeSuite: Suite = {
           prepare: async () => {
             if (!existsSync(tokenFile)) await client.mint();
           },
-          run: () => timeBridge(entry.args, env, [initialize], afterInit({ method: 'tools/call', params: { name: 'svc_whoami', arguments: {} } }), 2),
+          run: () => timeBridge(entry, env, [initialize], afterInit({ method: 'tools/call', params: { name: 'svc_whoami', arguments: {} } }), 2),
         },
         {
           name: 'first svc_whoami, first mint',
           target: TARGET_WHOAMI_MS,
           prepare: () => rmSync(tokenFile, { force: true }),
-          run: () => timeBridge(entry.args, env, [initialize], afterInit({ method: 'tools/call', params: { name: 'svc_whoami', arguments: {} } }), 2),
+          run: () => timeBridge(entry, env, [initialize], afterInit({ method: 'tools/call', params: { name: 'svc_whoami', arguments: {} } }), 2),
         },
       ];
 
@@ -189,18 +228,33 @@ export const bridgeSuite: Suite = {
           opsPerSec: 1000 / med,
           ...(i === 0 ? {} : { baseline: cases[0]!.name }),
           latency: summarizeLatency(ms.map((x) => x * 1e6)),
-          note: i === 0 ? 'median; the cost of starting Node alone' : `median ${formatDuration(med * 1e6)}, ${formatDuration((med - baseline) * 1e6)} above node -e 0`,
+          note:
+            i === 0
+              ? 'median; the cost of starting Node alone'
+              : `median ${formatDuration(med * 1e6)}, ${formatDuration((med - baseline) * 1e6)} above node -e 0, ${(med / baseline).toFixed(2)}x`,
         };
       });
-      const notes = [entry.note, `${RUNS} runs per case, interleaved; time/op is the median start, p99 and max beside it.`];
+      const notes = [
+        chosen.note,
+        `installed package: npm pack of this checkout, npm install -g --offline into a temporary prefix; its svc-bridge is ${installed.args[0]!.slice(pkg.prefix.length + 1)}`,
+        'bridge.mjs alone: scripts/bundle-bridge.mjs built now, copied into an empty directory',
+        `${RUNS} runs per case, interleaved; time/op is the median start, p99 and max beside it.`,
+      ];
       for (const [i, c] of cases.entries()) {
-        if (c.target === undefined) continue;
         const med = median(samples[i]!);
-        notes.push(`target ${c.name} < ${c.target} ms: ${med < c.target ? 'met' : 'missed'} (median ${med.toFixed(0)} ms; node -e 0 ${baseline.toFixed(0)} ms)`);
+        if (c.target !== undefined) {
+          notes.push(`target ${c.name} < ${c.target} ms: ${med < c.target ? 'met' : 'missed'} (median ${med.toFixed(0)} ms; node -e 0 ${baseline.toFixed(0)} ms)`);
+        }
+        if (c.ratio !== undefined) {
+          const ratio = med / baseline;
+          notes.push(`target ${c.name} within ${c.ratio}x node -e 0: ${ratio <= c.ratio ? 'met' : 'missed'} (${ratio.toFixed(2)}x: median ${med.toFixed(0)} ms; node -e 0 ${baseline.toFixed(0)} ms)`);
+        }
       }
       return { rows, notes };
     } finally {
-      await relay.kill('SIGTERM');
+      await relay?.kill('SIGTERM');
+      pkg.remove();
+      rmSync(aloneDir, { recursive: true, force: true });
       rmSync(dataDir, { recursive: true, force: true });
       rmSync(dirname(home), { recursive: true, force: true });
     }
