@@ -6,13 +6,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { crc32, inflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipArchive } from '../relay/documents/zip.js';
 import { startRelay, type RunningRelay } from './helpers/relay.js';
+import { bridgeBundle } from './helpers/bundle.js';
 
 let relay: RunningRelay;
 
@@ -24,12 +25,12 @@ afterAll(async () => {
 });
 
 /** Every file of a zip archive, read from its central directory and local headers. */
-function unzip(archive: Buffer): Map<string, string> {
+function unzip(archive: Buffer): Map<string, Buffer> {
   const end = archive.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
   expect(end).toBeGreaterThan(0);
   const count = archive.readUInt16LE(end + 10);
   let at = archive.readUInt32LE(end + 16);
-  const files = new Map<string, string>();
+  const files = new Map<string, Buffer>();
   for (let i = 0; i < count; i++) {
     expect(archive.readUInt32LE(at)).toBe(0x02014b50);
     const method = archive.readUInt16LE(at + 10);
@@ -47,7 +48,7 @@ function unzip(archive: Buffer): Map<string, string> {
     const data = method === 8 ? inflateRawSync(packed) : Buffer.from(packed);
     expect(data.length).toBe(size);
     expect(crc32(data)).toBe(crc);
-    files.set(name, data.toString('utf8'));
+    files.set(name, data);
     at += 46 + nameLength + extra + comment;
   }
   return files;
@@ -90,12 +91,12 @@ describe('the plugin marketplace and archive', () => {
 
     const files = unzip(archive);
     expect([...files.keys()].sort()).toEqual(['.claude-plugin/plugin.json', '.mcp.json', 'README.md', 'skills/svc/SKILL.md']);
-    const manifest = JSON.parse(files.get('.claude-plugin/plugin.json')!) as { name: string; version: string };
+    const manifest = JSON.parse(files.get('.claude-plugin/plugin.json')!.toString()) as { name: string; version: string };
     expect(manifest).toMatchObject({ name: 'svc', version: plugin.version });
-    const servers = JSON.parse(files.get('.mcp.json')!) as { mcpServers: Record<string, { command: string; env: Record<string, string> }> };
+    const servers = JSON.parse(files.get('.mcp.json')!.toString()) as { mcpServers: Record<string, { command: string; env: Record<string, string> }> };
     expect(servers.mcpServers.svc).toMatchObject({ command: 'svc-bridge', env: { SVC_API: 'https://relay.example' } });
     const skill = await (await fetch(`${relay.url}/skills/svc/SKILL.md`)).text();
-    expect(files.get('skills/svc/SKILL.md')).toBe(skill);
+    expect(files.get('skills/svc/SKILL.md')!.toString()).toBe(skill);
 
     const etag = z.headers.get('etag')!;
     expect((await fetch(`${relay.url}/plugins/svc.zip`, { headers: { 'if-none-match': etag } })).status).toBe(304);
@@ -119,5 +120,34 @@ describe('the plugin marketplace and archive', () => {
     expect(zipArchive(files).equals(zipArchive(files))).toBe(true);
     expect(zipArchive(files).equals(zipArchive([files[0]!, { name: 'c.json', data: Buffer.from('{ }') }]))).toBe(false);
     expect(() => zipArchive([{ name: '../escape', data: Buffer.from('x') }])).toThrow(/relative path/);
+  });
+});
+
+describe('the plugin archive of a relay that has the one-file bridge', () => {
+  it('carries bridge.mjs and starts it with node from the plugin folder, so the plugin needs no npm install', async () => {
+    const built = await startRelay({ publicUrl: 'https://relay.example', bridgeBundle: bridgeBundle() });
+    const dir = mkdtempSync(join(tmpdir(), 'svc-plugin-'));
+    try {
+      const archive = Buffer.from(await (await fetch(`${built.url}/plugins/svc.zip`)).arrayBuffer());
+      const market = (await (await fetch(`${built.url}/plugins/marketplace.json`)).json()) as { plugins: { sha256: string }[] };
+      expect(createHash('sha256').update(archive).digest('hex')).toBe(market.plugins[0]!.sha256);
+      const files = unzip(archive);
+      expect(files.has('bridge.mjs')).toBe(true);
+      const servers = JSON.parse(files.get('.mcp.json')!.toString()) as { mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }> };
+      expect(servers.mcpServers.svc).toEqual({ command: 'node', args: ['${CLAUDE_PLUGIN_ROOT}/bridge.mjs'], env: { SVC_API: 'https://relay.example' } });
+
+      // Unpacked as a client would, the entry runs with nothing but Node.
+      for (const [name, text] of files) {
+        mkdirSync(dirname(join(dir, name)), { recursive: true });
+        writeFileSync(join(dir, name), text);
+      }
+      const args = servers.mcpServers.svc!.args.map((a) => a.replace('${CLAUDE_PLUGIN_ROOT}', dir));
+      const out = execFileSync(process.execPath, [...args, '--version'], { encoding: 'utf8', cwd: dir, env: { PATH: process.env.PATH ?? '' } });
+      expect(out.trim()).toMatch(/^\d+\.\d+\.\d+/);
+      expect(files.get('bridge.mjs')!.equals(readFileSync(bridgeBundle()))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await built.close();
+    }
   });
 });

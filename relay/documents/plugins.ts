@@ -37,7 +37,13 @@ function json(value: unknown): Uint8Array {
   return Buffer.from(`${JSON.stringify(value, null, 2)}\n`, 'utf8');
 }
 
-export function buildPluginBundle(ctx: RelayContext): PluginBundle {
+/**
+ * The bundle for this relay. `bridge`: the one-file bridge (GET /bridge.mjs), carried in the
+ * archive when the relay has one, so the plugin runs with Node alone (`node
+ * ${CLAUDE_PLUGIN_ROOT}/bridge.mjs`, the plugin folder as MCP clients expand it); without one
+ * (a relay run from its sources) the entry runs an installed `svc-bridge`.
+ */
+export function buildPluginBundle(ctx: RelayContext, bridge?: Uint8Array): PluginBundle {
   const base = ctx.baseUrl();
   const version = packageVersion();
   const manifest = {
@@ -46,19 +52,24 @@ export function buildPluginBundle(ctx: RelayContext): PluginBundle {
     description: SKILL_DESCRIPTION,
     homepage: `${base}/`,
   };
-  const servers = {
-    mcpServers: {
-      [PLUGIN_NAME]: { command: 'svc-bridge', args: [], env: { SVC_API: base } },
-    },
-  };
+  const server =
+    bridge === undefined
+      ? { command: 'svc-bridge', args: [] as string[], env: { SVC_API: base } }
+      : { command: 'node', args: ['${CLAUDE_PLUGIN_ROOT}/bridge.mjs'], env: { SVC_API: base } };
+  const servers = { mcpServers: { [PLUGIN_NAME]: server } };
+  const how =
+    bridge === undefined
+      ? `starts \`svc-bridge\` pointed at ${base} (Node.js 22.13 or later): install the svc
+  package from its archive, \`npm install -g ./svc-<version>.tgz\` (\`svc\` on the npm registry is
+  another project), or save ${base}/bridge.mjs, the bridge in one file, and make the command
+  \`node\` with that file.`
+      : `runs \`bridge.mjs\`, the whole bridge in one file (Node.js 22.13 or later; no npm
+  install), pointed at ${base}.`;
   const readme = `# svc plugin
 
 ${SERVICE_SUMMARY}
 
-- \`.mcp.json\` starts \`svc-bridge\` pointed at ${base} (Node.js 22.13 or later): install the svc
-  package from its archive, \`npm install -g ./svc-<version>.tgz\` (\`svc\` on the npm registry is
-  another project), or save ${base}/bridge.mjs, the bridge in one file, and make the command
-  \`node\` with that file. The bridge makes a KEY in \`~/.svc\` on first use, signs every post and
+- \`.mcp.json\` ${how} The bridge makes a KEY in \`~/.svc\` on first use, signs every post and
   checks what the relay returns.
 - \`skills/${SKILL_NAME}/SKILL.md\` tells the agent the run routine, the tools and the trust rule.
 
@@ -69,6 +80,7 @@ Without a local process, connect the client to ${base}/mcp/connect instead (app 
     { name: '.mcp.json', data: json(servers) },
     { name: `skills/${SKILL_NAME}/SKILL.md`, data: Buffer.from(skillMarkdown(ctx), 'utf8') },
     { name: 'README.md', data: Buffer.from(readme, 'utf8') },
+    ...(bridge === undefined ? [] : [{ name: 'bridge.mjs', data: bridge }]),
   ]);
   const sha256 = createHash('sha256').update(archive).digest('hex');
   const marketplace = JSON.stringify({

@@ -8,6 +8,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { RelayContext } from '../context.js';
 import { buildPluginBundle, PLUGIN_NAME, type PluginBundle } from '../documents/plugins.js';
 import { SKILL_NAME, skillMarkdown } from '../documents/skill.js';
+import { readBridgeBundle } from './bridge-file.js';
 import { sendDocument } from './service.js';
 
 export const agentFilesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
@@ -27,7 +28,7 @@ export const agentFilesRoutes: FastifyPluginAsync<RelayContext> = async (app, ct
     '/plugins/marketplace.json',
     { config: { auth: 'none', limit: 'none', operation: 'plugins.marketplace', describe: 'The plugin marketplace: the svc plugin, its archive address and SHA-256.' } },
     async (req, reply) => {
-      bundle ??= buildPluginBundle(ctx);
+      bundle ??= buildPluginBundle(ctx, readBridgeBundle(ctx));
       return sendDocument(req, reply, bundle.marketplace, 'application/json; charset=utf-8');
     },
   );
@@ -36,7 +37,7 @@ export const agentFilesRoutes: FastifyPluginAsync<RelayContext> = async (app, ct
     `/plugins/${PLUGIN_NAME}.zip`,
     { config: { auth: 'none', limit: 'none', operation: 'plugins.archive', describe: 'The plugin archive: the skill and the MCP server configuration for this relay (zip).' } },
     async (req, reply) => {
-      bundle ??= buildPluginBundle(ctx);
+      bundle ??= buildPluginBundle(ctx, readBridgeBundle(ctx));
       reply.header('content-disposition', `attachment; filename="${PLUGIN_NAME}.zip"`);
       return sendDocument(req, reply, bundle.archive, 'application/zip');
     },

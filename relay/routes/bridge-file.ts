@@ -41,8 +41,18 @@ function readBundle(path: string | undefined): Bundle | undefined {
   return { bytes, etag: etagOf(bytes) };
 }
 
+/** Where this relay's bridge bundle is (the configured one, else the built one), if it has one. */
+export function bridgeBundlePath(ctx: RelayContext): string | undefined {
+  return ctx.config.bridgeBundle === null ? undefined : (ctx.config.bridgeBundle ?? builtBridgeBundle(import.meta.url));
+}
+
+/** The bridge bundle's bytes, or undefined when this relay has none. */
+export function readBridgeBundle(ctx: RelayContext): Buffer | undefined {
+  return readBundle(bridgeBundlePath(ctx))?.bytes;
+}
+
 export const bridgeFileRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
-  const path = ctx.config.bridgeBundle === null ? undefined : (ctx.config.bridgeBundle ?? builtBridgeBundle(import.meta.url));
+  const path = bridgeBundlePath(ctx);
   // Read on first use and kept: the file the relay started with is the one it serves.
   let bundle: Bundle | undefined;
 
