@@ -13,8 +13,9 @@ import { bridgeSuite } from './bridge.js';
 import { messagesSuite } from './messages.js';
 import { tasksSuite } from './tasks.js';
 import { oracleSuite } from './oracle.js';
+import { connectorSuite } from './connector.js';
 
-const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite, bridgeSuite, sealedSuite, messagesSuite, oracleSuite, tasksSuite];
+const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite, bridgeSuite, sealedSuite, messagesSuite, oracleSuite, tasksSuite, connectorSuite];
 
 function pick(names: readonly string[]): Suite[] {
   if (names.length === 0) return [...SUITES];
