@@ -4,6 +4,7 @@
  * in-process relay context on a data directory for the no-HTTP ceiling and for filling a
  * database fast through the relay's own stores.
  */
+import { createServiceMode } from '../relay/service-mode.js';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import type { RelayConfig } from '../relay/config.js';
@@ -78,6 +79,7 @@ export function openInProcess(dataDir?: string): InProcessRelay {
     rateLimits: false,
     limiter: createRateLimiter(clock, { enabled: false }),
     serviceEpoch: store.state.getOrCreate('service_epoch', () => newUuid(random)),
+    serviceMode: createServiceMode(store.state, () => newUuid(random)),
     audience: () => '127.0.0.1',
     baseUrl: () => 'http://127.0.0.1',
     passkeyPolicy: () => ({ rpId: '127.0.0.1', origins: ['http://127.0.0.1'] }),

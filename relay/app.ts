@@ -23,8 +23,10 @@ import { applyRouteLimit, createRateLimiter } from './http/rate-limit.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import { newUuid } from './ids.js';
 import { createTokenEvents } from './token-events.js';
+import { createServiceMode } from './service-mode.js';
 import './http/fastify-types.js';
 import { serviceRoutes } from './routes/service.js';
+import { recoveryRoutes } from './routes/recovery.js';
 import { agentFilesRoutes } from './routes/agent-files.js';
 import { bridgeFileRoutes } from './routes/bridge-file.js';
 import { openapiRoutes } from './routes/openapi.js';
@@ -93,10 +95,15 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     const a = app.server.address();
     return a && typeof a === 'object' ? a : undefined;
   };
+  const serviceMode = createServiceMode(deps.store.state, () => newUuid(deps.random));
   const ctx: RelayContext = {
     ...deps,
     limiter: createRateLimiter(deps.clock, { enabled: deps.rateLimits !== false }),
-    serviceEpoch: deps.store.state.getOrCreate('service_epoch', () => newUuid(deps.random)),
+    // Read through the service mode: a restore in another process may start a new epoch.
+    get serviceEpoch() {
+      return serviceMode.epoch();
+    },
+    serviceMode,
     audience: () => audienceOf(deps.config, listening()),
     baseUrl: () => publicBaseUrl(deps.config, listening()),
     operations: [],
@@ -143,6 +150,10 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
       req.identity = identity;
     }
     const limit = config.limit ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
+    // A restore is running on this database: reads are served, writes wait (spec 3-errors).
+    if (write && serviceMode.readOnly() !== undefined) {
+      throw new SvcError('SERVICE_READ_ONLY', 'a restore is in progress; reads work; retry the write when it is done');
+    }
     applyRouteLimit(ctx.limiter, limit, req, reply, req.identity?.peerId);
   });
 
@@ -165,6 +176,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
 
   // One plugin per section of the endpoint catalogue (spec/2-endpoints.md), explicitly.
   app.register(serviceRoutes, ctx);
+  app.register(recoveryRoutes, ctx);
   app.register(agentFilesRoutes, ctx);
   app.register(bridgeFileRoutes, ctx);
   app.register(openapiRoutes, ctx);

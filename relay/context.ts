@@ -12,6 +12,8 @@ import type { RateLimiter } from './http/rate-limit.js';
 import type { AuthMode } from './http/auth.js';
 import type { Random } from './ids.js';
 import type { TokenEvents } from './token-events.js';
+import type { CheckpointLog } from './checkpoint-log.js';
+import type { ServiceMode } from './service-mode.js';
 
 export interface RelayDeps {
   readonly config: RelayConfig;
@@ -26,6 +28,8 @@ export interface RelayDeps {
    * SVC_RELAY_NO_RATE_LIMITS=1); default true.
    */
   readonly rateLimits?: boolean;
+  /** Where every signed checkpoint is appended (relay/checkpoint-log.ts); none for a memory-only relay. */
+  readonly checkpointLog?: CheckpointLog | undefined;
 }
 
 /** One row of the operations index (GET / as JSON, capabilities `operations`). */
@@ -48,8 +52,10 @@ export type UnnamedRoute = Omit<OperationEntry, 'name' | 'mcp' | 'refusals'>;
 
 export interface RelayContext extends RelayDeps {
   readonly limiter: RateLimiter;
-  /** The service epoch (uuid), made on first start and stored. */
+  /** The service epoch (uuid), made on first start and stored; read again after a restore changes it. */
   readonly serviceEpoch: string;
+  /** The epoch and the read-only flag a running restore sets (relay/service-mode.ts). */
+  readonly serviceMode: ServiceMode;
   /** The token-challenge audience: host of the public URL. */
   audience(): string;
   /** The public base URL, without a trailing slash. */

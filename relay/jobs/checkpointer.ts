@@ -14,14 +14,19 @@
  * `previous_hash` equal to the link before (the genesis, or the previous checkpoint's ending
  * link, for the first). A range that is not is left unsigned and reported on stderr.
  *
+ * Every signed checkpoint is appended to the checkpoint log (relay/checkpoint-log.ts), fsync'd,
+ * before it is stored, so the log holds everything a client could have read. While a restore
+ * runs (the service is read-only) nothing is signed: the restore decides what survived.
+ *
  * Time comes from the injected clock: `runOnce(now)` lets tests move it. `start()` runs every
  * `intervalMs` (default 60 s, as the reference's worker) until `stop()` (relay/jobs/interval-job.ts).
  */
-import { signCheckpoint, streamGenesis, type SignedCheckpoint, type Stream } from '../../shared/checkpoint.js';
+import { renderCheckpoint, signCheckpoint, streamGenesis, type SignedCheckpoint, type Stream } from '../../shared/checkpoint.js';
 import { equalBytes, fromHex, toHex } from '../../shared/encoding.js';
 import { CHECKPOINT_MAX_AGE_SECONDS, CHECKPOINT_MAX_POSITIONS } from '../../shared/limits.js';
 import { eventLeaf, merkleRoot, postLeaf } from '../../shared/merkle.js';
 import type { ServedSigner, ServiceSigner } from '../../shared/service-keys.js';
+import type { CheckpointLog } from '../checkpoint-log.js';
 import type { CheckpointStore, StreamLink } from '../store/checkpoints.js';
 import { createIntervalJob } from './interval-job.js';
 
@@ -33,7 +38,12 @@ export interface CheckpointerDeps {
   clock: () => number;
   signer: ServiceSigner;
   rendering: ServedSigner;
-  serviceEpoch: string;
+  /** The epoch checkpoints name: a value, or read at each signature (it changes after a restore). */
+  serviceEpoch: string | (() => string);
+  /** Where every signed checkpoint is appended before it is stored (none in memory-only tests). */
+  log?: CheckpointLog | undefined;
+  /** True while the service is read-only (a restore runs): nothing is signed then. */
+  paused?: () => boolean;
   intervalMs?: number;
   /** Where faults go (default stderr). */
   report?: (message: string) => void;
@@ -73,7 +83,7 @@ function rangeCheckpoint(
     ending_hash: toHex(links[links.length - 1]!.chainHash),
     merkle_root: toHex(merkleRoot(leaves)),
     previous_checkpoint_id: previous ? toHex(previous.id) : null,
-    service_epoch: deps.serviceEpoch,
+    service_epoch: typeof deps.serviceEpoch === 'string' ? deps.serviceEpoch : deps.serviceEpoch(),
     created_at: new Date(now).toISOString(),
   });
 }
@@ -132,6 +142,7 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
         return [signed, true];
       }
       const checkpoint = rangeCheckpoint(deps, spaceId, stream, previous, links, now);
+      deps.log?.append({ checkpoint: renderCheckpoint(checkpoint, deps.rendering) });
       if (!store.insert(spaceRowId, checkpoint, deps.rendering, now)) return [signed, true];
       signed++;
     }
@@ -151,6 +162,7 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
   }
 
   function runOnce(now: number = deps.clock()): CheckpointRun {
+    if (deps.paused?.() === true) return { signed: 0, pending: dirty.size };
     look();
     let signed = 0;
     for (const [key, { spaceRowId, stream }] of dirty) {
@@ -167,9 +179,11 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
    * never holds appends and reads waiting behind it.
    */
   async function runInSteps(): Promise<void> {
+    if (deps.paused?.() === true) return;
     look();
     for (const [key, { spaceRowId, stream }] of dirty) {
       for (;;) {
+        if (deps.paused?.() === true) return;
         const [n, pending] = settle(spaceRowId, stream, deps.clock(), 1);
         if (!pending) dirty.delete(key);
         if (n === 0 || !pending) break;
@@ -192,14 +206,16 @@ declare module 'fastify' {
 /** Make the app's checkpointer: started when the app is ready, stopped when it closes. */
 export function registerCheckpointer(
   app: import('fastify').FastifyInstance,
-  ctx: Pick<import('../context.js').RelayContext, 'store' | 'clock' | 'serviceKeys' | 'serviceEpoch'>,
+  ctx: Pick<import('../context.js').RelayContext, 'store' | 'clock' | 'serviceKeys' | 'serviceMode' | 'checkpointLog'>,
 ): Checkpointer {
   const checkpointer = createCheckpointer({
     checkpoints: ctx.store.checkpoints,
     clock: ctx.clock,
     signer: ctx.serviceKeys.signer,
     rendering: ctx.serviceKeys.rendering,
-    serviceEpoch: ctx.serviceEpoch,
+    serviceEpoch: () => ctx.serviceMode.epoch(),
+    log: ctx.checkpointLog,
+    paused: () => ctx.serviceMode.readOnly() !== undefined,
   });
   app.decorate('checkpointer', checkpointer);
   app.addHook('onReady', async () => checkpointer.start());

@@ -1,6 +1,6 @@
 /**
  * Documents and service state (spec/2-endpoints.md): the guide, the reference, llms.txt,
- * robots.txt, the service reviewer's rules, health, capabilities and the recovery notices. All GET, auth none; documents are
+ * robots.txt, the service reviewer's rules, health and capabilities (the recovery notices are routes/recovery.ts). All GET, auth none; documents are
  * built once, after every plugin has registered its routes, and served from memory with an ETag.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
@@ -54,6 +54,7 @@ function wantsJson(req: FastifyRequest): boolean {
 export const serviceRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
   // Built on first use, after every plugin has registered its routes.
   let capabilities: string | undefined;
+  let capabilitiesEpoch: string | undefined;
   let index: string | undefined;
   let primer: string | undefined;
   let reference: Reference | undefined;
@@ -135,15 +136,12 @@ export const serviceRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
     '/v1/capabilities',
     { config: { auth: 'none', limit: 'none', operation: 'capabilities', describe: 'Limits, vocabulary, service keys and every operation.', mcp: { tool: 'svc_guide', args: { part: 'capabilities' } } } },
     async (req, reply) => {
-      capabilities ??= JSON.stringify(buildCapabilities(ctx));
+      // Built once per service epoch: a restore in another process may start a new one.
+      if (capabilities === undefined || capabilitiesEpoch !== ctx.serviceEpoch) {
+        capabilitiesEpoch = ctx.serviceEpoch;
+        capabilities = JSON.stringify(buildCapabilities(ctx));
+      }
       return sendDocument(req, reply, capabilities, 'application/json; charset=utf-8');
     },
-  );
-
-  app.get(
-    '/v1/recovery',
-    { config: { auth: 'none', limit: 'read', operation: 'recovery.list', describe: 'Signed notices after each restore that lost links (none so far).' } },
-    // No restore has lost links on this relay: the list is empty until restores exist.
-    async () => ({ items: [], service_epoch: ctx.serviceEpoch }),
   );
 };

@@ -31,6 +31,7 @@ import { createOracleStore, type OracleStore } from './oracle.js';
 import { createOracleLinkStore, type OracleLinkStore } from './oracle-links.js';
 import { createOracleReadStore, type OracleReadStore } from './oracle-reads.js';
 import { createOAuthStore, type OAuthStore } from './oauth.js';
+import { createRecoveryStore, type RecoveryStore } from './recovery.js';
 import { SvcError } from '../../shared/errors.js';
 
 export interface Store {
@@ -61,6 +62,7 @@ export interface Store {
   readonly oracleLinks: OracleLinkStore;
   readonly oracleReads: OracleReadStore;
   readonly oauth: OAuthStore;
+  readonly recovery: RecoveryStore;
   /** True when a trivial query answers (for /healthz). */
   ping(): boolean;
   close(): void;
@@ -120,6 +122,7 @@ export function openStore(dataDir: string): Store {
     oracleLinks: createOracleLinkStore(db),
     oracleReads: createOracleReadStore(db),
     oauth: createOAuthStore(db, tokens.forget),
+    recovery: createRecoveryStore(db, spaces, events),
     ping() {
       try {
         return (probe.get() as { one: number } | undefined)?.one === 1;

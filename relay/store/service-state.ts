@@ -1,6 +1,7 @@
 /**
  * Service-wide values kept in the database: the service epoch (spec/1-concepts.md
- * "Versioning" 6) and when the service first started.
+ * "Versioning" 6), when the service first started, and what a restore leaves for the serving
+ * relay (the read-only flag while it runs, where the checkpoint log lives).
  */
 import type { Db } from './db.js';
 
@@ -9,11 +10,23 @@ export interface ServiceStateStore {
   get(key: string): string | undefined;
   /** Return the stored value, storing `make()` first when there is none (one transaction). */
   getOrCreate(key: string, make: () => string): string;
+  /** Store a value (inside the caller's transaction when there is one). */
+  set(key: string, value: string): void;
+  /** Remove a value (inside the caller's transaction when there is one). */
+  remove(key: string): void;
+  /**
+   * SQLite's `data_version` of this connection: it changes when another connection (a restore
+   * in another process) commits, so a cached value needs reading again only then.
+   */
+  dataVersion(): number;
 }
 
 export function createServiceStateStore(db: Db): ServiceStateStore {
   const select = db.prepare<[string], { value: string }>('SELECT value FROM service_state WHERE key = ?');
   const insert = db.prepare('INSERT INTO service_state (key, value) VALUES (?, ?)');
+  const upsert = db.prepare('INSERT INTO service_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+  const remove = db.prepare('DELETE FROM service_state WHERE key = ?');
+  const dataVersion = db.prepare('PRAGMA data_version').pluck();
   const getOrCreateTx = db.transaction((key: string, make: () => string): string => {
     const row = select.get(key);
     if (row) return row.value;
@@ -24,5 +37,8 @@ export function createServiceStateStore(db: Db): ServiceStateStore {
   return {
     get: (key) => select.get(key)?.value,
     getOrCreate: (key, make) => getOrCreateTx.immediate(key, make),
+    set: (key, value) => void upsert.run(key, value),
+    remove: (key) => void remove.run(key),
+    dataVersion: () => dataVersion.get() as number,
   };
 }

@@ -4,6 +4,7 @@
  * clock tests can move; `spawnRelay` runs the relay as its own process (for kill -9 restarts);
  * `mintToken` signs in over HTTP with a real Ed25519 signature; `call` sends any request.
  */
+import { openCheckpointLog } from '../../relay/checkpoint-log.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -59,6 +60,8 @@ export interface StartRelayOptions {
   allowLoopbackClientDocuments?: boolean;
   /** The one-file bridge served at /bridge.mjs (a path: test/helpers/bundle.ts); none by default, as from the sources. */
   bridgeBundle?: string;
+  /** Append every signed checkpoint to this log (--checkpoint-log); none by default. */
+  checkpointLog?: string;
 }
 
 export function tempDataDir(prefix = 'svc-relay-test-'): string {
@@ -85,7 +88,8 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
   };
   const store = openStore(dataDir);
   const serviceKeys = loadServiceKeys({ dataDir, dev: config.dev, now: clock(), random });
-  const app = buildApp({ config, store, clock, random, serviceKeys });
+  const checkpointLog = opts.checkpointLog === undefined ? undefined : openCheckpointLog(opts.checkpointLog);
+  const app = buildApp({ config, store, clock, random, serviceKeys, checkpointLog });
   await app.listen({ port: config.port, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address !== 'object') throw new Error('relay did not bind');
@@ -99,6 +103,7 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
     async close() {
       await app.close();
       store.close();
+      checkpointLog?.close();
       if (ownDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -16,7 +16,8 @@ import { migration as m010 } from './010_oracle.js';
 import { migration as m011 } from './011_oracle_links.js';
 import { migration as m012 } from './012_passkeys.js';
 import { migration as m013 } from './013_oauth.js';
+import { migration as m014 } from './014_recovery.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013];
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014];

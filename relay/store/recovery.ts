@@ -1,0 +1,134 @@
+/**
+ * The recovery aggregate (spec/1-concepts.md "Space status", 2-endpoints.md recovery.list;
+ * migration 014): the signed notices a restore publishes, and the one write a restore makes per
+ * SPACE whose chain was cut: close it and continue it in a new SPACE.
+ *
+ * The continuation is a fresh SPACE (new uuid, its chains from its own genesis) with the closed
+ * one's settings and categories, the same members with their roles and tags, and the same
+ * blocks; invite links, join requests, hand-overs and tasks stay with the closed SPACE, whose
+ * reads and export keep working. Its events record it: `space.created` (with `continues`), one
+ * `member.granted` per member, one `peer.blocked` per block, all by the service's own peer id;
+ * the closed SPACE gets `space.closed` naming the continuation and the new epoch. The per-KEY
+ * SPACE limits are not applied: a restore never drops a member from its continuation.
+ *
+ * Every function runs inside the restore's one write transaction.
+ */
+import { readRecoveryBytes, type SignedRecovery } from '../../shared/recovery.js';
+import type { ServedSigner } from '../../shared/service-keys.js';
+import { plainBytes, type Db } from './db.js';
+import type { EventStore } from './events.js';
+import { spaceParameters, type SpaceRow, type SpaceStore } from './spaces.js';
+
+export interface StoredRecovery extends SignedRecovery {
+  /** Row id: the list's order and cursor. */
+  rowId: number;
+  signer: ServedSigner;
+}
+
+export interface ContinueInput {
+  /** The SPACE to close. */
+  closed: SpaceRow;
+  /** The continuation's uuid and name (free: the caller checked). */
+  spaceId: string;
+  name: string;
+  /** Who the events name: the service's own peer id. */
+  actor: string;
+  serviceEpoch: string;
+  now: number;
+}
+
+export interface RecoveryStore {
+  /** Notices with row id > after, oldest first, at most `limit`; only one SPACE's when `spaceRowId` is given. */
+  list(opts: { after: number; limit: number; spaceRowId?: number | undefined }): StoredRecovery[];
+  /** Close `closed` and make its continuation; answers the continuation. */
+  continueSpace(input: ContinueInput): SpaceRow;
+  /** Store a signed notice about the SPACE row `spaceRowId`. */
+  insert(spaceRowId: number, notice: SignedRecovery, signer: ServedSigner, createdAt: number): void;
+}
+
+interface NoticeRow {
+  id: number;
+  recovery_id: Uint8Array;
+  canonical: Uint8Array;
+  signature: Uint8Array;
+  rendering: string;
+}
+
+export function createRecoveryStore(db: Db, spaces: SpaceStore, events: EventStore): RecoveryStore {
+  const selectPage = db.prepare<[number, number | null, number | null, number], NoticeRow>(
+    `SELECT n.id, n.recovery_id, n.canonical, n.signature, s.rendering
+       FROM recovery_notices n JOIN checkpoint_signers s ON s.id = n.signer_row
+      WHERE n.id > ? AND (? IS NULL OR n.space_row_id = ?) ORDER BY n.id LIMIT ?`,
+  );
+  const insertSpace = db.prepare(
+    `INSERT INTO spaces (space_id, name, owner, title, description, visibility, oracle, join_policy, signed_only,
+       status, replaced_by, categories_json, service_reviewer, task_confirmations, task_confirmers, task_claim_hours,
+       member_count, created_at, updated_at)
+     SELECT ?, ?, owner, title, description, visibility, oracle, join_policy, signed_only,
+       'active', NULL, categories_json, service_reviewer, task_confirmations, task_confirmers, task_claim_hours,
+       member_count, ?, ? FROM spaces WHERE id = ?`,
+  );
+  const copyCategories = db.prepare(
+    'INSERT INTO space_categories (space_row_id, category, position) SELECT ?, category, position FROM space_categories WHERE space_row_id = ?',
+  );
+  const copyMembers = db.prepare(
+    `INSERT INTO members (space_row_id, peer_id, role, tags_json, brought_in_by, link_id, direct, admitted_at, changed_at, changed_by_governor_at)
+     SELECT ?, peer_id, role, tags_json, brought_in_by, NULL, direct, ?, ?, changed_by_governor_at FROM members WHERE space_row_id = ?`,
+  );
+  const copyBlocks = db.prepare(
+    'INSERT INTO space_blocks (space_row_id, peer_id, blocked_by, blocked_at) SELECT ?, peer_id, blocked_by, blocked_at FROM space_blocks WHERE space_row_id = ?',
+  );
+  const membersOf = db.prepare<[number], { peer_id: string; role: string; tags_json: string; brought_in_by: string }>(
+    'SELECT peer_id, role, tags_json, brought_in_by FROM members WHERE space_row_id = ? ORDER BY peer_id',
+  );
+  const blocksOf = db.prepare<[number], { peer_id: string }>('SELECT peer_id FROM space_blocks WHERE space_row_id = ? ORDER BY peer_id');
+  const selectSigner = db.prepare<[string], { id: number }>('SELECT id FROM checkpoint_signers WHERE rendering = ?');
+  const insertSigner = db.prepare('INSERT INTO checkpoint_signers (key_id, rendering) VALUES (?, ?)');
+  const insertNotice = db.prepare(
+    'INSERT INTO recovery_notices (recovery_id, space_row_id, canonical, signature, signer_row, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+
+  function signerRow(signer: ServedSigner): number {
+    const rendering = JSON.stringify(signer);
+    return selectSigner.get(rendering)?.id ?? Number(insertSigner.run(signer.key_id, rendering).lastInsertRowid);
+  }
+
+  return {
+    list({ after, limit, spaceRowId }) {
+      const scope = spaceRowId ?? null;
+      return selectPage.all(after, scope, scope, limit).map((r) => {
+        const canonical = plainBytes(r.canonical);
+        return {
+          rowId: r.id,
+          // Our own bytes, read strictly anyway: a stored notice that no longer reads is a fault to surface.
+          fields: readRecoveryBytes(canonical, 'stored recovery notice'),
+          canonical,
+          id: plainBytes(r.recovery_id),
+          signature: plainBytes(r.signature),
+          signer: JSON.parse(r.rendering) as ServedSigner,
+        };
+      });
+    },
+
+    continueSpace({ closed, spaceId, name, actor, serviceEpoch, now }) {
+      const rowId = Number(insertSpace.run(spaceId, name, now, now, closed.id).lastInsertRowid);
+      copyCategories.run(rowId, closed.id);
+      copyMembers.run(rowId, now, now, closed.id);
+      copyBlocks.run(rowId, closed.id);
+      const next = spaces.byRowId(rowId)!;
+      events.append(next, actor, 'space.created', { ...spaceParameters(next), continues: closed.name }, now);
+      for (const m of membersOf.all(rowId)) {
+        const payload = { peer: m.peer_id, role: m.role, tags: JSON.parse(m.tags_json) as string[], brought_in_by: m.brought_in_by, link_id: null };
+        events.append(next, actor, 'member.granted', payload, now);
+      }
+      for (const b of blocksOf.all(rowId)) events.append(next, actor, 'peer.blocked', { peer: b.peer_id }, now);
+      spaces.close(closed.id, name, now);
+      events.append(closed, actor, 'space.closed', { replaced_by: name, service_epoch: serviceEpoch }, now);
+      return next;
+    },
+
+    insert(spaceRowId, notice, signer, createdAt) {
+      insertNotice.run(notice.id, spaceRowId, notice.canonical, notice.signature, signerRow(signer), createdAt);
+    },
+  };
+}
