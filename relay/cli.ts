@@ -22,14 +22,28 @@ import { buildApp } from './app.js';
 import { pooledRandom } from './ids.js';
 import { openStore } from './store/index.js';
 import { loadServiceKeys } from './service-keys.js';
+import { CHECKPOINT_LOG_KEY } from './service-mode.js';
+import { defaultCheckpointLog, openCheckpointLog, type CheckpointLog } from './checkpoint-log.js';
+import { CommandError } from './backup/command-error.js';
+import { BACKUP_HELP, RESTORE_HELP, runBackup, runRestore } from './backup/commands.js';
+import { RESTORE_LOCK_FILE } from './backup/restore.js';
+import { DATABASE_FILE } from './store/db.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 
 const HELP = `svc-relay: the svc relay (HTTP+JSON, one SQLite file).
 
-Usage: svc-relay [--host H] [--port P] [--data DIR] [--public-url URL] [--public-space-key-age SECONDS] [--dev]
+Usage: svc-relay [--host H] [--port P] [--data DIR] [--checkpoint-log FILE] [--public-url URL] [--public-space-key-age SECONDS] [--dev]
+       svc-relay backup <file> [--data DIR]
+       svc-relay restore <backup> --data DIR [--checkpoint-log FILE]
 
   --host H          interface to listen on (default ${DEFAULT_HOST}; env SVC_RELAY_HOST)
   --port P          port, 0 for any free one (default ${DEFAULT_PORT}; env SVC_RELAY_PORT)
   --data DIR        data directory: database and service keys (default ${DEFAULT_DATA_DIR}; env SVC_RELAY_DATA)
+  --checkpoint-log FILE
+                    every signed checkpoint is also appended here, fsync'd; a restore compares
+                    a backup with it, so put it on another disk (default DIR/checkpoints.log,
+                    or where the last restore kept it; env SVC_RELAY_CHECKPOINT_LOG)
   --public-url URL  address clients use, e.g. https://relay.example; its host is the token
                     challenge audience (default http://HOST:PORT; env SVC_PUBLIC_URL)
   --public-space-key-age SECONDS
@@ -50,7 +64,9 @@ Usage: svc-relay [--host H] [--port P] [--data DIR] [--public-url URL] [--public
                     origin; env SVC_PASSKEY_ORIGINS, comma separated)
   --dev             development mode: the service certificate says development: true
   -h, --help        show this text
-`;
+
+${BACKUP_HELP}
+${RESTORE_HELP}`;
 
 function parsePort(text: string): number {
   if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) throw new Error(`--port: not a port number: ${text}`);
@@ -70,13 +86,18 @@ function parsePasskeys(
   };
 }
 
-function parseSettings(argv: string[], env: NodeJS.ProcessEnv): RelayConfig | 'help' {
+interface Settings extends RelayConfig {
+  readonly checkpointLog: string | undefined;
+}
+
+function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings | 'help' {
   const { values } = parseArgs({
     args: argv,
     options: {
       host: { type: 'string' },
       port: { type: 'string' },
       data: { type: 'string' },
+      'checkpoint-log': { type: 'string' },
       'public-url': { type: 'string' },
       'public-space-key-age': { type: 'string' },
       dev: { type: 'boolean', default: false },
@@ -97,6 +118,7 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): RelayConfig | 'h
     host: values.host ?? env.SVC_RELAY_HOST ?? DEFAULT_HOST,
     port: parsePort(values.port ?? env.SVC_RELAY_PORT ?? String(DEFAULT_PORT)),
     dataDir: values.data ?? env.SVC_RELAY_DATA ?? DEFAULT_DATA_DIR,
+    checkpointLog: values['checkpoint-log'] ?? env.SVC_RELAY_CHECKPOINT_LOG,
     publicUrl: publicUrl || undefined,
     dev: values.dev,
     publicSpaceKeyAgeSeconds: parsePublicSpaceKeyAge(
@@ -122,8 +144,37 @@ function listenRefusal(e: unknown, config: RelayConfig): string | undefined {
   return undefined;
 }
 
+/**
+ * The checkpoint log the serving relay appends: the flag (or env), else where the last restore
+ * kept it, else beside the database. None for a memory-only relay.
+ */
+function checkpointLogOf(settings: Settings, stored: string | undefined): CheckpointLog | undefined {
+  if (settings.checkpointLog !== undefined) return openCheckpointLog(settings.checkpointLog);
+  if (settings.dataDir === ':memory:') return undefined;
+  return openCheckpointLog(stored ?? defaultCheckpointLog(settings.dataDir));
+}
+
+/** backup and restore: run, and exit with their code; a CommandError is one line on stderr. */
+async function command(run: (argv: string[], env: NodeJS.ProcessEnv) => Promise<number>, name: string): Promise<never> {
+  try {
+    process.exit(await run(process.argv.slice(3), process.env));
+  } catch (e) {
+    if (e instanceof CommandError) {
+      process.stderr.write(`svc-relay ${name}: ${e.message}\n`);
+      process.exit(e.exitCode);
+    }
+    if ((e as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS') === true) {
+      process.stderr.write(`svc-relay ${name}: ${(e as Error).message}\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
+}
+
 async function main(): Promise<void> {
-  let settings: RelayConfig | 'help';
+  if (process.argv[2] === 'backup') return command(runBackup, 'backup');
+  if (process.argv[2] === 'restore') return command(runRestore, 'restore');
+  let settings: Settings | 'help';
   try {
     settings = parseSettings(process.argv.slice(2), process.env);
   } catch (e) {
@@ -137,12 +188,17 @@ async function main(): Promise<void> {
   const config = settings;
   const clock = () => Date.now();
   const random = pooledRandom();
+  if (config.dataDir !== ':memory:' && existsSync(join(config.dataDir, RESTORE_LOCK_FILE)) && !existsSync(join(config.dataDir, DATABASE_FILE))) {
+    process.stderr.write(`svc-relay: a restore is placing the database in ${config.dataDir}; start the relay once it is in place (it serves reads while the restore finishes)\n`);
+    process.exit(1);
+  }
   const store = openStore(config.dataDir);
+  const checkpointLog = checkpointLogOf(config, store.state.get(CHECKPOINT_LOG_KEY));
   const serviceKeys = loadServiceKeys({ dataDir: config.dataDir, dev: config.dev, now: clock(), random });
   // Benchmarks only: a relay with no rate limits must never face the public.
   const rateLimits = process.env.SVC_RELAY_NO_RATE_LIMITS !== '1';
   if (!rateLimits) process.stderr.write('svc-relay: SVC_RELAY_NO_RATE_LIMITS=1: every rate limit is off (benchmarks only)\n');
-  const app = buildApp({ config, store, clock, random, serviceKeys, rateLimits });
+  const app = buildApp({ config, store, clock, random, serviceKeys, rateLimits, checkpointLog });
 
   let closing = false;
   const stop = (signal: string) => {
@@ -154,6 +210,7 @@ async function main(): Promise<void> {
       .catch((e: unknown) => process.stderr.write(`svc-relay: close failed: ${String(e)}\n`))
       .finally(() => {
         store.close();
+        checkpointLog?.close();
         process.exit(0);
       });
   };
