@@ -46,7 +46,46 @@ export interface RelayConfig {
    * (tests only); never otherwise from a private, loopback or link-local address.
    */
   readonly allowLoopbackClientDocuments?: boolean | undefined;
+  /**
+   * `/healthz` answers 503 when a disk holding the database or the checkpoint log has less free
+   * space than this (`--min-free-disk`). Undefined is DEFAULT_MIN_FREE_DISK.
+   */
+  readonly minFreeDisk?: FreeDiskRule | undefined;
+  /**
+   * Fastify's logger (pino, JSON lines on stdout): one line per request. Undefined turns the
+   * logger off (tests and in-process apps); the relay's command line sets `info` unless told.
+   */
+  readonly logLevel?: LogLevel | undefined;
+  /**
+   * Prometheus metrics: served on their own listener (`--metrics-port`, on loopback unless
+   * `--metrics-host`), and/or at `/metrics` on the public port to a bearer of `token` (the
+   * secret of `--metrics-token-file`). Undefined: no metrics are kept or served.
+   */
+  readonly metrics?: MetricsSetting | undefined;
 }
+
+/**
+ * How much free space a disk must keep: `bytes`, or `percent` of the file system; when both are
+ * given the smaller of the two counts (so the default suits a small disk and a large one).
+ */
+export interface FreeDiskRule {
+  readonly bytes?: number | undefined;
+  readonly percent?: number | undefined;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface MetricsSetting {
+  /** Their own listener; undefined for none. */
+  readonly listen?: { readonly host: string; readonly port: number } | undefined;
+  /** `/metrics` on the public port, to `Authorization: Bearer <token>` only; undefined for none. */
+  readonly token?: string | undefined;
+}
+
+/** 1 GiB, or 5% of the file system when that is smaller. */
+export const DEFAULT_MIN_FREE_DISK: FreeDiskRule = { bytes: 1024 ** 3, percent: 5 };
+export const DEFAULT_METRICS_HOST = '127.0.0.1';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8787;
@@ -144,4 +183,43 @@ export function publicBaseUrl(config: RelayConfig, listening?: { address: string
 /** The audience a token-challenge signature must name: the host (with port when not default). */
 export function audienceOf(config: RelayConfig, listening?: { address: string; port: number }): string {
   return new URL(publicBaseUrl(config, listening)).host;
+}
+
+const SIZE_UNITS: Readonly<Record<string, number>> = {
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 1024,
+  mib: 1024 ** 2,
+  gib: 1024 ** 3,
+  tib: 1024 ** 4,
+};
+
+/**
+ * `--min-free-disk` / SVC_MIN_FREE_DISK: a size (`2GiB`, `500MB`, `1073741824`) or a share of
+ * the disk (`5%`); `0` turns the check off.
+ */
+export function parseMinFreeDisk(text: string): FreeDiskRule {
+  const percent = /^(\d{1,2}(?:\.\d{1,3})?)%$/.exec(text);
+  if (percent) return { percent: Number(percent[1]) };
+  const size = /^(\d{1,16})\s*([a-z]{1,3})?$/i.exec(text);
+  const unit = SIZE_UNITS[(size?.[2] ?? 'b').toLowerCase()];
+  if (size && unit !== undefined && Number(size[1]) * unit <= Number.MAX_SAFE_INTEGER) return { bytes: Number(size[1]) * unit };
+  throw new Error(`--min-free-disk: a size like 2GiB, 500MB or 1073741824 (bytes), or a share like 5%: ${text}`);
+}
+
+/** The free bytes `rule` asks of a file system of `total` bytes (0: no minimum). */
+export function minFreeBytes(rule: FreeDiskRule, total: number): number {
+  const asked = [rule.bytes, rule.percent === undefined ? undefined : Math.ceil((total * rule.percent) / 100)];
+  const given = asked.filter((n): n is number => n !== undefined);
+  return given.length === 0 ? 0 : Math.min(...given);
+}
+
+/** `--log-level` / SVC_LOG_LEVEL: one of pino's levels, or silent. */
+export function parseLogLevel(text: string): LogLevel {
+  const level = LOG_LEVELS.find((l) => l === text);
+  if (level === undefined) throw new Error(`--log-level: one of ${LOG_LEVELS.join(', ')}: ${text}`);
+  return level;
 }

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { sha256 } from '../../shared/hash.js';
 import { toHex, utf8 } from '../../shared/encoding.js';
 import type { RelayContext } from '../context.js';
+import { createHealthCheck, relayVolumes } from '../health.js';
 import { buildCapabilities } from '../documents/capabilities.js';
 import { buildLlmsText } from '../documents/llms.js';
 import { primerIndex, primerMarkdown } from '../documents/primer.js';
@@ -61,6 +62,11 @@ export const serviceRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
   let llms: string | undefined;
   let robots: string | undefined;
   let reviewerRules: string | undefined;
+  const probe = createHealthCheck({
+    ping: ctx.store.ping,
+    volumes: relayVolumes(ctx.config.dataDir, ctx.checkpointLog?.path),
+    rule: ctx.config.minFreeDisk,
+  });
 
   app.get(
     '/',
@@ -125,10 +131,10 @@ export const serviceRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
 
   app.get(
     '/healthz',
-    { config: { auth: 'none', limit: 'health', operation: 'health', describe: 'Liveness: 200 {ok:true}; 503 {ok:false, reason}.' } },
+    { config: { auth: 'none', limit: 'health', operation: 'health', describe: 'Liveness: 200 {ok:true}; 503 {ok:false, reason} when the database does not answer or a disk it writes to is nearly full.' } },
     async (_req, reply) => {
-      if (!ctx.store.ping()) return reply.code(503).send({ ok: false, reason: 'database unreachable' });
-      return { ok: true };
+      const health = await probe.check();
+      return health.ok ? health : reply.code(503).send(health);
     },
   );
 

@@ -62,6 +62,8 @@ export interface StartRelayOptions {
   bridgeBundle?: string;
   /** Append every signed checkpoint to this log (--checkpoint-log); none by default. */
   checkpointLog?: string;
+  /** Further settings, over the ones above (the monitoring ones: minFreeDisk, metrics, logLevel). */
+  config?: Partial<RelayConfig>;
 }
 
 export function tempDataDir(prefix = 'svc-relay-test-'): string {
@@ -85,6 +87,7 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
     appSignIn: opts.appSignIn,
     allowLoopbackClientDocuments: opts.allowLoopbackClientDocuments,
     bridgeBundle: opts.bridgeBundle,
+    ...opts.config,
   };
   const store = openStore(dataDir);
   const serviceKeys = loadServiceKeys({ dataDir, dev: config.dev, now: clock(), random });
@@ -219,6 +222,8 @@ export interface SpawnedRelay {
   process: ChildProcess;
   /** Lines the process wrote to stderr so far. */
   stderr(): string;
+  /** Lines the process wrote to stdout so far (its log, when SVC_LOG_LEVEL asks for one). */
+  stdout(): string;
   /** Resolves with the exit code (or signal) when the process ends. */
   exited: Promise<number | string>;
   kill(signal?: NodeJS.Signals): Promise<number | string>;
@@ -226,7 +231,8 @@ export interface SpawnedRelay {
 
 /**
  * Run the relay as a separate process on `dataDir` (port 0) and wait for its "listening on"
- * line. Uses dist/relay/main.js when `built` is true, else relay/main.ts through tsx.
+ * line. Uses dist/relay/main.js when `built` is true, else relay/main.ts through tsx. Its
+ * request log is off (SVC_LOG_LEVEL=silent) unless the environment asks for one.
  */
 export async function spawnRelay(
   dataDir: string,
@@ -235,19 +241,19 @@ export async function spawnRelay(
   const entry = opts.built ? ['dist/relay/main.js'] : ['--import', 'tsx', 'relay/main.ts'];
   const child = spawn(process.execPath, [...entry, '--port', '0', '--data', dataDir, ...(opts.args ?? [])], {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...opts.env },
+    env: { SVC_LOG_LEVEL: 'silent', ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
+  let out = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | string>((resolve) =>
     child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
   );
   const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
     const timer = setTimeout(() => reject(new Error(`relay did not start: ${err}`)), 30_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
+    child.stdout!.on('data', () => {
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
@@ -263,6 +269,7 @@ export async function spawnRelay(
     url,
     process: child,
     stderr: () => err,
+    stdout: () => out,
     exited,
     kill(signal: NodeJS.Signals = 'SIGTERM') {
       child.kill(signal);
