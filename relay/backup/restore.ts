@@ -9,12 +9,12 @@
  *    its checkpoints verify under the backup's root key;
  * 2. `restore.lock` in the directory (a relay started now refuses to start until the database
  *    is in place), then the key files, then the database: copied beside its place, the backup
- *    table dropped, newer migrations applied, the read-only flag set, renamed into place. From
+ *    table dropped, newer migrations applied, the read-only flag and the log's place set, renamed
+ *    into place. From
  *    here a relay started on the directory serves reads and answers writes SERVICE_READ_ONLY;
  * 3. one write transaction: compare with the log (relay/backup/plan.ts), store the log's
  *    checkpoints the backup lacks, and when positions were lost a new service epoch, each cut
- *    SPACE closed and continued, one signed notice per SPACE; the log's place remembered; the
- *    read-only flag cleared. A restore that lost nothing keeps the epoch and closes nothing;
+ *    SPACE closed and continued, one signed notice per SPACE; the read-only flag cleared. A restore that lost nothing keeps the epoch and closes nothing;
  * 4. a `restore` line appended to the checkpoint log (fsync'd), which the restored relay keeps
  *    appending; `restore.lock` removed.
  */
@@ -152,7 +152,10 @@ export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
     }
     const placing = join(dataDir, `${DATABASE_FILE}.restoring`);
     copyFileSync(backupFile, placing);
-    prepareRestoredDatabase(placing, { [READ_ONLY_KEY]: JSON.stringify({ restore: backupFile, started_at: startedAt }) });
+    // The log's place goes in with the flag: a relay started from here on appends where the restore compared.
+    const state: Record<string, string> = { [READ_ONLY_KEY]: JSON.stringify({ restore: backupFile, started_at: startedAt }) };
+    if (logPath !== null) state[CHECKPOINT_LOG_KEY] = logPath;
+    prepareRestoredDatabase(placing, state);
     renameSync(placing, join(dataDir, DATABASE_FILE));
     if (opts.pauseFile !== undefined) await waitWhileExists(opts.pauseFile);
 
@@ -226,7 +229,6 @@ function settle(
         closed.push({ name: space.name, replacedBy: next.name, chains });
         for (const c of chains) records.push({ space_id: space.spaceId, stream: c.stream, survived_last: c.survived_last });
       }
-      if (logPath !== null) store.state.set(CHECKPOINT_LOG_KEY, logPath);
       store.state.remove(READ_ONLY_KEY);
       return {
         previousEpoch,
