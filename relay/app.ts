@@ -20,6 +20,7 @@ import { answerClientError, answerFrameworkError, PATH_PARAM_MAX, registerErrorH
 import { parseJsonBody } from './http/json-body.js';
 import { parseQuery, UNDECODABLE_QUERY, UNDECODABLE_QUERY_DETAIL } from './http/query.js';
 import { applyRouteLimit, createRateLimiter } from './http/rate-limit.js';
+import { registerMetrics } from './metrics/expose.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import { newUuid } from './ids.js';
 import { createTokenEvents } from './token-events.js';
@@ -173,6 +174,9 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
       ctx.operations.push(entry);
     }
   });
+
+  // What an operator watches: the metrics of every answered request.
+  registerMetrics(app, ctx);
 
   // One plugin per section of the endpoint catalogue (spec/2-endpoints.md), explicitly.
   app.register(serviceRoutes, ctx);

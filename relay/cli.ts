@@ -19,6 +19,8 @@ import {
   type RelayConfig,
 } from './config.js';
 import { buildApp } from './app.js';
+import type { MetricsServer } from './metrics/expose.js';
+import { MONITORING_HELP, MONITORING_OPTIONS, parseMonitoring, startMetricsListener } from './monitoring.js';
 import { pooledRandom } from './ids.js';
 import { openStore } from './store/index.js';
 import { loadServiceKeys } from './service-keys.js';
@@ -62,7 +64,7 @@ Usage: svc-relay [--host H] [--port P] [--data DIR] [--checkpoint-log FILE] [--p
   --passkey-origin ORIGIN
                     an origin assertions may come from, repeatable (default the public URL's
                     origin; env SVC_PASSKEY_ORIGINS, comma separated)
-  --dev             development mode: the service certificate says development: true
+${MONITORING_HELP}  --dev             development mode: the service certificate says development: true
   -h, --help        show this text
 
 ${BACKUP_HELP}
@@ -100,6 +102,7 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings | 'help
       'checkpoint-log': { type: 'string' },
       'public-url': { type: 'string' },
       'public-space-key-age': { type: 'string' },
+      ...MONITORING_OPTIONS,
       dev: { type: 'boolean', default: false },
       'no-passkeys': { type: 'boolean', default: false },
       'passkey-rp-id': { type: 'string' },
@@ -125,6 +128,7 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings | 'help
       values['public-space-key-age'] ?? env.SVC_PUBLIC_SPACE_KEY_AGE ?? String(DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS),
     ),
     passkeys: parsePasskeys(values, env),
+    ...parseMonitoring(values, env),
     appSignIn: !values['no-app-sign-in'] && env.SVC_APP_SIGN_IN !== 'off',
     allowLoopbackClientDocuments:
       values['allow-loopback-client-documents'] || env.SVC_ALLOW_LOOPBACK_CLIENT_DOCUMENTS === '1',
@@ -200,11 +204,13 @@ async function main(): Promise<void> {
   if (!rateLimits) process.stderr.write('svc-relay: SVC_RELAY_NO_RATE_LIMITS=1: every rate limit is off (benchmarks only)\n');
   const app = buildApp({ config, store, clock, random, serviceKeys, rateLimits, checkpointLog });
 
+  let metricsServer: MetricsServer | undefined;
   let closing = false;
   const stop = (signal: string) => {
     if (closing) return;
     closing = true;
     process.stderr.write(`svc-relay: ${signal}, finishing requests\n`);
+    void metricsServer?.close();
     app
       .close()
       .catch((e: unknown) => process.stderr.write(`svc-relay: close failed: ${String(e)}\n`))
@@ -227,11 +233,20 @@ async function main(): Promise<void> {
     process.stderr.write(`svc-relay: ${taken}\n`);
     process.exit(2);
   }
+  try {
+    metricsServer = await startMetricsListener(app, config.metrics);
+  } catch (e) {
+    await app.close().catch(() => {});
+    store.close();
+    process.stderr.write(`svc-relay: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
   const address = app.server.address();
   const bound = address && typeof address === 'object' ? address : undefined;
   const notes = [
     ...(config.host === '0.0.0.0' || config.host === '::' ? ['on every interface'] : []),
     ...(config.publicUrl !== undefined ? [`public URL ${publicBaseUrl(config, bound)}`] : []),
+    ...(metricsServer !== undefined ? [`metrics on ${metricsServer.url}`] : []),
   ];
   process.stdout.write(`svc-relay listening on ${publicBaseUrl({ ...config, publicUrl: undefined }, bound)}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}\n`);
 }

@@ -119,11 +119,16 @@ export class GateMap {
   }
 }
 
+/** What a refusal is counted under: a bucket of RATES, or the gate of reads at once. */
+export type RefusalClass = keyof typeof RATES | 'concurrentReads';
+
 export interface RateLimiter {
   /** false: every limit and gate is off (RelayDeps.rateLimits false; benchmarks only). */
   readonly enabled: boolean;
   readonly buckets: { readonly [K in keyof typeof RATES]: BucketMap };
   readonly gates: { readonly readsPerKey: GateMap; readonly readsPerAddress: GateMap };
+  /** Refusals since the limiter was made, per class, counted in place (the metrics read them). */
+  readonly refused: Record<RefusalClass, number>;
   /**
    * Spend from one bucket; throws `code` (RATE_LIMITED by default) when it is empty.
    * `shared` marks a bucket others can spend (flat 60 s, no numbers).
@@ -141,15 +146,18 @@ export function createRateLimiter(clock: () => number, opts: { enabled?: boolean
     readsPerKey: new GateMap(RATE_LIMITS.reads.concurrent),
     readsPerAddress: new GateMap(RATE_LIMITS.readsWithoutToken.concurrent),
   };
+  const refused = Object.fromEntries([...Object.keys(RATES), 'concurrentReads'].map((name) => [name, 0])) as Record<RefusalClass, number>;
   return {
     enabled,
     buckets,
     gates,
+    refused,
     take(bucket, key, opts = {}) {
       if (!enabled) return;
       const map = buckets[bucket];
       const r = map.take(key, clock(), opts.cost ?? 1);
       if (r.wait === 0) return;
+      refused[bucket]++;
       const code = opts.code ?? 'RATE_LIMITED';
       if (opts.shared) throw new RelayRefusal(code, undefined, SHARED_BUCKET_RETRY_SECONDS, {});
       throw new RelayRefusal(code, undefined, r.wait, {
@@ -194,7 +202,10 @@ export function applyRouteLimit(
       else limiter.take('readsWithoutToken', address, { code: 'BUSY' });
       const gate = byKey ? limiter.gates.readsPerKey : limiter.gates.readsPerAddress;
       const release = gate.enter(byKey ? peerId : address);
-      if (!release) throw new RelayRefusal('BUSY', 'too many reads at once', 1, {});
+      if (!release) {
+        limiter.refused.concurrentReads++;
+        throw new RelayRefusal('BUSY', 'too many reads at once', 1, {});
+      }
       reply.raw.once('close', release);
       return;
     }

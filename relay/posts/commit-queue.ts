@@ -46,10 +46,20 @@ export interface CommitQueueStats {
   largest: number;
 }
 
+/**
+ * Told of each committed batch (metrics): its works, the whole transaction's time and its
+ * COMMIT's alone, which is where synchronous=FULL waits for the fsync, in seconds.
+ */
+export type BatchObserver = (works: number, transactionSeconds: number, commitSeconds: number) => void;
+
 export class CommitQueue {
   private pending: Pending[] = [];
   private scheduled = false;
   readonly stats: CommitQueueStats = { batches: 0, works: 0, largest: 0 };
+  /** Set to be told of each committed batch; unset, no clock is read. */
+  observer: BatchObserver | undefined;
+  /** When the batch's last work ended (performance.now()): COMMIT runs from there. */
+  private worksEnded = 0;
   private readonly runBatch: (batch: readonly Pending[]) => Outcome[];
   private readonly inSavepoint: (work: () => unknown) => unknown;
 
@@ -62,7 +72,11 @@ export class CommitQueue {
     // SAVEPOINT, rolled back to (and released) when it throws.
     const savepoint = db.transaction((work: () => unknown) => work());
     this.inSavepoint = (work) => savepoint(work);
-    const batch = db.transaction((items: readonly Pending[]): Outcome[] => items.map((item) => this.runOne(item)));
+    const batch = db.transaction((items: readonly Pending[]): Outcome[] => {
+      const outcomes = items.map((item) => this.runOne(item));
+      if (this.observer !== undefined) this.worksEnded = performance.now();
+      return outcomes;
+    });
     this.runBatch = (items) => batch.immediate(items);
   }
 
@@ -94,6 +108,8 @@ export class CommitQueue {
     if (this.pending.length > 0) this.schedule();
     if (items.length === 0) return;
     let outcomes: Outcome[];
+    const observer = this.observer;
+    const started = observer === undefined ? 0 : performance.now();
     try {
       outcomes = this.runBatch(items);
     } catch (e) {
@@ -104,6 +120,10 @@ export class CommitQueue {
     this.stats.batches++;
     this.stats.works += items.length;
     this.stats.largest = Math.max(this.stats.largest, items.length);
+    if (observer !== undefined) {
+      const ended = performance.now();
+      observer(items.length, (ended - started) / 1000, (ended - this.worksEnded) / 1000);
+    }
     items.forEach((item, i) => {
       const o = outcomes[i]!;
       if (o.ok) item.resolve(o.value);

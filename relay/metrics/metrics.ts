@@ -1,0 +1,257 @@
+/**
+ * The relay's metrics in Prometheus form (prom-client), one registry per app:
+ *
+ * - requests by route (the route's pattern, never the address asked for, so the series stay
+ *   few and no name, code or id lands in them), method and status, and latency per route;
+ * - appends (posts.append answered: a new post, a replay, or a refusal);
+ * - group commits (relay/posts/commit-queue.ts): works per commit, the write transaction's
+ *   time and its COMMIT's, where synchronous=FULL waits for the fsync;
+ * - read when scraped: checkpoint lag per stream (positions not yet covered, age of the
+ *   oldest), the SEEK backlog, long polls waiting, the commit queue's waiting works, rate-limit
+ *   refusals per class (counted in place by the limiter), database and WAL size, free disk
+ *   space as /healthz sees it;
+ * - the process: CPU, memory, heap, event-loop delay, handles, file descriptors (prom-client's
+ *   default collectors).
+ *
+ * The request path touches only counters kept in place: each route's series for a method and
+ * status are made on first use and kept, so an answered request costs two map look-ups, one
+ * increment and one histogram observation, and allocates no label object.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { HealthCheck } from '../health.js';
+import type { RateLimiter, RefusalClass } from '../http/rate-limit.js';
+import type { CommitQueue } from '../posts/commit-queue.js';
+import type { Notifier } from '../posts/notify.js';
+import type { StoreGauges } from '../store/gauges.js';
+
+const PREFIX = 'svc_relay_';
+
+/** Seconds: from a cached document (well under a millisecond) to a long poll held 25 s. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Seconds of a write transaction or its COMMIT (an fsync is about a millisecond). */
+const COMMIT_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+/** Works per commit, up to COMMIT_BATCH_MAX (64). */
+const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64];
+
+/** The route label of a request no route matched. */
+const UNMATCHED = '(unmatched)';
+
+type Inc = { inc(): void };
+type RouteConfig = { url?: string; operation?: string };
+type Observe = { observe(value: number): void };
+
+/** One route's series per method: the latency histogram and a counter per status. */
+interface MethodSeries {
+  seconds: Observe;
+  byStatus: Map<number, Inc>;
+}
+
+export interface MetricsSources {
+  limiter: RateLimiter;
+  commitQueue: CommitQueue;
+  notifier: Notifier;
+  gauges: StoreGauges;
+  health: HealthCheck;
+}
+
+export interface RelayMetrics {
+  readonly registry: Registry;
+  /** Count an answered request (onResponse). */
+  answered(req: FastifyRequest, reply: FastifyReply): void;
+  /** The exposition, and its content type. */
+  render(): Promise<{ text: string; contentType: string }>;
+  /** Stop taking commit timings. */
+  close(): void;
+}
+
+export function createRelayMetrics(sources: MetricsSources): RelayMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const requests = new Counter({
+    name: `${PREFIX}http_requests_total`,
+    help: 'Requests answered, by route pattern, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: `${PREFIX}http_request_duration_seconds`,
+    help: 'Time from a request arriving to its answer sent, by route pattern and method (long polls included).',
+    labelNames: ['route', 'method'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const appends = new Counter({
+    name: `${PREFIX}appends_total`,
+    help: 'posts.append answered: appended (201), replayed (200, an idempotency key seen before), refused.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const appendOutcomes = { appended: appends.labels('appended'), replayed: appends.labels('replayed'), refused: appends.labels('refused') };
+
+  const batchSize = new Histogram({
+    name: `${PREFIX}commit_batch_works`,
+    help: 'Works (appends, messages, task commands) committed together in one write transaction.',
+    buckets: BATCH_BUCKETS,
+    registers: [registry],
+  });
+  const transactionSeconds = new Histogram({
+    name: `${PREFIX}commit_transaction_seconds`,
+    help: "A group commit's write transaction, from BEGIN IMMEDIATE to COMMIT returning.",
+    buckets: COMMIT_BUCKETS,
+    registers: [registry],
+  });
+  const commitSeconds = new Histogram({
+    name: `${PREFIX}commit_fsync_seconds`,
+    help: "A group commit's COMMIT alone: with synchronous=FULL, the write-ahead log's fsync.",
+    buckets: COMMIT_BUCKETS,
+    registers: [registry],
+  });
+  sources.commitQueue.observer = (works, transaction, commit) => {
+    batchSize.observe(works);
+    transactionSeconds.observe(transaction);
+    commitSeconds.observe(commit);
+  };
+
+  new Gauge({
+    name: `${PREFIX}commit_queue_waiting`,
+    help: 'Works waiting for the next group commit.',
+    registers: [registry],
+    collect() {
+      this.set(sources.commitQueue.waiting);
+    },
+  });
+  // One reading serves both lag gauges of a scrape (render() forgets it first).
+  let lagRead: ReturnType<StoreGauges['checkpointLag']> | undefined;
+  const checkpointLag = () => (lagRead ??= sources.gauges.checkpointLag());
+  new Gauge({
+    name: `${PREFIX}checkpoint_lag_positions`,
+    help: 'Positions no signed checkpoint covers yet, summed over every SPACE, per stream.',
+    labelNames: ['stream'] as const,
+    registers: [registry],
+    collect() {
+      const lag = checkpointLag();
+      this.set({ stream: 'posts' }, lag.posts.positions);
+      this.set({ stream: 'events' }, lag.events.positions);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}checkpoint_lag_oldest_seconds`,
+    help: 'Age of the oldest position no signed checkpoint covers yet, per stream (0 when none waits).',
+    labelNames: ['stream'] as const,
+    registers: [registry],
+    collect() {
+      const lag = checkpointLag();
+      const now = Date.now();
+      for (const stream of ['posts', 'events'] as const) {
+        const at = lag[stream].oldestAt;
+        this.set({ stream }, at === undefined ? 0 : Math.max(0, (now - at) / 1000));
+      }
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}seek_backlog_posts`,
+    help: 'Posts stored but not yet in the SEEK index.',
+    registers: [registry],
+    collect() {
+      this.set(sources.gauges.seekBacklog());
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}long_polls_waiting`,
+    help: 'Reads held open waiting for something new (posts, mailbox, conversations, live updates).',
+    registers: [registry],
+    collect() {
+      this.set(sources.notifier.waiting);
+    },
+  });
+  new Counter({
+    name: `${PREFIX}rate_limit_refusals_total`,
+    help: 'Requests refused by a rate limit (RATE_LIMITED or BUSY), by class: the bucket spent, or concurrentReads.',
+    labelNames: ['class'] as const,
+    registers: [registry],
+    collect() {
+      // Counted in place by the limiter; copied here, so the counter only ever rises with it.
+      this.reset();
+      for (const [name, n] of Object.entries(sources.limiter.refused) as [RefusalClass, number][]) this.inc({ class: name }, n);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}database_bytes`,
+    help: 'Size of the database file and of its write-ahead log.',
+    labelNames: ['file'] as const,
+    registers: [registry],
+    collect() {
+      const size = sources.gauges.databaseSize();
+      this.set({ file: 'database' }, size.database);
+      this.set({ file: 'wal' }, size.wal);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}disk_free_bytes`,
+    help: 'Free space an unprivileged writer may use on the disk of the database and of the checkpoint log.',
+    labelNames: ['volume'] as const,
+    registers: [registry],
+    async collect() {
+      for (const d of await sources.health.disks()) if (d.free !== undefined) this.set({ volume: d.role }, d.free);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}disk_min_free_bytes`,
+    help: 'Free space below which /healthz answers 503 (--min-free-disk), per disk.',
+    labelNames: ['volume'] as const,
+    registers: [registry],
+    async collect() {
+      for (const d of await sources.health.disks()) if (d.free !== undefined) this.set({ volume: d.role }, d.min);
+    },
+  });
+
+  const routes = new WeakMap<object, Map<string, MethodSeries>>();
+  let unmatched: Map<string, MethodSeries> | undefined;
+
+  /** The route's pattern as Fastify registered it (config.url), the label of its series. */
+  const routeOf = (req: FastifyRequest, config: RouteConfig): string => (req.is404 ? UNMATCHED : (config.url ?? UNMATCHED));
+
+  function seriesOf(req: FastifyRequest, config: RouteConfig): MethodSeries {
+    let byMethod = req.is404 ? unmatched : routes.get(config);
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      if (req.is404) unmatched = byMethod;
+      else routes.set(config, byMethod);
+    }
+    let series = byMethod.get(req.method);
+    if (series === undefined) {
+      series = { seconds: latency.labels(routeOf(req, config), req.method), byStatus: new Map() };
+      byMethod.set(req.method, series);
+    }
+    return series;
+  }
+
+  return {
+    registry,
+    answered(req, reply) {
+      // The route's own config object: the same one for every request of the route.
+      const config = req.routeOptions.config as RouteConfig;
+      const series = seriesOf(req, config);
+      const status = reply.statusCode;
+      let count = series.byStatus.get(status);
+      if (count === undefined) {
+        count = requests.labels(routeOf(req, config), req.method, String(status));
+        series.byStatus.set(status, count);
+      }
+      count.inc();
+      series.seconds.observe(reply.elapsedTime / 1000);
+      if (config.operation === 'posts.append') {
+        (status === 201 ? appendOutcomes.appended : status === 200 ? appendOutcomes.replayed : appendOutcomes.refused).inc();
+      }
+    },
+    async render() {
+      lagRead = undefined;
+      return { text: await registry.metrics(), contentType: registry.contentType };
+    },
+    close() {
+      sources.commitQueue.observer = undefined;
+    },
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * Readings of the store that the metrics take when scraped (relay/metrics/): how far signed
+ * checkpoints lag behind each stream, how far SEEK's index lags behind the posts, and how big
+ * the database files are. Read-only, from the statements prepared here once.
+ *
+ * Checkpoint lag is the positions no checkpoint covers yet, summed over every SPACE, and the
+ * time of the oldest of them (the checkpointer signs a range once 1,024 positions wait or the
+ * oldest is ten minutes old, so a lag past that says the checkpointer is stuck). Each SPACE
+ * costs four index look-ups (the two heads, the two newest checkpoints): a scrape walks every
+ * SPACE, which stays well under a millisecond per thousand SPACES.
+ */
+import { statSync } from 'node:fs';
+import type { Stream } from '../../shared/checkpoint.js';
+import type { Db } from './db.js';
+
+export interface StreamLag {
+  /** Positions no checkpoint covers yet. */
+  positions: number;
+  /** When the oldest of them was appended (ms), or undefined when none waits. */
+  oldestAt: number | undefined;
+}
+
+export interface DatabaseSize {
+  /** The database file (or the pages of an in-memory database). */
+  database: number;
+  /** The write-ahead log (0 when there is none). */
+  wal: number;
+}
+
+export interface StoreGauges {
+  checkpointLag(): Record<Stream, StreamLag>;
+  /** Posts stored above SEEK's watermark, not yet in its index. */
+  seekBacklog(): number;
+  databaseSize(): DatabaseSize;
+}
+
+interface HeadRow {
+  id: number;
+  post_head: number | null;
+  post_covered: number | null;
+  event_head: number | null;
+  event_covered: number | null;
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+export function createStoreGauges(db: Db): StoreGauges {
+  const heads = db.prepare<[], HeadRow>(
+    `SELECT s.id,
+            (SELECT MAX(seq) FROM posts WHERE space_row_id = s.id) AS post_head,
+            (SELECT MAX(last) FROM checkpoints WHERE space_row_id = s.id AND stream = 'posts') AS post_covered,
+            (SELECT MAX(revision) FROM space_events WHERE space_row_id = s.id) AS event_head,
+            (SELECT MAX(last) FROM checkpoints WHERE space_row_id = s.id AND stream = 'events') AS event_covered
+       FROM spaces s`,
+  );
+  const postTime = db.prepare<[number, number], { t: number }>('SELECT posted_at AS t FROM posts WHERE space_row_id = ? AND seq = ?');
+  const eventTime = db.prepare<[number, number], { t: number }>('SELECT at AS t FROM space_events WHERE space_row_id = ? AND revision = ?');
+  const watermark = db.prepare<[], { indexed_upto: number }>('SELECT indexed_upto FROM seek_state WHERE id = 1');
+  const above = db.prepare<[number], { n: number }>('SELECT COUNT(*) AS n FROM posts WHERE id > ?');
+  const pages = db.prepare<[], { bytes: number }>('SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()');
+
+  function add(lag: StreamLag, head: number | null, covered: number | null, timeOf: () => number | undefined): void {
+    const waiting = (head ?? 0) - (covered ?? 0);
+    if (waiting <= 0) return;
+    lag.positions += waiting;
+    const at = timeOf();
+    if (at !== undefined && (lag.oldestAt === undefined || at < lag.oldestAt)) lag.oldestAt = at;
+  }
+
+  return {
+    checkpointLag() {
+      const posts: StreamLag = { positions: 0, oldestAt: undefined };
+      const events: StreamLag = { positions: 0, oldestAt: undefined };
+      for (const r of heads.all()) {
+        add(posts, r.post_head, r.post_covered, () => postTime.get(r.id, (r.post_covered ?? 0) + 1)?.t);
+        add(events, r.event_head, r.event_covered, () => eventTime.get(r.id, (r.event_covered ?? 0) + 1)?.t);
+      }
+      return { posts, events };
+    },
+    seekBacklog() {
+      return above.get(watermark.get()?.indexed_upto ?? 0)?.n ?? 0;
+    },
+    databaseSize() {
+      if (db.memory) return { database: pages.get()?.bytes ?? 0, wal: 0 };
+      return { database: fileSize(db.name), wal: fileSize(`${db.name}-wal`) };
+    },
+  };
+}
