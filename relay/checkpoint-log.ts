@@ -13,9 +13,10 @@
  * could have read is in the log (a crash in between leaves one the database never served,
  * which a restore treats like any other). A `restore` line marks where a restore cut streams:
  * checkpoints before it past `survived_last` no longer count for those streams. A last line
- * cut short by a crash has no newline and is left out when reading.
+ * cut short by a crash has no newline: reading leaves it out, and opening the log to append
+ * cuts it off first, so the next line never runs into it.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { ServedCheckpoint, Stream } from '../shared/checkpoint.js';
 
@@ -43,6 +44,8 @@ export type LogEntry = { checkpoint: ServedCheckpoint } | { restore: RestoreMark
 
 export interface CheckpointLog {
   readonly path: string;
+  /** Bytes of a line cut short by a crash that opening removed from the end (0 almost always). */
+  readonly droppedTail: number;
   /** Append one line and fsync it before returning. */
   append(entry: LogEntry): void;
   close(): void;
@@ -52,9 +55,17 @@ export interface CheckpointLog {
 export function openCheckpointLog(path: string): CheckpointLog {
   const full = resolve(path);
   mkdirSync(dirname(full), { recursive: true, mode: 0o700 });
+  const repair = openSync(full, 'a+', 0o600);
+  let droppedTail = 0;
+  try {
+    droppedTail = dropTornTail(repair);
+  } finally {
+    closeSync(repair);
+  }
   let fd: number | undefined = openSync(full, 'a', 0o600);
   return {
     path: full,
+    droppedTail,
     append(entry) {
       if (fd === undefined) throw new Error(`checkpoint log ${full} is closed`);
       writeSync(fd, `${JSON.stringify(entry)}\n`);
@@ -65,6 +76,32 @@ export function openCheckpointLog(path: string): CheckpointLog {
       fd = undefined;
     },
   };
+}
+
+/** Cut the file back to just after its last newline; answers the bytes removed. */
+function dropTornTail(fd: number): number {
+  const size = fstatSync(fd).size;
+  const chunk = Buffer.alloc(64 * 1024);
+  let end = size;
+  while (end > 0) {
+    const start = Math.max(0, end - chunk.length);
+    const n = readSync(fd, chunk, 0, end - start, start);
+    const at = chunk.subarray(0, n).lastIndexOf(0x0a);
+    if (at >= 0) {
+      const keep = start + at + 1;
+      if (keep < size) {
+        ftruncateSync(fd, keep);
+        fsyncSync(fd);
+      }
+      return size - keep;
+    }
+    end = start;
+  }
+  if (size > 0) {
+    ftruncateSync(fd, 0);
+    fsyncSync(fd);
+  }
+  return size;
 }
 
 export interface ReadLog {

@@ -198,6 +198,9 @@ async function main(): Promise<void> {
   }
   const store = openStore(config.dataDir);
   const checkpointLog = checkpointLogOf(config, store.state.get(CHECKPOINT_LOG_KEY));
+  if (checkpointLog !== undefined && checkpointLog.droppedTail > 0) {
+    process.stderr.write(`svc-relay: checkpoint log ${checkpointLog.path} ended in a line cut short (${checkpointLog.droppedTail} bytes, a crash while writing it); cut it off before appending\n`);
+  }
   const serviceKeys = loadServiceKeys({ dataDir: config.dataDir, dev: config.dev, now: clock(), random });
   // Benchmarks only: a relay with no rate limits must never face the public.
   const rateLimits = process.env.SVC_RELAY_NO_RATE_LIMITS !== '1';
