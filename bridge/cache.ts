@@ -9,9 +9,9 @@
  * - cursors: per SPACE and for the mailbox, the `after` position the agent has been SHOWN
  *   items up to. They only move forward (spec/3-errors.md CURSOR_AHEAD: "never rewind").
  * - conversation cursors: the same, per conversation (its message `seq`), in a table of their
- *   own, so the epoch re-check of bridge/cursors.ts, which walks SPACE and mailbox cursors, is
- *   not handed conversation ids; a conversation read past its head is answered CURSOR_AHEAD by
- *   the relay and set back by the reading tool.
+ *   own (listed apart from SPACE and mailbox cursors, since a conversation's head is read from
+ *   another route); the epoch re-check of bridge/epoch.ts walks both lists, and a conversation
+ *   read past its head is answered CURSOR_AHEAD by the relay and set back by the reading tool.
  * - checkpoints: the newest checkpoint seen per SPACE and stream (spec/1-concepts.md "Chains,
  *   checkpoints and proofs": a later one that does not extend it means changed history). The
  *   continuity check itself is shared/checkpoint.ts `checkExtends`; this only remembers.
@@ -25,6 +25,12 @@
  *   and never replaced, so a relay that later shows another commitment or pair is caught.
  * - service roots: the relay's `service_root_key`, pinned on first sight (trust on first use);
  *   receipts and checkpoints are checked against the pinned root, never a later one.
+ * - after a restore that lost positions (spec "Space status" `closed`, `replaced_by`;
+ *   shared/recovery.ts): the signed recovery notices this bridge verified (as served, to be
+ *   verified again when read back), the SPACES it followed that were closed and the SPACE that
+ *   continues each, and every kept checkpoint a notice declared lost, kept apart when a
+ *   checkpoint of what survived takes its place: what this bridge once verified is never
+ *   deleted.
  *
  * Positions are 64-bit decimal strings (spec "Encoding conventions"), compared as numbers.
  */
@@ -67,6 +73,40 @@ export interface EpochNote {
   readonly changed: boolean;
 }
 
+/** A conversation's saved cursor. */
+export interface SavedConversationCursor {
+  readonly conversation: string;
+  readonly after: string;
+}
+
+/** A recovery notice this bridge verified, as the relay served it (JSON text). */
+export interface KeptRecovery {
+  /** 64 lowercase hex. */
+  readonly recoveryId: string;
+  readonly spaceId: string;
+  readonly served: string;
+  readonly seenAt: number;
+}
+
+/** A followed SPACE the relay shows closed, and the SPACE that continues it. */
+export interface ClosedSpace {
+  readonly space: string;
+  readonly spaceId: string;
+  /** The continuation's name; undefined when the relay names none. */
+  readonly replacedBy: string | undefined;
+  /** The verified recovery notice that declares the loss, if any. */
+  readonly recoveryId: string | undefined;
+  readonly notedAt: number;
+}
+
+/** A kept checkpoint a verified recovery notice declared lost, kept apart. */
+export interface LostCheckpoint extends SeenCheckpoint {
+  readonly space: string;
+  readonly stream: CheckpointStream;
+  readonly recoveryId: string;
+  readonly lostAt: number;
+}
+
 /** A sealed pair as kept: `pair` is the two peer ids ascending, joined by `:`; `sealed` the secret sealed at rest. */
 export interface KeptSealedPair {
   readonly conversationId: string;
@@ -83,10 +123,28 @@ export interface Cache {
   advanceCursor(relay: string, scope: CursorScope, after: string, now: number): boolean;
   /** The saved SPACE and mailbox cursors (conversation cursors are not listed). */
   cursors(relay: string): SavedCursor[];
+  /** The saved conversation cursors. */
+  conversationCursors(relay: string): SavedConversationCursor[];
   forgetCursor(relay: string, scope: CursorScope): void;
   checkpoint(relay: string, space: string, stream: CheckpointStream): SeenCheckpoint | undefined;
   /** Keep `cp` if it ends later than the one kept; true when it was kept. */
   noteCheckpoint(relay: string, space: string, stream: CheckpointStream, cp: SeenCheckpoint): boolean;
+  /** The SPACE names with a kept checkpoint. */
+  checkpointSpaces(relay: string): string[];
+  /**
+   * A verified recovery notice `recoveryId` declared the kept checkpoint `lostId` lost: keep it
+   * apart and keep `cp` (of what survived) in its place, in one transaction. False (nothing
+   * changed) when the kept checkpoint is no longer `lostId`.
+   */
+  replaceLostCheckpoint(relay: string, space: string, stream: CheckpointStream, lostId: string, cp: SeenCheckpoint, recoveryId: string, now: number): boolean;
+  lostCheckpoints(relay: string): LostCheckpoint[];
+  /** Keep a verified notice; the first one kept under an id stays. */
+  keepRecovery(relay: string, r: KeptRecovery): void;
+  recoveries(relay: string): KeptRecovery[];
+  /** Note a followed SPACE as closed (a later note of the same SPACE replaces it). */
+  noteClosedSpace(relay: string, c: ClosedSpace): void;
+  closedSpace(relay: string, space: string): ClosedSpace | undefined;
+  closedSpaces(relay: string): ClosedSpace[];
   serviceEpoch(relay: string): string | undefined;
   noteServiceEpoch(relay: string, epoch: string, now: number): EpochNote;
   /** The epoch the saved cursors were last re-checked against. */
@@ -158,6 +216,36 @@ const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (relay, conversation_id)
    ) STRICT;
    CREATE INDEX sealed_pairs_by_pair ON sealed_pairs (relay, pair);`,
+  `CREATE TABLE recoveries (
+     relay TEXT NOT NULL,
+     recovery_id TEXT NOT NULL CHECK (length(recovery_id) = 64),
+     space_id TEXT NOT NULL,
+     served TEXT NOT NULL,
+     seen_at INTEGER NOT NULL,
+     PRIMARY KEY (relay, recovery_id)
+   ) STRICT;
+   CREATE TABLE closed_spaces (
+     relay TEXT NOT NULL,
+     space TEXT NOT NULL,
+     space_id TEXT NOT NULL,
+     replaced_by TEXT,
+     recovery_id TEXT,
+     noted_at INTEGER NOT NULL,
+     PRIMARY KEY (relay, space)
+   ) STRICT;
+   CREATE TABLE lost_checkpoints (
+     relay TEXT NOT NULL,
+     space TEXT NOT NULL,
+     stream TEXT NOT NULL CHECK (stream IN ('posts', 'events')),
+     checkpoint_id TEXT NOT NULL,
+     first TEXT NOT NULL,
+     last TEXT NOT NULL,
+     served TEXT NOT NULL,
+     seen_at INTEGER NOT NULL,
+     recovery_id TEXT NOT NULL,
+     lost_at INTEGER NOT NULL,
+     PRIMARY KEY (relay, space, stream, checkpoint_id)
+   ) STRICT;`,
 ];
 
 /** SQL: is decimal text `a` greater than decimal text `b` (no leading zeros, at most 20 digits)? */
@@ -226,6 +314,10 @@ export function openCache(dir: KeyDirectory, keyName: string): Cache {
      WHERE ${GREATER('excluded.after', 'conversation_cursors.after')}`,
   );
   const delConversation = statement<[string, string]>(db, 'DELETE FROM conversation_cursors WHERE relay = ? AND conversation_id = ?');
+  const listConversations = statement<[string], { conversation_id: string; after: string }>(
+    db,
+    'SELECT conversation_id, after FROM conversation_cursors WHERE relay = ? ORDER BY conversation_id',
+  );
   const selCheckpoint = statement<[string, string, string], { checkpoint_id: string; first: string; last: string; served: string; seen_at: number }>(
     db,
     'SELECT checkpoint_id, first, last, served, seen_at FROM checkpoints WHERE relay = ? AND space = ? AND stream = ?',
@@ -237,6 +329,47 @@ export function openCache(dir: KeyDirectory, keyName: string): Cache {
        last = excluded.last, served = excluded.served, seen_at = excluded.seen_at
      WHERE ${GREATER('excluded.last', 'checkpoints.last')}`,
   );
+  const listCheckpointSpaces = statement<[string], { space: string }>(db, 'SELECT DISTINCT space FROM checkpoints WHERE relay = ? ORDER BY space');
+  const setCheckpoint = statement<[string, string, string, string, number, string, string, string, string]>(
+    db,
+    `UPDATE checkpoints SET checkpoint_id = ?, first = ?, last = ?, served = ?, seen_at = ?
+     WHERE relay = ? AND space = ? AND stream = ? AND checkpoint_id = ?`,
+  );
+  const insLost = statement<[string, number, string, string, string]>(
+    db,
+    `INSERT OR IGNORE INTO lost_checkpoints (relay, space, stream, checkpoint_id, first, last, served, seen_at, recovery_id, lost_at)
+     SELECT relay, space, stream, checkpoint_id, first, last, served, seen_at, ?, ? FROM checkpoints
+     WHERE relay = ? AND space = ? AND stream = ?`,
+  );
+  type LostRow = { space: string; stream: CheckpointStream; checkpoint_id: string; first: string; last: string; served: string; seen_at: number; recovery_id: string; lost_at: number };
+  const listLost = statement<[string], LostRow>(
+    db,
+    'SELECT space, stream, checkpoint_id, first, last, served, seen_at, recovery_id, lost_at FROM lost_checkpoints WHERE relay = ? ORDER BY lost_at, space, stream',
+  );
+  const insRecovery = statement<[string, string, string, string, number]>(
+    db,
+    'INSERT OR IGNORE INTO recoveries (relay, recovery_id, space_id, served, seen_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  const listRecoveries = statement<[string], { recovery_id: string; space_id: string; served: string; seen_at: number }>(
+    db,
+    'SELECT recovery_id, space_id, served, seen_at FROM recoveries WHERE relay = ? ORDER BY seen_at, recovery_id',
+  );
+  type ClosedRow = { space: string; space_id: string; replaced_by: string | null; recovery_id: string | null; noted_at: number };
+  const upClosed = statement<[string, string, string, string | null, string | null, number]>(
+    db,
+    `INSERT INTO closed_spaces (relay, space, space_id, replaced_by, recovery_id, noted_at) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (relay, space) DO UPDATE SET space_id = excluded.space_id, replaced_by = excluded.replaced_by,
+       recovery_id = excluded.recovery_id, noted_at = excluded.noted_at`,
+  );
+  const selClosed = statement<[string, string], ClosedRow>(db, 'SELECT space, space_id, replaced_by, recovery_id, noted_at FROM closed_spaces WHERE relay = ? AND space = ?');
+  const listClosed = statement<[string], ClosedRow>(db, 'SELECT space, space_id, replaced_by, recovery_id, noted_at FROM closed_spaces WHERE relay = ? ORDER BY noted_at, space');
+  const closedOf = (r: ClosedRow): ClosedSpace => ({
+    space: r.space,
+    spaceId: r.space_id,
+    replacedBy: r.replaced_by ?? undefined,
+    recoveryId: r.recovery_id ?? undefined,
+    notedAt: r.noted_at,
+  });
   const selEpoch = statement<[string], { epoch: string }>(db, 'SELECT epoch FROM service_epochs WHERE relay = ?');
   const upEpoch = statement<[string, string, number]>(
     db,
@@ -280,6 +413,7 @@ export function openCache(dir: KeyDirectory, keyName: string): Cache {
       ) === 1,
     cursors: (relay) =>
       listCursors.all(relay).map((r) => ({ kind: r.kind, space: r.space, after: r.after, updatedAt: r.updated_at })),
+    conversationCursors: (relay) => listConversations.all(relay).map((r) => ({ conversation: r.conversation_id, after: r.after })),
     forgetCursor: (relay, scope) =>
       void (scope.kind === 'conversation' ? delConversation.run(relay, scope.conversation) : delCursor.run(relay, ...scopeKey(scope))),
     checkpoint(relay, space, stream) {
@@ -292,6 +426,42 @@ export function openCache(dir: KeyDirectory, keyName: string): Cache {
         Number(upCheckpoint.run(relay, space, stream, cp.checkpointId, position(cp.first, 'first'), position(cp.last, 'last'), cp.served, cp.seenAt).changes) === 1
       );
     },
+    checkpointSpaces: (relay) => listCheckpointSpaces.all(relay).map((r) => r.space),
+    replaceLostCheckpoint(relay, space, stream, lostId, cp, recoveryId, now) {
+      if (!/^[0-9a-f]{64}$/.test(cp.checkpointId)) throw new TypeError('checkpointId: expected 64 lowercase hex');
+      if (!/^[0-9a-f]{64}$/.test(recoveryId)) throw new TypeError('recoveryId: expected 64 lowercase hex');
+      const first = position(cp.first, 'first');
+      const last = position(cp.last, 'last');
+      return immediate(db, () => {
+        if (selCheckpoint.get(relay, space, stream)?.checkpoint_id !== lostId) return false;
+        insLost.run(recoveryId, now, relay, space, stream);
+        setCheckpoint.run(cp.checkpointId, first, last, cp.served, cp.seenAt, relay, space, stream, lostId);
+        return true;
+      });
+    },
+    lostCheckpoints: (relay) =>
+      listLost.all(relay).map((r) => ({
+        space: r.space,
+        stream: r.stream,
+        checkpointId: r.checkpoint_id,
+        first: r.first,
+        last: r.last,
+        served: r.served,
+        seenAt: r.seen_at,
+        recoveryId: r.recovery_id,
+        lostAt: r.lost_at,
+      })),
+    keepRecovery(relay, r) {
+      if (!/^[0-9a-f]{64}$/.test(r.recoveryId)) throw new TypeError('recoveryId: expected 64 lowercase hex');
+      insRecovery.run(relay, r.recoveryId, r.spaceId, r.served, r.seenAt);
+    },
+    recoveries: (relay) => listRecoveries.all(relay).map((r) => ({ recoveryId: r.recovery_id, spaceId: r.space_id, served: r.served, seenAt: r.seen_at })),
+    noteClosedSpace: (relay, c) => void upClosed.run(relay, c.space, c.spaceId, c.replacedBy ?? null, c.recoveryId ?? null, c.notedAt),
+    closedSpace(relay, space) {
+      const r = selClosed.get(relay, space);
+      return r && closedOf(r);
+    },
+    closedSpaces: (relay) => listClosed.all(relay).map(closedOf),
     serviceEpoch: (relay) => selEpoch.get(relay)?.epoch,
     noteServiceEpoch: (relay, epoch, now) => noteEpoch(relay, epoch, now),
     cursorsCheckedEpoch: (relay) => selChecked.get(relay)?.epoch,

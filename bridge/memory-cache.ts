@@ -5,12 +5,12 @@
  * the SQLite cache's: cursors and checkpoints only move forward, a pinned root and a kept sealed
  * pair are never replaced.
  *
- * Bounded: at most `entriesMax` cursors and as many checkpoints (and sealed pairs); past it the
- * entry changed longest ago is dropped (a dropped cursor restarts at the start of its stream,
+ * Bounded: at most `entriesMax` cursors and as many checkpoints (and sealed pairs, recovery
+ * notices, closed SPACES and lost checkpoints); past it the entry changed longest ago is dropped (a dropped cursor restarts at the start of its stream,
  * which shows posts again rather than skipping any).
  */
 import { parseDecimal } from '../shared/encoding.js';
-import type { Cache, CheckpointStream, CursorScope, EpochNote, KeptSealedPair, SavedCursor, SeenCheckpoint } from './cache.js';
+import type { Cache, CheckpointStream, ClosedSpace, CursorScope, EpochNote, KeptRecovery, KeptSealedPair, LostCheckpoint, SavedCursor, SeenCheckpoint } from './cache.js';
 
 /** Default bound per kind of entry. */
 export const MEMORY_CACHE_ENTRIES_MAX = 256;
@@ -45,6 +45,11 @@ export function createMemoryCache(entriesMax = MEMORY_CACHE_ENTRIES_MAX): Cache 
   const checked = new Map<string, string>();
   const pairs = new Map<string, KeptSealedPair & { readonly relay: string }>();
   const roots = new Map<string, string>();
+  const recoveries = new Map<string, KeptRecovery & { readonly relay: string }>();
+  const closed = new Map<string, ClosedSpace & { readonly relay: string }>();
+  const lost = new Map<string, LostCheckpoint & { readonly relay: string }>();
+  const ofRelay = <T extends { readonly relay: string }>(map: Map<string, T>, relay: string): Omit<T, 'relay'>[] =>
+    [...map.values()].filter((v) => v.relay === relay).map(({ relay: _r, ...rest }) => rest);
   return {
     path: ':memory:',
     cursor: (relay, scope) => cursors.get(scopeKey(relay, scope))?.after,
@@ -63,6 +68,11 @@ export function createMemoryCache(entriesMax = MEMORY_CACHE_ENTRIES_MAX): Cache 
       }
       return out.sort((a, b) => (a.kind === b.kind ? (a.space < b.space ? -1 : a.space > b.space ? 1 : 0) : a.kind < b.kind ? -1 : 1));
     },
+    conversationCursors(relay) {
+      const out: { conversation: string; after: string }[] = [];
+      for (const c of cursors.values()) if (c.relay === relay && c.scope.kind === 'conversation') out.push({ conversation: c.scope.conversation, after: c.after });
+      return out.sort((a, b) => (a.conversation < b.conversation ? -1 : a.conversation > b.conversation ? 1 : 0));
+    },
     forgetCursor: (relay, scope) => void cursors.delete(scopeKey(relay, scope)),
     checkpoint: (relay, space, stream) => checkpoints.get(`${relay}\u0000${space}\u0000${stream}`),
     noteCheckpoint(relay, space, stream: CheckpointStream, cp) {
@@ -74,6 +84,38 @@ export function createMemoryCache(entriesMax = MEMORY_CACHE_ENTRIES_MAX): Cache 
       setBounded(checkpoints, key, cp, entriesMax);
       return true;
     },
+    checkpointSpaces(relay) {
+      const names = new Set<string>();
+      for (const key of checkpoints.keys()) {
+        const [r, space] = key.split('\u0000');
+        if (r === relay) names.add(space!);
+      }
+      return [...names].sort();
+    },
+    replaceLostCheckpoint(relay, space, stream, lostId, cp, recoveryId, now) {
+      const key = `${relay}\u0000${space}\u0000${stream}`;
+      const held = checkpoints.get(key);
+      if (held === undefined || held.checkpointId !== lostId) return false;
+      position(cp.first, 'first');
+      position(cp.last, 'last');
+      setBounded(lost, `${key}\u0000${lostId}`, { ...held, relay, space, stream, recoveryId, lostAt: now }, entriesMax);
+      setBounded(checkpoints, key, cp, entriesMax);
+      return true;
+    },
+    lostCheckpoints: (relay) => ofRelay(lost, relay),
+    keepRecovery(relay, r) {
+      const key = `${relay}\u0000${r.recoveryId}`;
+      if (!recoveries.has(key)) setBounded(recoveries, key, { ...r, relay }, entriesMax);
+    },
+    recoveries: (relay) => ofRelay(recoveries, relay),
+    noteClosedSpace: (relay, c) => setBounded(closed, `${relay}\u0000${c.space}`, { ...c, relay }, entriesMax),
+    closedSpace(relay, space) {
+      const c = closed.get(`${relay}\u0000${space}`);
+      if (c === undefined) return undefined;
+      const { relay: _r, ...rest } = c;
+      return rest;
+    },
+    closedSpaces: (relay) => ofRelay(closed, relay),
     serviceEpoch: (relay) => epochs.get(relay),
     noteServiceEpoch(relay, epoch): EpochNote {
       const previous = epochs.get(relay);
@@ -101,6 +143,9 @@ export function createMemoryCache(entriesMax = MEMORY_CACHE_ENTRIES_MAX): Cache 
       cursors.clear();
       checkpoints.clear();
       pairs.clear();
+      recoveries.clear();
+      closed.clear();
+      lost.clear();
     },
   };
 }
