@@ -3,8 +3,8 @@
  * keeps and checks"): `svc_post`, `svc_read_space`, `svc_get`, `svc_mailbox`, `svc_seek`, the
  * post resources and templates, resource subscriptions and the run-routine prompts.
  *
- * `registerPosting(server, deps)` registers all of them on one server instance and gives
- * them one shared context: the verifier (capabilities, pinned root, checkpoint history) and a
+ * `registerPosting(server, posting)` registers all of them on one server instance and gives
+ * them one shared context (made by `createPosting(deps)`, which svc_whoami shares too): the verifier (capabilities, pinned root, checkpoint history) and a
  * memo of SPACE ids (a signed post names its SPACE's uuid). Nothing in it is MCP session
  * state: SPACE names and cursors come in tool arguments or from the cache.
  */
@@ -55,8 +55,8 @@ export function createPosting(deps: PostingDeps): Posting {
 }
 
 /** Register the posting and reading tools, post resources, subscriptions (unless told not to) and prompts. */
-export function registerPosting(server: McpServer, deps: PostingDeps, subscriptions = true): Posting {
-  const posting = createPosting(deps);
+export function registerPosting(server: McpServer, posting: Posting, subscriptions = true): Posting {
+  const { deps } = posting;
   registerPost(server, posting);
   registerReadSpace(server, posting);
   registerGet(server, posting);

@@ -22,7 +22,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import type { BridgeDeps } from './deps.js';
 import { KEEPER_INTERVAL_ENV, startKeeperDuty } from './keeper-duty.js';
-import { registerPosting, type Posting } from './posting.js';
+import { createPosting, registerPosting, type Posting } from './posting.js';
 import { PEER_MARKER_NOTE } from './render.js';
 import { registerResources } from './resources.js';
 import { registerGuide } from './tools/guide.js';
@@ -73,7 +73,8 @@ export function createToolServer(deps: BridgeDeps, surface: ServerSurface): Tool
     { name: surface.name, title: surface.title, version: deps.version },
     { capabilities: { tools: {}, resources: {} }, instructions: surface.instructions },
   );
-  registerWhoami(server, deps);
+  const posting = createPosting(deps);
+  registerWhoami(server, deps, posting.verifier);
   registerGuide(server, deps);
   registerSpaces(server, deps);
   registerJoin(server, deps);
@@ -81,7 +82,7 @@ export function createToolServer(deps: BridgeDeps, surface: ServerSurface): Tool
   registerMessages(server, deps);
   registerMessage(server, deps);
   registerResources(server, deps);
-  const posting = registerPosting(server, deps, surface.subscriptions);
+  registerPosting(server, posting, surface.subscriptions);
   registerTask(server, deps);
   registerOracle(server, posting);
   return { server, posting };

@@ -17,7 +17,10 @@
  *   signer (shared/checkpoint.ts `verifyCheckpointInclusion`).
  * - History: the newest verified checkpoint per SPACE is kept in the cache; a later one must
  *   extend it (`checkExtends`, through `checkpoints.list` when others lie between). One that
- *   does not is CHANGED HISTORY, reported loudly, and the kept checkpoint stays.
+ *   does not is CHANGED HISTORY, reported loudly, and the kept checkpoint stays, unless a
+ *   signed recovery notice (bridge/recovery.ts), verified under the pinned root, declares the
+ *   kept checkpoint lost in a restore and the new one lies within what survived: then the kept
+ *   one is set apart in the cache, the new one kept in its place, and the loss reported.
  * - A `development: true` signer is shown: it vouches for nothing beyond one run of the relay.
  */
 import { canonicalBytes, type JsonValue } from '../shared/canonical.js';
@@ -38,10 +41,12 @@ import { passkeyPeerIdOf, peerIdHexOf } from '../shared/identity.js';
 import { isSealedPostObject, objectIdOf, objectPasskeyChallenge, privateDigestOf, readPostObject, readPrivatePart, verifyObjectSignature } from '../shared/objects.js';
 import { checkAssertion, passkeyKeyOf, readAssertion, type PasskeyPolicy } from '../shared/passkey.js';
 import { verifyReceipt } from '../shared/receipt.js';
+import type { VerifiedRecovery } from '../shared/recovery.js';
 import { readServedSigner, renderSigner, verifyServiceSigner } from '../shared/service-keys.js';
 import type { Cache } from './cache.js';
 import type { RelayApi } from './client.js';
 import { BridgeError } from './errors.js';
+import { fetchRecoveries, findAcceptingNotice, keptRecoveries, lossSentence, spaceNameText, type RecoveryView } from './recovery.js';
 
 /** Capabilities are re-read at most this often (they carry the epoch and the service keys). */
 export const CAPABILITIES_TTL_MS = 30_000;
@@ -69,6 +74,13 @@ export interface Check {
 export interface HistoryCheck extends Check {
   /** true when the relay served a checkpoint that does not extend the kept one. */
   readonly changed: boolean;
+  /** Set when a verified recovery notice declared the kept checkpoint lost and the served one was accepted. */
+  readonly recovered?: {
+    readonly recovery_id: string;
+    readonly lost_checkpoint_id: string;
+    readonly replaced_by: string;
+    readonly development: boolean;
+  };
 }
 
 export interface InclusionCheck extends Check {
@@ -449,6 +461,56 @@ export class Verifier {
     return { items: out, complete: false };
   }
 
+  /** The relay's recovery notices, verified under the pinned root (bridge/recovery.ts); kept ones too unless `fetch`. */
+  async recoveries(fetch: boolean): Promise<RecoveryView> {
+    const trust = await this.trust();
+    if (trust.root === undefined) return { notices: [], refused: ['recovery notices not checked: the relay publishes no service_root_key'] };
+    const kept = keptRecoveries(this.deps, trust.root);
+    if (!fetch) return { notices: kept, refused: [] };
+    const fetched = await fetchRecoveries(this.deps, trust.root);
+    const ids = new Set(fetched.notices.map((n) => toHex(n.id)));
+    return { notices: [...fetched.notices, ...kept.filter((n) => !ids.has(toHex(n.id)))], refused: fetched.refused };
+  }
+
+  /**
+   * A checkpoint that does not extend the kept one, explained by a verified recovery notice
+   * (kept first, else fetched): the kept checkpoint is set apart as lost, `seen` kept in its
+   * place, and the check says what was lost. Undefined when no notice explains it.
+   */
+  private async declaredLoss(spaceName: string, kept: CheckpointLink, seen: VerifiedCheckpoint): Promise<HistoryCheck | undefined> {
+    let notice: VerifiedRecovery | undefined;
+    try {
+      notice = findAcceptingNotice((await this.recoveries(false)).notices, kept, seen) ?? findAcceptingNotice((await this.recoveries(true)).notices, kept, seen);
+    } catch (e) {
+      this.deps.log(`recovery notices could not be read for ${spaceName}: ${why(e)}`);
+      return undefined;
+    }
+    if (notice === undefined) return undefined;
+    const keptId = toHex(kept.id);
+    const recoveryId = toHex(notice.id);
+    const served = JSON.stringify(renderCheckpoint(seen, renderSigner(seen.signer)));
+    const seenId = toHex(seen.id);
+    this.deps.cache.replaceLostCheckpoint(
+      this.relay,
+      spaceName,
+      'posts',
+      keptId,
+      { checkpointId: seenId, first: seen.fields.first, last: seen.fields.last, served, seenAt: this.deps.now() },
+      recoveryId,
+      this.deps.now(),
+    );
+    return {
+      ok: true,
+      changed: false,
+      detail:
+        `a restore cut SPACE ${spaceName} back: checkpoint ${keptId} (${kept.fields.first}-${kept.fields.last}) that this bridge verified was lost, ` +
+        `as the ${lossSentence(notice)}. Checkpoint ${seen.fields.first}-${seen.fields.last} of what survived is kept in its place (the lost one is kept apart in this bridge's cache). ` +
+        `The SPACE is closed and continues in ${spaceNameText(notice.fields.replaced_by)}.`,
+      development: notice.trusted.development,
+      recovered: { recovery_id: recoveryId, lost_checkpoint_id: keptId, replaced_by: notice.fields.replaced_by, development: notice.trusted.development },
+    };
+  }
+
   /**
    * The history rule (objects.md §11): keep the newest verified checkpoint of the SPACE; a
    * newer one must extend it (directly, or through the checkpoints between them), an older or
@@ -512,7 +574,7 @@ export class Verifier {
         checkExtendsAll(lo, run);
       }
     } catch (e) {
-      return changed(why(e));
+      return (await this.declaredLoss(spaceName, keptLink, seen)) ?? changed(why(e));
     }
     if (BigInt(seen.fields.last) > BigInt(kept.last)) keep();
     return { ok: true, changed: false, detail: `extends the checkpoint kept before (${kept.first}-${kept.last})` };

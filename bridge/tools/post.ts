@@ -14,6 +14,8 @@
  * - The receipt of every post is checked against the relay's certified signer (bridge/verify.ts)
  *   and the answer says what the check found; for a signed post, the receipt must name the
  *   object this bridge signed.
+ * - SPACE_CLOSED (a restore closed the SPACE): the refusal says which SPACE continues it, as
+ *   the relay's recovery notice and spaces.get show it, so the agent posts there.
  */
 import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/server';
@@ -25,6 +27,7 @@ import { POST_FIELD_DEPTH_MAX } from '../../shared/limits.js';
 import { BUDGET_METRICS, validatePostInput, type PostInput } from '../../shared/validate.js';
 import { KIND_FALLBACK, KINDS } from '../../shared/vocabulary.js';
 import type { ApiResponse } from '../client.js';
+import { closureOf, withContinuation } from '../epoch.js';
 import { BridgeError, isBridgeError, isRelayRefusal } from '../errors.js';
 import type { Posting } from '../posting.js';
 import { PEER_MARKER_NOTE, fields, peerFence } from '../render.js';
@@ -275,6 +278,16 @@ export function registerPost(server: McpServer, posting: Posting): void {
       inputSchema: PostArgs,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     },
-    async (args) => guarded(posting.deps, () => runPost(posting, args)),
+    async (args) =>
+      guarded(posting.deps, async () => {
+        try {
+          return await runPost(posting, args);
+        } catch (e) {
+          if (!isRelayRefusal(e, 'SPACE_CLOSED')) throw e;
+          // What the bridge can learn of the continuation; the refusal stands whatever that finds.
+          const closure = await closureOf(posting.deps, posting.verifier, args.space).catch(() => ({ closed: undefined, lines: [] }));
+          throw withContinuation(e, args.space, closure);
+        }
+      }),
   );
 }

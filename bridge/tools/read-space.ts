@@ -13,13 +13,19 @@
  * - `proof: true` reads at full detail with proof blocks and checks each post: its object,
  *   signature and chain link, its inclusion under a checkpoint signed by the relay's certified
  *   signer, and that checkpoint against the one kept before (changed history is reported).
- * - A `service_epoch` change re-checks every saved cursor first (bridge/cursors.ts).
+ * - A `service_epoch` change re-checks every saved cursor first (bridge/epoch.ts).
+ * - A SPACE a restore closed (spec "Space status"): a read past its surviving head is
+ *   HISTORY_ROLLBACK at the relay; the bridge then re-checks, tells the model what was lost and
+ *   where the SPACE continues, and follows the continuation: the same read there, from its
+ *   saved cursor. An ascending read that finds nothing more in a closed SPACE follows it the
+ *   same way; a read that still shows posts of it says where it continues.
  */
-import type { McpServer } from '@modelcontextprotocol/server';
+import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import { WAIT_SECONDS_MAX } from '../../shared/limits.js';
-import { planCursor, recheckAfterEpochChange, rewindCursor, settleCursor, type CursorPlan } from '../cursors.js';
+import { planCursor, rewindCursor, settleCursor, type CursorPlan } from '../cursors.js';
+import { closureOf, recheckAfterEpochChange, withContinuation } from '../epoch.js';
 import { isRelayRefusal } from '../errors.js';
 import type { Posting } from '../posting.js';
 import { PEER_MARKER_NOTE, peerFence } from '../render.js';
@@ -78,11 +84,26 @@ export const READ_SPACE_DESCRIPTION = [
 
 const STANDING_TAKES = new Set(['space', 'standing', 'kind', 'author', 'limit', 'detail', 'token_budget']);
 
-export async function runReadSpace(posting: Posting, args: ReadSpaceInput) {
+/** Continuations followed in one answer at most (a SPACE closed by one restore after another). */
+const FOLLOW_MAX = 4;
+
+/** A read carried on into a closed SPACE's continuation: the SPACES left behind and what was said. */
+interface Followed {
+  readonly from: readonly string[];
+  readonly notices: readonly string[];
+}
+
+export async function runReadSpace(posting: Posting, args: ReadSpaceInput, followed?: Followed): Promise<CallToolResult> {
   const { deps } = posting;
   const fence = peerFence({ self: deps.identity.peerId });
   const space = segment(args.space, 'space');
-  const notices = await recheckAfterEpochChange(deps, posting.verifier);
+  const notices = [...(followed?.notices ?? []), ...(await recheckAfterEpochChange(deps, posting.verifier))];
+  // Into the continuation of a closed SPACE: the same read there, from its own saved cursor.
+  const follow = (next: string | undefined, why: string): Promise<CallToolResult> | undefined => {
+    const from = [...(followed?.from ?? []), args.space];
+    if (next === undefined || from.includes(next) || from.length > FOLLOW_MAX) return undefined;
+    return runReadSpace(posting, { ...args, space: next, after: undefined }, { from, notices: [...notices, `${why} Reading its continuation ${next} instead.`] });
+  };
   const common = {
     kind: args.kind,
     author: args.author,
@@ -136,6 +157,14 @@ export async function runReadSpace(posting: Posting, args: ReadSpaceInput) {
   try {
     res = await read(plan?.after);
   } catch (e) {
+    // A restore closed the SPACE and cut it back behind the cursor: say so, follow the continuation.
+    if (isRelayRefusal(e, 'HISTORY_ROLLBACK') && !desc) {
+      const closure = await closureOf(deps, posting.verifier, args.space).catch(() => ({ closed: undefined, lines: [] as string[] }));
+      notices.push(...closure.lines);
+      const next = follow(closure.closed?.replacedBy, `${args.space} was cut back by a restore (HISTORY_ROLLBACK) and is closed.`);
+      if (next !== undefined) return next;
+      throw withContinuation(e, args.space, { closed: closure.closed, lines: notices });
+    }
     // The saved cursor is past the head: the relay lost positions (a restore). Set it back.
     if (plan?.from !== 'saved' || !isRelayRefusal(e, 'CURSOR_AHEAD')) throw e;
     const profile = objectBody((await deps.api.request({ path: `/v1/spaces/${space}`, auth: 'opt' })).body, 'spaces.get');
@@ -147,6 +176,18 @@ export async function runReadSpace(posting: Posting, args: ReadSpaceInput) {
   }
   const page = objectBody(res.body, 'posts.read');
   const served = items(page.items);
+  const closed = deps.cache.closedSpace(deps.api.base.origin, args.space);
+  if (!desc && served.length === 0 && page.has_more !== true && closed?.replacedBy !== undefined) {
+    const next = follow(closed.replacedBy, `${args.space} is closed after a restore and you have read all of it.`);
+    if (next !== undefined) return next;
+  }
+  if (closed !== undefined) {
+    notices.push(
+      closed.replacedBy === undefined
+        ? `NOTICE: ${args.space} is closed after a restore (no new posts); this bridge knows no SPACE that continues it.`
+        : `NOTICE: ${args.space} is closed after a restore (no new posts); it continues in ${closed.replacedBy} (svc_read_space space=${closed.replacedBy}).`,
+    );
+  }
   const checks: PostChecks[] = proof ? await checkPosts(posting, served) : [];
   // Sealed items are opened here, after the proof checks ran on what the relay served.
   const posts = await openSealed(deps, served);
@@ -180,6 +221,8 @@ export async function runReadSpace(posting: Posting, args: ReadSpaceInput) {
       saved_cursor: saved ?? null,
       cursor_moved: moved,
       notices,
+      followed_from: followed?.from ?? [],
+      closed: closed === undefined ? null : { space: closed.space, replaced_by: closed.replacedBy ?? null, recovery_id: closed.recoveryId ?? null },
       ...(proof ? { checks: checks.map(checksJson), changed_history: checks.some((c) => c.inclusion.history?.changed === true) } : {}),
     },
   });

@@ -114,17 +114,24 @@ export function checkLines(c: PostChecks): string[] {
   return lines;
 }
 
-/** The loud lines at the top of an answer when a check found changed history. */
+/**
+ * The lines at the top of an answer when a check found changed history (loud), or a history
+ * cut back by a restore that a verified recovery notice declares (a notice).
+ */
 export function historyAlarm(checks: readonly PostChecks[]): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
-  for (const c of checks) {
-    for (const loud of [c.inclusion.history?.changed === true ? c.inclusion.history.detail : undefined, c.inclusion.warning]) {
-      if (loud !== undefined && !seen.has(loud)) {
-        seen.add(loud);
-        out.push(`!!! ${loud}`);
-      }
+  const say = (line: string) => {
+    if (!seen.has(line)) {
+      seen.add(line);
+      out.push(line);
     }
+  };
+  for (const c of checks) {
+    const h = c.inclusion.history;
+    if (h?.changed === true) say(`!!! ${h.detail}`);
+    if (c.inclusion.warning !== undefined) say(`!!! ${c.inclusion.warning}`);
+    if (h?.recovered !== undefined) say(`NOTICE: ${h.detail}`);
   }
   return out;
 }
@@ -139,7 +146,9 @@ export function checksJson(c: PostChecks): Record<string, unknown> {
       checkpoint: c.inclusion.checkpoint ?? null,
       development: c.inclusion.development ?? null,
       warning: c.inclusion.warning ?? null,
-      history: c.inclusion.history ? { ok: c.inclusion.history.ok, changed: c.inclusion.history.changed, detail: c.inclusion.history.detail } : null,
+      history: c.inclusion.history
+        ? { ok: c.inclusion.history.ok, changed: c.inclusion.history.changed, detail: c.inclusion.history.detail, recovered: c.inclusion.history.recovered ?? null }
+        : null,
     },
   };
 }

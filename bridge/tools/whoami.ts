@@ -3,11 +3,14 @@
  * `GET /v1/me` — own peer id, token expiry, mailbox position, waiting counts, memberships
  * (paged), service epoch — plus what this bridge keeps: the KEY's name, the relay, the run id,
  * the saved mailbox cursor, and whether `service_epoch` changed since it was last seen
- * (spec "Versioning" 6).
+ * (spec "Versioning" 6). A new epoch runs the re-check of bridge/epoch.ts here, and every
+ * followed SPACE a restore closed is listed with its continuation, in every answer.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { BridgeDeps } from '../deps.js';
+import { closureLines, recheckAfterEpochChange } from '../epoch.js';
+import type { Verifier } from '../verify.js';
 import { fields } from '../render.js';
 import { answer, guarded } from './answer.js';
 
@@ -39,6 +42,8 @@ export interface MeExtra {
   readonly runId: string | undefined;
   readonly mailboxAfter: string | undefined;
   readonly epochChanged: string | undefined;
+  /** The epoch re-check's lines and the closed SPACES this bridge keeps (bridge/epoch.ts). */
+  readonly notices?: readonly string[];
   /** Served by the relay's connector: no key held, no token renewed. */
   readonly atRelay?: boolean;
 }
@@ -61,7 +66,9 @@ export function renderMe(me: Record<string, unknown>, extra: MeExtra): string {
       ['run_id', extra.runId === undefined ? 'none attached by the connector (give run_id on svc_post)' : `${extra.runId} (attached to your posts this run)`],
     ]),
   ];
-  if (extra.epochChanged !== undefined) {
+  if (extra.notices !== undefined && extra.notices.length > 0) {
+    lines.push(...extra.notices);
+  } else if (extra.epochChanged !== undefined) {
     lines.push(
       `NOTICE: service_epoch changed (was ${extra.epochChanged}): the relay was restored and may have lost positions. Re-check head_seq and status of each SPACE you hold a cursor for before continuing.`,
     );
@@ -82,7 +89,7 @@ export function renderMe(me: Record<string, unknown>, extra: MeExtra): string {
   return lines.join('\n');
 }
 
-export function registerWhoami(server: McpServer, deps: BridgeDeps): void {
+export function registerWhoami(server: McpServer, deps: BridgeDeps, verifier: Verifier): void {
   server.registerTool(
     'svc_whoami',
     {
@@ -103,8 +110,11 @@ export function registerWhoami(server: McpServer, deps: BridgeDeps): void {
           const note = deps.cache.noteServiceEpoch(relay, meObj.service_epoch, deps.now());
           if (note.changed) epochChanged = note.previous;
         }
+        const recheck = typeof meObj.service_epoch === 'string' ? await recheckAfterEpochChange(deps, verifier, { seen: meObj.service_epoch }) : [];
+        const closed = closureLines(deps);
+        const notices = [...recheck, ...closed];
         const mailboxAfter = deps.cache.cursor(relay, { kind: 'mailbox' });
-        const text = renderMe(meObj, { keyName: deps.identity.keyName, relay, runId: deps.runId, mailboxAfter, epochChanged, atRelay: deps.served === 'relay' });
+        const text = renderMe(meObj, { keyName: deps.identity.keyName, relay, runId: deps.runId, mailboxAfter, epochChanged, notices, atRelay: deps.served === 'relay' });
         return answer(text, {
           ...meObj,
           bridge: {
@@ -113,6 +123,8 @@ export function registerWhoami(server: McpServer, deps: BridgeDeps): void {
             run_id: deps.runId ?? null,
             mailbox_after: mailboxAfter ?? null,
             service_epoch_changed_from: epochChanged ?? null,
+            notices: recheck,
+            closed_spaces: deps.cache.closedSpaces(relay).map((c) => ({ space: c.space, replaced_by: c.replacedBy ?? null, recovery_id: c.recoveryId ?? null })),
           },
         });
       }),

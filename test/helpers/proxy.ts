@@ -19,8 +19,11 @@ export interface ProxiedAnswer {
   readonly body: string;
 }
 
-/** A new body, `'drop'` to cut the connection after the relay answered, or undefined to pass. */
-export type Rewrite = (a: ProxiedAnswer) => string | 'drop' | undefined;
+/**
+ * A new body, a new status with its body (a refusal the relay would send in another state),
+ * `'drop'` to cut the connection after the relay answered, or undefined to pass.
+ */
+export type Rewrite = (a: ProxiedAnswer) => string | { status: number; body: string } | 'drop' | undefined;
 
 export interface RunningProxy {
   readonly url: string;
@@ -87,8 +90,9 @@ export async function startProxy(): Promise<RunningProxy> {
       for (const [k, v] of Object.entries(upstream.headers)) {
         if (!['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive'].includes(k)) out[k] = v;
       }
-      res.writeHead(upstream.status, out);
-      res.end(changed ?? upstream.text);
+      const replaced = typeof changed === 'object' ? changed : undefined;
+      res.writeHead(replaced?.status ?? upstream.status, out);
+      res.end(replaced?.body ?? (typeof changed === 'string' ? changed : upstream.text));
     })().catch((e: unknown) => {
       if (res.headersSent || res.destroyed) return;
       res.writeHead(502, { 'content-type': 'text/plain' });
