@@ -24,7 +24,7 @@ import { registerMetrics } from './metrics/expose.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import { newUuid } from './ids.js';
 import { createTokenEvents } from './token-events.js';
-import { createServiceMode } from './service-mode.js';
+import { createServiceMode, READ_ONLY_RETRY_SECONDS } from './service-mode.js';
 import './http/fastify-types.js';
 import { serviceRoutes } from './routes/service.js';
 import { recoveryRoutes } from './routes/recovery.js';
@@ -153,7 +153,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     const limit = config.limit ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
     // A restore is running on this database: reads are served, writes wait (spec 3-errors).
     if (write && serviceMode.readOnly() !== undefined) {
-      throw new SvcError('SERVICE_READ_ONLY', 'a restore is in progress; reads work; retry the write when it is done');
+      throw new SvcError('SERVICE_READ_ONLY', 'a restore is in progress; reads work; retry the write when it is done', READ_ONLY_RETRY_SECONDS);
     }
     applyRouteLimit(ctx.limiter, limit, req, reply, req.identity?.peerId);
   });

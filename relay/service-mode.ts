@@ -13,6 +13,8 @@ import type { ServiceStateStore } from './store/service-state.js';
 /** The service_state key the restore sets while it runs; its value says which restore. */
 export const READ_ONLY_KEY = 'read_only';
 export const EPOCH_KEY = 'service_epoch';
+/** What a write refused while a restore runs is told to wait (Retry-After): a restore's last steps take seconds. */
+export const READ_ONLY_RETRY_SECONDS = 30;
 /** Where the restored relay keeps appending its checkpoint log (absolute path). */
 export const CHECKPOINT_LOG_KEY = 'checkpoint_log';
 

@@ -68,6 +68,8 @@ describe('a relay serving on a directory while a restore runs', () => {
     expect(write.status).toBe(503);
     expect(codeOf(write)).toBe('SERVICE_READ_ONLY');
     expect(write.body.error.fix).toMatch(/retry the write later/);
+    expect(write.body.error.retry_after).toBe(30);
+    expect(write.headers.get('retry-after')).toBe('30');
     expect((await call(at, 'GET', '/v1/me', { token: owner.token })).body.service_epoch).toBe(epoch);
 
     rmSync(pause);
