@@ -16,94 +16,22 @@
  * Input here is attacker-controlled by design; the world it is sent into (a SPACE with a member,
  * a post, a link, a waiting request and a hand-over offer, and a sealed SPACE) is built over HTTP.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOGUE, type ErrorCode } from '../shared/errors.js';
-import { toHex } from '../shared/encoding.js';
-import { mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
-import { call, createSpace, freshName, type Answer } from './helpers/spaces.js';
-import { grant, makeLink } from './helpers/invites.js';
+import { startRelay, type RunningRelay } from './helpers/relay.js';
+import { call, type Answer } from './helpers/spaces.js';
 import { stateProbe } from './helpers/state.js';
-import {
-  commitmentOfGeneration,
-  createSealedSpace,
-  encryptionKeyBody,
-  keeperListBody,
-  lockFor,
-  nextGeneration,
-  publishKey,
-  sealedKey,
-  stampBody,
-  type SealedKey,
-  type SealedSpace,
-} from './helpers/sealed.js';
-
-interface Operation {
-  name: string;
-  method: string;
-  path: string;
-  auth: string;
-}
-
-interface World {
-  owner: SealedKey;
-  writer: MintedToken;
-  space: string;
-  sealed: SealedSpace;
-  postId: string;
-  inviteId: string;
-  inviteCode: string;
-  requestId: string;
-  offerId: string;
-  tokenId: string;
-}
+import { buildWorld, pathOf as worldPath, sampleBody as worldSample, type Operation, type World } from './helpers/fuzz/world.js';
 
 let relay: RunningRelay;
 let operations: Operation[];
 let world: World;
-/** Private post content of another KEY: no answer to the caller may ever carry it. */
-const SECRET = `secret-${toHex(randomBytes(12))}`;
 
 beforeAll(async () => {
   relay = await startRelay();
   const index = await call(relay, 'GET', '/', { headers: { accept: 'application/json' } });
   operations = index.body.operations;
-
-  const owner = await sealedKey(relay);
-  expect((await publishKey(relay, owner)).status).toBe(200);
-  const writer = await mintToken(relay.url);
-  const asker = await mintToken(relay.url);
-  const space = freshName('fuzz');
-  await createSpace(relay, owner.token, { name: space, join_policy: 'request' });
-  await grant(relay, owner, space, writer.peerId, 'writer');
-  const post = await call(relay, 'POST', `/v1/spaces/${space}/posts`, { token: owner.token, body: { kind: 'obs', body: 'a post' } });
-  const link = await makeLink(relay, owner, space, { role: 'reader' });
-  const ask = await call(relay, 'POST', `/v1/spaces/${space}/join`, { token: asker.token, body: { message: 'hello' } });
-  const offer = await call(relay, 'POST', `/v1/spaces/${space}/hand-over`, { token: writer.token, body: { to: owner.peerId } });
-  const sealed = await createSealedSpace(relay, owner);
-  nextGeneration(sealed);
-  const tokens = await call(relay, 'GET', '/v1/tokens', { token: owner.token });
-  world = {
-    owner,
-    writer,
-    space,
-    sealed,
-    postId: post.body.post_id,
-    inviteId: link.invite_id,
-    inviteCode: link.code,
-    requestId: ask.body.request_id,
-    offerId: offer.body.offer_id,
-    tokenId: tokens.body.items[0].id,
-  };
-  // Another KEY's private SPACE and a post whose private part carries the secret.
-  const other = await mintToken(relay.url);
-  const hidden = freshName('other');
-  await createSpace(relay, other.token, { name: hidden });
-  const secretPost = await call(relay, 'POST', `/v1/spaces/${hidden}/posts`, {
-    token: other.token,
-    body: { kind: 'obs', body: SECRET, data: { x_secret: SECRET } },
-  });
-  expect(secretPost.status).toBe(201);
+  world = await buildWorld(relay);
 });
 afterAll(async () => {
   await relay.close();
@@ -111,99 +39,12 @@ afterAll(async () => {
 
 // ---- what each operation is sent ---------------------------------------------------------------
 
-/** The address of an operation with its parameters filled from the world. */
 function pathOf(op: Operation, over: Partial<Record<string, string>> = {}): string {
-  const w = world;
-  const ids: Record<string, string> = {
-    'tokens.revoke_one': w.tokenId,
-    'posts.hide': w.postId,
-    'posts.unhide': w.postId,
-    'posts.get': w.postId,
-    'invites.revoke': w.inviteId,
-    'invites.remove': w.inviteId,
-    'requests.approve': w.requestId,
-    'requests.decline': w.requestId,
-    'requests.withdraw': w.requestId,
-    'hand_over.accept': w.offerId,
-    'hand_over.decline': w.offerId,
-    'categories.get': 'general',
-  };
-  const values: Record<string, string> = {
-    name: op.path.includes('/sealed') ? w.sealed.name : w.space,
-    peer: w.writer.peerId,
-    id: ids[op.name] ?? randomUUID(),
-    seq: '1',
-    generation: '2',
-    ...over,
-  };
-  return op.path.replace(/\{([a-z_]+)\}/g, (_m, p: string) => values[p]!);
+  return worldPath(world, op, over);
 }
 
-/** A well-formed body for each operation that reads one (the fields its schema knows). */
 function sampleBody(op: Operation): Record<string, unknown> | undefined {
-  const w = world;
-  const hex32 = toHex(randomBytes(32));
-  const s = w.sealed;
-  switch (op.name) {
-    case 'keys.challenge':
-      return { public_key: hex32 };
-    case 'keys.verify':
-      return { public_key: hex32, challenge: toHex(randomBytes(56)), signature: toHex(randomBytes(64)), label: 'fuzz', ttl_seconds: 3600, invite: w.inviteCode };
-    case 'me.encryption_key':
-      return encryptionKeyBody(w.owner);
-    case 'spaces.create':
-      return {
-        name: freshName('fz'),
-        title: 'T',
-        description: 'D',
-        categories: ['general'],
-        join_policy: 'request',
-        visibility: 'private',
-        oracle: false,
-        signed_only: false,
-        task_confirmations: 1,
-        task_confirmers: 'members',
-        task_claim_hours: 4,
-      };
-    case 'spaces.update':
-      return { title: 'T', description: 'D', join_policy: 'request', signed_only: false, task_confirmations: 1, task_confirmers: 'members', task_claim_hours: 4 };
-    case 'members.set':
-      return { role: 'reader', tags: ['x'] };
-    case 'posts.append':
-      return {
-        kind: 'obs',
-        title: 't',
-        body: 'b',
-        to: [w.writer.peerId],
-        reply_to: w.postId,
-        fingerprints: [{ scheme: 'git.commit', value: 'deadbeef' }],
-        idempotency_key: `k-${randomUUID()}`,
-        data: { x_note: 'n' },
-        run_id: randomUUID(),
-      };
-    case 'invites.create':
-      return { role: 'reader', tags: ['x'], max_uses: 3, expires_in_seconds: 3600, label: 'l' };
-    case 'invites.look':
-      return { link: w.inviteCode };
-    case 'join':
-      return { code: w.inviteCode, message: 'm' };
-    case 'join.link':
-      return { code: w.inviteCode, name: w.space };
-    case 'requests.approve':
-      return { role: 'reader', tags: ['x'] };
-    case 'hand_over.create':
-      return { to: w.owner.peerId, label: 'l', expires_in_seconds: 3600 };
-    case 'sealed.keepers':
-      return keeperListBody(s, w.owner, { revision: 1 });
-    case 'sealed.stamp':
-      return stampBody(w.owner, w.owner.peerId);
-    case 'sealed.locks':
-      return { generation: 1, commitment: commitmentOfGeneration(s, 1), locks: { [w.owner.peerId]: lockFor(s, 1, w.owner, w.owner) } };
-    case 'sealed.stage':
-      return { generation: 3, commitment: hex32, back: toHex(randomBytes(48)) };
-    default:
-      return undefined;
-  }
+  return worldSample(world, op);
 }
 
 /** A value no field accepts in place of `v`: an object for a scalar, a string for a list, a list for an object. */
@@ -302,7 +143,7 @@ function problemWith(op: Operation, c: Case, r: Answer): string | undefined {
   if (!passkeys && (r.status < 400 || r.status > 499)) return `HTTP ${r.status} ${code}`;
   if (r.status !== CATALOGUE[code].status && !(code === 'INVALID_REQUEST' && r.status === 404)) return `HTTP ${r.status} for ${code}`;
   if (e.request_id !== r.headers.get('x-request-id')) return 'request_id differs from X-Request-Id';
-  if (r.text.includes(SECRET)) return "another KEY's private content in the answer";
+  if (r.text.includes(world.secret)) return "another KEY's private content in the answer";
   if (c.wrongField !== undefined) {
     const detail = typeof e.detail === 'string' ? e.detail : '';
     if (!detail.includes(c.wrongField)) return `the detail does not name ${c.wrongField}: ${detail}`;
