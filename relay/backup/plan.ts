@@ -90,9 +90,12 @@ export function planRestore(
       }
     }
     // Imports: follow the chain from the newest stored checkpoint, within what survived.
+    const byPrevious = new Map<string | null, ReadCheckpoint[]>();
+    for (const c of checkpoints) byPrevious.set(c.fields.previous_checkpoint_id, [...(byPrevious.get(c.fields.previous_checkpoint_id) ?? []), c]);
     let at = view.latest(rowId, stream);
     for (;;) {
-      const next = checkpoints.find((c) => nextOf(c.fields, at) && Number(c.fields.last) <= head);
+      const candidates = byPrevious.get(at === undefined ? null : at.id) ?? [];
+      const next = candidates.find((c) => nextOf(c.fields, at) && Number(c.fields.last) <= head);
       if (next === undefined) break;
       plan.imports.push({ spaceRowId: rowId, checkpoint: next });
       at = { last: Number(next.fields.last), id: toHex(next.id) };
