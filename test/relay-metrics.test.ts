@@ -88,12 +88,14 @@ describe('what the metrics count', () => {
   it('appends, the works of each group commit and its time, and the positions no checkpoint covers yet', async () => {
     const space = newSpace(relay, owner);
     const before = await scrape(relay);
-    const appended = sample(before, 'svc_relay_appends_total', { outcome: 'appended' }) ?? 0;
+    const accepted = sample(before, 'svc_relay_appends_total', { outcome: 'accepted' }) ?? 0;
+    const stored = sample(before, 'svc_relay_posts_stored') ?? 0;
     const works = sample(before, 'svc_relay_commit_batch_works_sum') ?? 0;
     const lag = sample(before, 'svc_relay_checkpoint_lag_positions', { stream: 'posts' }) ?? 0;
     for (let i = 0; i < 3; i++) await post(relay, owner, space, { kind: 'obs', body: `note ${i}` });
     const after = await scrape(relay);
-    expect(sample(after, 'svc_relay_appends_total', { outcome: 'appended' })).toBe(appended + 3);
+    expect(sample(after, 'svc_relay_appends_total', { outcome: 'accepted' })).toBe(accepted + 3);
+    expect(sample(after, 'svc_relay_posts_stored')).toBe(stored + 3);
     expect(sample(after, 'svc_relay_commit_batch_works_sum')).toBeGreaterThanOrEqual(works + 3);
     expect(sample(after, 'svc_relay_commit_fsync_seconds_count')).toBeGreaterThanOrEqual(1);
     expect(sample(after, 'svc_relay_commit_transaction_seconds_sum')).toBeGreaterThan(0);
@@ -112,7 +114,7 @@ describe('what the metrics count', () => {
     await post(relay, owner, space, { kind: 'obs', body: 'indexed at once' });
     const watermark = putSeekIndexBehind(relay.store);
     const backlog = sample(await scrape(relay), 'svc_relay_seek_backlog_posts');
-    expect(backlog).toBe(relay.store.db.prepare('SELECT COUNT(*) AS n FROM posts WHERE id > ?').get(watermark)!.n);
+    expect(backlog).toBe((relay.store.db.prepare('SELECT COUNT(*) AS n FROM posts WHERE id > ?').get(watermark) as { n: number }).n);
     expect(backlog).toBeGreaterThanOrEqual(1);
   });
 

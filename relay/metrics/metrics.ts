@@ -3,7 +3,7 @@
  *
  * - requests by route (the route's pattern, never the address asked for, so the series stay
  *   few and no name, code or id lands in them), method and status, and latency per route;
- * - appends (posts.append answered: a new post, a replay, or a refusal);
+ * - appends (posts.append accepted or refused) and posts stored;
  * - group commits (relay/posts/commit-queue.ts): works per commit, the write transaction's
  *   time and its COMMIT's, where synchronous=FULL waits for the fsync;
  * - read when scraped: checkpoint lag per stream (positions not yet covered, age of the
@@ -84,11 +84,19 @@ export function createRelayMetrics(sources: MetricsSources): RelayMetrics {
   });
   const appends = new Counter({
     name: `${PREFIX}appends_total`,
-    help: 'posts.append answered: appended (201), replayed (200, an idempotency key seen before), refused.',
+    help: 'posts.append answered: accepted (201, a replay of an idempotency key included) or refused.',
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
-  const appendOutcomes = { appended: appends.labels('appended'), replayed: appends.labels('replayed'), refused: appends.labels('refused') };
+  const appendOutcomes = { accepted: appends.labels('accepted'), refused: appends.labels('refused') };
+  new Gauge({
+    name: `${PREFIX}posts_stored`,
+    help: 'Posts stored, all SPACES together (posts are never deleted: its rate is the rate of new posts, replays left out).',
+    registers: [registry],
+    collect() {
+      this.set(sources.gauges.postsStored());
+    },
+  });
 
   const batchSize = new Histogram({
     name: `${PREFIX}commit_batch_works`,
@@ -243,7 +251,7 @@ export function createRelayMetrics(sources: MetricsSources): RelayMetrics {
       count.inc();
       series.seconds.observe(reply.elapsedTime / 1000);
       if (config.operation === 'posts.append') {
-        (status === 201 ? appendOutcomes.appended : status === 200 ? appendOutcomes.replayed : appendOutcomes.refused).inc();
+        (status === 201 ? appendOutcomes.accepted : appendOutcomes.refused).inc();
       }
     },
     async render() {

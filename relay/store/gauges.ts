@@ -31,6 +31,8 @@ export interface StoreGauges {
   checkpointLag(): Record<Stream, StreamLag>;
   /** Posts stored above SEEK's watermark, not yet in its index. */
   seekBacklog(): number;
+  /** Posts stored (never deleted, so the highest row id). */
+  postsStored(): number;
   databaseSize(): DatabaseSize;
 }
 
@@ -63,6 +65,7 @@ export function createStoreGauges(db: Db): StoreGauges {
   const eventTime = db.prepare<[number, number], { t: number }>('SELECT at AS t FROM space_events WHERE space_row_id = ? AND revision = ?');
   const watermark = db.prepare<[], { indexed_upto: number }>('SELECT indexed_upto FROM seek_state WHERE id = 1');
   const above = db.prepare<[number], { n: number }>('SELECT COUNT(*) AS n FROM posts WHERE id > ?');
+  const lastPost = db.prepare<[], { n: number | null }>('SELECT MAX(id) AS n FROM posts');
   const pages = db.prepare<[], { bytes: number }>('SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()');
 
   function add(lag: StreamLag, head: number | null, covered: number | null, timeOf: () => number | undefined): void {
@@ -85,6 +88,9 @@ export function createStoreGauges(db: Db): StoreGauges {
     },
     seekBacklog() {
       return above.get(watermark.get()?.indexed_upto ?? 0)?.n ?? 0;
+    },
+    postsStored() {
+      return lastPost.get()?.n ?? 0;
     },
     databaseSize() {
       if (db.memory) return { database: pages.get()?.bytes ?? 0, wal: 0 };
