@@ -20,6 +20,7 @@ import { answerClientError, answerFrameworkError, PATH_PARAM_MAX, registerErrorH
 import { parseJsonBody } from './http/json-body.js';
 import { parseQuery, UNDECODABLE_QUERY, UNDECODABLE_QUERY_DETAIL } from './http/query.js';
 import { applyRouteLimit, createRateLimiter } from './http/rate-limit.js';
+import { loggerOptions } from './http/logging.js';
 import { registerMetrics } from './metrics/expose.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import { newUuid } from './ids.js';
@@ -79,7 +80,8 @@ export function contextOf(app: FastifyInstance): RelayContext {
 
 export function buildApp(deps: RelayDeps): FastifyInstance {
   const app = Fastify({
-    logger: false,
+    // Off unless the settings name a level (the relay's command line does): relay/http/logging.ts.
+    ...loggerOptions(deps.config.logLevel),
     bodyLimit: REQUEST_MAX_BYTES,
     // One decoding of the query, strict: what does not decode is refused in the onRequest hook.
     routerOptions: { maxParamLength: PATH_PARAM_MAX, querystringParser: parseQuery },
@@ -175,7 +177,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     }
   });
 
-  // What an operator watches: the metrics of every answered request.
+  // What an operator watches: the metrics of every answered request (its log line: loggerOptions).
   registerMetrics(app, ctx);
 
   // One plugin per section of the endpoint catalogue (spec/2-endpoints.md), explicitly.

@@ -1,0 +1,83 @@
+/**
+ * The relay's request log: Fastify's own logger (pino), JSON lines on stdout, one line per
+ * answered request with its method, route pattern, operation, status, time and request id (the
+ * `request_id` of every line a request logs, equal to its X-Request-Id).
+ *
+ * What never reaches the log: the address as asked for (a route's pattern stands in for it, so
+ * no name, id, query string or code in a path or query is written: /oauth/authorize carries the
+ * PKCE challenge and state, the approval page its request), bodies (tokens, invite and hand-over
+ * codes, passkey assertions, client secrets, authorization codes, sealed bytes), and headers.
+ * Fastify's own lines that name a request (a client error, a reply sent twice) go through the
+ * `req` serializer below, which keeps the method and the path without its query, and pino's
+ * redaction removes the Authorization and Cookie headers from anything that still carries them.
+ */
+import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { LogLevel } from '../config.js';
+
+/** Headers no line may show, wherever a logged object holds them. */
+const REDACTED = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'headers.cookie',
+  'res.headers["set-cookie"]',
+];
+
+/** A request's address without its query string: what Fastify's own lines may show of it. */
+export function pathOnly(url: string | undefined): string {
+  if (url === undefined) return '';
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/**
+ * Fastify's `logger` and `logController` options for a level: the logger off when the level
+ * is undefined (tests, in-process apps).
+ */
+export function loggerOptions(level: LogLevel | undefined): Pick<FastifyServerOptions, 'logger' | 'logController'> {
+  if (level === undefined) return { logger: false };
+  return {
+    logController: new RequestLog(),
+    logger: {
+      level,
+      redact: { paths: REDACTED, censor: '[redacted]' },
+      serializers: {
+        req: (req: { method?: string; url?: string }) => ({ method: req.method, path: pathOnly(req.url) }),
+        res: (res: { statusCode?: number }) => ({ status: res.statusCode }),
+      },
+    },
+  };
+}
+
+/**
+ * Fastify's log lines about a request's life, as the relay writes them: one line when the
+ * answer is sent (`requestCompleted`, at error level with the error when the response failed)
+ * and nothing on arrival; the other lines Fastify keeps show no address (its "not found" line
+ * would show the query string).
+ */
+export class RequestLog extends LogController {
+  constructor() {
+    super({ requestIdLogLabel: 'request_id' });
+  }
+
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, req: FastifyRequest, reply: FastifyReply): void {
+    const config = req.routeOptions.config as { url?: string; operation?: string };
+    const line = {
+      method: req.method,
+      route: req.is404 ? null : (config.url ?? null),
+      operation: config.operation ?? null,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 100) / 100,
+    };
+    if (error) req.log.error({ ...line, err: error }, 'request failed');
+    else req.log.info(line, 'request');
+  }
+
+  override routeNotFound(): void {}
+
+  override defaultErrorLog(error: Error, req: FastifyRequest, reply: FastifyReply): void {
+    if (reply.statusCode >= 500) req.log.error({ err: error, status: reply.statusCode }, error.message);
+  }
+}
