@@ -32,7 +32,7 @@ export const MONITORING_HELP = `  --log-level LEVEL one JSON line per request on
                     /healthz answers 503 when the disk of the database or of the checkpoint log
                     has less free: bytes (2GiB, 500MB, 1073741824) or a share (5%); 0 turns it
                     off (default 1GiB, or 5% of the disk when that is smaller; env SVC_MIN_FREE_DISK)
-  --metrics-port P  serve Prometheus metrics at http://HOST:P/metrics on a listener of their own
+  --metrics-port P  serve Prometheus metrics at /metrics on a listener of their own on port P
                     (env SVC_METRICS_PORT); no metrics are kept without this or the token file
   --metrics-host H  the metrics listener's interface (default ${DEFAULT_METRICS_HOST}; env SVC_METRICS_HOST)
   --metrics-token-file FILE

@@ -80,7 +80,12 @@ describe('what the metrics count', () => {
     const after = await scrape(relay);
     expect(sample(after, 'svc_relay_http_requests_total', { ...route, status: '200' })).toBe(ok + 1);
     expect(sample(after, 'svc_relay_http_requests_total', { ...route, status: '400' })).toBeGreaterThanOrEqual(1);
-    expect(sample(after, 'svc_relay_http_request_duration_seconds_count', route)).toBeGreaterThanOrEqual(ok + 2);
+    const count = sample(after, 'svc_relay_http_request_duration_seconds_count', route)!;
+    expect(count).toBeGreaterThanOrEqual(ok + 2);
+    // Buckets count every answer at or below their bound: they only rise, up to the count at +Inf.
+    const buckets = ['0.0005', '0.001', '0.01', '0.1', '1', '30', '+Inf'].map((le) => sample(after, 'svc_relay_http_request_duration_seconds_bucket', { ...route, le })!);
+    expect(buckets).toEqual([...buckets].sort((a, b) => a - b));
+    expect(buckets.at(-1)).toBe(count);
     expect(after).not.toContain(space.name);
     expect(after).not.toContain('after=x');
   });

@@ -13,9 +13,9 @@
  * - the process: CPU, memory, heap, event-loop delay, handles, file descriptors (prom-client's
  *   default collectors).
  *
- * The request path touches only counters kept in place: each route's series for a method and
- * status are made on first use and kept, so an answered request costs two map look-ups, one
- * increment and one histogram observation, and allocates no label object.
+ * The request path touches only numbers kept in place (route-series.ts): an answered request
+ * costs two map look-ups and a few increments, and allocates nothing; the series are built
+ * when scraped.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -24,11 +24,10 @@ import type { RateLimiter, RefusalClass } from '../http/rate-limit.js';
 import type { CommitQueue } from '../posts/commit-queue.js';
 import type { Notifier } from '../posts/notify.js';
 import type { StoreGauges } from '../store/gauges.js';
+import { registerRouteMetrics, RouteSeries } from './route-series.js';
 
 const PREFIX = 'svc_relay_';
 
-/** Seconds: from a cached document (well under a millisecond) to a long poll held 25 s. */
-const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /** Seconds of a write transaction or its COMMIT (an fsync is about a millisecond). */
 const COMMIT_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 /** Works per commit, up to COMMIT_BATCH_MAX (64). */
@@ -37,15 +36,7 @@ const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64];
 /** The route label of a request no route matched. */
 const UNMATCHED = '(unmatched)';
 
-type Inc = { inc(): void };
 type RouteConfig = { url?: string; operation?: string };
-type Observe = { observe(value: number): void };
-
-/** One route's series per method: the latency histogram and a counter per status. */
-interface MethodSeries {
-  seconds: Observe;
-  byStatus: Map<number, Inc>;
-}
 
 export interface MetricsSources {
   limiter: RateLimiter;
@@ -69,26 +60,20 @@ export function createRelayMetrics(sources: MetricsSources): RelayMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const requests = new Counter({
-    name: `${PREFIX}http_requests_total`,
-    help: 'Requests answered, by route pattern, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers: [registry],
-  });
-  const latency = new Histogram({
-    name: `${PREFIX}http_request_duration_seconds`,
-    help: 'Time from a request arriving to its answer sent, by route pattern and method (long polls included).',
-    labelNames: ['route', 'method'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
-  const appends = new Counter({
+  const allSeries: RouteSeries[] = [];
+  registerRouteMetrics(registry, PREFIX, allSeries);
+  const appends = { accepted: 0, refused: 0 };
+  new Counter({
     name: `${PREFIX}appends_total`,
     help: 'posts.append answered: accepted (201, a replay of an idempotency key included) or refused.',
     labelNames: ['outcome'] as const,
     registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ outcome: 'accepted' }, appends.accepted);
+      this.inc({ outcome: 'refused' }, appends.refused);
+    },
   });
-  const appendOutcomes = { accepted: appends.labels('accepted'), refused: appends.labels('refused') };
   new Gauge({
     name: `${PREFIX}posts_stored`,
     help: 'Posts stored, all SPACES together (posts are never deleted: its rate is the rate of new posts, replays left out).',
@@ -215,13 +200,11 @@ export function createRelayMetrics(sources: MetricsSources): RelayMetrics {
     },
   });
 
-  const routes = new WeakMap<object, Map<string, MethodSeries>>();
-  let unmatched: Map<string, MethodSeries> | undefined;
+  /** Series per route config object (the same for every request of a route), then per method. */
+  const routes = new WeakMap<object, Map<string, RouteSeries>>();
+  let unmatched: Map<string, RouteSeries> | undefined;
 
-  /** The route's pattern as Fastify registered it (config.url), the label of its series. */
-  const routeOf = (req: FastifyRequest, config: RouteConfig): string => (req.is404 ? UNMATCHED : (config.url ?? UNMATCHED));
-
-  function seriesOf(req: FastifyRequest, config: RouteConfig): MethodSeries {
+  function seriesOf(req: FastifyRequest, config: RouteConfig): RouteSeries {
     let byMethod = req.is404 ? unmatched : routes.get(config);
     if (byMethod === undefined) {
       byMethod = new Map();
@@ -230,8 +213,10 @@ export function createRelayMetrics(sources: MetricsSources): RelayMetrics {
     }
     let series = byMethod.get(req.method);
     if (series === undefined) {
-      series = { seconds: latency.labels(routeOf(req, config), req.method), byStatus: new Map() };
+      // The route's pattern as Fastify registered it (config.url), never the address asked for.
+      series = new RouteSeries(req.is404 ? UNMATCHED : (config.url ?? UNMATCHED), req.method);
       byMethod.set(req.method, series);
+      allSeries.push(series);
     }
     return series;
   }
@@ -241,17 +226,11 @@ export function createRelayMetrics(sources: MetricsSources): RelayMetrics {
     answered(req, reply) {
       // The route's own config object: the same one for every request of the route.
       const config = req.routeOptions.config as RouteConfig;
-      const series = seriesOf(req, config);
       const status = reply.statusCode;
-      let count = series.byStatus.get(status);
-      if (count === undefined) {
-        count = requests.labels(routeOf(req, config), req.method, String(status));
-        series.byStatus.set(status, count);
-      }
-      count.inc();
-      series.seconds.observe(reply.elapsedTime / 1000);
+      seriesOf(req, config).answered(status, reply.elapsedTime / 1000);
       if (config.operation === 'posts.append') {
-        (status === 201 ? appendOutcomes.accepted : appendOutcomes.refused).inc();
+        if (status === 201) appends.accepted++;
+        else appends.refused++;
       }
     },
     async render() {
