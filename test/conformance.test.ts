@@ -124,10 +124,9 @@ describe("the relay's connector at /mcp", () => {
     expect(await failures(keyed.url, APPLICABLE.filter(hostChecked))).toEqual([]);
   });
 
-  // A known finding, kept as an expected failure so it is seen when it is fixed: a relay on a
-  // loopback address answers /mcp whatever Host and Origin a request names, so a web page that
-  // rebinds its own name to 127.0.0.1 reaches it (the suite wants 4xx for a foreign Host).
-  it.fails('refuses a request naming a foreign Host or Origin (dns-rebinding-protection)', async () => {
+  // A relay on a loopback address refuses a foreign Host and Origin (relay/connector/origin.ts),
+  // so a web page that rebinds its own name to 127.0.0.1 does not reach it.
+  it('refuses a request naming a foreign Host or Origin (dns-rebinding-protection)', async () => {
     expect(await failures(`${relay.url}/mcp`, ['dns-rebinding-protection'])).toEqual([]);
   });
 

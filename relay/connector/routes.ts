@@ -15,6 +15,9 @@
  *   `error="insufficient_scope", scope="read write"` (RFC 6750 §3.1), the answer replaced whole,
  *   since nothing was written.
  *
+ * A browser page of a foreign origin, or a rebound DNS name at a loopback relay, is answered
+ * 403 before anything else (origin.ts).
+ *
  * The body reaches the SDK as the bytes sent (this plugin's own content-type parser, so a
  * malformed body is the SDK's JSON-RPC parse error, not the relay's envelope), bounded by the
  * relay's request limit (TOO_LARGE, 413). The routes take no rate limit of their own: every
@@ -24,13 +27,14 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SvcError } from '../../shared/errors.js';
+import { errorEnvelope, SvcError } from '../../shared/errors.js';
 import { REQUEST_MAX_BYTES } from '../../shared/limits.js';
 import { packageVersion } from '../../launch/package-version.js';
 import type { RelayContext } from '../context.js';
 import { createKeyCaches } from './caches.js';
 import { CONNECT_METADATA_PATH, CONNECT_PATH, MCP_PATH } from './paths.js';
 import { callerOf, connectRefusal, type Caller } from './caller.js';
+import { foreignRequest } from './origin.js';
 import { CONNECTOR_NAME, createConnectorServer, type ConnectorBase, type ConnectorHooks } from './server.js';
 import { liveUpdates, type LiveUpdates } from './live/index.js';
 
@@ -118,6 +122,12 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
   // The SDK reads the body itself: bytes, whatever the media type (it answers 415 and parse errors).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  // 403 with the envelope (no catalogue code is 403 for this: INVALID_REQUEST names the header).
+  app.addHook('onRequest', async (req, reply) => {
+    const foreign = foreignRequest(req, ctx);
+    if (foreign !== undefined) return reply.code(403).type('application/json; charset=utf-8').send(errorEnvelope('INVALID_REQUEST', String(req.id), foreign));
+  });
 
   const config = { auth: 'none' as const, limit: 'none' as const };
   app.route({
