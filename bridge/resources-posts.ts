@@ -19,6 +19,7 @@
  * naming no SPACE, post or category is "resource not found" (bridge/resources-errors.ts).
  */
 import { ProtocolError, ProtocolErrorCode, ResourceTemplate, type McpServer, type ReadResourceResult, type Variables } from '@modelcontextprotocol/server';
+import { isRelayRefusal } from './errors.js';
 import type { Posting } from './posting.js';
 import { fields, peerFence } from './render.js';
 import { readFailure } from './resources-errors.js';
@@ -145,7 +146,8 @@ export function registerPostResources(server: McpServer, posting: Posting): void
           const me = objectBody((await deps.api.request({ path: '/v1/me' })).body, 'me');
           memberships = isObject(me.memberships) ? items(me.memberships.items) : [];
         } catch (e) {
-          deps.log(`resources/list: could not read your memberships (${(e as Error).message})`);
+          // No token is how an anonymous caller of the relay's /mcp lists: nothing to report.
+          if (!isRelayRefusal(e, 'TOKEN_MISSING')) deps.log(`resources/list: could not read your memberships (${(e as Error).message})`);
         }
         return {
           resources: memberships

@@ -20,6 +20,7 @@ import { answerClientError, answerFrameworkError, PATH_PARAM_MAX, registerErrorH
 import { parseJsonBody } from './http/json-body.js';
 import { parseQuery, UNDECODABLE_QUERY, UNDECODABLE_QUERY_DETAIL } from './http/query.js';
 import { applyRouteLimit, createRateLimiter } from './http/rate-limit.js';
+import { endQuietConnectionsOnClose } from './http/connections.js';
 import { loggerOptions } from './http/logging.js';
 import { registerMetrics } from './metrics/expose.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
@@ -217,6 +218,8 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(tasksRoutes, ctx);
   // The MCP connector: the bridge's tool layer over Streamable HTTP at /mcp and /mcp/connect.
   app.register(connectorRoutes, { ctx });
+  // Stopping ends connections with no request on them at once (relay/http/connections.ts).
+  endQuietConnectionsOnClose(app);
 
   // Background jobs: checkpoints signed per SPACE and stream, the SEEK index kept up, messages
   // past their sender's retention deleted.
