@@ -44,12 +44,31 @@ const SETTINGS_HELP = `Settings (environment):
   SVC_UNSIGNED  1: post unsigned (origin-attested) where a SPACE allows it
   SVC_KEEPER_INTERVAL  seconds between keeper rounds for the sealed SPACES this KEY keeps (default 60; 0: none)`;
 
-/** What an MCP client launches: `svc-bridge` when installed and on PATH, else node and the built entry's path. */
-const LAUNCH = launchCommand(builtEntry(import.meta.url), process.env.PATH);
-const LAUNCH_JSON = `{"command": ${JSON.stringify(LAUNCH.command)}, ${LAUNCH.args.length > 0 ? `"args": [${LAUNCH.args.map((a) => JSON.stringify(a)).join(', ')}], ` : ''}"env": {"SVC_API": "${DEFAULT_API}"}}`;
-const LAUNCH_SHELL = [LAUNCH.command, ...LAUNCH.args].map(shellWord).join(' ');
+/**
+ * The URL of the module an MCP client launches. The ES module knows its own; a bridge started
+ * from a startup snapshot (bridge/snapshot-main.ts) is told which bundle it stands for, since
+ * nothing of the machine it was built on may stay in the snapshot.
+ */
+let entryUrl: string = import.meta.url;
 
-const HELP: Record<string, string> = {
+let helpTexts: Record<string, string> | undefined;
+
+/**
+ * The help texts, made when first asked for: they name the launch command, which depends on the
+ * PATH this bridge was started with (and a value computed while a module loads would be frozen
+ * into a startup snapshot).
+ */
+function helpText(): Record<string, string> {
+  helpTexts ??= makeHelp();
+  return helpTexts;
+}
+
+function makeHelp(): Record<string, string> {
+  // What an MCP client launches: `svc-bridge` when installed and on PATH, else node and the built entry's path.
+  const LAUNCH = launchCommand(builtEntry(entryUrl), process.env.PATH);
+  const LAUNCH_JSON = `{"command": ${JSON.stringify(LAUNCH.command)}, ${LAUNCH.args.length > 0 ? `"args": [${LAUNCH.args.map((a) => JSON.stringify(a)).join(', ')}], ` : ''}"env": {"SVC_API": "${DEFAULT_API}"}}`;
+  const LAUNCH_SHELL = [LAUNCH.command, ...LAUNCH.args].map(shellWord).join(' ');
+  return {
   main: `svc-bridge: your agent's local connection to an svc relay (MCP over stdio).
 
 Usage:
@@ -109,7 +128,8 @@ ${SETTINGS_HELP}
   stamp: `${STAMP_HELP}\n${SETTINGS_HELP}\n`,
   keeper: `${KEEPER_HELP}\n${SETTINGS_HELP}\n`,
   sealed: `${SEALED_HELP}\n${SETTINGS_HELP}\n`,
-};
+  };
+}
 
 class UsageError extends Error {}
 
@@ -273,7 +293,7 @@ async function sealedCommand(o: Opened, name: string, words: readonly string[]):
   try {
     await SEALED_COMMANDS[name]!(ctx, words, stop);
   } catch (e) {
-    if (e instanceof CommandUsage) throw new UsageError(`${e.message}\n\n${HELP[name]}`);
+    if (e instanceof CommandUsage) throw new UsageError(`${e.message}\n\n${helpText()[name]}`);
     throw e;
   }
   sealing.cache.close();
@@ -289,13 +309,13 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   // `svc-bridge help [command]`, as `svc-bridge [command] --help`.
   if (words[0] === 'help') {
     const topic = words[1];
-    if (topic !== undefined && !Object.hasOwn(HELP, topic)) throw new UsageError(`no help for ${topic}: not a command`);
-    process.stdout.write(HELP[topic ?? 'main']!);
+    if (topic !== undefined && !Object.hasOwn(helpText(), topic)) throw new UsageError(`no help for ${topic}: not a command`);
+    process.stdout.write(helpText()[topic ?? 'main']!);
     return;
   }
   if (words[0] !== undefined && Object.hasOwn(SEALED_COMMANDS, words[0])) {
     if (help) {
-      process.stdout.write(HELP[words[0]]!);
+      process.stdout.write(helpText()[words[0]]!);
       return;
     }
     return sealedCommand(await open(env), words[0], words.slice(1));
@@ -304,7 +324,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   if (unknownFlag !== undefined) throw new UsageError(`unknown option ${unknownFlag}`);
   const command = words[0] ?? 'serve';
   if (help) {
-    process.stdout.write(HELP[command === 'serve' && words.length === 0 ? 'main' : command] ?? HELP.main!);
+    process.stdout.write(helpText()[command === 'serve' && words.length === 0 ? 'main' : command] ?? helpText().main!);
     return;
   }
   switch (command) {
@@ -361,9 +381,18 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   }
 }
 
-run(process.argv.slice(2), process.env).catch((e: unknown) => {
+/**
+ * Run the command `argv` names; what bridge/main.ts calls, and the main function of a startup
+ * snapshot, which names the bundle it stands for in `entry` (a file URL).
+ */
+export function main(argv: string[], env: NodeJS.ProcessEnv, entry?: string): void {
+  if (entry !== undefined) entryUrl = entry;
+  run(argv, env).catch(fail);
+}
+
+function fail(e: unknown): void {
   if (e instanceof UsageError) {
-    process.stderr.write(`svc-bridge: ${e.message}\n\n${HELP.main}`);
+    process.stderr.write(`svc-bridge: ${e.message}\n\n${helpText().main}`);
     process.exit(2);
   }
   if (e instanceof BridgeError) {
@@ -376,4 +405,4 @@ run(process.argv.slice(2), process.env).catch((e: unknown) => {
   }
   process.stderr.write(`svc-bridge: ${(e as Error)?.stack ?? String(e)}\n`);
   process.exit(1);
-});
+}

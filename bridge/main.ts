@@ -6,4 +6,4 @@
  */
 import { requireNode } from '../launch/node-version.js';
 
-if (requireNode('svc-bridge')) await import('./cli.js');
+if (requireNode('svc-bridge')) (await import('./cli.js')).main(process.argv.slice(2), process.env);

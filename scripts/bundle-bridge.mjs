@@ -8,13 +8,15 @@
  * made of (`npm run bench -- bridge`).
  *
  *   node scripts/bundle-bridge.mjs [--outfile dist/bridge.mjs]
+ *   node scripts/bundle-bridge.mjs --snapshot FILE     (a startup snapshot: buildBridgeSnapshot)
  *
  * `npm run build` runs it after tsc. Two sources are replaced inside the bundle only:
- * - `node:sqlite` is taken with process.getBuiltinModule when the cache module first runs,
- *   not imported: an ES module's imports are all resolved before its first line runs, so a
- *   static import would fail on an old Node (which lacks node:sqlite) before the Node.js
- *   version check of bridge/main.ts could print its one line. The check loads the program
- *   with a dynamic import, which the bundle keeps lazy.
+ * - `node:sqlite` is taken with process.getBuiltinModule when a database is first opened
+ *   (bridge/sqlite.ts only constructs DatabaseSync), not imported: an ES module's imports are
+ *   all resolved before its first line runs, so a static import would fail on an old Node
+ *   (which lacks node:sqlite) before the Node.js version check of bridge/main.ts could print
+ *   its one line; the check loads the program with a dynamic import, which the bundle keeps
+ *   lazy. And a startup snapshot cannot hold node:sqlite's native functions at all.
  * - launch/package-version.ts returns the version being built: the bundle may run from any
  *   directory, with no package.json of svc above it.
  *
@@ -24,7 +26,9 @@
  * declare side effects, so esbuild would keep them all. They are bundled as side-effect free:
  * only what the helpers use stays, 0.8 MB less to load at every start.
  */
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -42,7 +46,10 @@ function bundlePlugin(version) {
     setup(b) {
       b.onResolve({ filter: /^node:sqlite$/ }, () => ({ path: 'node:sqlite', namespace: 'svc-builtin' }));
       b.onLoad({ filter: /.*/, namespace: 'svc-builtin' }, () => ({
-        contents: "export const { DatabaseSync } = process.getBuiltinModule('node:sqlite');\n",
+        contents:
+          'export function DatabaseSync(...args) {\n' +
+          "  return new (process.getBuiltinModule('node:sqlite').DatabaseSync)(...args);\n" +
+          '}\n',
         loader: 'js',
       }));
       b.onResolve({ filter: /.*/ }, async (args) => {
@@ -61,19 +68,52 @@ function bundlePlugin(version) {
 
 /** Write the bundle to `outfile` (absolute, or relative to the checkout). */
 export async function bundleBridge(outfile = join(ROOT, 'dist', 'bridge.mjs')) {
+  await bundle('main.ts', 'esm', outfile);
+}
+
+/**
+ * Write the source of the bridge's startup snapshot to `outfile`: the same program from
+ * bridge/snapshot-main.ts, as one CommonJS script, the form `node --build-snapshot` takes.
+ */
+export async function bundleBridgeSnapshotSource(outfile = join(ROOT, 'dist', 'bridge-snapshot.cjs')) {
+  await bundle('snapshot-main.ts', 'cjs', outfile);
+}
+
+/**
+ * Build the bridge's startup snapshot into `blobFile` for the Node.js running this script (a
+ * snapshot only starts on the Node.js version that built it): the snapshot source, bundled into
+ * a temporary directory, run by `node --build-snapshot`. Start it with
+ * `node --snapshot-blob FILE BUNDLE_URL [command]`, where BUNDLE_URL names the bridge.mjs it
+ * stands for (bridge/snapshot-main.ts).
+ */
+export async function buildBridgeSnapshot(blobFile) {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bridge-snapshot-'));
+  try {
+    const source = join(dir, 'bridge-snapshot.cjs');
+    await bundleBridgeSnapshotSource(source);
+    const r = spawnSync(process.execPath, ['--snapshot-blob', resolve(ROOT, blobFile), '--build-snapshot', source], { cwd: dir, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`building the snapshot failed (${r.status ?? r.signal}):\n${r.stdout}${r.stderr}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function bundle(entry, format, outfile) {
   const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   await build({
     absWorkingDir: ROOT,
-    entryPoints: [join(ROOT, 'bridge', 'main.ts')],
+    entryPoints: [join(ROOT, 'bridge', entry)],
     outfile: resolve(ROOT, outfile),
     bundle: true,
-    format: 'esm',
+    format,
     platform: 'node',
     target: 'node22',
     // Node's own modules stay imports; the optional OS keychain module (SVC_KEYCHAIN=1) is
     // loaded by name at run time, from wherever the person installed it.
     external: ['node:*', '@napi-rs/keyring'],
     plugins: [bundlePlugin(version)],
+    // A script has no import.meta; the snapshot's main function names the bundle instead (bridge/cli.ts).
+    define: format === 'cjs' ? { 'import.meta.url': 'undefined' } : {},
     legalComments: 'eof',
     charset: 'utf8',
     logLevel: 'warning',
@@ -81,6 +121,10 @@ export async function bundleBridge(outfile = join(ROOT, 'dist', 'bridge.mjs')) {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  const at = process.argv.indexOf('--outfile');
-  await bundleBridge(at === -1 ? undefined : process.argv[at + 1]);
+  const snapshot = process.argv.indexOf('--snapshot');
+  if (snapshot !== -1) await buildBridgeSnapshot(process.argv[snapshot + 1]);
+  else {
+    const at = process.argv.indexOf('--outfile');
+    await bundleBridge(at === -1 ? undefined : process.argv[at + 1]);
+  }
 }

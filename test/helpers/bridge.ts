@@ -15,6 +15,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Client, type CallToolResult } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { bridgeBundle } from './bundle.js';
@@ -33,6 +34,8 @@ export interface StartBridgeOptions {
   bundle?: string | false;
   /** MCP protocol revision the client speaks (default 2025-11-25). */
   revision?: McpRevision;
+  /** Start from this startup snapshot of `bundle` (scripts/bundle-bridge.mjs --snapshot). */
+  snapshot?: string;
 }
 
 /** The two revisions the bridge serves (issue 5 "Protocol revisions"). */
@@ -51,8 +54,9 @@ export function tempHome(prefix = 'svc-bridge-test-'): string {
 }
 
 /** How to run the bridge: node's arguments before the command, and the directory to run in. */
-function launch(opts: { built?: boolean | undefined; bundle?: string | false | undefined }): { args: string[]; cwd: string } {
+function launch(opts: { built?: boolean | undefined; bundle?: string | false | undefined; snapshot?: string | undefined }): { args: string[]; cwd: string } {
   const bundle = opts.bundle ?? (!opts.built && process.env.SVC_TEST_BRIDGE === 'bundle' ? bridgeBundle() : false);
+  if (bundle !== false && opts.snapshot !== undefined) return { args: ['--snapshot-blob', opts.snapshot, pathToFileURL(bundle).href], cwd: dirname(bundle) };
   if (bundle !== false) return { args: [bundle], cwd: dirname(bundle) };
   return { args: opts.built ? ['dist/bridge/main.js'] : ['--import', 'tsx', 'bridge/main.ts'], cwd: REPO_ROOT };
 }
@@ -124,7 +128,7 @@ export interface CliResult {
 /** Run `svc-bridge <args>` to completion. */
 export function runBridge(
   args: string[],
-  opts: { relayUrl?: string; home: string; env?: Record<string, string>; built?: boolean; bundle?: string | false },
+  opts: { relayUrl?: string; home: string; env?: Record<string, string>; built?: boolean; bundle?: string | false; snapshot?: string },
 ): Promise<CliResult> {
   const env = bridgeEnv({ relayUrl: opts.relayUrl ?? 'http://127.0.0.1:9', ...(opts.env ? { env: opts.env } : {}) }, opts.home);
   return new Promise((resolve, reject) => {

@@ -44,3 +44,9 @@ export function bundleAlone(): LoneBundle {
   copyFileSync(bridgeBundle(), file);
   return { file, dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
+
+/** Build a startup snapshot of the bridge for this Node.js into `blob` with the build's own script; throws with its output when it fails. */
+export function buildBridgeSnapshot(blob: string): void {
+  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts/bundle-bridge.mjs'), '--snapshot', blob], { cwd: REPO_ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`building the bridge snapshot failed (${r.status ?? r.signal}):\n${r.stdout}${r.stderr}`);
+}
