@@ -20,23 +20,33 @@
  *   tools/list, bridge.mjs alone     the one-file bundle (scripts/bundle-bridge.mjs, built now
  *                                    from the sources) alone in an empty directory
  *
+ * and two starts from a startup snapshot of that bundle (scripts/bundle-bridge.mjs --snapshot,
+ * built now for this Node.js), to weigh whether the package should start that way:
+ *
+ *   tools/list, snapshot direct      `node --snapshot-blob FILE BUNDLE_URL serve`, as an MCP client
+ *                                    configured with that command would start it
+ *   tools/list, snapshot launched    a small CommonJS launcher that checks the snapshot is there
+ *                                    and replaces itself with the direct command (process.execve),
+ *                                    as a package bin that falls back to the bundle would have to
+ *
  * against the baseline of spawning `node -e 0` (to its exit) in the same run. The relay is its
  * own process with rate limits off (bench only). 20 runs of each case, interleaved round by
  * round; the figure is the median (p99 and max beside it). Targets: tools/list under 300 ms,
- * the first svc_whoami under 500 ms; from the package and from bridge.mjs, tools/list within
- * 2.5 times node -e 0.
+ * the first svc_whoami under 500 ms; from the package, from bridge.mjs and from the snapshot,
+ * tools/list within 2.5 times node -e 0.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import { RelayClient } from '../bridge/client.js';
 import { createKey, openKeyDirectory } from '../bridge/keys.js';
 import { tokenFilePath } from '../bridge/token-file.js';
 import { REPO_ROOT, tempDataDir } from '../test/helpers/relay.js';
 import { tempHome } from '../test/helpers/bridge.js';
-import { buildBridgeBundle } from '../test/helpers/bundle.js';
+import { buildBridgeBundle, buildBridgeSnapshot } from '../test/helpers/bundle.js';
 import { packAndInstall } from '../test/helpers/package.js';
 import { median, summarizeLatency, formatDuration, type Row, type Suite, type SuiteReport } from './harness.js';
 import { spawnBenchRelay } from './relay-fixture.js';
@@ -76,6 +86,20 @@ function bridgeEntry(): { args: string[]; note: string } {
   const build = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, encoding: 'utf8' });
   if (build.status === 0 && existsSync(dist)) return { args: [dist], note: 'bridge: dist/bridge/main.js (built now: npm run build)' };
   return { args: ['--import', 'tsx', join(REPO_ROOT, 'bridge/main.ts')], note: `bridge: bridge/main.ts through tsx (the build failed: ${(build.stderr || build.stdout).split('\n')[0]})` };
+}
+
+/**
+ * A launcher as a package bin would need one: Node starts it, it checks that the snapshot is
+ * there and replaces itself with the snapshot start (a child with the same stdio where Node has
+ * no process.execve), else would load the bundle.
+ */
+function launcherSource(direct: string[]): string {
+  return `const args = ${JSON.stringify(direct)};
+require('node:fs').statSync(args[1]);
+const argv = [...args, ...process.argv.slice(2)];
+if (typeof process.execve === 'function') process.execve(process.execPath, [process.execPath, ...argv], process.env);
+require('node:child_process').spawn(process.execPath, argv, { stdio: 'inherit' }).on('exit', (code) => process.exit(code ?? 1));
+`;
 }
 
 function envFor(api: string, home: string): Record<string, string> {
@@ -158,6 +182,12 @@ export const bridgeSuite: Suite = {
       const installed: Entry = { args: [realpathSync(pkg.bin.bridge)], cwd: pkg.scratch };
       buildBridgeBundle(join(aloneDir, 'bridge.mjs'));
       const alone: Entry = { args: [join(aloneDir, 'bridge.mjs')], cwd: aloneDir };
+      const blob = join(aloneDir, 'bridge.blob');
+      buildBridgeSnapshot(blob);
+      const direct = ['--snapshot-blob', blob, pathToFileURL(join(aloneDir, 'bridge.mjs')).href];
+      const snapshot: Entry = { args: direct, cwd: aloneDir };
+      writeFileSync(join(aloneDir, 'launch.cjs'), launcherSource(direct));
+      const launched: Entry = { args: [join(aloneDir, 'launch.cjs')], cwd: aloneDir };
       relay = await spawnBenchRelay(dataDir);
       // The KEY exists beforehand (a KEY is made once, not per start), registered by a first mint.
       const dir = openKeyDirectory(home);
@@ -189,6 +219,16 @@ export const bridgeSuite: Suite = {
           name: 'tools/list, bridge.mjs alone',
           ratio: TARGET_RATIO,
           run: () => timeBridge(alone, env, [initialize], afterInit({ method: 'tools/list', params: {} }), 2),
+        },
+        {
+          name: 'tools/list, snapshot direct',
+          ratio: TARGET_RATIO,
+          run: () => timeBridge(snapshot, env, [initialize], afterInit({ method: 'tools/list', params: {} }), 2),
+        },
+        {
+          name: 'tools/list, snapshot launched',
+          ratio: TARGET_RATIO,
+          run: () => timeBridge(launched, env, [initialize], afterInit({ method: 'tools/list', params: {} }), 2),
         },
         {
           name: 'first svc_whoami, token minted',
@@ -238,6 +278,7 @@ export const bridgeSuite: Suite = {
         chosen.note,
         `installed package: npm pack of this checkout, npm install -g --offline into a temporary prefix; its svc-bridge is ${installed.args[0]!.slice(pkg.prefix.length + 1)}`,
         'bridge.mjs alone: scripts/bundle-bridge.mjs built now, copied into an empty directory',
+        `snapshot: scripts/bundle-bridge.mjs --snapshot built now for Node ${process.version} (${(statSync(blob).size / 1e6).toFixed(1)} MB); launched: process.execve ${typeof process.execve === 'function' ? 'replaces the launcher' : 'is missing, the launcher spawns the snapshot with stdio inherited'}`,
         `${RUNS} runs per case, interleaved; time/op is the median start, p99 and max beside it.`,
       ];
       for (const [i, c] of cases.entries()) {
