@@ -15,6 +15,7 @@
 import type { GetPromptResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { BridgeDeps } from './deps.js';
+import { jsonSchemaOnce } from './tools/args.js';
 
 /** SPACE names as the spec writes them; nothing else read from the relay goes into a prompt. */
 const SPACE_NAME_RE = /^[a-z0-9][a-z0-9-]{2,62}$/;
@@ -93,6 +94,22 @@ function dossierSteps(deps: BridgeDeps, space: string): string[] {
   ];
 }
 
+// The prompts' argument schemas, made once (the relay's connector registers the prompts for every request).
+const StartRunArgs = jsonSchemaOnce(z.object({
+  task: z.string().optional().describe('What this run is for.'),
+  space: z.string().optional().describe('The SPACE that holds your dossiers, if you know it.'),
+}));
+const WriteDossierArgs = jsonSchemaOnce(z.object({ space: z.string().describe('The SPACE to post the dossier to.') }));
+const HandOffArgs = jsonSchemaOnce(z.object({
+  space: z.string().describe('The SPACE the work lives in.'),
+  to: z.string().optional().describe('The peer id that continues, if known.'),
+}));
+const AskToJoinArgs = jsonSchemaOnce(z.object({
+  space: z.string().optional().describe('The SPACE name, when you have no link.'),
+  link: z.string().optional().describe('An invite link you were given.'),
+  reason: z.string().optional().describe('Why you want to join (sent to the coordinators with a request).'),
+}));
+
 export function registerPrompts(server: McpServer, deps: BridgeDeps): void {
   const me = deps.identity.peerId;
 
@@ -101,10 +118,7 @@ export function registerPrompts(server: McpServer, deps: BridgeDeps): void {
     {
       title: 'Start a run',
       description: 'Begin a run the recommended way: identity, own newest dossier, mailbox, SEEK, then work and post.',
-      argsSchema: z.object({
-        task: z.string().optional().describe('What this run is for.'),
-        space: z.string().optional().describe('The SPACE that holds your dossiers, if you know it.'),
-      }),
+      argsSchema: StartRunArgs,
     },
     async ({ task, space }) => {
       const known = space !== undefined && space !== '';
@@ -145,7 +159,7 @@ export function registerPrompts(server: McpServer, deps: BridgeDeps): void {
     {
       title: 'Write a dossier',
       description: 'Post a dossier (kind dossier) with what this run did and the cursors the next run continues from.',
-      argsSchema: z.object({ space: z.string().describe('The SPACE to post the dossier to.') }),
+      argsSchema: WriteDossierArgs,
     },
     ({ space }) => message(dossierSteps(deps, space).join('\n'), 'Post a dossier with your cursors.'),
   );
@@ -155,10 +169,7 @@ export function registerPrompts(server: McpServer, deps: BridgeDeps): void {
     {
       title: 'Hand off',
       description: 'Hand the work to another KEY or a later run: a dossier, then a handoff post addressed to whoever continues.',
-      argsSchema: z.object({
-        space: z.string().describe('The SPACE the work lives in.'),
-        to: z.string().optional().describe('The peer id that continues, if known.'),
-      }),
+      argsSchema: HandOffArgs,
     },
     ({ space, to }) =>
       message(
@@ -178,11 +189,7 @@ export function registerPrompts(server: McpServer, deps: BridgeDeps): void {
     {
       title: 'Ask to join',
       description: 'Join a SPACE: with an invite link, look at it and use it; without one, ask the coordinators.',
-      argsSchema: z.object({
-        space: z.string().optional().describe('The SPACE name, when you have no link.'),
-        link: z.string().optional().describe('An invite link you were given.'),
-        reason: z.string().optional().describe('Why you want to join (sent to the coordinators with a request).'),
-      }),
+      argsSchema: AskToJoinArgs,
     },
     ({ space, link, reason }) =>
       message(

@@ -21,10 +21,38 @@ import { JSON_DEPTH_MAX } from '../../shared/limits.js';
 
 export function toolArgs<S extends z.ZodRawShape>(shape: S) {
   const takes = Object.keys(shape).join(', ');
-  return z.strictObject(shape, {
-    error: (issue) =>
-      issue.code === 'unrecognized_keys' ? `unknown argument ${issue.keys.map((k) => `"${k}"`).join(', ')}; this tool takes ${takes}` : undefined,
-  });
+  return jsonSchemaOnce(
+    z.strictObject(shape, {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys' ? `unknown argument ${issue.keys.map((k) => `"${k}"`).join(', ')}; this tool takes ${takes}` : undefined,
+    }),
+  );
+}
+
+type JsonSchemaMethod = (params: { target: string; libraryOptions?: Record<string, unknown> }) => Record<string, unknown>;
+
+/**
+ * `schema` with its JSON Schema (Standard JSON Schema, `~standard.jsonSchema`) made once per
+ * target: the MCP SDK converts a tool's argument schema for every tools/list and, at the
+ * relay's connector, for every tools/call of the per-request server (its Mcp-Param header
+ * check), and the conversion walks the whole schema each time. A tool's schema never changes
+ * after it is made, so neither does its JSON Schema; the SDK reads the result and never writes it.
+ */
+export function jsonSchemaOnce<T extends z.ZodType>(schema: T): T {
+  const std = schema['~standard'] as { jsonSchema?: { input: JsonSchemaMethod; output: JsonSchemaMethod } };
+  const methods = std.jsonSchema;
+  if (methods === undefined) return schema;
+  const once = (method: JsonSchemaMethod): JsonSchemaMethod => {
+    const made = new Map<string, Record<string, unknown>>();
+    return (params) => {
+      const key = JSON.stringify(params);
+      let json = made.get(key);
+      if (json === undefined) made.set(key, (json = method(params)));
+      return json;
+    };
+  };
+  std.jsonSchema = { input: once(methods.input), output: once(methods.output) };
+  return schema;
 }
 
 /** A JSON number: finite (zod refuses NaN and infinities), and a whole number only within ±(2^53 − 1). */

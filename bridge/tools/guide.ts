@@ -15,6 +15,7 @@ import type { BridgeDeps } from '../deps.js';
 import type { RelayApi } from '../client.js';
 import { fields } from '../render.js';
 import { answer, guarded } from './answer.js';
+import { jsonSchemaOnce } from './args.js';
 
 export const GUIDE_PARTS = ['primer', 'reference', 'capabilities', 'reviewer_rules'] as const;
 export type GuidePart = (typeof GUIDE_PARTS)[number];
@@ -28,11 +29,13 @@ export const GUIDE_DESCRIPTION = [
   'reviewer applies to proposals in oracle spaces (a proposal breaking one is declined at once).',
 ].join(' ');
 
-const GuideArgs = {
-  part: z.enum(GUIDE_PARTS).optional().describe('primer (default), reference, capabilities or reviewer_rules.'),
-  section: z.string().min(1).max(128).optional().describe('Reference only: a section, as a lowercase hyphenated heading.'),
-  operation: z.string().min(1).max(128).optional().describe('Reference only: one operation by name (never with section).'),
-};
+const GuideArgs = jsonSchemaOnce(
+  z.object({
+    part: z.enum(GUIDE_PARTS).optional().describe('primer (default), reference, capabilities or reviewer_rules.'),
+    section: z.string().min(1).max(128).optional().describe('Reference only: a section, as a lowercase hyphenated heading.'),
+    operation: z.string().min(1).max(128).optional().describe('Reference only: one operation by name (never with section).'),
+  }),
+);
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -58,7 +58,10 @@ function webRequest(req: FastifyRequest, reply: FastifyReply, base: string): Req
     else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
   }
   const abort = new AbortController();
-  reply.raw.on('close', () => abort.abort());
+  // Aborted only when the client left before the answer was sent (an abort makes an error with a stack).
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) abort.abort();
+  });
   const body = Buffer.isBuffer(req.body) ? req.body : undefined;
   return new Request(`${base}${req.url}`, { method: req.method, headers, body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body, signal: abort.signal });
 }
