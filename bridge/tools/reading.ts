@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { CursorPlan } from '../cursors.js';
 import type { Posting } from '../posting.js';
 import { legendLines, type PeerFence } from '../render.js';
+import { servedByRelay } from '../served.js';
 import { checkPostProof, type Check, type InclusionCheck } from '../verify.js';
 import { isObject, plain, segment } from './action.js';
 
@@ -80,11 +81,22 @@ async function pool<T, R>(items: readonly T[], n: number, work: (item: T) => Pro
  * The checks of posts read with their proof blocks: steps 1-5 locally, then each post's
  * inclusion (posts.proof) under the certified signer, then the history rule for its checkpoint.
  */
+/**
+ * What the relay's own connector says instead of checks: the relay checking its own answers
+ * proves nothing (a relay that rewrote history would pass its own check), so it reads no
+ * proofs and says where they are checked.
+ */
+export const NOT_CHECKED_AT_RELAY: PostChecks = {
+  proof: { ok: null, detail: "not checked here: the relay's own connector does not check its own proofs; svc-bridge on your machine does" },
+  inclusion: { ok: null, detail: 'not checked here (svc-bridge checks inclusion under a signed checkpoint and the history rule)' },
+};
+
 export async function checkPosts(
   posting: Posting,
   posts: readonly Record<string, unknown>[],
   served?: Record<string, unknown>,
 ): Promise<PostChecks[]> {
+  if (servedByRelay(posting.deps)) return posts.map(() => NOT_CHECKED_AT_RELAY);
   // The passkey policy is read only when a passkey signature is shown.
   const passkeySigned = posts.some((p) => isObject(p.proof) && isObject(p.proof.signature) && p.proof.signature.alg === 'webauthn');
   const passkeys = passkeySigned ? await posting.verifier.passkeyPolicy() : null;
