@@ -97,6 +97,10 @@ async function warmUp(): Promise<void> {
  */
 startupSnapshot.setDeserializeMainFunction(() => {
   const [, entry, ...argv] = process.argv;
+  if (entry === undefined || !entry.startsWith('file:')) {
+    process.stderr.write('svc-bridge: a snapshot start names its bundle first: node --snapshot-blob FILE file:///path/to/bridge.mjs [command]\n');
+    process.exit(2);
+  }
   process.argv.splice(1, 1);
   main(argv, process.env, entry);
 });

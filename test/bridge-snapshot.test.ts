@@ -7,6 +7,7 @@
  * SPACE's round trip between two bridges), and nothing of the machine or the moment the
  * snapshot was built may be shared by the starts made from it: each run makes its own run id.
  */
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, runBridge, startBridge, tempHome, textOf, toolOk, type RunningBridge } from './helpers/bridge.js';
@@ -43,6 +44,13 @@ describe('the bridge started from its startup snapshot', () => {
     const r = await runBridge(['--help'], { home: tempHome(), bundle: lone.file, snapshot: blob });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`"command": "node", "args": [${JSON.stringify(lone.file)}]`);
+  });
+
+  it('refuses, with the command it needs, a start that does not name its bundle', () => {
+    const r = spawnSync(process.execPath, ['--snapshot-blob', blob, 'serve'], { cwd: lone.dir, encoding: 'utf8', input: '' });
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/names its bundle first: node --snapshot-blob FILE file:/);
   });
 
   it('serves tools/list and svc_whoami over stdio, having made its KEY', async () => {
