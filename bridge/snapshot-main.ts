@@ -105,10 +105,10 @@ startupSnapshot.setDeserializeMainFunction(() => {
   main(argv, process.env, entry);
 });
 
-// CommonJS has no top-level await; the snapshot is taken once the event loop is empty, and a
-// failed warm-up must fail the build rather than leave a half-built heap.
+// CommonJS has no top-level await; the snapshot is taken once the event loop is empty. A failed
+// warm-up must fail the build: Node writes the snapshot even after an uncaught exception thrown
+// from a later tick (and exits 0), but not when the build exits first.
 warmUp().catch((e: unknown) => {
-  process.nextTick(() => {
-    throw e;
-  });
+  process.stderr.write(`svc-bridge snapshot: the warm-up failed: ${(e as Error)?.stack ?? String(e)}\n`);
+  process.exit(1);
 });

@@ -27,7 +27,7 @@
  * only what the helpers use stays, 0.8 MB less to load at every start.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -90,9 +90,15 @@ export async function buildBridgeSnapshot(blobFile) {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bridge-snapshot-'));
   try {
     const source = join(dir, 'bridge-snapshot.cjs');
+    const built = join(dir, 'bridge.blob');
     await bundleBridgeSnapshotSource(source);
-    const r = spawnSync(process.execPath, ['--snapshot-blob', resolve(ROOT, blobFile), '--build-snapshot', source], { cwd: dir, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`building the snapshot failed (${r.status ?? r.signal}):\n${r.stdout}${r.stderr}`);
+    const r = spawnSync(process.execPath, ['--snapshot-blob', built, '--build-snapshot', source], { cwd: dir, encoding: 'utf8' });
+    if (r.status !== 0 || !existsSync(built)) throw new Error(`building the snapshot failed (${r.status ?? r.signal}):\n${r.stdout}${r.stderr}`);
+    // Whole or not at all: a truncated snapshot crashes the Node that starts from it.
+    const target = resolve(ROOT, blobFile);
+    const partial = `${target}.${process.pid}.tmp`;
+    copyFileSync(built, partial);
+    renameSync(partial, target);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
