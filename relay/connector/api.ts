@@ -9,6 +9,9 @@
  * A non-2xx answer becomes the same RelayRefusal the bridge's HTTP client makes of it
  * (`refusalFrom`), so tools render refusals identically in both programs. INSUFFICIENT_SCOPE is
  * also noted on the caller: `/mcp/connect` answers that request with HTTP 403.
+ *
+ * The public capabilities document is read through `publicReads` (public-reads.ts), shared by
+ * every caller for a moment.
  */
 import type { FastifyInstance } from 'fastify';
 import { refusalFrom, type ApiRequest, type ApiResponse, type RelayApi } from '../../bridge/client.js';
@@ -16,6 +19,7 @@ import { isRelayRefusal } from '../../bridge/errors.js';
 import { CONNECTOR_HEADER } from '../http/auth.js';
 import type { RelayContext } from '../context.js';
 import type { Caller } from './caller.js';
+import type { PublicReads } from './public-reads.js';
 
 function pathWithQuery(req: ApiRequest): string {
   if (!req.path.startsWith('/') || req.path.startsWith('//')) throw new TypeError(`path must start with one "/": ${req.path}`);
@@ -39,8 +43,8 @@ function headersOf(raw: Record<string, string | string[] | number | undefined>):
   return h;
 }
 
-export function connectorApi(app: FastifyInstance, ctx: RelayContext, caller: Caller): RelayApi {
-  return {
+export function connectorApi(app: FastifyInstance, ctx: RelayContext, caller: Caller, publicReads?: PublicReads): RelayApi {
+  const api: RelayApi = {
     base: new URL(ctx.baseUrl()),
     async request(req: ApiRequest): Promise<ApiResponse> {
       const headers: Record<string, string> = { accept: req.accept ?? 'application/json' };
@@ -67,4 +71,6 @@ export function connectorApi(app: FastifyInstance, ctx: RelayContext, caller: Ca
       return { status: res.statusCode, headers: responseHeaders, body, text };
     },
   };
+  if (publicReads === undefined) return api;
+  return { base: api.base, request: (req) => publicReads.through(req, () => api.request(req)) };
 }

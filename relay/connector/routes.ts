@@ -32,6 +32,7 @@ import { REQUEST_MAX_BYTES } from '../../shared/limits.js';
 import { packageVersion } from '../../launch/package-version.js';
 import type { RelayContext } from '../context.js';
 import { createKeyCaches } from './caches.js';
+import { createPublicReads } from './public-reads.js';
 import { CONNECT_METADATA_PATH, CONNECT_PATH, MCP_PATH } from './paths.js';
 import { callerOf, connectRefusal, type Caller } from './caller.js';
 import { foreignRequest } from './origin.js';
@@ -107,6 +108,7 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
     app: root,
     ctx,
     caches: createKeyCaches(),
+    publicReads: createPublicReads(ctx),
     version: packageVersion(),
     log: (line) => process.stderr.write(`${line}\n`),
   };

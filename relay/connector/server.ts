@@ -19,6 +19,7 @@ import type { RelayContext } from '../context.js';
 import { connectorApi } from './api.js';
 import type { KeyCaches } from './caches.js';
 import type { Caller } from './caller.js';
+import type { PublicReads } from './public-reads.js';
 import { registerCompat } from './compat.js';
 
 export const CONNECTOR_NAME = 'svc-relay';
@@ -42,6 +43,8 @@ export interface ConnectorBase {
   readonly app: FastifyInstance;
   readonly ctx: RelayContext;
   readonly caches: KeyCaches;
+  /** The public documents every caller reads, kept for a moment (public-reads.ts). */
+  readonly publicReads?: PublicReads;
   readonly version: string;
   readonly log: (line: string) => void;
 }
@@ -55,7 +58,7 @@ export interface ConnectorHooks {
 export function connectorDeps(base: ConnectorBase, caller: Caller): BridgeDeps {
   const peerId = caller.identity?.peerId;
   return {
-    api: connectorApi(base.app, base.ctx, caller),
+    api: connectorApi(base.app, base.ctx, caller, base.publicReads),
     identity: { keyName: '', peerId: peerId ?? '', publicKey: '' },
     served: 'relay',
     cache: base.caches.of(peerId),
