@@ -47,7 +47,8 @@ export function liveUpdates(app: FastifyInstance, ctx: RelayContext, serverInfo:
     streams,
     answer(req, caller, signal) {
       const body = parsedBody(req);
-      if (body === undefined || (body as { method?: unknown }).method !== 'subscriptions/listen') return undefined;
+      // A body of JSON null, a number or a string is no message at all: the SDK answers it.
+      if (body === null || typeof body !== 'object' || (body as { method?: unknown }).method !== 'subscriptions/listen') return undefined;
       const route = classifyInboundRequest({
         httpMethod: req.method,
         protocolVersionHeader: header(req, 'mcp-protocol-version'),
