@@ -62,6 +62,8 @@ export interface StartRelayOptions {
   bridgeBundle?: string;
   /** Append every signed checkpoint to this log (--checkpoint-log); none by default. */
   checkpointLog?: string;
+  /** false turns every rate limit and concurrency gate off (as SVC_RELAY_NO_RATE_LIMITS=1 does); default on. */
+  rateLimits?: boolean;
   /** Further settings, over the ones above (the monitoring ones: minFreeDisk, metrics, logLevel). */
   config?: Partial<RelayConfig>;
 }
@@ -92,7 +94,7 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
   const store = openStore(dataDir);
   const serviceKeys = loadServiceKeys({ dataDir, dev: config.dev, now: clock(), random });
   const checkpointLog = opts.checkpointLog === undefined ? undefined : openCheckpointLog(opts.checkpointLog);
-  const app = buildApp({ config, store, clock, random, serviceKeys, checkpointLog });
+  const app = buildApp({ config, store, clock, random, serviceKeys, checkpointLog, rateLimits: opts.rateLimits });
   await app.listen({ port: config.port, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address !== 'object') throw new Error('relay did not bind');
