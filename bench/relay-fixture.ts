@@ -22,9 +22,9 @@ import { createTokenEvents } from '../relay/token-events.js';
 
 export { tempDataDir };
 
-/** The relay as its own process on `dataDir`, every rate limit off. */
-export function spawnBenchRelay(dataDir: string): Promise<SpawnedRelay> {
-  return spawnRelay(dataDir, { env: { SVC_RELAY_NO_RATE_LIMITS: '1' } });
+/** The relay as its own process on `dataDir`, every rate limit off (`env` added to its environment). */
+export function spawnBenchRelay(dataDir: string, env: Record<string, string> = {}): Promise<SpawnedRelay> {
+  return spawnRelay(dataDir, { env: { ...env, SVC_RELAY_NO_RATE_LIMITS: '1' } });
 }
 
 export interface Answer {
