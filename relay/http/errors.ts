@@ -6,7 +6,8 @@
  * - `RelayRefusal` is an SvcError with extra headers (RateLimit-*) for the rate limiter.
  * - Fastify's own failures (body too large, malformed address, unsupported media type, no
  *   route) are mapped here too; anything else is INTERNAL, logged to stderr with the request
- *   id, and nothing of it reaches the client. The router's own refusals (percent-encoding
+ *   id, and nothing of it reaches the client, except a full or read-only disk
+ *   (storage-faults.ts: BUSY, SERVICE_READ_ONLY). The router's own refusals (percent-encoding
  *   that does not decode, a path segment over the parameter length) come through Fastify's
  *   `frameworkErrors` (`answerFrameworkError`); the same in the query (relay/http/query.ts) is
  *   an SvcError from the request hook; what Node's HTTP parser refuses before Fastify
@@ -23,6 +24,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { CATALOGUE, SvcError, errorEnvelope, type ErrorCode } from '../../shared/errors.js';
 import { sha256 } from '../../shared/hash.js';
 import { toHex, utf8 } from '../../shared/encoding.js';
+import { storageAnswer } from './storage-faults.js';
 
 /** A refusal carrying extra response headers (e.g. RateLimit-* from the caller's own bucket). */
 export class RelayRefusal extends SvcError {
@@ -91,6 +93,11 @@ function answerFor(error: unknown, req: FastifyRequest): Answer {
   }
   const mapped = error && typeof error === 'object' ? fastifyAnswer(error as FastifyError) : undefined;
   if (mapped) return mapped;
+  const storage = storageAnswer(error);
+  if (storage) {
+    process.stderr.write(`svc-relay: request ${req.id} ${req.method} ${req.routeOptions.url ?? '?'}: ${storage.log}\n`);
+    return storage;
+  }
   const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
   process.stderr.write(`svc-relay: INTERNAL request ${req.id} ${req.method} ${req.routeOptions.url ?? '?'}: ${text}\n`);
   return { status: 500, code: 'INTERNAL' };
