@@ -2,8 +2,8 @@
  * Long polling (spec/1-concepts.md "Long polling"): `wait` up to 25 seconds on a SPACE read or
  * the mailbox, with a KEY, ascending only, holds an empty read; 2 waiting reads per KEY, a
  * third is BUSY. The read is re-run each time the notifier signals its topic (a post landed, a
- * mailbox row arrived) and returned as soon as it finds something, or empty when time is up or
- * the client went away. The token is checked again after every wait: one revoked (or its KEY
+ * mailbox row arrived) and returned as soon as it finds something, or empty when time is up, the
+ * client went away or the relay is stopping. The token is checked again after every wait: one revoked (or its KEY
  * blocked) while the read held gets the refusal, not what landed since.
  */
 import type { FastifyReply } from 'fastify';
@@ -36,7 +36,8 @@ export async function holdWhileEmpty<T>(o: HoldOptions<T>): Promise<T> {
   o.reply.raw.once('close', onClose);
   try {
     const deadline = Date.now() + o.seconds * 1000;
-    while (o.isEmpty(page) && !abort.signal.aborted) {
+    // A stopping relay (notifier closed) answers what the read finds now.
+    while (o.isEmpty(page) && !abort.signal.aborted && !o.notifier.closed) {
       const left = deadline - Date.now();
       if (left <= 0) break;
       await o.next(left, abort.signal);

@@ -43,6 +43,14 @@ export interface Notifier {
   enterWait(peerId: string): (() => void) | undefined;
   /** How many waits are pending (for tests and diagnostics). */
   readonly waiting: number;
+  /**
+   * The relay is stopping: every pending wait ends now (as if woken) and `closed` turns true, so
+   * each held read stops waiting and answers what it has instead of holding the stop for up to
+   * 25 seconds. Later waits are not cut short: a loop that waits again (a live stream's) would
+   * spin; those end through their own stop.
+   */
+  close(): void;
+  readonly closed: boolean;
 }
 
 /** Listeners per topic, fired once each (a stateful resource, hence a class). */
@@ -51,6 +59,14 @@ class TopicWaiters {
   private readonly pending = new Set<string>();
   private scheduled = false;
   count = 0;
+  closed = false;
+
+  closeAll(): void {
+    this.closed = true;
+    const listeners = [...this.topics.values()].flatMap((set) => [...set]);
+    this.topics.clear();
+    for (const l of listeners) l();
+  }
 
   signal(topic: string): void {
     if (!this.topics.has(topic)) return;
@@ -132,6 +148,10 @@ export function createNotifier(): Notifier {
     waitConversation: (id, ms, signal) => waiters.wait(`c:${id}`, ms, signal),
     get waiting() {
       return waiters.count;
+    },
+    close: () => waiters.closeAll(),
+    get closed() {
+      return waiters.closed;
     },
   };
 }

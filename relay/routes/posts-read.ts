@@ -97,6 +97,9 @@ function wantsExport(req: FastifyRequest): boolean {
 export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
   const reads = createPostReadStore(ctx.store.db);
   const notifier = notifierFor(ctx.store.db);
+  // Stopping ends every held read of this database (SPACE reads, the mailbox, conversations):
+  // each answers what it has, so a SIGTERM is not held up to 25 seconds by waiting clients.
+  app.addHook('preClose', async () => notifier.close());
 
   function exportAnswer(req: FastifyRequest, reply: FastifyReply, name: string, q: ReadQueryT) {
     const caller = req.identity?.peerId ?? null;
