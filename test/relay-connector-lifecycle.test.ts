@@ -66,17 +66,18 @@ describe('stopping the relay', () => {
     await ended;
   });
 
-  it('still answers a request in flight in full when the relay stops during it (a long poll)', async () => {
+  it('still answers a request in flight when the relay stops during it: a held long poll gets its page at once, 200', async () => {
     const relay = await startRelay();
     const { token } = await mintToken(relay.url);
     const started = performance.now();
-    const answered = fetch(`${relay.url}/v1/mailbox?wait=1`, { headers: { authorization: `Bearer ${token}` } }).then(async (r) => ({ status: r.status, body: await r.text() }));
-    // The long poll is held by the relay by now; stopping waits for its answer.
+    const answered = fetch(`${relay.url}/v1/mailbox?wait=10`, { headers: { authorization: `Bearer ${token}` } }).then(async (r) => ({ status: r.status, body: await r.text() }));
+    // The long poll is held by the relay by now; stopping wakes it, and it is answered, not cut.
     await new Promise((r) => setTimeout(r, 300));
     await relay.close();
     const r = await answered;
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body)).toHaveProperty('items');
-    expect(performance.now() - started).toBeGreaterThanOrEqual(900);
+    // Answered when the relay stopped, well before the poll's ten seconds were up.
+    expect(performance.now() - started).toBeLessThan(8_000);
   });
 });
