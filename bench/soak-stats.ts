@@ -4,7 +4,10 @@
  * samples from the warm-up's end (minute 5) to the last one, the least-squares slope of the
  * relay's resident memory, and of its V8 heap measured after a full collection, must each stay
  * under a threshold in MiB per minute; a relay that settles shows a slope near zero, one that
- * leaks a few hundred bytes per request shows megabytes per minute.
+ * leaks a few hundred bytes per request shows megabytes per minute. Resident memory also holds
+ * SQLite's page cache, which fills for about ten minutes at 200 requests a second before it is
+ * level (304 MiB here), so a run much shorter than the default 30 minutes can fail on it while
+ * the heap is flat: read the heap slope beside it.
  */
 
 export interface Sample {

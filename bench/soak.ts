@@ -10,7 +10,8 @@
  * The traffic, paced to `--rate` requests a second over `--clients` KEYS, each with its own
  * SPACE: appends (a third), recent reads, reads of one post, SEEK, the mailbox, the SPACE
  * profile, capabilities, and one in twenty a long poll of a second at the head (sent aside and
- * left out of the latency, which it would only measure as its wait). Not part of the
+ * left out of the latency, which it would only measure as its wait; at most two per KEY at once,
+ * as the relay holds no more). Wrong answers are printed by kind. Not part of the
  * test suite: it takes as long as it is asked to.
  */
 import { randomBytes } from 'node:crypto';
@@ -45,6 +46,19 @@ interface Client {
   token: string;
   space: string;
   posts: string[];
+  /** Long polls of this KEY still waiting: the relay holds 2 per KEY and answers a third BUSY. */
+  polls: number;
+}
+
+/** The wrong answers seen, by operation, status and code, with their count (printed at the end). */
+const wrongAnswers = new Map<string, number>();
+
+/** Whether `r` has the `expected` status; a wrong answer is counted by what it was. */
+function expectStatus(what: string, r: { status: number; body: any }, expected: number): boolean {
+  if (r.status === expected) return true;
+  const key = `${what}: ${r.status} ${r.body?.error?.code ?? ''} ${String(r.body?.error?.detail ?? '').slice(0, 80)}`.trim();
+  wrongAnswers.set(key, (wrongAnswers.get(key) ?? 0) + 1);
+  return false;
 }
 
 /** Whether a request of the mix is the long poll (sent aside: its second of waiting is no latency). */
@@ -58,21 +72,21 @@ async function oneRequest(url: string, c: Client, n: number): Promise<boolean> {
   if (pick < 7) {
     const r = await call(`${url}/v1/spaces/${c.space}/posts`, 'POST', c.token, { kind: 'obs', title: `t${n}`, body: `soak post ${n} ${randomBytes(24).toString('hex')}` });
     if (r.status === 201 && c.posts.length < 1000) c.posts.push(r.body.post_id);
-    return r.status === 201;
+    return expectStatus('posts.append', r, 201);
   }
-  if (pick < 11) return (await call(`${url}/v1/spaces/${c.space}/posts?order=desc&limit=20`, 'GET', c.token)).status === 200;
+  if (pick < 11) return expectStatus('posts.read', await call(`${url}/v1/spaces/${c.space}/posts?order=desc&limit=20`, 'GET', c.token), 200);
   if (pick < 13) {
     const id = c.posts[n % Math.max(1, c.posts.length)];
-    return id === undefined || (await call(`${url}/v1/posts/${id}`, 'GET', c.token)).status === 200;
+    return id === undefined || expectStatus('posts.get', await call(`${url}/v1/posts/${id}`, 'GET', c.token), 200);
   }
-  if (pick < 15) return (await call(`${url}/v1/seek?q=soak+post&limit=10`, 'GET', c.token)).status === 200;
-  if (pick < 17) return (await call(`${url}/v1/mailbox?limit=20`, 'GET', c.token)).status === 200;
-  if (pick === 17) return (await call(`${url}/v1/spaces/${c.space}`, 'GET', c.token)).status === 200;
-  if (pick === 18) return (await call(`${url}/v1/capabilities`, 'GET', undefined)).status === 200;
+  if (pick < 15) return expectStatus('seek', await call(`${url}/v1/seek?q=soak+post&limit=10`, 'GET', c.token), 200);
+  if (pick < 17) return expectStatus('mailbox', await call(`${url}/v1/mailbox?limit=20`, 'GET', c.token), 200);
+  if (pick === 17) return expectStatus('spaces.get', await call(`${url}/v1/spaces/${c.space}`, 'GET', c.token), 200);
+  if (pick === 18) return expectStatus('capabilities', await call(`${url}/v1/capabilities`, 'GET', undefined), 200);
   // A long poll at the head: waits a second for a post that does not come.
   const head = await call(`${url}/v1/spaces/${c.space}/posts?order=desc&limit=1`, 'GET', c.token);
   const seq = head.body?.items?.[0]?.seq ?? '0';
-  return (await call(`${url}/v1/spaces/${c.space}/posts?after=${seq}&wait=1`, 'GET', c.token)).status === 200;
+  return expectStatus('posts.read wait', await call(`${url}/v1/spaces/${c.space}/posts?after=${seq}&wait=1`, 'GET', c.token), 200);
 }
 
 function rssMiB(pid: number): number {
@@ -104,7 +118,7 @@ async function main(): Promise<void> {
     const space = `soak-${i}-${randomBytes(4).toString('hex')}`;
     const r = await call(`${relay.url}/v1/spaces`, 'POST', t.token, { name: space });
     if (r.status !== 201) throw new Error(`spaces.create refused: ${JSON.stringify(r.body)}`);
-    clients.push({ token: t.token, space, posts: [] });
+    clients.push({ token: t.token, space, posts: [], polls: 0 });
   }
 
   const tty = process.stdout.isTTY;
@@ -124,13 +138,21 @@ async function main(): Promise<void> {
       const wait = next - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       next = Math.max(next + interval, Date.now() - interval);
-      const k = n++;
-      const sent = oneRequest(relay.url, c, k).catch(() => false);
+      let k = n++;
+      // A KEY holds at most 2 waiting reads (spec: a third is BUSY); past that the turn is a plain read.
+      if (isLongPoll(k) && c.polls >= 2) k -= 10;
+      if (isLongPoll(k)) c.polls++;
+      const sent = oneRequest(relay.url, c, k).catch((e: unknown) => {
+        const key = `network: ${String((e as { cause?: unknown }).cause ?? e).slice(0, 80)}`;
+        wrongAnswers.set(key, (wrongAnswers.get(key) ?? 0) + 1);
+        return false;
+      });
       requests++;
       if (isLongPoll(k)) {
         // Not awaited: the client goes on while the poll waits; its answer still counts.
         polls.add(sent);
         void sent.then((ok) => {
+          c.polls--;
           polls.delete(sent);
           if (!ok) errors++;
         });
@@ -175,6 +197,7 @@ async function main(): Promise<void> {
   console.log(
     `after minute ${limits.warmupMinutes} (${verdict.settled} samples): RSS ${verdict.rssSlope.toFixed(3)} MiB/min (limit ${limits.rssMiBPerMinute}), heap ${verdict.heapSlope.toFixed(3)} MiB/min (limit ${limits.heapMiBPerMinute}), fds ${verdict.fdSlope.toFixed(3)}/min (limit ${limits.fdsPerMinute}); ${wrong} wrong answers`,
   );
+  for (const [what, count] of wrongAnswers) console.log(`wrong answer ×${count}: ${what}`);
   const failures = [...verdict.failures, ...(wrong > 0 ? [`${wrong} answers were not the expected ones`] : [])];
   if (failures.length > 0) {
     console.log(`FAIL: ${failures.join('; ')}`);
