@@ -196,7 +196,15 @@ async function main(): Promise<void> {
     process.stderr.write(`svc-relay: a restore is placing the database in ${config.dataDir}; start the relay once it is in place (it serves reads while the restore finishes)\n`);
     process.exit(1);
   }
-  const store = openStore(config.dataDir);
+  let store: ReturnType<typeof openStore>;
+  try {
+    store = openStore(config.dataDir);
+  } catch (e) {
+    // A data directory or database the relay cannot open or write: one line saying which and what to do.
+    const why = e instanceof Error ? e.message : String(e);
+    process.stderr.write(`svc-relay: cannot open the database in ${config.dataDir}: ${why}. Check that the directory exists and this user may read and write it (and the files in it), or pick another with --data.\n`);
+    process.exit(1);
+  }
   const checkpointLog = checkpointLogOf(config, store.state.get(CHECKPOINT_LOG_KEY));
   if (checkpointLog !== undefined && checkpointLog.droppedTail > 0) {
     process.stderr.write(`svc-relay: checkpoint log ${checkpointLog.path} ended in a line cut short (${checkpointLog.droppedTail} bytes, a crash while writing it); cut it off before appending\n`);

@@ -3,6 +3,8 @@
  * the line that says where it listens, run as a real process through tsx.
  */
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, spawnRelay, tempDataDir } from './helpers/relay.js';
 
@@ -72,4 +74,15 @@ describe('svc-relay on the command line', () => {
       await first.kill();
     }
   }, 60_000);
+
+  it('a data directory it cannot open is one line naming it and what to check, exit 1, no stack', async () => {
+    const file = join(tempDataDir(), 'a-file');
+    writeFileSync(file, 'not a directory');
+    const r = await runRelay(['--port', '0', '--data', join(file, 'data')]);
+    expect(r.code).toBe(1);
+    const lines = r.stderr.split('\n').filter((l) => l !== '');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^svc-relay: cannot open the database in .*a-file\/data: .*Check that the directory exists and this user may read and write it/);
+    expect(r.stderr).not.toContain('    at ');
+  });
 });
