@@ -19,7 +19,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { appendPost } from '../relay/posts/append.js';
-import { DATABASE_FILE } from '../relay/store/db.js';
+import { DATABASE_FILE } from '../relay/store/sqlite/open.js';
 import { signerFromSeed } from '../shared/identity.js';
 import { type Row, type Suite, type SuiteReport } from './harness.js';
 import { createSpaceInStore, expectCall, filler, openInProcess, randomSigner, registerKey, spawnBenchRelay, tempDataDir } from './relay-fixture.js';

@@ -29,7 +29,7 @@ import { defaultCheckpointLog, openCheckpointLog, type CheckpointLog } from './c
 import { CommandError } from './backup/command-error.js';
 import { BACKUP_HELP, RESTORE_HELP, runBackup, runRestore } from './backup/commands.js';
 import { RESTORE_LOCK_FILE } from './backup/restore.js';
-import { DATABASE_FILE } from './store/db.js';
+import { DATABASE_FILE } from './store/sqlite/open.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 

@@ -66,7 +66,7 @@ describe('the installed package', () => {
       'dist/bridge.mjs',
       'dist/bridge/main.js',
       'dist/relay/main.js',
-      'dist/relay/store/wal-checkpoints.js',
+      'dist/relay/store/sqlite/wal-checkpoints.js',
       'dist/relay/documents/tools/sign-post.mjs',
       'dist/relay/documents/tools/verify-post.mjs',
       'dist/relay/documents/tools/sealed.mjs',

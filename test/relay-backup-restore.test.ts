@@ -11,7 +11,7 @@ import { readCheckpointBytes, verifyCheckpoint, type CheckpointFields } from '..
 import { fromBase64url, fromHex } from '../shared/encoding.js';
 import { recoveryExplains, verifyRecovery } from '../shared/recovery.js';
 import { readCheckpointLog } from '../relay/checkpoint-log.js';
-import { readBackup } from '../relay/store/backup-file.js';
+import { readBackup } from '../relay/store/sqlite/backup-file.js';
 import { CHECKPOINT_LOG_KEY } from '../relay/service-mode.js';
 import { admit, codeOf, get, newSpace, post } from './helpers/posts.js';
 import { call, mintToken, startRelay, tempDataDir, type MintedToken, type RunningRelay } from './helpers/relay.js';

@@ -20,7 +20,7 @@ import { signedPost, spaceWithWriters, startWithWriters } from './helpers/posts.
 import { toHex } from '../shared/encoding.js';
 import { verifyReceipt } from '../shared/receipt.js';
 import { CommitQueue, commitQueueFor } from '../relay/posts/commit-queue.js';
-import { openDatabase, type Db } from '../relay/store/db.js';
+import { openDatabase, type Db } from '../relay/store/sqlite/open.js';
 import type { SpaceRow } from '../relay/store/spaces.js';
 
 let relay: RunningRelay;

@@ -13,7 +13,7 @@ import { connectorApi } from '../relay/connector/api.js';
 import type { Caller } from '../relay/connector/caller.js';
 import { createPublicReads, PUBLIC_READ_MS } from '../relay/connector/public-reads.js';
 import { EPOCH_KEY } from '../relay/service-mode.js';
-import { DATABASE_FILE } from '../relay/store/db.js';
+import { DATABASE_FILE } from '../relay/store/sqlite/open.js';
 import { mintToken, startRelay, type RunningRelay } from './helpers/relay.js';
 
 let relay: RunningRelay;

@@ -7,7 +7,7 @@
 import { chmodSync, existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_FILE } from '../relay/store/db.js';
+import { DATABASE_FILE } from '../relay/store/sqlite/open.js';
 import { openStore } from '../relay/store/index.js';
 import { post, newSpace } from './helpers/posts.js';
 import { mintToken, startRelay, tempDataDir, type RunningRelay } from './helpers/relay.js';

@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { BucketMap, GateMap, createRateLimiter } from '../relay/http/rate-limit.js';
 import { RelayRefusal } from '../relay/http/errors.js';
-import { MIGRATIONS } from '../relay/store/migrations/index.js';
-import { migrate, openDatabase } from '../relay/store/db.js';
+import { MIGRATIONS } from '../relay/store/sqlite/migrations/index.js';
+import { migrate, openDatabase } from '../relay/store/sqlite/open.js';
 import { openStore } from '../relay/store/index.js';
 import { tempDataDir } from './helpers/relay.js';
 import { rmSync } from 'node:fs';

@@ -6,9 +6,9 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DATABASE_FILE } from '../relay/store/db.js';
+import { DATABASE_FILE } from '../relay/store/sqlite/open.js';
 import { openStore, type Store } from '../relay/store/index.js';
-import { startWalCheckpoints } from '../relay/store/wal-checkpoints.js';
+import { startWalCheckpoints } from '../relay/store/sqlite/wal-checkpoints.js';
 import { tempDataDir } from './helpers/relay.js';
 
 const autocheckpoint = (store: Store) => store.db.pragma('wal_autocheckpoint', { simple: true }) as number;

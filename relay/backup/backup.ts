@@ -8,8 +8,8 @@
 import { existsSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { CERTIFICATE_FILE, CHALLENGE_SECRET_FILE, ROOT_SEED_FILE, SIGNER_SEED_FILE } from '../service-keys.js';
-import { DATABASE_FILE } from '../store/db.js';
-import { copyDatabase, sealBackup } from '../store/backup-file.js';
+import { DATABASE_FILE } from '../store/sqlite/open.js';
+import { copyDatabase, sealBackup } from '../store/sqlite/backup-file.js';
 import { CommandError } from './command-error.js';
 import { terminalProgress } from './progress.js';
 

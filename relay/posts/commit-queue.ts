@@ -23,7 +23,7 @@
  * A stateful resource (the pending list), hence a class; one per database, found with
  * `commitQueueFor(db)` like the long-poll notifier (relay/posts/notify.ts).
  */
-import type { Db } from '../store/db.js';
+import type { Db } from '../store/database.js';
 
 /** Works per transaction at most; the rest wait for the next turn. */
 export const COMMIT_BATCH_MAX = 64;

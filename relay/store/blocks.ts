@@ -8,7 +8,7 @@
  */
 import { SvcError } from '../../shared/errors.js';
 import { checkModerate } from '../policy.js';
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 import type { EventStore } from './events.js';
 import type { MemberStore } from './members.js';
 import type { SpaceRow, SpaceStore } from './spaces.js';

@@ -6,7 +6,7 @@
  * "Categories": only a private or sealed SPACE with no category is in no list), so these are
  * the numbers an anonymous `GET /v1/spaces?category=<id>` would page through.
  */
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 
 export interface CategoryCountStore {
   /** For each key, how many distinct SPACES are filed under any of its ids. */

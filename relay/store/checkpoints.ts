@@ -12,7 +12,7 @@
 import { readCheckpointBytes, type CheckpointFields, type SignedCheckpoint, type Stream } from '../../shared/checkpoint.js';
 import { toHex } from '../../shared/encoding.js';
 import type { ServedSigner } from '../../shared/service-keys.js';
-import { plainBytes, type Db } from './db.js';
+import { plainBytes, type Db } from './database.js';
 
 /** One position of a stream as a leaf needs it: position, object_id/command_id, link. */
 export interface StreamLink {

@@ -15,7 +15,7 @@
  * leaving (`listedAt`, `LISTED_AT`); a member who left sees the members as they were when it
  * left (`leftMembers`, kept by `leave` in the same transaction; migration 008).
  */
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 
 export type ConversationKind = 'pair' | 'group';
 export type MemberState = 'accepted' | 'requested' | 'declined' | 'left';

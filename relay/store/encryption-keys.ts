@@ -9,7 +9,7 @@
  */
 import { SvcError } from '../../shared/errors.js';
 import type { SignatureEnvelope } from '../../shared/sealed/envelope.js';
-import { plainBytes, type Db } from './db.js';
+import { plainBytes, type Db } from './database.js';
 
 export interface EncryptionKeyRow {
   peerId: string;

@@ -15,7 +15,7 @@ import { readCanonicalObject, type JsonObject } from '../../shared/canonical.js'
 import { commandIdOf, controlGenesis, controlLink, governanceEventBytes } from '../../shared/chain.js';
 import { toHex } from '../../shared/encoding.js';
 import type { SpaceEvent } from '../../shared/vocabulary.js';
-import { plainBytes, type Db } from './db.js';
+import { plainBytes, type Db } from './database.js';
 
 /** The SPACE fields the log needs (a SpaceRow satisfies it). */
 export interface EventSpace {

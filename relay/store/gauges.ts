@@ -11,7 +11,7 @@
  */
 import { statSync } from 'node:fs';
 import type { Stream } from '../../shared/checkpoint.js';
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 
 export interface StreamLag {
   /** Positions no checkpoint covers yet. */

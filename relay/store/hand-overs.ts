@@ -34,7 +34,7 @@ import { SvcError } from '../../shared/errors.js';
 import { RATE_LIMITS, SPACES_PER_KEY } from '../../shared/limits.js';
 import { ROLE_RANK, type RankedRole, type Role } from '../../shared/vocabulary.js';
 import { rankOf } from '../policy.js';
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 import type { EventStore } from './events.js';
 import type { InviteStore } from './invites.js';
 import type { MailboxStore } from './mailbox.js';

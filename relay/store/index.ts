@@ -3,8 +3,8 @@
  * write relay/store/<name>.ts exporting `create<Name>Store(db)`, add a migration, and add a
  * line to `openStore` and to `Store` below.
  */
-import { openDatabase, type Db } from './db.js';
-import { startWalCheckpoints } from './wal-checkpoints.js';
+import { openDatabase, type Db } from './database.js';
+import { startWalCheckpoints } from './sqlite/wal-checkpoints.js';
 import { createServiceStateStore, type ServiceStateStore } from './service-state.js';
 import { createKeyStore, type KeyStore } from './keys.js';
 import { createTokenStore, type TokenStore } from './tokens.js';

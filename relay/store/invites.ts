@@ -22,7 +22,7 @@ import { SvcError } from '../../shared/errors.js';
 import { LIVE_LINKS_PER_MAKER, RATE_LIMITS } from '../../shared/limits.js';
 import { ROLE_RANK, type Role } from '../../shared/vocabulary.js';
 import { rankOf, type SpaceRole } from '../policy.js';
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 import type { EventStore } from './events.js';
 import type { MemberRow, MemberStore } from './members.js';
 import type { SpaceRow } from './spaces.js';

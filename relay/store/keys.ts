@@ -7,7 +7,7 @@
  * in the transaction that accepts what the passkey signed.
  */
 import { counterAdvances } from '../../shared/passkey.js';
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 
 export interface KeyRecord {
   peerId: string;

@@ -13,7 +13,7 @@
  * transaction it opens its own. Each delivery wakes the KEY's long-polling mailbox
  * reads (relay/posts/notify.ts), after the commit.
  */
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 import type { MailboxReason } from '../../shared/vocabulary.js';
 import { notifierFor } from '../posts/notify.js';
 

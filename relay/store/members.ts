@@ -17,7 +17,7 @@ import { SvcError } from '../../shared/errors.js';
 import { ADMINS_PER_SPACE, GRANTED_SPACES_PER_KEY, MEMBERS_PER_SPACE, SPACES_PER_KEY } from '../../shared/limits.js';
 import type { Role } from '../../shared/vocabulary.js';
 import { checkGovern, rankOf, type SpaceRole } from '../policy.js';
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 import type { EventStore } from './events.js';
 import type { SpaceRow, SpaceStore } from './spaces.js';
 
@@ -70,7 +70,7 @@ export interface MembershipRow {
 }
 
 /** Listener run inside the admitting / removing transaction (e.g. withdraw a pending request). */
-export type MemberListener = (space: SpaceRow, peer: string, now: number) => void;
+export type MemberListener = (space: SpaceRow, peer: string, now: number) => Promise<void>;
 
 export interface MemberStore {
   roleOf(space: Pick<SpaceRow, 'id' | 'owner'>, peer: string): SpaceRole;

@@ -14,7 +14,7 @@
  */
 import { SvcError } from '../../shared/errors.js';
 import { BLOCKS_PER_KEY } from '../../shared/limits.js';
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 
 export interface MessageBlockRow {
   blocked: string;

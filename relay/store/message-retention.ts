@@ -14,7 +14,7 @@
  * gap) and mailbox rows naming it stay in place, served as unavailable.
  */
 import { MESSAGE_RETENTION_DAYS } from '../../shared/limits.js';
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -8,7 +8,7 @@
  * rows and leaves gaps, and a number is never reissued. Writes MUST run inside the caller's
  * transaction. Bodies are peer-written text, fenced when rendered.
  */
-import { plainBytes, type Db } from './db.js';
+import { plainBytes, type Db } from './database.js';
 
 export interface MessageRow {
   messageId: string;

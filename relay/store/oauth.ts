@@ -3,7 +3,7 @@
  * documents kept), authorization requests with their decision and code, and the app tokens
  * made from codes. Codes and client secrets are stored only as SHA-256 hashes.
  */
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 
 export interface ClientRecord {
   clientId: string;

@@ -12,7 +12,7 @@
  * about 9,000 links of the shortest form).
  */
 import { parseOracleText } from '../../shared/oracle-text.js';
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 
 export interface LinkRow {
   /** Page position (links.list `after`). */

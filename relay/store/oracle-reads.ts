@@ -10,7 +10,7 @@
  */
 import { SvcError } from '../../shared/errors.js';
 import { ORACLE_LIMITS, SNIPPET_CHARACTERS } from '../../shared/limits.js';
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 
 /** What a version post says: its title (the summary) and text, and whether it is hidden. */
 export interface VersionWords {

@@ -8,7 +8,7 @@
  * transaction (relay/oracle/decide.ts), so a version, its state and the mailbox rows it causes
  * commit together or not at all. Reads may run anywhere.
  */
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 
 export type VersionState = 'current' | 'superseded' | 'waiting' | 'declined' | 'out_of_date';
 

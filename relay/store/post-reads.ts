@@ -10,7 +10,7 @@
  *
  * Content columns are peer-written: rendering fences them (relay/posts/render.ts).
  */
-import { plainBytes, type Db } from './db.js';
+import { plainBytes, type Db } from './database.js';
 import { toMailboxRow, type MailboxDbRow, type MailboxRow } from './mailbox.js';
 import { toPostColumns, type PostColumns, type PostColumnsRow } from './posts.js';
 

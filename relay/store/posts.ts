@@ -6,7 +6,7 @@
  * Row values come from the database the relay wrote; the content columns are still
  * peer-written text, to be fenced when rendered.
  */
-import { plainBytes, type Db } from './db.js';
+import { plainBytes, type Db } from './database.js';
 
 /**
  * The columns of a post row that both sides show: the append pipeline (PostRow, below) and the

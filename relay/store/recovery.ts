@@ -15,7 +15,7 @@
  */
 import { readRecoveryBytes, type SignedRecovery } from '../../shared/recovery.js';
 import type { ServedSigner } from '../../shared/service-keys.js';
-import { plainBytes, type Db } from './db.js';
+import { plainBytes, type Db } from './database.js';
 import type { EventStore } from './events.js';
 import { spaceParameters, type SpaceRow, type SpaceStore } from './spaces.js';
 

@@ -20,7 +20,7 @@
 import { SvcError } from '../../shared/errors.js';
 import { REQUEST_NOTICE_ADMINS, RATE_LIMITS } from '../../shared/limits.js';
 import type { Role } from '../../shared/vocabulary.js';
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 import type { EventStore } from './events.js';
 import type { MailboxStore } from './mailbox.js';
 import type { MemberRow, MemberStore } from './members.js';

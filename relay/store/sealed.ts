@@ -22,7 +22,7 @@ import type { SignatureEnvelope } from '../../shared/sealed/envelope.js';
 import { checkNextRevision, type KeeperList, type SpaceAuthority } from '../../shared/sealed/keepers.js';
 import { stampCurrent, type Stamp } from '../../shared/sealed/stamps.js';
 import { authorityOf, issuerCounts, keeperOf, listedKeepers, stampOf, vouchedFor, type StoredStamp } from '../sealed/authority.js';
-import { plainBytes, type Db } from './db.js';
+import { plainBytes, type Db } from './database.js';
 import type { EncryptionKeyStore } from './encryption-keys.js';
 import type { MemberStore } from './members.js';
 import type { CreateSpaceInput, SpaceRow, SpaceStore } from './spaces.js';

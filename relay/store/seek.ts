@@ -34,7 +34,7 @@
  */
 import type { Fingerprint } from '../../shared/validate.js';
 import { SEEKABLE_PUBLIC_POSTS_PER_DAY } from '../../shared/limits.js';
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 
 const DAY_MS = 86_400_000;
 

@@ -3,7 +3,7 @@
  * "Versioning" 6), when the service first started, and what a restore leaves for the serving
  * relay (the read-only flag while it runs, where the checkpoint log lives).
  */
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 
 export interface ServiceStateStore {
   /** Read a value, or undefined. */

@@ -10,7 +10,7 @@ import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
 import { SPACES_PER_KEY } from '../../shared/limits.js';
 import type { JoinPolicy, TaskConfirmers, Visibility } from '../../shared/vocabulary.js';
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 import type { EventStore } from './events.js';
 
 export interface SpaceRow {

@@ -7,7 +7,7 @@
  *
  * Title, body, tag and a rejection's reason are peer-written text, to be fenced when rendered.
  */
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 
 export type StoredTaskState = 'open' | 'held' | 'done' | 'accepted';
 

@@ -3,7 +3,7 @@
  * (spec/2-endpoints.md "Keys, tokens, passkeys"). Tokens themselves are minted by the KEY
  * store, inside the same transaction that spends the challenge.
  */
-import type { Db } from './db.js';
+import type { Db } from './database.js';
 
 export interface TokenRecord {
   id: string;

@@ -23,7 +23,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { Db } from './db.js';
+import type { RawDatabase as Db } from './open.js';
 
 /** How often the worker checkpoints. */
 export const CHECKPOINT_EVERY_MS = 50;

@@ -16,7 +16,7 @@
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { MIGRATIONS } from './migrations/index.js';
-import { migrate, ownerOnlyDatabaseFile } from './db.js';
+import { migrate, ownerOnlyDatabaseFile } from './open.js';
 
 /** The table a backup gains beside the relay's own. */
 export const BACKUP_TABLE = 'svc_backup';

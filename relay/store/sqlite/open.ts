@@ -15,19 +15,21 @@ import Database from 'better-sqlite3';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { MIGRATIONS, type Migration } from './migrations/index.js';
+import { SqliteDb } from './connection.js';
 
-export type Db = Database.Database;
+/** The driver's own connection (SQLite-only code: pragmas, backups, WAL checkpoints). */
+export type RawDatabase = Database.Database;
 
 export const DATABASE_FILE = 'relay.sqlite';
 
-/** better-sqlite3 reads a BLOB as a Buffer; the stores hand out plain Uint8Array views of it. */
-export function plainBytes(b: Uint8Array): Uint8Array {
-  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+/** Open `dataDir/relay.sqlite` (created with the directory if needed), or an in-memory database. */
+export function openDatabase(dataDir: string): SqliteDb {
+  return new SqliteDb(openRawDatabase(dataDir));
 }
 
-/** Open `dataDir/relay.sqlite` (created with the directory if needed), or an in-memory database. */
-export function openDatabase(dataDir: string): Db {
-  let db: Db;
+/** The migrated driver connection behind `openDatabase`. */
+export function openRawDatabase(dataDir: string): RawDatabase {
+  let db: RawDatabase;
   if (dataDir === ':memory:') {
     db = new Database(':memory:');
   } else {
@@ -64,7 +66,7 @@ export function ownerOnlyDatabaseFile(file: string): void {
 }
 
 /** Apply, in id order, every migration whose id is not yet in `schema_migrations`. */
-export function migrate(db: Db, migrations: readonly Migration[]): number[] {
+export function migrate(db: RawDatabase, migrations: readonly Migration[]): number[] {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL,

@@ -1,0 +1,178 @@
+/**
+ * The SQLite side of relay/store/database.ts over one better-sqlite3 connection.
+ *
+ * better-sqlite3 is synchronous: a statement runs to its end on the calling turn, so the
+ * promises here are settled before they are returned and cost a microtask, not a round trip.
+ * What the asynchronous interface adds is that a transaction's body may now await between its
+ * statements, and other requests' code can run in those gaps. On one connection their
+ * statements would land inside the open transaction (seeing, and committing or rolling back
+ * with, work that is not theirs). So:
+ *
+ * - one transaction at a time: a top-level transaction waits for the previous one to end (a
+ *   queue of promises; SQLite has one writer anyway);
+ * - a statement outside any transaction, issued while another context's transaction is open,
+ *   waits until that transaction ends, then runs; with no transaction open (nearly always) it
+ *   runs at once;
+ * - the open transaction travels with the async context (AsyncLocalStorage), so everything its
+ *   body calls, however deep, runs inside it; a nested `transaction(...)` is a SAVEPOINT.
+ *
+ * Some failures (SQLITE_FULL, I/O errors) make SQLite roll the whole transaction back on its
+ * own; a savepoint that sees the connection out of its transaction marks the transaction broken
+ * and rethrows, so the top level reports the failure instead of committing what is left.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type Database from 'better-sqlite3';
+import type { BindParameters, Db, RunResult, Statement, Transaction } from '../database.js';
+
+type Raw = Database.Database;
+type RawStatement = Database.Statement<unknown[], unknown>;
+
+/** The open transaction of one async context. */
+interface OpenTransaction {
+  active: boolean;
+  /** Savepoints open inside it (names are sp1, sp2, … by depth). */
+  depth: number;
+  /** SQLite rolled the transaction back under a savepoint: nothing may commit. */
+  broken: unknown;
+}
+
+export class SqliteDb implements Db {
+  readonly dialect = 'sqlite' as const;
+  private readonly context = new AsyncLocalStorage<OpenTransaction>();
+  /** Settles when the transaction now open ends; undefined when none is open. */
+  private current: Promise<void> | undefined;
+  /** The tail of the queue of top-level transactions. */
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(readonly raw: Raw) {}
+
+  get name(): string {
+    return this.raw.memory ? ':memory:' : this.raw.name;
+  }
+
+  get open(): boolean {
+    return this.raw.open;
+  }
+
+  get inTransaction(): boolean {
+    return this.context.getStore()?.active === true;
+  }
+
+  prepare<P extends BindParameters = unknown[], R = unknown>(sql: string): Statement<P, R> {
+    return this.wrap(this.raw.prepare(sql)) as unknown as Statement<P, R>;
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.turn();
+    this.raw.exec(sql);
+  }
+
+  /**
+   * Run synchronous code against the raw connection at a moment no other context's transaction
+   * is open (SQLite-only code: pragmas, FTS5 walks, the backup API).
+   */
+  async withRaw<T>(fn: (raw: Raw) => T): Promise<T> {
+    await this.turn();
+    return fn(this.raw);
+  }
+
+  transaction<A extends unknown[], R>(fn: (...args: A) => Promise<R>): Transaction<A, R> {
+    const run = (begin: string, args: A): Promise<R> => {
+      const open = this.context.getStore();
+      return open?.active ? this.savepoint(open, fn, args) : this.topLevel(begin, fn, args);
+    };
+    const tx = ((...args: A) => run('BEGIN', args)) as Transaction<A, R>;
+    tx.immediate = (...args: A) => run('BEGIN IMMEDIATE', args);
+    return tx;
+  }
+
+  async close(): Promise<void> {
+    await this.tail;
+    if (this.raw.open) this.raw.close();
+  }
+
+  /** Resolves when a statement outside any transaction may run. */
+  private turn(): Promise<void> | void {
+    if (this.current === undefined || this.inTransaction) return;
+    return this.waitIdle();
+  }
+
+  private async waitIdle(): Promise<void> {
+    while (this.current !== undefined && !this.inTransaction) await this.current;
+  }
+
+  private wrap(stmt: RawStatement): Statement<unknown[], unknown> {
+    const self = this;
+    const bind = (params: unknown[]): unknown[] => params;
+    return {
+      async get(...params: unknown[]) {
+        if (self.current !== undefined) await self.turn();
+        return stmt.get(...bind(params));
+      },
+      async all(...params: unknown[]) {
+        if (self.current !== undefined) await self.turn();
+        return stmt.all(...bind(params));
+      },
+      async run(...params: unknown[]): Promise<RunResult> {
+        if (self.current !== undefined) await self.turn();
+        return { changes: stmt.run(...bind(params)).changes };
+      },
+      pluck<V>() {
+        return self.wrap(self.raw.prepare(stmt.source).pluck()) as unknown as Statement<unknown[], V>;
+      },
+    };
+  }
+
+  private async topLevel<A extends unknown[], R>(begin: string, fn: (...args: A) => Promise<R>, args: A): Promise<R> {
+    let release!: () => void;
+    const ended = new Promise<void>((resolve) => (release = resolve));
+    const before = this.tail;
+    this.tail = ended;
+    await before;
+    this.current = ended;
+    const open: OpenTransaction = { active: true, depth: 0, broken: undefined };
+    try {
+      this.raw.exec(begin);
+      let value: R;
+      try {
+        value = await this.context.run(open, () => fn(...args));
+        if (open.broken !== undefined) throw open.broken;
+      } catch (e) {
+        if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
+        throw e;
+      }
+      try {
+        this.raw.exec('COMMIT');
+      } catch (e) {
+        if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
+        throw e;
+      }
+      return value;
+    } finally {
+      open.active = false;
+      this.current = undefined;
+      release();
+    }
+  }
+
+  private async savepoint<A extends unknown[], R>(open: OpenTransaction, fn: (...args: A) => Promise<R>, args: A): Promise<R> {
+    if (open.broken !== undefined) throw open.broken;
+    const name = `sp${++open.depth}`;
+    this.raw.exec(`SAVEPOINT ${name}`);
+    try {
+      const value = await fn(...args);
+      this.raw.exec(`RELEASE ${name}`);
+      return value;
+    } catch (e) {
+      if (this.raw.inTransaction) {
+        this.raw.exec(`ROLLBACK TO ${name}`);
+        this.raw.exec(`RELEASE ${name}`);
+      } else {
+        open.broken ??= e;
+      }
+      throw e;
+    } finally {
+      open.depth--;
+    }
+  }
+}
