@@ -109,18 +109,18 @@ function spaceFor(layout: Layout, hot: Space, spread: readonly Space[], i: numbe
 // ---------------------------------------------------------------------------------------------
 // Ceiling: appendPost in this process, no HTTP.
 
-function ceilingSetup() {
-  const r = openInProcess();
+async function ceilingSetup() {
+  const r = await openInProcess();
   const signer = randomSigner();
-  const author = registerKey(r, signer);
+  const author = await registerKey(r, signer);
   const ownerSigner = randomSigner();
-  const owner = registerKey(r, ownerSigner);
-  const space = createSpaceInStore(r, owner, `ceiling-${randomUUID().slice(0, 8)}`);
-  r.store.members.admit(space, { peer: author, role: 'writer', tags: [], broughtInBy: owner }, owner, Date.now());
+  const owner = await registerKey(r, ownerSigner);
+  const space = await createSpaceInStore(r, owner, `ceiling-${randomUUID().slice(0, 8)}`);
+  await r.store.members.admit(space, { peer: author, role: 'writer', tags: [], broughtInBy: owner }, owner, Date.now());
   return { r, signer, author, space: { name: space.name, spaceId: space.spaceId } };
 }
 
-function runCeiling(c: ReturnType<typeof ceilingSetup>, bytes: number, expected: number): CaseResult {
+async function runCeiling(c: ReturnType<typeof ceilingSetup>, bytes: number, expected: number): Promise<CaseResult> {
   // Sign ahead, outside the timing; parse as the HTTP layer would before the handler.
   const count = Math.ceil(expected * ((WARMUP_MS + ROUND_MS) / 1000) * 1.5) + 50;
   const bodies = Array.from({ length: count }, (_, k) => JSON.parse(signedBody(c.signer, c.author, c.space, bytes, k)) as unknown);
@@ -128,14 +128,14 @@ function runCeiling(c: ReturnType<typeof ceilingSetup>, bytes: number, expected:
   const next = (): unknown => bodies[k++] ?? JSON.parse(signedBody(c.signer, c.author, c.space, bytes, k));
   collectGarbage();
   const warmEnd = performance.now() + WARMUP_MS;
-  while (performance.now() < warmEnd) appendPost(c.r.ctx, c.space.name, c.author, next());
+  while (performance.now() < warmEnd) await appendPost(c.r.ctx, c.space.name, c.author, next());
   const latencyMs: number[] = [];
   const start = performance.now();
   const end = start + ROUND_MS;
   let now = start;
   while (now < end) {
     const t0 = now;
-    appendPost(c.r.ctx, c.space.name, c.author, next());
+    await appendPost(c.r.ctx, c.space.name, c.author, next());
     now = performance.now();
     latencyMs.push(now - t0);
   }
@@ -210,7 +210,7 @@ async function runHttp(
 }
 
 async function run(): Promise<SuiteReport> {
-  const ceiling = ceilingSetup();
+  const ceiling = await ceilingSetup();
   const dataDir = tempDataDir('svc-bench-appends-');
   const relay = await spawnBenchRelay(dataDir);
   try {
@@ -243,7 +243,7 @@ async function run(): Promise<SuiteReport> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const size of SIZES) {
         const prior = ceilings.get(size.bytes)!;
-        const r = runCeiling(ceiling, size.bytes, prior.opsPerSec.length > 0 ? best(prior.opsPerSec) : 1500);
+        const r = await runCeiling(ceiling, size.bytes, prior.opsPerSec.length > 0 ? best(prior.opsPerSec) : 1500);
         prior.opsPerSec.push(...r.opsPerSec);
         prior.latencyMs.push(...r.latencyMs);
         for (const layout of LAYOUTS) {

@@ -31,19 +31,19 @@ const ROUNDS = 3;
 const KINDS = ['obs', 'result', 'question', 'decision', 'handoff'];
 
 /** Fill one SPACE with POSTS unsigned posts of 200-700 characters, as `author` (a writer). */
-function fill(dataDir: string, ownerSeed: Uint8Array): { name: string; seconds: number } {
-  const r = openInProcess(dataDir);
+async function fill(dataDir: string, ownerSeed: Uint8Array): Promise<{ name: string; seconds: number }> {
+  const r = await openInProcess(dataDir);
   try {
     r.store.db.pragma('synchronous = OFF');
     // The owner's KEY is the one the HTTP reader signs in with later.
-    const owner = registerKey(r, signerFromSeed(ownerSeed));
+    const owner = await registerKey(r, signerFromSeed(ownerSeed));
     const writerSigner = randomSigner();
-    const writer = registerKey(r, writerSigner);
-    const space = createSpaceInStore(r, owner, `catch-up-${randomUUID().slice(0, 8)}`);
-    r.store.members.admit(space, { peer: writer, role: 'writer', tags: [], broughtInBy: owner }, owner, Date.now());
+    const writer = await registerKey(r, writerSigner);
+    const space = await createSpaceInStore(r, owner, `catch-up-${randomUUID().slice(0, 8)}`);
+    await r.store.members.admit(space, { peer: writer, role: 'writer', tags: [], broughtInBy: owner }, owner, Date.now());
     const started = performance.now();
     for (let i = 0; i < POSTS; i++) {
-      appendPost(r.ctx, space.name, writer, {
+      await appendPost(r.ctx, space.name, writer, {
         kind: KINDS[i % KINDS.length],
         title: `catch-up post ${i}`,
         body: filler(200 + ((i * 7919) % 500), i),
@@ -101,7 +101,7 @@ async function run(): Promise<SuiteReport> {
   const dataDir = tempDataDir('svc-bench-catch-up-');
   try {
     const ownerSeed = new Uint8Array(32).map((_, i) => 0x61 + i);
-    const filled = fill(dataDir, ownerSeed);
+    const filled = await fill(dataDir, ownerSeed);
     const relay = await spawnBenchRelay(dataDir);
     try {
       const owner = await mintToken(relay.url, ownerSeed);

@@ -84,12 +84,12 @@ async function run(): Promise<SuiteReport> {
   const rows: Row[] = [];
   try {
     progress('connector: filling a SPACE');
-    const r = openInProcess(dataDir);
+    const r = await openInProcess(dataDir);
     try {
-      const owner = registerKey(r, signerFromSeed(seed), Date.now() - 2 * 86_400_000);
-      createSpaceInStore(r, owner, name);
+      const owner = await registerKey(r, signerFromSeed(seed), Date.now() - 2 * 86_400_000);
+      await createSpaceInStore(r, owner, name);
       let last = '';
-      for (let i = 0; i < POSTS; i++) last = appendPost(r.ctx, name, owner, { kind: 'obs', title: `post ${i}`, body: filler(600, i) }).post.postId;
+      for (let i = 0; i < POSTS; i++) last = (await appendPost(r.ctx, name, owner, { kind: 'obs', title: `post ${i}`, body: filler(600, i) })).post.postId;
       postId = last;
     } finally {
       r.close();

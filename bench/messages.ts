@@ -65,11 +65,11 @@ const body = (k: number): string => JSON.stringify({ body: filler(BODY_BYTES, k)
 // Ceilings: the send pipeline in this process, no HTTP.
 
 async function ceilingSetup() {
-  const r = openInProcess();
-  const owner = registerKey(r, randomSigner());
-  const keys = Array.from({ length: GROUP }, () => registerKey(r, randomSigner()));
-  const space = createSpaceInStore(r, owner, `messages-${randomUUID().slice(0, 8)}`);
-  for (const k of keys) r.store.members.admit(space, { peer: k, role: 'writer', tags: [], broughtInBy: owner }, owner, Date.now());
+  const r = await openInProcess();
+  const owner = await registerKey(r, randomSigner());
+  const keys = Array.from({ length: GROUP }, async () => await registerKey(r, randomSigner()));
+  const space = await createSpaceInStore(r, owner, `messages-${randomUUID().slice(0, 8)}`);
+  for (const k of keys) await r.store.members.admit(space, { peer: k, role: 'writer', tags: [], broughtInBy: owner }, owner, Date.now());
   const me = keys[0]!;
   const pair = (await startConversation(r.ctx, me, { to: [keys[1]!], body: 'hello' })).conversation.conversationId;
   const group = (await startConversation(r.ctx, me, { to: keys.slice(1), body: 'hello all' })).conversation.conversationId;

@@ -73,22 +73,22 @@ async function run(): Promise<SuiteReport> {
   let name: string;
   try {
     // Fill and measure in process, then close the database for the relay process.
-    const r = openInProcess(dataDir);
+    const r = await openInProcess(dataDir);
     try {
-      const owner = registerKey(r, signerFromSeed(ownerSeed), Date.now() - 2 * 86_400_000);
+      const owner = await registerKey(r, signerFromSeed(ownerSeed), Date.now() - 2 * 86_400_000);
       name = `oracle-bench-${randomUUID().slice(0, 8)}`;
-      const space = createSpaceInStore(r, owner, name, { visibility: 'public', oracle: true, categories: ['general'], serviceReviewer: false, joinPolicy: 'request' });
-      appendPost(r.ctx, name, owner, { kind: 'version', title: 'The benchmark text', body: text });
-      const read = () => {
-        const version = r.store.oracle.current(space.id)!;
-        return { version, post: r.store.posts.byPostId(version.postId)! };
+      const space = await createSpaceInStore(r, owner, name, { visibility: 'public', oracle: true, categories: ['general'], serviceReviewer: false, joinPolicy: 'request' });
+      await appendPost(r.ctx, name, owner, { kind: 'version', title: 'The benchmark text', body: text });
+      const read = async () => {
+        const version = (await r.store.oracle.current(space.id))!;
+        return { version, post: (await r.store.posts.byPostId(version.postId))! };
       };
       const cold = (postId: string, t: string) => parseOracleText(t);
       const cached = parsedTexts();
       const cases: { name: string; fn: () => unknown; baseline?: string }[] = [
         { name: 'parse', fn: () => parseOracleText(text) },
-        { name: 'in process: parse + answer', fn: () => JSON.stringify(documentAnswer(space, read(), undefined, cold)) },
-        { name: 'in process: cached parse + answer', fn: () => JSON.stringify(documentAnswer(space, read(), undefined, cached)), baseline: 'in process: parse + answer' },
+        { name: 'in process: parse + answer', fn: async () => JSON.stringify(documentAnswer(space, await read(), undefined, cold)) },
+        { name: 'in process: cached parse + answer', fn: async () => JSON.stringify(documentAnswer(space, await read(), undefined, cached)), baseline: 'in process: parse + answer' },
       ];
       for (const c of cases) {
         collectGarbage();

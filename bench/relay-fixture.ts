@@ -62,12 +62,12 @@ export interface InProcessRelay {
   close(): void;
 }
 
-export function openInProcess(dataDir?: string): InProcessRelay {
+export async function openInProcess(dataDir?: string): Promise<InProcessRelay> {
   const own = dataDir === undefined;
   const dir = dataDir ?? tempDataDir('svc-bench-');
   const clock = () => Date.now();
   const random = (n: number) => new Uint8Array(randomBytes(n));
-  const store = openStore(dir);
+  const store = await openStore(dir);
   const config: RelayConfig = { host: '127.0.0.1', port: 0, dataDir: dir, publicUrl: undefined, dev: true };
   const serviceKeys = loadServiceKeys({ dataDir: dir, dev: true, now: clock(), random });
   const ctx: RelayContext = {
@@ -78,7 +78,7 @@ export function openInProcess(dataDir?: string): InProcessRelay {
     serviceKeys,
     rateLimits: false,
     limiter: createRateLimiter(clock, { enabled: false }),
-    serviceEpoch: store.state.getOrCreate('service_epoch', () => newUuid(random)),
+    serviceEpoch: await store.state.getOrCreate('service_epoch', () => newUuid(random)),
     serviceMode: createServiceMode(store.state, () => newUuid(random)),
     audience: () => '127.0.0.1',
     baseUrl: () => 'http://127.0.0.1',
@@ -100,9 +100,9 @@ export function openInProcess(dataDir?: string): InProcessRelay {
 }
 
 /** Register a KEY straight in the store (as a first keys.verify would), at `now`. */
-export function registerKey(r: InProcessRelay, signer: Signer, now = Date.now()): string {
+export async function registerKey(r: InProcessRelay, signer: Signer, now = Date.now()): Promise<string> {
   const peerId = peerIdHexOf(signer.publicKey);
-  const minted = r.store.keys.mint({
+  const minted = await r.store.keys.mint({
     peerId,
     keyType: 'ed25519',
     publicKey: toHex(signer.publicKey),
@@ -119,8 +119,8 @@ export function registerKey(r: InProcessRelay, signer: Signer, now = Date.now())
 }
 
 /** Create a private SPACE straight in the store (the tests' helper, test/helpers/posts.ts), now. */
-export function createSpaceInStore(r: InProcessRelay, owner: string, name: string, opts: Partial<CreateSpaceInput> = {}): SpaceRow {
-  return createSpace(r.store, owner, name, Date.now(), { spaceId: newUuid(r.ctx.random), ...opts });
+export async function createSpaceInStore(r: InProcessRelay, owner: string, name: string, opts: Partial<CreateSpaceInput> = {}): Promise<SpaceRow> {
+  return await createSpace(r.store, owner, name, Date.now(), { spaceId: newUuid(r.ctx.random), ...opts });
 }
 
 /** A text of exactly `n` ASCII characters, different per `seed`. */

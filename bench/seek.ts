@@ -91,8 +91,8 @@ interface Corpus {
   seconds: { fill: number; index: number };
 }
 
-function buildCorpus(dataDir: string): Corpus {
-  const r = openInProcess(dataDir);
+async function buildCorpus(dataDir: string): Promise<Corpus> {
+  const r = await openInProcess(dataDir);
   const { store } = r;
   const db = store.db;
   db.pragma('synchronous = OFF');
@@ -101,21 +101,21 @@ function buildCorpus(dataDir: string): Corpus {
   const now = Date.now();
   try {
     const authors: string[] = [];
-    db.transaction(() => {
+    await db.transaction(async () => {
       for (let a = 0; a < AUTHORS; a++) {
         const seed = new Uint8Array(hash('sha256', `author ${a}`, 'buffer'));
-        authors.push(registerKey(r, signerFromSeed(seed), now - DAYS * 86_400_000 - 1000));
+        authors.push(await registerKey(r, signerFromSeed(seed), now - DAYS * 86_400_000 - 1000));
       }
     })();
     const memberSeed = new Uint8Array(hash('sha256', 'seek member', 'buffer'));
-    const member = registerKey(r, signerFromSeed(memberSeed), now - DAYS * 86_400_000);
+    const member = await registerKey(r, signerFromSeed(memberSeed), now - DAYS * 86_400_000);
     const tag = randomUUID().slice(0, 6);
     const spaces: SpaceRow[] = [];
-    db.transaction(() => {
+    await db.transaction(async () => {
       for (let s = 0; s < SPACES; s++) {
         const visibility = s % 10 < 3 ? 'public' : 'private';
         spaces.push(
-          createSpaceInStore(r, authors[s % AUTHORS]!, `seek-${tag}-${s}`, {
+          await createSpaceInStore(r, authors[s % AUTHORS]!, `seek-${tag}-${s}`, {
             visibility,
             joinPolicy: visibility === 'public' ? 'request' : 'invite',
             now: now - DAYS * 86_400_000,
@@ -125,11 +125,11 @@ function buildCorpus(dataDir: string): Corpus {
     })();
     // The member KEY: every (SPACES / 200)-th SPACE, public and private alike.
     const memberSpaces: string[] = [];
-    db.transaction(() => {
+    await db.transaction(async () => {
       const step = SPACES / MEMBER_OF;
       for (let k = 0; k < MEMBER_OF; k++) {
         const space = spaces[k * step + (k % step)]!;
-        store.members.admit(space, { peer: member, role: 'reader', tags: [], broughtInBy: space.owner }, space.owner, now);
+        await store.members.admit(space, { peer: member, role: 'reader', tags: [], broughtInBy: space.owner }, space.owner, now);
         memberSpaces.push(space.name);
       }
     })();
@@ -138,7 +138,7 @@ function buildCorpus(dataDir: string): Corpus {
     const span = DAYS * 86_400_000;
     const BATCH = 10_000;
     for (let from = 0; from < POSTS; from += BATCH) {
-      db.transaction(() => {
+      await db.transaction(async () => {
         for (let i = from; i < Math.min(POSTS, from + BATCH); i++) {
           const s = Math.floor(rand() * SPACES);
           const words: string[] = [];
@@ -184,7 +184,7 @@ function buildCorpus(dataDir: string): Corpus {
             receiptSignerKeyId: 'bench',
             receiptServiceEpoch: null,
           };
-          store.posts.insert(post);
+          await store.posts.insert(post);
         }
       })();
     }
@@ -228,7 +228,7 @@ function queryOf(kind: QueryKind, k: number, rand: () => number): { params: Reco
 async function run(): Promise<SuiteReport> {
   const dataDir = tempDataDir('svc-bench-seek-');
   try {
-    const corpus = buildCorpus(dataDir);
+    const corpus = await buildCorpus(dataDir);
     const relay = await spawnBenchRelay(dataDir);
     try {
       const member = await mintToken(relay.url, corpus.memberSeed);

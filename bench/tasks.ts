@@ -103,28 +103,28 @@ interface Ceiling {
 }
 
 /** Top the SPACE's list up to LIST tasks not yet accepted, straight through the store in one transaction. */
-function topUpInStore(store: Store, spaceRowId: number, owner: string): void {
-  store.db.transaction(() => {
-    const { lastNumber, notAccepted } = store.tasks.counts(spaceRowId);
+async function topUpInStore(store: Store, spaceRowId: number, owner: string): Promise<void> {
+  await store.db.transaction(async () => {
+    const { lastNumber, notAccepted } = await store.tasks.counts(spaceRowId);
     for (let n = lastNumber + 1; n <= lastNumber + LIST - notAccepted; n++) {
-      store.tasks.insert({ spaceRowId, title: `task ${n}`, body: 'bench', tag: null, after: afterOf(n), createdBy: owner, now: Date.now() });
+      await store.tasks.insert({ spaceRowId, title: `task ${n}`, body: 'bench', tag: null, after: afterOf(n), createdBy: owner, now: Date.now() });
     }
   }).immediate();
 }
 
-function ceilingSetup(): Ceiling {
-  const r = openInProcess();
-  const owner = registerKey(r, randomSigner());
-  const claimers = Array.from({ length: MAX_CLAIMERS }, () => registerKey(r, randomSigner()));
-  const space = createSpaceInStore(r, owner, `tasks-${randomUUID().slice(0, 8)}`, { taskConfirmations: 0 });
-  for (const k of claimers) r.store.members.admit(space, { peer: k, role: 'writer', tags: [], broughtInBy: owner }, owner, Date.now());
-  const posts = claimers.map((k) => appendPost(r.ctx, space.name, k, { kind: 'result', body: 'bench result' }).post.postId);
-  topUpInStore(r.store, space.id, owner);
+async function ceilingSetup(): Promise<Ceiling> {
+  const r = await openInProcess();
+  const owner = await registerKey(r, randomSigner());
+  const claimers = Array.from({ length: MAX_CLAIMERS }, async () => await registerKey(r, randomSigner()));
+  const space = await createSpaceInStore(r, owner, `tasks-${randomUUID().slice(0, 8)}`, { taskConfirmations: 0 });
+  for (const k of claimers) await r.store.members.admit(space, { peer: k, role: 'writer', tags: [], broughtInBy: owner }, owner, Date.now());
+  const posts = claimers.map(async (k) => (await appendPost(r.ctx, space.name, k, { kind: 'result', body: 'bench result' })).post.postId);
+  await topUpInStore(r.store, space.id, owner);
   return { r, space: space.name, spaceRowId: space.id, owner, claimers, posts };
 }
 
-function runCeiling(c: Ceiling, claimers: number): Promise<CaseResult> {
-  topUpInStore(c.r.store, c.spaceRowId, c.owner);
+async function runCeiling(c: Ceiling, claimers: number): Promise<CaseResult> {
+  await topUpInStore(c.r.store, c.spaceRowId, c.owner);
   return runRound(
     claimers,
     async (i) => {
@@ -218,7 +218,7 @@ async function httpSetup(url: string): Promise<HttpList> {
 
 async function run(): Promise<SuiteReport> {
   progress('tasks: setting up');
-  const ceiling = ceilingSetup();
+  const ceiling = await ceilingSetup();
   const dataDir = tempDataDir('svc-bench-tasks-');
   const relay = await spawnBenchRelay(dataDir);
   try {

@@ -149,7 +149,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     const write = req.method !== 'GET' && req.method !== 'HEAD' && config.limit !== 'read';
     if (auth !== 'none') {
       const rule = { connectorSecret: ctx.connectorSecret, write };
-      const identity = authenticate(req, deps.store.tokens, ctx.limiter, now, rule) ?? null;
+      const identity = await authenticate(req, deps.store.tokens, ctx.limiter, now, rule) ?? null;
       if (identity === null && auth === 'req') throw new SvcError('TOKEN_MISSING');
       req.identity = identity;
     }

@@ -198,14 +198,14 @@ async function main(): Promise<void> {
   }
   let store: ReturnType<typeof openStore>;
   try {
-    store = openStore(config.dataDir);
+    store = await openStore(config.dataDir);
   } catch (e) {
     // A data directory or database the relay cannot open or write: one line saying which and what to do.
     const why = e instanceof Error ? e.message : String(e);
     process.stderr.write(`svc-relay: cannot open the database in ${config.dataDir}: ${why}. Check that the directory exists and this user may read and write it (and the files in it), or pick another with --data.\n`);
     process.exit(1);
   }
-  const checkpointLog = checkpointLogOf(config, store.state.get(CHECKPOINT_LOG_KEY));
+  const checkpointLog = checkpointLogOf(config, await store.state.get(CHECKPOINT_LOG_KEY));
   if (checkpointLog !== undefined && checkpointLog.droppedTail > 0) {
     process.stderr.write(`svc-relay: checkpoint log ${checkpointLog.path} ended in a line cut short (${checkpointLog.droppedTail} bytes, a crash while writing it); cut it off before appending\n`);
   }

@@ -123,9 +123,9 @@ export function assertOpen(space: SpaceRow): void {
 }
 
 /** Accept a hand-over offer as `peer` and answer it as a join. */
-export function takeHandOver(ctx: RelayContext, space: SpaceRow, offerId: string, peer: string, viaCode: boolean): Joined {
+export async function takeHandOver(ctx: RelayContext, space: SpaceRow, offerId: string, peer: string, viaCode: boolean): Promise<Joined> {
   assertOpen(space);
-  const a = ctx.store.handOvers.accept(space, offerId, peer, ctx.clock(), viaCode);
+  const a = await ctx.store.handOvers.accept(space, offerId, peer, ctx.clock(), viaCode);
   return {
     name: space.name,
     role: a.role,
@@ -142,18 +142,18 @@ export function takeHandOver(ctx: RelayContext, space: SpaceRow, offerId: string
  * role. `only` restricts it to one SPACE (join by name): a link of another SPACE is
  * INVITE_INVALID. The caller has spent the link use.
  */
-export function joinByLink(ctx: RelayContext, peer: string, link: ParsedLink, only?: SpaceRow): Joined {
+export async function joinByLink(ctx: RelayContext, peer: string, link: ParsedLink, only?: SpaceRow): Promise<Joined> {
   const now = ctx.clock();
   if (link.kind === 'hand_over') {
-    const offer = ctx.store.handOvers.byCodeHash(link.hash, now);
-    const space = offer && ctx.store.spaces.byRowId(offer.spaceRowId);
+    const offer = await ctx.store.handOvers.byCodeHash(link.hash, now);
+    const space = offer && await ctx.store.spaces.byRowId(offer.spaceRowId);
     if (!offer || !space || (only && only.id !== space.id)) throw new SvcError('INVITE_INVALID', 'link: no hand-over link of this service has this code');
-    return takeHandOver(ctx, space, offer.id, peer, true);
+    return await takeHandOver(ctx, space, offer.id, peer, true);
   }
-  const invite = ctx.store.invites.byCodeHash(link.hash);
-  const space = invite && ctx.store.spaces.byRowId(invite.spaceRowId);
+  const invite = await ctx.store.invites.byCodeHash(link.hash);
+  const space = invite && await ctx.store.spaces.byRowId(invite.spaceRowId);
   if (!invite || !space || (only && only.id !== space.id)) throw new SvcError('INVITE_INVALID', 'link: no invite link of this service has this code');
   assertOpen(space);
-  const j = ctx.store.invites.join(space, invite.id, peer, now);
+  const j = await ctx.store.invites.join(space, invite.id, peer, now);
   return { name: space.name, role: j.role, tags: j.tags, state: j.state, changed: j.changed, revision: String(j.revision) };
 }

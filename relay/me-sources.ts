@@ -30,14 +30,14 @@ export interface MembershipPage {
  * because the relay keeps no read position for SPACES (clients save their own cursors, spec
  * "Recommended run routine"), so "how far behind" is head_seq minus the client's saved `after`.
  */
-export function membershipsOf(ctx: RelayContext, peerId: string, after: string | undefined, limit: number): MembershipPage {
-  const page = ctx.store.members.membershipsOf(peerId, { after, limit });
-  const items = page.items.map((m) => ({
+export async function membershipsOf(ctx: RelayContext, peerId: string, after: string | undefined, limit: number): Promise<MembershipPage> {
+  const page = await ctx.store.members.membershipsOf(peerId, { after, limit });
+  const items = page.items.map(async (m) => ({
     name: m.name,
     role: m.role,
     tags: m.tags,
-    visibility: ctx.store.spaces.byRowId(m.spaceRowId)?.visibility ?? null,
-    head_seq: String(headSeqOf(ctx, m.spaceRowId)),
+    visibility: (await ctx.store.spaces.byRowId(m.spaceRowId))?.visibility ?? null,
+    head_seq: String(await headSeqOf(ctx, m.spaceRowId)),
     behind: null,
   }));
   const last = items[items.length - 1];
@@ -45,13 +45,13 @@ export function membershipsOf(ctx: RelayContext, peerId: string, after: string |
 }
 
 /** A SPACE's newest post position (0 while it has none). */
-export function headSeqOf(ctx: RelayContext, spaceRowId: number): number {
-  return ctx.store.posts.head(spaceRowId).seq;
+export async function headSeqOf(ctx: RelayContext, spaceRowId: number): Promise<number> {
+  return (await ctx.store.posts.head(spaceRowId)).seq;
 }
 
 /** The KEY's mailbox head position (0 until the mailbox exists). */
-export function mailboxHeadOf(ctx: RelayContext, peerId: string): number {
-  return ctx.store.mailbox.head(peerId);
+export async function mailboxHeadOf(ctx: RelayContext, peerId: string): Promise<number> {
+  return await ctx.store.mailbox.head(peerId);
 }
 
 /**
@@ -59,17 +59,17 @@ export function mailboxHeadOf(ctx: RelayContext, peerId: string): number {
  * has not read (and may see), and message requests waiting for its answer (its state
  * `requested`). The two never overlap: a request is counted as a request only.
  */
-export function waitingCountsOf(ctx: RelayContext, peerId: string): { messages: number; message_requests: number } {
-  const { unread, requests } = ctx.store.conversations.waitingCounts(peerId);
+export async function waitingCountsOf(ctx: RelayContext, peerId: string): Promise<{ messages: number; message_requests: number }> {
+  const { unread, requests } = await ctx.store.conversations.waitingCounts(peerId);
   return { messages: unread, message_requests: requests };
 }
 
 /** The KEY's message retention in days (the default when it never set one). */
-export function messageRetentionDaysOf(ctx: RelayContext, peerId: string): number {
-  return ctx.store.messageRetention.daysOf(peerId);
+export async function messageRetentionDaysOf(ctx: RelayContext, peerId: string): Promise<number> {
+  return await ctx.store.messageRetention.daysOf(peerId);
 }
 
 /** Names of the SPACES a KEY owns, by name. */
-export function spacesOwnedBy(ctx: RelayContext, peerId: string): string[] {
-  return ctx.store.spaces.namesOwnedBy(peerId);
+export async function spacesOwnedBy(ctx: RelayContext, peerId: string): Promise<string[]> {
+  return await ctx.store.spaces.namesOwnedBy(peerId);
 }

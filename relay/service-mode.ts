@@ -29,21 +29,21 @@ export function createServiceMode(state: ServiceStateStore, newEpoch: () => stri
   let seen = Number.NaN;
   let epoch = '';
   let readOnly: string | undefined;
-  const refresh = (): void => {
-    const version = state.dataVersion();
+  const refresh = async (): Promise<void> => {
+    const version = await state.dataVersion();
     if (version === seen) return;
     // Read before remembering the version: a commit in between only means one more read.
-    epoch = state.get(EPOCH_KEY) ?? state.getOrCreate(EPOCH_KEY, newEpoch);
-    readOnly = state.get(READ_ONLY_KEY);
+    epoch = await state.get(EPOCH_KEY) ?? await state.getOrCreate(EPOCH_KEY, newEpoch);
+    readOnly = await state.get(READ_ONLY_KEY);
     seen = version;
   };
   return {
-    epoch() {
-      refresh();
+    async epoch() {
+      await refresh();
       return epoch;
     },
-    readOnly() {
-      refresh();
+    async readOnly() {
+      await refresh();
       return readOnly;
     },
   };

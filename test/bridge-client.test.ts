@@ -62,7 +62,7 @@ describe('minting', () => {
     const me = await r.client.request({ path: '/v1/me' });
     expect((me.body as { peer_id: string }).peer_id).toBe(r.key.peerId);
     expect(r.logs.some((l) => l.startsWith('registered KEY'))).toBe(true);
-    expect(relay.store.keys.get(r.key.peerId)).toBeDefined();
+    expect(await relay.store.keys.get(r.key.peerId)).toBeDefined();
     const token = await r.client.token();
     expect(token).toMatch(/^svc_[0-9a-f]{64}$/);
     expect(r.logs.join('\n')).not.toContain(token);
@@ -98,7 +98,7 @@ describe('minting', () => {
       expect((err as BridgeError).code).toBe('AUDIENCE_MISMATCH');
       expect((err as BridgeError).message).toContain('relay.example');
       // keys.verify was never called: the KEY is not registered there.
-      expect(other.store.keys.get(r.key.peerId)).toBeUndefined();
+      expect(await other.store.keys.get(r.key.peerId)).toBeUndefined();
     } finally {
       await other.close();
     }

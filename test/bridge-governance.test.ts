@@ -61,7 +61,7 @@ describe('a private SPACE from creation to a member leaving', () => {
     const r = await callTool(a, 'svc_space_control', { action: 'create', name, title: HOSTILE_TITLE, description: DESCRIPTION });
     const s = toolOk(r);
     expect(s).toMatchObject({ action: 'create', name, visibility: 'private', join_policy: 'invite', owner: peerA, access: { role: 'owner' } });
-    expect(relay.store.spaces.byName(name)?.owner).toBe(peerA);
+    expect((await relay.store.spaces.byName(name))?.owner).toBe(peerA);
     const text = textOf(r);
     expect(text).toContain(fenced(text, 'title', HOSTILE_TITLE));
     expect(text).toContain(fenced(text, 'description', DESCRIPTION));
@@ -91,7 +91,7 @@ describe('a private SPACE from creation to a member leaving', () => {
     const r = await callTool(b, 'svc_join', { action: 'join', link });
     expect(toolOk(r)).toMatchObject({ name, role: 'writer', state: 'joined', changed: true, waiting: false });
     expect(textOf(r)).toContain(`Joined ${name}.`);
-    expect(roleIn(relay, name, peerB)).toBe('writer');
+    expect(await roleIn(relay, name, peerB)).toBe('writer');
   });
 
   it('A lists the members and sees B, brought in by A through the link', async () => {
@@ -113,13 +113,13 @@ describe('a private SPACE from creation to a member leaving', () => {
   it('A makes B a coordinator with a new tag; members filtered by role show it', async () => {
     const s = toolOk(await callTool(a, 'svc_space_control', { action: 'set_member', name, peer_id: peerB, role: 'coordinator', tags: ['lead'] }));
     expect(s).toMatchObject({ space: name, peer: peerB, role: 'coordinator', tags: ['lead'], state: 'updated' });
-    expect(memberRow(relay, name, peerB)?.role).toBe('coordinator');
+    expect((await memberRow(relay, name, peerB))?.role).toBe('coordinator');
     const list = toolOk(await callTool(a, 'svc_spaces', { action: 'members', name, role: 'coordinator' }));
     expect(list.items.map((m: { peer: string }) => m.peer)).toEqual([peerB]);
   });
 
   it('B may not change the SPACE profile: a tool error with CONTROL_DENIED, its message and its fix', async () => {
-    const before = relay.store.spaces.byName(name)!.title;
+    const before = (await relay.store.spaces.byName(name))!.title;
     const r = await callTool(b, 'svc_space_control', { action: 'update', name, title: 'taken over' });
     const e = refusal(r);
     expect(e).toMatchObject({ code: 'CONTROL_DENIED', source: 'relay', fix: CATALOGUE.CONTROL_DENIED.fix });
@@ -128,7 +128,7 @@ describe('a private SPACE from creation to a member leaving', () => {
     const text = textOf(r);
     expect(text).toMatch(/^CONTROL_DENIED\. /);
     expect(text).toContain(CATALOGUE.CONTROL_DENIED.fix);
-    expect(relay.store.spaces.byName(name)!.title).toBe(before);
+    expect((await relay.store.spaces.byName(name))!.title).toBe(before);
   });
 
   it('B reads the profile with its own role, and A updates it', async () => {
@@ -143,7 +143,7 @@ describe('a private SPACE from creation to a member leaving', () => {
     const r = await callTool(b, 'svc_join', { action: 'leave', name });
     expect(toolOk(r)).toMatchObject({ space: name, peer: peerB, role: 'coordinator' });
     expect(textOf(r)).toContain(`You left ${name}`);
-    expect(roleIn(relay, name, peerB)).toBeNull();
+    expect(await roleIn(relay, name, peerB)).toBeNull();
     const list = toolOk(await callTool(a, 'svc_spaces', { action: 'members', name }));
     expect(list.items).toEqual([]);
   });
@@ -182,7 +182,7 @@ describe('join requests, blocks and a hand-over', () => {
 
     const approved = toolOk(await callTool(a, 'svc_space_control', { action: 'approve', request_id: req.request_id, role: 'reader' }));
     expect(approved).toMatchObject({ state: 'approved', member: { peer: peerB, role: 'reader' } });
-    expect(roleIn(relay, name, peerB)).toBe('reader');
+    expect(await roleIn(relay, name, peerB)).toBe('reader');
   });
 
   it('the decision reaches B with what B can do now, and A\'s request item says nothing is left to decide', async () => {
@@ -203,7 +203,7 @@ describe('join requests, blocks and a hand-over', () => {
     const blocks = toolOk(await callTool(a, 'svc_spaces', { action: 'blocks', name }));
     expect(blocks.items).toEqual([expect.objectContaining({ peer: peerB, blocked_by: peerA })]);
     expect(toolOk(await callTool(a, 'svc_space_control', { action: 'unblock', name, peer_id: peerB }))).toMatchObject({ blocked: false, changed: true });
-    expect(relay.store.blocks.isBlocked(relay.store.spaces.byName(name)!.id, peerB)).toBe(false);
+    expect(await relay.store.blocks.isBlocked((await relay.store.spaces.byName(name))!.id, peerB)).toBe(false);
   });
 
   it('A offers the SPACE to B, B accepts the offer by its id, and B owns it', async () => {
@@ -211,7 +211,7 @@ describe('join requests, blocks and a hand-over', () => {
     expect(offer).toMatchObject({ space: name, from: peerA, to: peerB, role: 'owner', state: 'waiting' });
     const taken = await callTool(b, 'svc_join', { action: 'accept', offer_id: offer.offer_id });
     expect(toolOk(taken)).toMatchObject({ name, role: 'owner', state: 'handed_over' });
-    expect(relay.store.spaces.byName(name)?.owner).toBe(peerB);
+    expect((await relay.store.spaces.byName(name))?.owner).toBe(peerB);
     const peerView = toolOk(await callTool(a, 'svc_spaces', { action: 'peer', peer_id: peerB }));
     expect(peerView.spaces_owned).toContain(name);
   });
@@ -263,7 +263,7 @@ describe('a public SPACE', () => {
     const args = { action: 'create', name, title: 'Open findings', visibility: 'public', categories: ['general'] };
     const e = refusal(await callTool(a, 'svc_space_control', args));
     expect(e).toMatchObject({ code: 'KEY_TOO_NEW', source: 'relay', fix: CATALOGUE.KEY_TOO_NEW.fix });
-    expect(relay.store.spaces.byName(name)).toBeUndefined();
+    expect(await relay.store.spaces.byName(name)).toBeUndefined();
     ageKeys(relay);
     const s = toolOk(await callTool(a, 'svc_space_control', args));
     expect(s).toMatchObject({ name, visibility: 'public', join_policy: 'request', categories: ['general'] });

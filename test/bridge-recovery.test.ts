@@ -82,22 +82,22 @@ function checkpointNow(): void {
   (relay.app as any).checkpointer.runOnce(relay.clock.now());
 }
 
-function spaceRow(name: string) {
-  return relay.store.spaces.byName(name)!;
+async function spaceRow(name: string) {
+  return (await relay.store.spaces.byName(name))!;
 }
 
-function latest(name: string) {
-  return relay.store.checkpoints.latest(spaceRow(name).id, 'posts')!;
+async function latest(name: string) {
+  return (await relay.store.checkpoints.latest((await spaceRow(name)).id, 'posts'))!;
 }
 
 /** The link at a position of a SPACE's posts stream, hex. */
-function linkAt(name: string, seq: number): string {
-  return toHex(relay.store.posts.bySeq(spaceRow(name).id, seq)!.chainHash);
+async function linkAt(name: string, seq: number): Promise<string> {
+  return toHex((await relay.store.posts.bySeq((await spaceRow(name)).id, seq))!.chainHash);
 }
 
 /** A restore the test plays: the relay closes `name` (continued in `next`) and shows a new epoch. */
-function closeSpace(name: string, next: string): void {
-  relay.store.spaces.close(spaceRow(name).id, next, relay.clock.now());
+async function closeSpace(name: string, next: string): Promise<void> {
+  relay.store.spaces.close((await spaceRow(name)).id, next, relay.clock.now());
   shownEpoch = randomUUID();
 }
 
@@ -109,13 +109,13 @@ interface NoticeInput {
 }
 
 /** A recovery notice as recovery.list serves it, signed by the relay's certified key unless told. */
-function notice(n: NoticeInput) {
+async function notice(n: NoticeInput) {
   const signer = n.signer ?? relay.serviceKeys.signer;
   const signed = signRecovery(signer, {
-    space_id: spaceRow(n.space).spaceId,
+    space_id: (await spaceRow(n.space)).spaceId,
     name: n.space,
     replaced_by: n.next,
-    replaced_by_space_id: spaceRow(n.next).spaceId,
+    replaced_by_space_id: (await spaceRow(n.next)).spaceId,
     previous_epoch: realEpoch,
     service_epoch: shownEpoch,
     chains: [n.chain],
@@ -151,11 +151,11 @@ describe('a new service_epoch', () => {
     toolOk(await callTool(a, 'svc_read_space', { space }));
     expect(withCache((c) => c.cursor(proxy.url, { kind: 'space', space }))).toBe('3');
 
-    closeSpace(space, next);
-    const served = notice({
+    await closeSpace(space, next);
+    const served = await notice({
       space,
       next,
-      chain: { stream: 'posts', signed_last: '3', signed_checkpoint_id: toHex(randomBytes(32)), signed_ending_hash: linkAt(space, 3), survived_last: '2', survived_hash: linkAt(space, 2) },
+      chain: { stream: 'posts', signed_last: '3', signed_checkpoint_id: toHex(randomBytes(32)), signed_ending_hash: await linkAt(space, 3), survived_last: '2', survived_hash: await linkAt(space, 2) },
     });
     extra = (x) => serveNotices(x.url, [served]) ?? serveHead(x.url, x.body, space, '2');
     try {
@@ -185,12 +185,12 @@ describe('a new service_epoch', () => {
     const next = await spaceWithPeer();
     await post(relay, p, space, { kind: 'obs', body: 'one' });
     toolOk(await callTool(a, 'svc_read_space', { space }));
-    closeSpace(space, next);
-    const forged = notice({
+    await closeSpace(space, next);
+    const forged = await notice({
       space,
       next,
       signer: rogue(),
-      chain: { stream: 'posts', signed_last: '1', signed_checkpoint_id: toHex(randomBytes(32)), signed_ending_hash: linkAt(space, 1), survived_last: '0', survived_hash: toHex(streamGenesis(spaceRow(space).spaceId, 'posts')) },
+      chain: { stream: 'posts', signed_last: '1', signed_checkpoint_id: toHex(randomBytes(32)), signed_ending_hash: await linkAt(space, 1), survived_last: '0', survived_hash: toHex(streamGenesis((await spaceRow(space)).spaceId, 'posts')) },
     });
     extra = (x) => serveNotices(x.url, [forged]);
     try {
@@ -223,12 +223,12 @@ describe('reads and writes of a closed SPACE', () => {
     const next = await spaceWithPeer();
     for (const n of [1, 2, 3]) await post(relay, p, space, { kind: 'obs', body: `old ${n}` });
     toolOk(await callTool(a, 'svc_read_space', { space }));
-    closeSpace(space, next);
+    await closeSpace(space, next);
     await post(relay, p, next, { kind: 'obs', body: 'first in the continuation' });
-    const served = notice({
+    const served = await notice({
       space,
       next,
-      chain: { stream: 'posts', signed_last: '3', signed_checkpoint_id: toHex(randomBytes(32)), signed_ending_hash: linkAt(space, 3), survived_last: '1', survived_hash: linkAt(space, 1) },
+      chain: { stream: 'posts', signed_last: '3', signed_checkpoint_id: toHex(randomBytes(32)), signed_ending_hash: await linkAt(space, 3), survived_last: '1', survived_hash: await linkAt(space, 1) },
     });
     const rollback = JSON.stringify({
       error: { code: 'HISTORY_ROLLBACK', message: "A restore cut this SPACE's history back behind your cursor.", fix: 'Keep held data.', doc: 'x', request_id: 'r', detail: `continues in ${next}` },
@@ -260,7 +260,7 @@ describe('reads and writes of a closed SPACE', () => {
     await post(relay, p, space, { kind: 'obs', body: 'only post' });
     // Followed from its start: a cursor at 0.
     withCache((c) => c.advanceCursor(proxy.url, { kind: 'space', space }, '0', Date.now()));
-    closeSpace(space, next);
+    await closeSpace(space, next);
     await post(relay, p, next, { kind: 'obs', body: 'carried on' });
     toolOk(await callTool(a, 'svc_whoami', {}));
     const first = await callTool(a, 'svc_read_space', { space });
@@ -274,7 +274,7 @@ describe('reads and writes of a closed SPACE', () => {
   it('svc_post to a closed SPACE is SPACE_CLOSED, naming the SPACE that continues it', async () => {
     const space = await spaceWithPeer();
     const next = await spaceWithPeer();
-    closeSpace(space, next);
+    await closeSpace(space, next);
     const r = await callTool(a, 'svc_post', { space, kind: 'obs', body: 'too late' });
     expect(r.isError).toBe(true);
     expect(textOf(r)).toContain('SPACE_CLOSED');
@@ -294,10 +294,10 @@ describe('kept checkpoints after a restore', () => {
     const next = await spaceWithPeer();
     for (const n of [1, 2, 3]) await post(relay, p, space, { kind: 'obs', body: `a${n}` });
     checkpointNow();
-    const A = latest(space);
+    const A = await latest(space);
     for (const n of [4, 5]) await post(relay, p, space, { kind: 'obs', body: `b${n}` });
     checkpointNow();
-    const B = latest(space);
+    const B = await latest(space);
     expect(B.fields).toMatchObject({ first: '4', last: '5' });
     toolOk(await callTool(a, 'svc_get', { space, seq: '5' }));
     expect(withCache((c) => c.checkpoint(proxy.url, space, 'posts')?.checkpointId)).toBe(toHex(B.id));
@@ -307,7 +307,7 @@ describe('kept checkpoints after a restore', () => {
       first: '4',
       last: '4',
       predecessor_hash: A.fields.ending_hash,
-      ending_hash: linkAt(space, 4),
+      ending_hash: await linkAt(space, 4),
       merkle_root: proof4.leaf as string,
       previous_checkpoint_id: toHex(A.id),
       created_at: new Date(relay.clock.now()).toISOString(),
@@ -317,13 +317,13 @@ describe('kept checkpoints after a restore', () => {
       if (!x.url.startsWith(`/v1/spaces/${space}/posts/4/proof`)) return undefined;
       return JSON.stringify({ ...JSON.parse(x.body), checkpoint: C, inclusion: { leaf_index: 0, tree_size: 1, path: [] } });
     };
-    const chain = (survived: number): RecoveryChain => ({
+    const chain = async (survived: number): Promise<RecoveryChain> => ({
       stream: 'posts',
       signed_last: '5',
       signed_checkpoint_id: toHex(B.id),
       signed_ending_hash: B.fields.ending_hash,
       survived_last: String(survived),
-      survived_hash: linkAt(space, survived),
+      survived_hash: await linkAt(space, survived),
     });
     return { space, next, B, C, serveC, chain };
   }
@@ -344,8 +344,8 @@ describe('kept checkpoints after a restore', () => {
 
   it('a notice that verifies but lets no checkpoint end past what survived, or one under an uncertified key, explains nothing', async () => {
     const { space, next, B, serveC, chain } = await cutAfterFour();
-    closeSpace(space, next);
-    for (const served of [notice({ space, next, chain: chain(3) }), notice({ space, next, chain: chain(4), signer: rogue() })]) {
+    await closeSpace(space, next);
+    for (const served of [notice({ space, next, chain: await chain(3) }), notice({ space, next, chain: await chain(4), signer: rogue() })]) {
       extra = (x) => serveNotices(x.url, [served]) ?? serveC(x);
       try {
         expect(toolOk(await callTool(a, 'svc_get', { space, seq: '4' })).bridge.changed_history).toBe(true);
@@ -358,8 +358,8 @@ describe('kept checkpoints after a restore', () => {
 
   it('with a verified notice declaring the kept checkpoint lost, the one of what survived is accepted, the loss reported, and the lost one kept apart', async () => {
     const { space, next, B, C, serveC, chain } = await cutAfterFour();
-    closeSpace(space, next);
-    const served = notice({ space, next, chain: chain(4) });
+    await closeSpace(space, next);
+    const served = await notice({ space, next, chain: await chain(4) });
     extra = (x) => serveNotices(x.url, [served]) ?? serveC(x);
     try {
       const r = await callTool(a, 'svc_get', { space, seq: '4' });

@@ -38,24 +38,24 @@ async function cli(who: Who, args: string[]) {
   return r;
 }
 
-function space() {
-  return relay.store.spaces.byName(name)!;
+async function space() {
+  return (await relay.store.spaces.byName(name))!;
 }
 
-function isMember(who: Who): boolean {
-  return relay.store.members.roleOf(space(), id[who]) !== null;
+async function isMember(who: Who): Promise<boolean> {
+  return await relay.store.members.roleOf(await space(), id[who]) !== null;
 }
 
 /** The locks the relay holds for `who` (a removed member's stay until the next key change). */
-function locks(who: Who): { generation: number; created_at: number }[] {
-  return relay.store.db
+async function locks(who: Who): Promise<{ generation: number; created_at: number }[]> {
+  return await relay.store.db
     .prepare('SELECT generation, created_at FROM sealed_locks WHERE space_row_id = ? AND recipient = ? ORDER BY generation, created_at')
-    .all(space().id, id[who]) as { generation: number; created_at: number }[];
+    .all((await space()).id, id[who]) as { generation: number; created_at: number }[];
 }
 
-function holdsLock(who: Who): boolean {
-  const g = relay.store.sealed.generationInUse(space().id);
-  return locks(who).some((l) => l.generation === g);
+async function holdsLock(who: Who): Promise<boolean> {
+  const g = await relay.store.sealed.generationInUse((await space()).id);
+  return (await locks(who)).some((l) => l.generation === g);
 }
 
 async function ask(): Promise<string> {
@@ -109,7 +109,7 @@ describe('removing a member of a sealed SPACE with svc_space_control', () => {
     await tool('owner', 'svc_post', { space: name, kind: 'obs', title: 'First', body: 'Before B.' });
     const approved = await tool('owner', 'svc_space_control', { action: 'approve', request_id: await ask() });
     expect(approved.data.sealed_key).toEqual({ state: 'locked', generation: 1, stamped: true });
-    expect(relay.store.sealed.stamp(space().id, id.b)).toMatchObject({ issuer: id.owner, notAfter: null });
+    expect(await relay.store.sealed.stamp((await space()).id, id.b)).toMatchObject({ issuer: id.owner, notAfter: null });
     expect(await readTitles()).toEqual(['First']);
 
     const before = Math.floor(Date.now() / 1000);
@@ -118,31 +118,31 @@ describe('removing a member of a sealed SPACE with svc_space_control', () => {
     expect(removed.text).toContain(`Sealed: the vouching this KEY gave ${id.b} in ${name} has ended`);
     expect(removed.text).toContain('keepers leave its request to a person');
     expect(removed.data.sealed_stamp).toMatchObject({ state: 'ended' });
-    const ended = relay.store.sealed.stamp(space().id, id.b)!;
+    const ended = (await relay.store.sealed.stamp((await space()).id, id.b))!;
     expect(ended.issuer).toBe(id.owner);
     // Ended before the removal's answer came back: it counts at no later second.
     expect(ended.notAfter).not.toBeNull();
     expect(ended.notAfter!).toBeLessThan(before + 1);
     expect(removed.data.sealed_stamp.notAfter).toBe(ended.notAfter);
-    expect(relay.store.sealed.vouched(space(), id.b, Date.now())).toBe(false);
+    expect(await relay.store.sealed.vouched(await space(), id.b, Date.now())).toBe(false);
 
-    const lockedBefore = locks('b');
+    const lockedBefore = await locks('b');
     const again = await ask();
     // The owner's background duty runs its rounds meanwhile: it admits nobody, locks for nobody outside.
     await ownerRounds(2);
     const pass = await cli('owner', ['keeper', name, '--once']);
     expect(pass.stdout).toContain(`1 join request(s) wait for a person: not vouched for (${id.b})`);
     expect(pass.stdout).not.toContain(`admitted ${id.b}`);
-    expect(isMember('b')).toBe(false);
-    expect(locks('b')).toEqual(lockedBefore);
-    expect(relay.store.requests.listPending(space().id, Date.now(), 0, 10).items.map((r) => r.requester)).toEqual([id.b]);
+    expect(await isMember('b')).toBe(false);
+    expect(await locks('b')).toEqual(lockedBefore);
+    expect((await relay.store.requests.listPending((await space()).id, Date.now(), 0, 10)).items.map((r) => r.requester)).toEqual([id.b]);
 
     // Approved again by hand: the tool vouches anew, and the fresh stamp replaces the ended one.
     const back = await tool('owner', 'svc_space_control', { action: 'approve', request_id: again });
     // Its lock of generation 1 stays at the relay until the next key change.
     expect(back.data.sealed_key).toEqual({ state: 'held', generation: 1, stamped: true });
     expect(back.text).toContain(`Sealed: vouched for ${id.b} anew (a stamp this KEY signed); it already holds the key of generation 1`);
-    expect(relay.store.sealed.stamp(space().id, id.b)).toMatchObject({ issuer: id.owner, notAfter: null });
+    expect(await relay.store.sealed.stamp((await space()).id, id.b)).toMatchObject({ issuer: id.owner, notAfter: null });
     await tool('owner', 'svc_post', { space: name, kind: 'obs', title: 'Second', body: 'After B came back.' });
     expect(await readTitles()).toEqual(['First', 'Second']);
   }, 180_000);
@@ -153,7 +153,7 @@ describe('removing a member of a sealed SPACE with svc_space_control', () => {
     // A day later (join requests: two a day per KEY and SPACE), and the key change the removals
     // made due (one day without a keeper list) done by the owner's background duty.
     relay.clock.advance(86_400_000 + 1_000);
-    await until(() => relay.store.sealed.generationInUse(space().id) === 2, "the owner's keeper duty to change the key");
+    await until(async () => await relay.store.sealed.generationInUse((await space()).id) === 2, "the owner's keeper duty to change the key");
 
     // The stamp the approval made has no end and is deterministic (Ed25519): B may hold its
     // bytes (a stamp printed for it before, say). Built here from the owner's key file.
@@ -161,28 +161,28 @@ describe('removing a member of a sealed SPACE with svc_space_control', () => {
     const old = signedStamp(owner.signer, id.owner, id.b);
     const put = await cli('b', ['stamp', '--put', JSON.stringify(old), '--space', name]);
     expect(put.stdout).toContain('Stamp put');
-    expect(relay.store.sealed.stamp(space().id, id.b)).toMatchObject({ issuer: id.owner, notAfter: null });
-    const lockedBefore = locks('b');
+    expect(await relay.store.sealed.stamp((await space()).id, id.b)).toMatchObject({ issuer: id.owner, notAfter: null });
+    const lockedBefore = await locks('b');
     await ask();
 
     const pass = await cli('owner', ['keeper', name, '--once']);
     expect(pass.stdout).toContain(`a stamp this KEY signed for ${id.b} is shown again after this KEY ended its vouching for it (removed): not counted`);
     expect(pass.stdout).toContain(`1 join request(s) wait for a person: not vouched for (${id.b})`);
-    expect(isMember('b')).toBe(false);
-    expect(locks('b')).toEqual(lockedBefore);
+    expect(await isMember('b')).toBe(false);
+    expect(await locks('b')).toEqual(lockedBefore);
 
     // A stamp the owner signs for B that ended already vouches for nothing: still not counted.
     await cli('owner', ['stamp', id.b, '--until', '1']);
     const still = await cli('owner', ['keeper', name, '--once']);
     expect(still.stdout).toContain(`1 join request(s) wait for a person: not vouched for (${id.b})`);
-    expect(isMember('b')).toBe(false);
+    expect(await isMember('b')).toBe(false);
 
     // The owner's person vouches for B anew with the stamp command: the keeper admits it now.
     await cli('owner', ['stamp', id.b, '--space', name]);
     const admitted = await cli('owner', ['keeper', name, '--once']);
     expect(admitted.stdout).toContain(`admitted ${id.b}`);
-    expect(isMember('b')).toBe(true);
-    expect(holdsLock('b')).toBe(true);
+    expect(await isMember('b')).toBe(true);
+    expect(await holdsLock('b')).toBe(true);
     expect(await readTitles()).toEqual(['First', 'Second']);
   }, 180_000);
 });

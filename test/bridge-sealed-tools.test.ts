@@ -56,14 +56,14 @@ async function readAll(who: Who): Promise<any[]> {
   return read.data.items as any[];
 }
 
-function space() {
-  return relay.store.spaces.byName(name)!;
+async function space() {
+  return (await relay.store.spaces.byName(name))!;
 }
 
-function holdsLock(who: Who, generation: number): boolean {
-  const row = relay.store.db
+async function holdsLock(who: Who, generation: number): Promise<boolean> {
+  const row = await relay.store.db
     .prepare('SELECT 1 AS one FROM sealed_locks WHERE space_row_id = ? AND generation = ? AND recipient = ?')
-    .get(space().id, generation, id[who]);
+    .get((await space()).id, generation, id[who]);
   return row !== undefined;
 }
 
@@ -103,7 +103,7 @@ describe('a sealed SPACE kept with the MCP tools alone', () => {
     expect(approved.text).toContain('vouched for it (a stamp this KEY signed) and locked the key of generation 1 for');
     expect(approved.data.sealed_key).toEqual({ state: 'locked', generation: 1, stamped: true });
     // The call itself made the lock: it is there when the answer comes back.
-    expect(holdsLock('member', 1)).toBe(true);
+    expect(await holdsLock('member', 1)).toBe(true);
 
     expect((await readAll('member')).map((p) => p.title)).toEqual(['Before the member']);
     const posted = await ok('member', 'svc_post', { space: name, kind: 'obs', title: 'From the member', body: 'Sealed on the member machine.' });
@@ -119,18 +119,18 @@ describe('a sealed SPACE kept with the MCP tools alone', () => {
   it('refuses set_member for a KEY without an encryption key with ENCRYPTION_KEY_MISSING, naming the call that publishes it', async () => {
     // Known to the relay (it signed in), never near a sealed SPACE: no encryption key.
     await ok('late', 'svc_whoami', {});
-    expect(relay.store.encryptionKeys.get(id.late)).toBeUndefined();
+    expect(await relay.store.encryptionKeys.get(id.late)).toBeUndefined();
     const refused = await tool('owner', 'svc_space_control', { action: 'set_member', name, peer_id: id.late, role: 'writer' });
     expect(refused.r.isError).toBe(true);
     expect(refused.data.error).toMatchObject({ code: 'ENCRYPTION_KEY_MISSING', source: 'relay' });
     expect(refused.text).toMatch(/^ENCRYPTION_KEY_MISSING\./);
     expect(refused.text).toContain(`KEY ${id.late} has not published its encryption key`);
     expect(refused.text).toContain(`Its bridge publishes the key on first need: when it calls svc_join action=join name=${name}`);
-    expect(relay.store.members.roleOf(space(), id.late)).toBeNull();
+    expect(await relay.store.members.roleOf(await space(), id.late)).toBeNull();
 
     // The call the fix names publishes the key (and files a request) ...
     await ask('late');
-    expect(relay.store.encryptionKeys.get(id.late)).toBeDefined();
+    expect(await relay.store.encryptionKeys.get(id.late)).toBeDefined();
     // ... and set_member again admits the KEY and hands it the key.
     const granted = await ok('owner', 'svc_space_control', { action: 'set_member', name, peer_id: id.late, role: 'reader' });
     expect(granted.text).toContain('admitted');
@@ -150,7 +150,7 @@ describe('a sealed SPACE kept with the MCP tools alone', () => {
     const approved = await ok('admin', 'svc_space_control', { action: 'approve', request_id: requestId });
     expect(approved.data.sealed_key).toEqual({ state: 'not_keeper' });
     expect(approved.text).toContain('your KEY keeps nothing in');
-    await until(() => holdsLock('newcomer', 1), "the owner's keeper duty to lock the key for the newcomer");
+    await until(async () => await holdsLock('newcomer', 1), "the owner's keeper duty to lock the key for the newcomer");
     expect((await readAll('newcomer')).map((p) => p.title)).toEqual(['Before the member', 'From the member']);
     expect(bridges.owner!.stderr()).toMatch(/keeper duty, sealed-tools-[0-9a-z]+ \(generation 1\): locked generation 1 for 1 member\(s\)/);
   }, 120_000);
@@ -160,9 +160,9 @@ describe('a sealed SPACE kept with the MCP tools alone', () => {
     expect(removed.text).toContain('Removed');
     // The list says one day between changes after a departure (the keepers command's default).
     relay.clock.advance(86_400_000 + 1_000);
-    await until(() => relay.store.sealed.generationInUse(space().id) === 2, "the owner's keeper duty to change the key");
-    await until(() => holdsLock('member', 2) && holdsLock('newcomer', 2), 'locks of generation 2');
-    expect(holdsLock('late', 2)).toBe(false);
+    await until(async () => await relay.store.sealed.generationInUse((await space()).id) === 2, "the owner's keeper duty to change the key");
+    await until(async () => await holdsLock('member', 2) && await holdsLock('newcomer', 2), 'locks of generation 2');
+    expect(await holdsLock('late', 2)).toBe(false);
     await ok('owner', 'svc_post', { space: name, kind: 'obs', title: 'After the change', body: 'Generation two.' });
     const items = await readAll('member');
     expect(items.map((p) => [p.title, p.sealed.generation])).toEqual([

@@ -112,9 +112,9 @@ describe('a sealed SPACE with an owner and two members, over real bridges', () =
     const made = await tool('owner', 'svc_space_control', { action: 'create', name, visibility: 'sealed', title: 'Sealed work' });
     expect(made.r.isError, made.text).toBeFalsy();
     expect(made.text).toContain('Sealed: the relay holds ciphertext only');
-    const space = relay.store.spaces.byName(name)!;
+    const space = (await relay.store.spaces.byName(name))!;
     expect(space.visibility).toBe('sealed');
-    expect(relay.store.encryptionKeys.get(id.owner)).toBeDefined();
+    expect(await relay.store.encryptionKeys.get(id.owner)).toBeDefined();
     const list = await cli('owner', ['keepers', name, '--change-every', '60', '--admission', 'stamped']);
     expect(list.stdout).toMatch(/revision:\s+1/);
     expect(list.stdout).toMatch(/change_every:\s+60 s/);
@@ -127,9 +127,9 @@ describe('a sealed SPACE with an owner and two members, over real bridges', () =
     expect(pass.stdout).toContain(`admitted ${id.a}`);
     expect(pass.stdout).toContain(`admitted ${id.b}`);
     expect(pass.stdout).toContain('locked generation 1 for 2 member(s)');
-    const space = relay.store.spaces.byName(name)!;
-    expect(relay.store.members.roleOf(space, id.a)).toBe('writer');
-    expect(relay.store.members.roleOf(space, id.b)).toBe('writer');
+    const space = (await relay.store.spaces.byName(name))!;
+    expect(await relay.store.members.roleOf(space, id.a)).toBe('writer');
+    expect(await relay.store.members.roleOf(space, id.b)).toBe('writer');
   }, 120_000);
 
   it('seals posts on the writer machine and opens them for every member, fenced as peer content (as its own for the writer)', async () => {
@@ -179,7 +179,7 @@ describe('a sealed SPACE with an owner and two members, over real bridges', () =
     // What it had still opens with the keys it kept; what came after does not.
     const after = await servedPosts();
     const b = membersSealing('b');
-    const spaceId = relay.store.spaces.byName(name)!.spaceId;
+    const spaceId = (await relay.store.spaces.byName(name))!.spaceId;
     for (const p of before) {
       const { content } = b.openKept(spaceId, fromBase64url(p.sealed.header, 'h'), fromBase64url(p.sealed.ciphertext, 'c'));
       expect([content.title, content.body]).not.toContain(undefined);
@@ -243,7 +243,7 @@ describe('a sealed SPACE with an owner and two members, over real bridges', () =
   }, 60_000);
 
   it('keeps secrets at rest sealed under a key from the KEY seed, in a file only its user reads', async () => {
-    const spaceId = relay.store.spaces.byName(name)!.spaceId;
+    const spaceId = (await relay.store.spaces.byName(name))!.spaceId;
     const file = sealedCachePath(openKeyDirectory(home.owner), DEFAULT_KEY_NAME);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const own = membersSealing('owner');

@@ -44,8 +44,8 @@ function checkpointNow(): void {
 }
 
 /** The newest posts checkpoint the relay holds for a SPACE. */
-function latest(space: string) {
-  return relay.store.checkpoints.latest(relay.store.spaces.byName(space)!.id, 'posts')!;
+async function latest(space: string) {
+  return (await relay.store.checkpoints.latest((await relay.store.spaces.byName(space))!.id, 'posts'))!;
 }
 
 /** A checkpoint with changed members, signed by the relay's own certified key. */
@@ -143,7 +143,7 @@ describe('checkpoints and history', () => {
 
     for (const n of [4, 5, 6]) await post(relay, p, space, { kind: 'obs', body: `second range ${n}` });
     checkpointNow();
-    const real = latest(space);
+    const real = await latest(space);
     expect(real.fields).toMatchObject({ first: '4', last: '6' });
     // Same range, same posts (so the Merkle path still verifies), but it starts from another link.
     serveCheckpoint(space, 5, forge(real.fields, { predecessor_hash: toHex(randomBytes(32)) }));
@@ -183,7 +183,7 @@ describe('checkpoints and history', () => {
     checkpointNow();
     for (const n of [5, 6]) await post(relay, p, space, { kind: 'obs', body: `c${n}` });
     checkpointNow();
-    const c3 = latest(space);
+    const c3 = await latest(space);
     expect(c3.fields).toMatchObject({ first: '5', last: '6' });
     serveCheckpoint(space, 6, forge(c3.fields, { ending_hash: toHex(randomBytes(32)) }));
     try {
@@ -203,7 +203,7 @@ describe('checkpoints and history', () => {
     const space = await spaceWithPeer();
     await post(relay, p, space, { kind: 'obs', body: 'one' });
     checkpointNow();
-    const real = latest(space);
+    const real = await latest(space);
     const rogue = createServiceSigner({
       root: signerFromSeed(new Uint8Array(randomBytes(32))),
       online: signerFromSeed(new Uint8Array(randomBytes(32))),

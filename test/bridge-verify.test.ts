@@ -27,7 +27,7 @@ afterAll(async () => {
 
 /** The post at `seq` as a member reads it: full detail with its proof block. */
 async function fullPost(): Promise<any> {
-  const space = newSpace(relay, owner);
+  const space = await newSpace(relay, owner);
   await post(relay, owner, space, { kind: 'obs', body: 'first' });
   await post(relay, owner, space, { kind: 'result', title: 'T', body: 'second' });
   const r = await get(relay, `/v1/spaces/${space.name}/posts?detail=full&proof=true`, owner);
@@ -86,7 +86,7 @@ describe('a proof block the relay served', () => {
 describe('a post without its object bytes', () => {
   /** A signed post with every private field, hidden by its owner, as a member reads it in full. */
   async function hiddenPost(): Promise<{ hidden: any; shown: any }> {
-    const space = newSpace(relay, owner);
+    const space = await newSpace(relay, owner);
     const s = signedPost(owner, space, { kind: 'obs', title: 'T', body: 'words', fingerprints: [{ scheme: 'git.commit', value: 'abc' }] }, {
       data: { x_k: 1 },
       run_id: randomUUID(),
@@ -153,7 +153,7 @@ describe('a post signed by a passkey KEY', () => {
   /** A passkey KEY's signed post in a SPACE it owns, read at full detail with its proof. */
   async function passkeyPost(): Promise<{ post: any; policy: { rpId: string; origins: string[] } }> {
     const who = await passkeyKey(relay, -7);
-    const space = createSpaceInStore(relay.store, who.peerId, `pk-${randomUUID().slice(0, 8)}`, relay.clock.now());
+    const space = await createSpaceInStore(relay.store, who.peerId, `pk-${randomUUID().slice(0, 8)}`, relay.clock.now());
     const p = await passkeyPolicyOf(relay);
     const object = buildPostObject({ space_id: space.spaceId, author_id: who.peerId, idempotency_key: randomUUID(), kind: 'obs', body: 'signed on a passkey' }, 'signed');
     const canonical = postObjectBytes(object);

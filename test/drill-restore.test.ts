@@ -104,7 +104,7 @@ async function beforeTheDisaster(): Promise<BeforeTheDisaster> {
   const peer = await mintToken(relay.url);
   const space = freshName('drill');
   toolOk(await callTool(bridge, 'svc_space_control', { action: 'create', name: space }));
-  admit(relay, relay.store.spaces.byName(space)!, peer, 'writer');
+  await admit(relay, (await relay.store.spaces.byName(space))!, peer, 'writer');
 
   toolOk(await callTool(bridge, 'svc_post', { space, kind: 'obs', body: 'one, by the bridge' }));
   for (const n of ['two', 'three']) await post(relay, peer, space, { kind: 'obs', body: n });

@@ -175,13 +175,13 @@ describe('posts.append over HTTP', () => {
   }
 
   it('refuses data holding an integer beyond ±(2^53 − 1), stores nothing, and keeps safe integers and fractions as sent', async () => {
-    const space = newSpace(relay, owner);
+    const space = await newSpace(relay, owner);
     for (const n of ['123456789012345678901234', '1e300', '1E21', '-9007199254740992']) {
       const r = await send(space.name, `{"kind":"obs","body":"n","data":{"x_n":${n}}}`);
       expect(r.status, n).toBe(400);
       expect(r.body.error).toMatchObject({ code: 'INVALID_REQUEST', detail: 'body.data.x_n: integer beyond ±(2^53 - 1)' });
     }
-    expect(relay.store.posts.head(space.id).seq).toBe(0);
+    expect((await relay.store.posts.head(space.id)).seq).toBe(0);
     const ok = await send(space.name, '{"kind":"obs","body":"n","data":{"x_max":9007199254740991,"x_min":-9007199254740991,"x_f":0.1,"x_e":1.5e-7}}');
     expect(ok.status).toBe(201);
     const read = await get(relay, `/v1/posts/${ok.body.post_id}`, owner);

@@ -38,14 +38,14 @@ async function lostRelay(): Promise<{ backup: string; log: string; space: string
   const log = join(dir('svc-cli-log-'), 'checkpoints.log');
   const relay = await startRelay({ dataDir: data, checkpointLog: log });
   const owner = await mintToken(relay.url);
-  const space = newSpace(relay, owner);
+  const space = await newSpace(relay, owner);
   for (let i = 0; i < 3; i++) await post(relay, owner, space, { kind: 'obs', body: `before ${i}` });
   checkpointNow(relay);
   const backup = join(dir('svc-cli-out-'), 'relay.backup');
   expect((await runCli(['backup', backup, '--data', data])).code).toBe(0);
   for (let i = 0; i < 3; i++) await post(relay, owner, space, { kind: 'obs', body: `after ${i}` });
   checkpointNow(relay);
-  const epoch = relay.store.state.get('service_epoch')!;
+  const epoch = (await relay.store.state.get('service_epoch'))!;
   await relay.close();
   return { backup, log, space: space.name, owner, epoch };
 }
@@ -161,7 +161,7 @@ describe('bad inputs to backup and restore', () => {
     const other = await startRelay({ checkpointLog: otherLog });
     cleanup.push(() => other.close());
     const someone = await mintToken(other.url);
-    await post(other, someone, newSpace(other, someone), { kind: 'obs', body: 'elsewhere' });
+    await post(other, someone, await newSpace(other, someone), { kind: 'obs', body: 'elsewhere' });
     checkpointNow(other);
     run = await runCli(['restore', backup, '--data', target, '--checkpoint-log', otherLog]);
     expect(run.code).toBe(2);

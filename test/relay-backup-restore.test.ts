@@ -54,7 +54,7 @@ describe('svc-relay backup', () => {
     const data = dir('svc-bk-data-');
     const relay = await relayOn(data);
     const owner = await mintToken(relay.url);
-    const space = newSpace(relay, owner);
+    const space = await newSpace(relay, owner);
     await posts(relay, owner, space.name, 20);
     let appending = true;
     let appended = 0;
@@ -83,10 +83,10 @@ describe('svc-relay backup', () => {
     expect(r, r.stderr).toMatchObject({ code: 0 });
     const copy = await relayOn(restored);
     expect(copy.serviceKeys.rootKey).toBe(relay.serviceKeys.rootKey);
-    const row = copy.store.spaces.byName(space.name)!;
-    const head = copy.store.checkpoints.streamHead(row.id, 'posts');
+    const row = (await copy.store.spaces.byName(space.name))!;
+    const head = await copy.store.checkpoints.streamHead(row.id, 'posts');
     expect(head).toBeGreaterThanOrEqual(20);
-    const links = copy.store.checkpoints.links(row.id, 'posts', 1, head);
+    const links = await copy.store.checkpoints.links(row.id, 'posts', 1, head);
     expect(links.map((l) => l.position)).toEqual(Array.from({ length: head }, (_, i) => i + 1));
     for (let i = 1; i < links.length; i++) expect(links[i]!.previousHash).toEqual(links[i - 1]!.chainHash);
   });
@@ -98,7 +98,7 @@ describe('svc-relay restore', () => {
     const log = join(dir('svc-rs-log-'), 'checkpoints.log');
     const relay = await relayOn(data, log);
     const owner = await mintToken(relay.url);
-    const space = newSpace(relay, owner);
+    const space = await newSpace(relay, owner);
     await posts(relay, owner, space.name, 4);
     const file = join(dir('svc-rs-out-'), 'relay.backup');
     expect((await runCli(['backup', file, '--data', data])).code).toBe(0);
@@ -106,18 +106,18 @@ describe('svc-relay restore', () => {
     checkpointNow(relay);
     const signed = logCheckpoints(log);
     expect(signed.map((c) => `${c.stream} ${c.first}-${c.last}`).sort()).toEqual(['events 1-1', 'posts 1-4']);
-    const epoch = relay.store.state.get('service_epoch');
+    const epoch = await relay.store.state.get('service_epoch');
     await relay.close();
 
     const restored = join(dir('svc-rs-new-'), 'data');
     const r = await runCli(['restore', file, '--data', restored, '--checkpoint-log', log]);
     expect(r, r.stderr).toMatchObject({ code: 0, stdout: '' });
     const again = await relayOn(restored, log);
-    expect(again.store.state.get('service_epoch')).toBe(epoch);
-    const row = again.store.spaces.byName(space.name)!;
+    expect(await again.store.state.get('service_epoch')).toBe(epoch);
+    const row = (await again.store.spaces.byName(space.name))!;
     expect(row.status).toBe('active');
-    expect(again.store.checkpoints.latest(row.id, 'posts')!.fields).toEqual(signed.find((c) => c.stream === 'posts'));
-    expect(again.store.checkpoints.latest(row.id, 'events')!.fields).toEqual(signed.find((c) => c.stream === 'events'));
+    expect((await again.store.checkpoints.latest(row.id, 'posts'))!.fields).toEqual(signed.find((c) => c.stream === 'posts'));
+    expect((await again.store.checkpoints.latest(row.id, 'events'))!.fields).toEqual(signed.find((c) => c.stream === 'events'));
     expect((await get(again, '/v1/recovery')).body.items).toEqual([]);
     const last = readCheckpointLog(log).entries.at(-1)!;
     expect(last).toMatchObject({ restore: { previous_epoch: epoch, service_epoch: epoch, cuts: [] } });
@@ -129,8 +129,8 @@ describe('svc-relay restore', () => {
     const relay = await relayOn(data, log);
     const owner = await mintToken(relay.url);
     const writer = await mintToken(relay.url);
-    const space = newSpace(relay, owner);
-    admit(relay, space, writer, 'writer');
+    const space = await newSpace(relay, owner);
+    await admit(relay, space, writer, 'writer');
     await posts(relay, owner, space.name, 5);
     checkpointNow(relay);
     const file = join(dir('svc-rl-out-'), 'relay.backup');
@@ -142,7 +142,7 @@ describe('svc-relay restore', () => {
     const root = fromHex(relay.serviceKeys.rootKey, 32);
     const keptByClient = verifyCheckpoint(served, root);
     expect(keptByClient.fields.last).toBe('10');
-    const oldEpoch = relay.store.state.get('service_epoch')!;
+    const oldEpoch = (await relay.store.state.get('service_epoch'))!;
     await relay.close();
     rmSync(data, { recursive: true, force: true });
 
@@ -153,7 +153,7 @@ describe('svc-relay restore', () => {
     expect(existsSync(join(restored, 'restore.lock'))).toBe(false);
 
     const again = await relayOn(restored, log);
-    expect(again.store.state.get(CHECKPOINT_LOG_KEY)).toBe(log);
+    expect(await again.store.state.get(CHECKPOINT_LOG_KEY)).toBe(log);
     const me = await get(again, '/v1/me', owner);
     expect(me.body.service_epoch).not.toBe(oldEpoch);
     const closed = await get(again, `/v1/spaces/${space.name}`, owner);
@@ -167,9 +167,9 @@ describe('svc-relay restore', () => {
     const refused = await call(again, 'POST', `/v1/spaces/${space.name}/posts`, { token: writer.token, body: { kind: 'obs', body: 'late' } });
     expect(codeOf(refused)).toBe('SPACE_CLOSED');
     // The continuation: same members and roles; the writer posts there from seq 1.
-    const next = again.store.spaces.byName(`${space.name}-2`)!;
+    const next = (await again.store.spaces.byName(`${space.name}-2`))!;
     expect(next.owner).toBe(owner.peerId);
-    expect(again.store.members.get(next.id, writer.peerId)?.role).toBe('writer');
+    expect((await again.store.members.get(next.id, writer.peerId))?.role).toBe('writer');
     const first = await post(again, writer, next.name, { kind: 'obs', body: 'continuing' });
     expect(first.seq).toBe('1');
 

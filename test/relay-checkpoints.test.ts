@@ -92,8 +92,8 @@ async function exportAll(space: SpaceRow, who: MintedToken): Promise<any[]> {
 
 describe('a long random history', () => {
   it('every checkpoint and every proof of both streams verifies with the shared verifiers only', async () => {
-    const space = newSpace(relay, owner, { visibility: 'public', joinPolicy: 'request', categories: ['general'] });
-    admit(relay, space, writer, 'writer');
+    const space = await newSpace(relay, owner, { visibility: 'public', joinPolicy: 'request', categories: ['general'] });
+    await admit(relay, space, writer, 'writer');
     const checkpointer = relay.app.checkpointer;
 
     // A burst longer than one range: 1,024 positions are signed at once, the rest once the
@@ -106,13 +106,13 @@ describe('a long random history', () => {
     expect(run.signed).toBe(2);
 
     // Then rounds of a few posts, a few governance events and random pauses.
-    let expectedEvents = relay.store.events.head(space.id).revision;
+    let expectedEvents = (await relay.store.events.head(space.id)).revision;
     for (let round = 0; round < 12; round++) {
       const n = randomInt(0, 40);
       for (let i = 0; i < n; i++) await post(relay, round % 2 ? writer : owner, space, { kind: 'obs', body: `round ${round} post ${i}` });
       const joiners = randomInt(0, 3);
       for (let j = 0; j < joiners; j++) {
-        admit(relay, space, await mintToken(relay.url), 'reader');
+        await admit(relay, space, await mintToken(relay.url), 'reader');
         expectedEvents++;
       }
       relay.clock.advance(randomInt(0, 15) * MINUTE);
@@ -124,7 +124,7 @@ describe('a long random history', () => {
     expect(checkpointer.runOnce(relay.clock.now())).toEqual({ signed: 0, pending: 0 });
 
     // Posts stream: the checkpoints, alone and as a run, cover 1..head with no gap.
-    const head = relay.store.posts.head(space.id).seq;
+    const head = (await relay.store.posts.head(space.id)).seq;
     const postRun = verifyRun(await allCheckpoints(space, 'posts'), space.spaceId, 'posts');
     expect(postRun[postRun.length - 1]!.fields.last).toBe(String(head));
     expect(postRun.some((c) => c.fields.first === '1' && c.fields.last === '1024')).toBe(true);
@@ -200,30 +200,30 @@ describe('a long random history', () => {
 
 describe('the checkpointer', () => {
   it('waits until the oldest uncovered position is ten minutes old, then signs everything uncovered', async () => {
-    const space = newSpace(relay, owner);
+    const space = await newSpace(relay, owner);
     for (let i = 0; i < 3; i++) await post(relay, owner, space, { kind: 'obs', body: `p${i}` });
     const checkpointer = relay.app.checkpointer;
     checkpointer.runOnce(relay.clock.now());
-    expect(relay.store.checkpoints.latest(space.id, 'posts')).toBeUndefined();
+    expect(await relay.store.checkpoints.latest(space.id, 'posts')).toBeUndefined();
     const before = await read(`/v1/spaces/${space.name}/posts/1/proof`, owner);
     expect(before.body).toMatchObject({ checkpoint: null, inclusion: null });
     expect(before.body.leaf).toMatch(/^[0-9a-f]{64}$/);
     relay.clock.advance(10 * MINUTE);
     checkpointer.runOnce(relay.clock.now());
-    const c = relay.store.checkpoints.latest(space.id, 'posts')!;
+    const c = (await relay.store.checkpoints.latest(space.id, 'posts'))!;
     expect(c.fields).toMatchObject({ first: '1', last: '3', previous_checkpoint_id: null });
     // The events stream of the SPACE (space.created) is signed in the same pass.
-    expect(relay.store.checkpoints.latest(space.id, 'events')?.fields.last).toBe('1');
+    expect((await relay.store.checkpoints.latest(space.id, 'events'))?.fields.last).toBe('1');
     await post(relay, owner, space, { kind: 'obs', body: 'later' });
     relay.clock.advance(10 * MINUTE);
     checkpointer.runOnce(relay.clock.now());
-    const next = relay.store.checkpoints.latest(space.id, 'posts')!;
+    const next = (await relay.store.checkpoints.latest(space.id, 'posts'))!;
     expect(next.fields).toMatchObject({ first: '4', last: '4', predecessor_hash: c.fields.ending_hash });
     checkExtends(c, next);
   });
 
   it('signs on its own once started, a range at a time, and stops when told', async () => {
-    const space = newSpace(relay, owner);
+    const space = await newSpace(relay, owner);
     for (let i = 0; i < 2; i++) await post(relay, owner, space, { kind: 'obs', body: `timer ${i}` });
     relay.clock.advance(11 * MINUTE);
     const job = createCheckpointer({
@@ -231,18 +231,18 @@ describe('the checkpointer', () => {
       clock: relay.clock.now,
       signer: relay.serviceKeys.signer,
       rendering: relay.serviceKeys.rendering,
-      serviceEpoch: relay.store.state.getOrCreate('service_epoch', () => 'unused'),
+      serviceEpoch: await relay.store.state.getOrCreate('service_epoch', () => 'unused'),
       intervalMs: 5,
     });
     job.start();
     try {
-      for (let i = 0; i < 400 && relay.store.checkpoints.latest(space.id, 'posts') === undefined; i++) {
+      for (let i = 0; i < 400 && await relay.store.checkpoints.latest(space.id, 'posts') === undefined; i++) {
         await new Promise((r) => setTimeout(r, 5));
       }
     } finally {
       job.stop();
     }
-    const c = relay.store.checkpoints.latest(space.id, 'posts');
+    const c = await relay.store.checkpoints.latest(space.id, 'posts');
     expect(c?.fields).toMatchObject({ first: '1', last: '2' });
     verifyCheckpoint((await read(`/v1/spaces/${space.name}/checkpoints`, owner)).body.items[0], root);
   });
@@ -251,7 +251,7 @@ describe('the checkpointer', () => {
     const dir = tempDataDir();
     const first = await startRelay({ dataDir: dir });
     const who = await mintToken(first.url, owner.seed);
-    const space = newSpace(first, who);
+    const space = await newSpace(first, who);
     for (let i = 0; i < 2; i++) await post(first, who, space, { kind: 'obs', body: `before ${i}` });
     first.clock.advance(11 * MINUTE);
     first.app.checkpointer.runOnce(first.clock.now());
@@ -279,7 +279,7 @@ describe('the checkpointer', () => {
 
 describe('checkpoints.list', () => {
   it('answers pages with next_after while has_more, newest first with order=desc, and the service keys', async () => {
-    const space = newSpace(relay, owner, { visibility: 'public', joinPolicy: 'request', categories: ['general'] });
+    const space = await newSpace(relay, owner, { visibility: 'public', joinPolicy: 'request', categories: ['general'] });
     for (let round = 0; round < 3; round++) {
       await post(relay, owner, space, { kind: 'obs', body: `r${round}` });
       relay.clock.advance(11 * MINUTE);
@@ -301,8 +301,8 @@ describe('checkpoints.list', () => {
   });
 
   it('refuses: SPACE_NOT_FOUND, READ_DENIED for a private SPACE and for the events stream outside the SPACE', async () => {
-    const open = newSpace(relay, owner, { visibility: 'public', joinPolicy: 'request', categories: ['general'] });
-    const closed = newSpace(relay, owner);
+    const open = await newSpace(relay, owner, { visibility: 'public', joinPolicy: 'request', categories: ['general'] });
+    const closed = await newSpace(relay, owner);
     expect(codeOf(await read('/v1/spaces/not-a-space-anywhere/checkpoints'))).toBe('SPACE_NOT_FOUND');
     expect(codeOf(await read(`/v1/spaces/${closed.name}/checkpoints`, stranger))).toBe('READ_DENIED');
     expect(codeOf(await read(`/v1/spaces/${open.name}/checkpoints?stream=events`, stranger))).toBe('READ_DENIED');
@@ -315,7 +315,7 @@ describe('checkpoints.list', () => {
 
 describe('posts.proof refusals', () => {
   it('SPACE_NOT_FOUND, READ_DENIED and POST_NOT_FOUND', async () => {
-    const space = newSpace(relay, owner);
+    const space = await newSpace(relay, owner);
     await post(relay, owner, space, { kind: 'obs', body: 'x' });
     expect(codeOf(await read('/v1/spaces/not-a-space-anywhere/posts/1/proof', owner))).toBe('SPACE_NOT_FOUND');
     expect(codeOf(await read(`/v1/spaces/${space.name}/posts/1/proof`, stranger))).toBe('READ_DENIED');
@@ -324,13 +324,13 @@ describe('posts.proof refusals', () => {
   });
 
   it('CHECKPOINT_INVALID when the stored range no longer gives the signed root, and nothing else is served', async () => {
-    const space = newSpace(relay, owner);
+    const space = await newSpace(relay, owner);
     for (let i = 0; i < 4; i++) await post(relay, owner, space, { kind: 'obs', body: `y${i}` });
     relay.clock.advance(11 * MINUTE);
     relay.app.checkpointer.runOnce(relay.clock.now());
     expect((await read(`/v1/spaces/${space.name}/posts/2/proof`, owner)).status).toBe(200);
     // Rewrite one stored link behind the relay's back (as a damaged or altered database would).
-    relay.store.db.prepare('UPDATE posts SET chain_hash = randomblob(32) WHERE space_row_id = ? AND seq = 3').run(space.id);
+    await relay.store.db.prepare('UPDATE posts SET chain_hash = randomblob(32) WHERE space_row_id = ? AND seq = 3').run(space.id);
     const r = await read(`/v1/spaces/${space.name}/posts/2/proof`, owner);
     expect(r.status).toBe(500);
     expect(codeOf(r)).toBe('CHECKPOINT_INVALID');

@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 /** A fresh private SPACE with every writer admitted. */
-const newSpace = (): SpaceRow => spaceWithWriters(relay, owner, writers);
+const newSpace = async (): Promise<SpaceRow> => await spaceWithWriters(relay, owner, writers);
 
 const auth = (t: MintedToken) => ({ authorization: `Bearer ${t.token}` });
 
@@ -48,9 +48,9 @@ function signed(w: MintedToken, space: SpaceRow, body: string, key: string = ran
 }
 
 /** A 201 answer names a stored post at the same position, with a receipt that verifies. */
-function expectStored(answer: any): void {
+async function expectStored(answer: any): Promise<void> {
   verifyReceipt(answer, signerKey);
-  const row = relay.store.posts.byPostId(answer.post_id)!;
+  const row = (await relay.store.posts.byPostId(answer.post_id))!;
   expect(row, answer.post_id).toBeDefined();
   expect(String(row.seq)).toBe(answer.seq);
   expect(toHex(row.chainHash)).toBe(answer.chain_hash);
@@ -59,8 +59,8 @@ function expectStored(answer: any): void {
 describe('appends sent together over HTTP, some refused', () => {
   it('each refusal answers its own code, every accepted post is stored gap-free, nothing else is rolled back', async () => {
     restWriters();
-    const space = newSpace();
-    const elsewhere = newSpace();
+    const space = await newSpace();
+    const elsewhere = await newSpace();
     const mine = await postJson(`${relay.url}/v1/spaces/${space.name}/posts`, { kind: 'obs', body: 'the first' }, auth(writers[0]!));
     const foreign = await postJson(`${relay.url}/v1/spaces/${elsewhere.name}/posts`, { kind: 'obs', body: 'not here' }, auth(writers[0]!));
     expect([mine.status, foreign.status]).toEqual([201, 201]);
@@ -128,11 +128,11 @@ describe('appends sent together over HTTP, some refused', () => {
     // The first post plus every 201: positions 2..n+1, each once, each stored as answered.
     const seqs = written.map((b) => Number(b.seq)).sort((x, y) => x - y);
     expect(seqs).toEqual(Array.from({ length: written.length }, (_, i) => i + 2));
-    for (const b of written) expectStored(b);
-    expect(relay.store.posts.head(space.id).seq).toBe(written.length + 1);
-    expectChainVerifies(relay, space, written.length + 1);
+    for (const b of written) await expectStored(b);
+    expect((await relay.store.posts.head(space.id)).seq).toBe(written.length + 1);
+    await expectChainVerifies(relay, space, written.length + 1);
     // The other SPACE did not move.
-    expect(relay.store.posts.head(elsewhere.id).seq).toBe(1);
+    expect((await relay.store.posts.head(elsewhere.id)).seq).toBe(1);
   });
 });
 
@@ -155,7 +155,7 @@ describe('appends in one batch', () => {
 
   it('share one commit; a replay of a key first sent in the same batch answers that post', async () => {
     restWriters();
-    const space = newSpace();
+    const space = await newSpace();
     const [a, b, c] = writers as [MintedToken, MintedToken, MintedToken];
     const once = signed(a, space, 'once', 'same-batch-key');
     const { answers, batches, works } = await sendInOneTurn(space, [
@@ -170,13 +170,13 @@ describe('appends in one batch', () => {
     expect(answers.map((x) => x.body.seq)).toEqual(['1', '2', '1', '3']);
     expect(answers[2]!.body).toMatchObject({ replayed: true, post_id: answers[0]!.body.post_id });
     expect(answers[2]!.body.receipt.signature).toBe(answers[0]!.body.receipt.signature);
-    for (const i of [0, 1, 3]) expectStored(answers[i]!.body);
-    expectChainVerifies(relay, space, 3);
+    for (const i of [0, 1, 3]) await expectStored(answers[i]!.body);
+    await expectChainVerifies(relay, space, 3);
   });
 
   it('a refused append rolls back only itself: the posts around it keep consecutive positions', async () => {
     restWriters();
-    const space = newSpace();
+    const space = await newSpace();
     const [a, b, c, d] = writers as [MintedToken, MintedToken, MintedToken, MintedToken];
     const { answers, batches, works } = await sendInOneTurn(space, [
       { w: a, body: { kind: 'obs', body: 'first', idempotency_key: 'k1' } },
@@ -199,10 +199,10 @@ describe('appends in one batch', () => {
       undefined,
     ]);
     expect([0, 2, 4, 6].map((i) => answers[i]!.body.seq)).toEqual(['1', '2', '3', '4']);
-    for (const i of [0, 2, 4, 6]) expectStored(answers[i]!.body);
-    expectChainVerifies(relay, space, 4);
+    for (const i of [0, 2, 4, 6]) await expectStored(answers[i]!.body);
+    await expectChainVerifies(relay, space, 4);
     // The delivery written by the second post survived the refusals around it.
-    const mail = relay.store.mailbox.list(c.peerId, 0, 100).filter((m) => m.postId === answers[2]!.body.post_id);
+    const mail = (await relay.store.mailbox.list(c.peerId, 0, 100)).filter((m) => m.postId === answers[2]!.body.post_id);
     expect(mail).toHaveLength(1);
   });
 });

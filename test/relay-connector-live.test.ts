@@ -53,10 +53,10 @@ async function stillOpen(sub: McpSubscription, ms = 300): Promise<boolean> {
 
 describe('the acknowledgement', () => {
   it('lists only the addresses the KEY may read: a private SPACE it is not in, its posts and a document of a SPACE that is no oracle are left out', async () => {
-    const mine = newSpace(relay, a);
-    const closed = newSpace(relay, owner);
-    const open = newSpace(relay, owner, { visibility: 'public' });
-    const oracle = newSpace(relay, owner, { visibility: 'public', oracle: true });
+    const mine = await newSpace(relay, a);
+    const closed = await newSpace(relay, owner);
+    const open = await newSpace(relay, owner, { visibility: 'public' });
+    const oracle = await newSpace(relay, owner, { visibility: 'public', oracle: true });
     const secret = await post(relay, owner, closed, { kind: 'obs', body: 'members only' });
     const c = await listener(a.token);
     try {
@@ -90,7 +90,7 @@ describe('the acknowledgement', () => {
   });
 
   it('follows at most 16 addresses, the first asked', async () => {
-    const spaces = Array.from({ length: 18 }, () => newSpace(relay, a));
+    const spaces = Array.from({ length: 18 }, async () => await newSpace(relay, a));
     const c = await listener(a.token);
     try {
       const sub = await c.client.listen({ resourceSubscriptions: spaces.map((s) => `svc://spaces/${s.name}`) });
@@ -113,8 +113,8 @@ describe('the acknowledgement', () => {
 
 describe('updates', () => {
   it('a new post, a mailbox item, the KEY\'s own dossier and a hidden post each send the address only', async () => {
-    const space = newSpace(relay, owner);
-    admit(relay, space, a, 'writer');
+    const space = await newSpace(relay, owner);
+    await admit(relay, space, a, 'writer');
     const watched = await post(relay, owner, space, { kind: 'obs', body: 'first' });
     const c = await listener(a.token);
     try {
@@ -147,7 +147,7 @@ describe('updates', () => {
   });
 
   it('an oracle document is updated when a version becomes current, not for other posts', async () => {
-    const space = newSpace(relay, a, { oracle: true });
+    const space = await newSpace(relay, a, { oracle: true });
     const c = await listener(a.token);
     try {
       const uri = `svc://spaces/${space.name}/document`;
@@ -216,8 +216,8 @@ describe('limits and ends', () => {
 
   it('leaving a private SPACE ends the streams that follow it; a stream following only the mailbox stays', async () => {
     const k = await mintToken(relay.url);
-    const space = newSpace(relay, owner);
-    admit(relay, space, k, 'writer');
+    const space = await newSpace(relay, owner);
+    await admit(relay, space, k, 'writer');
     const c = await listener(k.token);
     try {
       const following = await c.client.listen({ resourceSubscriptions: [`svc://spaces/${space.name}`, 'svc://mailbox'] });

@@ -21,9 +21,9 @@ afterAll(async () => {
 beforeEach(async () => {
   relay.clock.advance(61_000);
   [a, b, c] = await Promise.all([mintToken(relay.url), mintToken(relay.url), mintToken(relay.url)]);
-  acquaint(relay, a, b);
-  acquaint(relay, a, c);
-  acquaint(relay, b, c);
+  await acquaint(relay, a, b);
+  await acquaint(relay, a, c);
+  await acquaint(relay, b, c);
 });
 
 describe('groups', () => {

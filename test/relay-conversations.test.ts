@@ -33,7 +33,7 @@ beforeEach(async () => {
   relay.clock.advance(61_000);
   a = await mintToken(relay.url);
   b = await mintToken(relay.url);
-  acquaint(relay, a, b);
+  await acquaint(relay, a, b);
 });
 
 describe('conversations.start', () => {
@@ -58,7 +58,7 @@ describe('conversations.start', () => {
 
   it('starts a group of three fixed at the start, always a new one', async () => {
     const c3 = await mintToken(relay.url);
-    acquaint(relay, a, c3);
+    await acquaint(relay, a, c3);
     const g1 = await started(relay, a, [b, c3]);
     const g2 = await started(relay, a, [c3, b]);
     expect(g1.conversation.kind).toBe('group');
@@ -132,7 +132,7 @@ describe('messages.send and messages.read', () => {
   it('refuses reply_to that names no message of this conversation with MESSAGE_NOT_FOUND', async () => {
     const s1 = await started(relay, a, [b]);
     const c3 = await mintToken(relay.url);
-    acquaint(relay, a, c3);
+    await acquaint(relay, a, c3);
     const s2 = await started(relay, a, [c3]);
     const id = s1.conversation.conversation_id;
     await expectRefusedUnchanged(relay, () => send(relay, b, id, { reply_to: s2.message.message_id }), 'MESSAGE_NOT_FOUND', 422);
@@ -148,7 +148,7 @@ describe('messages.send and messages.read', () => {
   });
 
   it('keeps about on the message when it names a SPACE', async () => {
-    const space = newSpace(relay, a);
+    const space = await newSpace(relay, a);
     const s = await started(relay, a, [b], { about: space.name });
     expect(s.message.about).toBe(space.name);
     expect(s.conversation.about).toBe(space.name);
@@ -195,7 +195,7 @@ describe('a conversation the caller is not in', () => {
 describe('conversations.list and conversations.get', () => {
   it('lists newest first with members, unread flag and the latest message at snippets, paging with next_before', async () => {
     const c3 = await mintToken(relay.url);
-    acquaint(relay, a, c3);
+    await acquaint(relay, a, c3);
     const one = await started(relay, a, [b], { body: 'first pair' });
     relay.clock.advance(10);
     const two = await started(relay, a, [c3], { body: 'second pair' });

@@ -159,7 +159,7 @@ describe('the control chain', () => {
       expect(String(event.revision)).toBe(item.revision);
     });
     // The stored head is the last link.
-    const head = relay.store.events.head(relay.store.spaces.byName(name)!.id);
+    const head = await relay.store.events.head((await relay.store.spaces.byName(name))!.id);
     expect(toHex(head.chainHash)).toBe(items.at(-1).chain_hash);
   });
 
@@ -229,10 +229,10 @@ describe('events export (ndjson)', () => {
   it('stops before 8 MiB and says so in the cursor', async () => {
     const big = freshName('big');
     await createSpace(relay, owner.token, { name: big });
-    const space = relay.store.spaces.byName(big)!;
+    const space = (await relay.store.spaces.byName(big))!;
     // 1,000 updates with a 4 KiB description each, written through the store (HTTP writes are rate-limited).
     for (let i = 0; i < 1000; i++) {
-      relay.store.spaces.update(space.id, { description: `${i}`.padEnd(4096, 'd'), title: `${i}`.padEnd(512, 't') }, owner.peerId, relay.clock.now());
+      await relay.store.spaces.update(space.id, { description: `${i}`.padEnd(4096, 'd'), title: `${i}`.padEnd(512, 't') }, owner.peerId, relay.clock.now());
     }
     const r = await call(relay, 'GET', `/v1/spaces/${big}/events?limit=1000`, { token: owner.token, headers: NDJSON });
     const { lines, items, trailer } = parseExport(r.text);
@@ -260,7 +260,7 @@ describe('the log under concurrent writes and across a restart', () => {
     expect(revisions).toEqual(Array.from({ length: 10 }, (_, i) => i + 2));
     const r = await call(relay, 'GET', `/v1/spaces/${racing}/events`, { token: owner.token, headers: NDJSON });
     const { items } = parseExport(r.text);
-    const spaceId = relay.store.spaces.byName(racing)!.spaceId;
+    const spaceId = (await relay.store.spaces.byName(racing))!.spaceId;
     const verdict = verifyControlChain(
       spaceId,
       items.map((i) => ({ revision: Number(i.revision), commandId: fromHex(i.command_id, 32), chainHash: fromHex(i.chain_hash, 32), canonical: fromBase64url(i.canonical) })),

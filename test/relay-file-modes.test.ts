@@ -35,7 +35,7 @@ describe('the relay data directory', () => {
         expect(mode(f), f).toBe(0o600);
       }
       const owner = await mintToken(relay.url);
-      const space = newSpace(relay, owner);
+      const space = await newSpace(relay, owner);
       for (let i = 0; i < 5; i++) await post(relay, owner, space, { kind: 'obs', body: `write ${i}` });
       for (const f of files(relay.dataDir)) expect(mode(f), f).toBe(0o600);
     } finally {
@@ -44,12 +44,12 @@ describe('the relay data directory', () => {
     }
   });
 
-  it('narrows a database and its side files left at 0644 when it opens them again', () => {
+  it('narrows a database and its side files left at 0644 when it opens them again', async () => {
     const dir = tempDataDir();
-    const store = openStore(dir);
-    store.db.exec('CREATE TABLE IF NOT EXISTS mode_probe (x INTEGER)');
+    const store = await openStore(dir);
+    await store.db.exec('CREATE TABLE IF NOT EXISTS mode_probe (x INTEGER)');
     for (const f of files(dir)) chmodSync(f, 0o644);
-    const again = openStore(dir);
+    const again = await openStore(dir);
     try {
       for (const f of files(dir)) expect(mode(f), f).toBe(0o600);
     } finally {

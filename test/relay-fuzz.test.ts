@@ -73,7 +73,7 @@ describe('generated requests to every route', () => {
     expect(surface.tools.length).toBeGreaterThan(5);
     const components = ((openapi.components as Json).schemas ?? {}) as Json;
     const queryValues = [world.space, world.sealed.name, world.postId, world.writer.peerId, world.owner.peerId, world.inviteCode, '1', '0'];
-    const driver = createDriver(relay, world);
+    const driver = await createDriver(relay, world);
     const results: { route: FuzzRoute; result: RouteResult }[] = [];
     for (const route of routes) {
       const op: Operation = { name: route.name, method: route.method, path: route.path, auth: '' };

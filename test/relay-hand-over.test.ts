@@ -46,23 +46,23 @@ describe('hand-over of a role to a KEY', () => {
     await grant(relay, owner, name, successor.peerId, 'reader');
     const link = await makeLink(relay, giver, name, { role: 'writer' });
     await joinLink(relay, w, link.link);
-    expect(memberRow(relay, name, w.peerId)!.broughtInBy).toBe(giver.peerId);
+    expect((await memberRow(relay, name, w.peerId))!.broughtInBy).toBe(giver.peerId);
 
     const r = await offer(giver, name, { to: successor.peerId, label: 'over to you' });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ space: name, from: giver.peerId, role: 'coordinator', to: successor.peerId, state: 'waiting', by_link: false, replaced: null });
     expect(r.body.code).toBeUndefined();
-    const box = relay.store.mailbox.list(successor.peerId, 0, 100);
+    const box = await relay.store.mailbox.list(successor.peerId, 0, 100);
     expect(box.at(-1)).toMatchObject({ reason: 'hand_over', offerId: r.body.offer_id });
 
     const a = await accept(successor, r.body.offer_id);
     expect(a.status).toBe(200);
     expect(a.body).toMatchObject({ name, role: 'coordinator', tags: ['lead'], state: 'handed_over', changed: true, handed_over_by: giver.peerId });
-    expect(roleIn(relay, name, giver.peerId)).toBeNull();
-    expect(memberRow(relay, name, successor.peerId)).toMatchObject({ role: 'coordinator', tags: ['lead'], broughtInBy: owner.peerId });
-    expect(memberRow(relay, name, w.peerId)!.broughtInBy).toBe(successor.peerId);
-    expect(relay.store.invites.byId(link.invite_id)!.maker).toBe(successor.peerId);
-    const last = eventsOf(relay, name).at(-1)!;
+    expect(await roleIn(relay, name, giver.peerId)).toBeNull();
+    expect(await memberRow(relay, name, successor.peerId)).toMatchObject({ role: 'coordinator', tags: ['lead'], broughtInBy: owner.peerId });
+    expect((await memberRow(relay, name, w.peerId))!.broughtInBy).toBe(successor.peerId);
+    expect((await relay.store.invites.byId(link.invite_id))!.maker).toBe(successor.peerId);
+    const last = (await eventsOf(relay, name)).at(-1)!;
     expect(last).toMatchObject({ event: 'member.handed_over', actor: successor.peerId, payload: { peer: giver.peerId, role: 'coordinator', successor: successor.peerId } });
     expect(String(last.revision)).toBe(a.body.revision);
     // The successor now governs what the giver brought in.
@@ -82,8 +82,8 @@ describe('hand-over of a role to a KEY', () => {
     const r = await offer(giver, name, { to: successor.peerId });
     const a = await accept(successor, r.body.offer_id);
     expect(a.body).toMatchObject({ role: 'writer', tags: ['x'] });
-    expect(memberRow(relay, name, successor.peerId)).toMatchObject({ role: 'writer', broughtInBy: owner.peerId });
-    const kinds = eventsOf(relay, name).slice(-2).map((e) => e.event);
+    expect(await memberRow(relay, name, successor.peerId)).toMatchObject({ role: 'writer', broughtInBy: owner.peerId });
+    const kinds = (await eventsOf(relay, name)).slice(-2).map((e) => e.event);
     expect(kinds).toEqual(['member.granted', 'member.handed_over']);
   });
 
@@ -96,8 +96,8 @@ describe('hand-over of a role to a KEY', () => {
     const first = await offer(giver, name, { to: k1.peerId });
     const second = await offer(giver, name, { to: k2.peerId });
     expect(second.body.replaced).toBe(first.body.offer_id);
-    const before = snapshot(relay, name, [giver, k1, k2]);
-    expectRefused(await accept(k1, first.body.offer_id), 'INVITE_REVOKED', before, snapshot(relay, name, [giver, k1, k2]));
+    const before = await snapshot(relay, name, [giver, k1, k2]);
+    expectRefused(await accept(k1, first.body.offer_id), 'INVITE_REVOKED', before, await snapshot(relay, name, [giver, k1, k2]));
     expect((await accept(k2, second.body.offer_id)).status).toBe(200);
   });
 
@@ -107,11 +107,11 @@ describe('hand-over of a role to a KEY', () => {
     await grant(relay, owner, name, giver.peerId, 'writer');
     await grant(relay, owner, name, k.peerId, 'reader');
     const o = await offer(giver, name, { to: k.peerId });
-    const audit = snapshot(relay, name, []).audit;
+    const audit = (await snapshot(relay, name, [])).audit;
     const d = await call(relay, 'POST', `/v1/hand-overs/${o.body.offer_id}/decline`, { token: k.token });
     expect(d.body).toMatchObject({ offer_id: o.body.offer_id, state: 'declined' });
-    expect(snapshot(relay, name, []).audit).toBe(audit);
-    expect(roleIn(relay, name, giver.peerId)).toBe('writer');
+    expect((await snapshot(relay, name, [])).audit).toBe(audit);
+    expect(await roleIn(relay, name, giver.peerId)).toBe('writer');
     expect((await accept(k, o.body.offer_id)).body.error.code).toBe('INVITE_REVOKED');
 
     const o2 = await offer(giver, name, { to: k.peerId });
@@ -140,17 +140,17 @@ describe('hand-over of a role to a KEY', () => {
       [giver, { expires_in_seconds: 0 }, 'INVALID_REQUEST'],
     ];
     for (const [who, body, code] of cases) {
-      const before = snapshot(relay, name, [who, member, admin, lonely]);
-      expectRefused(await offer(who, name, body), code, before, snapshot(relay, name, [who, member, admin, lonely]));
+      const before = await snapshot(relay, name, [who, member, admin, lonely]);
+      expectRefused(await offer(who, name, body), code, before, await snapshot(relay, name, [who, member, admin, lonely]));
     }
     const missing = await call(relay, 'POST', '/v1/spaces/no-such-space-here/hand-over', { token: giver.token, body: {} });
     expect(missing.body.error.code).toBe('SPACE_NOT_FOUND');
 
     const o = await offer(giver, name, { to: member.peerId });
-    const before = snapshot(relay, name, [giver, member, admin]);
-    expectRefused(await accept(giver, o.body.offer_id), 'CONTROL_DENIED', before, snapshot(relay, name, [giver, member, admin]));
-    expectRefused(await accept(admin, o.body.offer_id), 'INVITE_NOT_FOUND', before, snapshot(relay, name, [giver, member, admin]));
-    expectRefused(await accept(member, '00000000-0000-4000-8000-000000000000'), 'INVITE_NOT_FOUND', before, snapshot(relay, name, [giver, member, admin]));
+    const before = await snapshot(relay, name, [giver, member, admin]);
+    expectRefused(await accept(giver, o.body.offer_id), 'CONTROL_DENIED', before, await snapshot(relay, name, [giver, member, admin]));
+    expectRefused(await accept(admin, o.body.offer_id), 'INVITE_NOT_FOUND', before, await snapshot(relay, name, [giver, member, admin]));
+    expectRefused(await accept(member, '00000000-0000-4000-8000-000000000000'), 'INVITE_NOT_FOUND', before, await snapshot(relay, name, [giver, member, admin]));
   });
 
   it('refuses an offer the giver can no longer honour (INVITE_REVOKED) and one past its time (INVITE_EXPIRED)', async () => {
@@ -160,13 +160,13 @@ describe('hand-over of a role to a KEY', () => {
     await grant(relay, owner, name, k.peerId, 'reader');
     const o = await offer(giver, name, { to: k.peerId });
     await grant(relay, owner, name, giver.peerId, 'writer');
-    let before = snapshot(relay, name, [giver, k]);
-    expectRefused(await accept(k, o.body.offer_id), 'INVITE_REVOKED', before, snapshot(relay, name, [giver, k]));
+    let before = await snapshot(relay, name, [giver, k]);
+    expectRefused(await accept(k, o.body.offer_id), 'INVITE_REVOKED', before, await snapshot(relay, name, [giver, k]));
 
     const o2 = await offer(giver, name, { to: k.peerId, expires_in_seconds: 60 });
     relay.clock.advance(61_000);
-    before = snapshot(relay, name, [giver, k]);
-    expectRefused(await accept(k, o2.body.offer_id), 'INVITE_EXPIRED', before, snapshot(relay, name, [giver, k]));
+    before = await snapshot(relay, name, [giver, k]);
+    expectRefused(await accept(k, o2.body.offer_id), 'INVITE_EXPIRED', before, await snapshot(relay, name, [giver, k]));
   });
 
   it('stops announcing offers past 200 deliveries an hour from one KEY to another; the offer still stands', async () => {
@@ -178,11 +178,11 @@ describe('hand-over of a role to a KEY', () => {
     let last: any;
     for (;;) {
       if (made % 50 === 0) rest(relay);
-      const head = relay.store.mailbox.head(k.peerId);
+      const head = await relay.store.mailbox.head(k.peerId);
       last = await offer(giver, name, { to: k.peerId });
       expect(last.status).toBe(201);
       made++;
-      if (relay.store.mailbox.head(k.peerId) === head) break;
+      if (await relay.store.mailbox.head(k.peerId) === head) break;
       expect(made).toBeLessThan(400);
     }
     expect(made).toBeGreaterThan(200);
@@ -196,11 +196,11 @@ describe('hand-over of a role to a KEY', () => {
     await grant(relay, owner, name, giver.peerId, 'writer');
     await grant(relay, owner, name, k.peerId, 'reader');
     const o = await offer(giver, name, { to: k.peerId });
-    relay.store.spaces.close(relay.store.spaces.byName(name)!.id, null, relay.clock.now());
-    const before = snapshot(relay, name, [giver, k]);
-    expectRefused(await accept(k, o.body.offer_id), 'SPACE_CLOSED', before, snapshot(relay, name, [giver, k]));
-    expectRefused(await offer(giver, name, { to: k.peerId }), 'SPACE_CLOSED', before, snapshot(relay, name, [giver, k]));
-    expectRefused(await call(relay, 'POST', `/v1/hand-overs/${o.body.offer_id}/decline`, { token: k.token }), 'SPACE_CLOSED', before, snapshot(relay, name, [giver, k]));
+    relay.store.spaces.close((await relay.store.spaces.byName(name))!.id, null, relay.clock.now());
+    const before = await snapshot(relay, name, [giver, k]);
+    expectRefused(await accept(k, o.body.offer_id), 'SPACE_CLOSED', before, await snapshot(relay, name, [giver, k]));
+    expectRefused(await offer(giver, name, { to: k.peerId }), 'SPACE_CLOSED', before, await snapshot(relay, name, [giver, k]));
+    expectRefused(await call(relay, 'POST', `/v1/hand-overs/${o.body.offer_id}/decline`, { token: k.token }), 'SPACE_CLOSED', before, await snapshot(relay, name, [giver, k]));
   });
 });
 
@@ -229,20 +229,20 @@ describe('hand-over links and the SPACE itself', () => {
     const r = await joinLink(relay, next, o.body.link);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ name, role: 'owner', tags: [], state: 'handed_over', changed: true, handed_over_by: first.peerId });
-    expect(relay.store.spaces.byName(name)!.owner).toBe(next.peerId);
-    expect(roleIn(relay, name, first.peerId)).toBeNull();
-    expect(memberRow(relay, name, next.peerId)).toBeUndefined();
-    expect(memberRow(relay, name, w.peerId)!.broughtInBy).toBe(next.peerId);
-    expect(relay.store.invites.byId(link.invite_id)!.maker).toBe(next.peerId);
-    const tail = eventsOf(relay, name).slice(-2);
+    expect((await relay.store.spaces.byName(name))!.owner).toBe(next.peerId);
+    expect(await roleIn(relay, name, first.peerId)).toBeNull();
+    expect(await memberRow(relay, name, next.peerId)).toBeUndefined();
+    expect((await memberRow(relay, name, w.peerId))!.broughtInBy).toBe(next.peerId);
+    expect((await relay.store.invites.byId(link.invite_id))!.maker).toBe(next.peerId);
+    const tail = (await eventsOf(relay, name)).slice(-2);
     expect(tail.map((e) => e.event)).toEqual(['member.handed_over', 'space.handed_over']);
     expect(tail[1]!.payload).toMatchObject({ from: first.peerId, to: next.peerId });
     const profile = await call(relay, 'GET', `/v1/spaces/${name}`, { token: next.token });
     expect(profile.body.owner).toBe(next.peerId);
 
     // One use: the next taker finds it spent.
-    const before = snapshot(relay, name, [late]);
-    expectRefused(await joinLink(relay, late, o.body.link), 'INVITE_EXHAUSTED', before, snapshot(relay, name, [late]));
+    const before = await snapshot(relay, name, [late]);
+    expectRefused(await joinLink(relay, late, o.body.link), 'INVITE_EXHAUSTED', before, await snapshot(relay, name, [late]));
     // The old owner cannot leave or act any more; the new one governs.
     expect((await grant(relay, next, name, c.peerId, 'writer')).status).toBe(200);
   });
@@ -254,38 +254,38 @@ describe('hand-over links and the SPACE itself', () => {
     const o = await offer(giver, name);
     const r = await call(relay, 'POST', `/v1/spaces/${name}/join`, { token: k.token, body: { code: o.body.code } });
     expect(r.body).toMatchObject({ role: 'coordinator', tags: ['ops'], state: 'handed_over', handed_over_by: giver.peerId });
-    expect(roleIn(relay, name, giver.peerId)).toBeNull();
+    expect(await roleIn(relay, name, giver.peerId)).toBeNull();
   });
 
   it('refuses hand-over links in a sealed SPACE (SEALED_NO_LINKS) and past the links made a day (INVITE_LIMIT)', async () => {
     const sealedName = freshName('sealed');
-    relay.store.spaces.create({
+    await relay.store.spaces.create({
       spaceId: `0d9c2a4e-5b1f-4c3a-9e7d-${toHex(randomBytes(6))}`,
       name: sealedName, owner: owner.peerId, title: '', description: '', visibility: 'sealed', oracle: false,
       joinPolicy: 'request', signedOnly: false, categories: [], serviceReviewer: false,
       taskConfirmations: 0, taskConfirmers: 'members', taskClaimHours: 4, now: relay.clock.now(),
     });
-    let before = snapshot(relay, sealedName, [owner]);
-    expectRefused(await offer(owner, sealedName), 'SEALED_NO_LINKS', before, snapshot(relay, sealedName, [owner]));
+    let before = await snapshot(relay, sealedName, [owner]);
+    expectRefused(await offer(owner, sealedName), 'SEALED_NO_LINKS', before, await snapshot(relay, sealedName, [owner]));
 
     const name = await space();
     const maker = await mintToken(relay.url);
     await grant(relay, owner, name, maker.peerId, 'writer');
-    const s = relay.store.spaces.byName(name)!;
+    const s = (await relay.store.spaces.byName(name))!;
     const insert = relay.store.db.prepare(
       `INSERT INTO hand_overs (id, space_row_id, giver, role, to_peer, code_hash, label, state, created_at, expires_at)
        VALUES (?, ?, ?, 'writer', NULL, ?, NULL, 'revoked', ?, NULL)`,
     );
     const now = relay.clock.now();
-    relay.store.db.transaction(() => {
-      for (let i = 0; i < RATE_LIMITS.linksMade.limit; i++) insert.run(`fill-${name}-${i}`, s.id, maker.peerId, randomBytes(32), now - 1000);
+    await relay.store.db.transaction(async () => {
+      for (let i = 0; i < RATE_LIMITS.linksMade.limit; i++) await insert.run(`fill-${name}-${i}`, s.id, maker.peerId, randomBytes(32), now - 1000);
     })();
-    before = snapshot(relay, name, [maker]);
-    expectRefused(await offer(maker, name), 'INVITE_LIMIT', before, snapshot(relay, name, [maker]));
+    before = await snapshot(relay, name, [maker]);
+    expectRefused(await offer(maker, name), 'INVITE_LIMIT', before, await snapshot(relay, name, [maker]));
     // Hand-over links and invite links share the maker's daily allowance.
     await grant(relay, owner, name, maker.peerId, 'coordinator');
-    before = snapshot(relay, name, [maker]);
-    expectRefused(await call(relay, 'POST', `/v1/spaces/${name}/invites`, { token: maker.token, body: { role: 'reader' } }), 'INVITE_LIMIT', before, snapshot(relay, name, [maker]));
+    before = await snapshot(relay, name, [maker]);
+    expectRefused(await call(relay, 'POST', `/v1/spaces/${name}/invites`, { token: maker.token, body: { role: 'reader' } }), 'INVITE_LIMIT', before, await snapshot(relay, name, [maker]));
   });
 
   it('lets the owner offer the SPACE to a member, whose row goes as it becomes the owner', async () => {
@@ -298,8 +298,8 @@ describe('hand-over links and the SPACE itself', () => {
     const o = await offer(first, name, { to: k.peerId });
     const a = await accept(k, o.body.offer_id);
     expect(a.body).toMatchObject({ role: 'owner', tags: [], handed_over_by: first.peerId });
-    expect(memberRow(relay, name, k.peerId)).toBeUndefined();
-    expect(relay.store.members.roleOf(relay.store.spaces.byName(name)!, k.peerId)).toBe('owner');
-    expect(relay.store.spaces.byName(name)!.memberCount).toBe(0);
+    expect(await memberRow(relay, name, k.peerId)).toBeUndefined();
+    expect(await relay.store.members.roleOf((await relay.store.spaces.byName(name))!, k.peerId)).toBe('owner');
+    expect((await relay.store.spaces.byName(name))!.memberCount).toBe(0);
   });
 });

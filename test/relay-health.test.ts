@@ -92,7 +92,7 @@ describe('/healthz', () => {
   it('answers 503 "database unreachable" once the database no longer answers', async () => {
     const relay = await startRelay();
     relays.push(relay);
-    relay.store.db.close();
+    await relay.store.db.close();
     const r = await call(relay, 'GET', '/healthz');
     expect(r.status).toBe(503);
     expect(r.body).toEqual({ ok: false, reason: 'database unreachable' });

@@ -45,9 +45,9 @@ interface Hidden {
 
 /** A signed post by `writer` with every content field, addressed to `reader`, then hidden by the owner. */
 async function hiddenPost(opts: { visibility?: 'public' } = {}): Promise<Hidden> {
-  const space = newSpace(relay, owner, opts.visibility ? { visibility: 'public', joinPolicy: 'open', categories: ['general'] } : {});
-  admit(relay, space, writer, 'writer');
-  admit(relay, space, reader, 'reader');
+  const space = await newSpace(relay, owner, opts.visibility ? { visibility: 'public', joinPolicy: 'open', categories: ['general'] } : {});
+  await admit(relay, space, writer, 'writer');
+  await admit(relay, space, reader, 'reader');
   const runId = randomUUID();
   const s = signedPost(
     writer,

@@ -54,11 +54,11 @@ describe('invites.create', () => {
     expect(expires - before).toBeGreaterThanOrEqual(INVITE_DEFAULT_EXPIRES_SECONDS * 1000);
     expect(expires - relay.clock.now()).toBeLessThanOrEqual(INVITE_DEFAULT_EXPIRES_SECONDS * 1000);
 
-    const row = relay.store.db.prepare('SELECT * FROM invites WHERE id = ?').get(r.body.invite_id) as Record<string, unknown>;
+    const row = await relay.store.db.prepare('SELECT * FROM invites WHERE id = ?').get(r.body.invite_id) as Record<string, unknown>;
     expect(toHex(row.code_hash as Uint8Array)).toBe(toHex(sha256(utf8(r.body.code))));
     expect(JSON.stringify(Object.values(row).map((v) => (v instanceof Uint8Array ? toHex(v) : v)))).not.toContain(r.body.code.slice(8));
 
-    const last = eventsOf(relay, space).at(-1)!;
+    const last = (await eventsOf(relay, space)).at(-1)!;
     expect(last.event).toBe('invite.created');
     expect(String(last.revision)).toBe(r.body.revision);
     expect(last.payload).toMatchObject({ invite_id: r.body.invite_id, role: 'writer', tags: ['backend', 'ops'], max_uses: 10 });
@@ -90,9 +90,9 @@ describe('invites.create', () => {
       [{ role: 'writer', colour: 'red' }, 'INVALID_REQUEST'],
     ];
     for (const [body, code] of cases) {
-      const before = snapshot(relay, space, [owner]);
+      const before = await snapshot(relay, space, [owner]);
       const r = await call(relay, 'POST', `/v1/spaces/${space}/invites`, { token: owner.token, body });
-      expectRefused(r, code, before, snapshot(relay, space, [owner]));
+      expectRefused(r, code, before, await snapshot(relay, space, [owner]));
     }
   });
 
@@ -103,9 +103,9 @@ describe('invites.create', () => {
       [coord, 'coordinator', 'CONTROL_DENIED'],
     ];
     for (const [who, role, code] of cases) {
-      const before = snapshot(relay, space, [who]);
+      const before = await snapshot(relay, space, [who]);
       const r = await call(relay, 'POST', `/v1/spaces/${space}/invites`, { token: who.token, body: { role } });
-      expectRefused(r, code, before, snapshot(relay, space, [who]));
+      expectRefused(r, code, before, await snapshot(relay, space, [who]));
     }
     const r = await call(relay, 'POST', '/v1/spaces/no-such-space-here/invites', { token: owner.token, body: { role: 'writer' } });
     expect(r.body.error.code).toBe('SPACE_NOT_FOUND');
@@ -114,44 +114,44 @@ describe('invites.create', () => {
   it('refuses links in a sealed SPACE (SEALED_NO_LINKS) and in a closed one (SPACE_CLOSED)', async () => {
     const sealedName = freshName('sealed');
     const now = relay.clock.now();
-    relay.store.spaces.create({
+    await relay.store.spaces.create({
       spaceId: '0d9c2a4e-5b1f-4c3a-9e7d-1a2b3c4d5e6f'.replace('1a2b', toHex(randomBytes(2))),
       name: sealedName, owner: owner.peerId, title: '', description: '', visibility: 'sealed', oracle: false,
       joinPolicy: 'request', signedOnly: false, categories: [], serviceReviewer: false,
       taskConfirmations: 0, taskConfirmers: 'members', taskClaimHours: 4, now,
     });
-    let before = snapshot(relay, sealedName, [owner]);
+    let before = await snapshot(relay, sealedName, [owner]);
     let r = await call(relay, 'POST', `/v1/spaces/${sealedName}/invites`, { token: owner.token, body: { role: 'writer' } });
-    expectRefused(r, 'SEALED_NO_LINKS', before, snapshot(relay, sealedName, [owner]));
+    expectRefused(r, 'SEALED_NO_LINKS', before, await snapshot(relay, sealedName, [owner]));
 
     const closed = freshName('closed');
     await createSpace(relay, owner.token, { name: closed });
-    relay.store.spaces.close(relay.store.spaces.byName(closed)!.id, null, now);
-    before = snapshot(relay, closed, [owner]);
+    relay.store.spaces.close((await relay.store.spaces.byName(closed))!.id, null, now);
+    before = await snapshot(relay, closed, [owner]);
     r = await call(relay, 'POST', `/v1/spaces/${closed}/invites`, { token: owner.token, body: { role: 'writer' } });
-    expectRefused(r, 'SPACE_CLOSED', before, snapshot(relay, closed, [owner]));
+    expectRefused(r, 'SPACE_CLOSED', before, await snapshot(relay, closed, [owner]));
   });
 
   it('refuses a maker with 100,000 live links in the SPACE, and again past 100,000 made in a day', async () => {
     const name = freshName('limit');
     const maker = await mintToken(relay.url);
     await createSpace(relay, maker.token, { name });
-    const s = relay.store.spaces.byName(name)!;
+    const s = (await relay.store.spaces.byName(name))!;
     const now = relay.clock.now();
     const insert = relay.store.db.prepare(
       `INSERT INTO invites (id, space_row_id, code_hash, maker, role, tags_json, label, max_uses, uses, created_at, expires_at)
        VALUES (?, ?, ?, ?, 'reader', '[]', NULL, 10, 0, ?, NULL)`,
     );
-    relay.store.db.transaction(() => {
-      for (let i = 0; i < LIVE_LINKS_PER_MAKER; i++) insert.run(`fill-${name}-${i}`, s.id, randomBytes(32), maker.peerId, now - 1000);
+    await relay.store.db.transaction(async () => {
+      for (let i = 0; i < LIVE_LINKS_PER_MAKER; i++) await insert.run(`fill-${name}-${i}`, s.id, randomBytes(32), maker.peerId, now - 1000);
     })();
-    const before = snapshot(relay, name, [maker]);
+    const before = await snapshot(relay, name, [maker]);
     const r = await call(relay, 'POST', `/v1/spaces/${name}/invites`, { token: maker.token, body: { role: 'writer' } });
-    expectRefused(r, 'INVITE_LIMIT', before, snapshot(relay, name, [maker]));
+    expectRefused(r, 'INVITE_LIMIT', before, await snapshot(relay, name, [maker]));
     expect(r.body.error.detail).toContain('live');
 
     // Revoke them all: no longer live, but still made within the day.
-    relay.store.db.prepare('UPDATE invites SET revoked_at = ? WHERE space_row_id = ?').run(now, s.id);
+    await relay.store.db.prepare('UPDATE invites SET revoked_at = ? WHERE space_row_id = ?').run(now, s.id);
     expect(LIVE_LINKS_PER_MAKER).toBe(RATE_LIMITS.linksMade.limit);
     const r2 = await call(relay, 'POST', `/v1/spaces/${name}/invites`, { token: maker.token, body: { role: 'writer' } });
     expect(r2.body.error.code).toBe('INVITE_LIMIT');
@@ -233,19 +233,19 @@ describe('invites.revoke', () => {
     const r = await call(relay, 'DELETE', `/v1/invites/${link.invite_id}`, { token: coord.token });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ invite_id: link.invite_id, state: 'revoked' });
-    const ev = eventsOf(relay, space).at(-1)!;
+    const ev = (await eventsOf(relay, space)).at(-1)!;
     expect(ev.event).toBe('invite.revoked');
     expect(String(ev.revision)).toBe(r.body.revision);
 
-    const head = snapshot(relay, space, [coord]);
+    const head = await snapshot(relay, space, [coord]);
     const again = await call(relay, 'DELETE', `/v1/invites/${link.invite_id}`, { token: coord.token });
     expect(again.status).toBe(200);
-    expect(snapshot(relay, space, [coord])).toEqual(head);
+    expect(await snapshot(relay, space, [coord])).toEqual(head);
 
     const late = await mintToken(relay.url);
     const refused = await joinLink(relay, late, link.link);
     expect(refused.body.error.code).toBe('INVITE_REVOKED');
-    expect(roleIn(relay, space, late.peerId)).toBeNull();
+    expect(await roleIn(relay, space, late.peerId)).toBeNull();
     // Whoever used it before stays, and using it again is harmless.
     const reuse = await joinLink(relay, early, link.link);
     expect(reuse.body).toMatchObject({ role: 'reader', state: 'member', changed: false });
@@ -255,9 +255,9 @@ describe('invites.revoke', () => {
     rest(relay);
     const link = await makeLink(relay, coord, space, { role: 'reader' });
     for (const who of [writer, outsider]) {
-      const before = snapshot(relay, space, [who]);
+      const before = await snapshot(relay, space, [who]);
       const r = await call(relay, 'DELETE', `/v1/invites/${link.invite_id}`, { token: who.token });
-      expectRefused(r, 'INVITE_NOT_FOUND', before, snapshot(relay, space, [who]));
+      expectRefused(r, 'INVITE_NOT_FOUND', before, await snapshot(relay, space, [who]));
     }
     const unknown = await call(relay, 'DELETE', '/v1/invites/00000000-0000-4000-8000-000000000000', { token: owner.token });
     expect(unknown.body.error.code).toBe('INVITE_NOT_FOUND');
@@ -269,10 +269,10 @@ describe('invites.revoke', () => {
     const name = freshName('shut');
     await createSpace(relay, owner.token, { name });
     const link = await makeLink(relay, owner, name, { role: 'reader' });
-    relay.store.spaces.close(relay.store.spaces.byName(name)!.id, 'elsewhere', relay.clock.now());
-    const before = snapshot(relay, name, [owner]);
+    relay.store.spaces.close((await relay.store.spaces.byName(name))!.id, 'elsewhere', relay.clock.now());
+    const before = await snapshot(relay, name, [owner]);
     const r = await call(relay, 'DELETE', `/v1/invites/${link.invite_id}`, { token: owner.token });
-    expectRefused(r, 'SPACE_CLOSED', before, snapshot(relay, name, [owner]));
+    expectRefused(r, 'SPACE_CLOSED', before, await snapshot(relay, name, [owner]));
     const use = await joinLink(relay, outsider, link.link);
     expect(use.body.error.code).toBe('SPACE_CLOSED');
   });
@@ -291,7 +291,7 @@ describe('invites.look', () => {
     const dead = await call(relay, 'POST', '/v1/invites/look', { token: outsider.token, body: { link: link.link } });
     expect(dead.body).toMatchObject({ state: 'revoked', valid: false });
     // Looking admits nobody.
-    expect(roleIn(relay, space, outsider.peerId)).toBeNull();
+    expect(await roleIn(relay, space, outsider.peerId)).toBeNull();
   });
 
   it('refuses what is not a link of this service (INVITE_INVALID) and an unknown SPACE name', async () => {
@@ -337,10 +337,10 @@ describe('invites.remove', () => {
     const r = await call(relay, 'POST', `/v1/invites/${bad.invite_id}/remove`, { token: admin.token });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ invite_id: bad.invite_id, state: 'revoked', removed: 4, spared: 1, remaining: 0 });
-    for (const gone of [c1!, c2!, w1!, w3!]) expect(roleIn(relay, name, gone.peerId)).toBeNull();
-    expect(roleIn(relay, name, w2!.peerId)).toBe('writer');
-    expect(roleIn(relay, name, keep!.peerId)).toBe('writer');
-    const events = eventsOf(relay, name);
+    for (const gone of [c1!, c2!, w1!, w3!]) expect(await roleIn(relay, name, gone.peerId)).toBeNull();
+    expect(await roleIn(relay, name, w2!.peerId)).toBe('writer');
+    expect(await roleIn(relay, name, keep!.peerId)).toBe('writer');
+    const events = await eventsOf(relay, name);
     const revoked = events.filter((e) => e.event === 'member.revoked');
     expect(revoked.map((e) => e.payload.peer).sort()).toEqual([c1!, c2!, w1!, w3!].map((k) => k.peerId).sort());
     // Deepest first: the KEYS c1 and c2 brought in go before them.
@@ -366,7 +366,7 @@ describe('invites.remove', () => {
     expect(first.body).toMatchObject({ removed: 100, remaining: 3 });
     const second = await call(relay, 'POST', `/v1/invites/${link.invite_id}/remove`, { token: owner.token });
     expect(second.body).toMatchObject({ removed: 3, remaining: 0 });
-    expect(keys.filter((k) => memberRow(relay, name, k.peerId) !== undefined)).toEqual([]);
+    expect(keys.filter(async (k) => await memberRow(relay, name, k.peerId) !== undefined)).toEqual([]);
     const third = await call(relay, 'POST', `/v1/invites/${link.invite_id}/remove`, { token: owner.token });
     expect(third.body).toMatchObject({ removed: 0, remaining: 0 });
   });
@@ -374,18 +374,18 @@ describe('invites.remove', () => {
   it('tells anyone but the maker, the owner and admins that the id is unknown, and refuses in a closed SPACE', async () => {
     rest(relay);
     const link = await makeLink(relay, coord, space, { role: 'reader' });
-    const before = snapshot(relay, space, [writer]);
+    const before = await snapshot(relay, space, [writer]);
     const r = await call(relay, 'POST', `/v1/invites/${link.invite_id}/remove`, { token: writer.token });
-    expectRefused(r, 'INVITE_NOT_FOUND', before, snapshot(relay, space, [writer]));
+    expectRefused(r, 'INVITE_NOT_FOUND', before, await snapshot(relay, space, [writer]));
     const unknown = await call(relay, 'POST', '/v1/invites/nothing-here/remove', { token: owner.token });
     expect(unknown.body.error.code).toBe('INVITE_NOT_FOUND');
 
     const name = freshName('shut2');
     await createSpace(relay, owner.token, { name });
     const l2 = await makeLink(relay, owner, name, { role: 'reader' });
-    relay.store.spaces.close(relay.store.spaces.byName(name)!.id, null, relay.clock.now());
-    const b2 = snapshot(relay, name, [owner]);
+    relay.store.spaces.close((await relay.store.spaces.byName(name))!.id, null, relay.clock.now());
+    const b2 = await snapshot(relay, name, [owner]);
     const closed = await call(relay, 'POST', `/v1/invites/${l2.invite_id}/remove`, { token: owner.token });
-    expectRefused(closed, 'SPACE_CLOSED', b2, snapshot(relay, name, [owner]));
+    expectRefused(closed, 'SPACE_CLOSED', b2, await snapshot(relay, name, [owner]));
   });
 });

@@ -38,8 +38,8 @@ async function team(policy: 'request' | 'invite' = 'request'): Promise<string> {
   return name;
 }
 
-function mailboxOf(peer: MintedToken) {
-  return relay.store.mailbox.list(peer.peerId, 0, 1000);
+async function mailboxOf(peer: MintedToken) {
+  return await relay.store.mailbox.list(peer.peerId, 0, 1000);
 }
 
 async function ask(who: MintedToken, space: string, message = 'I keep the build notes; may I join?') {
@@ -52,16 +52,16 @@ describe('mailbox rows', () => {
     const b = await mintToken(relay.url, new Uint8Array(randomBytes(32)));
     const mb = relay.store.mailbox;
     const now = relay.clock.now();
-    expect(mb.head(a.peerId)).toBe(0);
-    expect(mb.deliver(a.peerId, 'request', { requestId: 'r1' }, now)).toBe(1);
-    expect(mb.deliver(b.peerId, 'hand_over', { offerId: 'o1' }, now)).toBe(1);
-    expect(mb.deliver(a.peerId, 'decision', { requestId: 'r1' }, now)).toBe(2);
-    expect(mb.head(a.peerId)).toBe(2);
-    expect(mb.list(a.peerId, 0, 10).map((r) => [r.mailboxSeq, r.reason, r.requestId])).toEqual([
+    expect(await mb.head(a.peerId)).toBe(0);
+    expect(await mb.deliver(a.peerId, 'request', { requestId: 'r1' }, now)).toBe(1);
+    expect(await mb.deliver(b.peerId, 'hand_over', { offerId: 'o1' }, now)).toBe(1);
+    expect(await mb.deliver(a.peerId, 'decision', { requestId: 'r1' }, now)).toBe(2);
+    expect(await mb.head(a.peerId)).toBe(2);
+    expect((await mb.list(a.peerId, 0, 10)).map((r) => [r.mailboxSeq, r.reason, r.requestId])).toEqual([
       [1, 'request', 'r1'],
       [2, 'decision', 'r1'],
     ]);
-    expect(mb.list(a.peerId, 0, 10, ['decision']).map((r) => r.mailboxSeq)).toEqual([2]);
+    expect((await mb.list(a.peerId, 0, 10, ['decision'])).map((r) => r.mailboxSeq)).toEqual([2]);
   });
 
   it('assigns no position when the surrounding write rolls back', async () => {
@@ -69,23 +69,23 @@ describe('mailbox rows', () => {
     const db = relay.store.db;
     const mb = relay.store.mailbox;
     const now = relay.clock.now();
-    mb.deliver(a.peerId, 'to', { postId: 'p1' }, now);
-    expect(() =>
-      db.transaction(() => {
-        mb.deliver(a.peerId, 'to', { postId: 'p2' }, now);
+    await mb.deliver(a.peerId, 'to', { postId: 'p1' }, now);
+    expect(async () =>
+      await db.transaction(async () => {
+        await mb.deliver(a.peerId, 'to', { postId: 'p2' }, now);
         throw new Error('refused later in the same write');
       }).immediate(),
     ).toThrow(/refused later/);
-    expect(mb.head(a.peerId)).toBe(1);
-    expect(mb.deliver(a.peerId, 'to', { postId: 'p3' }, now)).toBe(2);
+    expect(await mb.head(a.peerId)).toBe(1);
+    expect(await mb.deliver(a.peerId, 'to', { postId: 'p3' }, now)).toBe(2);
   });
 
   it('refuses a row naming no subject or two', async () => {
     const a = await mintToken(relay.url);
     const mb = relay.store.mailbox;
-    expect(() => mb.deliver(a.peerId, 'to', {}, 0)).toThrow();
-    expect(() => mb.deliver(a.peerId, 'to', { postId: 'p', offerId: 'o' }, 0)).toThrow();
-    expect(mb.head(a.peerId)).toBe(0);
+    expect(async () => await mb.deliver(a.peerId, 'to', {}, 0)).toThrow();
+    expect(async () => await mb.deliver(a.peerId, 'to', { postId: 'p', offerId: 'o' }, 0)).toThrow();
+    expect(await mb.head(a.peerId)).toBe(0);
   });
 });
 
@@ -97,11 +97,11 @@ describe('join with an invite link', () => {
     const r = await joinLink(relay, k, link.link);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ name: space, role: 'reader', tags: ['docs'], state: 'joined', changed: true });
-    const ev = eventsOf(relay, space).at(-1)!;
+    const ev = (await eventsOf(relay, space)).at(-1)!;
     expect(ev.event).toBe('member.granted');
     expect(String(ev.revision)).toBe(r.body.revision);
-    expect(memberRow(relay, space, k.peerId)).toMatchObject({ role: 'reader', broughtInBy: coord.peerId, linkId: link.invite_id });
-    expect(relay.store.invites.byId(link.invite_id)!.uses).toBe(1);
+    expect(await memberRow(relay, space, k.peerId)).toMatchObject({ role: 'reader', broughtInBy: coord.peerId, linkId: link.invite_id });
+    expect((await relay.store.invites.byId(link.invite_id))!.uses).toBe(1);
   });
 
   it('takes the code with the SPACE name, and re-using a link burns no use and answers the same membership', async () => {
@@ -110,12 +110,12 @@ describe('join with an invite link', () => {
     const k = await mintToken(relay.url);
     const r = await call(relay, 'POST', `/v1/spaces/${space}/join`, { token: k.token, body: { code: link.code } });
     expect(r.body).toMatchObject({ role: 'writer', state: 'joined', changed: true });
-    const before = snapshot(relay, space, [k, owner]);
+    const before = await snapshot(relay, space, [k, owner]);
     const again = await joinLink(relay, k, link.link);
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ role: 'writer', state: 'member', changed: false, revision: r.body.revision });
-    expect(snapshot(relay, space, [k, owner])).toEqual(before);
-    expect(relay.store.invites.byId(link.invite_id)!.uses).toBe(1);
+    expect(await snapshot(relay, space, [k, owner])).toEqual(before);
+    expect((await relay.store.invites.byId(link.invite_id))!.uses).toBe(1);
     // The one use is spent: someone else is refused.
     const other = await mintToken(relay.url);
     expect((await joinLink(relay, other, link.link)).body.error.code).toBe('INVITE_EXHAUSTED');
@@ -128,7 +128,7 @@ describe('join with an invite link', () => {
       const r = await joinLink(relay, who, link.link);
       expect(r.body).toMatchObject({ role, state: 'member', changed: false });
     }
-    expect(relay.store.invites.byId(link.invite_id)!.uses).toBe(0);
+    expect((await relay.store.invites.byId(link.invite_id))!.uses).toBe(0);
   });
 
   it('refuses expired, exhausted, revoked and unknown links, and a link of another SPACE by name', async () => {
@@ -152,11 +152,11 @@ describe('join with an invite link', () => {
       [`/v1/spaces/${space}/join`, { code: 'svc_inv_nope' }, 'INVITE_INVALID'],
     ];
     for (const [path, body, code] of cases) {
-      const before = snapshot(relay, space, [k, owner]);
+      const before = await snapshot(relay, space, [k, owner]);
       const r = await call(relay, 'POST', path, { token: k.token, body });
-      expectRefused(r, code, before, snapshot(relay, space, [k, owner]));
+      expectRefused(r, code, before, await snapshot(relay, space, [k, owner]));
     }
-    expect(roleIn(relay, space, k.peerId)).toBeNull();
+    expect(await roleIn(relay, space, k.peerId)).toBeNull();
     const missing = await call(relay, 'POST', '/v1/spaces/no-such-space-here/join', { token: k.token, body: { code: expired.code } });
     expect(missing.body.error.code).toBe('SPACE_NOT_FOUND');
     const missingByName = await call(relay, 'POST', '/v1/join', { token: k.token, body: { code: expired.code, name: 'no-such-space-here' } });
@@ -171,19 +171,19 @@ describe('join with an invite link', () => {
     expect((await call(relay, 'DELETE', `/v1/spaces/${space}/members/${k.peerId}`, { token: k.token })).status).toBe(200);
     const back = await joinLink(relay, k, link.link);
     expect(back.body).toMatchObject({ state: 'joined', changed: true });
-    expect(relay.store.invites.byId(link.invite_id)!.uses).toBe(2);
+    expect((await relay.store.invites.byId(link.invite_id))!.uses).toBe(2);
   });
 
   it('refuses past the SPACE member limit (MEMBER_LIMIT) and the KEY SPACE limit (SPACE_LIMIT)', async () => {
     const space = await team();
     const link = await makeLink(relay, owner, space, { role: 'reader', max_uses: null });
-    const s = relay.store.spaces.byName(space)!;
+    const s = (await relay.store.spaces.byName(space))!;
     const count = s.memberCount;
-    relay.store.db.prepare('UPDATE spaces SET member_count = ? WHERE id = ?').run(MEMBERS_PER_SPACE, s.id);
+    await relay.store.db.prepare('UPDATE spaces SET member_count = ? WHERE id = ?').run(MEMBERS_PER_SPACE, s.id);
     const k = await mintToken(relay.url);
-    let before = snapshot(relay, space, [k, owner]);
-    expectRefused(await joinLink(relay, k, link.link), 'MEMBER_LIMIT', before, snapshot(relay, space, [k, owner]));
-    relay.store.db.prepare('UPDATE spaces SET member_count = ? WHERE id = ?').run(count, s.id);
+    let before = await snapshot(relay, space, [k, owner]);
+    expectRefused(await joinLink(relay, k, link.link), 'MEMBER_LIMIT', before, await snapshot(relay, space, [k, owner]));
+    await relay.store.db.prepare('UPDATE spaces SET member_count = ? WHERE id = ?').run(count, s.id);
 
     // Give k 10,000 SPACES of its own.
     const insert = relay.store.db.prepare(
@@ -192,11 +192,11 @@ describe('join with an invite link', () => {
        VALUES (?, ?, ?, '', '', 'private', 0, 'invite', 0, 'active', NULL, '[]', 0, 0, 'members', 4, 0, 0, 0)`,
     );
     const tag = randomBytes(4).toString('hex');
-    relay.store.db.transaction(() => {
-      for (let i = 0; i < SPACES_PER_KEY; i++) insert.run(`${tag}-${i}`, `fill-${tag}-${i}`, k.peerId);
+    await relay.store.db.transaction(async () => {
+      for (let i = 0; i < SPACES_PER_KEY; i++) await insert.run(`${tag}-${i}`, `fill-${tag}-${i}`, k.peerId);
     })();
-    before = snapshot(relay, space, [k, owner]);
-    expectRefused(await joinLink(relay, k, link.link), 'SPACE_LIMIT', before, snapshot(relay, space, [k, owner]));
+    before = await snapshot(relay, space, [k, owner]);
+    expectRefused(await joinLink(relay, k, link.link), 'SPACE_LIMIT', before, await snapshot(relay, space, [k, owner]));
   });
 
   it('joins in the same call as a first sign-in (keys.verify invite), or says why not and still mints', async () => {
@@ -205,7 +205,7 @@ describe('join with an invite link', () => {
     const k = await mintToken(relay.url, undefined, { invite: link.link });
     expect(k.registered).toBe(true);
     expect(k.answer.joined).toEqual({ name: space, role: 'writer', tags: ['new'], state: 'joined', changed: true, revision: expect.stringMatching(/^[0-9]+$/) });
-    expect(roleIn(relay, space, k.peerId)).toBe('writer');
+    expect(await roleIn(relay, space, k.peerId)).toBe('writer');
 
     const refused = await mintToken(relay.url, undefined, { invite: 'https://evil.example/join/x' });
     expect(refused.answer.joined).toBeUndefined();
@@ -219,8 +219,8 @@ describe('join by policy', () => {
   it('refuses without a link under policy invite (JOIN_BY_INVITE_ONLY)', async () => {
     const space = await team('invite');
     const k = await mintToken(relay.url);
-    const before = snapshot(relay, space, [k, owner, admin]);
-    expectRefused(await ask(k, space), 'JOIN_BY_INVITE_ONLY', before, snapshot(relay, space, [k, owner, admin]));
+    const before = await snapshot(relay, space, [k, owner, admin]);
+    expectRefused(await ask(k, space), 'JOIN_BY_INVITE_ONLY', before, await snapshot(relay, space, [k, owner, admin]));
   });
 
   it('admits at once as a writer in an open public SPACE', async () => {
@@ -233,7 +233,7 @@ describe('join by policy', () => {
     const r = await call(relay, 'POST', `/v1/spaces/${name}/join`, { token: k.token });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ name, role: 'writer', state: 'joined', changed: true });
-    expect(memberRow(relay, name, k.peerId)).toMatchObject({ role: 'writer', broughtInBy: pubOwner.peerId });
+    expect(await memberRow(relay, name, k.peerId)).toMatchObject({ role: 'writer', broughtInBy: pubOwner.peerId });
     const again = await call(relay, 'POST', `/v1/spaces/${name}/join`, { token: k.token, body: {} });
     expect(again.body).toMatchObject({ state: 'member', changed: false });
   });
@@ -241,22 +241,22 @@ describe('join by policy', () => {
   it('files a request that reaches the owner and admins, and refuses a second while one waits', async () => {
     const space = await team();
     const k = await mintToken(relay.url);
-    const heads = [owner, admin, coord, writer].map((p) => relay.store.mailbox.head(p.peerId));
-    const auditBefore = snapshot(relay, space, []).audit;
+    const heads = [owner, admin, coord, writer].map(async (p) => await relay.store.mailbox.head(p.peerId));
+    const auditBefore = (await snapshot(relay, space, [])).audit;
     const r = await ask(k, space, 'hello');
     expect(r.status).toBe(202);
     expect(r.body).toMatchObject({ space, requester: k.peerId, message: 'hello', state: 'pending', role: null });
     const id = r.body.request_id;
     expect(Date.parse(r.body.expires_at) - Date.parse(r.body.created_at)).toBe(JOIN_REQUEST_TTL_MS);
     // Told: the owner and the admin, one row each at the next position; nobody else.
-    const after = [owner, admin, coord, writer].map((p) => relay.store.mailbox.head(p.peerId));
+    const after = [owner, admin, coord, writer].map(async (p) => await relay.store.mailbox.head(p.peerId));
     expect(after).toEqual([heads[0]! + 1, heads[1]! + 1, heads[2], heads[3]]);
-    for (const p of [owner, admin]) expect(mailboxOf(p).at(-1)).toMatchObject({ reason: 'request', requestId: id });
-    expect(snapshot(relay, space, []).audit).toBe(auditBefore);
+    for (const p of [owner, admin]) expect((await mailboxOf(p)).at(-1)).toMatchObject({ reason: 'request', requestId: id });
+    expect((await snapshot(relay, space, [])).audit).toBe(auditBefore);
 
-    const before = snapshot(relay, space, [k, owner, admin]);
+    const before = await snapshot(relay, space, [k, owner, admin]);
     const again = await ask(k, space, 'hello again');
-    expectRefused(again, 'REQUEST_PENDING', before, snapshot(relay, space, [k, owner, admin]));
+    expectRefused(again, 'REQUEST_PENDING', before, await snapshot(relay, space, [k, owner, admin]));
     expect(again.body.error.detail).toContain(id);
 
     const profile = await call(relay, 'GET', `/v1/spaces/${space}`, { token: k.token });
@@ -269,12 +269,12 @@ describe('join by policy', () => {
     await createSpace(relay, owner.token, { name, join_policy: 'request' });
     const admins: MintedToken[] = [];
     for (let i = 0; i < 34; i++) admins.push(await mintToken(relay.url));
-    const s = relay.store.spaces.byName(name)!;
-    admins.forEach((a, i) => relay.store.members.admit(s, { peer: a.peerId, role: 'admin', tags: [], broughtInBy: owner.peerId }, owner.peerId, relay.clock.now() + i));
+    const s = (await relay.store.spaces.byName(name))!;
+    admins.forEach(async (a, i) => await relay.store.members.admit(s, { peer: a.peerId, role: 'admin', tags: [], broughtInBy: owner.peerId }, owner.peerId, relay.clock.now() + i));
     const k = await mintToken(relay.url);
     const r = await ask(k, name);
     expect(r.status).toBe(202);
-    const told = admins.map((a) => relay.store.mailbox.head(a.peerId));
+    const told = admins.map(async (a) => await relay.store.mailbox.head(a.peerId));
     expect(told).toEqual([...Array(32).fill(1), 0, 0]);
   });
 
@@ -286,9 +286,9 @@ describe('join by policy', () => {
       expect(r.status).toBe(202);
       expect((await call(relay, 'POST', `/v1/requests/${r.body.request_id}/withdraw`, { token: k.token })).status).toBe(200);
     }
-    const before = snapshot(relay, space, [k, owner, admin]);
+    const before = await snapshot(relay, space, [k, owner, admin]);
     const third = await ask(k, space);
-    expectRefused(third, 'RATE_LIMITED', before, snapshot(relay, space, [k, owner, admin]));
+    expectRefused(third, 'RATE_LIMITED', before, await snapshot(relay, space, [k, owner, admin]));
     const wait = Number(third.headers.get('retry-after'));
     expect(wait).toBeGreaterThan(23 * 3600);
     expect(wait).toBeLessThanOrEqual(24 * 3600);
@@ -300,8 +300,8 @@ describe('join by policy', () => {
     const space = await team();
     const k = await mintToken(relay.url);
     expect((await call(relay, 'PUT', `/v1/spaces/${space}/blocks/${k.peerId}`, { token: owner.token })).status).toBeLessThan(300);
-    const before = snapshot(relay, space, [k, owner, admin]);
-    expectRefused(await ask(k, space), 'WRITE_BLOCKED', before, snapshot(relay, space, [k, owner, admin]));
+    const before = await snapshot(relay, space, [k, owner, admin]);
+    expectRefused(await ask(k, space), 'WRITE_BLOCKED', before, await snapshot(relay, space, [k, owner, admin]));
     const r = await ask(writer, space);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ name: space, role: 'writer', state: 'member', changed: false });
@@ -309,10 +309,10 @@ describe('join by policy', () => {
 
   it('refuses to ask in a closed SPACE (SPACE_CLOSED)', async () => {
     const space = await team();
-    relay.store.spaces.close(relay.store.spaces.byName(space)!.id, null, relay.clock.now());
+    relay.store.spaces.close((await relay.store.spaces.byName(space))!.id, null, relay.clock.now());
     const k = await mintToken(relay.url);
-    const before = snapshot(relay, space, [k, owner, admin]);
-    expectRefused(await ask(k, space), 'SPACE_CLOSED', before, snapshot(relay, space, [k, owner, admin]));
+    const before = await snapshot(relay, space, [k, owner, admin]);
+    expectRefused(await ask(k, space), 'SPACE_CLOSED', before, await snapshot(relay, space, [k, owner, admin]));
   });
 });
 
@@ -347,8 +347,8 @@ describe('deciding join requests', () => {
     const r = await call(relay, 'POST', `/v1/requests/${id}/approve`, { token: coord.token });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ request_id: id, state: 'approved', role: 'writer', member: { peer: k.peerId, role: 'writer', brought_in_by: coord.peerId } });
-    expect(eventsOf(relay, space).at(-1)).toMatchObject({ event: 'member.granted', revision: Number(r.body.revision) });
-    expect(mailboxOf(k)).toEqual([expect.objectContaining({ mailboxSeq: 1, reason: 'decision', requestId: id })]);
+    expect((await eventsOf(relay, space)).at(-1)).toMatchObject({ event: 'member.granted', revision: Number(r.body.revision) });
+    expect(await mailboxOf(k)).toEqual([expect.objectContaining({ mailboxSeq: 1, reason: 'decision', requestId: id })]);
     const again = await call(relay, 'POST', `/v1/requests/${id}/approve`, { token: owner.token });
     expect(again.body.error.code).toBe('REQUEST_NOT_PENDING');
   });
@@ -367,9 +367,9 @@ describe('deciding join requests', () => {
       [owner, { tags: ['admin'] }, 'TAG_RESERVED'],
     ];
     for (const [who, body, code] of cases) {
-      const before = snapshot(relay, space, [k, who]);
+      const before = await snapshot(relay, space, [k, who]);
       const r = await call(relay, 'POST', `/v1/requests/${id}/approve`, { token: who.token, body });
-      expectRefused(r, code, before, snapshot(relay, space, [k, who]));
+      expectRefused(r, code, before, await snapshot(relay, space, [k, who]));
     }
     const ok = await call(relay, 'POST', `/v1/requests/${id}/approve`, { token: admin.token, body: { role: 'coordinator', tags: ['triage'] } });
     expect(ok.body.member).toMatchObject({ role: 'coordinator', tags: ['triage'] });
@@ -381,15 +381,15 @@ describe('deciding join requests', () => {
     const space = await team();
     const k = await mintToken(relay.url);
     const id = (await ask(k, space)).body.request_id;
-    const audit = snapshot(relay, space, []).audit;
+    const audit = (await snapshot(relay, space, [])).audit;
     const r = await call(relay, 'POST', `/v1/requests/${id}/decline`, { token: coord.token });
     expect(r.body).toMatchObject({ request_id: id, state: 'declined' });
-    expect(snapshot(relay, space, []).audit).toBe(audit);
-    expect(mailboxOf(k).at(-1)).toMatchObject({ reason: 'decision', requestId: id });
-    expect(roleIn(relay, space, k.peerId)).toBeNull();
+    expect((await snapshot(relay, space, [])).audit).toBe(audit);
+    expect((await mailboxOf(k)).at(-1)).toMatchObject({ reason: 'decision', requestId: id });
+    expect(await roleIn(relay, space, k.peerId)).toBeNull();
     for (const path of ['approve', 'decline']) {
-      const before = snapshot(relay, space, [k, owner]);
-      expectRefused(await call(relay, 'POST', `/v1/requests/${id}/${path}`, { token: owner.token }), 'REQUEST_NOT_PENDING', before, snapshot(relay, space, [k, owner]));
+      const before = await snapshot(relay, space, [k, owner]);
+      expectRefused(await call(relay, 'POST', `/v1/requests/${id}/${path}`, { token: owner.token }), 'REQUEST_NOT_PENDING', before, await snapshot(relay, space, [k, owner]));
     }
     const stranger = await call(relay, 'POST', `/v1/requests/${id}/decline`, { token: (await mintToken(relay.url)).token });
     expect(stranger.body.error.code).toBe('REQUEST_NOT_FOUND');
@@ -399,13 +399,13 @@ describe('deciding join requests', () => {
     const space = await team();
     const k = await mintToken(relay.url);
     const id = (await ask(k, space)).body.request_id;
-    const before = snapshot(relay, space, [k, owner, admin]);
+    const before = await snapshot(relay, space, [k, owner, admin]);
     for (const who of [owner, writer]) {
-      expectRefused(await call(relay, 'POST', `/v1/requests/${id}/withdraw`, { token: who.token }), 'REQUEST_NOT_FOUND', before, snapshot(relay, space, [k, owner, admin]));
+      expectRefused(await call(relay, 'POST', `/v1/requests/${id}/withdraw`, { token: who.token }), 'REQUEST_NOT_FOUND', before, await snapshot(relay, space, [k, owner, admin]));
     }
     const r = await call(relay, 'POST', `/v1/requests/${id}/withdraw`, { token: k.token });
     expect(r.body).toMatchObject({ request_id: id, state: 'withdrawn' });
-    expect(snapshot(relay, space, [k, owner, admin])).toEqual(before);
+    expect(await snapshot(relay, space, [k, owner, admin])).toEqual(before);
     const again = await call(relay, 'POST', `/v1/requests/${id}/withdraw`, { token: k.token });
     expect(again.body.error.code).toBe('REQUEST_NOT_PENDING');
     expect((await call(relay, 'POST', `/v1/requests/${id}/approve`, { token: owner.token })).body.error.code).toBe('REQUEST_NOT_PENDING');
@@ -416,14 +416,14 @@ describe('deciding join requests', () => {
     const k = await mintToken(relay.url);
     const id = (await ask(k, space)).body.request_id;
     relay.clock.advance(JOIN_REQUEST_TTL_MS + 1000);
-    const before = snapshot(relay, space, [k, owner]);
-    expectRefused(await call(relay, 'POST', `/v1/requests/${id}/approve`, { token: owner.token }), 'REQUEST_EXPIRED', before, snapshot(relay, space, [k, owner]));
-    expectRefused(await call(relay, 'POST', `/v1/requests/${id}/decline`, { token: owner.token }), 'REQUEST_EXPIRED', before, snapshot(relay, space, [k, owner]));
+    const before = await snapshot(relay, space, [k, owner]);
+    expectRefused(await call(relay, 'POST', `/v1/requests/${id}/approve`, { token: owner.token }), 'REQUEST_EXPIRED', before, await snapshot(relay, space, [k, owner]));
+    expectRefused(await call(relay, 'POST', `/v1/requests/${id}/decline`, { token: owner.token }), 'REQUEST_EXPIRED', before, await snapshot(relay, space, [k, owner]));
     const list = await call(relay, 'GET', `/v1/spaces/${space}/requests`, { token: owner.token });
     expect(list.body.waiting).toBe(0);
     const again = await ask(k, space);
     expect(again.status).toBe(202);
-    expect(relay.store.requests.byId(id, relay.clock.now())!.state).toBe('expired');
+    expect((await relay.store.requests.byId(id, relay.clock.now()))!.state).toBe('expired');
   });
 
   it('is overtaken by a direct grant, which withdraws it', async () => {
@@ -431,23 +431,23 @@ describe('deciding join requests', () => {
     const k = await mintToken(relay.url);
     const id = (await ask(k, space)).body.request_id;
     await grant(relay, coord, space, k.peerId, 'reader');
-    expect(relay.store.requests.byId(id, relay.clock.now())!.state).toBe('withdrawn');
+    expect((await relay.store.requests.byId(id, relay.clock.now()))!.state).toBe('withdrawn');
     expect((await call(relay, 'POST', `/v1/requests/${id}/approve`, { token: owner.token })).body.error.code).toBe('REQUEST_NOT_PENDING');
     // Joining by link overtakes one too.
     const k2 = await mintToken(relay.url);
     const id2 = (await ask(k2, space)).body.request_id;
     await admit(relay, owner, space, k2, 'reader');
-    expect(relay.store.requests.byId(id2, relay.clock.now())!.state).toBe('withdrawn');
+    expect((await relay.store.requests.byId(id2, relay.clock.now()))!.state).toBe('withdrawn');
   });
 
   it('refuses decisions in a closed SPACE (SPACE_CLOSED)', async () => {
     const space = await team();
     const k = await mintToken(relay.url);
     const id = (await ask(k, space)).body.request_id;
-    relay.store.spaces.close(relay.store.spaces.byName(space)!.id, null, relay.clock.now());
+    relay.store.spaces.close((await relay.store.spaces.byName(space))!.id, null, relay.clock.now());
     for (const [who, path] of [[owner, 'approve'], [owner, 'decline'], [k, 'withdraw']] as const) {
-      const before = snapshot(relay, space, [k, owner]);
-      expectRefused(await call(relay, 'POST', `/v1/requests/${id}/${path}`, { token: who.token }), 'SPACE_CLOSED', before, snapshot(relay, space, [k, owner]));
+      const before = await snapshot(relay, space, [k, owner]);
+      expectRefused(await call(relay, 'POST', `/v1/requests/${id}/${path}`, { token: who.token }), 'SPACE_CLOSED', before, await snapshot(relay, space, [k, owner]));
     }
   });
 });
@@ -470,13 +470,13 @@ describe('after a restart', () => {
       expect((await call(r1, 'POST', '/v1/join', { token: d.token, body: { link: link.link } })).status).toBe(200);
       const offered = await call(r1, 'POST', `/v1/spaces/${name}/hand-over`, { token: c.token, body: { to: d.peerId } });
       expect(offered.status).toBe(201);
-      const heads = [o, d].map((k) => r1!.store.mailbox.head(k.peerId));
+      const heads = [o, d].map(async (k) => await r1!.store.mailbox.head(k.peerId));
       await r1.close();
       r1 = undefined;
 
       const r2 = await startRelay({ dataDir: dir });
       try {
-        expect([o, d].map((k) => r2.store.mailbox.head(k.peerId))).toEqual(heads);
+        expect([o, d].map(async (k) => await r2.store.mailbox.head(k.peerId))).toEqual(heads);
         expect(heads.every((h) => h > 0)).toBe(true);
         // Tokens survive too: the same KEYS act on what they left.
         const j = await call(r2, 'POST', '/v1/join', { token: a.token, body: { link: link.link.replace(r1Url(link.link), r2.url) } });

@@ -70,7 +70,7 @@ describe('keys.challenge and keys.verify', () => {
 
   it('the token is stored only as its hash', async () => {
     const t = await mintToken(relay.url);
-    const rows = relay.store.db.prepare('SELECT * FROM tokens WHERE peer_id = ?').all(t.peerId) as Record<string, unknown>[];
+    const rows = await relay.store.db.prepare('SELECT * FROM tokens WHERE peer_id = ?').all(t.peerId) as Record<string, unknown>[];
     expect(rows).toHaveLength(1);
     expect(JSON.stringify(rows)).not.toContain(t.token.slice(4));
   });
@@ -326,7 +326,7 @@ describe('token refusals', () => {
 
   it('a blocked KEY is KEY_BLOCKED with its token and at verify', async () => {
     const t = await mintToken(relay.url);
-    relay.store.keys.setBlocked(t.peerId, relay.clock.now());
+    await relay.store.keys.setBlocked(t.peerId, relay.clock.now());
     const r = await getJson(`${relay.url}/v1/me`, bearer(t.token));
     expect(r.status).toBe(403);
     expect(r.body.error.code).toBe('KEY_BLOCKED');
@@ -506,7 +506,7 @@ describe('documents and service state', () => {
   it('healthz answers 503 {ok:false, reason} when the database is unreachable', async () => {
     const own = await startRelay();
     try {
-      own.store.db.close();
+      await own.store.db.close();
       const r = await getJson(`${own.url}/healthz`);
       expect(r.status).toBe(503);
       expect(r.body.ok).toBe(false);

@@ -83,49 +83,49 @@ describe('concurrency gates', () => {
 });
 
 describe('migrations', () => {
-  it('are applied once, in order, and recorded', () => {
+  it('are applied once, in order, and recorded', async () => {
     const dir = tempDataDir();
     try {
       const db = openDatabase(dir);
-      const rows = db.prepare('SELECT id, name FROM schema_migrations ORDER BY id').all() as { id: number; name: string }[];
+      const rows = await db.prepare('SELECT id, name FROM schema_migrations ORDER BY id').all() as { id: number; name: string }[];
       expect(rows.map((r) => r.id)).toEqual(MIGRATIONS.map((m) => m.id));
       expect(migrate(db, MIGRATIONS)).toEqual([]);
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
       expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
-      db.close();
+      await db.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('a failing migration leaves nothing of itself behind', () => {
+  it('a failing migration leaves nothing of itself behind', async () => {
     const db = openDatabase(':memory:');
     const bad = { id: 999, name: 'bad', sql: 'CREATE TABLE half (x INTEGER); CREATE TABLE broken (' };
     expect(() => migrate(db, [...MIGRATIONS, bad])).toThrow();
-    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'half'").get()).toBeUndefined();
-    expect(db.prepare('SELECT id FROM schema_migrations WHERE id = 999').get()).toBeUndefined();
-    db.close();
+    expect(await db.prepare("SELECT name FROM sqlite_master WHERE name = 'half'").get()).toBeUndefined();
+    expect(await db.prepare('SELECT id FROM schema_migrations WHERE id = 999').get()).toBeUndefined();
+    await db.close();
   });
 
-  it('refuses a registry out of id order', () => {
+  it('refuses a registry out of id order', async () => {
     const db = openDatabase(':memory:');
     expect(() => migrate(db, [...MIGRATIONS, { id: 0, name: 'early', sql: '' }])).toThrow(/order/);
-    db.close();
+    await db.close();
   });
 });
 
 describe('spent challenges', () => {
-  it('a nonce is spent once, and expired ones are forgotten when the next token is minted', () => {
-    const store = openStore(':memory:');
+  it('a nonce is spent once, and expired ones are forgotten when the next token is minted', async () => {
+    const store = await openStore(':memory:');
     const base = {
       peerId: 'a'.repeat(64),
       keyType: 'ed25519' as const,
       publicKey: 'b'.repeat(64),
       label: null,
     };
-    const mint = (nonce: number, now: number, exp: number, id: string) =>
-      store.keys.mint({
+    const mint = async (nonce: number, now: number, exp: number, id: string) =>
+      await store.keys.mint({
         ...base,
         nonce: new Uint8Array(16).fill(nonce),
         nonceExpiresAt: exp,
@@ -134,10 +134,10 @@ describe('spent challenges', () => {
         now,
         expiresAt: now + 3_600_000,
       });
-    expect(mint(1, 0, 300_000, 't1')).toMatchObject({ ok: true, registered: true });
-    expect(mint(1, 1, 300_000, 't2')).toEqual({ ok: false, reason: 'nonce_spent' });
-    expect(mint(2, 400_000, 700_000, 't3')).toMatchObject({ ok: true, registered: false });
-    const left = store.db.prepare('SELECT count(*) AS n FROM spent_challenges').get() as { n: number };
+    expect(await mint(1, 0, 300_000, 't1')).toMatchObject({ ok: true, registered: true });
+    expect(await mint(1, 1, 300_000, 't2')).toEqual({ ok: false, reason: 'nonce_spent' });
+    expect(await mint(2, 400_000, 700_000, 't3')).toMatchObject({ ok: true, registered: false });
+    const left = await store.db.prepare('SELECT count(*) AS n FROM spent_challenges').get() as { n: number };
     expect(left.n).toBe(1);
     store.close();
   });

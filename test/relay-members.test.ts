@@ -43,13 +43,13 @@ function put(name: string, who: MintedToken, peer: string, body: unknown): Promi
 function del(name: string, who: MintedToken, peer: string): Promise<Answer> {
   return call(relay, 'DELETE', `/v1/spaces/${name}/members/${peer}`, { token: who.token });
 }
-function lastEvent(name: string) {
-  const space = relay.store.spaces.byName(name)!;
-  return relay.store.events.list(space.id, 0, 100_000).at(-1)!;
+async function lastEvent(name: string) {
+  const space = (await relay.store.spaces.byName(name))!;
+  return (await relay.store.events.list(space.id, 0, 100_000)).at(-1)!;
 }
-function expectRefused(r: Answer, code: string, name: string, head: number): void {
+async function expectRefused(r: Answer, code: string, name: string, head: number): Promise<void> {
   expect(r.body?.error?.code, r.text).toBe(code);
-  expect(auditHead(relay, name)).toBe(head);
+  expect(await auditHead(relay, name)).toBe(head);
 }
 
 /** A SPACE owned by `owner` with admin, coordinator (x2), writer and reader admitted by the owner. */
@@ -85,7 +85,7 @@ describe('members.set', () => {
       state: 'granted',
       revision: '2',
     });
-    const e = lastEvent(name);
+    const e = await lastEvent(name);
     expect(e).toMatchObject({ revision: 2, event: 'member.granted', actor: owner.peerId });
     expect(e.payload).toEqual({ peer: writer.peerId, role: 'writer', tags: ['build', 'ops'], brought_in_by: owner.peerId, link_id: null });
   });
@@ -97,7 +97,7 @@ describe('members.set', () => {
     const up = await put(name, owner, writer.peerId, { role: 'coordinator' });
     expect(up.status).toBe(200);
     expect(up.body).toMatchObject({ role: 'coordinator', tags: ['x'], state: 'updated', revision: '3' });
-    expect(lastEvent(name).payload).toEqual({
+    expect((await lastEvent(name)).payload).toEqual({
       peer: writer.peerId,
       role: 'coordinator',
       tags: ['x'],
@@ -107,7 +107,7 @@ describe('members.set', () => {
     });
     const same = await put(name, owner, writer.peerId, { role: 'coordinator', tags: ['x'] });
     expect(same.body).toMatchObject({ state: 'unchanged', revision: null });
-    expect(auditHead(relay, name)).toBe(3);
+    expect(await auditHead(relay, name)).toBe(3);
     const retag = await put(name, owner, writer.peerId, { role: 'coordinator', tags: [] });
     expect(retag.body).toMatchObject({ tags: [], state: 'updated', revision: '4' });
   });
@@ -115,31 +115,31 @@ describe('members.set', () => {
   it('refuses bad roles with INVALID_ROLE and bad tags with INVALID_TAGS or TAG_RESERVED', async () => {
     const name = freshName('val');
     await createSpace(relay, owner.token, { name });
-    const head = auditHead(relay, name);
+    const head = await auditHead(relay, name);
     for (const body of [{ role: 'owner' }, { role: 'boss' }, { role: 'Admin' }, { role: 3 }]) {
-      expectRefused(await put(name, owner, writer.peerId, body), 'INVALID_ROLE', name, head);
+      await expectRefused(await put(name, owner, writer.peerId, body), 'INVALID_ROLE', name, head);
     }
-    expectRefused(await put(name, owner, writer.peerId, {}), 'INVALID_REQUEST', name, head);
+    await expectRefused(await put(name, owner, writer.peerId, {}), 'INVALID_REQUEST', name, head);
     const nine = Array.from({ length: 9 }, (_, i) => `t${i}`);
     for (const tags of [nine, ['UPPER'], ['a', 'a'], ['_x'], 'ops', [7], ['x'.repeat(33)]]) {
-      expectRefused(await put(name, owner, writer.peerId, { role: 'writer', tags }), 'INVALID_TAGS', name, head);
+      await expectRefused(await put(name, owner, writer.peerId, { role: 'writer', tags }), 'INVALID_TAGS', name, head);
     }
     for (const tags of [['admin'], ['owner'], ['svc'], ['verified'], ['operator'], ['ok', 'reader']]) {
-      expectRefused(await put(name, owner, writer.peerId, { role: 'writer', tags }), 'TAG_RESERVED', name, head);
+      await expectRefused(await put(name, owner, writer.peerId, { role: 'writer', tags }), 'TAG_RESERVED', name, head);
     }
-    expect(relay.store.members.get(relay.store.spaces.byName(name)!.id, writer.peerId)).toBeUndefined();
+    expect(await relay.store.members.get((await relay.store.spaces.byName(name))!.id, writer.peerId)).toBeUndefined();
   });
 
   it('refuses the owner as a target with OWNER_IS_NOT_A_MEMBER', async () => {
     const name = await staffedSpace();
-    const head = auditHead(relay, name);
-    expectRefused(await put(name, admin, owner.peerId, { role: 'reader' }), 'OWNER_IS_NOT_A_MEMBER', name, head);
-    expectRefused(await put(name, owner, owner.peerId, { role: 'admin' }), 'OWNER_IS_NOT_A_MEMBER', name, head);
+    const head = await auditHead(relay, name);
+    await expectRefused(await put(name, admin, owner.peerId, { role: 'reader' }), 'OWNER_IS_NOT_A_MEMBER', name, head);
+    await expectRefused(await put(name, owner, owner.peerId, { role: 'admin' }), 'OWNER_IS_NOT_A_MEMBER', name, head);
   });
 
   it('holds the rank rule: coordinator or above, current and new rank strictly below, nobody changes their own role', async () => {
     const name = await staffedSpace();
-    const head = auditHead(relay, name);
+    const head = await auditHead(relay, name);
     const denied: [MintedToken, string, unknown][] = [
       [writer, outsider.peerId, { role: 'reader' }], // writers admit nobody
       [reader, outsider.peerId, { role: 'reader' }],
@@ -155,14 +155,14 @@ describe('members.set', () => {
     for (const [who, peer, body] of denied) {
       const r = await put(name, who, peer, body);
       expect(r.status, `${JSON.stringify(body)} ${r.text}`).toBe(403);
-      expectRefused(r, 'CONTROL_DENIED', name, head);
+      await expectRefused(r, 'CONTROL_DENIED', name, head);
     }
     // Allowed: a coordinator admits a writer and then manages exactly that one.
     const admitted = await put(name, coord, outsider.peerId, { role: 'writer' });
     expect(admitted.status).toBe(201);
     expect(admitted.body.brought_in_by).toBe(coord.peerId);
     expect((await put(name, coord, outsider.peerId, { role: 'reader' })).body.state).toBe('updated');
-    expectRefused(await put(name, coord2, outsider.peerId, { role: 'writer' }), 'CONTROL_DENIED', name, head + 2);
+    await expectRefused(await put(name, coord2, outsider.peerId, { role: 'writer' }), 'CONTROL_DENIED', name, head + 2);
     // An admin changes anyone below it, whoever brought them in; the owner changes admins.
     expect((await put(name, admin, outsider.peerId, { role: 'coordinator' })).status).toBe(200);
     expect((await put(name, owner, admin.peerId, { role: 'writer' })).body.role).toBe('writer');
@@ -173,43 +173,43 @@ describe('members.set', () => {
     const name = freshName('reg');
     await createSpace(relay, owner.token, { name });
     const ghost = randomBytes(32).toString('hex');
-    expectRefused(await put(name, owner, ghost, { role: 'reader' }), 'PEER_NOT_REGISTERED', name, 1);
-    expectRefused(await put(name, owner, ghost.toUpperCase(), { role: 'reader' }), 'INVALID_REQUEST', name, 1);
-    expectRefused(await put(name, owner, ghost.slice(0, 20), { role: 'reader' }), 'INVALID_REQUEST', name, 1);
+    await expectRefused(await put(name, owner, ghost, { role: 'reader' }), 'PEER_NOT_REGISTERED', name, 1);
+    await expectRefused(await put(name, owner, ghost.toUpperCase(), { role: 'reader' }), 'INVALID_REQUEST', name, 1);
+    await expectRefused(await put(name, owner, ghost.slice(0, 20), { role: 'reader' }), 'INVALID_REQUEST', name, 1);
     expect((await put('no-such-space-x', owner, writer.peerId, { role: 'reader' })).body.error.code).toBe('SPACE_NOT_FOUND');
   });
 
   it('refuses a SPACE at its member limit with MEMBER_LIMIT', async () => {
     const name = freshName('full');
     await createSpace(relay, owner.token, { name });
-    relay.store.db.prepare('UPDATE spaces SET member_count = ? WHERE name = ?').run(MEMBERS_PER_SPACE, name);
+    await relay.store.db.prepare('UPDATE spaces SET member_count = ? WHERE name = ?').run(MEMBERS_PER_SPACE, name);
     const r = await put(name, owner, writer.peerId, { role: 'reader' });
     expect(r.status).toBe(409);
-    expectRefused(r, 'MEMBER_LIMIT', name, 1);
+    await expectRefused(r, 'MEMBER_LIMIT', name, 1);
   });
 
   it('refuses an admin past the 10,000 a SPACE may have with ADMIN_LIMIT', async () => {
     const name = freshName('admins');
     await createSpace(relay, owner.token, { name });
-    const space = relay.store.spaces.byName(name)!;
+    const space = (await relay.store.spaces.byName(name))!;
     const key = relay.store.db.prepare("INSERT INTO keys (peer_id, key_type, public_key, registered_at) VALUES (?, 'ed25519', ?, 0)");
     const member = relay.store.db.prepare(
       `INSERT INTO members (space_row_id, peer_id, role, tags_json, brought_in_by, link_id, direct, admitted_at, changed_at)
        VALUES (?, ?, 'admin', '[]', ?, NULL, 0, 0, 0)`,
     );
-    relay.store.db.transaction(() => {
+    await relay.store.db.transaction(async () => {
       for (let i = 0; i < ADMINS_PER_SPACE; i++) {
         const peer = randomBytes(32).toString('hex');
-        key.run(peer, peer);
-        member.run(space.id, peer, owner.peerId);
+        await key.run(peer, peer);
+        await member.run(space.id, peer, owner.peerId);
       }
     })();
     const r = await put(name, owner, writer.peerId, { role: 'admin' });
     expect(r.status).toBe(409);
-    expectRefused(r, 'ADMIN_LIMIT', name, 1);
+    await expectRefused(r, 'ADMIN_LIMIT', name, 1);
     // Other roles still come in.
     expect((await put(name, owner, writer.peerId, { role: 'writer' })).status).toBe(201);
-    expectRefused(await put(name, owner, writer.peerId, { role: 'admin' }), 'ADMIN_LIMIT', name, 2);
+    await expectRefused(await put(name, owner, writer.peerId, { role: 'admin' }), 'ADMIN_LIMIT', name, 2);
   });
 
   it('refuses a KEY already in 10,000 SPACES, or granted 5,000 by governors, with SPACE_LIMIT', async () => {
@@ -224,22 +224,22 @@ describe('members.set', () => {
       `INSERT INTO members (space_row_id, peer_id, role, tags_json, brought_in_by, link_id, direct, admitted_at, changed_at)
        VALUES (?, ?, 'reader', '[]', ?, NULL, 1, 0, 0)`,
     );
-    relay.store.db.transaction(() => {
+    await relay.store.db.transaction(async () => {
       for (let i = 0; i < SPACES_PER_KEY; i++) {
-        insertSpace.run(`00000000-0000-4000-8001-${i.toString(16).padStart(12, '0')}`, `lim-a-${i}`, full.peerId);
+        await insertSpace.run(`00000000-0000-4000-8001-${i.toString(16).padStart(12, '0')}`, `lim-a-${i}`, full.peerId);
       }
       for (let i = 0; i < GRANTED_SPACES_PER_KEY; i++) {
-        const info = insertSpace.run(`00000000-0000-4000-8002-${i.toString(16).padStart(12, '0')}`, `lim-b-${i}`, owner.peerId);
-        insertMember.run(Number(info.lastInsertRowid), granted.peerId, owner.peerId);
+        const info = await insertSpace.run(`00000000-0000-4000-8002-${i.toString(16).padStart(12, '0')}`, `lim-b-${i}`, owner.peerId);
+        await insertMember.run(Number(info.lastInsertRowid), granted.peerId, owner.peerId);
       }
     })();
     const name = freshName('lim');
     await createSpace(relay, owner.token, { name });
     const a = await put(name, owner, full.peerId, { role: 'reader' });
     expect(a.status).toBe(409);
-    expectRefused(a, 'SPACE_LIMIT', name, 1);
+    await expectRefused(a, 'SPACE_LIMIT', name, 1);
     const b = await put(name, owner, granted.peerId, { role: 'reader' });
-    expectRefused(b, 'SPACE_LIMIT', name, 1);
+    await expectRefused(b, 'SPACE_LIMIT', name, 1);
     expect(b.body.error.detail).toMatch(/governors/);
   });
 });
@@ -247,49 +247,49 @@ describe('members.set', () => {
 describe('members.revoke', () => {
   it('removes a member with member.revoked and lets a member leave with member.left', async () => {
     const name = await staffedSpace();
-    const head = auditHead(relay, name);
+    const head = await auditHead(relay, name);
     const r = await del(name, admin, writer.peerId);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ peer: writer.peerId, role: 'writer', event: 'member.revoked', revision: String(head + 1) });
-    expect(lastEvent(name)).toMatchObject({ event: 'member.revoked', actor: admin.peerId, payload: { peer: writer.peerId, role: 'writer' } });
+    expect(await lastEvent(name)).toMatchObject({ event: 'member.revoked', actor: admin.peerId, payload: { peer: writer.peerId, role: 'writer' } });
     const leave = await del(name, reader, reader.peerId);
     expect(leave.body).toMatchObject({ event: 'member.left', role: 'reader', revision: String(head + 2) });
-    expect(lastEvent(name)).toMatchObject({ event: 'member.left', actor: reader.peerId });
+    expect(await lastEvent(name)).toMatchObject({ event: 'member.left', actor: reader.peerId });
     const leaveAdmin = await del(name, admin, admin.peerId);
     expect(leaveAdmin.body.event).toBe('member.left');
-    expect(relay.store.spaces.byName(name)!.memberCount).toBe(2);
+    expect((await relay.store.spaces.byName(name))!.memberCount).toBe(2);
   });
 
   it('refuses the owner leaving with OWNER_CANNOT_LEAVE and others removing it with OWNER_IS_NOT_A_MEMBER', async () => {
     const name = await staffedSpace();
-    const head = auditHead(relay, name);
-    expectRefused(await del(name, owner, owner.peerId), 'OWNER_CANNOT_LEAVE', name, head);
-    expectRefused(await del(name, admin, owner.peerId), 'OWNER_IS_NOT_A_MEMBER', name, head);
+    const head = await auditHead(relay, name);
+    await expectRefused(await del(name, owner, owner.peerId), 'OWNER_CANNOT_LEAVE', name, head);
+    await expectRefused(await del(name, admin, owner.peerId), 'OWNER_IS_NOT_A_MEMBER', name, head);
   });
 
   it('refuses a KEY that is not a member with NOT_A_MEMBER, and non-governors with CONTROL_DENIED first', async () => {
     const name = await staffedSpace();
-    const head = auditHead(relay, name);
-    expectRefused(await del(name, admin, outsider.peerId), 'NOT_A_MEMBER', name, head);
-    expectRefused(await del(name, outsider, outsider.peerId), 'NOT_A_MEMBER', name, head);
-    expectRefused(await del(name, writer, outsider.peerId), 'CONTROL_DENIED', name, head);
-    expectRefused(await del(name, writer, reader.peerId), 'CONTROL_DENIED', name, head);
-    expectRefused(await del(name, coord, writer.peerId), 'CONTROL_DENIED', name, head); // not brought in by it
-    expectRefused(await del(name, admin, coord.peerId.slice(1)), 'INVALID_REQUEST', name, head);
-    expectRefused(await del(name, admin, admin.peerId.replace(/.$/, 'x')), 'INVALID_REQUEST', name, head);
-    expectRefused(await del(name, coord, coord2.peerId), 'CONTROL_DENIED', name, head);
+    const head = await auditHead(relay, name);
+    await expectRefused(await del(name, admin, outsider.peerId), 'NOT_A_MEMBER', name, head);
+    await expectRefused(await del(name, outsider, outsider.peerId), 'NOT_A_MEMBER', name, head);
+    await expectRefused(await del(name, writer, outsider.peerId), 'CONTROL_DENIED', name, head);
+    await expectRefused(await del(name, writer, reader.peerId), 'CONTROL_DENIED', name, head);
+    await expectRefused(await del(name, coord, writer.peerId), 'CONTROL_DENIED', name, head); // not brought in by it
+    await expectRefused(await del(name, admin, coord.peerId.slice(1)), 'INVALID_REQUEST', name, head);
+    await expectRefused(await del(name, admin, admin.peerId.replace(/.$/, 'x')), 'INVALID_REQUEST', name, head);
+    await expectRefused(await del(name, coord, coord2.peerId), 'CONTROL_DENIED', name, head);
   });
 
   it('refuses member writes in a closed SPACE with SPACE_CLOSED', async () => {
     const name = await staffedSpace();
-    relay.store.spaces.close(relay.store.spaces.byName(name)!.id, null, relay.clock.now());
-    const head = auditHead(relay, name);
-    expectRefused(await put(name, owner, outsider.peerId, { role: 'reader' }), 'SPACE_CLOSED', name, head);
-    expectRefused(await put(name, owner, writer.peerId, { role: 'reader' }), 'SPACE_CLOSED', name, head);
-    expectRefused(await del(name, owner, writer.peerId), 'SPACE_CLOSED', name, head);
-    expectRefused(await del(name, reader, reader.peerId), 'SPACE_CLOSED', name, head);
+    relay.store.spaces.close((await relay.store.spaces.byName(name))!.id, null, relay.clock.now());
+    const head = await auditHead(relay, name);
+    await expectRefused(await put(name, owner, outsider.peerId, { role: 'reader' }), 'SPACE_CLOSED', name, head);
+    await expectRefused(await put(name, owner, writer.peerId, { role: 'reader' }), 'SPACE_CLOSED', name, head);
+    await expectRefused(await del(name, owner, writer.peerId), 'SPACE_CLOSED', name, head);
+    await expectRefused(await del(name, reader, reader.peerId), 'SPACE_CLOSED', name, head);
     const block = await call(relay, 'PUT', `/v1/spaces/${name}/blocks/${outsider.peerId}`, { token: owner.token });
-    expectRefused(block, 'SPACE_CLOSED', name, head);
+    await expectRefused(block, 'SPACE_CLOSED', name, head);
   });
 });
 
@@ -345,15 +345,15 @@ describe('space_blocks', () => {
 
   it('lets an admin block a KEY ranked below it, records peer.blocked, and shows it in the profile', async () => {
     const name = await staffedSpace();
-    const head = auditHead(relay, name);
+    const head = await auditHead(relay, name);
     const r = await block(name, admin, writer.peerId);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ peer: writer.peerId, blocked: true, changed: true, revision: String(head + 1) });
-    expect(lastEvent(name)).toMatchObject({ event: 'peer.blocked', actor: admin.peerId, payload: { peer: writer.peerId } });
-    expect(relay.store.blocks.isBlocked(relay.store.spaces.byName(name)!.id, writer.peerId)).toBe(true);
+    expect(await lastEvent(name)).toMatchObject({ event: 'peer.blocked', actor: admin.peerId, payload: { peer: writer.peerId } });
+    expect(await relay.store.blocks.isBlocked((await relay.store.spaces.byName(name))!.id, writer.peerId)).toBe(true);
     const again = await block(name, admin, writer.peerId);
     expect(again.body).toMatchObject({ blocked: true, changed: false, revision: null });
-    expect(auditHead(relay, name)).toBe(head + 1);
+    expect(await auditHead(relay, name)).toBe(head + 1);
     const profile = await call(relay, 'GET', `/v1/spaces/${name}`, { token: writer.token });
     expect(profile.body.access.blocked).toBe(true);
     // A KEY with no role can be blocked too (from asking to join).
@@ -381,17 +381,17 @@ describe('space_blocks', () => {
   it('unblocks with peer.unblocked, and repeating it changes nothing', async () => {
     const name = await staffedSpace();
     await block(name, owner, writer.peerId);
-    const head = auditHead(relay, name);
+    const head = await auditHead(relay, name);
     const r = await block(name, admin, writer.peerId, 'DELETE');
     expect(r.body).toMatchObject({ blocked: false, changed: true, revision: String(head + 1) });
-    expect(lastEvent(name)).toMatchObject({ event: 'peer.unblocked', payload: { peer: writer.peerId } });
+    expect(await lastEvent(name)).toMatchObject({ event: 'peer.unblocked', payload: { peer: writer.peerId } });
     const again = await block(name, admin, writer.peerId, 'DELETE');
     expect(again.body).toMatchObject({ blocked: false, changed: false, revision: null });
   });
 
   it('refuses coordinators, admins over admins and the owner, and anyone over itself, with CONTROL_DENIED', async () => {
     const name = await staffedSpace();
-    const head = auditHead(relay, name);
+    const head = await auditHead(relay, name);
     const cases: [MintedToken, string][] = [
       [coord, writer.peerId],
       [writer, outsider.peerId],
@@ -401,18 +401,18 @@ describe('space_blocks', () => {
       [admin, admin.peerId],
     ];
     for (const [who, peer] of cases) {
-      expectRefused(await block(name, who, peer), 'CONTROL_DENIED', name, head);
-      expectRefused(await block(name, who, peer, 'DELETE'), 'CONTROL_DENIED', name, head);
+      await expectRefused(await block(name, who, peer), 'CONTROL_DENIED', name, head);
+      await expectRefused(await block(name, who, peer, 'DELETE'), 'CONTROL_DENIED', name, head);
     }
     expect((await block(name, owner, admin.peerId)).body.changed).toBe(true);
   });
 
   it('refuses an unregistered KEY with PEER_NOT_REGISTERED and an unknown SPACE with SPACE_NOT_FOUND', async () => {
     const name = await staffedSpace();
-    const head = auditHead(relay, name);
+    const head = await auditHead(relay, name);
     const ghost = randomBytes(32).toString('hex');
-    expectRefused(await block(name, owner, ghost), 'PEER_NOT_REGISTERED', name, head);
-    expectRefused(await block(name, owner, ghost, 'DELETE'), 'PEER_NOT_REGISTERED', name, head);
+    await expectRefused(await block(name, owner, ghost), 'PEER_NOT_REGISTERED', name, head);
+    await expectRefused(await block(name, owner, ghost, 'DELETE'), 'PEER_NOT_REGISTERED', name, head);
     expect((await block('no-such-space-y', owner, writer.peerId)).body.error.code).toBe('SPACE_NOT_FOUND');
   });
 });

@@ -55,14 +55,14 @@ describe('blocks.set and blocks.remove', () => {
     relay.clock.advance(1000);
     const again = await block(a, b.peerId);
     expect(again.body).toEqual({ ...first.body, changed: false });
-    expect(relay.store.messageBlocks.blocks(a.peerId, b.peerId)).toBe(true);
-    expect(relay.store.messageBlocks.blocks(b.peerId, a.peerId)).toBe(false);
+    expect(await relay.store.messageBlocks.blocks(a.peerId, b.peerId)).toBe(true);
+    expect(await relay.store.messageBlocks.blocks(b.peerId, a.peerId)).toBe(false);
 
     const off = await unblock(a, b.peerId);
     expect(off.status).toBe(200);
     expect(off.body).toEqual({ peer_id: b.peerId, changed: true });
     expect((await unblock(a, b.peerId)).body).toEqual({ peer_id: b.peerId, changed: false });
-    expect(relay.store.messageBlocks.blocks(a.peerId, b.peerId)).toBe(false);
+    expect(await relay.store.messageBlocks.blocks(a.peerId, b.peerId)).toBe(false);
   });
 
   it('refuses an unregistered, a malformed, an uppercase and a prefix peer id with PEER_NOT_FOUND, changing nothing', async () => {
@@ -107,17 +107,17 @@ describe('blocks.set and blocks.remove', () => {
     const addKey = relay.store.db.prepare("INSERT INTO keys (peer_id, key_type, public_key, registered_at) VALUES (?, 'ed25519', ?, ?)");
     const addBlock = relay.store.db.prepare('INSERT INTO message_blocks (blocker, blocked, created_at) VALUES (?, ?, ?)');
     let some = '';
-    relay.store.db.transaction(() => {
+    await relay.store.db.transaction(async () => {
       for (let i = 0; i < BLOCKS_PER_KEY - 1; i++) {
         const peer = unregistered();
-        addKey.run(peer, randomBytes(32).toString('hex'), now);
-        addBlock.run(a.peerId, peer, now);
+        await addKey.run(peer, randomBytes(32).toString('hex'), now);
+        await addBlock.run(a.peerId, peer, now);
         some = peer;
       }
     })();
     const ok = await block(a, last.peerId);
     expect(ok.status, ok.text).toBe(200);
-    expect(relay.store.messageBlocks.count(a.peerId)).toBe(BLOCKS_PER_KEY);
+    expect(await relay.store.messageBlocks.count(a.peerId)).toBe(BLOCKS_PER_KEY);
 
     const before = digest();
     expectRefused(await block(a, over.peerId), 'BLOCK_LIMIT', before);
@@ -191,35 +191,35 @@ describe('a block declines the blocked KEY’s waiting requests', () => {
     if (r.status !== 201) throw new Error(`conversations.start refused: ${r.status} ${r.text}`);
     return r.body.conversation.conversation_id;
   }
-  const stateOf = (id: string, peer: MintedToken) => relay.store.conversations.member(id, peer.peerId)?.state;
+  const stateOf = async (id: string, peer: MintedToken) => (await relay.store.conversations.member(id, peer.peerId))?.state;
 
   it('declines the blocked KEY’s waiting pair request and leaves another KEY’s request waiting; unblocking leaves it declined', async () => {
     const [a, b, c, d] = await Promise.all([mint(), mint(), mint(), mint()]);
     const fromB = await start(b, [a]);
     const fromC = await start(c, [a, d]);
-    expect(stateOf(fromB, a)).toBe('requested');
-    expect(stateOf(fromC, a)).toBe('requested');
+    expect(await stateOf(fromB, a)).toBe('requested');
+    expect(await stateOf(fromC, a)).toBe('requested');
 
     const r = await block(a, b.peerId);
     expect(r.status, r.text).toBe(200);
-    expect(stateOf(fromB, a)).toBe('declined');
-    expect(stateOf(fromB, b)).toBe('accepted');
-    expect(stateOf(fromC, a)).toBe('requested');
+    expect(await stateOf(fromB, a)).toBe('declined');
+    expect(await stateOf(fromB, b)).toBe('accepted');
+    expect(await stateOf(fromC, a)).toBe('requested');
     const requested = await call(relay, 'GET', '/v1/conversations?state=requested', { token: a.token });
     expect(requested.status, requested.text).toBe(200);
     expect(requested.body.items.map((i: { conversation_id: string }) => i.conversation_id)).toEqual([fromC]);
 
     expect((await unblock(a, b.peerId)).body.changed).toBe(true);
-    expect(stateOf(fromB, a)).toBe('declined');
+    expect(await stateOf(fromB, a)).toBe('declined');
   });
 
   it('declines the blocker’s request in a group the blocked KEY started, and nobody else’s state in it', async () => {
     const [a, b, d] = await Promise.all([mint(), mint(), mint()]);
     const group = await start(b, [a, d]);
     expect((await block(a, b.peerId)).status).toBe(200);
-    expect(stateOf(group, a)).toBe('declined');
-    expect(stateOf(group, d)).toBe('requested');
-    expect(stateOf(group, b)).toBe('accepted');
+    expect(await stateOf(group, a)).toBe('declined');
+    expect(await stateOf(group, d)).toBe('requested');
+    expect(await stateOf(group, b)).toBe('accepted');
   });
 
   it('leaves a conversation the blocker already accepted as it is', async () => {
@@ -227,8 +227,8 @@ describe('a block declines the blocked KEY’s waiting requests', () => {
     const pair = await start(b, [a]);
     const reply = await call(relay, 'POST', `/v1/conversations/${pair}/messages`, { token: a.token, body: { body: 'hi' } });
     expect(reply.status, reply.text).toBe(201);
-    expect(stateOf(pair, a)).toBe('accepted');
+    expect(await stateOf(pair, a)).toBe('accepted');
     expect((await block(a, b.peerId)).status).toBe(200);
-    expect(stateOf(pair, a)).toBe('accepted');
+    expect(await stateOf(pair, a)).toBe('accepted');
   });
 });

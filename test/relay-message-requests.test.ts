@@ -40,7 +40,7 @@ describe('who knows whom', () => {
   });
 
   it('takes a shared SPACE as acquaintance: no request', async () => {
-    acquaint(relay, a, b);
+    await acquaint(relay, a, b);
     const s = await started(relay, a, [b]);
     expect(stateOf(s.conversation, b.peerId)).toBe('accepted');
   });
@@ -49,7 +49,7 @@ describe('who knows whom', () => {
     const s = await started(relay, a, [b]);
     // b accepts; now a group b starts with a in it reaches a accepted, since a started a pair with b.
     const c3 = await mintToken(relay.url);
-    acquaint(relay, b, c3);
+    await acquaint(relay, b, c3);
     expect((await act(relay, b, s.conversation.conversation_id, 'accept')).status).toBe(200);
     const g = await started(relay, b, [a, c3]);
     expect(stateOf(g.conversation, a.peerId)).toBe('accepted');
@@ -64,7 +64,7 @@ describe('the sender waits for acceptance', () => {
     expect(r1.body.error.detail).toBe(b.peerId);
     await expectRefusedUnchanged(relay, () => start(relay, a, [b], { body: 'again' }), 'MESSAGE_REQUEST_WAITING', 409);
     const c3 = await mintToken(relay.url);
-    acquaint(relay, a, c3);
+    await acquaint(relay, a, c3);
     const r3 = await expectRefusedUnchanged(relay, () => start(relay, a, [b, c3]), 'MESSAGE_REQUEST_WAITING', 409);
     expect(r3.body.error.detail).toBe(b.peerId);
     // Other KEYS are not held back.
@@ -106,7 +106,7 @@ describe('the sender waits for acceptance', () => {
   });
 
   it('refuses to decline what is not a request with NOT_A_REQUEST', async () => {
-    acquaint(relay, a, b);
+    await acquaint(relay, a, b);
     const s = await started(relay, a, [b]);
     await expectRefusedUnchanged(relay, () => act(relay, b, s.conversation.conversation_id, 'decline'), 'NOT_A_REQUEST', 409);
     await expectRefusedUnchanged(relay, () => act(relay, a, s.conversation.conversation_id, 'decline'), 'NOT_A_REQUEST', 409);
@@ -124,7 +124,7 @@ describe('request limits', () => {
     expect(wait).toBeLessThanOrEqual(DAY / 1000);
     expect(r.body.error.retry_after).toBe(wait);
     // A KEY it shares a SPACE with takes no request.
-    acquaint(relay, fresh, others[5]!);
+    await acquaint(relay, fresh, others[5]!);
     expect((await start(relay, fresh, [others[5]!])).status).toBe(201);
   });
 

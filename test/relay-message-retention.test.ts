@@ -34,7 +34,7 @@ function created(r: Answer): Answer {
 /** Two acquainted KEYS and their pair, started by `a` with one message. */
 async function pair(): Promise<{ a: MintedToken; b: MintedToken; id: string; first: string }> {
   const [a, b] = await Promise.all([mint(), mint()]);
-  acquaint(relay, a, b);
+  await acquaint(relay, a, b);
   const r = created(await start(relay, a, [b], { body: 'first' }));
   return { a, b, id: r.body.conversation.conversation_id, first: r.body.message.message_id };
 }
@@ -46,8 +46,8 @@ async function seqs(who: MintedToken, id: string): Promise<{ seqs: string[]; hea
   return { seqs: r.body.items.map((m: { seq: string }) => String(m.seq)), head: String(r.body.head_seq) };
 }
 
-const exists = (messageId: string) => relay.store.messages.byId(messageId) !== undefined;
-const count = (sql: string, ...args: unknown[]) => (relay.store.db.prepare(sql).get(...args) as { n: number }).n;
+const exists = async (messageId: string) => await relay.store.messages.byId(messageId) !== undefined;
+const count = async (sql: string, ...args: unknown[]) => (await relay.store.db.prepare(sql).get(...args) as { n: number }).n;
 
 describe('messages.set_retention', () => {
   it('sets 1 to 720 days, answers {days}, and /v1/me shows it (720 until set)', async () => {
@@ -76,7 +76,7 @@ describe('messages.set_retention', () => {
 describe('GET /v1/me: what waits in direct messages', () => {
   it('counts conversations with unread messages and waiting requests, apart and summed', async () => {
     const [a, b, c] = await Promise.all([mint(), mint(), mint()]);
-    acquaint(relay, a, b);
+    await acquaint(relay, a, b);
     expect(await me(a)).toMatchObject({ waiting: { messages: 0, message_requests: 0 }, messages_waiting: 0 });
     const known = created(await start(relay, b, [a])).body.conversation.conversation_id;
     created(await start(relay, c, [a])); // c is a stranger to a: a message request
@@ -101,12 +101,12 @@ describe('the retention job', () => {
 
     relay.clock.advance(2 * DAY_MS + 60_000); // `first` is now 5 days and a minute old, `aNewer` 2 days
     expect(await relay.app.messageRetention.runOnce()).toBe(1);
-    expect(exists(first)).toBe(false);
-    expect(exists(fromB)).toBe(true);
-    expect(exists(aNewer)).toBe(true);
+    expect(await exists(first)).toBe(false);
+    expect(await exists(fromB)).toBe(true);
+    expect(await exists(aNewer)).toBe(true);
     // A gap in seq; the head never moves back, for either member.
     for (const who of [a, b]) expect(await seqs(who, id)).toEqual({ seqs: ['2', '3'], head: '3' });
-    expect(relay.store.conversations.byId(id)!.lastSeq).toBe(3);
+    expect((await relay.store.conversations.byId(id))!.lastSeq).toBe(3);
     // The next message takes the next number, never the deleted one.
     const next = created(await send(relay, b, id, { body: 'after' }));
     expect(String(next.body.message.seq)).toBe('4');
@@ -118,10 +118,10 @@ describe('the retention job', () => {
     const { a, id, first } = await pair();
     relay.clock.advance(30 * DAY_MS);
     await relay.app.messageRetention.runOnce();
-    expect(exists(first)).toBe(true);
+    expect(await exists(first)).toBe(true);
     expect((await setRetention(a, { days: 7 })).status).toBe(200);
     await relay.app.messageRetention.runOnce();
-    expect(exists(first)).toBe(false);
+    expect(await exists(first)).toBe(false);
     expect((await seqs(a, id)).seqs).toEqual([]);
   });
 
@@ -130,28 +130,28 @@ describe('the retention job', () => {
     const fromB = created(await send(relay, b, id, { body: 'b' })).body.message.message_id;
     relay.clock.advance(720 * DAY_MS - 60_000);
     await relay.app.messageRetention.runOnce();
-    expect(exists(first)).toBe(true);
-    expect(exists(fromB)).toBe(true);
+    expect(await exists(first)).toBe(true);
+    expect(await exists(fromB)).toBe(true);
     relay.clock.advance(120_000);
     await relay.app.messageRetention.runOnce();
-    expect(exists(first)).toBe(false);
-    expect(exists(fromB)).toBe(false);
+    expect(await exists(first)).toBe(false);
+    expect(await exists(fromB)).toBe(false);
   });
 
   it('deletes the idempotency keys of deleted messages and leaves the mailbox positions, served as unavailable', async () => {
     const { a, b, id } = await pair();
     const keyed = created(await send(relay, a, id, { body: 'keyed', idempotency_key: 'k-1' })).body.message.message_id;
-    const headBefore = relay.store.mailbox.head(b.peerId);
-    const rows = count('SELECT count(*) AS n FROM mailbox WHERE peer = ? AND message_id = ?', b.peerId, keyed);
+    const headBefore = await relay.store.mailbox.head(b.peerId);
+    const rows = await count('SELECT count(*) AS n FROM mailbox WHERE peer = ? AND message_id = ?', b.peerId, keyed);
     expect(rows).toBe(1);
-    expect(count('SELECT count(*) AS n FROM message_idempotency WHERE message_id = ?', keyed)).toBe(1);
+    expect(await count('SELECT count(*) AS n FROM message_idempotency WHERE message_id = ?', keyed)).toBe(1);
     expect((await setRetention(a, { days: 1 })).status).toBe(200);
     relay.clock.advance(DAY_MS + 60_000);
     await relay.app.messageRetention.runOnce();
-    expect(exists(keyed)).toBe(false);
-    expect(count('SELECT count(*) AS n FROM message_idempotency WHERE message_id = ?', keyed)).toBe(0);
-    expect(count('SELECT count(*) AS n FROM mailbox WHERE peer = ? AND message_id = ?', b.peerId, keyed)).toBe(1);
-    expect(relay.store.mailbox.head(b.peerId)).toBe(headBefore);
+    expect(await exists(keyed)).toBe(false);
+    expect(await count('SELECT count(*) AS n FROM message_idempotency WHERE message_id = ?', keyed)).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM mailbox WHERE peer = ? AND message_id = ?', b.peerId, keyed)).toBe(1);
+    expect(await relay.store.mailbox.head(b.peerId)).toBe(headBefore);
     const box = await call(relay, 'GET', '/v1/mailbox?reason=message', { token: b.token });
     expect(box.status, box.text).toBe(200);
     expect(box.body.items.length).toBeGreaterThan(0);
@@ -169,7 +169,7 @@ describe('the retention job', () => {
     relay.clock.advance(2 * DAY_MS);
     // Other tests' messages may go in the same pass.
     expect(await relay.app.messageRetention.runOnce()).toBeGreaterThanOrEqual(total);
-    expect(count('SELECT count(*) AS n FROM messages WHERE conversation_id = ?', id)).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM messages WHERE conversation_id = ?', id)).toBe(0);
   });
 
   it('runs on its own timer, with the clock it was given', async () => {
@@ -185,11 +185,11 @@ describe('the retention job', () => {
     });
     job.start();
     try {
-      for (let i = 0; i < 400 && exists(first); i++) await new Promise((r) => setTimeout(r, 5));
+      for (let i = 0; i < 400 && await exists(first); i++) await new Promise((r) => setTimeout(r, 5));
     } finally {
       job.stop();
     }
-    expect(exists(first)).toBe(false);
+    expect(await exists(first)).toBe(false);
   });
 
   it('runs its first pass shortly after start, not an interval later, and none inside start itself', async () => {
@@ -206,12 +206,12 @@ describe('the retention job', () => {
     job.start();
     try {
       // start() only sets timers: the relay's start and first requests do not wait for a pass.
-      expect(exists(first)).toBe(true);
-      for (let i = 0; i < 400 && exists(first); i++) await new Promise((r) => setTimeout(r, 5));
+      expect(await exists(first)).toBe(true);
+      for (let i = 0; i < 400 && await exists(first); i++) await new Promise((r) => setTimeout(r, 5));
     } finally {
       job.stop();
     }
-    expect(exists(first)).toBe(false);
+    expect(await exists(first)).toBe(false);
   });
 
   it(`deletes a backlog on its first pass in batches of ${RETENTION_BATCH}, letting other work run between them`, async () => {
@@ -222,7 +222,7 @@ describe('the retention job', () => {
       created(await send(relay, a, id, { body: `m${i}` }));
     }
     expect((await setRetention(a, { days: 1 })).status).toBe(200);
-    const left = () => count('SELECT count(*) AS n FROM messages WHERE conversation_id = ?', id);
+    const left = async () => await count('SELECT count(*) AS n FROM messages WHERE conversation_id = ?', id);
     const job = createMessageRetentionJob({
       retention: relay.store.messageRetention,
       clock: () => relay.clock.now() + 2 * DAY_MS,
@@ -235,14 +235,14 @@ describe('the retention job', () => {
     const seen: number[] = [];
     job.start();
     try {
-      for (let i = 0; i < 10_000 && left() > 0; i++) {
-        seen.push(left());
+      for (let i = 0; i < 10_000 && await left() > 0; i++) {
+        seen.push(await left());
         await new Promise((r) => setImmediate(r));
       }
     } finally {
       job.stop();
     }
-    expect(left()).toBe(0);
+    expect(await left()).toBe(0);
     expect(seen).toContain(total - RETENTION_BATCH);
   });
 });

@@ -22,9 +22,9 @@ afterAll(async () => {
 beforeEach(async () => {
   relay.clock.advance(61_000);
   [a, b, c] = await Promise.all([mintToken(relay.url), mintToken(relay.url), mintToken(relay.url)]);
-  acquaint(relay, a, b);
-  acquaint(relay, a, c);
-  acquaint(relay, b, c);
+  await acquaint(relay, a, b);
+  await acquaint(relay, a, c);
+  await acquaint(relay, b, c);
 });
 
 const block = (who: MintedToken, peer: MintedToken) => call(relay, 'PUT', `/v1/blocks/${peer.peerId}`, { token: who.token });
@@ -58,7 +58,7 @@ describe('blocks on the send path', () => {
 
   it('refuses a member whose KEY the operator blocked with RECIPIENT_NOT_REGISTERED', async () => {
     const p = await started(relay, a, [b]);
-    relay.store.keys.setBlocked(b.peerId, relay.clock.now());
+    await relay.store.keys.setBlocked(b.peerId, relay.clock.now());
     await expectRefusedUnchanged(relay, () => send(relay, a, p.conversation.conversation_id), 'RECIPIENT_NOT_REGISTERED', 422);
     await expectRefusedUnchanged(relay, () => start(relay, a, [b]), 'RECIPIENT_NOT_REGISTERED', 422);
   });

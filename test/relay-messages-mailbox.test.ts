@@ -50,13 +50,13 @@ describe('message envelopes', () => {
   });
 
   it('filters by author and by kind: kind=message selects messages, a post kind selects posts only', async () => {
-    acquaint(relay, a, b);
-    const space = newSpace(relay, a);
-    admit(relay, space, b, 'writer');
+    await acquaint(relay, a, b);
+    const space = await newSpace(relay, a);
+    await admit(relay, space, b, 'writer');
     await started(relay, a, [b], { body: 'dm' });
     await post(relay, a, space, { kind: 'obs', body: 'a post to b', to: [b.peerId] });
     const c3 = await mintToken(relay.url);
-    acquaint(relay, c3, b);
+    await acquaint(relay, c3, b);
     await started(relay, c3, [b], { body: 'from c' });
     const byKind = await mailbox(b, '?kind=message');
     expect(byKind.body.items.map((e: any) => e.message?.snippet)).toEqual(['dm', 'from c']);
@@ -71,7 +71,7 @@ describe('message envelopes', () => {
   });
 
   it('serves unavailable: true for a message the KEY cleared, keeping the position', async () => {
-    acquaint(relay, a, b);
+    await acquaint(relay, a, b);
     const s = await started(relay, a, [b], { body: 'soon gone' });
     await act(relay, b, s.conversation.conversation_id, 'clear');
     const r = await mailbox(b);
@@ -79,7 +79,7 @@ describe('message envelopes', () => {
   });
 
   it('wakes a long-polling mailbox read and a long-polling messages.read when a message lands', async () => {
-    acquaint(relay, a, b);
+    await acquaint(relay, a, b);
     const s = await started(relay, a, [b], { body: 'first' });
     const id = s.conversation.conversation_id;
     const waitingMailbox = mailbox(b, '?after=1&wait=20');
@@ -94,7 +94,7 @@ describe('message envelopes', () => {
   });
 
   it('stores every message but omits the notices past 200 an hour from one KEY to another', async () => {
-    acquaint(relay, a, b);
+    await acquaint(relay, a, b);
     const s = await started(relay, a, [b], { body: 'm0' });
     const id = s.conversation.conversation_id;
     let sent = 1;
@@ -116,9 +116,9 @@ describe('message envelopes', () => {
 describe('group fan-out', () => {
   it('numbers every member’s stream without gaps when group messages, posts and pair messages interleave, one row per member per message', async () => {
     const [c, d] = await Promise.all([mintToken(relay.url), mintToken(relay.url)]);
-    for (const [x, y] of [[a, b], [a, c], [a, d], [b, c], [b, d], [c, d]] as const) acquaint(relay, x, y);
-    const space = newSpace(relay, a);
-    admit(relay, space, c, 'writer');
+    for (const [x, y] of [[a, b], [a, c], [a, d], [b, c], [b, d], [c, d]] as const) await acquaint(relay, x, y);
+    const space = await newSpace(relay, a);
+    await admit(relay, space, c, 'writer');
     const group = (await started(relay, a, [b, c, d], { body: 'group 1' })).conversation.conversation_id;
     // Sent together, so the relay may commit several in one transaction (relay/posts/commit-queue.ts).
     await Promise.all([
@@ -129,44 +129,44 @@ describe('group fan-out', () => {
       send(relay, a, group, { body: 'group 4' }),
     ]);
     for (const who of [a, b, c, d]) {
-      const rows = relay.store.mailbox.list(who.peerId, 0, 100);
+      const rows = await relay.store.mailbox.list(who.peerId, 0, 100);
       expect(rows.map((r) => r.mailboxSeq)).toEqual(rows.map((_, i) => i + 1));
       const messages = rows.flatMap((r) => (r.messageId === null ? [] : [r.messageId]));
       expect(new Set(messages).size).toBe(messages.length);
     }
     // Each member holds every group message but its own.
-    const groupRows = (who: MintedToken) =>
-      relay.store.messages.byIds(relay.store.mailbox.list(who.peerId, 0, 100).flatMap((r) => (r.messageId === null ? [] : [r.messageId])))
+    const groupRows = async (who: MintedToken) =>
+      (await relay.store.messages.byIds((await relay.store.mailbox.list(who.peerId, 0, 100)).flatMap((r) => (r.messageId === null ? [] : [r.messageId]))))
         .filter((m) => m.conversationId === group)
         .map((m) => m.body)
         .sort();
-    expect(groupRows(b)).toEqual(['group 1', 'group 3', 'group 4']);
-    expect(groupRows(c)).toEqual(['group 1', 'group 2', 'group 3', 'group 4']);
-    expect(groupRows(d)).toEqual(['group 1', 'group 2', 'group 4']);
+    expect(await groupRows(b)).toEqual(['group 1', 'group 3', 'group 4']);
+    expect(await groupRows(c)).toEqual(['group 1', 'group 2', 'group 3', 'group 4']);
+    expect(await groupRows(d)).toEqual(['group 1', 'group 2', 'group 4']);
   });
 
   it('delivers to several KEYS in one write that assigns nothing when the write rolls back, and refuses a KEY named twice', async () => {
     const mb = relay.store.mailbox;
     const now = relay.clock.now();
-    mb.deliver(a.peerId, 'to', { postId: 'p1' }, now);
+    await mb.deliver(a.peerId, 'to', { postId: 'p1' }, now);
     const both = [
       { peer: a.peerId, reason: 'message' as const },
       { peer: b.peerId, reason: 'message_request' as const },
     ];
-    expect(() =>
-      relay.store.db.transaction(() => {
-        mb.deliverEach(both, { messageId: 'm1' }, now);
+    expect(async () =>
+      await relay.store.db.transaction(async () => {
+        await mb.deliverEach(both, { messageId: 'm1' }, now);
         throw new Error('refused later in the same write');
       }).immediate(),
     ).toThrow(/refused later/);
     expect([mb.head(a.peerId), mb.head(b.peerId)]).toEqual([1, 0]);
-    expect(() => mb.deliverEach([...both, both[0]!], { messageId: 'm2' }, now)).toThrow();
+    expect(async () => await mb.deliverEach([...both, both[0]!], { messageId: 'm2' }, now)).toThrow();
     expect([mb.head(a.peerId), mb.head(b.peerId)]).toEqual([1, 0]);
-    mb.deliverEach(both, { messageId: 'm3' }, now);
-    expect(mb.list(a.peerId, 0, 10).map((r) => [r.mailboxSeq, r.reason, r.messageId])).toEqual([
+    await mb.deliverEach(both, { messageId: 'm3' }, now);
+    expect((await mb.list(a.peerId, 0, 10)).map((r) => [r.mailboxSeq, r.reason, r.messageId])).toEqual([
       [1, 'to', null],
       [2, 'message', 'm3'],
     ]);
-    expect(mb.list(b.peerId, 0, 10).map((r) => [r.mailboxSeq, r.reason, r.messageId])).toEqual([[1, 'message_request', 'm3']]);
+    expect((await mb.list(b.peerId, 0, 10)).map((r) => [r.mailboxSeq, r.reason, r.messageId])).toEqual([[1, 'message_request', 'm3']]);
   });
 });

@@ -24,7 +24,7 @@ beforeEach(async () => {
   relay.clock.advance(61_000);
   a = await mintToken(relay.url);
   b = await mintToken(relay.url);
-  acquaint(relay, a, b);
+  await acquaint(relay, a, b);
 });
 
 function nonceOf(text: string): string {

@@ -128,9 +128,9 @@ beforeAll(async () => {
   const [starter, other, member, leaver, outsider, blocked, sender, recipient, blockedSender, friend] = await Promise.all(
     Array.from({ length: 10 }, () => mintToken(relay.url)),
   ) as [MintedToken, MintedToken, MintedToken, MintedToken, MintedToken, MintedToken, MintedToken, MintedToken, MintedToken, MintedToken];
-  for (const k of [other, member, leaver]) acquaint(relay, starter, k);
-  acquaint(relay, outsider, friend);
-  acquaint(relay, blocked, friend);
+  for (const k of [other, member, leaver]) await acquaint(relay, starter, k);
+  await acquaint(relay, outsider, friend);
+  await acquaint(relay, blocked, friend);
   w = {
     starter,
     other,

@@ -71,7 +71,7 @@ describe('/metrics on the public port', () => {
 
 describe('what the metrics count', () => {
   it('requests by route pattern, method and status, never by the address asked for', async () => {
-    const space = newSpace(relay, owner);
+    const space = await newSpace(relay, owner);
     const before = await scrape(relay);
     const route = { route: '/v1/spaces/:name/posts', method: 'GET' };
     const ok = sample(before, 'svc_relay_http_requests_total', { ...route, status: '200' }) ?? 0;
@@ -91,7 +91,7 @@ describe('what the metrics count', () => {
   });
 
   it('appends, the works of each group commit and its time, and the positions no checkpoint covers yet', async () => {
-    const space = newSpace(relay, owner);
+    const space = await newSpace(relay, owner);
     const before = await scrape(relay);
     const accepted = sample(before, 'svc_relay_appends_total', { outcome: 'accepted' }) ?? 0;
     const stored = sample(before, 'svc_relay_posts_stored') ?? 0;
@@ -115,17 +115,17 @@ describe('what the metrics count', () => {
   });
 
   it('the SEEK backlog: posts stored above the index watermark', async () => {
-    const space = newSpace(relay, owner);
+    const space = await newSpace(relay, owner);
     await post(relay, owner, space, { kind: 'obs', body: 'indexed at once' });
-    const watermark = putSeekIndexBehind(relay.store);
+    const watermark = await putSeekIndexBehind(relay.store);
     const backlog = sample(await scrape(relay), 'svc_relay_seek_backlog_posts');
-    expect(backlog).toBe((relay.store.db.prepare('SELECT COUNT(*) AS n FROM posts WHERE id > ?').get(watermark) as { n: number }).n);
+    expect(backlog).toBe((await relay.store.db.prepare('SELECT COUNT(*) AS n FROM posts WHERE id > ?').get(watermark) as { n: number }).n);
     expect(backlog).toBeGreaterThanOrEqual(1);
   });
 
   it('long polls waiting, while one is held', async () => {
-    const space = newSpace(relay, owner);
-    admit(relay, space, member, 'writer');
+    const space = await newSpace(relay, owner);
+    await admit(relay, space, member, 'writer');
     const waiting = get(relay, `/v1/spaces/${space.name}/posts?wait=20`, member);
     let held: number | undefined;
     for (let i = 0; i < 50 && held !== 1; i++) {

@@ -31,7 +31,7 @@ afterAll(async () => {
   await relay.close();
 });
 
-const requestCount = () => (relay.store.db.prepare('SELECT count(*) AS n FROM oauth_requests').get() as { n: number }).n;
+const requestCount = async () => (await relay.store.db.prepare('SELECT count(*) AS n FROM oauth_requests').get() as { n: number }).n;
 
 describe('authorize', () => {
   it('keeps the request and sends the browser to the page with its id', async () => {
@@ -40,7 +40,7 @@ describe('authorize', () => {
     expect(r.status).toBe(302);
     expect(r.url!.origin + r.url!.pathname).toBe(`${relay.url}/app/authorize`);
     const id = r.url!.searchParams.get('request')!;
-    const row = relay.store.oauth.request(id)!;
+    const row = (await relay.store.oauth.request(id))!;
     expect(row.expiresAt - row.createdAt).toBe(10 * 60 * 1000);
     expect(row.scope).toBe('write'); // the default is read write
   });
@@ -57,11 +57,11 @@ describe('authorize', () => {
   for (const [what, params, error] of pageCases) {
     it(`sends ${what} to the page with error=${error}, never to the app, and keeps nothing`, async () => {
       const app = await publicApp(relay);
-      const before = requestCount();
+      const before = await requestCount();
       const r = await authorize(relay, params(app));
       expect(r.status).toBe(302);
       expect(r.location).toBe(`${relay.url}/app/authorize?error=${error}`);
-      expect(requestCount()).toBe(before);
+      expect(await requestCount()).toBe(before);
     });
   }
 
@@ -77,14 +77,14 @@ describe('authorize', () => {
       const app = await publicApp(relay);
       const params = authorizeParams(app, extra);
       if (extra.code_challenge === '') delete (params as Record<string, string>).code_challenge;
-      const before = requestCount();
+      const before = await requestCount();
       const r = await authorize(relay, params);
       expect(r.status).toBe(302);
       expect(r.url!.origin + r.url!.pathname).toBe(REDIRECT);
       expect(r.url!.searchParams.get('error')).toBe(error);
       expect(r.url!.searchParams.get('state')).toBe('st-123');
       expect(r.url!.searchParams.get('iss')).toBe(relay.url);
-      expect(requestCount()).toBe(before);
+      expect(await requestCount()).toBe(before);
     });
   }
 
@@ -181,7 +181,7 @@ describe('authorizations.get, approve and decline', () => {
     relay.clock.advance(24 * 60 * 60 * 1000 + 1);
     try {
       await startAuthorization(relay, app);
-      expect(relay.store.oauth.request(id)).toBeUndefined();
+      expect(await relay.store.oauth.request(id)).toBeUndefined();
       const r = await call(relay, 'GET', `/v1/authorizations/${id}`, { token: key });
       expect(r.body.error.code).toBe('AUTHORIZATION_NOT_FOUND');
     } finally {
@@ -213,7 +213,7 @@ describe('token exchange', () => {
     stop();
     expect(second.status).toBe(400);
     expect(second.body.error).toBe('invalid_grant');
-    const row = relay.store.db.prepare('SELECT id, revoked_at FROM tokens WHERE client_id = ? ').get(app.clientId) as { id: string; revoked_at: number | null };
+    const row = await relay.store.db.prepare('SELECT id, revoked_at FROM tokens WHERE client_id = ? ').get(app.clientId) as { id: string; revoked_at: number | null };
     expect(row.revoked_at).not.toBeNull();
     expect(events).toEqual([{ peerId: expect.any(String), tokenId: row.id }]);
   });
@@ -237,7 +237,7 @@ describe('token exchange', () => {
       const r = await exchange(relay, params(app, code));
       expect(r.status).toBe(status);
       expect(r.body).toEqual({ error, error_description: expect.any(String) });
-      const made = relay.store.db.prepare('SELECT count(*) AS n FROM tokens WHERE client_id = ?').get(app.clientId) as { n: number };
+      const made = await relay.store.db.prepare('SELECT count(*) AS n FROM tokens WHERE client_id = ?').get(app.clientId) as { n: number };
       expect(made.n).toBe(0);
       expect((await exchange(relay, exchangeParams(app, code))).status).toBe(200);
     });
@@ -302,7 +302,7 @@ describe('app tokens in authentication', () => {
     const refused = await relay.app.inject({ method: 'POST', url: '/v1/spaces', headers: { ...headers, authorization: `Bearer ${reader.accessToken}`, 'content-type': 'application/json' }, payload: JSON.stringify(create) });
     expect(refused.statusCode).toBe(403);
     expect(JSON.parse(refused.body).error.code).toBe('INSUFFICIENT_SCOPE');
-    const spaces = relay.store.db.prepare('SELECT count(*) AS n FROM spaces WHERE name = ?').get(create.name) as { n: number };
+    const spaces = await relay.store.db.prepare('SELECT count(*) AS n FROM spaces WHERE name = ?').get(create.name) as { n: number };
     expect(spaces.n).toBe(0);
     // A read sent as POST is still a read.
     const look = await relay.app.inject({ method: 'POST', url: '/v1/invites/look', headers: { ...headers, authorization: `Bearer ${reader.accessToken}`, 'content-type': 'application/json' }, payload: JSON.stringify({ link: 'svc_inv_00000000000000000000000000000000' }) });

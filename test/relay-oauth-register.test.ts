@@ -72,7 +72,7 @@ describe('registration (RFC 7591)', () => {
     });
     expect(r.body.extra_field).toBeUndefined();
     // The secret is stored only as its hash.
-    const row = relay.store.db.prepare('SELECT secret_hash, metadata FROM oauth_clients WHERE client_id = ?').get(r.body.client_id) as { secret_hash: Buffer; metadata: string };
+    const row = await relay.store.db.prepare('SELECT secret_hash, metadata FROM oauth_clients WHERE client_id = ?').get(r.body.client_id) as { secret_hash: Buffer; metadata: string };
     expect(row.secret_hash.length).toBe(32);
     expect(row.metadata).not.toContain(r.body.client_secret);
   });
@@ -128,11 +128,11 @@ describe('registration (RFC 7591)', () => {
   ];
   for (const [what, body, error] of refusals) {
     it(`refuses ${what} with ${error} in OAuth form and registers nothing`, async () => {
-      const before = relay.store.db.prepare('SELECT count(*) AS n FROM oauth_clients').get() as { n: number };
+      const before = await relay.store.db.prepare('SELECT count(*) AS n FROM oauth_clients').get() as { n: number };
       const r = await register(relay, body);
       expect(r.status).toBe(400);
       expect(r.body).toEqual({ error, error_description: expect.any(String) });
-      const after = relay.store.db.prepare('SELECT count(*) AS n FROM oauth_clients').get() as { n: number };
+      const after = await relay.store.db.prepare('SELECT count(*) AS n FROM oauth_clients').get() as { n: number };
       expect(after.n).toBe(before.n);
     });
   }

@@ -230,7 +230,7 @@ describe('served as a document', () => {
 describe('generated, not written', () => {
   it('routes registered by another plugin appear, named ones with their schemas, declared answer, auth and refusals, unnamed ones by method and path, with no change to the generator', async () => {
     const dataDir = tempDataDir();
-    const store = openStore(dataDir);
+    const store = await openStore(dataDir);
     const random = (n: number) => new Uint8Array(randomBytes(n));
     const serviceKeys = loadServiceKeys({ dataDir, dev: true, now: Date.now(), random });
     const app = buildApp({ config: { host: '127.0.0.1', port: 0, dataDir, publicUrl: undefined, dev: true }, store, clock: Date.now, random, serviceKeys });

@@ -81,7 +81,7 @@ describe('oracle.fork', () => {
       [source, current.post_id],
       [name, r.body.version.post_id],
     ]);
-    const events = relay.store.events.list(relay.store.spaces.byName(name)!.id, 0, 10);
+    const events = await relay.store.events.list((await relay.store.spaces.byName(name))!.id, 0, 10);
     expect(events.map((e) => e.event)).toEqual(['space.created']);
   });
 
@@ -92,7 +92,7 @@ describe('oracle.fork', () => {
     const name = freshName('fork');
     // A real storage failure inside SQLite, on the fork's own first version only: a trigger on
     // this connection that aborts the version row of the SPACE being made.
-    relay.store.db.exec(
+    await relay.store.db.exec(
       `CREATE TEMP TRIGGER fork_version_fails BEFORE INSERT ON oracle_versions
          WHEN NEW.space_row_id = (SELECT id FROM spaces WHERE name = '${name}')
        BEGIN SELECT RAISE(ABORT, 'the disk refused the first version'); END`,
@@ -103,10 +103,10 @@ describe('oracle.fork', () => {
       expect(r.status).toBe(500);
       expect(r.body.error).toMatchObject({ code: 'INTERNAL', request_id: expect.any(String) });
       expect(probe()).toBe(before);
-      expect(relay.store.spaces.byName(name)).toBeUndefined();
+      expect(await relay.store.spaces.byName(name)).toBeUndefined();
       expect((await get(relay, `/v1/spaces/${name}`)).status).toBe(404);
     } finally {
-      relay.store.db.exec('DROP TRIGGER fork_version_fails');
+      await relay.store.db.exec('DROP TRIGGER fork_version_fails');
     }
     const again = await fork(source, forker, { name, categories: ['general'] });
     expect(again.status).toBe(201);
@@ -149,9 +149,9 @@ describe('oracle.fork', () => {
          categories_json, service_reviewer, task_confirmations, task_confirmers, task_claim_hours, created_at, updated_at)
        VALUES (?, ?, ?, '', '', 'private', 0, 'invite', 0, 'active', '[]', 0, 0, 'members', 4, 0, 0)`,
     );
-    relay.store.db.transaction(() => {
+    await relay.store.db.transaction(async () => {
       for (let i = 0; i < SPACES_PER_KEY; i++) {
-        insert.run(`00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`, `fork-bulk-${heavy.peerId.slice(0, 8)}-${i}`, heavy.peerId);
+        await insert.run(`00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`, `fork-bulk-${heavy.peerId.slice(0, 8)}-${i}`, heavy.peerId);
       }
     })();
     await refused(() => fork(source, heavy, { name: freshName('f'), categories: ['general'] }), 'SPACE_LIMIT', 409);
@@ -199,8 +199,8 @@ describe('watches', () => {
     const doc = await oracleSpace(relay, owner);
     // Fixture: 200 watches already held, written through the store.
     const insert = relay.store.db.prepare('INSERT INTO oracle_watches (space_row_id, peer, created_at) VALUES (?, ?, 0)');
-    relay.store.db.transaction(() => {
-      for (let i = 0; i < 200; i++) insert.run(1_000_000 + i, watcher.peerId);
+    await relay.store.db.transaction(async () => {
+      for (let i = 0; i < 200; i++) await insert.run(1_000_000 + i, watcher.peerId);
     })();
     const error = await refused(() => call(relay, 'PUT', `/v1/spaces/${doc}/watch`, { token: watcher.token }), 'WATCH_LIMIT', 409);
     expect(error.detail).toMatch(/^yours/);
@@ -209,10 +209,10 @@ describe('watches', () => {
   it('refuses a 10,001st watcher of one document with WATCH_LIMIT naming the SPACE', async () => {
     const watcher = await mintToken(relay.url);
     const doc = await oracleSpace(relay, owner);
-    const row = relay.store.spaces.byName(doc)!.id;
+    const row = (await relay.store.spaces.byName(doc))!.id;
     const insert = relay.store.db.prepare('INSERT INTO oracle_watches (space_row_id, peer, created_at) VALUES (?, ?, 0)');
-    relay.store.db.transaction(() => {
-      for (let i = 0; i < 10_000; i++) insert.run(row, i.toString(16).padStart(64, '0'));
+    await relay.store.db.transaction(async () => {
+      for (let i = 0; i < 10_000; i++) await insert.run(row, i.toString(16).padStart(64, '0'));
     })();
     const error = await refused(() => call(relay, 'PUT', `/v1/spaces/${doc}/watch`, { token: watcher.token }), 'WATCH_LIMIT', 409);
     expect(error.detail).toMatch(/^this SPACE/);
@@ -226,7 +226,7 @@ describe('watches', () => {
       await refused(() => call(relay, method, `/v1/spaces/${freshName('none')}/watch`, { token: forker.token }), 'SPACE_NOT_FOUND', 404);
     }
     const doc = await oracleSpace(relay, owner);
-    relay.store.spaces.close(relay.store.spaces.byName(doc)!.id, null, relay.clock.now());
+    relay.store.spaces.close((await relay.store.spaces.byName(doc))!.id, null, relay.clock.now());
     await refused(() => call(relay, 'PUT', `/v1/spaces/${doc}/watch`, { token: forker.token }), 'SPACE_CLOSED', 409);
     await refused(() => get(relay, '/v1/watching'), 'TOKEN_MISSING', 401);
   });

@@ -75,13 +75,13 @@ describe('proposal limits', () => {
     for (const k of keys) {
       for (let i = 0; i < 3 && n < 100; i++, n++) await ok(append(relay, k, name, proposal(v1, n)));
     }
-    expect(relay.store.oracle.waitingCount(relay.store.spaces.byName(name)!.id)).toBe(100);
+    expect(await relay.store.oracle.waitingCount((await relay.store.spaces.byName(name))!.id)).toBe(100);
     const r = await refusedUnchanged(relay, () => append(relay, keys[33]!, name, proposal(v1, 100)), 'PROPOSAL_LIMIT', 429);
     expect(r.body.error.detail).toBe('this SPACE: 100 waiting');
     // The owner's own version is no proposal: it is current at once, and all 100 go out of date.
     const v2 = await ok(append(relay, owner, name, { kind: 'version', title: 'v2', body: 'two\n', supersedes: v1 }));
     expect(v2.oracle.state).toBe('current');
-    expect(relay.store.oracle.waitingCount(relay.store.spaces.byName(name)!.id)).toBe(0);
+    expect(await relay.store.oracle.waitingCount((await relay.store.spaces.byName(name))!.id)).toBe(0);
   }, 60_000);
 
   it('5 proposals on a KEY\'s first day, then 30 a day, across oracles, with Retry-After until the oldest leaves the day', async () => {
@@ -113,7 +113,7 @@ describe('proposal limits', () => {
   it('the owner and admins are never limited: their versions are no proposals', async () => {
     const name = await oracleSpace(relay, owner);
     const admin = await mintToken(relay.url);
-    admit(relay, relay.store.spaces.byName(name)!, admin, 'admin');
+    await admit(relay, (await relay.store.spaces.byName(name))!, admin, 'admin');
     let current: string | undefined;
     for (let n = 0; n < 8; n++) {
       const who = n % 2 === 0 ? owner : admin;

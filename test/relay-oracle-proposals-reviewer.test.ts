@@ -50,33 +50,33 @@ async function reviewed(text: string): Promise<{ name: string; v1: string }> {
 /** Propose `fields` on top of `v1`; answers the proposal and the owner's new mailbox rows. */
 async function propose(name: string, v1: string, fields: Record<string, unknown>): Promise<{ who: MintedToken; answer: any; ownerMail: [string, string | null][] }> {
   const who = proposer();
-  const seen = relay.store.mailbox.head(owner.peerId);
+  const seen = await relay.store.mailbox.head(owner.peerId);
   const r = await append(who, name, { kind: 'version', supersedes: v1, ...fields });
   expect(r.status, r.text).toBe(201);
-  const ownerMail = relay.store.mailbox.list(owner.peerId, seen, 50).map((m) => [m.reason, m.postId] as [string, string | null]);
+  const ownerMail = (await relay.store.mailbox.list(owner.peerId, seen, 50)).map((m) => [m.reason, m.postId] as [string, string | null]);
   return { who, answer: r.body, ownerMail };
 }
 
 /** The proposal was declined by the service's veto naming `rule`, in the chain right after it. */
-function expectDeclinedBy(name: string, v1: string, p: { who: MintedToken; answer: any; ownerMail: unknown[] }, rule: string): void {
+async function expectDeclinedBy(name: string, v1: string, p: { who: MintedToken; answer: any; ownerMail: unknown[] }, rule: string): Promise<void> {
   expect(p.answer.oracle.state).toBe('declined');
   expect(p.answer.oracle.current).toBe(v1);
   expect(p.answer.oracle.reason).toContain(`service reviewer rule ${rule}:`);
-  const v = relay.store.oracle.version(p.answer.post_id)!;
+  const v = (await relay.store.oracle.version(p.answer.post_id))!;
   expect(v.state).toBe('declined');
   expect(v.decision).toMatchObject({ kind: 'veto', by: reviewer, reason: p.answer.oracle.reason });
-  const veto = relay.store.posts.byPostId(v.decision!.postId!)!;
+  const veto = (await relay.store.posts.byPostId(v.decision!.postId!))!;
   expect(veto).toMatchObject({ kind: 'veto', author: reviewer, signed: false, replyTo: p.answer.post_id, body: p.answer.oracle.reason });
   expect(veto.seq).toBe(Number(p.answer.seq) + 1);
-  expect(veto.spaceRowId).toBe(relay.store.spaces.byName(name)!.id);
+  expect(veto.spaceRowId).toBe((await relay.store.spaces.byName(name))!.id);
   // The proposer is told by a reply; no decider is asked about a proposal already declined.
-  expect(relay.store.mailbox.list(p.who.peerId, 0, 10).map((m) => [m.reason, m.postId])).toEqual([['reply', veto.postId]]);
+  expect((await relay.store.mailbox.list(p.who.peerId, 0, 10)).map((m) => [m.reason, m.postId])).toEqual([['reply', veto.postId]]);
   expect(p.ownerMail).toEqual([]);
 }
 
-function expectWaiting(p: { answer: any; ownerMail: unknown[] }): void {
+async function expectWaiting(p: { answer: any; ownerMail: unknown[] }): Promise<void> {
   expect(p.answer.oracle).toEqual({ state: 'waiting', current: expect.any(String) });
-  expect(relay.store.oracle.version(p.answer.post_id)?.state).toBe('waiting');
+  expect((await relay.store.oracle.version(p.answer.post_id))?.state).toBe('waiting');
   expect(p.ownerMail).toEqual([['proposal', p.answer.post_id]]);
 }
 
@@ -85,38 +85,38 @@ const TEN_LINES = Array.from({ length: 10 }, (_, i) => `line ${i} of the guide`)
 describe('each reviewer rule declines a proposal that breaks it and lets one that keeps it wait', () => {
   it('empty_text', async () => {
     const { name, v1 } = await reviewed(TEN_LINES);
-    expectDeclinedBy(name, v1, await propose(name, v1, { title: 'erase' }), 'empty_text');
-    expectWaiting(await propose(name, v1, { title: 'grow', body: `${TEN_LINES}one more\n` }));
+    await expectDeclinedBy(name, v1, await propose(name, v1, { title: 'erase' }), 'empty_text');
+    await expectWaiting(await propose(name, v1, { title: 'grow', body: `${TEN_LINES}one more\n` }));
   });
 
   it('no_summary', async () => {
     const { name, v1 } = await reviewed(TEN_LINES);
-    expectDeclinedBy(name, v1, await propose(name, v1, { body: `${TEN_LINES}one more\n` }), 'no_summary');
-    expectWaiting(await propose(name, v1, { title: 'adds a line', body: `${TEN_LINES}one more\n` }));
+    await expectDeclinedBy(name, v1, await propose(name, v1, { body: `${TEN_LINES}one more\n` }), 'no_summary');
+    await expectWaiting(await propose(name, v1, { title: 'adds a line', body: `${TEN_LINES}one more\n` }));
   });
 
   it('no_change', async () => {
     const { name, v1 } = await reviewed(TEN_LINES);
-    expectDeclinedBy(name, v1, await propose(name, v1, { title: 'same', body: TEN_LINES }), 'no_change');
-    expectWaiting(await propose(name, v1, { title: 'one word', body: TEN_LINES.replace('line 3', 'line three') }));
+    await expectDeclinedBy(name, v1, await propose(name, v1, { title: 'same', body: TEN_LINES }), 'no_change');
+    await expectWaiting(await propose(name, v1, { title: 'one word', body: TEN_LINES.replace('line 3', 'line three') }));
   });
 
   it('deletes_over_half: six of ten lines gone is refused, four gone or lines moved is not', async () => {
     const { name, v1 } = await reviewed(TEN_LINES);
     const lines = TEN_LINES.trimEnd().split('\n');
     const p = await propose(name, v1, { title: 'cut', body: lines.slice(0, 4).join('\n') + '\n' });
-    expectDeclinedBy(name, v1, p, 'deletes_over_half');
+    await expectDeclinedBy(name, v1, p, 'deletes_over_half');
     expect(p.answer.oracle.reason).toMatch(/deletes \d+ of the current text's \d+ bytes/);
-    expectWaiting(await propose(name, v1, { title: 'trim', body: lines.slice(0, 6).join('\n') + '\n' }));
-    expectWaiting(await propose(name, v1, { title: 'reverse', body: [...lines].reverse().join('\n') + '\n' }));
+    await expectWaiting(await propose(name, v1, { title: 'trim', body: lines.slice(0, 6).join('\n') + '\n' }));
+    await expectWaiting(await propose(name, v1, { title: 'reverse', body: [...lines].reverse().join('\n') + '\n' }));
   });
 
   it('breaks_grammar: a problem the proposal adds is refused, one the current text already had is not', async () => {
     const { name, v1 } = await reviewed(`${TEN_LINES}[[unclosed\n`);
     const p = await propose(name, v1, { title: 'deep', body: `${TEN_LINES}[[unclosed\n#### too deep\n` });
-    expectDeclinedBy(name, v1, p, 'breaks_grammar');
+    await expectDeclinedBy(name, v1, p, 'breaks_grammar');
     expect(p.answer.oracle.reason).toMatch(/line 12/);
-    expectWaiting(await propose(name, v1, { title: 'heading', body: `${TEN_LINES}[[unclosed\n### Fine\n` }));
+    await expectWaiting(await propose(name, v1, { title: 'heading', body: `${TEN_LINES}[[unclosed\n### Fine\n` }));
   });
 
   it('unknown_space: a link added to a SPACE that does not exist is refused, to one that exists is not', async () => {
@@ -124,9 +124,9 @@ describe('each reviewer rule declines a proposal that breaks it and lets one tha
     const there = freshName('lk');
     await createSpace(relay, owner.token, { name: there, title: 'there' });
     const p = await propose(name, v1, { title: 'link', body: `${TEN_LINES}see [[no-such-space-here]] and [[no-such-space-here/3]]\n` });
-    expectDeclinedBy(name, v1, p, 'unknown_space');
+    await expectDeclinedBy(name, v1, p, 'unknown_space');
     expect(p.answer.oracle.reason).toContain('no-such-space-here');
-    expectWaiting(await propose(name, v1, { title: 'link', body: `${TEN_LINES}see [[${there}|there]] and [[${there}/1]]\n` }));
+    await expectWaiting(await propose(name, v1, { title: 'link', body: `${TEN_LINES}see [[${there}|there]] and [[${there}/1]]\n` }));
   });
 
   it('a proposal breaking several rules is declined with one line per rule', async () => {
@@ -147,7 +147,7 @@ describe('what the reviewer leaves alone', () => {
     const { name, v1 } = await reviewed(TEN_LINES);
     const off = await call(relay, 'PATCH', `/v1/spaces/${name}`, { token: owner.token, body: { service_reviewer: false } });
     expect(off.status, off.text).toBe(200);
-    expectWaiting(await propose(name, v1, { title: 'erase' }));
+    await expectWaiting(await propose(name, v1, { title: 'erase' }));
   });
 
   it('a person can still decline a proposal the reviewer let wait, and approve one', async () => {

@@ -35,9 +35,9 @@ afterAll(async () => relay.close());
 /** A fresh oracle space with `admin` as an admin and `writer` as a writer. */
 async function document(extra: Record<string, unknown> = {}): Promise<string> {
   const name = await oracleSpace(relay, owner, extra);
-  const space = relay.store.spaces.byName(name)!;
-  admit(relay, space, admin, 'admin');
-  admit(relay, space, writer, 'writer');
+  const space = (await relay.store.spaces.byName(name))!;
+  await admit(relay, space, admin, 'admin');
+  await admit(relay, space, writer, 'writer');
   return name;
 }
 
@@ -59,17 +59,17 @@ async function decide(who: MintedToken, name: string, kind: 'go' | 'veto', propo
   return r.body;
 }
 
-function stateOf(postId: string): string | undefined {
-  return relay.store.oracle.version(postId)?.state;
+async function stateOf(postId: string): Promise<string | undefined> {
+  return (await relay.store.oracle.version(postId))?.state;
 }
 
-function currentOf(name: string): string | undefined {
-  return relay.store.oracle.current(relay.store.spaces.byName(name)!.id)?.postId;
+async function currentOf(name: string): Promise<string | undefined> {
+  return (await relay.store.oracle.current((await relay.store.spaces.byName(name))!.id))?.postId;
 }
 
 /** `who`'s mailbox rows after position `after`, as [reason, post id]. */
-function mail(who: MintedToken, after = 0): [string, string | null][] {
-  return relay.store.mailbox.list(who.peerId, after, 200).map((m) => [m.reason, m.postId]);
+async function mail(who: MintedToken, after = 0): Promise<[string, string | null][]> {
+  return (await relay.store.mailbox.list(who.peerId, after, 200)).map((m) => [m.reason, m.postId]);
 }
 
 /** Expect `run` to be refused with `code` (status, envelope) and no written row to change. */
@@ -90,8 +90,8 @@ describe('the oracle proposal state table', () => {
     const name = await document();
     const v1 = await version(owner, name, '# Intro\n\nfirst text\n');
     expect(v1.oracle).toEqual({ state: 'current', current: v1.post_id });
-    expect(stateOf(v1.post_id)).toBe('current');
-    expect(relay.store.oracle.version(v1.post_id)).toMatchObject({ supersedes: null, proposed: false, decision: null });
+    expect(await stateOf(v1.post_id)).toBe('current');
+    expect(await relay.store.oracle.version(v1.post_id)).toMatchObject({ supersedes: null, proposed: false, decision: null });
   });
 
   it('(none) -> current: an admin\'s version superseding the current one is current at once, the old one superseded', async () => {
@@ -99,8 +99,8 @@ describe('the oracle proposal state table', () => {
     const v1 = await version(owner, name, 'one\n');
     const v2 = await version(admin, name, 'two\n', v1.post_id);
     expect(v2.oracle).toEqual({ state: 'current', current: v2.post_id });
-    expect(stateOf(v1.post_id)).toBe('superseded');
-    expect(relay.store.oracle.version(v2.post_id)?.supersedes).toBe(v1.post_id);
+    expect(await stateOf(v1.post_id)).toBe('superseded');
+    expect((await relay.store.oracle.version(v2.post_id))?.supersedes).toBe(v1.post_id);
   });
 
   it('(none) -> waiting: a version by a writer or by a KEY with no role waits, naming the current version', async () => {
@@ -111,15 +111,15 @@ describe('the oracle proposal state table', () => {
     expect(byWriter.oracle).toEqual({ state: 'waiting', current: v1.post_id });
     expect(byStranger.oracle).toEqual({ state: 'waiting', current: v1.post_id });
     expect(byStranger.no_role).toBe(true);
-    expect(relay.store.oracle.version(byStranger.post_id)).toMatchObject({ state: 'waiting', proposed: true });
-    expect(currentOf(name)).toBe(v1.post_id);
+    expect(await relay.store.oracle.version(byStranger.post_id)).toMatchObject({ state: 'waiting', proposed: true });
+    expect(await currentOf(name)).toBe(v1.post_id);
   });
 
   it('(none) -> waiting: the first version proposed by a KEY with no role waits while the document has none', async () => {
     const name = await document();
     const first = await version(stranger, name, 'a first text\n');
     expect(first.oracle).toEqual({ state: 'waiting', current: null });
-    expect(currentOf(name)).toBeUndefined();
+    expect(await currentOf(name)).toBeUndefined();
   });
 
   it('waiting -> current by the owner\'s go: every other waiting proposal goes out of date and its author is told', async () => {
@@ -127,18 +127,18 @@ describe('the oracle proposal state table', () => {
     const v1 = await version(owner, name, 'one\n');
     const a = await version(writer, name, 'one\nA\n', v1.post_id);
     const b = await version(stranger, name, 'one\nB\n', v1.post_id);
-    const strangerSeen = relay.store.mailbox.head(stranger.peerId);
-    const writerSeen = relay.store.mailbox.head(writer.peerId);
+    const strangerSeen = await relay.store.mailbox.head(stranger.peerId);
+    const writerSeen = await relay.store.mailbox.head(writer.peerId);
     const go = await decide(owner, name, 'go', a.post_id);
     expect(go.oracle).toEqual({ decided: a.post_id, state: 'current' });
-    expect(stateOf(a.post_id)).toBe('current');
-    expect(stateOf(b.post_id)).toBe('out_of_date');
-    expect(stateOf(v1.post_id)).toBe('superseded');
-    expect(currentOf(name)).toBe(a.post_id);
-    expect(relay.store.oracle.version(a.post_id)?.decision).toMatchObject({ kind: 'go', by: owner.peerId, reason: null, postId: go.post_id });
+    expect(await stateOf(a.post_id)).toBe('current');
+    expect(await stateOf(b.post_id)).toBe('out_of_date');
+    expect(await stateOf(v1.post_id)).toBe('superseded');
+    expect(await currentOf(name)).toBe(a.post_id);
+    expect((await relay.store.oracle.version(a.post_id))?.decision).toMatchObject({ kind: 'go', by: owner.peerId, reason: null, postId: go.post_id });
     // The proposer gets the decision as a reply; the overtaken author gets out_of_date.
-    expect(mail(writer, writerSeen)).toEqual([['reply', go.post_id]]);
-    expect(mail(stranger, strangerSeen)).toEqual([['out_of_date', b.post_id]]);
+    expect(await mail(writer, writerSeen)).toEqual([['reply', go.post_id]]);
+    expect(await mail(stranger, strangerSeen)).toEqual([['out_of_date', b.post_id]]);
   });
 
   it('waiting -> current by an admin\'s go', async () => {
@@ -147,43 +147,43 @@ describe('the oracle proposal state table', () => {
     const a = await version(stranger, name, 'one\nA\n', v1.post_id);
     const go = await decide(admin, name, 'go', a.post_id);
     expect(go.oracle).toEqual({ decided: a.post_id, state: 'current' });
-    expect(relay.store.oracle.version(a.post_id)?.decision?.by).toBe(admin.peerId);
+    expect((await relay.store.oracle.version(a.post_id))?.decision?.by).toBe(admin.peerId);
   });
 
   it('waiting -> declined by a veto with its reason; the proposal stays in the version list and the current version stands', async () => {
     const name = await document();
     const v1 = await version(owner, name, 'one\n');
     const a = await version(writer, name, 'one\nA\n', v1.post_id);
-    const seen = relay.store.mailbox.head(writer.peerId);
+    const seen = await relay.store.mailbox.head(writer.peerId);
     const veto = await decide(admin, name, 'veto', a.post_id, 'the second line is wrong');
     expect(veto.oracle).toEqual({ decided: a.post_id, state: 'declined' });
-    expect(relay.store.oracle.version(a.post_id)).toMatchObject({
+    expect(await relay.store.oracle.version(a.post_id)).toMatchObject({
       state: 'declined',
       decision: { kind: 'veto', by: admin.peerId, reason: 'the second line is wrong', postId: veto.post_id },
     });
-    expect(currentOf(name)).toBe(v1.post_id);
-    const listed = relay.store.oracle.versions(relay.store.spaces.byName(name)!.id, undefined, 10).map((v) => [v.postId, v.state]);
+    expect(await currentOf(name)).toBe(v1.post_id);
+    const listed = (await relay.store.oracle.versions((await relay.store.spaces.byName(name))!.id, undefined, 10)).map((v) => [v.postId, v.state]);
     expect(listed).toEqual([
       [a.post_id, 'declined'],
       [v1.post_id, 'current'],
     ]);
-    expect(mail(writer, seen)).toEqual([['reply', veto.post_id]]);
+    expect(await mail(writer, seen)).toEqual([['reply', veto.post_id]]);
   });
 
   it('waiting -> out_of_date when the owner posts a version directly: the proposal was based on the version it replaced', async () => {
     const name = await document();
     const v1 = await version(owner, name, 'one\n');
     const a = await version(stranger, name, 'one\nA\n', v1.post_id);
-    const seen = relay.store.mailbox.head(stranger.peerId);
+    const seen = await relay.store.mailbox.head(stranger.peerId);
     const v2 = await version(owner, name, 'two\n', v1.post_id);
-    expect(stateOf(a.post_id)).toBe('out_of_date');
-    expect(currentOf(name)).toBe(v2.post_id);
-    expect(mail(stranger, seen)).toEqual([['out_of_date', a.post_id]]);
+    expect(await stateOf(a.post_id)).toBe('out_of_date');
+    expect(await currentOf(name)).toBe(v2.post_id);
+    expect(await mail(stranger, seen)).toEqual([['out_of_date', a.post_id]]);
   });
 
   it('waiting -> declined when its author retracts it: shown with the reason, no longer waiting nor counted, and no more to decide', async () => {
     const name = await document();
-    const spaceRow = relay.store.spaces.byName(name)!.id;
+    const spaceRow = (await relay.store.spaces.byName(name))!.id;
     const v1 = await version(owner, name, 'one\n');
     const proposer = await mintToken(relay.url);
     const mine: any[] = [];
@@ -192,7 +192,7 @@ describe('the oracle proposal state table', () => {
     expect(full.body.error.detail).toBe('yours: 3 waiting in this SPACE');
     // Only its author retracts it: another KEY's retraction is refused as ever.
     await refusedUnchanged(() => append(writer, name, { kind: 'obs', body: 'not mine', retracts: mine[0].post_id }), 'REVISION_TARGET_NOT_FOUND', 422);
-    expect(relay.store.oracle.waitingCount(spaceRow)).toBe(3);
+    expect(await relay.store.oracle.waitingCount(spaceRow)).toBe(3);
 
     const withdraw = { kind: 'obs', body: 'withdrawn: I was wrong', retracts: mine[0].post_id, idempotency_key: 'withdraw-1' };
     const retraction = await append(proposer, name, withdraw);
@@ -200,14 +200,14 @@ describe('the oracle proposal state table', () => {
     expect(retraction.body.oracle).toEqual({ decided: mine[0].post_id, state: 'declined' });
     const replayed = await append(proposer, name, withdraw);
     expect(replayed.body).toMatchObject({ replayed: true, post_id: retraction.body.post_id, oracle: { decided: mine[0].post_id, state: 'declined' } });
-    expect(relay.store.oracle.waitingCount(spaceRow)).toBe(2);
-    expect(relay.store.oracle.waitingCount(spaceRow, proposer.peerId)).toBe(2);
+    expect(await relay.store.oracle.waitingCount(spaceRow)).toBe(2);
+    expect(await relay.store.oracle.waitingCount(spaceRow, proposer.peerId)).toBe(2);
     const listed = await call(relay, 'GET', `/v1/spaces/${name}/versions`);
     expect(listed.body.items.find((v: any) => v.post_id === mine[0].post_id)).toMatchObject({
       state: 'declined',
       decision: { kind: 'veto', by: proposer.peerId, reason: 'retracted by its author', post_id: retraction.body.post_id },
     });
-    expect(currentOf(name)).toBe(v1.post_id);
+    expect(await currentOf(name)).toBe(v1.post_id);
 
     // Its place is free again, and nobody can decide it any more.
     expect((await version(proposer, name, 'one\n4\n', v1.post_id)).oracle.state).toBe('waiting');
@@ -219,7 +219,7 @@ describe('the oracle proposal state table', () => {
     const late = await append(proposer, name, { kind: 'obs', body: 'again', retracts: mine[0].post_id });
     expect(late.status).toBe(201);
     expect(late.body.oracle).toBeUndefined();
-    expect(relay.store.oracle.version(mine[0].post_id)?.decision?.postId).toBe(retraction.body.post_id);
+    expect((await relay.store.oracle.version(mine[0].post_id))?.decision?.postId).toBe(retraction.body.post_id);
     expect((await decide(owner, name, 'go', mine[1].post_id)).oracle).toEqual({ decided: mine[1].post_id, state: 'current' });
   });
 
@@ -278,7 +278,7 @@ describe('oracle refusals change nothing', () => {
       await refusedUnchanged(() => append(who, name, { kind: 'go', reply_to: a.post_id }), 'CONTROL_DENIED', 403);
       await refusedUnchanged(() => append(who, name, { kind: 'veto', reply_to: a.post_id, body: 'no' }), 'CONTROL_DENIED', 403);
     }
-    expect(stateOf(a.post_id)).toBe('waiting');
+    expect(await stateOf(a.post_id)).toBe('waiting');
   });
 
   it('PROPOSAL_DECIDED: deciding a declined, out-of-date, current or superseded version, with its state in the detail', async () => {
@@ -316,19 +316,19 @@ describe('who is told', () => {
   it('a proposal reaches the owner and the admins as `proposal`, not writers nor the proposer', async () => {
     const name = await document();
     const v1 = await version(owner, name, 'one\n');
-    const heads = [owner, admin, writer, stranger].map((k) => relay.store.mailbox.head(k.peerId));
+    const heads = [owner, admin, writer, stranger].map(async (k) => await relay.store.mailbox.head(k.peerId));
     const a = await version(stranger, name, 'one\nA\n', v1.post_id);
-    expect(mail(owner, heads[0])).toEqual([['proposal', a.post_id]]);
-    expect(mail(admin, heads[1])).toEqual([['proposal', a.post_id]]);
-    expect(mail(writer, heads[2])).toEqual([]);
-    expect(mail(stranger, heads[3])).toEqual([]);
+    expect(await mail(owner, heads[0])).toEqual([['proposal', a.post_id]]);
+    expect(await mail(admin, heads[1])).toEqual([['proposal', a.post_id]]);
+    expect(await mail(writer, heads[2])).toEqual([]);
+    expect(await mail(stranger, heads[3])).toEqual([]);
   });
 
   it('a version made current by the owner tells no decider of a proposal', async () => {
     const name = await document();
-    const head = relay.store.mailbox.head(admin.peerId);
+    const head = await relay.store.mailbox.head(admin.peerId);
     await version(owner, name, 'one\n');
-    expect(mail(admin, head)).toEqual([]);
+    expect(await mail(admin, head)).toEqual([]);
   });
 });
 
@@ -345,11 +345,11 @@ describe('an oracle space end to end', () => {
     const rival = await version(stranger, name, '# Guide\n\nStart there.\n', v1.post_id);
     expect([proposal.oracle.state, rival.oracle.state]).toEqual(['waiting', 'waiting']);
 
-    const watcherSeen = relay.store.mailbox.head(watcher.peerId);
-    const writerSeen = relay.store.mailbox.head(writer.peerId);
+    const watcherSeen = await relay.store.mailbox.head(watcher.peerId);
+    const writerSeen = await relay.store.mailbox.head(writer.peerId);
     const go = await decide(owner, name, 'go', proposal.post_id);
     expect(go.oracle).toEqual({ decided: proposal.post_id, state: 'current' });
-    expect(stateOf(rival.post_id)).toBe('out_of_date');
+    expect(await stateOf(rival.post_id)).toBe('out_of_date');
 
     // The watcher reads `changed` in its mailbox over HTTP; the version's own author, though
     // watching, gets its decision as a reply and no `changed`.
@@ -357,7 +357,7 @@ describe('an oracle space end to end', () => {
     expect(box.status, box.text).toBe(200);
     expect(box.body.items.map((i: any) => i.reason)).toEqual(['changed']);
     expect(JSON.stringify(box.body.items[0])).toContain(proposal.post_id);
-    expect(mail(writer, writerSeen)).toEqual([['reply', go.post_id]]);
+    expect(await mail(writer, writerSeen)).toEqual([['reply', go.post_id]]);
 
     const doc = await call(relay, 'GET', `/v1/spaces/${name}/document`);
     expect(doc.body.version.post_id).toBe(proposal.post_id);

@@ -56,8 +56,8 @@ function webauthnPost(r: RunningRelay, who: PasskeyKey, spaceId: string, body: s
   return { alg: 'webauthn', canonical: toBase64url(canonical), ...signPostWebauthn(who.auth, canonical, p, o) };
 }
 
-function ownSpace(r: RunningRelay, owner: string) {
-  return createSpaceInStore(r.store, owner, freshName('pk'), r.clock.now());
+async function ownSpace(r: RunningRelay, owner: string) {
+  return await createSpaceInStore(r.store, owner, freshName('pk'), r.clock.now());
 }
 
 /** An Ed25519 KEY with its encryption key published, so it may join a sealed SPACE. */
@@ -74,7 +74,7 @@ describe('posts signed by a passkey KEY', () => {
   for (const alg of [-7, -8, -257] as const) {
     it(`are accepted with alg webauthn (algorithm ${alg}) and served with everything a reader needs to check them`, async () => {
       const who = await passkeyKey(relay, alg);
-      const space = ownSpace(relay, who.peerId);
+      const space = await ownSpace(relay, who.peerId);
       const body = webauthnPost(relay, who, space.spaceId, 'signed on a passkey');
       const r = await append(relay, who.token, space.name, body);
       expect(r.status, r.text).toBe(201);
@@ -115,7 +115,7 @@ describe('posts signed by a passkey KEY', () => {
 
   it('a replay of the same post answers the first one; a new post needs a counter past the last', async () => {
     const who = await passkeyKey(relay);
-    const space = ownSpace(relay, who.peerId);
+    const space = await ownSpace(relay, who.peerId);
     const body = webauthnPost(relay, who, space.spaceId, 'once');
     expect((await append(relay, who.token, space.name, body)).status).toBe(201);
     const again = await append(relay, who.token, space.name, body);
@@ -127,7 +127,7 @@ describe('posts signed by a passkey KEY', () => {
 
   it('POST_SIGNATURE_INVALID: a bad assertion (each check), another credential, or the wrong alg for the KEY', async () => {
     const who = await passkeyKey(relay);
-    const space = ownSpace(relay, who.peerId);
+    const space = await ownSpace(relay, who.peerId);
     const cases: [Partial<AssertOptions>, RegExp][] = [
       [{ tamperSignature: true }, /signature: does not verify/],
       [{ challenge: new Uint8Array(randomBytes(32)) }, /challenge/],
@@ -149,7 +149,7 @@ describe('posts signed by a passkey KEY', () => {
 
     // An Ed25519 KEY cannot send webauthn.
     const ed = await mintToken(relay.url);
-    const edSpace = createSpaceInStore(relay.store, ed.peerId, freshName('ed'), relay.clock.now());
+    const edSpace = await createSpaceInStore(relay.store, ed.peerId, freshName('ed'), relay.clock.now());
     const signed = signedPost(ed, edSpace, { kind: 'obs', body: 'ed' });
     const forged = { alg: 'webauthn', canonical: signed.submission.canonical, ...who.auth.assert({ challenge: objectPasskeyChallenge(signed.objectId), origin: policy.origin, rpId: policy.rpId }) };
     await expectRefusedUnchanged(relay, () => append(relay, ed.token, edSpace.name, forged), 'POST_SIGNATURE_INVALID', /Ed25519 KEY signs with ed25519/);
@@ -157,7 +157,7 @@ describe('posts signed by a passkey KEY', () => {
 
   it('INVALID_REQUEST: webauthn members outside their sizes, or members of the other alg', async () => {
     const who = await passkeyKey(relay);
-    const space = ownSpace(relay, who.peerId);
+    const space = await ownSpace(relay, who.peerId);
     const good = webauthnPost(relay, who, space.spaceId, 'sizes');
     for (const change of [
       { credential_id: toBase64url(randomBytes(15)) },
@@ -273,7 +273,7 @@ describe('passkeys turned off by the operator', () => {
     const onPolicy = await passkeyPolicyOf(on);
     const who = await passkeyKey(on);
     const member = await keyed(on);
-    const space = ownSpace(on, who.peerId);
+    const space = await ownSpace(on, who.peerId);
     const enc = deriveEncryptionKey(new Uint8Array(randomBytes(32)), who.peerId);
     const statement = buildEncryptionKeyStatement(who.peerId, enc.publicKey);
     const published = { statement: toBase64url(statement), ...webauthnEnvelope(who.auth, encryptionKeySignedBytes(statement), onPolicy) };

@@ -74,7 +74,7 @@ describe('register, then sign in', () => {
       expect(peer.status).toBe(200);
       expect(peer.body.key_type).toBe('passkey');
       expect(peer.body.public_key).toBe(toHex(a.spki));
-      expect(relay.store.keys.passkeyOf(first.body.peer_id)).toMatchObject({ credentialId: toBase64url(a.credentialId), algorithm: alg, signCount: 2 });
+      expect(await relay.store.keys.passkeyOf(first.body.peer_id)).toMatchObject({ credentialId: toBase64url(a.credentialId), algorithm: alg, signCount: 2 });
     });
   }
 
@@ -136,7 +136,7 @@ describe('refusals', () => {
 
   it('KEY_BLOCKED: a blocked passkey KEY gets no token', async () => {
     const { auth, peerId } = await passkeyKey(relay);
-    relay.store.keys.setBlocked(peerId, relay.clock.now());
+    await relay.store.keys.setBlocked(peerId, relay.clock.now());
     const c = await passkeyChallenge(relay);
     await expectRefusedUnchanged(relay, () => verify(verifyBody(auth, c, false)), 'KEY_BLOCKED');
   });
@@ -163,7 +163,7 @@ describe('refusals', () => {
     // The same checks hold when registering.
     const fresh = softAuthenticator(-257);
     await expectRefusedUnchanged(relay, () => verify(verifyBody(fresh, c, true, { flags: 0x01 })), 'PASSKEY_INVALID', /user verification/);
-    expect(relay.store.keys.get(fresh.peerId)).toBeUndefined();
+    expect(await relay.store.keys.get(fresh.peerId)).toBeUndefined();
     // The challenge was never spent by those refusals.
     expect((await verify(verifyBody(auth, c, false))).status).toBe(200);
   });

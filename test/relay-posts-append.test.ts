@@ -32,8 +32,8 @@ afterAll(async () => {
 // ---- helpers ----------------------------------------------------------------------------------
 
 // The shared set-up (helpers/posts.ts), bound to this file's relay.
-const newSpace = (by: MintedToken, opts: Partial<CreateSpaceInput> = {}): SpaceRow => newSpaceOn(relay, by, opts);
-const admit = (space: SpaceRow, peer: MintedToken, role: Role): void => admitTo(relay, space, peer, role);
+const newSpace = async (by: MintedToken, opts: Partial<CreateSpaceInput> = {}): Promise<SpaceRow> => await newSpaceOn(relay, by, opts);
+const admit = async (space: SpaceRow, peer: MintedToken, role: Role): Promise<void> => await admitTo(relay, space, peer, role);
 
 const auth = (t: MintedToken) => ({ authorization: `Bearer ${t.token}` });
 
@@ -44,15 +44,15 @@ async function append(t: MintedToken, space: SpaceRow | string, body: unknown, q
   return postJson(`${relay.url}/v1/spaces/${name}/posts${query}`, body, auth(t));
 }
 
-const headOf = (space: SpaceRow) => relay.store.posts.head(space.id).seq;
+const headOf = async (space: SpaceRow) => (await relay.store.posts.head(space.id)).seq;
 
 /** The append is refused with `code` and the SPACE's chain did not move. */
 async function expectRefused(t: MintedToken, space: SpaceRow, body: unknown, code: string, query = ''): Promise<any> {
-  const before = headOf(space);
+  const before = await headOf(space);
   const r = await append(t, space, body, query);
   expect(r.body.error?.code, JSON.stringify(r.body)).toBe(code);
   expect(r.status).toBeGreaterThanOrEqual(400);
-  expect(headOf(space)).toBe(before);
+  expect(await headOf(space)).toBe(before);
   return r;
 }
 
@@ -63,7 +63,7 @@ const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('unsigned posts', () => {
   it('answer 201 with position, link and a short receipt that verifies against the signer key in capabilities', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const r = await append(owner, space, { kind: 'obs', title: 'Found it', body: 'the cache key misses the locale' });
     expect(r.status).toBe(201);
     expect(Object.keys(r.body)).toEqual([
@@ -80,7 +80,7 @@ describe('unsigned posts', () => {
   });
 
   it('store the object the relay wrote: no idempotency key, content as sent, private part salted at random', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const body = {
       kind: 'result',
       title: 'Build time',
@@ -92,7 +92,7 @@ describe('unsigned posts', () => {
     };
     const r = await append(owner, space, body);
     expect(r.status).toBe(201);
-    const row = relay.store.posts.byPostId(r.body.post_id)!;
+    const row = (await relay.store.posts.byPostId(r.body.post_id))!;
     expect(toHex(objectIdOf(row.canonical))).toBe(r.body.object_id);
     const object = readPostObject(row.canonical, 'unsigned') as unknown as Record<string, unknown>;
     expect(object.idempotency_key).toBeUndefined();
@@ -105,12 +105,12 @@ describe('unsigned posts', () => {
 
     // The same fields under another key get a fresh salt, so another digest.
     const again = await append(owner, space, { ...body, idempotency_key: 'build-time-2' });
-    const other = readPrivatePart(relay.store.posts.byPostId(again.body.post_id)!.private!);
+    const other = readPrivatePart((await relay.store.posts.byPostId(again.body.post_id))!.private!);
     expect(other.salt).not.toBe(part.salt);
   });
 
   it('answer the full receipt with ?receipt=full, which verifies and signs the same bytes', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const r = await append(owner, space, { kind: 'obs', body: 'full receipt' }, '?receipt=full');
     expect(r.status).toBe(201);
     expect(Object.keys(r.body.receipt)).toEqual(['canonical', 'signature', 'signer_key_id']);
@@ -124,14 +124,14 @@ describe('unsigned posts', () => {
 
 describe('signed posts', () => {
   it('are admitted with the object, private part and signature the KEY sent', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const s = signedPost(owner, space, { kind: 'decision', title: 'Use WAL', body: 'FULL sync' }, { data: { x_reason: 'durability' } });
     const r = await append(owner, space, s.submission);
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     expect(r.body.signed).toBe(true);
     expect(r.body.object_id).toBe(toHex(s.objectId));
     verifyReceipt(r.body, signerKey);
-    const row = relay.store.posts.byPostId(r.body.post_id)!;
+    const row = (await relay.store.posts.byPostId(r.body.post_id))!;
     expect(Buffer.from(row.canonical).equals(Buffer.from(s.canonical))).toBe(true);
     expect(toHex(row.signature!)).toBe(s.submission.signature);
     expect(Buffer.from(row.private!).equals(Buffer.from(s.private!.bytes))).toBe(true);
@@ -139,7 +139,7 @@ describe('signed posts', () => {
   });
 
   it('are refused when the signature does not verify', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const s = signedPost(owner, space, { kind: 'obs', body: 'tampered' });
     const sig = s.submission.signature;
     const flipped = (sig[0] === '0' ? '1' : '0') + sig.slice(1);
@@ -147,27 +147,27 @@ describe('signed posts', () => {
   });
 
   it('are refused when the object names another SPACE or another author', async () => {
-    const space = newSpace(owner);
-    const other = newSpace(owner);
+    const space = await newSpace(owner);
+    const other = await newSpace(owner);
     const elsewhere = signedPost(owner, other, { kind: 'obs', body: 'x' });
     const r = await expectRefused(owner, space, elsewhere.submission, 'INVALID_REQUEST');
     expect(r.body.error.detail).toMatch(/space_id/);
     const mallory = await mintToken(relay.url);
-    admit(space, mallory, 'writer');
+    await admit(space, mallory, 'writer');
     const byOwner = signedPost(owner, space, { kind: 'obs', body: 'x' });
     const r2 = await expectRefused(mallory, space, byOwner.submission, 'INVALID_REQUEST');
     expect(r2.body.error.detail).toMatch(/author_id/);
   });
 
   it('take no content fields beside the signed ones', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const s = signedPost(owner, space, { kind: 'obs', body: 'x' });
     await expectRefused(owner, space, { ...s.submission, title: 'beside' }, 'INVALID_REQUEST');
     await expectRefused(owner, space, { kind: 'obs', canonical: s.submission.canonical }, 'INVALID_REQUEST');
   });
 
   it('with alg webauthn from an Ed25519 KEY are POST_SIGNATURE_INVALID (test/relay-passkeys-signing.test.ts signs with passkeys)', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const s = signedPost(owner, space, { kind: 'obs', body: 'x' });
     const assertion = {
       credential_id: toBase64url(new Uint8Array(16)),
@@ -179,7 +179,7 @@ describe('signed posts', () => {
   });
 
   it('meet every field rule of the Post table on the signed fields', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     await expectRefused(owner, space, signedPost(owner, space, { kind: 'answer', body: 'x' }).submission, 'INVALID_KIND');
     await expectRefused(owner, space, signedPost(owner, space, { kind: 'obs', fingerprints: [{ scheme: 'svc.internal', value: 'x' }] }).submission, 'SCHEME_RESERVED');
     await expectRefused(owner, space, signedPost(owner, space, { kind: 'obs' }, { data: { lease_until: 'later' } }).submission, 'INVALID_REQUEST');
@@ -222,46 +222,46 @@ describe('input rules of the Post table', () => {
   ];
   for (const [what, body, code] of cases) {
     it(`refuses ${what} with ${code}`, async () => {
-      const space = newSpace(owner);
+      const space = await newSpace(owner);
       await expectRefused(owner, space, body, code);
     });
   }
 
   it('refuses `to` naming the author itself', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     await expectRefused(owner, space, { kind: 'obs', to: [owner.peerId] }, 'INVALID_REQUEST');
   });
 
   it('refuses a recipient that is not registered, and one outside a SPACE that is not open', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     await expectRefused(owner, space, { kind: 'obs', to: [randomPeer()] }, 'RECIPIENT_NOT_REGISTERED');
     const stranger = await mintToken(relay.url);
     await expectRefused(owner, space, { kind: 'obs', to: [stranger.peerId] }, 'RECIPIENT_NOT_A_MEMBER');
-    admit(space, stranger, 'reader');
+    await admit(space, stranger, 'reader');
     const r = await append(owner, space, { kind: 'obs', to: [stranger.peerId] });
     expect(r.status).toBe(201);
   });
 
   it('lets a member address any registered KEY in an open SPACE', async () => {
-    const space = newSpace(owner, { visibility: 'public', joinPolicy: 'open' });
+    const space = await newSpace(owner, { visibility: 'public', joinPolicy: 'open' });
     const stranger = await mintToken(relay.url);
     const r = await append(owner, space, { kind: 'question', to: [stranger.peerId] });
     expect(r.status).toBe(201);
   });
 
   it('refuses a reply to a post that is not in this SPACE', async () => {
-    const space = newSpace(owner);
-    const other = newSpace(owner);
+    const space = await newSpace(owner);
+    const other = await newSpace(owner);
     const there = await append(owner, other, { kind: 'obs', body: 'elsewhere' });
     await expectRefused(owner, space, { kind: 'obs', reply_to: randomUUID() }, 'REPLY_TARGET_NOT_FOUND');
     await expectRefused(owner, space, { kind: 'obs', reply_to: there.body.post_id }, 'REPLY_TARGET_NOT_FOUND');
   });
 
   it('lets supersedes and retracts name only own posts of the same SPACE', async () => {
-    const space = newSpace(owner);
-    const other = newSpace(owner);
+    const space = await newSpace(owner);
+    const other = await newSpace(owner);
     const writer = await mintToken(relay.url);
-    admit(space, writer, 'writer');
+    await admit(space, writer, 'writer');
     const mine = await append(owner, space, { kind: 'obs', body: 'first take' });
     const theirs = await append(writer, space, { kind: 'obs', body: 'theirs' });
     const elsewhere = await append(owner, other, { kind: 'obs', body: 'elsewhere' });
@@ -279,14 +279,14 @@ describe('input rules of the Post table', () => {
   });
 
   it('takes kind version only in an oracle SPACE', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     await expectRefused(owner, space, { kind: 'version', body: '# Doc' }, 'NOT_AN_ORACLE');
-    const oracle = newSpace(owner, { visibility: 'public', oracle: true, joinPolicy: 'request' });
+    const oracle = await newSpace(owner, { visibility: 'public', oracle: true, joinPolicy: 'request' });
     expect((await append(owner, oracle, { kind: 'version', body: '# Doc' })).status).toBe(201);
   });
 
   it('refuses words in a sealed SPACE with SPACE_SEALED', async () => {
-    const space = newSpace(owner, { visibility: 'sealed' });
+    const space = await newSpace(owner, { visibility: 'sealed' });
     await expectRefused(owner, space, { kind: 'obs', body: 'plain words' }, 'SPACE_SEALED');
     await expectRefused(owner, space, signedPost(owner, space, { kind: 'obs', body: 'plain words' }).submission, 'SPACE_SEALED');
     await expectRefused(owner, space, { kind: 'obs', body: 'plain words', sealed: { header: 'aa', ciphertext: 'bb' } }, 'SPACE_SEALED');
@@ -295,7 +295,7 @@ describe('input rules of the Post table', () => {
   });
 
   it('refuses a signed sealed object in a SPACE that is not sealed', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const s = signedPost(owner, space, { kind: 'obs', body: 'x' });
     await expectRefused(owner, space, { ...s.submission, sealed: { header: 'AA', ciphertext: 'BB' } }, 'SPACE_NOT_SEALED');
   });
@@ -305,36 +305,36 @@ describe('input rules of the Post table', () => {
 
 describe('who may post', () => {
   it('refuses a KEY with no role in a private SPACE, and a reader outside open and oracle SPACES', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const stranger = await mintToken(relay.url);
     await expectRefused(stranger, space, { kind: 'obs' }, 'WRITE_DENIED');
     const reader = await mintToken(relay.url);
-    admit(space, reader, 'reader');
+    await admit(space, reader, 'reader');
     await expectRefused(reader, space, { kind: 'obs' }, 'WRITE_DENIED');
-    const publicSpace = newSpace(owner, { visibility: 'public', joinPolicy: 'request' });
+    const publicSpace = await newSpace(owner, { visibility: 'public', joinPolicy: 'request' });
     await expectRefused(stranger, publicSpace, { kind: 'obs' }, 'WRITE_DENIED');
   });
 
   it('lets a reader post in an open SPACE without the no_role mark', async () => {
-    const space = newSpace(owner, { visibility: 'public', joinPolicy: 'open' });
+    const space = await newSpace(owner, { visibility: 'public', joinPolicy: 'open' });
     const reader = await mintToken(relay.url);
-    admit(space, reader, 'reader');
+    await admit(space, reader, 'reader');
     const r = await append(reader, space, { kind: 'obs', body: 'reader here' });
     expect(r.status).toBe(201);
     expect(r.body.no_role).toBeUndefined();
   });
 
   it('lets a KEY with no role post in open and oracle SPACES, marked no_role, addressing the owner alone', async () => {
-    const open = newSpace(owner, { visibility: 'public', joinPolicy: 'open' });
-    const oracle = newSpace(owner, { visibility: 'public', oracle: true, joinPolicy: 'request' });
+    const open = await newSpace(owner, { visibility: 'public', joinPolicy: 'open' });
+    const oracle = await newSpace(owner, { visibility: 'public', oracle: true, joinPolicy: 'request' });
     const member = await mintToken(relay.url);
-    admit(open, member, 'writer');
+    await admit(open, member, 'writer');
     const stranger = await mintToken(relay.url);
     const r = await append(stranger, open, { kind: 'question', body: 'may I?', to: [owner.peerId] });
     expect(r.status).toBe(201);
     expect(r.body.no_role).toBe(true);
     expect(Object.keys(r.body).indexOf('no_role')).toBe(Object.keys(r.body).indexOf('sealed') + 1);
-    expect(relay.store.posts.byPostId(r.body.post_id)!.noRole).toBe(true);
+    expect((await relay.store.posts.byPostId(r.body.post_id))!.noRole).toBe(true);
     await expectRefused(stranger, open, { kind: 'question', to: [member.peerId] }, 'WRITE_DENIED');
     const o = await append(stranger, oracle, { kind: 'obs', body: 'roleless in an oracle' });
     expect(o.status).toBe(201);
@@ -342,26 +342,26 @@ describe('who may post', () => {
   });
 
   it('refuses a blocked KEY with WRITE_BLOCKED', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const writer = await mintToken(relay.url);
-    admit(space, writer, 'writer');
+    await admit(space, writer, 'writer');
     expect((await append(writer, space, { kind: 'obs' })).status).toBe(201);
-    relay.store.blocks.set(space.id, owner.peerId, writer.peerId, relay.clock.now());
+    await relay.store.blocks.set(space.id, owner.peerId, writer.peerId, relay.clock.now());
     await expectRefused(writer, space, { kind: 'obs' }, 'WRITE_BLOCKED');
   });
 
   it('refuses every post to a closed SPACE with SPACE_CLOSED', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     expect((await append(owner, space, { kind: 'obs' })).status).toBe(201);
     relay.store.spaces.close(space.id, null, relay.clock.now());
     await expectRefused(owner, space, { kind: 'obs' }, 'SPACE_CLOSED');
   });
 
   it('refuses unsigned posts in a signed-only SPACE, after the replay test', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const first = await append(owner, space, { kind: 'obs', body: 'before', idempotency_key: 'k-before' });
     expect(first.status).toBe(201);
-    relay.store.spaces.update(space.id, { signedOnly: true }, owner.peerId, relay.clock.now());
+    await relay.store.spaces.update(space.id, { signedOnly: true }, owner.peerId, relay.clock.now());
     await expectRefused(owner, space, { kind: 'obs', body: 'after' }, 'SIGNATURE_REQUIRED');
     const replay = await append(owner, space, { kind: 'obs', body: 'before', idempotency_key: 'k-before' });
     expect(replay.status).toBe(201);
@@ -375,17 +375,17 @@ describe('who may post', () => {
 
 describe('idempotency', () => {
   it('replays the same key and content with 201, replayed: true and the first receipt', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const body = { kind: 'progress', body: 'step 3 of 5', to: undefined, idempotency_key: 'step-3' };
     const first = await append(owner, space, body);
     expect(first.status).toBe(201);
-    const head = headOf(space);
+    const head = await headOf(space);
     const again = await append(owner, space, { ...body, title: '' });
     expect(again.status).toBe(201);
     expect(again.body.replayed).toBe(true);
     for (const k of ['post_id', 'seq', 'posted_at', 'object_id', 'chain_hash', 'receipt']) expect(again.body[k]).toEqual(first.body[k]);
     verifyReceipt(again.body, signerKey);
-    expect(headOf(space)).toBe(head);
+    expect(await headOf(space)).toBe(head);
     const full = await append(owner, space, body, '?receipt=full');
     expect(full.status).toBe(201);
     expect(full.body.replayed).toBe(true);
@@ -393,14 +393,14 @@ describe('idempotency', () => {
   });
 
   it('refuses the same key with different content', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     expect((await append(owner, space, { kind: 'obs', body: 'one', idempotency_key: 'same' })).status).toBe(201);
     await expectRefused(owner, space, { kind: 'obs', body: 'two', idempotency_key: 'same' }, 'IDEMPOTENCY_CONFLICT');
     await expectRefused(owner, space, { kind: 'obs', body: 'one', data: { x_more: 1 }, idempotency_key: 'same' }, 'IDEMPOTENCY_CONFLICT');
   });
 
   it('refuses a replay that would change signed-ness, either way', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     expect((await append(owner, space, { kind: 'obs', body: 'plain', idempotency_key: 'u-first' })).status).toBe(201);
     const s1 = signedPost(owner, space, { kind: 'obs', body: 'plain', idempotency_key: 'u-first' });
     await expectRefused(owner, space, s1.submission, 'IDEMPOTENCY_CONFLICT');
@@ -410,7 +410,7 @@ describe('idempotency', () => {
   });
 
   it('replays a signed post only with the same object', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const fields = { space_id: space.spaceId, author_id: owner.peerId, kind: 'obs', body: 'signed once', idempotency_key: 'sig-1' };
     const s = signPost({ fields, signer: owner.signer });
     const first = await append(owner, space, s.submission);
@@ -424,10 +424,10 @@ describe('idempotency', () => {
   });
 
   it('scopes a key to its SPACE and author', async () => {
-    const a = newSpace(owner);
-    const b = newSpace(owner);
+    const a = await newSpace(owner);
+    const b = await newSpace(owner);
     const writer = await mintToken(relay.url);
-    admit(a, writer, 'writer');
+    await admit(a, writer, 'writer');
     const one = await append(owner, a, { kind: 'obs', idempotency_key: 'shared-key' });
     const two = await append(owner, b, { kind: 'obs', idempotency_key: 'shared-key' });
     const three = await append(writer, a, { kind: 'obs', idempotency_key: 'shared-key' });
@@ -440,11 +440,11 @@ describe('idempotency', () => {
 
 describe('the chain', () => {
   it('verifies from genesis after many posts of both forms, each admitted under the control revision of its time', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const writers = [await mintToken(relay.url), await mintToken(relay.url), await mintToken(relay.url)];
-    let revisionSeen = relay.store.events.head(space.id).revision;
+    let revisionSeen = (await relay.store.events.head(space.id)).revision;
     for (let i = 0; i < 45; i++) {
-      if (i % 15 === 0) admit(space, writers[i / 15]!, 'writer');
+      if (i % 15 === 0) await admit(space, writers[i / 15]!, 'writer');
       const who = i < 15 ? owner : writers[Math.floor(i / 15) - 1]!;
       const r =
         i % 2 === 0
@@ -452,15 +452,15 @@ describe('the chain', () => {
           : await append(who, space, signedPost(who, space, { kind: 'result', body: `post ${i}` }).submission);
       expect(r.status, JSON.stringify(r.body)).toBe(201);
       expect(r.body.seq).toBe(String(i + 1));
-      const row = relay.store.posts.byPostId(r.body.post_id)!;
-      const control = relay.store.events.head(space.id);
+      const row = (await relay.store.posts.byPostId(r.body.post_id))!;
+      const control = await relay.store.events.head(space.id);
       expect(row.admittedRevision).toBe(control.revision);
       expect(row.admittedRevision).toBeGreaterThanOrEqual(revisionSeen);
       revisionSeen = row.admittedRevision;
     }
-    expectChainVerifies(relay, space, 45);
-    const rows = relay.store.posts.list(space.id, 0, 1000);
-    for (const r of rows) expect(Buffer.from(r.admittedControlHash).equals(Buffer.from(relay.store.events.chainHashAt(space.id, r.admittedRevision)))).toBe(true);
+    await expectChainVerifies(relay, space, 45);
+    const rows = await relay.store.posts.list(space.id, 0, 1000);
+    for (const r of rows) expect(Buffer.from(r.admittedControlHash).equals(Buffer.from(await relay.store.events.chainHashAt(space.id, r.admittedRevision)))).toBe(true);
     // Revision 1 is space.created, then one member.granted before each block of 15 posts.
     expect([...new Set(rows.map((r) => r.admittedRevision))]).toEqual([2, 3, 4]);
   });
@@ -471,44 +471,44 @@ describe('the chain', () => {
 describe('deliveries', () => {
   it('deliver `to` to each addressee and `reply` to the parent author, never to oneself, in the same write', async () => {
     const boss = await mintToken(relay.url);
-    const space = newSpace(boss);
+    const space = await newSpace(boss);
     const a = await mintToken(relay.url);
     const b = await mintToken(relay.url);
-    admit(space, a, 'writer');
-    admit(space, b, 'writer');
+    await admit(space, a, 'writer');
+    await admit(space, b, 'writer');
     const to = [a.peerId, b.peerId].sort();
     const asked = await append(boss, space, { kind: 'question', body: 'who has the key?', to });
     expect(asked.status).toBe(201);
     for (const peer of to) {
-      expect(relay.store.mailbox.list(peer, 0, 10).map((m) => [m.reason, m.postId])).toEqual([['to', asked.body.post_id]]);
+      expect((await relay.store.mailbox.list(peer, 0, 10)).map((m) => [m.reason, m.postId])).toEqual([['to', asked.body.post_id]]);
     }
     const answer = await append(a, space, { kind: 'obs', body: 'I do', reply_to: asked.body.post_id });
-    expect(relay.store.mailbox.list(boss.peerId, 0, 10).map((m) => [m.reason, m.postId])).toEqual([['reply', answer.body.post_id]]);
+    expect((await relay.store.mailbox.list(boss.peerId, 0, 10)).map((m) => [m.reason, m.postId])).toEqual([['reply', answer.body.post_id]]);
     const selfReply = await append(a, space, { kind: 'obs', body: 'and me', reply_to: answer.body.post_id });
     expect(selfReply.status).toBe(201);
-    expect(relay.store.mailbox.head(a.peerId)).toBe(1);
+    expect(await relay.store.mailbox.head(a.peerId)).toBe(1);
     // Addressed and the parent's author: one row, reason `to`.
     const both = await append(b, space, { kind: 'obs', reply_to: answer.body.post_id, to: [a.peerId] });
-    expect(relay.store.mailbox.list(a.peerId, 1, 10).map((m) => [m.reason, m.postId])).toEqual([['to', both.body.post_id]]);
+    expect((await relay.store.mailbox.list(a.peerId, 1, 10)).map((m) => [m.reason, m.postId])).toEqual([['to', both.body.post_id]]);
   });
 
   it('skip a parent author who can no longer read the SPACE', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const leaver = await mintToken(relay.url);
-    admit(space, leaver, 'writer');
+    await admit(space, leaver, 'writer');
     const parent = await append(leaver, space, { kind: 'obs', body: 'bye soon' });
-    relay.store.members.remove(relay.store.spaces.byRowId(space.id)!, leaver.peerId, leaver.peerId, 'member.left', relay.clock.now());
+    await relay.store.members.remove((await relay.store.spaces.byRowId(space.id))!, leaver.peerId, leaver.peerId, 'member.left', relay.clock.now());
     const reply = await append(owner, space, { kind: 'obs', reply_to: parent.body.post_id });
     expect(reply.status).toBe(201);
-    expect(relay.store.mailbox.head(leaver.peerId)).toBe(0);
+    expect(await relay.store.mailbox.head(leaver.peerId)).toBe(0);
   });
 
   it('omit the notice past 200 an hour from one KEY to another and still write the post', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const sender = await mintToken(relay.url);
     const target = await mintToken(relay.url);
-    admit(space, sender, 'writer');
-    admit(space, target, 'writer');
+    await admit(space, sender, 'writer');
+    await admit(space, target, 'writer');
     const start = relay.clock.now();
     const total = 240;
     for (let i = 0; i < total; i++) {
@@ -517,9 +517,9 @@ describe('deliveries', () => {
       const r = await postJson(`${relay.url}/v1/spaces/${space.name}/posts`, { kind: 'obs', to: [target.peerId] }, auth(sender));
       expect(r.status, JSON.stringify(r.body)).toBe(201);
     }
-    expect(headOf(space)).toBe(total);
+    expect(await headOf(space)).toBe(total);
     const hours = (relay.clock.now() - start) / 3_600_000;
-    const delivered = relay.store.mailbox.head(target.peerId);
+    const delivered = await relay.store.mailbox.head(target.peerId);
     expect(delivered).toBeLessThan(total);
     expect(delivered).toBeGreaterThanOrEqual(200);
     expect(delivered).toBeLessThanOrEqual(200 + Math.ceil(hours * 200));
@@ -530,9 +530,9 @@ describe('deliveries', () => {
 
 describe('limits', () => {
   it('refuses a KEY past 60 writes at once (30 a minute, burst 60) with RATE_LIMITED and its own numbers', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const writer = await mintToken(relay.url);
-    admit(space, writer, 'writer');
+    await admit(space, writer, 'writer');
     const statuses: number[] = [];
     for (let i = 0; i < 61; i++) {
       const r = await postJson(`${relay.url}/v1/spaces/${space.name}/posts`, { kind: 'obs' }, auth(writer));
@@ -545,19 +545,19 @@ describe('limits', () => {
     }
     expect(statuses.filter((s) => s === 201).length).toBe(60);
     expect(statuses[60]).toBe(429);
-    expect(headOf(space)).toBe(60);
+    expect(await headOf(space)).toBe(60);
   });
 
   it('limits roleless posts to 10 on the KEY first day and 60 a day after', async () => {
-    const space = newSpace(owner, { visibility: 'public', joinPolicy: 'open' });
-    const other = newSpace(owner, { visibility: 'public', joinPolicy: 'open' });
+    const space = await newSpace(owner, { visibility: 'public', joinPolicy: 'open' });
+    const other = await newSpace(owner, { visibility: 'public', joinPolicy: 'open' });
     const stranger = await mintToken(relay.url);
     for (let i = 0; i < 10; i++) expect((await append(stranger, i % 2 ? space : other, { kind: 'obs' })).status).toBe(201);
     const r = await expectRefused(stranger, space, { kind: 'obs' }, 'RATE_LIMITED');
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
     // A member of the SPACE is not roleless there.
-    const writer = newSpace(owner);
-    admit(writer, stranger, 'writer');
+    const writer = await newSpace(owner);
+    await admit(writer, stranger, 'writer');
     expect((await append(stranger, writer, { kind: 'obs' })).status).toBe(201);
     relay.clock.advance(24 * 3_600_000 + 1_000);
     let written = 0;
@@ -570,11 +570,11 @@ describe('limits', () => {
   });
 
   it('limits roleless posts into one SPACE to 10,000 a day', async () => {
-    const space = newSpace(owner, { visibility: 'public', joinPolicy: 'open' });
+    const space = await newSpace(owner, { visibility: 'public', joinPolicy: 'open' });
     // Fill the day's allowance directly in the table (10,000 HTTP posts would only be slow).
     const now = relay.clock.now();
     const filler = await mintToken(relay.url);
-    relay.store.db
+    await relay.store.db
       .prepare(
         `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000)
          INSERT INTO posts (space_row_id, seq, post_id, author, kind, canonical, signed, object_id, admitted_revision,
@@ -598,21 +598,21 @@ describe('posts.hide and posts.unhide', () => {
   };
 
   it('let the owner hide a post, with a post.hidden event, keeping its position and link', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const writer = await mintToken(relay.url);
-    admit(space, writer, 'writer');
+    await admit(space, writer, 'writer');
     const p = await append(writer, space, { kind: 'obs', body: 'to be hidden' });
     await append(writer, space, { kind: 'obs', body: 'after it' });
-    const before = relay.store.posts.byPostId(p.body.post_id)!;
+    const before = (await relay.store.posts.byPostId(p.body.post_id))!;
     const h = await hide(owner, p.body.post_id);
     expect(h.status).toBe(200);
     expect(h.body).toMatchObject({ post_id: p.body.post_id, space: space.name, seq: '1', hidden: true, changed: true });
     expect(h.body.unavailable).toMatchObject({ state: 'hidden', reason: null });
-    const after = relay.store.posts.byPostId(p.body.post_id)!;
+    const after = (await relay.store.posts.byPostId(p.body.post_id))!;
     expect(after.hiddenAt).not.toBeNull();
     expect(after.seq).toBe(before.seq);
     expect(Buffer.from(after.chainHash).equals(Buffer.from(before.chainHash))).toBe(true);
-    const events = relay.store.events.list(space.id, 0, 100);
+    const events = await relay.store.events.list(space.id, 0, 100);
     const last = events[events.length - 1]!;
     expect(last).toMatchObject({ event: 'post.hidden', actor: owner.peerId, revision: Number(h.body.revision) });
     expect(last.payload).toEqual({ post_id: p.body.post_id, seq: '1' });
@@ -620,31 +620,31 @@ describe('posts.hide and posts.unhide', () => {
     // Hiding again changes nothing and writes no event.
     const again = await hide(owner, p.body.post_id);
     expect(again.body).toMatchObject({ changed: false, hidden: true, revision: null });
-    expect(relay.store.events.head(space.id).revision).toBe(last.revision);
+    expect((await relay.store.events.head(space.id)).revision).toBe(last.revision);
 
     const shown = await hide(owner, p.body.post_id, 'DELETE');
     expect(shown.status).toBe(200);
     expect(shown.body).toMatchObject({ hidden: false, unavailable: null, changed: true });
-    expect(relay.store.events.list(space.id, last.revision, 10).map((e) => e.event)).toEqual(['post.unhidden']);
-    expect(relay.store.posts.byPostId(p.body.post_id)!.hiddenAt).toBeNull();
+    expect((await relay.store.events.list(space.id, last.revision, 10)).map((e) => e.event)).toEqual(['post.unhidden']);
+    expect((await relay.store.posts.byPostId(p.body.post_id))!.hiddenAt).toBeNull();
   });
 
   it('let an admin hide posts of KEYS ranked below it and nobody else', async () => {
-    const space = newSpace(owner, { visibility: 'public', joinPolicy: 'open' });
+    const space = await newSpace(owner, { visibility: 'public', joinPolicy: 'open' });
     const admin = await mintToken(relay.url);
     const admin2 = await mintToken(relay.url);
     const writer = await mintToken(relay.url);
     const stranger = await mintToken(relay.url);
-    admit(space, admin, 'admin');
-    admit(space, admin2, 'admin');
-    admit(space, writer, 'writer');
+    await admit(space, admin, 'admin');
+    await admit(space, admin2, 'admin');
+    await admit(space, writer, 'writer');
     const byWriter = await append(writer, space, { kind: 'obs' });
     const byStranger = await append(stranger, space, { kind: 'obs' });
     const byOwner = await append(owner, space, { kind: 'obs' });
     const byAdmin2 = await append(admin2, space, { kind: 'obs' });
     expect((await hide(admin, byWriter.body.post_id)).status).toBe(200);
     expect((await hide(admin, byStranger.body.post_id)).status).toBe(200);
-    const revision = relay.store.events.head(space.id).revision;
+    const revision = (await relay.store.events.head(space.id)).revision;
     for (const [who, id] of [
       [admin, byOwner.body.post_id],
       [admin, byAdmin2.body.post_id],
@@ -655,13 +655,13 @@ describe('posts.hide and posts.unhide', () => {
       expect(r.status).toBe(403);
       expect(r.body.error.code).toBe('CONTROL_DENIED');
     }
-    expect(relay.store.events.head(space.id).revision).toBe(revision);
+    expect((await relay.store.events.head(space.id)).revision).toBe(revision);
     // The owner hides anyone's post, its own included.
     expect((await hide(owner, byOwner.body.post_id)).status).toBe(200);
   });
 
   it('answer POST_NOT_FOUND for an unknown post and for one the caller cannot read', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const p = await append(owner, space, { kind: 'obs' });
     const stranger = await mintToken(relay.url);
     for (const [who, id] of [[owner, randomUUID()], [stranger, p.body.post_id]] as const) {
@@ -674,11 +674,11 @@ describe('posts.hide and posts.unhide', () => {
   });
 
   it('refuse in a closed SPACE with SPACE_CLOSED', async () => {
-    const space = newSpace(owner);
+    const space = await newSpace(owner);
     const p = await append(owner, space, { kind: 'obs' });
     relay.store.spaces.close(space.id, null, relay.clock.now());
     const r = await hide(owner, p.body.post_id);
     expect(r.body.error.code).toBe('SPACE_CLOSED');
-    expect(relay.store.posts.byPostId(p.body.post_id)!.hiddenAt).toBeNull();
+    expect((await relay.store.posts.byPostId(p.body.post_id))!.hiddenAt).toBeNull();
   });
 });

@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 /** A fresh private SPACE with every writer admitted. */
-const newSpace = (): SpaceRow => spaceWithWriters(relay, owner, writers);
+const newSpace = async (): Promise<SpaceRow> => await spaceWithWriters(relay, owner, writers);
 
 const auth = (t: MintedToken) => ({ authorization: `Bearer ${t.token}` });
 const appendTo = (t: MintedToken, space: SpaceRow, body: unknown) =>
@@ -36,7 +36,7 @@ const restWriters = () => relay.clock.advance(90_000);
 describe('32 concurrent writers', () => {
   it('get gap-free positions 1..n with no duplicates, and the chain verifies from genesis', async () => {
     restWriters();
-    const space = newSpace();
+    const space = await newSpace();
     const perWriter = 8;
     const requests = writers.flatMap((w, wi) =>
       Array.from({ length: perWriter }, (_, k) => {
@@ -53,12 +53,12 @@ describe('32 concurrent writers', () => {
     expect(new Set(answers.map((a) => a.body.post_id)).size).toBe(total);
     for (const a of answers) {
       verifyReceipt(a.body, signerKey);
-      const row = relay.store.posts.byPostId(a.body.post_id)!;
+      const row = (await relay.store.posts.byPostId(a.body.post_id))!;
       expect(String(row.seq)).toBe(a.body.seq);
       expect(toHex(row.chainHash)).toBe(a.body.chain_hash);
     }
-    expect(relay.store.posts.head(space.id).seq).toBe(total);
-    expectChainVerifies(relay, space, total);
+    expect((await relay.store.posts.head(space.id)).seq).toBe(total);
+    await expectChainVerifies(relay, space, total);
   });
 
   it('writing into several SPACES at once keep each chain gap-free on its own', async () => {
@@ -68,17 +68,17 @@ describe('32 concurrent writers', () => {
       writers.flatMap((w, wi) => spaces.map((s, si) => appendTo(w, s, { kind: 'obs', body: `${wi}/${si}` }))),
     );
     for (const a of answers) expect(a.status).toBe(201);
-    for (const s of spaces) expectChainVerifies(relay, s, writers.length);
+    for (const s of spaces) await expectChainVerifies(relay, s, writers.length);
   });
 
   it('addressing one KEY fill its mailbox without gaps, one row per post', async () => {
     restWriters();
-    const space = newSpace();
+    const space = await newSpace();
     const target = await mintToken(relay.url);
-    relay.store.members.admit(relay.store.spaces.byRowId(space.id)!, { peer: target.peerId, role: 'reader', tags: [], broughtInBy: owner.peerId }, owner.peerId, relay.clock.now());
+    await relay.store.members.admit((await relay.store.spaces.byRowId(space.id))!, { peer: target.peerId, role: 'reader', tags: [], broughtInBy: owner.peerId }, owner.peerId, relay.clock.now());
     const answers = await Promise.all(writers.map((w) => appendTo(w, space, { kind: 'question', to: [target.peerId] })));
     for (const a of answers) expect(a.status).toBe(201);
-    const rows = relay.store.mailbox.list(target.peerId, 0, 100);
+    const rows = await relay.store.mailbox.list(target.peerId, 0, 100);
     expect(rows.map((r) => r.mailboxSeq)).toEqual(Array.from({ length: writers.length }, (_, i) => i + 1));
     expect(new Set(rows.map((r) => r.postId))).toEqual(new Set(answers.map((a) => a.body.post_id)));
   });
@@ -87,7 +87,7 @@ describe('32 concurrent writers', () => {
 describe('one idempotency key sent 32 times at once', () => {
   it('writes one post; every other answer is its replay', async () => {
     restWriters();
-    const space = newSpace();
+    const space = await newSpace();
     const w = writers[0]!;
     const body = { kind: 'handoff', body: 'take over the migration', idempotency_key: 'once-only' };
     const answers = await Promise.all(Array.from({ length: 32 }, () => appendTo(w, space, body)));
@@ -96,12 +96,12 @@ describe('one idempotency key sent 32 times at once', () => {
     expect(answers.filter((a) => a.body.replayed === true)).toHaveLength(31);
     expect(new Set(answers.map((a) => a.body.post_id)).size).toBe(1);
     expect(new Set(answers.map((a) => a.body.receipt.signature)).size).toBe(1);
-    expect(relay.store.posts.head(space.id).seq).toBe(1);
+    expect((await relay.store.posts.head(space.id)).seq).toBe(1);
   });
 
   it('signed, likewise writes one post', async () => {
     restWriters();
-    const space = newSpace();
+    const space = await newSpace();
     const w = writers[1]!;
     const s = signedPost(w, space, { kind: 'decision', body: 'ship it', idempotency_key: 'signed-once' });
     const answers = await Promise.all(Array.from({ length: 32 }, () => appendTo(w, space, s.submission)));

@@ -95,68 +95,68 @@ async function expectRefusal(act: () => Promise<Answer>, code: ErrorCode, detail
  * `SPACES_PER_KEY` SPACES owned by `peer`, written straight into the table (reaches SPACE_LIMIT).
  * Answers the removal of what it wrote, so the tables every refusal compares stay small.
  */
-function seedOwnedSpaces(peer: string): () => void {
+async function seedOwnedSpaces(peer: string): Promise<() => void> {
   const insert = relay.store.db.prepare(
     `INSERT INTO spaces (space_id, name, owner, title, description, visibility, oracle, join_policy, signed_only, status,
        categories_json, service_reviewer, task_confirmations, task_confirmers, task_claim_hours, created_at, updated_at)
      VALUES (?, ?, ?, '', '', 'private', 0, 'invite', 0, 'active', '[]', 0, 0, 'members', 4, 0, 0)`,
   );
   const prefix = `fill-${toHex(randomBytes(4))}-`;
-  relay.store.db.transaction(() => {
-    for (let i = 0; i < SPACES_PER_KEY; i++) insert.run(randomUUID(), `${prefix}${i}`, peer);
+  await relay.store.db.transaction(async () => {
+    for (let i = 0; i < SPACES_PER_KEY; i++) await insert.run(randomUUID(), `${prefix}${i}`, peer);
   })();
   return () => void relay.store.db.prepare("DELETE FROM spaces WHERE name LIKE ? || '%'").run(prefix);
 }
 
 /** The SPACE's member count at the limit (reaches MEMBER_LIMIT). */
-function fillMembers(name: string): void {
-  relay.store.db.prepare('UPDATE spaces SET member_count = ? WHERE name = ?').run(MEMBERS_PER_SPACE, name);
+async function fillMembers(name: string): Promise<void> {
+  await relay.store.db.prepare('UPDATE spaces SET member_count = ? WHERE name = ?').run(MEMBERS_PER_SPACE, name);
 }
 
 /** `ADMINS_PER_SPACE` registered admins in the SPACE (reaches ADMIN_LIMIT); answers their removal. */
-function fillAdmins(name: string, owner: string): () => void {
-  const space = relay.store.spaces.byName(name)!;
+async function fillAdmins(name: string, owner: string): Promise<() => void> {
+  const space = (await relay.store.spaces.byName(name))!;
   const key = relay.store.db.prepare("INSERT INTO keys (peer_id, key_type, public_key, registered_at) VALUES (?, 'ed25519', ?, 0)");
   const member = relay.store.db.prepare(
     `INSERT INTO members (space_row_id, peer_id, role, tags_json, brought_in_by, link_id, direct, admitted_at, changed_at)
      VALUES (?, ?, 'admin', '[]', ?, NULL, 0, 0, 0)`,
   );
   const peers: string[] = [];
-  relay.store.db.transaction(() => {
+  await relay.store.db.transaction(async () => {
     for (let i = 0; i < ADMINS_PER_SPACE; i++) {
       const peer = toHex(randomBytes(32));
       peers.push(peer);
-      key.run(peer, peer);
-      member.run(space.id, peer, owner);
+      await key.run(peer, peer);
+      await member.run(space.id, peer, owner);
     }
   })();
-  return () => {
+  return async () => {
     const dropMember = relay.store.db.prepare('DELETE FROM members WHERE space_row_id = ? AND peer_id = ?');
     const dropKey = relay.store.db.prepare('DELETE FROM keys WHERE peer_id = ?');
-    relay.store.db.transaction(() => {
+    await relay.store.db.transaction(async () => {
       for (const p of peers) {
-        dropMember.run(space.id, p);
-        dropKey.run(p);
+        await dropMember.run(space.id, p);
+        await dropKey.run(p);
       }
     })();
   };
 }
 
-function close(name: string): void {
-  relay.store.spaces.close(relay.store.spaces.byName(name)!.id, null, relay.clock.now());
+async function close(name: string): Promise<void> {
+  relay.store.spaces.close((await relay.store.spaces.byName(name))!.id, null, relay.clock.now());
 }
 
 /**
  * A passkey KEY registered and holding a token, written through the store (its assertions are
  * random bytes; test/relay-passkeys-signing.test.ts signs with a real authenticator).
  */
-function seedPasskeyKey(): { peerId: string; token: string } {
+async function seedPasskeyKey(): Promise<{ peerId: string; token: string }> {
   const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const spki = new Uint8Array(publicKey.export({ type: 'spki', format: 'der' }));
   const peerId = toHex(passkeyPeerIdOf(spki));
   const token = newToken((n) => new Uint8Array(randomBytes(n)));
   const now = relay.clock.now();
-  const minted = relay.store.keys.mint({
+  const minted = await relay.store.keys.mint({
     peerId,
     keyType: 'passkey',
     publicKey: toHex(spki),
@@ -196,7 +196,7 @@ describe('the standard itself', () => {
     const afterCreate = stateDigest();
     expect(afterCreate).not.toBe(before);
     // A change inside one row (a column other than the key) moves it too.
-    relay.store.db.prepare('UPDATE spaces SET title = ? WHERE owner = ?').run('changed behind the relay', k.peerId);
+    await relay.store.db.prepare('UPDATE spaces SET title = ? WHERE owner = ?').run('changed behind the relay', k.peerId);
     expect(stateDigest()).not.toBe(afterCreate);
   });
 });
@@ -219,7 +219,7 @@ describe('keys, tokens, passkeys', () => {
   });
 
   it("me.encryption_key refuses a passkey KEY's webauthn signature that is no assertion with ENCRYPTION_KEY_INVALID", async () => {
-    const pk = seedPasskeyKey();
+    const pk = await seedPasskeyKey();
     const enc = deriveEncryptionKey(new Uint8Array(randomBytes(32)), pk.peerId);
     const statement = buildEncryptionKeyStatement(pk.peerId, enc.publicKey);
     const r = await expectRefusal(
@@ -227,7 +227,7 @@ describe('keys, tokens, passkeys', () => {
       'ENCRYPTION_KEY_INVALID',
     );
     expect(r.body.error.detail).toMatch(/client_data_json/);
-    expect(relay.store.encryptionKeys.get(pk.peerId)).toBeUndefined();
+    expect(await relay.store.encryptionKeys.get(pk.peerId)).toBeUndefined();
   });
 });
 
@@ -257,9 +257,9 @@ describe('members and space blocks', () => {
     const name = freshName('blk');
     await createSpace(relay, owner.token, { name });
     expect((await call(relay, 'PUT', `/v1/spaces/${name}/blocks/${writer.peerId}`, { token: owner.token })).status).toBe(200);
-    close(name);
+    await close(name);
     await expectRefusal(() => call(relay, 'DELETE', `/v1/spaces/${name}/blocks/${writer.peerId}`, { token: owner.token }), 'SPACE_CLOSED');
-    expect(relay.store.blocks.isBlocked(relay.store.spaces.byName(name)!.id, writer.peerId)).toBe(true);
+    expect(await relay.store.blocks.isBlocked((await relay.store.spaces.byName(name))!.id, writer.peerId)).toBe(true);
   });
 });
 
@@ -291,25 +291,25 @@ describe('join requests', () => {
 
   it('requests.approve refuses a SPACE at its member limit with MEMBER_LIMIT, the request still waiting', async () => {
     const { name, id } = await asked();
-    fillMembers(name);
+    await fillMembers(name);
     await expectRefusal(() => approve(id), 'MEMBER_LIMIT');
-    expect(relay.store.requests.byId(id, relay.clock.now())!.state).toBe('pending');
+    expect((await relay.store.requests.byId(id, relay.clock.now()))!.state).toBe('pending');
   });
 
   it('requests.approve refuses a requester already in 10,000 SPACES with SPACE_LIMIT', async () => {
     const { asker, id } = await asked();
-    const unseed = seedOwnedSpaces(asker.peerId);
+    const unseed = await seedOwnedSpaces(asker.peerId);
     await expectRefusal(() => approve(id), 'SPACE_LIMIT');
     unseed();
-    expect(relay.store.requests.byId(id, relay.clock.now())!.state).toBe('pending');
+    expect((await relay.store.requests.byId(id, relay.clock.now()))!.state).toBe('pending');
   });
 
   it('requests.approve refuses a new admin past the admins a SPACE may have with ADMIN_LIMIT', async () => {
     const { name, id } = await asked();
-    const unseed = fillAdmins(name, owner.peerId);
+    const unseed = await fillAdmins(name, owner.peerId);
     await expectRefusal(() => approve(id, { role: 'admin' }), 'ADMIN_LIMIT');
     unseed();
-    expect(relay.store.requests.byId(id, relay.clock.now())!.state).toBe('pending');
+    expect((await relay.store.requests.byId(id, relay.clock.now()))!.state).toBe('pending');
   });
 
   it('requests.approve refuses a requester without an encryption key into a sealed SPACE with ENCRYPTION_KEY_MISSING', async () => {
@@ -318,14 +318,14 @@ describe('join requests', () => {
     const sealedOwner = await keyed();
     const s = await createSealedSpace(relay, sealedOwner);
     const bare = await mintToken(relay.url);
-    const space = relay.store.spaces.byName(s.name)!;
-    const request = relay.store.requests.create({ space, id: randomUUID(), requester: bare.peerId, message: '', now: relay.clock.now(), notify: () => false });
+    const space = (await relay.store.spaces.byName(s.name))!;
+    const request = await relay.store.requests.create({ space, id: randomUUID(), requester: bare.peerId, message: '', now: relay.clock.now(), notify: () => false });
     const r = await expectRefusal(
       () => call(relay, 'POST', `/v1/requests/${request.id}/approve`, { token: sealedOwner.token, body: {} }),
       'ENCRYPTION_KEY_MISSING',
     );
     expect(r.body.error.detail).toContain(bare.peerId);
-    expect(relay.store.members.roleOf(space, bare.peerId)).toBeNull();
+    expect(await relay.store.members.roleOf(space, bare.peerId)).toBeNull();
   });
 });
 
@@ -361,22 +361,22 @@ describe('join by name with a code, join.link and hand-over acceptance', () => {
     ] as const) {
       await expectRefusal(() => joinByName(name, k, code), refusal);
     }
-    expect(relay.store.members.roleOf(relay.store.spaces.byName(name)!, k.peerId)).toBeNull();
+    expect(await relay.store.members.roleOf((await relay.store.spaces.byName(name))!, k.peerId)).toBeNull();
   });
 
   it('join refuses a SPACE at its member limit (MEMBER_LIMIT) and a KEY in 10,000 SPACES (SPACE_LIMIT), by code and by open policy', async () => {
     const name = await team();
     const link = await makeLink(relay, owner, name, { role: 'reader', max_uses: null });
     const k = await mintToken(relay.url);
-    fillMembers(name);
+    await fillMembers(name);
     await expectRefusal(() => joinByName(name, k, link.code), 'MEMBER_LIMIT');
 
-    const open = newSpace(relay, owner, { visibility: 'public', joinPolicy: 'open', categories: ['general'] });
+    const open = await newSpace(relay, owner, { visibility: 'public', joinPolicy: 'open', categories: ['general'] });
     const crowded = await mintToken(relay.url);
-    const unseed = seedOwnedSpaces(crowded.peerId);
+    const unseed = await seedOwnedSpaces(crowded.peerId);
     await expectRefusal(() => call(relay, 'POST', `/v1/spaces/${open.name}/join`, { token: crowded.token }), 'SPACE_LIMIT');
     unseed();
-    fillMembers(open.name);
+    await fillMembers(open.name);
     await expectRefusal(() => call(relay, 'POST', `/v1/spaces/${open.name}/join`, { token: k.token }), 'MEMBER_LIMIT');
   });
 
@@ -405,9 +405,9 @@ describe('join by name with a code, join.link and hand-over acceptance', () => {
     await grant(relay, owner, shared, taker.peerId, 'reader');
     const offer = await call(relay, 'POST', `/v1/spaces/${name}/hand-over`, { token: giver.token, body: { to: taker.peerId } });
     expect(offer.status).toBe(201);
-    const unseed = seedOwnedSpaces(taker.peerId);
+    const unseed = await seedOwnedSpaces(taker.peerId);
     await expectRefusal(() => call(relay, 'POST', `/v1/hand-overs/${offer.body.offer_id}/accept`, { token: taker.token }), 'SPACE_LIMIT');
-    expect(relay.store.members.roleOf(relay.store.spaces.byName(name)!, giver.peerId)).toBe('writer');
+    expect(await relay.store.members.roleOf((await relay.store.spaces.byName(name))!, giver.peerId)).toBe('writer');
 
     // The SPACE itself offered to such a KEY: the same refusal.
     const own = await mintToken(relay.url);
@@ -418,7 +418,7 @@ describe('join by name with a code, join.link and hand-over acceptance', () => {
     expect(whole.status).toBe(201);
     await expectRefusal(() => call(relay, 'POST', `/v1/hand-overs/${whole.body.offer_id}/accept`, { token: taker.token }), 'SPACE_LIMIT');
     unseed();
-    expect(relay.store.spaces.byName(mine)!.owner).toBe(own.peerId);
+    expect((await relay.store.spaces.byName(mine))!.owner).toBe(own.peerId);
   });
 });
 
@@ -441,7 +441,7 @@ describe('sealed SPACES', () => {
     expect((await call(relay, 'PUT', `/v1/spaces/${closed.name}/sealed/stamp`, { token: member.token, body: stampBody(owner, member.peerId) })).status).toBe(200);
     const staged = await call(relay, 'POST', `/v1/spaces/${closed.name}/sealed/generations`, { token: owner.token, body: nextGeneration(closed) });
     expect(staged.status).toBe(201);
-    close(closed.name);
+    await close(closed.name);
   });
 
   type Case = [operation: string, method: string, rest: string, body?: () => unknown];
@@ -504,7 +504,7 @@ describe('sealed SPACES', () => {
   it("sealed.stamp refuses a passkey issuer's webauthn signature that is no assertion with SEALED_SIGNATURE_INVALID", async () => {
     const s = await createSealedSpace(relay, owner);
     expect((await call(relay, 'PUT', `/v1/spaces/${s.name}/members/${member.peerId}`, { token: owner.token, body: { role: 'writer' } })).status).toBe(201);
-    const issuer = seedPasskeyKey();
+    const issuer = await seedPasskeyKey();
     const stamp = buildStamp({ issuer: issuer.peerId, peer_id: member.peerId });
     const r = await expectRefusal(
       () => call(relay, 'PUT', `/v1/spaces/${s.name}/sealed/stamp`, { token: member.token, body: { stamp: toBase64url(stamp), ...WEBAUTHN } }),
@@ -516,9 +516,9 @@ describe('sealed SPACES', () => {
   it("sealed.keepers refuses a passkey owner's webauthn signature that is no assertion with SEALED_SIGNATURE_INVALID", async () => {
     // A passkey KEY owns a sealed SPACE: its encryption key is written through the store (its
     // own random webauthn statement would be refused), then it creates the SPACE over HTTP.
-    const pk = seedPasskeyKey();
+    const pk = await seedPasskeyKey();
     const enc = deriveEncryptionKey(new Uint8Array(randomBytes(32)), pk.peerId);
-    relay.store.encryptionKeys.publish({
+    await relay.store.encryptionKeys.publish({
       peerId: pk.peerId,
       publicKey: toHex(enc.publicKey),
       fingerprint: encryptionKeyFingerprint(enc.publicKey),
@@ -561,9 +561,9 @@ describe('posts.unhide', () => {
     await expectRefusal(() => unhide(owner, randomUUID()), 'POST_NOT_FOUND');
     await expectRefusal(() => unhide(stranger, id), 'POST_NOT_FOUND');
     await expectRefusal(() => unhide(writer, id), 'CONTROL_DENIED');
-    close(name);
+    await close(name);
     await expectRefusal(() => unhide(owner, id), 'SPACE_CLOSED');
-    expect(relay.store.posts.byPostId(id)!.hiddenAt).not.toBeNull();
+    expect((await relay.store.posts.byPostId(id))!.hiddenAt).not.toBeNull();
   });
 });
 
@@ -575,7 +575,7 @@ describe('posts.append on a damaged chain', () => {
     const first = await call(relay, 'POST', `/v1/spaces/${name}/posts`, { token: owner.token, body: { kind: 'obs', body: 'first' } });
     expect(first.status).toBe(201);
     // Damage the head's stored link as a disk fault or a hand edit would.
-    relay.store.db
+    await relay.store.db
       .prepare('UPDATE posts SET chain_hash = ? WHERE post_id = ?')
       .run(Buffer.alloc(32, 7), first.body.post_id);
     await expectRefusal(

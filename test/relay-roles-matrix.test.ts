@@ -276,19 +276,19 @@ async function build(kind: 'private' | 'open', actor: Actor): Promise<World> {
     : { name, join_policy: 'request' };
   const created = await call(relay, 'POST', '/v1/spaces', { token: k.owner.token, body });
   if (created.status !== 201) throw new Error(`spaces.create: ${created.text}`);
-  const space = relay.store.spaces.byName(name)!;
+  const space = (await relay.store.spaces.byName(name))!;
   const now = relay.clock.now();
-  const put = (peer: MintedToken, role: 'admin' | 'coordinator' | 'writer' | 'reader', by: MintedToken) =>
-    relay.store.members.admit(space, { peer: peer.peerId, role, tags: [], broughtInBy: by.peerId }, by.peerId, now);
-  put(k.admin, 'admin', k.owner);
-  put(k.coordinator, 'coordinator', k.owner);
-  put(k.writer, 'writer', k.owner);
-  put(k.reader, 'reader', k.owner);
-  put(k.tA, 'admin', k.owner);
-  put(k.tC, 'coordinator', k.owner);
-  put(k.tW2, 'writer', k.owner);
-  put(k.tW, 'writer', k.coordinator);
-  put(k.tR, 'reader', k.coordinator);
+  const put = async (peer: MintedToken, role: 'admin' | 'coordinator' | 'writer' | 'reader', by: MintedToken) =>
+    await relay.store.members.admit(space, { peer: peer.peerId, role, tags: [], broughtInBy: by.peerId }, by.peerId, now);
+  await put(k.admin, 'admin', k.owner);
+  await put(k.coordinator, 'coordinator', k.owner);
+  await put(k.writer, 'writer', k.owner);
+  await put(k.reader, 'reader', k.owner);
+  await put(k.tA, 'admin', k.owner);
+  await put(k.tC, 'coordinator', k.owner);
+  await put(k.tW2, 'writer', k.owner);
+  await put(k.tW, 'writer', k.coordinator);
+  await put(k.tR, 'reader', k.coordinator);
   // A waiting join request from tK (private SPACES take requests).
   let requestId = '';
   if (kind === 'private') {
@@ -300,14 +300,14 @@ async function build(kind: 'private' | 'open', actor: Actor): Promise<World> {
   if (post.status !== 201) throw new Error(`posts.append: ${post.text}`);
   // Links: one by tC, and one by the acting KEY itself (written straight to the table, since
   // readers, writers and KEYS with no role cannot make one: they may hold links made earlier).
-  const link = (maker: MintedToken) =>
-    relay.store.invites.create({
+  const link = async (maker: MintedToken) =>
+    (await relay.store.invites.create({
       space, id: `link-${name}-${maker.peerId.slice(0, 8)}`, codeHash: codeHash(newCode('invite', (n) => new Uint8Array(randomBytes(n)))),
       maker: maker.peerId, role: 'reader', tags: [], label: null, maxUses: null, expiresAt: null, now,
-    }).invite.id;
-  const othersLink = link(k.tC);
-  const ownLink = link(k[actor]);
-  return { name, space: relay.store.spaces.byName(name)!, keys: k, requestId, postId: post.body.post_id, othersLink, ownLink };
+    })).invite.id;
+  const othersLink = await link(k.tC);
+  const ownLink = await link(k[actor]);
+  return { name, space: (await relay.store.spaces.byName(name))!, keys: k, requestId, postId: post.body.post_id, othersLink, ownLink };
 }
 
 async function outcome(row: Row, w: World, a: Answer): Promise<string> {
@@ -325,11 +325,11 @@ describe('roles matrix (spec/1-concepts.md)', () => {
       want[row.action] = row.expect;
       for (const actor of ACTORS) {
         const w = await build(row.kind ?? 'private', actor);
-        const head = relay.store.events.head(w.space.id).revision;
+        const head = (await relay.store.events.head(w.space.id)).revision;
         const a = await row.run(w, w.keys[actor]);
         const result = await outcome(row, w, a);
         got[row.action]![actor] = result;
-        if (a.status >= 400 && relay.store.events.head(w.space.id).revision !== head) moved.push(`${row.action} / ${actor}`);
+        if (a.status >= 400 && (await relay.store.events.head(w.space.id)).revision !== head) moved.push(`${row.action} / ${actor}`);
       }
     }
     expect(got).toEqual(want);

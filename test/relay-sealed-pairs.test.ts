@@ -36,7 +36,7 @@ beforeEach(async () => {
   a = await sealedKey(relay);
   b = await sealedKey(relay);
   for (const k of [a, b]) expect((await publishKey(relay, k)).status).toBe(200);
-  acquaint(relay, a, b);
+  await acquaint(relay, a, b);
 });
 
 /** The starter's side: a fresh secret, its commitment and a lock for each of the two KEYS. */
@@ -138,7 +138,7 @@ describe('sealed pair refusals', () => {
 
   it('refuses a KEY without an encryption key with ENCRYPTION_KEY_MISSING naming it', async () => {
     const bare = await sealedKey(relay);
-    acquaint(relay, a, bare);
+    await acquaint(relay, a, bare);
     const r = await expectRefusedUnchanged(relay, startSealed(a, bare, 'hi').run, 'ENCRYPTION_KEY_MISSING', 409);
     expect(r.body.error.detail).toMatch(new RegExp(`^${bare.peerId}`));
   });

@@ -64,13 +64,13 @@ async function keyed(): Promise<SealedKey> {
 const post = (k: SealedKey, body: unknown, sp: SealedSpace = s): Promise<Answer> =>
   call(relay, 'POST', `/v1/spaces/${sp.name}/posts`, { token: k.token, body });
 
-function headOf(sp: SealedSpace): number {
-  return relay.store.posts.head(relay.store.spaces.byName(sp.name)!.id).seq;
+async function headOf(sp: SealedSpace): Promise<number> {
+  return (await relay.store.posts.head((await relay.store.spaces.byName(sp.name))!.id)).seq;
 }
 
 /** Refused with `code`; nothing stored (no post, no sealed item, no mailbox row). */
 async function expectRefused(k: SealedKey, body: unknown, code: string, detail?: RegExp | string, sp: SealedSpace = s): Promise<Answer> {
-  const count = (sql: string): number => (relay.store.db.prepare(sql).get() as { n: number }).n;
+  const count = async (sql: string): Promise<number> => (await relay.store.db.prepare(sql).get() as { n: number }).n;
   const before = [headOf(sp), count('SELECT count(*) AS n FROM sealed_posts'), count('SELECT count(*) AS n FROM mailbox')];
   const r = await post(k, body, sp);
   expect(r.body?.error?.code, r.text).toBe(code);
@@ -108,7 +108,7 @@ describe('sealed posts are accepted and read as ciphertext only', () => {
     const { body } = sealedPostBody(s, bob, 1, words, { kind: 'result' });
     const r = await post(bob, body);
     expect(r.status, r.text).toBe(201);
-    expect(r.body).toMatchObject({ sealed: true, signed: false, seq: String(headOf(s)) });
+    expect(r.body).toMatchObject({ sealed: true, signed: false, seq: String(await headOf(s)) });
 
     const snip = await call(relay, 'GET', `/v1/spaces/${s.name}/posts?detail=snippets`, { token: owner.token });
     const item = snip.body.items.find((i: any) => i.post_id === r.body.post_id);

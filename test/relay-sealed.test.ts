@@ -62,31 +62,31 @@ const admit = (by: SealedKey, s: SealedSpace, k: { peerId: string }, role = 'wri
   call(relay, 'PUT', `/v1/spaces/${s.name}/members/${k.peerId}`, { token: by.token, body: { role } });
 
 /** Everything the relay holds about a SPACE's keys and members, as one comparable text. */
-function records(name: string): string {
-  const space = relay.store.spaces.byName(name);
+async function records(name: string): Promise<string> {
+  const space = await relay.store.spaces.byName(name);
   if (!space) return 'no such SPACE';
-  const q = (sql: string): unknown[] => relay.store.db.prepare(sql).all(space.id);
+  const q = async (sql: string): Promise<unknown[]> => await relay.store.db.prepare(sql).all(space.id);
   return JSON.stringify({
     owner: space.owner,
-    state: q('SELECT * FROM sealed_spaces WHERE space_row_id = ?'),
-    generations: q('SELECT * FROM sealed_generations WHERE space_row_id = ? ORDER BY generation'),
-    locks: q('SELECT * FROM sealed_locks WHERE space_row_id = ? ORDER BY generation, recipient'),
-    lists: q('SELECT * FROM sealed_keeper_lists WHERE space_row_id = ? ORDER BY revision'),
-    stamps: q('SELECT * FROM sealed_stamps WHERE space_row_id = ? ORDER BY peer_id'),
-    members: q('SELECT * FROM members WHERE space_row_id = ? ORDER BY peer_id'),
-    requests: q('SELECT * FROM join_requests WHERE space_row_id = ? ORDER BY id'),
-    revision: relay.store.events.head(space.id).revision,
+    state: await q('SELECT * FROM sealed_spaces WHERE space_row_id = ?'),
+    generations: await q('SELECT * FROM sealed_generations WHERE space_row_id = ? ORDER BY generation'),
+    locks: await q('SELECT * FROM sealed_locks WHERE space_row_id = ? ORDER BY generation, recipient'),
+    lists: await q('SELECT * FROM sealed_keeper_lists WHERE space_row_id = ? ORDER BY revision'),
+    stamps: await q('SELECT * FROM sealed_stamps WHERE space_row_id = ? ORDER BY peer_id'),
+    members: await q('SELECT * FROM members WHERE space_row_id = ? ORDER BY peer_id'),
+    requests: await q('SELECT * FROM join_requests WHERE space_row_id = ? ORDER BY id'),
+    revision: (await relay.store.events.head(space.id)).revision,
   });
 }
 
 /** `act` is refused with `code` (detail matching `detail`) and the records stay as they were. */
 async function expectRefused(s: SealedSpace, act: () => Promise<Answer>, code: string, detail?: RegExp | string): Promise<Answer> {
-  const before = records(s.name);
+  const before = await records(s.name);
   const r = await act();
   expect(r.body?.error?.code, r.text).toBe(code);
   if (typeof detail === 'string') expect(r.body.error.detail).toBe(detail);
   else if (detail) expect(r.body.error.detail).toMatch(detail);
-  expect(records(s.name)).toBe(before);
+  expect(await records(s.name)).toBe(before);
   return r;
 }
 
@@ -138,8 +138,8 @@ describe('creating a sealed SPACE', () => {
     const r = await call(relay, 'POST', '/v1/spaces', { token: bare.token, body: { name, visibility: 'sealed', sealed } });
     expect(r.body.error.code).toBe('ENCRYPTION_KEY_MISSING');
     expect(r.body.error.detail).toContain(bare.peerId);
-    expect(relay.store.spaces.byName(name)).toBeUndefined();
-    expect(relay.store.spaces.bySpaceId(sealed.space_id)).toBeUndefined();
+    expect(await relay.store.spaces.byName(name)).toBeUndefined();
+    expect(await relay.store.spaces.bySpaceId(sealed.space_id)).toBeUndefined();
   });
 
   it('refuses to make the key itself (SEALED_NEEDS_BRIDGE), other join policies, oracles, bad parts and a reused SPACE id', async () => {
@@ -167,14 +167,14 @@ describe('creating a sealed SPACE', () => {
       const r = await call(relay, 'POST', '/v1/spaces', { token: owner.token, body: { name, ...extra } });
       expect(r.body.error?.code, `${JSON.stringify(extra).slice(0, 80)}: ${r.text}`).toBe(code);
       if (detail) expect(r.body.error.detail).toMatch(detail);
-      expect(relay.store.spaces.byName(name)).toBeUndefined();
+      expect(await relay.store.spaces.byName(name)).toBeUndefined();
     }
     const first = await createSealedSpace(relay, owner);
     const again = { ...good(), space_id: first.spaceId };
     const name = freshName('sealed');
     const r = await call(relay, 'POST', '/v1/spaces', { token: owner.token, body: { name, visibility: 'sealed', sealed: again } });
     expect(r.body.error.code).toBe('INVALID_REQUEST');
-    expect(relay.store.spaces.byName(name)).toBeUndefined();
+    expect(await relay.store.spaces.byName(name)).toBeUndefined();
   });
 
   it('has no links (SEALED_NO_LINKS) and keeps join policy request', async () => {
@@ -215,7 +215,7 @@ describe('admission needs an encryption key', () => {
     expect(waiting.body.items[0].stamp.issuer).toBe(owner.peerId);
     const approved = await call(relay, 'POST', `/v1/requests/${ask.body.request_id}/approve`, { token: owner.token, body: {} });
     expect(approved.status).toBe(200);
-    expect(relay.store.members.roleOf(relay.store.spaces.byName(s.name)!, carol.peerId)).toBe('writer');
+    expect(await relay.store.members.roleOf((await relay.store.spaces.byName(s.name))!, carol.peerId)).toBe('writer');
   });
 });
 
@@ -305,11 +305,11 @@ describe('stamps', () => {
     expect((await admit(owner, s, bob)).status).toBe(201);
     expect((await putList(owner, s, keeperListBody(s, owner, { revision: 1, keepers: [keeper.peerId] }))).status).toBe(200);
     expect((await putStamp(bob, s, stampBody(owner, bob.peerId))).status).toBe(200);
-    const before = records(s.name);
+    const before = await records(s.name);
     const r = await putStamp(keeper, s, stampBody(keeper, bob.peerId));
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ stored: false, stamp: { issuer: owner.peerId } });
-    expect(records(s.name)).toBe(before);
+    expect(await records(s.name)).toBe(before);
   });
 
   it('lets a stamp run out at not_after', async () => {
@@ -494,8 +494,8 @@ describe('changing the key', () => {
     expect((await stage(owner, s, next)).status).toBe(201);
     expect((await putLocks(owner, s, 2, next.commitment, { [owner.peerId]: lockFor(s, 2, owner, owner) })).status).toBe(200);
     expect((await activate(owner, s, 2)).status).toBe(200);
-    const space = relay.store.spaces.byName(s.name)!;
-    const held = relay.store.db.prepare('SELECT recipient FROM sealed_locks WHERE space_row_id = ?').all(space.id) as { recipient: string }[];
+    const space = (await relay.store.spaces.byName(s.name))!;
+    const held = await relay.store.db.prepare('SELECT recipient FROM sealed_locks WHERE space_row_id = ?').all(space.id) as { recipient: string }[];
     expect(held.map((h) => h.recipient)).toEqual([owner.peerId]);
     upkeep = (await status(owner, s)).body.upkeep;
     expect(upkeep).toMatchObject({ change_due: false, reasons: [], departed_at: null });

@@ -51,8 +51,8 @@ describe('join request messages in the mailbox', () => {
 describe('long polls and the token that opened them', () => {
   it('answer TOKEN_REVOKED, not the new post, when the token is revoked while the read waits', async () => {
     const reader = await mintToken(relay.url);
-    const space = newSpace(relay, owner);
-    admit(relay, space, reader, 'reader');
+    const space = await newSpace(relay, owner);
+    await admit(relay, space, reader, 'reader');
     const waiting = get(relay, `/v1/spaces/${space.name}/posts?wait=20&detail=full`, reader);
     await new Promise((r) => setTimeout(r, 100));
     expect((await call(relay, 'DELETE', '/v1/tokens/current', { token: reader.token })).status).toBeLessThan(300);
@@ -64,12 +64,12 @@ describe('long polls and the token that opened them', () => {
 
   it('answer KEY_BLOCKED, not the new mailbox row, when the KEY is blocked while its mailbox read waits', async () => {
     const reader = await mintToken(relay.url);
-    const space = newSpace(relay, owner);
-    admit(relay, space, reader, 'reader');
-    const head = relay.store.mailbox.head(reader.peerId);
+    const space = await newSpace(relay, owner);
+    await admit(relay, space, reader, 'reader');
+    const head = await relay.store.mailbox.head(reader.peerId);
     const waiting = get(relay, `/v1/mailbox?after=${head}&wait=20&detail=full`, reader);
     await new Promise((r) => setTimeout(r, 100));
-    relay.store.db.prepare('UPDATE keys SET blocked_at = ? WHERE peer_id = ?').run(relay.clock.now(), reader.peerId);
+    await relay.store.db.prepare('UPDATE keys SET blocked_at = ? WHERE peer_id = ?').run(relay.clock.now(), reader.peerId);
     await post(relay, owner, space, { kind: 'obs', body: 'addressed-after-block', to: [reader.peerId] });
     const r = await waiting;
     expect(r.text).not.toContain('addressed-after-block');
@@ -79,7 +79,7 @@ describe('long polls and the token that opened them', () => {
 
 describe('deeply nested request bodies', () => {
   it('are refused as INVALID_REQUEST on every route, not answered INTERNAL', async () => {
-    const space = newSpace(relay, owner);
+    const space = await newSpace(relay, owner);
     const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
     rest(relay);
     for (const [path, body] of [
@@ -100,7 +100,7 @@ describe('deeply nested request bodies', () => {
   });
 
   it('are still read when they nest as deep as the limit allows', async () => {
-    const space = newSpace(relay, owner);
+    const space = await newSpace(relay, owner);
     const data = { x_a: JSON.parse(`${'['.repeat(JSON_DEPTH_MAX - 2)}1${']'.repeat(JSON_DEPTH_MAX - 2)}`) };
     const landed = await post(relay, owner, space, { kind: 'obs', body: 'deep enough', data });
     const r = await get(relay, `/v1/posts/${landed.post_id}`, owner);
@@ -112,7 +112,7 @@ describe('deeply nested canonical bytes inside a signed post', () => {
   // The body itself nests shallowly: the depth hides in base64url, past the body reader's check,
   // and reaches the strict canonical reader, whose checks recurse.
   it('are refused as INVALID_REQUEST, not answered INTERNAL, and nothing is written', async () => {
-    const space = newSpace(relay, owner);
+    const space = await newSpace(relay, owner);
     const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
     const before = (await get(relay, `/v1/spaces/${space.name}/posts`, owner)).body.head_seq;
     for (const [part, n] of [['private', 5_000], ['private', 16_000], ['canonical', 30_000]] as const) {
@@ -131,7 +131,7 @@ describe('deeply nested canonical bytes inside a signed post', () => {
 describe('SEEK queries written as FTS5 syntax', () => {
   it('are words to search for: never a server error, never a hit outside public and own SPACES', async () => {
     const stranger = await mintToken(relay.url);
-    const closed = newSpace(relay, owner);
+    const closed = await newSpace(relay, owner);
     await post(relay, owner, closed, { kind: 'obs', title: 'zebra notes', body: 'zebra quokka private words' });
     for (const q of ['zebra*', '"zebra', 'zebra NEAR quokka', 'NEAR(zebra quokka, 2)', 'terms:zebra', '{terms}: zebra', '^zebra', 'zebra OR _s1', '_s* zebra', 'zebra -quokka', 'NOT zebra', '(zebra', 'zebra AND', '\\ zebra \'', 'x'.repeat(300)]) {
       const r = await get(relay, `/v1/seek?q=${encodeURIComponent(q)}&detail=full`, stranger);

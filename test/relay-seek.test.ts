@@ -28,8 +28,8 @@ afterAll(async () => {
 
 /** A word no other test uses, so each test searches its own posts only. */
 const word = () => `w${randomBytes(5).toString('hex')}`;
-const publicSpace = (by: MintedToken, categories = ['general']) =>
-  newSpace(relay, by, { visibility: 'public', joinPolicy: 'request', categories });
+const publicSpace = async (by: MintedToken, categories = ['general']) =>
+  await newSpace(relay, by, { visibility: 'public', joinPolicy: 'request', categories });
 
 function seek(query: string, who?: MintedToken, headers: Record<string, string> = {}) {
   relay.clock.advance(600); // the SEEK bucket (120 a minute) refills between searches
@@ -39,7 +39,7 @@ const ids = (r: { body: any }) => r.body.items.map((i: any) => i.post_id);
 
 describe('text search', () => {
   it('finds a path like src/main.rs by its parts, as a phrase, and words without their accents', async () => {
-    const space = publicSpace(owner);
+    const space = await publicSpace(owner);
     const tag = word();
     const p = await post(relay, owner, space, { kind: 'obs', title: `Panic in src/main.rs ${tag}`, body: 'The crème brûlée handler unwraps None.' });
     for (const q of ['main', 'main.rs', 'src/main.rs', 'SRC', 'creme brulee', 'unwraps', 'Crème']) {
@@ -54,7 +54,7 @@ describe('text search', () => {
   });
 
   it('ranks the closer match first among text hits', async () => {
-    const space = publicSpace(owner);
+    const space = await publicSpace(owner);
     const tag = word();
     const weak = await post(relay, owner, space, { kind: 'obs', body: `${tag} appears once in a long note about many other unrelated things and more words here` });
     const strong = await post(relay, owner, space, { kind: 'obs', body: `${tag} ${tag} ${tag}` });
@@ -63,7 +63,7 @@ describe('text search', () => {
   });
 
   it('never finds a hidden post', async () => {
-    const space = publicSpace(owner);
+    const space = await publicSpace(owner);
     const tag = word();
     const p = await post(relay, owner, space, { kind: 'obs', body: `oops ${tag}` });
     expect(ids(await seek(`q=${tag}`, owner))).toEqual([p.post_id]);
@@ -74,16 +74,16 @@ describe('text search', () => {
 
 describe('the indexer', () => {
   it('indexes each append inside its own transaction, eight sent at once included: findable with no indexer running', async () => {
-    const space = publicSpace(owner);
+    const space = await publicSpace(owner);
     relay.app.seekIndexer.stop();
     try {
       const tag = word();
       const sent = await Promise.all(
         Array.from({ length: 8 }, (_, i) => post(relay, owner, space, { kind: 'obs', body: `indexed by its own append ${i} ${tag}` })),
       );
-      const rows = sent.map((p) => relay.store.posts.byPostId(p.post_id)!.rowId);
-      expect(relay.store.seek.watermark()).toBe(Math.max(...rows));
-      expect(relay.store.seek.pending(relay.store.seek.watermark(), 10)).toEqual([]);
+      const rows = sent.map(async (p) => (await relay.store.posts.byPostId(p.post_id))!.rowId);
+      expect(await relay.store.seek.watermark()).toBe(Math.max(...rows));
+      expect(await relay.store.seek.pending(await relay.store.seek.watermark(), 10)).toEqual([]);
       const found = await seek(`q=${tag}&space=${space.name}`, owner);
       expect(ids(found).sort()).toEqual(sent.map((p) => p.post_id).sort());
     } finally {
@@ -92,24 +92,24 @@ describe('the indexer', () => {
   });
 
   it('catches up on its own timer when the index is behind, without a SEEK asking, storing nothing twice', async () => {
-    const space = publicSpace(owner);
+    const space = await publicSpace(owner);
     relay.app.seekIndexer.stop();
     try {
-      const behind = putSeekIndexBehind(relay.store);
+      const behind = await putSeekIndexBehind(relay.store);
       const p = await post(relay, owner, space, { kind: 'obs', body: 'indexed in the background' });
-      const row = relay.store.posts.byPostId(p.post_id)!.rowId;
-      expect(relay.store.seek.watermark()).toBeLessThan(row);
+      const row = (await relay.store.posts.byPostId(p.post_id))!.rowId;
+      expect(await relay.store.seek.watermark()).toBeLessThan(row);
       const indexer = createSeekIndexer(relay.store.seek, { intervalMs: 5 });
       indexer.start();
       try {
-        for (let i = 0; i < 400 && relay.store.seek.watermark() < row; i++) await new Promise((r) => setTimeout(r, 5));
+        for (let i = 0; i < 400 && await relay.store.seek.watermark() < row; i++) await new Promise((r) => setTimeout(r, 5));
       } finally {
         indexer.stop();
       }
-      expect(relay.store.seek.watermark()).toBeGreaterThanOrEqual(row);
+      expect(await relay.store.seek.watermark()).toBeGreaterThanOrEqual(row);
       // The post just above `behind` was indexed already; it was not stored a second time.
-      const docs = relay.store.db.prepare('SELECT count(*) AS n FROM seek_docs WHERE post_row > ?').get(behind) as { n: number };
-      expect(docs.n).toBe(relay.store.seek.watermark() - behind);
+      const docs = await relay.store.db.prepare('SELECT count(*) AS n FROM seek_docs WHERE post_row > ?').get(behind) as { n: number };
+      expect(docs.n).toBe(await relay.store.seek.watermark() - behind);
     } finally {
       relay.app.seekIndexer.start();
     }
@@ -118,7 +118,7 @@ describe('the indexer', () => {
 
 describe('fingerprints', () => {
   it('match exactly and by a prefix of at least 6 bytes, ahead of text hits', async () => {
-    const space = publicSpace(owner);
+    const space = await publicSpace(owner);
     const sha = randomBytes(32).toString('hex');
     const byText = await post(relay, owner, space, { kind: 'obs', body: `mentions ${sha} in words` });
     const byPrint = await post(relay, owner, space, { kind: 'result', body: 'the file', fingerprints: [{ scheme: 'sha256.file', value: sha }] });
@@ -148,10 +148,10 @@ describe('fingerprints', () => {
 describe('who finds what', () => {
   it('finds posts of own SPACES and public SPACES only, for a KEY and without one', async () => {
     const tag = word();
-    const priv = newSpace(relay, owner);
-    const pub = publicSpace(owner);
+    const priv = await newSpace(relay, owner);
+    const pub = await publicSpace(owner);
     const member = await mintToken(relay.url);
-    admit(relay, priv, member, 'reader');
+    await admit(relay, priv, member, 'reader');
     const secret = await post(relay, owner, priv, { kind: 'obs', body: `private ${tag}` });
     const open = await post(relay, owner, pub, { kind: 'obs', body: `public ${tag}` });
     expect(new Set(ids(await seek(`q=${tag}`, owner)))).toEqual(new Set([secret.post_id, open.post_id]));
@@ -163,8 +163,8 @@ describe('who finds what', () => {
   it('caps unscoped results at 2 per public SPACE and 3 per owner, but not in own SPACES or a scoped search', async () => {
     const tag = word();
     const publisher = await mintToken(relay.url);
-    const s1 = publicSpace(publisher);
-    const s2 = publicSpace(publisher);
+    const s1 = await publicSpace(publisher);
+    const s2 = await publicSpace(publisher);
     for (const s of [s1, s2]) for (let i = 0; i < 3; i++) await post(relay, publisher, s, { kind: 'obs', body: `${tag} ${i}` });
     const outsider = await seek(`q=${tag}`, stranger);
     expect(outsider.body.items).toHaveLength(3);
@@ -178,7 +178,7 @@ describe('who finds what', () => {
   it('lets only a KEY’s first 200 public posts a day join unscoped SEEK', async () => {
     const tag = word();
     const busy = await mintToken(relay.url);
-    const spaces = Array.from({ length: 101 }, () => publicSpace(busy));
+    const spaces = Array.from({ length: 101 }, async () => await publicSpace(busy));
     // Start on a fresh UTC day so all 201 posts (2.1 s of clock apart) fall in one.
     const now = relay.clock.now();
     relay.clock.advance(86_400_000 - (now % 86_400_000) + 1000);
@@ -193,65 +193,65 @@ describe('who finds what', () => {
 });
 
 describe('the candidate set', () => {
-  const rowOf = (p: { post_id: string }) => relay.store.posts.byPostId(p.post_id)!.rowId;
-  function candidates(expression: string, scope: SeekScope, walk: Partial<TextWalk>) {
+  const rowOf = async (p: { post_id: string }) => (await relay.store.posts.byPostId(p.post_id))!.rowId;
+  async function candidates(expression: string, scope: SeekScope, walk: Partial<TextWalk>) {
     relay.app.seekIndexer.catchUp();
     const all: TextWalk = { scan: 1000, cap: 1000, perSpace: 1000, perOwner: 1000, chars: 100, ...walk };
-    return relay.store.seek.textCandidates(expression, scope, all).map((c) => c.rowId);
+    return (await relay.store.seek.textCandidates(expression, scope, all)).map((c) => c.rowId);
   }
 
   it('is the newest matches, no further back than the walk’s window, at most its cap, hidden posts left out', async () => {
     const tag = word();
-    const space = publicSpace(owner);
+    const space = await publicSpace(owner);
     const posts = [];
     for (let i = 0; i < 5; i++) posts.push(await post(relay, owner, space, { kind: 'obs', body: `${tag} number ${i}` }));
     const rows = posts.map(rowOf).reverse(); // newest first
-    expect(candidates(`"${tag}"`, { caller: null }, {})).toEqual(rows);
-    expect(candidates(`"${tag}"`, { caller: null }, { scan: 3 })).toEqual(rows.slice(0, 3));
-    expect(candidates(`"${tag}"`, { caller: null }, { cap: 2 })).toEqual(rows.slice(0, 2));
+    expect(await candidates(`"${tag}"`, { caller: null }, {})).toEqual(rows);
+    expect(await candidates(`"${tag}"`, { caller: null }, { scan: 3 })).toEqual(rows.slice(0, 3));
+    expect(await candidates(`"${tag}"`, { caller: null }, { cap: 2 })).toEqual(rows.slice(0, 2));
     expect((await call(relay, 'PUT', `/v1/posts/${posts[4]!.post_id}/hidden`, { token: owner.token })).status).toBe(200);
-    expect(candidates(`"${tag}"`, { caller: null }, {})).toEqual(rows.slice(1));
+    expect(await candidates(`"${tag}"`, { caller: null }, {})).toEqual(rows.slice(1));
   });
 
   it('takes few from one public SPACE and one owner unscoped, any number from the caller’s own SPACES', async () => {
     const tag = word();
     const publisher = await mintToken(relay.url);
     const other = await mintToken(relay.url);
-    const s3 = publicSpace(other);
+    const s3 = await publicSpace(other);
     const older = await post(relay, other, s3, { kind: 'obs', body: `${tag} older` });
-    const s1 = publicSpace(publisher);
-    const s2 = publicSpace(publisher);
+    const s1 = await publicSpace(publisher);
+    const s2 = await publicSpace(publisher);
     const rows = new Map<number, number[]>();
     for (const s of [s1, s2]) {
       const made = [];
-      for (let i = 0; i < 3; i++) made.push(rowOf(await post(relay, publisher, s, { kind: 'obs', body: `${tag} ${i}` })));
+      for (let i = 0; i < 3; i++) made.push(await rowOf(await post(relay, publisher, s, { kind: 'obs', body: `${tag} ${i}` })));
       rows.set(s.id, made.reverse()); // newest first
     }
     const walk = { perSpace: 2, perOwner: 3 };
     // Newest first: two of s2 (its SPACE cap), one of s1 (the owner's cap of 3), then the other owner's.
     const [s2a, s2b] = rows.get(s2.id)!;
     const [s1a] = rows.get(s1.id)!;
-    expect(candidates(`"${tag}"`, { caller: stranger.peerId }, walk)).toEqual([s2a, s2b, s1a, rowOf(older)]);
-    expect(candidates(`"${tag}"`, { caller: publisher.peerId }, walk)).toHaveLength(7);
+    expect(await candidates(`"${tag}"`, { caller: stranger.peerId }, walk)).toEqual([s2a, s2b, s1a, rowOf(older)]);
+    expect(await candidates(`"${tag}"`, { caller: publisher.peerId }, walk)).toHaveLength(7);
   });
 
   it('narrows to one SPACE inside the index when scoped: its older match is found past newer ones elsewhere', async () => {
     const tag = word();
-    const here = newSpace(relay, owner);
+    const here = await newSpace(relay, owner);
     const mine = await post(relay, owner, here, { kind: 'obs', body: `${tag} here` });
-    const elsewhere = publicSpace(owner);
+    const elsewhere = await publicSpace(owner);
     for (let i = 0; i < 3; i++) await post(relay, owner, elsewhere, { kind: 'obs', body: `${tag} elsewhere ${i}` });
     const scope = { caller: owner.peerId, spaceRowId: here.id };
-    expect(candidates(scopedExpression(`"${tag}"`, here.id), scope, { scan: 1, cap: 1 })).toEqual([rowOf(mine)]);
+    expect(await candidates(scopedExpression(`"${tag}"`, here.id), scope, { scan: 1, cap: 1 })).toEqual([rowOf(mine)]);
     expect(ids(await seek(`q=${tag}&space=${here.name}`, owner))).toEqual([mine.post_id]);
   });
 
   it('keeps a busy public SPACE from crowding an older match elsewhere out of an unscoped SEEK', async () => {
     const tag = word();
-    const quiet = publicSpace(owner);
+    const quiet = await publicSpace(owner);
     const older = await post(relay, owner, quiet, { kind: 'obs', body: `${tag} worth finding` });
     const spammer = await mintToken(relay.url);
-    const busy = publicSpace(spammer);
+    const busy = await publicSpace(spammer);
     for (let i = 0; i <= SEEK_TEXT_CANDIDATES; i++) await post(relay, spammer, busy, { kind: 'obs', body: `${tag} ${tag} again ${i}` });
     const found = (await seek(`q=${tag}`, stranger)).body.items;
     expect(found.map((i: any) => i.post_id)).toContain(older.post_id);
@@ -262,9 +262,9 @@ describe('the candidate set', () => {
 describe('filters', () => {
   it('space, category with its descendants, oracle, kind and author', async () => {
     const tag = word();
-    const general = publicSpace(owner, ['general']);
-    const child = publicSpace(owner, ['self-hosting']);
-    const oracle = newSpace(relay, owner, { visibility: 'public', joinPolicy: 'request', categories: ['general'], oracle: true, serviceReviewer: false });
+    const general = await publicSpace(owner, ['general']);
+    const child = await publicSpace(owner, ['self-hosting']);
+    const oracle = await newSpace(relay, owner, { visibility: 'public', joinPolicy: 'request', categories: ['general'], oracle: true, serviceReviewer: false });
     const a = await post(relay, owner, general, { kind: 'obs', body: `${tag} general` });
     const b = await post(relay, owner, child, { kind: 'warn', body: `${tag} self hosted` });
     const c = await post(relay, owner, oracle, { kind: 'version', body: `${tag} document` });
@@ -281,7 +281,7 @@ describe('filters', () => {
 describe('items', () => {
   it('carry mine, superseded_by, retracted_by and the SPACE’s categories', async () => {
     const tag = word();
-    const space = publicSpace(owner, ['self-hosting']);
+    const space = await publicSpace(owner, ['self-hosting']);
     const first = await post(relay, owner, space, { kind: 'obs', body: `${tag} v1` });
     const second = await post(relay, owner, space, { kind: 'obs', body: `${tag} v2`, supersedes: first.post_id });
     const wrong = await post(relay, owner, space, { kind: 'obs', body: `${tag} wrong` });
@@ -302,7 +302,7 @@ describe('items', () => {
 
 describe('seek refusals', () => {
   it('INVALID_CATEGORY, SPACE_NOT_FOUND, READ_DENIED and INVALID_REQUEST', async () => {
-    const priv = newSpace(relay, owner);
+    const priv = await newSpace(relay, owner);
     const badCategory = await seek('q=x&category=not-a-category', owner);
     expect(badCategory.status).toBe(400);
     expect(codeOf(badCategory)).toBe('INVALID_CATEGORY');

@@ -22,9 +22,9 @@ afterAll(async () => {
   await relay.close();
 });
 
-function eventsOf(name: string) {
-  const space = relay.store.spaces.byName(name)!;
-  return relay.store.events.list(space.id, 0, 1000);
+async function eventsOf(name: string) {
+  const space = (await relay.store.spaces.byName(name))!;
+  return await relay.store.events.list(space.id, 0, 1000);
 }
 
 describe('spaces.create', () => {
@@ -53,7 +53,7 @@ describe('spaces.create', () => {
       access: { role: 'owner', blocked: false, pending_request: null },
     });
     expect(r.body.space_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    const events = eventsOf(name);
+    const events = await eventsOf(name);
     expect(events).toHaveLength(1);
     expect(events[0]!.event).toBe('space.created');
     expect(events[0]!.actor).toBe(alice.peerId);
@@ -82,7 +82,7 @@ describe('spaces.create', () => {
     const early = await call(relay, 'POST', '/v1/spaces', { token: fresh.token, body });
     expect(early.status).toBe(403);
     expect(early.body.error.code).toBe('KEY_TOO_NEW');
-    expect(relay.store.spaces.byName(name)).toBeUndefined();
+    expect(await relay.store.spaces.byName(name)).toBeUndefined();
     // A private SPACE needs no wait.
     await createSpace(relay, fresh.token, { name: freshName('young') });
     ageKeys(relay);
@@ -109,8 +109,8 @@ describe('spaces.create', () => {
     const r = await call(relay, 'POST', '/v1/spaces', { token: bob.token, body: { name } });
     expect(r.status).toBe(409);
     expect(r.body.error.code).toBe('SPACE_NAME_TAKEN');
-    expect(relay.store.spaces.byName(name)!.owner).toBe(alice.peerId);
-    expect(auditHead(relay, name)).toBe(1);
+    expect((await relay.store.spaces.byName(name))!.owner).toBe(alice.peerId);
+    expect(await auditHead(relay, name)).toBe(1);
   });
 
   it('requires 1 to 3 valid categories for public and oracle SPACES (INVALID_CATEGORY)', async () => {
@@ -206,17 +206,17 @@ describe('spaces.create', () => {
          categories_json, service_reviewer, task_confirmations, task_confirmers, task_claim_hours, created_at, updated_at)
        VALUES (?, ?, ?, '', '', 'private', 0, 'invite', 0, 'active', '[]', 0, 0, 'members', 4, 0, 0)`,
     );
-    relay.store.db.transaction(() => {
+    await relay.store.db.transaction(async () => {
       for (let i = 0; i < SPACES_PER_KEY; i++) {
         const hex = i.toString(16).padStart(12, '0');
-        insert.run(`00000000-0000-4000-8000-${hex}`, `bulk-${heavy.peerId.slice(0, 8)}-${i}`, heavy.peerId);
+        await insert.run(`00000000-0000-4000-8000-${hex}`, `bulk-${heavy.peerId.slice(0, 8)}-${i}`, heavy.peerId);
       }
     })();
     const name = freshName('over');
     const r = await call(relay, 'POST', '/v1/spaces', { token: heavy.token, body: { name } });
     expect(r.status).toBe(409);
     expect(r.body.error.code).toBe('SPACE_LIMIT');
-    expect(relay.store.spaces.byName(name)).toBeUndefined();
+    expect(await relay.store.spaces.byName(name)).toBeUndefined();
   });
 });
 
@@ -267,8 +267,8 @@ describe('spaces.get', () => {
     await createSpace(relay, alice.token, { name, join_policy: 'request' });
     const asker = await mintToken(relay.url);
     // The request is filed through the join-requests store (its route is another module's).
-    const request = relay.store.requests.create({
-      space: relay.store.spaces.byName(name)!,
+    const request = await relay.store.requests.create({
+      space: (await relay.store.spaces.byName(name))!,
       id: '0f0e0d0c-0b0a-4908-8706-050403020100',
       requester: asker.peerId,
       message: 'may I?',
@@ -284,7 +284,7 @@ describe('spaces.get', () => {
     await call(relay, 'PUT', `/v1/spaces/${name}/members/${asker.peerId}`, { token: alice.token, body: { role: 'reader' } });
     const after = await call(relay, 'GET', `/v1/spaces/${name}`, { token: asker.token });
     expect(after.body.access).toMatchObject({ role: 'reader', pending_request: null });
-    expect(relay.store.requests.pendingOf(relay.store.spaces.byName(name)!.id, asker.peerId, relay.clock.now())).toBeUndefined();
+    expect(await relay.store.requests.pendingOf((await relay.store.spaces.byName(name))!.id, asker.peerId, relay.clock.now())).toBeUndefined();
   });
 
   it('answers SPACE_NOT_FOUND for a name nobody holds', async () => {
@@ -382,7 +382,7 @@ describe('spaces.update', () => {
   });
 
   it('lets the owner change profile fields and records space.updated with the full resulting parameters', async () => {
-    const before = auditHead(relay, name);
+    const before = await auditHead(relay, name);
     const r = await call(relay, 'PATCH', `/v1/spaces/${name}`, {
       token: alice.token,
       body: { title: 'After', signed_only: true, categories: ['computing', 'general'], join_policy: 'open' },
@@ -391,7 +391,7 @@ describe('spaces.update', () => {
     expect(r.body).toMatchObject({ title: 'After', signed_only: true, categories: ['computing', 'general'], join_policy: 'open' });
     expect(r.body.changed).toEqual(['title', 'categories', 'join_policy', 'signed_only']);
     expect(r.body.revision).toBe(String(before + 1));
-    const last = eventsOf(name).at(-1)!;
+    const last = (await eventsOf(name)).at(-1)!;
     expect(last.event).toBe('space.updated');
     expect(last.revision).toBe(before + 1);
     expect(last.payload).toEqual({
@@ -412,27 +412,27 @@ describe('spaces.update', () => {
   });
 
   it('writes no event when nothing differs', async () => {
-    const before = auditHead(relay, name);
+    const before = await auditHead(relay, name);
     const r = await call(relay, 'PATCH', `/v1/spaces/${name}`, { token: alice.token, body: { title: 'After' } });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ changed: [], revision: null });
-    expect(auditHead(relay, name)).toBe(before);
+    expect(await auditHead(relay, name)).toBe(before);
   });
 
   it('lets an admin change task settings but not the profile', async () => {
-    const before = auditHead(relay, name);
+    const before = await auditHead(relay, name);
     const ok = await call(relay, 'PATCH', `/v1/spaces/${name}`, { token: bob.token, body: { task_confirmations: 3, task_claim_hours: 8 } });
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body).toMatchObject({ task_confirmations: 3, task_claim_hours: 8, changed: ['task_confirmations', 'task_claim_hours'] });
-    expect(auditHead(relay, name)).toBe(before + 1);
+    expect(await auditHead(relay, name)).toBe(before + 1);
     const denied = await call(relay, 'PATCH', `/v1/spaces/${name}`, { token: bob.token, body: { title: 'Admin title' } });
     expect(denied.status).toBe(403);
     expect(denied.body.error.code).toBe('CONTROL_DENIED');
-    expect(auditHead(relay, name)).toBe(before + 1);
+    expect(await auditHead(relay, name)).toBe(before + 1);
   });
 
   it('refuses writers and outsiders with CONTROL_DENIED and leaves the audit head unchanged', async () => {
-    const before = auditHead(relay, name);
+    const before = await auditHead(relay, name);
     const outsider = await mintToken(relay.url);
     for (const [token, body] of [
       [carol.token, { task_claim_hours: 2 }],
@@ -443,12 +443,12 @@ describe('spaces.update', () => {
       expect(r.status).toBe(403);
       expect(r.body.error.code).toBe('CONTROL_DENIED');
     }
-    expect(auditHead(relay, name)).toBe(before);
-    expect(relay.store.spaces.byName(name)!.title).toBe('After');
+    expect(await auditHead(relay, name)).toBe(before);
+    expect((await relay.store.spaces.byName(name))!.title).toBe('After');
   });
 
   it('refuses fields fixed at creation, an empty change, a bad filing and open for a private SPACE', async () => {
-    const before = auditHead(relay, name);
+    const before = await auditHead(relay, name);
     const cases: [Record<string, unknown>, string][] = [
       [{ visibility: 'private' }, 'INVALID_REQUEST'],
       [{ oracle: true }, 'INVALID_REQUEST'],
@@ -467,8 +467,8 @@ describe('spaces.update', () => {
     await createSpace(relay, alice.token, { name: priv });
     const open = await call(relay, 'PATCH', `/v1/spaces/${priv}`, { token: alice.token, body: { join_policy: 'open' } });
     expect(open.body.error.code).toBe('INVALID_REQUEST');
-    expect(auditHead(relay, priv)).toBe(1);
-    expect(auditHead(relay, name)).toBe(before);
+    expect(await auditHead(relay, priv)).toBe(1);
+    expect(await auditHead(relay, name)).toBe(before);
   });
 
   it('refuses task settings on an oracle space with ORACLE_HAS_NO_TASKS', async () => {
@@ -480,17 +480,17 @@ describe('spaces.update', () => {
     const reviewer = await call(relay, 'PATCH', `/v1/spaces/${oracle}`, { token: alice.token, body: { service_reviewer: false } });
     expect(reviewer.status).toBe(200);
     expect(reviewer.body.service_reviewer).toBe(false);
-    expect(auditHead(relay, oracle)).toBe(2);
+    expect(await auditHead(relay, oracle)).toBe(2);
   });
 
   it('refuses updates to a closed SPACE with SPACE_CLOSED and to an unknown one with SPACE_NOT_FOUND', async () => {
     const closed = freshName('updc');
     await createSpace(relay, alice.token, { name: closed });
-    relay.store.spaces.close(relay.store.spaces.byName(closed)!.id, name, relay.clock.now());
+    relay.store.spaces.close((await relay.store.spaces.byName(closed))!.id, name, relay.clock.now());
     const r = await call(relay, 'PATCH', `/v1/spaces/${closed}`, { token: alice.token, body: { title: 'late' } });
     expect(r.status).toBe(409);
     expect(r.body.error.code).toBe('SPACE_CLOSED');
-    expect(auditHead(relay, closed)).toBe(1);
+    expect(await auditHead(relay, closed)).toBe(1);
     const got = await call(relay, 'GET', `/v1/spaces/${closed}`);
     expect(got.body).toMatchObject({ status: 'closed', replaced_by: name });
     const missing = await call(relay, 'PATCH', '/v1/spaces/nobody-has-this', { token: alice.token, body: { title: 'x' } });

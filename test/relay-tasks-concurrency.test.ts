@@ -32,8 +32,8 @@ function allAtOnce(space: string, body: Record<string, unknown> = {}) {
 
 describe('tasks.next under 16 concurrent callers', () => {
   it('gives each claimable task to exactly one caller and the rest no task', async () => {
-    const space = newSpace(relay, owner);
-    for (const a of agents) admit(relay, space, a, 'writer');
+    const space = await newSpace(relay, owner);
+    for (const a of agents) await admit(relay, space, a, 'writer');
     // 12 claimable tasks and 6 that wait for task 1, which nobody can finish here.
     for (let i = 1; i <= 18; i++) {
       await addTask(relay, owner, space.name, { title: `t${i}`, after: i > 12 ? [1] : [] });
@@ -56,8 +56,8 @@ describe('tasks.next under 16 concurrent callers', () => {
   });
 
   it('renews, never doubles, when the same 16 holders ask again at once', async () => {
-    const space = newSpace(relay, owner);
-    for (const a of agents) admit(relay, space, a, 'writer');
+    const space = await newSpace(relay, owner);
+    for (const a of agents) await admit(relay, space, a, 'writer');
     for (let i = 1; i <= 40; i++) await addTask(relay, owner, space.name, { title: `t${i}`, tag: i % 2 === 0 ? 'even' : 'odd' });
     const first = await allAtOnce(space.name, { tag: 'even' });
     const mine = first.map((r) => r.body.task.number as number);

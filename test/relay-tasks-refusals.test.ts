@@ -33,11 +33,11 @@ afterAll(async () => {
 });
 
 /** A SPACE with alice and bob as writers and a reader, asking `confirmations` checks. */
-function workSpace(confirmations = 1) {
-  const space = newSpace(relay, owner, { taskConfirmations: confirmations });
-  admit(relay, space, alice, 'writer');
-  admit(relay, space, bob, 'writer');
-  admit(relay, space, reader, 'reader');
+async function workSpace(confirmations = 1) {
+  const space = await newSpace(relay, owner, { taskConfirmations: confirmations });
+  await admit(relay, space, alice, 'writer');
+  await admit(relay, space, bob, 'writer');
+  await admit(relay, space, reader, 'reader');
   return space;
 }
 
@@ -54,7 +54,7 @@ async function refusedUnchanged(code: string, status: number, send: () => Promis
 
 /** Task 1 held by alice, task 2 done by alice (waiting for a check), task 3 open. */
 async function staged(confirmations = 1) {
-  const space = workSpace(confirmations);
+  const space = await workSpace(confirmations);
   for (let i = 1; i <= 3; i++) await addTask(relay, owner, space.name, { title: `t${i}` });
   await nextTask(relay, alice, space.name);
   await nextTask(relay, bob, space.name);
@@ -75,8 +75,8 @@ describe('the SPACE', () => {
   });
 
   it('ORACLE_HAS_NO_TASKS for every operation in an oracle space, and for its task settings', async () => {
-    const oracle = newSpace(relay, owner, { visibility: 'public', oracle: true, joinPolicy: 'request', categories: ['general'] });
-    admit(relay, oracle, alice, 'writer');
+    const oracle = await newSpace(relay, owner, { visibility: 'public', oracle: true, joinPolicy: 'request', categories: ['general'] });
+    await admit(relay, oracle, alice, 'writer');
     await refusedUnchanged('ORACLE_HAS_NO_TASKS', 409, () => listTasks(relay, undefined, oracle.name));
     await refusedUnchanged('ORACLE_HAS_NO_TASKS', 409, () => taskWrite(relay, alice, oracle.name, '', { title: 'x' }));
     await refusedUnchanged('ORACLE_HAS_NO_TASKS', 409, () => taskWrite(relay, alice, oracle.name, 'next', {}));
@@ -87,7 +87,7 @@ describe('the SPACE', () => {
   });
 
   it('READ_DENIED for a private SPACE\'s list read by a stranger or anonymously', async () => {
-    const space = workSpace();
+    const space = await workSpace();
     await refusedUnchanged('READ_DENIED', 403, () => listTasks(relay, stranger, space.name));
     await refusedUnchanged('READ_DENIED', 403, () => listTasks(relay, undefined, space.name));
   });
@@ -117,7 +117,7 @@ describe('the SPACE', () => {
 
   it('WRITE_BLOCKED for a blocked writer; the list still reads', async () => {
     const { space } = await staged();
-    relay.store.blocks.set(space.id, owner.peerId, alice.peerId, relay.clock.now());
+    await relay.store.blocks.set(space.id, owner.peerId, alice.peerId, relay.clock.now());
     await refusedUnchanged('WRITE_BLOCKED', 403, () => taskWrite(relay, alice, space.name, '', { title: 'x' }));
     await refusedUnchanged('WRITE_BLOCKED', 403, () => taskWrite(relay, alice, space.name, 'next', {}));
     await refusedUnchanged('WRITE_BLOCKED', 403, () => taskWrite(relay, alice, space.name, '1/release'));
@@ -141,7 +141,7 @@ describe('the SPACE', () => {
 
 describe('adding', () => {
   it('TASK_AFTER_INVALID for a number not in this SPACE, a repeated one, or more than eight', async () => {
-    const space = workSpace();
+    const space = await workSpace();
     await addTask(relay, alice, space.name, { title: 'one' });
     await refusedUnchanged('TASK_AFTER_INVALID', 422, () => taskWrite(relay, alice, space.name, '', { title: 'x', after: [2] }));
     await refusedUnchanged('TASK_AFTER_INVALID', 422, () => taskWrite(relay, alice, space.name, '', { title: 'x', after: [0] }));
@@ -151,11 +151,11 @@ describe('adding', () => {
   });
 
   it('TASK_LIMIT at 10,000 tasks not yet accepted; accepting one makes room', async () => {
-    const space = newSpace(relay, owner, { taskConfirmations: 0 });
-    admit(relay, space, alice, 'writer');
-    relay.store.db.transaction(() => {
+    const space = await newSpace(relay, owner, { taskConfirmations: 0 });
+    await admit(relay, space, alice, 'writer');
+    await relay.store.db.transaction(async () => {
       for (let i = 0; i < TASK_LIMITS.notAcceptedPerSpace; i++) {
-        relay.store.tasks.insert({ spaceRowId: space.id, title: `t${i}`, body: '', tag: null, after: [], createdBy: alice.peerId, now: relay.clock.now() });
+        await relay.store.tasks.insert({ spaceRowId: space.id, title: `t${i}`, body: '', tag: null, after: [], createdBy: alice.peerId, now: relay.clock.now() });
       }
     }).immediate();
     const r = await refusedUnchanged('TASK_LIMIT', 409, () => taskWrite(relay, alice, space.name, '', { title: 'one too many' }));
@@ -167,7 +167,7 @@ describe('adding', () => {
   });
 
   it('INVALID_REQUEST for a title, body, tag or field out of shape', async () => {
-    const space = workSpace();
+    const space = await workSpace();
     const bad: unknown[] = [
       {},
       { title: '' },
@@ -202,7 +202,7 @@ describe('the state table', () => {
     await refusedUnchanged('TASK_NOT_CLAIMANT', 409, () => taskWrite(relay, alice, space.name, '3/done', { post_id: alicePost.post_id }));
     await refusedUnchanged('TASK_NOT_CLAIMANT', 409, () => taskWrite(relay, bob, space.name, '1/done', { post_id: result.post_id }));
     // bob's post, a post in another SPACE, an unknown id, a hidden post of alice's.
-    const elsewhere = workSpace();
+    const elsewhere = await workSpace();
     const foreign = await post(relay, alice, elsewhere, { kind: 'result', body: 'elsewhere' });
     const hidden = await post(relay, alice, space, { kind: 'result', body: 'to hide' });
     relay.clock.advance(2_100);
@@ -242,7 +242,7 @@ describe('the state table', () => {
   });
 
   it('"no task" is an answer, not a refusal, and changes nothing', async () => {
-    const space = workSpace();
+    const space = await workSpace();
     const before = digest();
     expect(await nextTask(relay, alice, space.name)).toMatchObject({ task: null, claimed: false });
     expect(await nextTask(relay, alice, space.name, { verify: true })).toMatchObject({ task: null, claimed: false });
@@ -252,9 +252,9 @@ describe('the state table', () => {
 
 describe('rate limits', () => {
   it('spends the write bucket a post spends: past its burst a task write is refused RATE_LIMITED, and so is a post', async () => {
-    const space = workSpace();
+    const space = await workSpace();
     const writer = await mintToken(relay.url);
-    admit(relay, space, writer, 'writer');
+    await admit(relay, space, writer, 'writer');
     let refused: Answer | undefined;
     for (let i = 0; i < 100 && refused === undefined; i++) {
       const r = await call(relay, 'POST', `/v1/spaces/${space.name}/tasks`, { token: writer.token, body: { title: `t${i}` } });
@@ -269,7 +269,7 @@ describe('rate limits', () => {
 
 describe('task settings', () => {
   it('CONTROL_DENIED for task settings changed by anyone below admin', async () => {
-    const space = workSpace();
+    const space = await workSpace();
     await refusedUnchanged('CONTROL_DENIED', 403, () =>
       call(relay, 'PATCH', `/v1/spaces/${space.name}`, { token: alice.token, body: { task_confirmations: 3 } }),
     );

@@ -29,12 +29,12 @@ const NDJSON = { accept: 'application/x-ndjson' };
 
 /** Everything a post, event, checkpoint or mailbox delivery would show, as `who` reads it. */
 async function trail(space: string, who: MintedToken[]) {
-  const rows = (table: string) => relay.store.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number };
+  const rows = async (table: string) => await relay.store.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number };
   const out: Record<string, unknown> = {
-    posts: rows('posts').n,
-    eventRows: rows('space_events').n,
-    mailbox: rows('mailbox').n,
-    checkpoints: rows('checkpoints').n,
+    posts: (await rows('posts')).n,
+    eventRows: (await rows('space_events')).n,
+    mailbox: (await rows('mailbox')).n,
+    checkpoints: (await rows('checkpoints')).n,
     head: (await get(relay, `/v1/spaces/${space}`, who[0])).body.head_seq,
     postExport: (await get(relay, `/v1/spaces/${space}/posts?limit=1000`, who[0], NDJSON)).text,
     eventExport: (await get(relay, `/v1/spaces/${space}/events?limit=200`, who[0], NDJSON)).text,
@@ -46,9 +46,9 @@ async function trail(space: string, who: MintedToken[]) {
 
 describe('tasks are rows, not posts', () => {
   it('add, next, done, confirm, reject, release and list change no chain, checkpoint, event, export or mailbox', async () => {
-    const space = newSpace(relay, owner, { taskConfirmations: 1 });
-    admit(relay, space, alice, 'writer');
-    admit(relay, space, bob, 'writer');
+    const space = await newSpace(relay, owner, { taskConfirmations: 1 });
+    await admit(relay, space, alice, 'writer');
+    await admit(relay, space, bob, 'writer');
     const r1 = await post(relay, alice, space, { kind: 'result', body: 'first result', to: [bob.peerId] });
     const r2 = await post(relay, bob, space, { kind: 'obs', body: 'a check' });
     (relay.app as any).checkpointer.runOnce(relay.clock.now() + 11 * 60_000);
@@ -78,7 +78,7 @@ describe('tasks are rows, not posts', () => {
     const s = await createSealedSpace(relay, k);
     const added = await addTask(relay, k, s.name, { title: 'plain words in a sealed SPACE', body: 'not sealed', tag: 'ops' });
     expect(added).toMatchObject({ title: 'plain words in a sealed SPACE', body: 'not sealed', tag: 'ops' });
-    const row = relay.store.db.prepare('SELECT title, body FROM tasks WHERE title = ?').get('plain words in a sealed SPACE');
+    const row = await relay.store.db.prepare('SELECT title, body FROM tasks WHERE title = ?').get('plain words in a sealed SPACE');
     expect(row).toEqual({ title: 'plain words in a sealed SPACE', body: 'not sealed' });
     await nextTask(relay, k, s.name);
     relay.clock.advance(2_100);

@@ -45,11 +45,11 @@ describe('a remembered token record never outlives a change', () => {
   it('a KEY blocked after its token was used is KEY_BLOCKED, and works again once unblocked', async () => {
     const t = await mintToken(relay.url);
     expect((await me(t.token)).status).toBe(200);
-    relay.store.keys.setBlocked(t.peerId, relay.clock.now());
+    await relay.store.keys.setBlocked(t.peerId, relay.clock.now());
     const r = await me(t.token);
     expect(r.status).toBe(403);
     expect(r.body.error.code).toBe('KEY_BLOCKED');
-    relay.store.keys.setBlocked(t.peerId, null);
+    await relay.store.keys.setBlocked(t.peerId, null);
     expect((await me(t.token)).status).toBe(200);
   });
 
@@ -67,9 +67,9 @@ describe('a remembered token record never outlives a change', () => {
   it('a revocation committed by another connection to the same database is seen at the next use', async () => {
     const t = await mintToken(relay.url);
     expect((await me(t.token)).status).toBe(200);
-    const other = openStore(relay.dataDir);
+    const other = await openStore(relay.dataDir);
     try {
-      expect(other.tokens.revokeAll(t.peerId, relay.clock.now())).toBe(1);
+      expect(await other.tokens.revokeAll(t.peerId, relay.clock.now())).toBe(1);
     } finally {
       other.close();
     }

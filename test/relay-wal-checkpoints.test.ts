@@ -31,24 +31,24 @@ afterEach(() => {
 describe('WAL checkpoints', () => {
   it('leave the relay connection: its commits never checkpoint, and the worker copies the log into the database file', async () => {
     const dir = tempDataDir();
-    store = openStore(dir);
+    store = await openStore(dir);
     expect(autocheckpoint(store)).toBe(0);
     const file = join(dir, DATABASE_FILE);
     const before = statSync(file).size;
     // 2 MiB in 64 commits, in a scratch table: pages that reach the file only by a checkpoint.
-    store.db.exec('CREATE TABLE scratch (b BLOB NOT NULL)');
+    await store.db.exec('CREATE TABLE scratch (b BLOB NOT NULL)');
     const insert = store.db.prepare('INSERT INTO scratch (b) VALUES (randomblob(32768))');
-    for (let i = 0; i < 64; i++) insert.run();
+    for (let i = 0; i < 64; i++) await insert.run();
     expect(await until(() => statSync(file).size >= before + 2 * 1024 * 1024)).toBe(true);
     // The log starts over once copied: later commits do not grow it past what one burst needs.
     const wal = `${file}-wal`;
-    for (let i = 0; i < 64; i++) insert.run();
+    for (let i = 0; i < 64; i++) await insert.run();
     await until(() => statSync(file).size >= before + 4 * 1024 * 1024);
     expect(statSync(wal).size).toBeLessThan(6 * 1024 * 1024);
   });
 
   it('come back to the relay connection, with the reason reported, when the worker cannot open the database', async () => {
-    store = openStore(tempDataDir());
+    store = await openStore(tempDataDir());
     const reports: string[] = [];
     store.db.pragma('wal_autocheckpoint = 0');
     startWalCheckpoints(store.db, join(tempDataDir(), 'no-such.sqlite'), { report: (m) => reports.push(m) });
@@ -56,8 +56,8 @@ describe('WAL checkpoints', () => {
     expect(reports.join('\n')).toMatch(/the worker failed/);
   });
 
-  it('come back to the relay connection when stopped', () => {
-    store = openStore(tempDataDir());
+  it('come back to the relay connection when stopped', async () => {
+    store = await openStore(tempDataDir());
     const other = startWalCheckpoints(store.db, store.db.name);
     expect(autocheckpoint(store)).toBe(0);
     other.stop();

@@ -38,27 +38,27 @@ async function turnsDuring(pass: () => Promise<number>): Promise<{ indexed: numb
 }
 
 async function backlog(n: number): Promise<number> {
-  const space = newSpace(relay, owner, { visibility: 'public', joinPolicy: 'request', categories: ['general'] });
+  const space = await newSpace(relay, owner, { visibility: 'public', joinPolicy: 'request', categories: ['general'] });
   await post(relay, owner, space, { kind: 'obs', body: 'indexed by its own append' });
-  putSeekIndexBehind(relay.store);
+  await putSeekIndexBehind(relay.store);
   let last = 0;
   for (let i = 0; i < n; i++) {
     const p = await post(relay, owner, space, { kind: 'obs', body: `backlog post ${i} about slices and turns` });
-    last = relay.store.posts.byPostId(p.post_id)!.rowId;
+    last = (await relay.store.posts.byPostId(p.post_id))!.rowId;
   }
-  expect(relay.store.seek.watermark()).toBeLessThan(last);
+  expect(await relay.store.seek.watermark()).toBeLessThan(last);
   return last;
 }
 
 describe('the indexer pass', () => {
   it('with no time per slice, gives the event loop a turn after every post and still indexes them all', async () => {
     const last = await backlog(12);
-    const pending = relay.store.seek.pending(relay.store.seek.watermark(), 1000).length;
+    const pending = (await relay.store.seek.pending(await relay.store.seek.watermark(), 1000)).length;
     const indexer = createSeekIndexer(relay.store.seek, { sliceMs: 0 });
     const { indexed, turns } = await turnsDuring(() => indexer.pass());
     expect(indexed).toBe(pending);
     expect(turns).toBeGreaterThanOrEqual(pending);
-    expect(relay.store.seek.watermark()).toBe(last);
+    expect(await relay.store.seek.watermark()).toBe(last);
   });
 
   it('with a generous slice, indexes a small backlog without giving up the event loop', async () => {
@@ -67,7 +67,7 @@ describe('the indexer pass', () => {
     const { indexed, turns } = await turnsDuring(() => indexer.pass());
     expect(indexed).toBeGreaterThanOrEqual(5);
     expect(turns).toBe(0);
-    expect(relay.store.seek.watermark()).toBe(last);
+    expect(await relay.store.seek.watermark()).toBe(last);
   });
 
   it('a second pass with nothing new indexes nothing', async () => {

@@ -37,7 +37,7 @@ beforeAll(async () => {
   verifyPostJs = await downloadTool(relay.url, '/verify-post.mjs', dir);
   owner = await mintToken(relay.url);
   keyFile = dir.write('owner.pem', pemOfSeed(owner.seed));
-  space = newSpace(relay, owner);
+  space = await newSpace(relay, owner);
   const caps = await call(relay, 'GET', '/v1/capabilities');
   rootKey = caps.body.protocol.service_root_key;
 });
@@ -143,7 +143,7 @@ describe('sign-post.mjs signs posts the relay accepts', () => {
 
   it('without --relay prints a body that posts.append accepts as it is, and that shared/objects reads as the same object', async () => {
     const addressee = await mintToken(relay.url);
-    admit(relay, space, addressee, 'reader');
+    await admit(relay, space, addressee, 'reader');
     const run = await runNode(signPostJs, ['--key', keyFile, '--space-id', space.spaceId, '--kind', 'obs', '--title', 'Offline', '--body', 'signed offline', '--to', addressee.peerId, '--run-id', '0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee'], { cwd: dir.dir });
     expect(run.code).toBe(0);
     const body = JSON.parse(run.stdout);
@@ -366,7 +366,7 @@ describe('verify-post.mjs checks a post and its proof', () => {
     const policy = await passkeyPolicyOf(relay);
     for (const [alg, name] of [[-7, 'ES256'], [-8, 'EdDSA'], [-257, 'RS256']] as const) {
       const who = await passkeyKey(relay, alg);
-      const own = createSpaceInStore(relay.store, who.peerId, `pk-tools-${name.toLowerCase()}-${toHex(randomBytes(3))}`, relay.clock.now());
+      const own = await createSpaceInStore(relay.store, who.peerId, `pk-tools-${name.toLowerCase()}-${toHex(randomBytes(3))}`, relay.clock.now());
       const canonical = postObjectBytes(buildPostObject({ space_id: own.spaceId, author_id: who.peerId, idempotency_key: `pk-${name}`, kind: 'obs', body: 'signed on a passkey' }, 'signed'));
       const sent = await call(relay, 'POST', `/v1/spaces/${own.name}/posts`, { token: who.token, body: { alg: 'webauthn', canonical: toBase64url(canonical), ...signPostWebauthn(who.auth, canonical, policy) } });
       expect(sent.status, sent.text).toBe(201);

@@ -100,11 +100,11 @@ function continuationName(name: string, taken: (n: string) => boolean): string {
 
 function streamView(store: Store): StreamView {
   return {
-    spaceRowId: (spaceId) => store.spaces.bySpaceId(spaceId)?.id,
-    head: (rowId, stream) => store.checkpoints.streamHead(rowId, stream),
-    linkAt: (rowId, stream, position) => toHex(store.checkpoints.links(rowId, stream, position, position)[0]!.chainHash),
-    latest(rowId, stream) {
-      const c = store.checkpoints.latest(rowId, stream);
+    spaceRowId: async (spaceId) => (await store.spaces.bySpaceId(spaceId))?.id,
+    head: async (rowId, stream) => await store.checkpoints.streamHead(rowId, stream),
+    linkAt: async (rowId, stream, position) => toHex((await store.checkpoints.links(rowId, stream, position, position))[0]!.chainHash),
+    async latest(rowId, stream) {
+      const c = await store.checkpoints.latest(rowId, stream);
       return c === undefined ? undefined : { last: Number(c.fields.last), id: toHex(c.id) };
     },
   };
@@ -163,10 +163,10 @@ export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
     const certificate = contents.files.get(CERTIFICATE_FILE);
     const dev = certificate !== undefined && readCertificate(Buffer.from(JSON.parse(Buffer.from(certificate).toString('utf8')).certificate, 'base64url')).development;
     const keys = loadServiceKeys({ dataDir, dev, now: opts.now(), random: opts.random });
-    const store = openStore(dataDir);
+    const store = await openStore(dataDir);
     let result: RestoreResult;
     try {
-      result = settle(store, keys, log, logPath, opts);
+      result = await settle(store, keys, log, logPath, opts);
     } finally {
       store.close();
     }
@@ -187,34 +187,34 @@ export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
   }
 }
 
-function settle(
+async function settle(
   store: Store,
   keys: ReturnType<typeof loadServiceKeys>,
   log: { entries: LogEntry[]; read: (e: LogEntry, line: number) => ReadCheckpoint | undefined },
   logPath: string | null,
   opts: RestoreOptions,
-): RestoreResult {
+): Promise<RestoreResult> {
   const actor = peerIdHexOf(fromHex(keys.rootKey, 32));
-  return store.db
-    .transaction((): RestoreResult => {
+  return await store.db
+    .transaction(async (): Promise<RestoreResult> => {
       const plan = planRestore(log.entries, log.read, streamView(store));
       for (const { spaceRowId, checkpoint } of plan.imports) {
-        if (!store.checkpoints.insert(spaceRowId, checkpoint, renderSigner(checkpoint.signer), Date.parse(checkpoint.fields.created_at))) {
+        if (!await store.checkpoints.insert(spaceRowId, checkpoint, renderSigner(checkpoint.signer), Date.parse(checkpoint.fields.created_at))) {
           throw new Error(`checkpoint ${toHex(checkpoint.id)} from the log does not extend the stored ones`);
         }
       }
-      const previousEpoch = store.state.get(EPOCH_KEY) ?? newUuid(opts.random);
+      const previousEpoch = await store.state.get(EPOCH_KEY) ?? newUuid(opts.random);
       const serviceEpoch = plan.cuts.length > 0 ? newUuid(opts.random) : previousEpoch;
-      store.state.set(EPOCH_KEY, serviceEpoch);
+      await store.state.set(EPOCH_KEY, serviceEpoch);
       const now = opts.now();
       const bySpace = new Map<number, Cut[]>();
       for (const cut of plan.cuts) bySpace.set(cut.spaceRowId, [...(bySpace.get(cut.spaceRowId) ?? []), cut]);
       const closed: RestoreResult['closed'] = [];
       const records: RestoreCut[] = [];
       for (const [rowId, cuts] of bySpace) {
-        const space = store.spaces.byRowId(rowId)!;
+        const space = (await store.spaces.byRowId(rowId))!;
         const chains = cuts.map((c) => c.chain).sort((a, b) => (a.stream === b.stream ? 0 : a.stream === 'posts' ? -1 : 1));
-        const next = continueOrFind(store, space, actor, serviceEpoch, now, opts.random);
+        const next = await continueOrFind(store, space, actor, serviceEpoch, now, opts.random);
         const notice = signRecovery(keys.signer, {
           space_id: space.spaceId,
           name: space.name,
@@ -225,11 +225,11 @@ function settle(
           chains,
           created_at: new Date(now).toISOString(),
         });
-        store.recovery.insert(rowId, notice, keys.rendering, now);
+        await store.recovery.insert(rowId, notice, keys.rendering, now);
         closed.push({ name: space.name, replacedBy: next.name, chains });
         for (const c of chains) records.push({ space_id: space.spaceId, stream: c.stream, survived_last: c.survived_last });
       }
-      store.state.remove(READ_ONLY_KEY);
+      await store.state.remove(READ_ONLY_KEY);
       return {
         previousEpoch,
         serviceEpoch,
@@ -245,11 +245,11 @@ function settle(
 }
 
 /** Close `space` and make its continuation; a SPACE an earlier restore closed keeps its continuation. */
-function continueOrFind(store: Store, space: SpaceRow, actor: string, serviceEpoch: string, now: number, random: Random): SpaceRow {
+async function continueOrFind(store: Store, space: SpaceRow, actor: string, serviceEpoch: string, now: number, random: Random): Promise<SpaceRow> {
   if (space.status === 'closed' && space.replacedBy !== null) {
-    const existing = store.spaces.byName(space.replacedBy);
+    const existing = await store.spaces.byName(space.replacedBy);
     if (existing !== undefined) return existing;
   }
-  const name = continuationName(space.name, (n) => store.spaces.byName(n) !== undefined);
-  return store.recovery.continueSpace({ closed: space, spaceId: newUuid(random), name, actor, serviceEpoch, now });
+  const name = continuationName(space.name, async (n) => await store.spaces.byName(n) !== undefined);
+  return await store.recovery.continueSpace({ closed: space, spaceId: newUuid(random), name, actor, serviceEpoch, now });
 }

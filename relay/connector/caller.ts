@@ -43,9 +43,9 @@ function sentToken(req: FastifyRequest): string | undefined {
 }
 
 /** The caller of one connector request; `identity` only for a live token (an app token only at `/mcp/connect`). */
-export function callerOf(req: FastifyRequest, tokens: TokenStore, now: number, connect: boolean): Caller {
+export async function callerOf(req: FastifyRequest, tokens: TokenStore, now: number, connect: boolean): Promise<Caller> {
   const token = sentToken(req);
-  const record = token === undefined ? undefined : tokens.byHash(tokenHash(token));
+  const record = token === undefined ? undefined : await tokens.byHash(tokenHash(token));
   let identity: Identity | undefined;
   if (record !== undefined && liveProblem(record, now) === undefined) {
     const app = appOf(record);
@@ -75,12 +75,12 @@ export const KEY_TOKEN_AT_CONNECT = "token: /mcp/connect takes a token an app wa
  * Why `/mcp/connect` refuses this request (answered 401), or undefined when it carries a live
  * app token: no token, not a token, unknown, revoked, expired, blocked, or a KEY's own token.
  */
-export function connectRefusal(req: FastifyRequest, tokens: TokenStore, now: number): SvcError | undefined {
+export async function connectRefusal(req: FastifyRequest, tokens: TokenStore, now: number): Promise<SvcError | undefined> {
   const header = req.headers.authorization;
   if (header === undefined) return new SvcError('TOKEN_MISSING');
   const token = sentToken(req);
   if (token === undefined) return new SvcError('TOKEN_INVALID', 'authorization: expected "Bearer svc_<64 lowercase hex>"');
-  const record = tokens.byHash(tokenHash(token));
+  const record = await tokens.byHash(tokenHash(token));
   if (record === undefined) return new SvcError('TOKEN_INVALID', 'token: not known here');
   const dead = liveProblem(record, now);
   if (dead !== undefined) return dead;

@@ -139,21 +139,21 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
     method: ['GET', 'POST', 'DELETE'],
     url: MCP_PATH,
     config,
-    handler: async (req, reply) => serve(handler, live, ctx, req, reply, callerOf(req, ctx.store.tokens, ctx.clock(), false)),
+    handler: async (req, reply) => serve(handler, live, ctx, req, reply, await callerOf(req, ctx.store.tokens, ctx.clock(), false)),
   });
   app.route({
     method: ['GET', 'POST', 'DELETE'],
     url: CONNECT_PATH,
     config,
     handler: async (req, reply) => {
-      const refused = connectRefusal(req, ctx.store.tokens, ctx.clock());
+      const refused = await connectRefusal(req, ctx.store.tokens, ctx.clock());
       if (refused !== undefined) {
         if (refused.code === 'TOKEN_INVALID' && refused.detail !== undefined && /not known here/.test(refused.detail)) ctx.limiter.take('unknownTokens', req.ip);
         const invalid = req.headers.authorization !== undefined ? ', error="invalid_token"' : '';
         reply.header('www-authenticate', `Bearer resource_metadata="${metadataUrl(ctx)}"${invalid}`);
         throw new SvcError(refused.code, refused.detail);
       }
-      return serve(handler, live, ctx, req, reply, callerOf(req, ctx.store.tokens, ctx.clock(), true));
+      return serve(handler, live, ctx, req, reply, await callerOf(req, ctx.store.tokens, ctx.clock(), true));
     },
   });
 }

@@ -73,13 +73,13 @@ export function fromConnector(req: FastifyRequest, connectorSecret: string): boo
  * identity or a refusal. An app token (OAuth) is accepted only on the connector's in-process
  * requests (`rule`; without a rule, never), and a read-only one never on a write.
  */
-export function authenticate(
+export async function authenticate(
   req: FastifyRequest,
   tokens: TokenStore,
   limiter: RateLimiter,
   now: number,
   rule?: AppTokenRule,
-): Identity | undefined {
+): Promise<Identity | undefined> {
   const header = req.headers.authorization;
   if (header === undefined) return undefined;
   const unknown = (detail: string): never => {
@@ -88,7 +88,7 @@ export function authenticate(
   };
   const token = typeof header === 'string' ? bearerToken(header) : unknown('authorization: sent twice');
   if (!TOKEN_RE.test(token)) unknown('token: expected svc_ and 64 lowercase hex');
-  const record = tokens.byHash(tokenHash(token));
+  const record = await tokens.byHash(tokenHash(token));
   if (!record) return unknown('token: not known here');
   refuseDead(record, now);
   let app: Identity['app'] = null;
@@ -111,11 +111,11 @@ function refuseDead(record: TokenRecord, now: number): void {
  * a long poll waits up to 25 s, and a token revoked or a KEY blocked meanwhile must not receive
  * what lands after (TOKEN_REVOKED, TOKEN_EXPIRED, KEY_BLOCKED). No-op for an anonymous request.
  */
-export function recheckToken(req: FastifyRequest, tokens: TokenStore, now: number): void {
+export async function recheckToken(req: FastifyRequest, tokens: TokenStore, now: number): Promise<void> {
   const header = req.headers.authorization;
   if (typeof header !== 'string') return;
   // Straight from the database: the point of the recheck is a change made since the request began.
-  const record = tokens.byHashFresh(tokenHash(bearerToken(header)));
+  const record = await tokens.byHashFresh(tokenHash(bearerToken(header)));
   if (!record) throw new SvcError('TOKEN_INVALID', 'token: not known here');
   refuseDead(record, now);
 }

@@ -115,26 +115,26 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
   };
 
   /** Sign what is due in one stream, at most `most` ranges; answers [signed, still pending]. */
-  function settle(spaceRowId: number, stream: Stream, now: number, most = Infinity): [number, boolean] {
-    const spaceId = store.spaceIdOf(spaceRowId);
+  async function settle(spaceRowId: number, stream: Stream, now: number, most = Infinity): Promise<[number, boolean]> {
+    const spaceId = await store.spaceIdOf(spaceRowId);
     if (spaceId === undefined) return [0, false];
     let signed = 0;
     for (;;) {
       if (signed >= most) return [signed, true];
-      const previous = store.latest(spaceRowId, stream);
+      const previous = await store.latest(spaceRowId, stream);
       const covered = previous ? Number(previous.fields.last) : 0;
-      const head = store.streamHead(spaceRowId, stream);
+      const head = await store.streamHead(spaceRowId, stream);
       if (head <= covered) return [signed, false];
       const first = covered + 1;
       let last: number;
       if (head - covered >= CHECKPOINT_MAX_POSITIONS) {
         last = covered + CHECKPOINT_MAX_POSITIONS;
       } else {
-        const oldest = store.timeAt(spaceRowId, stream, first);
+        const oldest = await store.timeAt(spaceRowId, stream, first);
         if (oldest === undefined || now - oldest < MAX_AGE_MS) return [signed, true];
         last = head;
       }
-      const links = store.links(spaceRowId, stream, first, last);
+      const links = await store.links(spaceRowId, stream, first, last);
       const predecessor = previous ? fromHex(previous.fields.ending_hash, 32) : streamGenesis(spaceId, stream);
       const problem = linkProblem(links, first, last, predecessor);
       if (problem !== undefined) {
@@ -143,17 +143,17 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
       }
       const checkpoint = rangeCheckpoint(deps, spaceId, stream, previous, links, now);
       deps.log?.append({ checkpoint: renderCheckpoint(checkpoint, deps.rendering) });
-      if (!store.insert(spaceRowId, checkpoint, deps.rendering, now)) return [signed, true];
+      if (!await store.insert(spaceRowId, checkpoint, deps.rendering, now)) return [signed, true];
       signed++;
     }
   }
 
   /** Mark the SPACES whose streams moved since the last look. */
-  function look(): void {
-    const fresh = store.spacesWithNewPosts(postWatermark);
+  async function look(): Promise<void> {
+    const fresh = await store.spacesWithNewPosts(postWatermark);
     postWatermark = fresh.upto;
     for (const id of fresh.spaces) mark(id, 'posts');
-    for (const { spaceRowId, head } of store.eventHeads()) {
+    for (const { spaceRowId, head } of await store.eventHeads()) {
       if (eventsSeen.get(spaceRowId) !== head) {
         eventsSeen.set(spaceRowId, head);
         mark(spaceRowId, 'events');
@@ -161,12 +161,12 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
     }
   }
 
-  function runOnce(now: number = deps.clock()): CheckpointRun {
+  async function runOnce(now: number = deps.clock()): Promise<CheckpointRun> {
     if (deps.paused?.() === true) return { signed: 0, pending: dirty.size };
-    look();
+    await look();
     let signed = 0;
     for (const [key, { spaceRowId, stream }] of dirty) {
-      const [n, pending] = settle(spaceRowId, stream, now);
+      const [n, pending] = await settle(spaceRowId, stream, now);
       signed += n;
       if (!pending) dirty.delete(key);
     }
@@ -180,11 +180,11 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
    */
   async function runInSteps(): Promise<void> {
     if (deps.paused?.() === true) return;
-    look();
+    await look();
     for (const [key, { spaceRowId, stream }] of dirty) {
       for (;;) {
         if (deps.paused?.() === true) return;
-        const [n, pending] = settle(spaceRowId, stream, deps.clock(), 1);
+        const [n, pending] = await settle(spaceRowId, stream, deps.clock(), 1);
         if (!pending) dirty.delete(key);
         if (n === 0 || !pending) break;
         await new Promise<void>((r) => setImmediate(r));

@@ -58,7 +58,7 @@ export function createMessageRetentionJob(deps: {
     let deleted = 0;
     for (;;) {
       const ids = next();
-      deleted += store.remove(ids);
+      deleted += await store.remove(ids);
       if (ids.length < RETENTION_BATCH) return deleted;
       await nextTurn();
     }
@@ -67,13 +67,13 @@ export function createMessageRetentionJob(deps: {
   async function runOnce(now: number = deps.clock()): Promise<number> {
     // No KEY keeps a message longer than the longest retention (the default is the longest).
     const longest = now - MESSAGE_RETENTION_DAYS.max * DAY_MS;
-    let deleted = await drain(() => store.sentBefore(longest, RETENTION_BATCH));
+    let deleted = await drain(async () => await store.sentBefore(longest, RETENTION_BATCH));
     let after = '';
     for (;;) {
-      const keys = store.shortRetentions(after, RETENTION_KEY_BATCH);
+      const keys = await store.shortRetentions(after, RETENTION_KEY_BATCH);
       for (const k of keys) {
         const cutoff = now - k.days * DAY_MS;
-        deleted += await drain(() => store.sentByBefore(k.peerId, cutoff, RETENTION_BATCH));
+        deleted += await drain(async () => await store.sentByBefore(k.peerId, cutoff, RETENTION_BATCH));
       }
       if (keys.length < RETENTION_KEY_BATCH) return deleted;
       after = keys[keys.length - 1]!.peerId;

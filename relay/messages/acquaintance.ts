@@ -15,9 +15,9 @@ import type { Store } from '../store/index.js';
 export const welcomeSpace: number | undefined = undefined;
 
 /** Does `r` (the recipient) know `s` (the sender)? */
-export function knows(store: Store, r: string, s: string): boolean {
+export async function knows(store: Store, r: string, s: string): Promise<boolean> {
   const c = store.conversations;
-  return c.acceptedPair(r, s) || c.startedWith(r, s) || c.shareSpace(r, s, welcomeSpace);
+  return await c.acceptedPair(r, s) || await c.startedWith(r, s) || await c.shareSpace(r, s, welcomeSpace);
 }
 
 /**
@@ -26,8 +26,8 @@ export function knows(store: Store, r: string, s: string): boolean {
  * `s` otherwise. Until `r` accepts, `s` sends nothing more there and starts nothing else that
  * includes `r` (MESSAGE_REQUEST_WAITING).
  */
-export function heldBy(store: Store, s: string, r: string): string | undefined {
-  const waiting = store.conversations.waitingRequest(s, r);
+export async function heldBy(store: Store, s: string, r: string): Promise<string | undefined> {
+  const waiting = await store.conversations.waitingRequest(s, r);
   if (waiting === undefined) return undefined;
-  return knows(store, r, s) ? undefined : waiting;
+  return await knows(store, r, s) ? undefined : waiting;
 }

@@ -66,14 +66,14 @@ export function renderMessage(m: MessageRow, detail: Detail): JsonObject {
 }
 
 /** A conversation as its member sees it (`v`); `withChangedAt` for conversations.get. */
-export function renderConversation(store: Store, v: ConversationView, withChangedAt = false): JsonObject {
+export async function renderConversation(store: Store, v: ConversationView, withChangedAt = false): Promise<JsonObject> {
   const { conversation: c, me } = v;
-  const members = membersSeen(store, v).map((m): JsonObject => {
+  const members = (await membersSeen(store, v)).map((m): JsonObject => {
     const entry: JsonObject = { peer_id: m.peerId, state: m.state };
     if (withChangedAt) entry.changed_at = iso(m.changedAt);
     return entry;
   });
-  const latest = store.messages.latest(c.conversationId, v.from, v.head);
+  const latest = await store.messages.latest(c.conversationId, v.from, v.head);
   const out: JsonObject = {
     conversation_id: c.conversationId,
     kind: c.kind,
@@ -84,7 +84,7 @@ export function renderConversation(store: Store, v: ConversationView, withChange
     members,
     head_seq: String(v.head),
     read_seq: String(me.readSeq),
-    unread: store.messages.hasFromOthers(c.conversationId, me.peerId, Math.max(me.readSeq, v.from), v.head),
+    unread: await store.messages.hasFromOthers(c.conversationId, me.peerId, Math.max(me.readSeq, v.from), v.head),
     latest: latest === undefined ? null : renderMessage(latest, 'snippets'),
   };
   if (c.about !== null) out.about = c.about;

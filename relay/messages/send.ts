@@ -56,18 +56,18 @@ export interface SendOutcome {
 
 export function startConversation(ctx: RelayContext, me: string, body: Record<string, unknown>): Promise<SendOutcome> {
   const input = readStart(body, me);
-  return commitQueueFor(ctx.store.db).enqueue(() => startUnderLock(ctx, me, input));
+  return commitQueueFor(ctx.store.db).enqueue(async () => await startUnderLock(ctx, me, input));
 }
 
 export function sendMessage(ctx: RelayContext, me: string, conversationId: string, body: Record<string, unknown>): Promise<SendOutcome> {
   const input = readSend(body, conversationId);
-  return commitQueueFor(ctx.store.db).enqueue(() => {
-    const replay = replayOf(ctx, me, input);
+  return commitQueueFor(ctx.store.db).enqueue(async () => {
+    const replay = await replayOf(ctx, me, input);
     if (replay) return replay;
-    const c = ctx.store.conversations.byId(conversationId);
-    const mine = c === undefined ? undefined : ctx.store.conversations.member(conversationId, me);
+    const c = await ctx.store.conversations.byId(conversationId);
+    const mine = c === undefined ? undefined : await ctx.store.conversations.member(conversationId, me);
     if (c === undefined || mine === undefined) throw notFound();
-    return sendInto(ctx, me, c, mine, input, input.replyTo);
+    return await sendInto(ctx, me, c, mine, input, input.replyTo);
   });
 }
 
@@ -76,16 +76,16 @@ export function notFound(): SvcError {
   return new SvcError('CONVERSATION_NOT_FOUND', 'conversation_id: no conversation of yours has this id');
 }
 
-function replayOf(ctx: RelayContext, me: string, input: MessageContent & { requestHash: string }): SendOutcome | undefined {
+async function replayOf(ctx: RelayContext, me: string, input: MessageContent & { requestHash: string }): Promise<SendOutcome | undefined> {
   if (input.idempotencyKey === undefined) return undefined;
-  const prior = ctx.store.messages.idempotency(me, input.idempotencyKey);
+  const prior = await ctx.store.messages.idempotency(me, input.idempotencyKey);
   if (prior === undefined) return undefined;
   if (prior.requestHash !== input.requestHash) {
     throw new SvcError('IDEMPOTENCY_CONFLICT', 'idempotency_key: already used with different content (keys are yours across all conversations)');
   }
-  const message = ctx.store.messages.byId(prior.messageId);
-  const c = ctx.store.conversations.byId(prior.conversationId);
-  const mine = ctx.store.conversations.member(prior.conversationId, me);
+  const message = await ctx.store.messages.byId(prior.messageId);
+  const c = await ctx.store.conversations.byId(prior.conversationId);
+  const mine = await ctx.store.conversations.member(prior.conversationId, me);
   if (message === undefined || c === undefined || mine === undefined) {
     throw new SvcError('IDEMPOTENCY_CONFLICT', 'idempotency_key: the message it first sent is no longer kept; use a new key');
   }
@@ -96,9 +96,9 @@ function replayOf(ctx: RelayContext, me: string, input: MessageContent & { reque
  * Recipients or members the caller may write to, by the rules every send shares, asked in one
  * query for all of them; the first that fails, in the order given, is the refusal.
  */
-function checkPeers(ctx: RelayContext, me: string, peers: readonly string[], field: (i: number, peer: string) => string): void {
+async function checkPeers(ctx: RelayContext, me: string, peers: readonly string[], field: (i: number, peer: string) => string): Promise<void> {
   if (peers.length === 0) return;
-  const reach = ctx.store.messageBlocks.reach(me, peers);
+  const reach = await ctx.store.messageBlocks.reach(me, peers);
   peers.forEach((peer, i) => {
     const r = reach.get(peer);
     if (r === undefined || !r.registered) {
@@ -109,47 +109,47 @@ function checkPeers(ctx: RelayContext, me: string, peers: readonly string[], fie
   });
 }
 
-function checkAbout(ctx: RelayContext, about: string | undefined): void {
-  if (about !== undefined && ctx.store.spaces.byName(about) === undefined) {
+async function checkAbout(ctx: RelayContext, about: string | undefined): Promise<void> {
+  if (about !== undefined && await ctx.store.spaces.byName(about) === undefined) {
     throw new SvcError('SPACE_NOT_FOUND', `about: no SPACE is called ${about}`);
   }
 }
 
-function startUnderLock(ctx: RelayContext, me: string, input: StartInput): SendOutcome {
+async function startUnderLock(ctx: RelayContext, me: string, input: StartInput): Promise<SendOutcome> {
   const { store } = ctx;
-  const replay = replayOf(ctx, me, input);
+  const replay = await replayOf(ctx, me, input);
   if (replay) return replay;
-  checkAbout(ctx, input.about);
-  checkPeers(ctx, me, input.to, (i) => `to[${i}]`);
+  await checkAbout(ctx, input.about);
+  await checkPeers(ctx, me, input.to, (i) => `to[${i}]`);
 
   if (input.sealedStart !== undefined) {
     const peer = input.to[0]!;
     for (const k of [me, peer]) {
-      if (store.encryptionKeys.get(k) === undefined) {
+      if (await store.encryptionKeys.get(k) === undefined) {
         throw new SvcError('ENCRYPTION_KEY_MISSING', `${k}: this KEY must publish an encryption key first`);
       }
     }
-    const existing = store.conversations.pair(me, peer, true);
+    const existing = await store.conversations.pair(me, peer, true);
     if (existing !== undefined) throw new SvcError('SEALED_CONVERSATION_EXISTS', existing.conversationId);
-    if (!knows(store, peer, me)) {
+    if (!await knows(store, peer, me)) {
       throw new SvcError('SEALED_NEEDS_ACQUAINTANCE', `${peer}: does not know you yet; a sealed pair is never a message request`);
     }
   } else if (input.to.length === 1) {
-    const existing = store.conversations.pair(me, input.to[0]!, false);
+    const existing = await store.conversations.pair(me, input.to[0]!, false);
     if (existing !== undefined) {
       // A pair is unique per two KEYS: starting again sends into it.
-      const mine = store.conversations.member(existing.conversationId, me)!;
-      return sendInto(ctx, me, existing, mine, input, undefined);
+      const mine = (await store.conversations.member(existing.conversationId, me))!;
+      return await sendInto(ctx, me, existing, mine, input, undefined);
     }
   }
   for (const peer of input.to) {
-    if (heldBy(store, me, peer) !== undefined) throw new SvcError('MESSAGE_REQUEST_WAITING', peer);
+    if (await heldBy(store, me, peer) !== undefined) throw new SvcError('MESSAGE_REQUEST_WAITING', peer);
   }
 
   const now = ctx.clock();
-  const states = input.to.map((peer): NewMember => ({ peerId: peer, state: knows(store, peer, me) ? 'accepted' : 'requested' }));
+  const states = input.to.map(async (peer): Promise<NewMember> => ({ peerId: peer, state: await knows(store, peer, me) ? 'accepted' : 'requested' }));
   const requested = states.filter((m) => m.state === 'requested').map((m) => m.peerId);
-  checkRequestLimit(ctx, me, requested.length, now);
+  await checkRequestLimit(ctx, me, requested.length, now);
 
   const conversationId = newUuid(ctx.random);
   const sealedStart = input.sealedStart;
@@ -157,10 +157,10 @@ function startUnderLock(ctx: RelayContext, me: string, input: StartInput): SendO
     (m): NewMember => (sealedStart === undefined ? m : { ...m, lock: sealedStart.locks.get(m.peerId)!, lockSender: me }),
   );
   for (const peer of requested) {
-    lapseOldest(ctx, peer, now);
-    store.conversations.recordRequest(me, peer, conversationId, now);
+    await lapseOldest(ctx, peer, now);
+    await store.conversations.recordRequest(me, peer, conversationId, now);
   }
-  store.conversations.insert(
+  await store.conversations.insert(
     {
       conversationId,
       kind: input.to.length === 1 ? 'pair' : 'group',
@@ -173,8 +173,8 @@ function startUnderLock(ctx: RelayContext, me: string, input: StartInput): SendO
     },
     members,
   );
-  const c = store.conversations.byId(conversationId)!;
-  return { conversation: c, message: append(ctx, me, c, members, input, undefined, now), state: 'accepted', replayed: false };
+  const c = (await store.conversations.byId(conversationId))!;
+  return { conversation: c, message: await append(ctx, me, c, members, input, undefined, now), state: 'accepted', replayed: false };
 }
 
 /**
@@ -182,13 +182,13 @@ function startUnderLock(ctx: RelayContext, me: string, input: StartInput): SendO
  * it sent in the last 24 hours inside the write transaction, so the count is exact and survives
  * a restart. The wait is until enough of them are a day old (or the first day ends).
  */
-function checkRequestLimit(ctx: RelayContext, me: string, wanted: number, now: number): void {
+async function checkRequestLimit(ctx: RelayContext, me: string, wanted: number, now: number): Promise<void> {
   if (wanted === 0) return;
-  const key = ctx.store.keys.get(me)!;
+  const key = (await ctx.store.keys.get(me))!;
   const rate = RATE_LIMITS.messageRequests;
   const firstDay = now - key.registeredAt < DAY_MS;
   const limit = firstDay ? rate.firstDay : rate.limit;
-  const sent = ctx.store.conversations.requestsSentSince(me, now - DAY_MS);
+  const sent = await ctx.store.conversations.requestsSentSince(me, now - DAY_MS);
   if (sent.count + wanted <= limit) return;
   const untilOldest = sent.oldest === null ? Number.POSITIVE_INFINITY : sent.oldest + DAY_MS - now;
   const untilSecondDay = firstDay ? key.registeredAt + DAY_MS - now : Number.POSITIVE_INFINITY;
@@ -202,37 +202,37 @@ function checkRequestLimit(ctx: RelayContext, me: string, wanted: number, now: n
 }
 
 /** At most 200 requests wait per recipient: a new one makes the oldest lapse (declined, nobody told). */
-function lapseOldest(ctx: RelayContext, recipient: string, now: number): void {
+async function lapseOldest(ctx: RelayContext, recipient: string, now: number): Promise<void> {
   const c = ctx.store.conversations;
-  while (c.waitingFor(recipient) >= WAITING_MESSAGE_REQUESTS_PER_KEY) {
-    const oldest = c.oldestWaitingFor(recipient);
+  while (await c.waitingFor(recipient) >= WAITING_MESSAGE_REQUESTS_PER_KEY) {
+    const oldest = await c.oldestWaitingFor(recipient);
     if (oldest === undefined) return;
-    c.setState(oldest, recipient, 'declined', now);
+    await c.setState(oldest, recipient, 'declined', now);
   }
 }
 
-function sendInto(ctx: RelayContext, me: string, c: ConversationRow, mine: MemberRow, input: MessageContent, replyTo: string | undefined): SendOutcome {
+async function sendInto(ctx: RelayContext, me: string, c: ConversationRow, mine: MemberRow, input: MessageContent, replyTo: string | undefined): Promise<SendOutcome> {
   const { store } = ctx;
   if (mine.state === 'left') throw new SvcError('CONVERSATION_LEFT', 'you left this group; nobody rejoins a group');
   if (c.sealed && input.body !== undefined) throw new SvcError('CONVERSATION_SEALED', 'body: this pair is sealed; seal the message and send sealed');
   if (!c.sealed && input.sealed !== undefined) throw new SvcError('CONVERSATION_NOT_SEALED', 'sealed: this conversation is not sealed; send body');
-  checkAbout(ctx, input.about);
+  await checkAbout(ctx, input.about);
   if (replyTo !== undefined) {
-    const target = store.messages.byId(replyTo);
+    const target = await store.messages.byId(replyTo);
     if (target === undefined || target.conversationId !== c.conversationId || !readable(viewOf(c, mine), target.seq)) {
       throw new SvcError('MESSAGE_NOT_FOUND', 'reply_to: no live message with this id in this conversation');
     }
   }
-  const members = store.conversations.members(c.conversationId);
+  const members = await store.conversations.members(c.conversationId);
   if (input.sealed !== undefined) {
     const [a, b] = c.pairKey!.split(':') as [string, string];
     checkSealedHeader(input.sealed, { pair: [a, b], author: me, replyTo, about: input.about });
   }
   const others = members.filter((m) => m.peerId !== me && m.state !== 'left');
-  checkPeers(ctx, me, others.map((m) => m.peerId), (_, peer) => `member ${peer}`);
+  await checkPeers(ctx, me, others.map((m) => m.peerId), (_, peer) => `member ${peer}`);
   if (c.startedBy === me) {
     for (const m of others) {
-      if ((m.state === 'requested' || m.state === 'declined') && !knows(store, m.peerId, me)) {
+      if ((m.state === 'requested' || m.state === 'declined') && !await knows(store, m.peerId, me)) {
         throw new SvcError('MESSAGE_REQUEST_WAITING', m.peerId);
       }
     }
@@ -241,18 +241,18 @@ function sendInto(ctx: RelayContext, me: string, c: ConversationRow, mine: Membe
   let state = mine.state;
   // Replying to a request accepts it (spec "States: Conversation").
   if (state === 'requested' || state === 'declined') {
-    store.conversations.setState(c.conversationId, me, 'accepted', now);
+    await store.conversations.setState(c.conversationId, me, 'accepted', now);
     state = 'accepted';
   }
-  const message = append(ctx, me, c, members, input, replyTo, now);
-  return { conversation: store.conversations.byId(c.conversationId)!, message, state, replayed: false };
+  const message = await append(ctx, me, c, members, input, replyTo, now);
+  return { conversation: (await store.conversations.byId(c.conversationId))!, message, state, replayed: false };
 }
 
 /**
  * The message at last_seq + 1, its idempotency key and its mailbox rows, one per member in
  * `members` (the members as this same transaction read them) by its state.
  */
-function append(
+async function append(
   ctx: RelayContext,
   me: string,
   c: ConversationRow,
@@ -260,7 +260,7 @@ function append(
   input: MessageContent & { requestHash?: string },
   replyTo: string | undefined,
   now: number,
-): MessageRow {
+): Promise<MessageRow> {
   const { store } = ctx;
   const seq = c.lastSeq + 1;
   const message: MessageRow = {
@@ -275,10 +275,10 @@ function append(
     sealedHeader: input.sealed?.header ?? null,
     sealedCiphertext: input.sealed?.ciphertext ?? null,
   };
-  store.messages.insert(message);
-  store.conversations.advance(c.conversationId, seq, now);
+  await store.messages.insert(message);
+  await store.conversations.advance(c.conversationId, seq, now);
   if (input.idempotencyKey !== undefined && input.requestHash !== undefined) {
-    store.messages.recordIdempotency(me, input.idempotencyKey, { conversationId: c.conversationId, messageId: message.messageId, requestHash: input.requestHash }, now);
+    await store.messages.recordIdempotency(me, input.idempotencyKey, { conversationId: c.conversationId, messageId: message.messageId, requestHash: input.requestHash }, now);
   }
   const deliveries: { peer: string; reason: MailboxReason }[] = [];
   for (const m of members) {
@@ -286,7 +286,7 @@ function append(
     const reason: MailboxReason | undefined = m.state === 'accepted' ? 'message' : m.state === 'requested' ? 'message_request' : undefined;
     if (reason !== undefined && mayNotify(ctx, me, m.peerId)) deliveries.push({ peer: m.peerId, reason });
   }
-  store.mailbox.deliverEach(deliveries, { messageId: message.messageId }, now);
+  await store.mailbox.deliverEach(deliveries, { messageId: message.messageId }, now);
   // Long-polling conversation reads wake on a later turn, after the commit (notify.ts).
   notifierFor(store.db).conversation(c.conversationId);
   return message;

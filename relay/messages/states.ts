@@ -28,9 +28,9 @@ export interface StateAnswer {
 }
 
 /** The conversation as the caller sees it, or CONVERSATION_NOT_FOUND (also for a non-member). */
-export function membership(ctx: RelayContext, conversationId: string, me: string): ConversationView {
-  const c = ctx.store.conversations.byId(conversationId);
-  const mine = c === undefined ? undefined : ctx.store.conversations.member(conversationId, me);
+export async function membership(ctx: RelayContext, conversationId: string, me: string): Promise<ConversationView> {
+  const c = await ctx.store.conversations.byId(conversationId);
+  const mine = c === undefined ? undefined : await ctx.store.conversations.member(conversationId, me);
   if (c === undefined || mine === undefined) throw notFound();
   return viewOf(c, mine);
 }
@@ -40,48 +40,48 @@ function underLock<T>(ctx: RelayContext, work: () => T): Promise<T> {
 }
 
 export function accept(ctx: RelayContext, id: string, me: string): Promise<StateAnswer> {
-  return underLock(ctx, () => {
-    const { me: mine } = membership(ctx, id, me);
+  return underLock(ctx, async () => {
+    const { me: mine } = await membership(ctx, id, me);
     if (mine.state === 'left') throw new SvcError('CONVERSATION_LEFT', 'you left this group; nobody rejoins a group');
-    if (mine.state !== 'accepted') ctx.store.conversations.setState(id, me, 'accepted', ctx.clock());
+    if (mine.state !== 'accepted') await ctx.store.conversations.setState(id, me, 'accepted', ctx.clock());
     return { conversation_id: id, state: 'accepted' };
   });
 }
 
 export function decline(ctx: RelayContext, id: string, me: string): Promise<StateAnswer> {
-  return underLock(ctx, () => {
-    const { me: mine } = membership(ctx, id, me);
+  return underLock(ctx, async () => {
+    const { me: mine } = await membership(ctx, id, me);
     if (mine.state === 'declined') return { conversation_id: id, state: 'declined' };
     if (mine.state !== 'requested') throw new SvcError('NOT_A_REQUEST', `this conversation is ${mine.state} for you, not a request`);
-    ctx.store.conversations.setState(id, me, 'declined', ctx.clock());
+    await ctx.store.conversations.setState(id, me, 'declined', ctx.clock());
     return { conversation_id: id, state: 'declined' };
   });
 }
 
 export function leave(ctx: RelayContext, id: string, me: string): Promise<StateAnswer> {
-  return underLock(ctx, () => {
-    const { conversation: c, me: mine } = membership(ctx, id, me);
+  return underLock(ctx, async () => {
+    const { conversation: c, me: mine } = await membership(ctx, id, me);
     if (c.kind === 'pair') throw new SvcError('PAIR_CANNOT_BE_LEFT', 'a pair cannot be left: clear it, or block the other KEY');
-    if (mine.state !== 'left') ctx.store.conversations.leave(c, me, ctx.clock());
+    if (mine.state !== 'left') await ctx.store.conversations.leave(c, me, ctx.clock());
     return { conversation_id: id, state: 'left' };
   });
 }
 
 export function clear(ctx: RelayContext, id: string, me: string): Promise<StateAnswer> {
-  return underLock(ctx, () => {
-    const { me: mine, head: upTo } = membership(ctx, id, me);
-    ctx.store.conversations.setCleared(id, me, upTo);
-    ctx.store.conversations.setRead(id, me, upTo);
+  return underLock(ctx, async () => {
+    const { me: mine, head: upTo } = await membership(ctx, id, me);
+    await ctx.store.conversations.setCleared(id, me, upTo);
+    await ctx.store.conversations.setRead(id, me, upTo);
     return { conversation_id: id, state: mine.state, cleared_seq: String(Math.max(mine.clearedSeq, upTo)) };
   });
 }
 
 export function markRead(ctx: RelayContext, id: string, me: string, seq: number | undefined): Promise<{ conversation_id: string; read_seq: string }> {
-  return underLock(ctx, () => {
-    const { me: mine, head } = membership(ctx, id, me);
+  return underLock(ctx, async () => {
+    const { me: mine, head } = await membership(ctx, id, me);
     if (seq !== undefined && seq > head) throw new SvcError('INVALID_REQUEST', `seq: at most head_seq ${head}`);
     const to = seq ?? head;
-    ctx.store.conversations.setRead(id, me, to);
+    await ctx.store.conversations.setRead(id, me, to);
     return { conversation_id: id, read_seq: String(Math.max(mine.readSeq, to)) };
   });
 }

@@ -51,9 +51,9 @@ export function shownState(member: Pick<MemberRow, 'peerId' | 'state'>, reader: 
 }
 
 /** The members and their states (with the time of each) as the member of `v` sees them. */
-export function membersSeen(store: Store, v: ConversationView): MemberStateRow[] {
+export async function membersSeen(store: Store, v: ConversationView): Promise<MemberStateRow[]> {
   const c = v.conversation;
-  const rows = v.me.leftSeq === null ? store.conversations.members(c.conversationId) : store.conversations.leftMembers(c.conversationId, v.me.peerId);
+  const rows = v.me.leftSeq === null ? await store.conversations.members(c.conversationId) : await store.conversations.leftMembers(c.conversationId, v.me.peerId);
   return rows.map((m) => {
     const state = shownState(m, v.me.peerId);
     return { peerId: m.peerId, state, changedAt: state !== m.state ? c.createdAt : m.changedAt };

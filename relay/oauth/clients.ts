@@ -40,17 +40,17 @@ export function createClientFinder(store: OAuthStore, clock: () => number, allow
       issuedAt: now,
       freshUntil: now + doc.keepSeconds * 1000,
     };
-    store.keepDocument(record);
-    return asClient(store.client(clientId) ?? record);
+    await store.keepDocument(record);
+    return asClient(await store.client(clientId) ?? record);
   }
 
   return {
-    stored(clientId) {
-      const r = store.client(clientId);
+    async stored(clientId) {
+      const r = await store.client(clientId);
       return r ? asClient(r) : undefined;
     },
     async find(clientId) {
-      const kept = store.client(clientId);
+      const kept = await store.client(clientId);
       if (!isDocumentClientId(clientId, allowLoopback())) return kept && kept.kind === 'registered' ? asClient(kept) : undefined;
       if (kept && kept.freshUntil !== null && kept.freshUntil > clock()) return asClient(kept);
       let flight = flights.get(clientId);

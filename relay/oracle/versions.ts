@@ -94,12 +94,12 @@ function isDecisionKind(kind: string): kind is 'go' | 'veto' {
   return kind === 'go' || kind === 'veto';
 }
 
-function textOf(ctx: RelayContext, postId: string): string {
-  return ctx.store.posts.byPostId(postId)?.body ?? '';
+async function textOf(ctx: RelayContext, postId: string): Promise<string> {
+  return (await ctx.store.posts.byPostId(postId))?.body ?? '';
 }
 
 /** Before the lock: read the texts the reviewer compares. Undefined for a post that is neither. */
-export function prepareOracle(ctx: RelayContext, space: SpaceRow, p: PreparedPost): OraclePrep | undefined {
+export async function prepareOracle(ctx: RelayContext, space: SpaceRow, p: PreparedPost): Promise<OraclePrep | undefined> {
   if (!space.oracle) return undefined;
   const { kind, reply_to } = p.input;
   if (isDecisionKind(kind) && reply_to !== undefined) return { kind: 'decision' };
@@ -107,12 +107,12 @@ export function prepareOracle(ctx: RelayContext, space: SpaceRow, p: PreparedPos
   if (kind !== 'version') return undefined;
   const proposed = analyseText(p.input.body ?? '');
   // The current version as it stands now; under the lock it is used only if still current.
-  const now = space.serviceReviewer ? ctx.store.oracle.current(space.id) : undefined;
-  return { kind: 'version', proposed, current: now === undefined ? null : { postId: now.postId, text: analyseText(textOf(ctx, now.postId)) } };
+  const now = space.serviceReviewer ? await ctx.store.oracle.current(space.id) : undefined;
+  return { kind: 'version', proposed, current: now === undefined ? null : { postId: now.postId, text: analyseText(await textOf(ctx, now.postId)) } };
 }
 
 /** Under the lock, before anything is written: the refusals. */
-export function checkOracle(
+export async function checkOracle(
   ctx: RelayContext,
   space: SpaceRow,
   author: string,
@@ -122,16 +122,16 @@ export function checkOracle(
   prep: OraclePrep,
   parent: PostRow | undefined,
   now: number,
-): OraclePlan | undefined {
+): Promise<OraclePlan | undefined> {
   const { oracle } = ctx.store;
   if (prep.kind === 'retraction') {
     // The target is the author's own post of this SPACE (checked before); only a waiting
     // proposal changes state.
-    const proposal = p.input.retracts === undefined ? undefined : oracle.version(p.input.retracts);
+    const proposal = p.input.retracts === undefined ? undefined : await oracle.version(p.input.retracts);
     return proposal?.state === 'waiting' ? { kind: 'retraction', proposal } : undefined;
   }
   if (prep.kind === 'decision') {
-    const proposal = parent === undefined ? undefined : oracle.version(parent.postId);
+    const proposal = parent === undefined ? undefined : await oracle.version(parent.postId);
     if (proposal === undefined) return undefined; // a go/veto replying to a post that is no version: an ordinary reply
     if (!canDecideProposal(role)) {
       throw new SvcError('CONTROL_DENIED', `a ${p.input.kind} on a proposal is for the owner, an admin or the service reviewer`);
@@ -142,29 +142,29 @@ export function checkOracle(
     }
     return { kind: 'decision', proposal, go: p.input.kind === 'go' };
   }
-  const current = oracle.current(space.id);
+  const current = await oracle.current(space.id);
   const supersedes = p.input.supersedes;
   if (current === undefined && supersedes !== undefined) {
     throw new SvcError('VERSION_CHANGED', 'no version is current yet: the first version has no supersedes');
   }
   if (current !== undefined && supersedes !== current.postId) throw new SvcError('VERSION_CHANGED', current.postId);
   const decider = canDecideProposal(role);
-  if (!decider) checkProposalLimits(ctx, space, author, registeredAt, now);
+  if (!decider) await checkProposalLimits(ctx, space, author, registeredAt, now);
   return { kind: 'version', decider, current, prep };
 }
 
 /** Limits "oracle": 3 waiting per KEY and 100 per SPACE in one oracle; 30 a day per KEY (5 on its first day). */
-function checkProposalLimits(ctx: RelayContext, space: SpaceRow, author: string, registeredAt: number, now: number): void {
+async function checkProposalLimits(ctx: RelayContext, space: SpaceRow, author: string, registeredAt: number, now: number): Promise<void> {
   const { oracle } = ctx.store;
-  if (oracle.waitingCount(space.id, author) >= ORACLE_LIMITS.waitingPerKey) {
+  if (await oracle.waitingCount(space.id, author) >= ORACLE_LIMITS.waitingPerKey) {
     throw new SvcError('PROPOSAL_LIMIT', `yours: ${ORACLE_LIMITS.waitingPerKey} waiting in this SPACE`);
   }
-  if (oracle.waitingCount(space.id) >= ORACLE_LIMITS.waitingPerSpace) {
+  if (await oracle.waitingCount(space.id) >= ORACLE_LIMITS.waitingPerSpace) {
     throw new SvcError('PROPOSAL_LIMIT', `this SPACE: ${ORACLE_LIMITS.waitingPerSpace} waiting`);
   }
   const firstDay = now - registeredAt < DAY_MS;
   const perDay = firstDay ? ORACLE_LIMITS.proposalsFirstDay : ORACLE_LIMITS.proposalsPerDay;
-  const made = oracle.proposedSince(author, now - DAY_MS);
+  const made = await oracle.proposedSince(author, now - DAY_MS);
   if (made.count >= perDay) {
     const wait = Math.max(1, Math.ceil(((made.oldest ?? now) + DAY_MS - now) / 1000));
     throw new SvcError('PROPOSAL_LIMIT', `yours: ${perDay} proposals a day${firstDay ? ' on a KEY\'s first day' : ''}`, wait);
@@ -172,10 +172,10 @@ function checkProposalLimits(ctx: RelayContext, space: SpaceRow, author: string,
 }
 
 /** Under the lock, after the post is stored: state, the reviewer, deliveries. */
-export function applyOracle(ctx: RelayContext, space: SpaceRow, plan: OraclePlan, post: PostRow, servicePost: ServicePostWriter, now: number): OracleAnswer {
+export async function applyOracle(ctx: RelayContext, space: SpaceRow, plan: OraclePlan, post: PostRow, servicePost: ServicePostWriter, now: number): Promise<OracleAnswer> {
   const { oracle } = ctx.store;
   if (plan.kind === 'retraction') {
-    oracle.decline(plan.proposal.postId, { kind: 'veto', by: post.author, reason: RETRACTED_REASON, postId: post.postId, at: now }, now);
+    await oracle.decline(plan.proposal.postId, { kind: 'veto', by: post.author, reason: RETRACTED_REASON, postId: post.postId, at: now }, now);
     return { decided: plan.proposal.postId, state: 'declined' };
   }
   if (plan.kind === 'decision') {
@@ -187,13 +187,13 @@ export function applyOracle(ctx: RelayContext, space: SpaceRow, plan: OraclePlan
       at: now,
     };
     if (plan.go) {
-      makeCurrent(ctx, space, plan.proposal, decision, now);
+      await makeCurrent(ctx, space, plan.proposal, decision, now);
       return { decided: plan.proposal.postId, state: 'current' };
     }
-    oracle.decline(plan.proposal.postId, decision, now);
+    await oracle.decline(plan.proposal.postId, decision, now);
     return { decided: plan.proposal.postId, state: 'declined' };
   }
-  oracle.insert({
+  await oracle.insert({
     postRowId: post.rowId,
     spaceRowId: space.id,
     postId: post.postId,
@@ -204,64 +204,64 @@ export function applyOracle(ctx: RelayContext, space: SpaceRow, plan: OraclePlan
     proposed: !plan.decider,
     createdAt: now,
   });
-  const version = oracle.version(post.postId)!;
+  const version = (await oracle.version(post.postId))!;
   if (plan.decider) {
-    makeCurrent(ctx, space, version, null, now);
+    await makeCurrent(ctx, space, version, null, now);
     return { state: 'current', current: post.postId };
   }
   const current = plan.current?.postId ?? null;
   if (space.serviceReviewer) {
-    const declined = reviewProposal(ctx, space, plan, post, servicePost, now);
+    const declined = await reviewProposal(ctx, space, plan, post, servicePost, now);
     if (declined !== undefined) return { state: 'declined', current, reason: declined };
   }
-  const deciders = [space.owner, ...oracle.firstAdmins(space.id, REQUEST_NOTICE_ADMINS)];
-  deliverEach(ctx, post.author, deciders, 'proposal', post.postId, now);
+  const deciders = [space.owner, ...await oracle.firstAdmins(space.id, REQUEST_NOTICE_ADMINS)];
+  await deliverEach(ctx, post.author, deciders, 'proposal', post.postId, now);
   return { state: 'waiting', current };
 }
 
 /** The service reviewer on a proposal just stored: the veto's reason when it breaks a rule. */
-function reviewProposal(
+async function reviewProposal(
   ctx: RelayContext,
   space: SpaceRow,
   plan: Extract<OraclePlan, { kind: 'version' }>,
   post: PostRow,
   servicePost: ServicePostWriter,
   now: number,
-): string | undefined {
+): Promise<string | undefined> {
   const { prep, current } = plan;
   const currentText =
-    current === undefined ? null : prep.current?.postId === current.postId ? prep.current.text : analyseText(textOf(ctx, current.postId));
+    current === undefined ? null : prep.current?.postId === current.postId ? prep.current.text : analyseText(await textOf(ctx, current.postId));
   const breaks = review({
     current: currentText,
     proposed: prep.proposed,
     summary: post.title,
-    spaceExists: (name) => ctx.store.spaces.byName(name) !== undefined,
+    spaceExists: async (name) => await ctx.store.spaces.byName(name) !== undefined,
   });
   if (breaks.length === 0) return undefined;
   const reason = vetoReason(breaks);
-  const reviewer = ctx.store.keys.ensure(reviewerPeerId(ctx), ctx.serviceKeys.rootKey, now);
+  const reviewer = await ctx.store.keys.ensure(reviewerPeerId(ctx), ctx.serviceKeys.rootKey, now);
   const veto = servicePost(reviewer, { kind: 'veto', reply_to: post.postId, body: reason }, post);
-  ctx.store.oracle.decline(post.postId, { kind: 'veto', by: reviewer.peerId, reason, postId: veto.postId, at: now }, now);
+  await ctx.store.oracle.decline(post.postId, { kind: 'veto', by: reviewer.peerId, reason, postId: veto.postId, at: now }, now);
   return reason;
 }
 
 /** `version` becomes current; out of date and changed notices follow. */
-function makeCurrent(ctx: RelayContext, space: SpaceRow, version: VersionRow, decision: VersionDecision | null, now: number): void {
-  const made = ctx.store.oracle.makeCurrent(space.id, version.postId, decision, now);
+async function makeCurrent(ctx: RelayContext, space: SpaceRow, version: VersionRow, decision: VersionDecision | null, now: number): Promise<void> {
+  const made = await ctx.store.oracle.makeCurrent(space.id, version.postId, decision, now);
   // links.list shows the links of current texts only: re-indexed in this same transaction.
-  ctx.store.oracleLinks.indexLinks(space.id, version.postId);
+  await ctx.store.oracleLinks.indexLinks(space.id, version.postId);
   const actor = decision?.by ?? version.author;
   for (const overtaken of made.outOfDate) {
-    if (mayNotify(ctx, actor, overtaken.author)) ctx.store.mailbox.deliver(overtaken.author, 'out_of_date', { postId: overtaken.postId }, now);
+    if (mayNotify(ctx, actor, overtaken.author)) await ctx.store.mailbox.deliver(overtaken.author, 'out_of_date', { postId: overtaken.postId }, now);
   }
-  const watchers = ctx.store.oracle.watchers(space.id).filter((peer) => peer !== version.author && peer !== actor);
-  deliverEach(ctx, actor, watchers, 'changed', version.postId, now);
+  const watchers = (await ctx.store.oracle.watchers(space.id)).filter((peer) => peer !== version.author && peer !== actor);
+  await deliverEach(ctx, actor, watchers, 'changed', version.postId, now);
 }
 
 /** One row per KEY (distinct), each past the KEY-to-KEY notice limits, about `postId`. */
-function deliverEach(ctx: RelayContext, from: string, peers: readonly string[], reason: MailboxReason, postId: string, now: number): void {
+async function deliverEach(ctx: RelayContext, from: string, peers: readonly string[], reason: MailboxReason, postId: string, now: number): Promise<void> {
   const told = [...new Set(peers)].filter((peer) => peer !== from && mayNotify(ctx, from, peer));
-  ctx.store.mailbox.deliverEach(
+  await ctx.store.mailbox.deliverEach(
     told.map((peer) => ({ peer, reason })),
     { postId },
     now,
@@ -269,17 +269,17 @@ function deliverEach(ctx: RelayContext, from: string, peers: readonly string[], 
 }
 
 /** A replay's `oracle`: the version or decision as it stands now. */
-export function replayedOracle(ctx: RelayContext, space: SpaceRow, post: PostRow): OracleAnswer | undefined {
+export async function replayedOracle(ctx: RelayContext, space: SpaceRow, post: PostRow): Promise<OracleAnswer | undefined> {
   if (!space.oracle) return undefined;
   const { oracle } = ctx.store;
   if (post.kind === 'version') {
-    const v = oracle.version(post.postId);
+    const v = await oracle.version(post.postId);
     if (v === undefined) return undefined;
-    return { state: v.state, current: oracle.current(space.id)?.postId ?? null };
+    return { state: v.state, current: (await oracle.current(space.id))?.postId ?? null };
   }
   // A go/veto decides the proposal it replies to; a retraction withdraws the one it retracts.
   for (const target of [isDecisionKind(post.kind) ? post.replyTo : null, post.retracts]) {
-    const v = target === null ? undefined : oracle.version(target);
+    const v = target === null ? undefined : await oracle.version(target);
     if (v !== undefined && v.decision?.postId === post.postId) return { decided: v.postId, state: v.state };
   }
   return undefined;

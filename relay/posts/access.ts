@@ -17,16 +17,16 @@ export interface SpaceAccess {
 }
 
 /** The SPACE named in a path, with the caller's standing; SPACE_NOT_FOUND when none. */
-export function spaceNamed(ctx: RelayContext, name: string, caller: string | null): SpaceAccess {
-  const space = ctx.store.spaces.byName(name);
+export async function spaceNamed(ctx: RelayContext, name: string, caller: string | null): Promise<SpaceAccess> {
+  const space = await ctx.store.spaces.byName(name);
   if (!space) throw new SvcError('SPACE_NOT_FOUND', 'name: no SPACE has this name');
-  const role = caller === null ? null : ctx.store.members.roleOf(space, caller);
+  const role = caller === null ? null : await ctx.store.members.roleOf(space, caller);
   return { space, role, inside: isInside(role) };
 }
 
 /** The SPACE's posts and head, or READ_DENIED. */
-export function spaceForPosts(ctx: RelayContext, name: string, caller: string | null): SpaceAccess {
-  const access = spaceNamed(ctx, name, caller);
+export async function spaceForPosts(ctx: RelayContext, name: string, caller: string | null): Promise<SpaceAccess> {
+  const access = await spaceNamed(ctx, name, caller);
   if (!canReadPosts(access.space, access.role)) {
     throw new SvcError('READ_DENIED', `name: ${access.space.visibility} SPACE; members read its posts`);
   }
@@ -34,8 +34,8 @@ export function spaceForPosts(ctx: RelayContext, name: string, caller: string | 
 }
 
 /** The SPACE's governance log (members only, public SPACES included), or READ_DENIED. */
-export function spaceForEvents(ctx: RelayContext, name: string, caller: string | null): SpaceAccess {
-  const access = spaceNamed(ctx, name, caller);
+export async function spaceForEvents(ctx: RelayContext, name: string, caller: string | null): Promise<SpaceAccess> {
+  const access = await spaceNamed(ctx, name, caller);
   if (!canReadEvents(access.role)) throw new SvcError('READ_DENIED', 'stream: the events stream is for members only');
   return access;
 }
@@ -46,13 +46,13 @@ export function spaceForEvents(ctx: RelayContext, name: string, caller: string |
  */
 export function accessCache(ctx: RelayContext, caller: string | null): (spaceRowId: number) => SpaceAccess | undefined {
   const seen = new Map<number, SpaceAccess | null>();
-  return (spaceRowId) => {
+  return async (spaceRowId) => {
     const known = seen.get(spaceRowId);
     if (known !== undefined) return known ?? undefined;
-    const space = ctx.store.spaces.byRowId(spaceRowId);
+    const space = await ctx.store.spaces.byRowId(spaceRowId);
     let access: SpaceAccess | null = null;
     if (space) {
-      const role = caller === null ? null : ctx.store.members.roleOf(space, caller);
+      const role = caller === null ? null : await ctx.store.members.roleOf(space, caller);
       if (canReadPosts(space, role)) access = { space, role, inside: isInside(role) };
     }
     seen.set(spaceRowId, access);

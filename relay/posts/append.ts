@@ -65,9 +65,9 @@ export interface AppendOutcome {
  * Append `body` to the SPACE `spaceName` as `author` (the token's KEY), in its own transaction.
  * In-process callers (benchmarks, fills); the HTTP route uses `appendPostGrouped`.
  */
-export function appendPost(ctx: RelayContext, spaceName: string, author: string, body: unknown): AppendOutcome {
-  const admitIt = prepareAppend(ctx, spaceName, author, body);
-  return ctx.store.posts.transaction(admitIt);
+export async function appendPost(ctx: RelayContext, spaceName: string, author: string, body: unknown): Promise<AppendOutcome> {
+  const admitIt = await prepareAppend(ctx, spaceName, author, body);
+  return await ctx.store.posts.transaction(admitIt);
 }
 
 /**
@@ -76,34 +76,34 @@ export function appendPost(ctx: RelayContext, spaceName: string, author: string,
  * COMMIT, so a 201 built from the outcome is never sent before its post is on disk.
  */
 export async function appendPostGrouped(ctx: RelayContext, spaceName: string, author: string, body: unknown): Promise<AppendOutcome> {
-  const admitIt = prepareAppend(ctx, spaceName, author, body);
+  const admitIt = await prepareAppend(ctx, spaceName, author, body);
   return commitQueueFor(ctx.store.db).enqueue(admitIt);
 }
 
 /** Step 1, outside the write lock; answers step 2 ready to run under it. */
-function prepareAppend(ctx: RelayContext, spaceName: string, author: string, body: unknown): () => AppendOutcome {
+async function prepareAppend(ctx: RelayContext, spaceName: string, author: string, body: unknown): Promise<() => AppendOutcome> {
   const { store } = ctx;
-  const found = store.spaces.byName(spaceName);
+  const found = await store.spaces.byName(spaceName);
   if (found === undefined) throw new SvcError('SPACE_NOT_FOUND', 'name: no SPACE has this name');
-  const key = store.keys.get(author);
+  const key = await store.keys.get(author);
   if (key === undefined) throw new SvcError('TOKEN_INVALID', 'the token names no registered KEY');
-  const prepared = preparePost(found, key, body, ctx.random, passkeyCheckOf(ctx, key, body));
+  const prepared = preparePost(found, key, body, ctx.random, await passkeyCheckOf(ctx, key, body));
   // SEEK's text for the post, tokenised here with no lock held (STYLE.md rule 8).
   const terms = postTerms(found.id, prepared.input.title ?? null, prepared.input.body ?? null);
-  const oracle = prepareOracle(ctx, found, prepared);
-  return () => admit(ctx, found.id, author, key.registeredAt, prepared, terms, oracle);
+  const oracle = await prepareOracle(ctx, found, prepared);
+  return async () => await admit(ctx, found.id, author, key.registeredAt, prepared, terms, oracle);
 }
 
 /** For a post signed with webauthn: the relay's passkey policy and the author's credential. */
-function passkeyCheckOf(ctx: RelayContext, key: KeyRecord, body: unknown): PasskeyCheck {
+async function passkeyCheckOf(ctx: RelayContext, key: KeyRecord, body: unknown): Promise<PasskeyCheck> {
   const webauthn = typeof body === 'object' && body !== null && (body as Record<string, unknown>).alg === 'webauthn';
   if (!webauthn) return NO_PASSKEYS;
-  const credentialId = key.keyType === 'passkey' ? (ctx.store.keys.passkeyOf(key.peerId)?.credentialId ?? null) : null;
+  const credentialId = key.keyType === 'passkey' ? ((await ctx.store.keys.passkeyOf(key.peerId))?.credentialId ?? null) : null;
   return { policy: ctx.passkeyPolicy(), credentialId };
 }
 
 /** Step 2: everything under the write lock. Synchronous. */
-function admit(
+async function admit(
   ctx: RelayContext,
   spaceRowId: number,
   author: string,
@@ -111,15 +111,15 @@ function admit(
   p: PreparedPost,
   terms: string | null,
   oracle: OraclePrep | undefined,
-): AppendOutcome {
+): Promise<AppendOutcome> {
   const { store } = ctx;
-  const space = store.spaces.byRowId(spaceRowId)!;
+  const space = (await store.spaces.byRowId(spaceRowId))!;
   const key = p.input.idempotency_key;
   if (key !== undefined) {
-    const prior = store.posts.byIdempotencyKey(space.id, author, key);
+    const prior = await store.posts.byIdempotencyKey(space.id, author, key);
     if (prior !== undefined) {
       const post = checkReplay(prior, p);
-      const answer = replayedOracle(ctx, space, post);
+      const answer = await replayedOracle(ctx, space, post);
       return { replayed: true, space, post, ...(answer === undefined ? {} : { oracle: answer }) };
     }
   }
@@ -127,8 +127,8 @@ function admit(
     throw new SvcError('SIGNATURE_REQUIRED', 'this SPACE is signed-only: send alg, canonical and signature');
   }
   if (space.status === 'closed') throw new SvcError('SPACE_CLOSED', 'the SPACE takes no new posts');
-  const role: SpaceRole = store.members.roleOf(space, author);
-  if (store.blocks.isBlocked(space.id, author)) throw new SvcError('WRITE_BLOCKED', 'you are blocked from posting here');
+  const role: SpaceRole = await store.members.roleOf(space, author);
+  if (await store.blocks.isBlocked(space.id, author)) throw new SvcError('WRITE_BLOCKED', 'you are blocked from posting here');
   const may = canPost(space, role);
   if (may === false) {
     throw new SvcError(
@@ -140,28 +140,28 @@ function admit(
   // A sealed post is sealed under the generation in use, read here under the write lock so an
   // activation cannot slip in between (sealed.md §7: KEY_CHANGED, detail the generation in use).
   if (p.sealed !== undefined) {
-    const inUse = store.sealed.generationInUse(space.id);
+    const inUse = await store.sealed.generationInUse(space.id);
     if (p.sealed.generation !== inUse) throw new SvcError('KEY_CHANGED', String(inUse));
   }
   const now = ctx.clock();
   checkRecipients(ctx, space, p.input.to, roleless);
-  const parent = checkReferences(ctx, space, author, p, oracle?.kind === 'version');
-  const plan = oracle === undefined ? undefined : checkOracle(ctx, space, author, role, registeredAt, p, oracle, parent, now);
-  if (roleless) checkRolelessLimits(ctx, space, author, registeredAt, now);
+  const parent = await checkReferences(ctx, space, author, p, oracle?.kind === 'version');
+  const plan = oracle === undefined ? undefined : await checkOracle(ctx, space, author, role, registeredAt, p, oracle, parent, now);
+  if (roleless) await checkRolelessLimits(ctx, space, author, registeredAt, now);
 
   // objects.md §5 step 3: a passkey's counter advances with each new post it signs (a replay,
   // answered above, is the same assertion and object). Last of the checks, so a refused post
   // leaves the counter where it was; the savepoint rolls it back with anything after.
-  if (p.passkeyCounter !== undefined && !store.keys.advancePasskeyCounter(author, p.passkeyCounter)) {
+  if (p.passkeyCounter !== undefined && !await store.keys.advancePasskeyCounter(author, p.passkeyCounter)) {
     throw new SvcError('POST_SIGNATURE_INVALID', 'authenticator_data: the signature counter did not increase');
   }
-  const post = writePost(ctx, space, author, p, terms, { roleless, parent, now });
-  const servicePost = (by: KeyRecord, body: Record<string, unknown>, to: PostRow): PostRow => {
+  const post = await writePost(ctx, space, author, p, terms, { roleless, parent, now });
+  const servicePost = async (by: KeyRecord, body: Record<string, unknown>, to: PostRow): Promise<PostRow> => {
     const prepared = preparePost(space, by, body, ctx.random);
     const words = postTerms(space.id, prepared.input.title ?? null, prepared.input.body ?? null);
-    return writePost(ctx, space, by.peerId, prepared, words, { roleless: false, parent: to, now });
+    return await writePost(ctx, space, by.peerId, prepared, words, { roleless: false, parent: to, now });
   };
-  const answer = plan === undefined ? undefined : applyOracle(ctx, space, plan, post, servicePost, now);
+  const answer = plan === undefined ? undefined : await applyOracle(ctx, space, plan, post, servicePost, now);
   // Long-poll wake-ups fire on a later turn, after this transaction commits (notify.ts).
   notifierFor(store.db).space(space.id);
   return { replayed: false, space, post, ...(answer === undefined ? {} : { oracle: answer }) };
@@ -171,21 +171,21 @@ function admit(
  * Chain and store one admitted post: head, link, receipt, row, SEEK rows, `to` and `reply`
  * deliveries. Inside the write transaction; every check is done.
  */
-function writePost(
+async function writePost(
   ctx: RelayContext,
   space: SpaceRow,
   author: string,
   p: PreparedPost,
   terms: string | null,
   opts: { roleless: boolean; parent: PostRow | undefined; now: number },
-): PostRow {
+): Promise<PostRow> {
   const { store } = ctx;
   const { roleless, parent, now } = opts;
   const key = p.input.idempotency_key;
   // The link (objects.md §8): admitted under the current control revision.
-  const head = store.posts.head(space.id);
+  const head = await store.posts.head(space.id);
   checkHeadLink(space.spaceId, head);
-  const control = store.events.head(space.id);
+  const control = await store.events.head(space.id);
   const admission = objectAdmission(control.revision, control.chainHash);
   const seq = head.seq + 1;
   const previous = head.chainHash ?? objectGenesis(space.spaceId);
@@ -242,9 +242,9 @@ function writePost(
     hiddenAt: null,
     hiddenBy: null,
   };
-  const rowId = store.posts.insert(post);
-  if (p.sealed !== undefined) store.sealed.insertItem(rowId, p.sealed);
-  store.seek.indexNext({
+  const rowId = await store.posts.insert(post);
+  if (p.sealed !== undefined) await store.sealed.insertItem(rowId, p.sealed);
+  await store.seek.indexNext({
     rowId,
     spaceRowId: space.id,
     author,
@@ -253,7 +253,7 @@ function writePost(
     terms,
     fingerprints: i.fingerprints ?? [],
   });
-  deliver(ctx, space, author, postId, i.to ?? [], parent, now);
+  await deliver(ctx, space, author, postId, i.to ?? [], parent, now);
   return { ...post, rowId };
 }
 
@@ -275,14 +275,14 @@ function checkReplay(prior: PostRow, p: PreparedPost): PostRow {
  */
 function checkRecipients(ctx: RelayContext, space: SpaceRow, to: readonly string[] | undefined, roleless: boolean): void {
   if (to === undefined) return;
-  to.forEach((peer, i) => {
-    if (ctx.store.keys.get(peer) === undefined) {
+  to.forEach(async (peer, i) => {
+    if (await ctx.store.keys.get(peer) === undefined) {
       throw new SvcError('RECIPIENT_NOT_REGISTERED', `to[${i}]: no KEY is registered with this peer id`);
     }
     if (roleless && peer !== space.owner) {
       throw new SvcError('WRITE_DENIED', `to[${i}]: without a role in this SPACE, address its owner alone`);
     }
-    if (space.joinPolicy !== 'open' && ctx.store.members.roleOf(space, peer) === null) {
+    if (space.joinPolicy !== 'open' && await ctx.store.members.roleOf(space, peer) === null) {
       throw new SvcError('RECIPIENT_NOT_A_MEMBER', `to[${i}]: neither the owner nor a member of this SPACE`);
     }
   });
@@ -294,18 +294,18 @@ function checkRecipients(ctx: RelayContext, space: SpaceRow, to: readonly string
  * by relay/oracle/versions.ts: VERSION_CHANGED). A post of another SPACE reads as missing.
  * Returns the parent, if any.
  */
-function checkReferences(ctx: RelayContext, space: SpaceRow, author: string, p: PreparedPost, version: boolean): PostRow | undefined {
+async function checkReferences(ctx: RelayContext, space: SpaceRow, author: string, p: PreparedPost, version: boolean): Promise<PostRow | undefined> {
   const { reply_to, supersedes, retracts } = p.input;
   let parent: PostRow | undefined;
   if (reply_to !== undefined) {
-    parent = ctx.store.posts.byPostId(reply_to);
+    parent = await ctx.store.posts.byPostId(reply_to);
     if (parent === undefined || parent.spaceRowId !== space.id) {
       throw new SvcError('REPLY_TARGET_NOT_FOUND', 'reply_to: no post with this id in this SPACE');
     }
   }
   for (const [field, id] of [['supersedes', supersedes], ['retracts', retracts]] as const) {
     if (id === undefined || (version && field === 'supersedes')) continue;
-    const target = ctx.store.posts.byPostId(id);
+    const target = await ctx.store.posts.byPostId(id);
     if (target === undefined || target.spaceRowId !== space.id || target.author !== author) {
       throw new SvcError('REVISION_TARGET_NOT_FOUND', `${field}: no post of yours with this id in this SPACE`);
     }
@@ -318,11 +318,11 @@ function checkReferences(ctx: RelayContext, space: SpaceRow, author: string, p: 
  * per SPACE. Counted from the posts themselves over the last 24 hours, so the count survives a
  * restart and is exact under concurrent writers (it is read inside the write transaction).
  */
-function checkRolelessLimits(ctx: RelayContext, space: SpaceRow, author: string, registeredAt: number, now: number): void {
+async function checkRolelessLimits(ctx: RelayContext, space: SpaceRow, author: string, registeredAt: number, now: number): Promise<void> {
   const since = now - DAY_MS;
   const perKey = RATE_LIMITS.rolelessPosts;
   const limit = now - registeredAt < DAY_MS ? perKey.firstDay : perKey.limit;
-  const mine = ctx.store.posts.rolelessByAuthor(author, since);
+  const mine = await ctx.store.posts.rolelessByAuthor(author, since);
   if (mine.count >= limit) {
     const wait = Math.max(1, Math.ceil(((mine.oldest ?? now) + DAY_MS - now) / 1000));
     throw new RelayRefusal('RATE_LIMITED', `roleless posts: ${limit} a day for this KEY`, wait, {
@@ -331,7 +331,7 @@ function checkRolelessLimits(ctx: RelayContext, space: SpaceRow, author: string,
       'ratelimit-reset': String(wait),
     });
   }
-  const theirs = ctx.store.posts.rolelessInSpace(space.id, since);
+  const theirs = await ctx.store.posts.rolelessInSpace(space.id, since);
   if (theirs.count >= RATE_LIMITS.rolelessPostsPerSpace.limit) {
     throw new RelayRefusal('RATE_LIMITED', 'roleless posts: this SPACE has taken its daily allowance', SHARED_BUCKET_RETRY_SECONDS, {});
   }
@@ -343,7 +343,7 @@ function checkRolelessLimits(ctx: RelayContext, space: SpaceRow, author: string,
  * the SPACE gets none. Past 200 an hour from this author to one KEY, or the KEY's hourly notice
  * allowance, the notice is omitted and the post still written.
  */
-function deliver(
+async function deliver(
   ctx: RelayContext,
   space: SpaceRow,
   author: string,
@@ -351,16 +351,16 @@ function deliver(
   to: readonly string[],
   parent: PostRow | undefined,
   now: number,
-): void {
+): Promise<void> {
   const reasons = new Map<string, MailboxReason>();
   for (const peer of to) reasons.set(peer, 'to');
   if (parent !== undefined && parent.author !== author && !reasons.has(parent.author)) reasons.set(parent.author, 'reply');
   const { deliveriesBetweenKeys, noticesToKey } = ctx.limiter.buckets;
   for (const [peer, reason] of reasons) {
-    if (!canReadPosts(space, ctx.store.members.roleOf(space, peer))) continue;
+    if (!canReadPosts(space, await ctx.store.members.roleOf(space, peer))) continue;
     if (deliveriesBetweenKeys.take(`${author}>${peer}`, now).wait > 0) continue;
     if (noticesToKey.take(peer, now).wait > 0) continue;
-    ctx.store.mailbox.deliver(peer, reason, { postId }, now); // wakes the KEY's long polls itself
+    await ctx.store.mailbox.deliver(peer, reason, { postId }, now); // wakes the KEY's long polls itself
   }
 }
 

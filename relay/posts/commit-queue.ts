@@ -71,13 +71,13 @@ export class CommitQueue {
     // better-sqlite3: a transaction function called while a transaction is open runs as a
     // SAVEPOINT, rolled back to (and released) when it throws.
     const savepoint = db.transaction((work: () => unknown) => work());
-    this.inSavepoint = (work) => savepoint(work);
+    this.inSavepoint = async (work) => await savepoint(work);
     const batch = db.transaction((items: readonly Pending[]): Outcome[] => {
       const outcomes = items.map((item) => this.runOne(item));
       if (this.observer !== undefined) this.worksEnded = performance.now();
       return outcomes;
     });
-    this.runBatch = (items) => batch.immediate(items);
+    this.runBatch = async (items) => await batch.immediate(items);
   }
 
   /**

@@ -30,17 +30,17 @@ export interface HiddenAnswer {
   revision: string | null;
 }
 
-export function setPostHidden(ctx: RelayContext, postId: string, actor: string, hide: boolean): HiddenAnswer {
+export async function setPostHidden(ctx: RelayContext, postId: string, actor: string, hide: boolean): Promise<HiddenAnswer> {
   const { store } = ctx;
-  return store.posts.transaction(() => {
-    const post = store.posts.byPostId(postId);
-    const space = post === undefined ? undefined : store.spaces.byRowId(post.spaceRowId);
-    const role: SpaceRole = space === undefined ? null : store.members.roleOf(space, actor);
+  return await store.posts.transaction(async () => {
+    const post = await store.posts.byPostId(postId);
+    const space = post === undefined ? undefined : await store.spaces.byRowId(post.spaceRowId);
+    const role: SpaceRole = space === undefined ? null : await store.members.roleOf(space, actor);
     if (post === undefined || space === undefined || !canReadPosts(space, role)) {
       throw new SvcError('POST_NOT_FOUND', 'post_id: no post with this id');
     }
     if (role !== 'owner') {
-      const authorRole = store.members.roleOf(space, post.author);
+      const authorRole = await store.members.roleOf(space, post.author);
       if (!canModerate(role, authorRole)) {
         throw new SvcError(
           'CONTROL_DENIED',
@@ -57,9 +57,9 @@ export function setPostHidden(ctx: RelayContext, postId: string, actor: string, 
     const changed = hide !== (post.hiddenAt !== null);
     if (changed) {
       hiddenAt = hide ? now : null;
-      store.posts.setHidden(post.rowId, hiddenAt, hide ? actor : null);
-      if (space.oracle && store.oracle.current(space.id)?.postId === post.postId) store.oracleLinks.indexLinks(space.id, post.postId);
-      const event = store.events.append(
+      await store.posts.setHidden(post.rowId, hiddenAt, hide ? actor : null);
+      if (space.oracle && (await store.oracle.current(space.id))?.postId === post.postId) await store.oracleLinks.indexLinks(space.id, post.postId);
+      const event = await store.events.append(
         space,
         actor,
         hide ? 'post.hidden' : 'post.unhidden',

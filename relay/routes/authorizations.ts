@@ -30,10 +30,10 @@ export const authorizationsRoutes: FastifyPluginAsync<RelayContext> = async (app
   const clients = createClientFinder(ctx.store.oauth, ctx.clock, () => ctx.config.allowLoopbackClientDocuments === true);
 
   /** The caller (never an app: an app does not approve apps) and the request, or the refusal. */
-  function callerAndRequest(identity: Identity, id: string): AuthorizationRecord {
+  async function callerAndRequest(identity: Identity, id: string): Promise<AuthorizationRecord> {
     if (!appSignInOn(ctx.config)) throw new SvcError('OAUTH_UNAVAILABLE');
     if (identity.app !== null) throw new SvcError('TOKEN_INVALID', 'token: an app token cannot answer app requests');
-    const r = isUuid(id) ? ctx.store.oauth.request(id) : undefined;
+    const r = isUuid(id) ? await ctx.store.oauth.request(id) : undefined;
     if (r === undefined) throw new SvcError('AUTHORIZATION_NOT_FOUND', 'id: no app request has that id');
     return r;
   }
@@ -52,7 +52,7 @@ export const authorizationsRoutes: FastifyPluginAsync<RelayContext> = async (app
       config: { auth: 'req', limit: 'read', operation: 'authorizations.get', describe: "An app's request to connect: its name, publisher, return address, whether it may write." },
     },
     async (req) => {
-      const r = callerAndRequest(identityOf(req), (req.params as z.infer<typeof IdParams>).id);
+      const r = await callerAndRequest(identityOf(req), (req.params as z.infer<typeof IdParams>).id);
       const client = clients.stored(r.clientId);
       const meta = client?.metadata;
       return {
@@ -81,12 +81,12 @@ export const authorizationsRoutes: FastifyPluginAsync<RelayContext> = async (app
     },
     async (req) => {
       const me = identityOf(req);
-      const r = callerAndRequest(me, (req.params as z.infer<typeof IdParams>).id);
-      if (ctx.store.keys.get(me.peerId) === undefined) throw new SvcError('PEER_NOT_FOUND');
+      const r = await callerAndRequest(me, (req.params as z.infer<typeof IdParams>).id);
+      if (await ctx.store.keys.get(me.peerId) === undefined) throw new SvcError('PEER_NOT_FOUND');
       const now = ctx.clock();
       const code = `svc_code_${toHex(ctx.random(32))}`;
       const decided = refuseDecide(
-        ctx.store.oauth.decide(r.id, me.peerId, now, { hash: sha256(utf8(code)), expiresAt: now + OAUTH_LIMITS.codeTtlSeconds * 1000 }),
+        await ctx.store.oauth.decide(r.id, me.peerId, now, { hash: sha256(utf8(code)), expiresAt: now + OAUTH_LIMITS.codeTtlSeconds * 1000 }),
       );
       return { redirect_to: redirectWith(decided.redirectUri, { code, state: decided.state, iss: ctx.baseUrl() }) };
     },
@@ -100,9 +100,9 @@ export const authorizationsRoutes: FastifyPluginAsync<RelayContext> = async (app
     },
     async (req) => {
       const me = identityOf(req);
-      const r = callerAndRequest(me, (req.params as z.infer<typeof IdParams>).id);
-      if (ctx.store.keys.get(me.peerId) === undefined) throw new SvcError('PEER_NOT_FOUND');
-      const decided = refuseDecide(ctx.store.oauth.decide(r.id, me.peerId, ctx.clock()));
+      const r = await callerAndRequest(me, (req.params as z.infer<typeof IdParams>).id);
+      if (await ctx.store.keys.get(me.peerId) === undefined) throw new SvcError('PEER_NOT_FOUND');
+      const decided = refuseDecide(await ctx.store.oauth.decide(r.id, me.peerId, ctx.clock()));
       return {
         redirect_to: redirectWith(decided.redirectUri, {
           error: 'access_denied',

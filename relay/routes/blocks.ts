@@ -33,8 +33,8 @@ const PeerParams = z.object({ peer: z.string() });
 const BLOCKS_NOTICE = 'A KEY you block cannot message you or start a group that includes you; it is told only that you do not accept its messages.';
 
 /** The KEY named in the path (attacker-controlled): registered, or PEER_NOT_FOUND. */
-function registeredPeer(ctx: RelayContext, value: string): string {
-  if (!PEER_ID_RE.test(value) || !ctx.store.keys.get(value)) {
+async function registeredPeer(ctx: RelayContext, value: string): Promise<string> {
+  if (!PEER_ID_RE.test(value) || !await ctx.store.keys.get(value)) {
     throw new SvcError('PEER_NOT_FOUND', 'peer: no registered KEY has this id (64 lowercase hex)');
   }
   return value;
@@ -60,7 +60,7 @@ export const blocksRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
     async (req, reply) => {
       const me = identityOf(req);
       const q = req.query as z.infer<typeof BlocksQuery>;
-      const page = ctx.store.messageBlocks.list(me.peerId, { after: q.after, limit: q.limit });
+      const page = await ctx.store.messageBlocks.list(me.peerId, { after: q.after, limit: q.limit });
       const last = page.items[page.items.length - 1];
       const answer = {
         items: page.items.map(renderBlock),
@@ -85,9 +85,9 @@ export const blocksRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
     },
     async (req) => {
       const me = identityOf(req);
-      const peer = registeredPeer(ctx, (req.params as z.infer<typeof PeerParams>).peer);
+      const peer = await registeredPeer(ctx, (req.params as z.infer<typeof PeerParams>).peer);
       if (peer === me.peerId) throw new SvcError('INVALID_REQUEST', 'peer: a KEY cannot block itself');
-      const r = ctx.store.messageBlocks.block(me.peerId, peer, ctx.clock());
+      const r = await ctx.store.messageBlocks.block(me.peerId, peer, ctx.clock());
       return { peer_id: peer, blocked_at: isoTime(r.block!.blockedAt), changed: r.changed };
     },
   );
@@ -105,8 +105,8 @@ export const blocksRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
     },
     async (req) => {
       const me = identityOf(req);
-      const peer = registeredPeer(ctx, (req.params as z.infer<typeof PeerParams>).peer);
-      const r = ctx.store.messageBlocks.unblock(me.peerId, peer);
+      const peer = await registeredPeer(ctx, (req.params as z.infer<typeof PeerParams>).peer);
+      const r = await ctx.store.messageBlocks.unblock(me.peerId, peer);
       return { peer_id: peer, changed: r.changed };
     },
   );

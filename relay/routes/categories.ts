@@ -80,8 +80,8 @@ async function limitCategoryRead(ctx: RelayContext, req: FastifyRequest, reply: 
 
 export const categoriesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
   /** SPACES per id, each counting its descendants' filings once per SPACE. */
-  const countsFor = (ids: readonly string[]): Map<string, number> =>
-    ctx.store.categoryCounts.spacesIn(new Map(ids.map((id) => [id, descendantsOf(id)])));
+  const countsFor = async (ids: readonly string[]): Promise<Map<string, number>> =>
+    await ctx.store.categoryCounts.spacesIn(new Map(ids.map((id) => [id, descendantsOf(id)])));
 
   app.get(
     '/v1/categories',
@@ -106,12 +106,12 @@ export const categoriesRoutes: FastifyPluginAsync<RelayContext> = async (app, ct
       };
       if (query.q !== undefined) {
         const hits = searchCategories(query.q, under ? { under: under.id } : {});
-        const counts = withCounts ? countsFor(hits.map((h) => h.category.id)) : undefined;
+        const counts = withCounts ? await countsFor(hits.map((h) => h.category.id)) : undefined;
         answer.q = query.q;
         answer.items = hits.map((h) => searchHit(h, counts));
       } else {
         const roots = under ? childrenOf(under.id) : topCategories();
-        const counts = withCounts ? countsFor(shownIds(roots, query.depth)) : undefined;
+        const counts = withCounts ? await countsFor(shownIds(roots, query.depth)) : undefined;
         answer.depth = query.depth;
         answer.items = roots.map((c) => outlineNode(c, query.depth, counts));
       }

@@ -47,8 +47,8 @@ export const checkpointsRoutes: FastifyPluginAsync<RelayContext> = async (app, c
       const limit = intParam(q.limit, 'limit', 1, PAGE_LIMIT_MAX) ?? CHECKPOINTS_LIMIT_DEFAULT;
       const afterBig = q.after === undefined ? undefined : validateAfter(q.after, 'after');
       const after = afterBig === undefined ? undefined : afterBig > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(afterBig);
-      const access = stream === 'events' ? spaceForEvents(ctx, name, caller) : spaceForPosts(ctx, name, caller);
-      const rows = ctx.store.checkpoints.page(access.space.id, stream, {
+      const access = stream === 'events' ? await spaceForEvents(ctx, name, caller) : await spaceForPosts(ctx, name, caller);
+      const rows = await ctx.store.checkpoints.page(access.space.id, stream, {
         order,
         limit: limit + 1,
         ...(order === 'asc' ? { after: after ?? 0 } : { before: after }),

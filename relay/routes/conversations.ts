@@ -137,9 +137,9 @@ export const conversationsRoutes: FastifyPluginAsync<RelayContext> = async (app,
       const me = identityOf(req).peerId;
       spendMessage(me);
       const o = await startConversation(ctx, me, req.body as Record<string, unknown>);
-      const c = ctx.store.conversations.byId(o.conversation.conversationId)!;
-      const mine = ctx.store.conversations.member(c.conversationId, me)!;
-      return reply.code(201).send({ conversation: renderConversation(ctx.store, viewOf(c, mine)), message: renderMessage(o.message, 'full'), replayed: o.replayed });
+      const c = (await ctx.store.conversations.byId(o.conversation.conversationId))!;
+      const mine = (await ctx.store.conversations.member(c.conversationId, me))!;
+      return reply.code(201).send({ conversation: await renderConversation(ctx.store, viewOf(c, mine)), message: renderMessage(o.message, 'full'), replayed: o.replayed });
     },
   );
 
@@ -162,12 +162,12 @@ export const conversationsRoutes: FastifyPluginAsync<RelayContext> = async (app,
       if (states === undefined) throw new SvcError('INVALID_REQUEST', 'state: active or requested');
       const before = beforeParam(q.before);
       const limit = intParam(q.limit, 'limit', 1, PAGE_LIMIT_MAX) ?? CONVERSATIONS_LIMIT_DEFAULT;
-      const rows = ctx.store.conversations.listFor(me, states, before, limit + 1);
+      const rows = await ctx.store.conversations.listFor(me, states, before, limit + 1);
       const more = rows.length > limit;
       const page = rows.slice(0, limit).map((r) => viewOf(r.conversation, r.me));
       const last = page[page.length - 1];
       const answer: Record<string, unknown> = {
-        items: page.map((v) => renderConversation(ctx.store, v)),
+        items: page.map(async (v) => await renderConversation(ctx.store, v)),
         next_before: more && last ? `${last.listedAt}_${last.conversation.conversationId}` : null,
         has_more: more,
       };
@@ -190,7 +190,7 @@ export const conversationsRoutes: FastifyPluginAsync<RelayContext> = async (app,
     },
     async (req) => {
       const me = identityOf(req).peerId;
-      return renderConversation(ctx.store, membership(ctx, conversationId(req), me), true);
+      return await renderConversation(ctx.store, await membership(ctx, conversationId(req), me), true);
     },
   );
 
@@ -218,11 +218,11 @@ export const conversationsRoutes: FastifyPluginAsync<RelayContext> = async (app,
       const wait = intParam(q.wait, 'wait', 0, WAIT_SECONDS_MAX) ?? 0;
       if (wait > 0 && order === 'desc') throw new SvcError('INVALID_REQUEST', 'wait: long polling reads ascending only');
 
-      const read = () => {
-        const { from: cleared, head } = membership(ctx, id, me);
+      const read = async () => {
+        const { from: cleared, head } = await membership(ctx, id, me);
         if (after > head) throw new SvcError('CURSOR_AHEAD', `after: head_seq is ${head}`);
         const from = Math.max(after, cleared);
-        const rows = ctx.store.messages.page({ conversationId: id, after: from, upTo: head, order, limit: limit + 1 });
+        const rows = await ctx.store.messages.page({ conversationId: id, after: from, upTo: head, order, limit: limit + 1 });
         return { head, rows };
       };
       const page = await holdWhileEmpty({
@@ -230,7 +230,7 @@ export const conversationsRoutes: FastifyPluginAsync<RelayContext> = async (app,
         peer: me,
         seconds: wait,
         reply,
-        recheck: () => recheckToken(req, ctx.store.tokens, ctx.clock()),
+        recheck: async () => await recheckToken(req, ctx.store.tokens, ctx.clock()),
         read,
         isEmpty: (p) => p.rows.length === 0,
         next: (ms, signal) => notifier.waitConversation(id, ms, signal),

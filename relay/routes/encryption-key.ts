@@ -41,13 +41,13 @@ export function encryptionKeyView(row: EncryptionKeyRow | undefined): JsonObject
 }
 
 /** A KEY as sealed answers show it: `{peer_id, public_key, key_type, encryption_key}`. */
-export function keyView(ctx: RelayContext, peer: string): JsonObject {
-  const key = ctx.store.keys.get(peer);
+export async function keyView(ctx: RelayContext, peer: string): Promise<JsonObject> {
+  const key = await ctx.store.keys.get(peer);
   return {
     peer_id: peer,
     public_key: key?.publicKey ?? null,
     key_type: key?.keyType ?? null,
-    encryption_key: encryptionKeyView(ctx.store.encryptionKeys.get(peer)),
+    encryption_key: encryptionKeyView(await ctx.store.encryptionKeys.get(peer)),
   };
 }
 
@@ -55,14 +55,14 @@ export function keyView(ctx: RelayContext, peer: string): JsonObject {
  * What a KEY's peer id is a hash of, for checking its signatures (envelope.ts `SignerKey`); a
  * passkey KEY with the relay's passkey policy (null when turned off) and its credential id.
  */
-export function signerKeyOf(ctx: RelayContext, key: KeyRecord): SignerKey {
+export async function signerKeyOf(ctx: RelayContext, key: KeyRecord): Promise<SignerKey> {
   if (key.keyType === 'ed25519') return { peerId: key.peerId, keyType: 'ed25519', publicKey: fromHex(key.publicKey, 32, 'public_key') };
   return {
     peerId: key.peerId,
     keyType: 'passkey',
     spki: fromHex(key.publicKey, undefined, 'public_key'),
     passkeys: ctx.passkeyPolicy(),
-    credentialId: ctx.store.keys.passkeyOf(key.peerId)?.credentialId,
+    credentialId: (await ctx.store.keys.passkeyOf(key.peerId))?.credentialId,
   };
 }
 
@@ -71,17 +71,17 @@ export function signerKeyOf(ctx: RelayContext, key: KeyRecord): SignerKey {
  * envelope is a passkey's and `counts(result)` (something new was accepted), its signature
  * counter must advance, else `code` and nothing is stored (api-notes §3).
  */
-export function withSignatureCounter<T>(
+export async function withSignatureCounter<T>(
   ctx: RelayContext,
   signer: KeyRecord,
   envelope: SignatureEnvelope,
   code: ErrorCode,
   write: () => T,
   counts: (result: T) => boolean,
-): T {
+): Promise<T> {
   if (envelope.alg !== 'webauthn') return write();
   const counter = counterOf(fromBase64url(envelope.authenticator_data, 'authenticator_data'));
-  const r = ctx.store.keys.withPasskeyCounter(signer.peerId, counter, write, counts);
+  const r = await ctx.store.keys.withPasskeyCounter(signer.peerId, counter, write, counts);
   if (!r.ok) throw new SvcError(code, 'authenticator_data: the signature counter did not increase');
   return r.value;
 }
@@ -99,12 +99,12 @@ export const encryptionKeyRoutes: FastifyPluginAsync<RelayContext> = async (app,
     },
     async (req) => {
       const me = identityOf(req);
-      const key = ctx.store.keys.get(me.peerId);
+      const key = await ctx.store.keys.get(me.peerId);
       if (!key) throw new SvcError('TOKEN_INVALID', 'the token names no registered KEY');
       const { statement, envelope } = readEncryptionKeyPut(req.body);
-      const checked = verifyEncryptionKeyStatement(statement, envelope, signerKeyOf(ctx, key));
-      const publish = () =>
-        ctx.store.encryptionKeys.publish({
+      const checked = verifyEncryptionKeyStatement(statement, envelope, await signerKeyOf(ctx, key));
+      const publish = async () =>
+        await ctx.store.encryptionKeys.publish({
           peerId: me.peerId,
           publicKey: checked.statement.public_key,
           fingerprint: checked.fingerprint,
@@ -113,7 +113,7 @@ export const encryptionKeyRoutes: FastifyPluginAsync<RelayContext> = async (app,
           now: ctx.clock(),
         });
       // The same statement sent again changes nothing and needs no newer counter.
-      const r = withSignatureCounter(ctx, key, envelope, 'ENCRYPTION_KEY_INVALID', publish, (p) => p.changed);
+      const r = await withSignatureCounter(ctx, key, envelope, 'ENCRYPTION_KEY_INVALID', publish, (p) => p.changed);
       return {
         peer_id: me.peerId,
         encryption_key: encryptionKeyView(r.key),

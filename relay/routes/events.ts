@@ -80,14 +80,14 @@ export const eventsRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       if (!exporting && limit > PAGE_LIMIT_MAX) {
         throw new SvcError('INVALID_REQUEST', `limit: at most ${PAGE_LIMIT_MAX} (up to ${EXPORT_LINES_MAX} when exporting)`);
       }
-      const space = spaceByName(ctx, name);
-      if (!canReadEvents(ctx.store.members.roleOf(space, me.peerId))) {
+      const space = await spaceByName(ctx, name);
+      if (!canReadEvents(await ctx.store.members.roleOf(space, me.peerId))) {
         throw new SvcError('READ_DENIED', 'the audit log is for the owner and members');
       }
-      const head = ctx.store.events.head(space.id).revision;
+      const head = (await ctx.store.events.head(space.id)).revision;
       const after = q.after === undefined ? 0 : Number(q.after);
       if (after > head) throw new SvcError('CURSOR_AHEAD', `after: ${after} is past the newest revision ${head}`);
-      const events = ctx.store.events.list(space.id, after, limit);
+      const events = await ctx.store.events.list(space.id, after, limit);
 
       if (!exporting) {
         const last = events[events.length - 1];

@@ -57,9 +57,9 @@ export function renderOffer(space: Pick<SpaceRow, 'name'>, o: HandOverRow): Json
   };
 }
 
-function offerFor(ctx: RelayContext, id: string): { offer: HandOverRow; space: SpaceRow } {
-  const offer = ctx.store.handOvers.byId(id, ctx.clock());
-  const space = offer && ctx.store.spaces.byRowId(offer.spaceRowId);
+async function offerFor(ctx: RelayContext, id: string): Promise<{ offer: HandOverRow; space: SpaceRow }> {
+  const offer = await ctx.store.handOvers.byId(id, ctx.clock());
+  const space = offer && await ctx.store.spaces.byRowId(offer.spaceRowId);
   if (!offer || !space) throw new SvcError('INVITE_NOT_FOUND', 'id: no offer has this id');
   return { offer, space };
 }
@@ -85,22 +85,22 @@ export const handOverRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
       const label = body.label === undefined || body.label === null ? null : validateLabel(body.label);
       if (body.to !== undefined && !PEER_ID_RE.test(body.to)) throw new SvcError('INVALID_REQUEST', 'to: a peer id is 64 lowercase hex');
 
-      const space = spaceNamed(ctx, name);
-      const role = ctx.store.members.roleOf(space, me);
+      const space = await spaceNamed(ctx, name);
+      const role = await ctx.store.members.roleOf(space, me);
       if (!canHandOver(role) || role === null) throw new SvcError('CONTROL_DENIED', 'only a role holder hands over its role');
       const to = body.to ?? null;
       if (to !== null) {
         if (to === me) throw new SvcError('CONTROL_DENIED', 'to: nobody hands over to themselves');
-        if (!ctx.store.keys.get(to)) throw new SvcError('PEER_NOT_REGISTERED', 'to: no registered KEY has this id');
-        if (!ctx.store.handOvers.shareSpace(me, to)) throw new SvcError('HAND_OVER_UNREACHABLE', 'to: the KEY shares no SPACE with you');
-        const theirs = ctx.store.members.roleOf(space, to);
+        if (!await ctx.store.keys.get(to)) throw new SvcError('PEER_NOT_REGISTERED', 'to: no registered KEY has this id');
+        if (!await ctx.store.handOvers.shareSpace(me, to)) throw new SvcError('HAND_OVER_UNREACHABLE', 'to: the KEY shares no SPACE with you');
+        const theirs = await ctx.store.members.roleOf(space, to);
         if (rankOf(theirs) > ROLE_RANK[role]) throw new SvcError('CONTROL_DENIED', `to: the KEY already holds ${theirs}, above the ${role} offered`);
       } else if (space.visibility === 'sealed') {
         throw new SvcError('SEALED_NO_LINKS', `${space.name} is sealed: offer the hand-over by peer id`);
       }
       assertOpen(space);
       const code = to === null ? newCode('hand_over', ctx.random) : null;
-      const { offer, replaced } = ctx.store.handOvers.create({
+      const { offer, replaced } = await ctx.store.handOvers.create({
         space,
         id: newUuid(ctx.random),
         giver: me,
@@ -135,8 +135,8 @@ export const handOverRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
     async (req) => {
       const me = identityOf(req).peerId;
       const { id } = req.params as z.infer<typeof IdParams>;
-      const { space } = offerFor(ctx, id);
-      return takeHandOver(ctx, space, id, me, false);
+      const { space } = await offerFor(ctx, id);
+      return await takeHandOver(ctx, space, id, me, false);
     },
   );
 
@@ -153,10 +153,10 @@ export const handOverRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
     async (req) => {
       const me = identityOf(req).peerId;
       const { id } = req.params as z.infer<typeof IdParams>;
-      const { offer, space } = offerFor(ctx, id);
+      const { offer, space } = await offerFor(ctx, id);
       if (offer.to !== me && offer.giver !== me) throw new SvcError('INVITE_NOT_FOUND', 'id: no offer to or from you has this id');
       assertOpen(space);
-      return renderOffer(space, ctx.store.handOvers.decline(id, me, ctx.clock()));
+      return renderOffer(space, await ctx.store.handOvers.decline(id, me, ctx.clock()));
     },
   );
 };

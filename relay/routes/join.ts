@@ -90,26 +90,26 @@ export function renderRequest(space: Pick<SpaceRow, 'name'>, r: JoinRequestRow):
 }
 
 /** The caller's membership, answered when it already holds a role. */
-function standing(ctx: RelayContext, space: SpaceRow, peer: string): Joined | undefined {
-  const role = ctx.store.members.roleOf(space, peer);
+async function standing(ctx: RelayContext, space: SpaceRow, peer: string): Promise<Joined | undefined> {
+  const role = await ctx.store.members.roleOf(space, peer);
   if (!isInside(role)) return undefined;
-  const m = ctx.store.members.get(space.id, peer);
+  const m = await ctx.store.members.get(space.id, peer);
   return {
     name: space.name,
     role: role!,
     tags: m ? [...m.tags] : [],
     state: 'member',
     changed: false,
-    revision: String(ctx.store.events.head(space.id).revision),
+    revision: String((await ctx.store.events.head(space.id)).revision),
   };
 }
 
 /** A request the caller may decide: REQUEST_NOT_FOUND to outsiders, CONTROL_DENIED below coordinator. */
-function decidable(ctx: RelayContext, id: string, peer: string): { request: JoinRequestRow; space: SpaceRow; role: ReturnType<RelayContext['store']['members']['roleOf']> } {
-  const request = ctx.store.requests.byId(id, ctx.clock());
-  const space = request && ctx.store.spaces.byRowId(request.spaceRowId);
+async function decidable(ctx: RelayContext, id: string, peer: string): Promise<{ request: JoinRequestRow; space: SpaceRow; role: ReturnType<RelayContext['store']['members']['roleOf']> }> {
+  const request = await ctx.store.requests.byId(id, ctx.clock());
+  const space = request && await ctx.store.spaces.byRowId(request.spaceRowId);
   if (!request || !space) throw new SvcError('REQUEST_NOT_FOUND', 'id: no join request has this id');
-  const role = ctx.store.members.roleOf(space, peer);
+  const role = await ctx.store.members.roleOf(space, peer);
   if (!isInside(role)) throw new SvcError('REQUEST_NOT_FOUND', 'id: no join request has this id');
   if (!canDecideRequests(role)) throw new SvcError('CONTROL_DENIED', 'deciding join requests needs coordinator or above');
   return { request, space, role };
@@ -130,36 +130,36 @@ export const joinRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const me = identityOf(req).peerId;
       const { name } = req.params as z.infer<typeof NameParams>;
       const body = (req.body as z.infer<typeof JoinBody>) ?? {};
-      const space = spaceNamed(ctx, name);
+      const space = await spaceNamed(ctx, name);
       const text = body.link ?? body.code;
       if (text !== undefined) {
         takeLinkUse(ctx, me);
-        return joinByLink(ctx, me, parseLink(text, ctx.baseUrl(), body.link !== undefined ? 'link' : 'code'), space);
+        return await joinByLink(ctx, me, parseLink(text, ctx.baseUrl(), body.link !== undefined ? 'link' : 'code'), space);
       }
-      const already = standing(ctx, space, me);
+      const already = await standing(ctx, space, me);
       if (already) return already;
       assertOpen(space);
-      if (ctx.store.blocks.isBlocked(space.id, me)) throw new SvcError('WRITE_BLOCKED', `you are blocked from asking in ${space.name}`);
+      if (await ctx.store.blocks.isBlocked(space.id, me)) throw new SvcError('WRITE_BLOCKED', `you are blocked from asking in ${space.name}`);
       const now = ctx.clock();
       if (space.joinPolicy === 'invite') throw new SvcError('JOIN_BY_INVITE_ONLY', `${space.name} admits by invite link only`);
       if (space.joinPolicy === 'open') {
-        const a = ctx.store.members.admit(space, { peer: me, role: OPEN_JOIN_ROLE, tags: [], broughtInBy: space.owner }, me, now);
+        const a = await ctx.store.members.admit(space, { peer: me, role: OPEN_JOIN_ROLE, tags: [], broughtInBy: space.owner }, me, now);
         const joined: Joined = {
           name: space.name,
           role: a.member.role,
           tags: [...a.member.tags],
           state: 'joined',
           changed: a.changed,
-          revision: String(a.revision ?? ctx.store.events.head(space.id).revision),
+          revision: String(a.revision ?? (await ctx.store.events.head(space.id)).revision),
         };
         return joined;
       }
       // A sealed SPACE admits only KEYS with an encryption key (protocol/sealed.md §2): say so
       // before the request waits for a decision that could only be refused.
-      if (space.visibility === 'sealed' && !ctx.store.encryptionKeys.get(me)) {
+      if (space.visibility === 'sealed' && !await ctx.store.encryptionKeys.get(me)) {
         throw new SvcError('ENCRYPTION_KEY_MISSING', `${me}: publish your encryption key (PUT /v1/me/encryption-key) before asking`);
       }
-      const request = ctx.store.requests.create({
+      const request = await ctx.store.requests.create({
         space,
         id: newUuid(ctx.random),
         requester: me,
@@ -185,10 +185,10 @@ export const joinRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const me = identityOf(req).peerId;
       const body = req.body as z.infer<typeof JoinLinkBody>;
       takeLinkUse(ctx, me);
-      const only = body.name === undefined ? undefined : spaceNamed(ctx, body.name);
+      const only = body.name === undefined ? undefined : await spaceNamed(ctx, body.name);
       const text = body.link ?? body.code;
       if (text === undefined) throw new SvcError('INVALID_REQUEST', 'link: send the link, or the code with the SPACE name');
-      return joinByLink(ctx, me, parseLink(text, ctx.baseUrl(), body.link !== undefined ? 'link' : 'code'), only);
+      return await joinByLink(ctx, me, parseLink(text, ctx.baseUrl(), body.link !== undefined ? 'link' : 'code'), only);
     },
   );
 
@@ -206,11 +206,11 @@ export const joinRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const me = identityOf(req).peerId;
       const { name } = req.params as z.infer<typeof NameParams>;
       const q = req.query as z.infer<typeof ListQuery>;
-      const space = spaceNamed(ctx, name);
-      if (!canDecideRequests(ctx.store.members.roleOf(space, me))) {
+      const space = await spaceNamed(ctx, name);
+      if (!canDecideRequests(await ctx.store.members.roleOf(space, me))) {
         throw new SvcError('CONTROL_DENIED', 'join requests are shown to coordinators and above');
       }
-      const page = ctx.store.requests.listPending(space.id, ctx.clock(), Number(q.after ?? 0), q.limit + 1);
+      const page = await ctx.store.requests.listPending(space.id, ctx.clock(), Number(q.after ?? 0), q.limit + 1);
       const items = page.items.slice(0, q.limit);
       const hasMore = page.items.length > q.limit;
       const last = items[items.length - 1];
@@ -242,10 +242,10 @@ export const joinRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const body = (req.body as z.infer<typeof ApproveBody>) ?? {};
       const role = body.role === undefined ? 'writer' : validateRole(body.role);
       const tags = body.tags === undefined ? [] : validateTags(body.tags);
-      const d = decidable(ctx, id, me);
+      const d = await decidable(ctx, id, me);
       if (!canAdmit(d.role, role)) throw new SvcError('CONTROL_DENIED', `a ${d.role} admits only roles below its own`);
       assertOpen(d.space);
-      const r = ctx.store.requests.approve({ space: d.space, requestId: id, decider: me, now: ctx.clock(), role, tags });
+      const r = await ctx.store.requests.approve({ space: d.space, requestId: id, decider: me, now: ctx.clock(), role, tags });
       return { ...renderRequest(d.space, r.request), member: renderMember(r.member), revision: String(r.revision) };
     },
   );
@@ -264,9 +264,9 @@ export const joinRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const me = identityOf(req).peerId;
       ctx.limiter.take('controlActions', me);
       const { id } = req.params as z.infer<typeof IdParams>;
-      const d = decidable(ctx, id, me);
+      const d = await decidable(ctx, id, me);
       assertOpen(d.space);
-      const r = ctx.store.requests.decline({ space: d.space, requestId: id, decider: me, now: ctx.clock() });
+      const r = await ctx.store.requests.decline({ space: d.space, requestId: id, decider: me, now: ctx.clock() });
       return renderRequest(d.space, r);
     },
   );
@@ -285,11 +285,11 @@ export const joinRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const me = identityOf(req).peerId;
       const { id } = req.params as z.infer<typeof IdParams>;
       const now = ctx.clock();
-      const request = ctx.store.requests.byId(id, now);
-      const space = request && ctx.store.spaces.byRowId(request.spaceRowId);
+      const request = await ctx.store.requests.byId(id, now);
+      const space = request && await ctx.store.spaces.byRowId(request.spaceRowId);
       if (!request || !space || request.requester !== me) throw new SvcError('REQUEST_NOT_FOUND', 'id: no join request of yours has this id');
       assertOpen(space);
-      return renderRequest(space, ctx.store.requests.withdraw({ requestId: id, requester: me, now }));
+      return renderRequest(space, await ctx.store.requests.withdraw({ requestId: id, requester: me, now }));
     },
   );
 };

@@ -86,7 +86,7 @@ export const keysRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const token = newToken(ctx.random);
       const ttl = body.ttl_seconds ?? TOKEN_TTL_DEFAULT_SECONDS;
       const expiresAt = now + ttl * 1000;
-      const minted = ctx.store.keys.mint({
+      const minted = await ctx.store.keys.mint({
         peerId: peerIdHex,
         keyType: 'ed25519',
         publicKey: body.public_key,
@@ -108,7 +108,7 @@ export const keysRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
         expires_at: isoTime(expiresAt),
         registered: minted.registered,
       };
-      if (body.invite !== undefined) Object.assign(answer, joinOutcome(ctx, peerIdHex, body.invite, String(req.id)));
+      if (body.invite !== undefined) Object.assign(answer, await joinOutcome(ctx, peerIdHex, body.invite, String(req.id)));
       return answer;
     },
   );

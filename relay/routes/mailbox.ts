@@ -93,21 +93,21 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
   const notifier = notifierFor(ctx.store.db);
 
   /** Envelopes for a page of rows, as this KEY may read their subjects now. */
-  function envelopes(peer: string, rows: readonly MailboxRow[], detail: Detail): JsonObject[] {
+  async function envelopes(peer: string, rows: readonly MailboxRow[], detail: Detail): Promise<JsonObject[]> {
     const now = ctx.clock();
     const access = accessCache(ctx, peer);
     const postIds = rows.flatMap((r) => (r.postId === null ? [] : [r.postId]));
-    const messages = new Map(ctx.store.messages.byIds(rows.flatMap((r) => (r.messageId === null ? [] : [r.messageId]))).map((m) => [m.messageId, m]));
-    const posts = new Map(reads.byPostIds(postIds).map((p) => [p.postId, p]));
-    const spaceName = (rowId: number): string | null => ctx.store.spaces.byRowId(rowId)?.name ?? null;
+    const messages = new Map((await ctx.store.messages.byIds(rows.flatMap((r) => (r.messageId === null ? [] : [r.messageId])))).map((m) => [m.messageId, m]));
+    const posts = new Map((await reads.byPostIds(postIds)).map((p) => [p.postId, p]));
+    const spaceName = async (rowId: number): Promise<string | null> => (await ctx.store.spaces.byRowId(rowId))?.name ?? null;
     // A join request's message is the requester's and the deciding governors' only (spec "Join
     // request"): a governor demoted or removed since the row was delivered reads it as unavailable.
-    const mayReadRequest = (reader: string, requester: string, spaceRowId: number): boolean => {
+    const mayReadRequest = async (reader: string, requester: string, spaceRowId: number): Promise<boolean> => {
       if (reader === requester) return true;
-      const space = ctx.store.spaces.byRowId(spaceRowId);
-      return space !== undefined && canDecideRequests(ctx.store.members.roleOf(space, reader));
+      const space = await ctx.store.spaces.byRowId(spaceRowId);
+      return space !== undefined && canDecideRequests(await ctx.store.members.roleOf(space, reader));
     };
-    return rows.map((r) => {
+    return rows.map(async (r) => {
       const env: JsonObject = { mailbox_seq: String(r.mailboxSeq), reason: r.reason };
       if (r.postId !== null) {
         const post = posts.get(r.postId);
@@ -115,11 +115,11 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
         if (post && a) env.post = renderPost(post, { detail, proof: false, inside: a.inside });
         else env.unavailable = true;
       } else if (r.requestId !== null) {
-        const q = ctx.store.requests.byId(r.requestId, now);
-        if (q && mayReadRequest(peer, q.requester, q.spaceRowId)) {
+        const q = await ctx.store.requests.byId(r.requestId, now);
+        if (q && await mayReadRequest(peer, q.requester, q.spaceRowId)) {
           env.request = {
             request_id: q.id,
-            space: spaceName(q.spaceRowId),
+            space: await spaceName(q.spaceRowId),
             requester: q.requester,
             message: q.message,
             state: q.state,
@@ -128,11 +128,11 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
           };
         } else env.unavailable = true;
       } else if (r.offerId !== null) {
-        const o = ctx.store.handOvers.byId(r.offerId, now);
+        const o = await ctx.store.handOvers.byId(r.offerId, now);
         if (o && (o.to === null || o.to === peer)) {
           env.offer = {
             offer_id: o.id,
-            space: spaceName(o.spaceRowId),
+            space: await spaceName(o.spaceRowId),
             from: o.giver,
             role: o.role,
             expires_at: iso(o.expiresAt),
@@ -141,8 +141,8 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
         } else env.unavailable = true;
       } else if (r.messageId !== null) {
         const m = messages.get(r.messageId);
-        const c = m === undefined ? undefined : ctx.store.conversations.byId(m.conversationId);
-        const mine = c === undefined ? undefined : ctx.store.conversations.member(c.conversationId, peer);
+        const c = m === undefined ? undefined : await ctx.store.conversations.byId(m.conversationId);
+        const mine = c === undefined ? undefined : await ctx.store.conversations.member(c.conversationId, peer);
         // The conversation view's rule (relay/messages/view.ts): cleared, or after a leaving, is unavailable.
         if (m && c && mine && readable(viewOf(c, mine), m.seq)) {
           env.message = renderMessage(m, detail);
@@ -204,18 +204,18 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
         peer: me,
         seconds: wait,
         reply,
-        recheck: () => recheckToken(req, ctx.store.tokens, ctx.clock()),
-        read: () =>
-          reads.snapshot(() => ({
-            head: ctx.store.mailbox.head(me),
-            rows: reads.mailboxPage(me, { after, reasons, kinds, author, limit: limit + 1 }),
+        recheck: async () => await recheckToken(req, ctx.store.tokens, ctx.clock()),
+        read: async () =>
+          await reads.snapshot(async () => ({
+            head: await ctx.store.mailbox.head(me),
+            rows: await reads.mailboxPage(me, { after, reasons, kinds, author, limit: limit + 1 }),
           })),
         isEmpty: (p) => p.rows.length === 0,
         next: (ms, signal) => notifier.waitMailbox(me, ms, signal),
       });
 
       const more = page.rows.length > limit;
-      const b = budgetPage(envelopes(me, page.rows.slice(0, limit), detail), tokenBudget);
+      const b = budgetPage(await envelopes(me, page.rows.slice(0, limit), detail), tokenBudget);
       const hasMore = more || b.budgetCut;
       const last = b.items.length > 0 ? Number(b.items[b.items.length - 1]!.mailbox_seq) : undefined;
       const nextAfter = hasMore && last !== undefined ? last : Math.max(after, page.head, last ?? 0);

@@ -30,25 +30,25 @@ export const meRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
       const me = identityOf(req);
       const q = req.query as z.infer<typeof MeQuery>;
       const now = ctx.clock();
-      const key = ctx.store.keys.get(me.peerId);
+      const key = await ctx.store.keys.get(me.peerId);
       const token: Record<string, unknown> = { id: me.tokenId, expires_at: isoTime(me.tokenExpiresAt) };
       const left = me.tokenExpiresAt - now;
       if (left <= TOKEN_EXPIRY_WARNING_SECONDS * 1000) {
         token.warning = `This token expires in ${Math.max(0, Math.floor(left / 3_600_000))} hours; mint a new one (challenge then verify) and replace it.`;
       }
-      const waiting = waitingCountsOf(ctx, me.peerId);
+      const waiting = await waitingCountsOf(ctx, me.peerId);
       const answer = {
         peer_id: me.peerId,
         registered_at: key ? isoTime(key.registeredAt) : null,
-        encryption_key: encryptionKeyView(ctx.store.encryptionKeys.get(me.peerId)),
+        encryption_key: encryptionKeyView(await ctx.store.encryptionKeys.get(me.peerId)),
         token,
-        mailbox: { head_seq: mailboxHeadOf(ctx, me.peerId) },
+        mailbox: { head_seq: await mailboxHeadOf(ctx, me.peerId) },
         waiting,
         // Direct messages: conversations with unread messages plus waiting requests, and the
         // retention of the messages this KEY sends (messages.set_retention).
         messages_waiting: waiting.messages + waiting.message_requests,
-        message_retention_days: messageRetentionDaysOf(ctx, me.peerId),
-        memberships: membershipsOf(ctx, me.peerId, q.after, q.limit),
+        message_retention_days: await messageRetentionDaysOf(ctx, me.peerId),
+        memberships: await membershipsOf(ctx, me.peerId, q.after, q.limit),
         service_epoch: ctx.serviceEpoch,
       };
       return negotiate(req, reply, ctx.random, answer, meMarkdown);

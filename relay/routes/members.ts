@@ -49,9 +49,9 @@ function peerIdParam(value: string, field: string): string {
 }
 
 /** The target KEY of a write must be registered (PEER_NOT_REGISTERED). */
-function registeredPeer(ctx: RelayContext, value: string): string {
+async function registeredPeer(ctx: RelayContext, value: string): Promise<string> {
   const peer = peerIdParam(value, 'peer');
-  if (!ctx.store.keys.get(peer)) throw new SvcError('PEER_NOT_REGISTERED', 'peer: no registered KEY has this id');
+  if (!await ctx.store.keys.get(peer)) throw new SvcError('PEER_NOT_REGISTERED', 'peer: no registered KEY has this id');
   return peer;
 }
 
@@ -91,11 +91,11 @@ export const membersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       const role = q.role === undefined ? undefined : validateRole(q.role);
       const peer = q.peer === undefined ? undefined : peerIdParam(q.peer, 'peer');
       const after = q.after === undefined ? undefined : peerIdParam(q.after, 'after');
-      const space = spaceByName(ctx, name);
-      if (!canReadMembers(ctx.store.members.roleOf(space, me.peerId))) {
+      const space = await spaceByName(ctx, name);
+      if (!canReadMembers(await ctx.store.members.roleOf(space, me.peerId))) {
         throw new SvcError('READ_DENIED', 'members are listed to the owner and members only');
       }
-      const page = ctx.store.members.list(space.id, { role, peer, after, limit: q.limit });
+      const page = await ctx.store.members.list(space.id, { role, peer, after, limit: q.limit });
       const last = page.items[page.items.length - 1];
       const answer = {
         owner: { peer: space.owner },
@@ -125,10 +125,10 @@ export const membersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       const body = req.body as z.infer<typeof SetBody>;
       const role = validateRole(body.role);
       const tags = body.tags === undefined ? undefined : validateTags(body.tags);
-      const space = spaceByName(ctx, params.name);
-      const peer = registeredPeer(ctx, params.peer);
+      const space = await spaceByName(ctx, params.name);
+      const peer = await registeredPeer(ctx, params.peer);
       ctx.limiter.take('controlActions', me.peerId);
-      const r = ctx.store.members.set(space.id, me.peerId, peer, { role, tags }, ctx.clock());
+      const r = await ctx.store.members.set(space.id, me.peerId, peer, { role, tags }, ctx.clock());
       return reply.code(r.state === 'granted' ? 201 : 200).send({
         space: r.space.name,
         ...renderMember(r.member),
@@ -152,10 +152,10 @@ export const membersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
     async (req) => {
       const me = identityOf(req);
       const params = req.params as z.infer<typeof MemberParams>;
-      const space = spaceByName(ctx, params.name);
+      const space = await spaceByName(ctx, params.name);
       const peer = peerIdParam(params.peer, 'peer');
       ctx.limiter.take('controlActions', me.peerId);
-      const r = ctx.store.members.revoke(space.id, me.peerId, peer, ctx.clock());
+      const r = await ctx.store.members.revoke(space.id, me.peerId, peer, ctx.clock());
       return { space: space.name, peer, role: r.role, event: r.event, revision: String(r.revision) };
     },
   );
@@ -177,11 +177,11 @@ export const membersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       const { name } = req.params as z.infer<typeof NameParams>;
       const q = req.query as z.infer<typeof BlocksQuery>;
       const after = q.after === undefined ? undefined : peerIdParam(q.after, 'after');
-      const space = spaceByName(ctx, name);
-      if (!canListBlocks(ctx.store.members.roleOf(space, me.peerId))) {
+      const space = await spaceByName(ctx, name);
+      if (!canListBlocks(await ctx.store.members.roleOf(space, me.peerId))) {
         throw new SvcError('CONTROL_DENIED', 'the block list is for admins and the owner');
       }
-      const page = ctx.store.blocks.list(space.id, { after, limit: q.limit });
+      const page = await ctx.store.blocks.list(space.id, { after, limit: q.limit });
       const last = page.items[page.items.length - 1];
       const answer = {
         items: page.items.map(renderBlock),
@@ -210,11 +210,11 @@ export const membersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       async (req) => {
         const me = identityOf(req);
         const params = req.params as z.infer<typeof MemberParams>;
-        const space = spaceByName(ctx, params.name);
-        const peer = registeredPeer(ctx, params.peer);
+        const space = await spaceByName(ctx, params.name);
+        const peer = await registeredPeer(ctx, params.peer);
         ctx.limiter.take('controlActions', me.peerId);
         const now = ctx.clock();
-        const r = setting ? ctx.store.blocks.set(space.id, me.peerId, peer, now) : ctx.store.blocks.remove(space.id, me.peerId, peer, now);
+        const r = setting ? await ctx.store.blocks.set(space.id, me.peerId, peer, now) : await ctx.store.blocks.remove(space.id, me.peerId, peer, now);
         return {
           space: space.name,
           peer,

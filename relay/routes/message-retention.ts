@@ -32,7 +32,7 @@ export const messageRetentionRoutes: FastifyPluginAsync<RelayContext> = async (a
     async (req) => {
       const me = identityOf(req);
       const { days } = req.body as z.infer<typeof RetentionBody>;
-      ctx.store.messageRetention.set(me.peerId, days);
+      await ctx.store.messageRetention.set(me.peerId, days);
       return { days };
     },
   );

@@ -134,7 +134,7 @@ export const oauthRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
       const now = ctx.clock();
       const clientId = `svc_app_${toHex(ctx.random(16))}`;
       const secret = metadata.token_endpoint_auth_method === 'none' ? undefined : `svc_secret_${toHex(ctx.random(32))}`;
-      ctx.store.oauth.insertClient({
+      await ctx.store.oauth.insertClient({
         clientId,
         kind: 'registered',
         secretHash: secret === undefined ? null : sha256(utf8(secret)),
@@ -184,7 +184,7 @@ export const oauthRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
       const now = ctx.clock();
       const id = newUuid(ctx.random);
       try {
-        ctx.store.oauth.insertRequest(
+        await ctx.store.oauth.insertRequest(
           {
             id,
             clientId: r.client.record.clientId,
@@ -227,7 +227,7 @@ export const oauthRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
       if (p.resource !== undefined && p.resource !== resource) throw new OAuthError('invalid_target', `resource: ${resource} only`);
       const now = ctx.clock();
       const token = newToken(ctx.random);
-      const result = ctx.store.oauth.redeem(
+      const result = await ctx.store.oauth.redeem(
         sha256(utf8(grant.code)),
         now,
         (r) => codeProblem(r, client, grant, p.resource),

@@ -70,11 +70,11 @@ export function passkeysOn(ctx: RelayContext): PasskeyPolicy {
 }
 
 /** The KEY the verify body names: registering (public key sent) or signing in (credential). */
-function keyOf(
+async function keyOf(
   ctx: RelayContext,
   body: z.infer<typeof VerifyBody>,
   credentialId: string,
-): { peerId: string; spki: Uint8Array; key: PasskeyKey; register: boolean } {
+): Promise<{ peerId: string; spki: Uint8Array; key: PasskeyKey; register: boolean }> {
   if ((body.public_key === undefined) !== (body.algorithm === undefined)) {
     throw new SvcError('INVALID_REQUEST', 'public_key and algorithm: send both to register, neither to sign in');
   }
@@ -86,7 +86,7 @@ function keyOf(
     if (!parsed.ok) throw new SvcError('PASSKEY_INVALID', parsed.check);
     return { peerId: toHex(passkeyPeerIdOf(spki)), spki, key: parsed.value, register: true };
   }
-  const known = ctx.store.keys.passkey(credentialId);
+  const known = await ctx.store.keys.passkey(credentialId);
   if (known === undefined) throw new SvcError('PASSKEY_NOT_REGISTERED', 'credential_id: no passkey KEY has this credential');
   const spki = fromHex(known.publicKey, undefined, 'public_key');
   const parsed = passkeyKeyOf(spki, known.algorithm);
@@ -149,7 +149,7 @@ export const passkeysRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
       const challenge = fromHex(body.challenge, 56, 'challenge');
       const now = ctx.clock();
       const { nonce, expiresAtMs } = checkChallenge(ctx.serviceKeys.challengeSecret, 'passkey', challenge, now);
-      const key = keyOf(ctx, body, body.credential_id);
+      const key = await keyOf(ctx, body, body.credential_id);
       const checked = checkAssertion(assertion, key.key, challenge, policy);
       if (!checked.ok) throw new SvcError('PASSKEY_INVALID', checked.check);
       ctx.limiter.take('tokensPerKey', `${key.peerId} ${req.ip}`);
@@ -158,7 +158,7 @@ export const passkeysRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
       const token = newToken(ctx.random);
       const expiresAt = now + (body.ttl_seconds ?? TOKEN_TTL_DEFAULT_SECONDS) * 1000;
       const algorithm: PasskeyAlgorithm = key.key.algorithm;
-      const minted = ctx.store.keys.mint({
+      const minted = await ctx.store.keys.mint({
         peerId: key.peerId,
         keyType: 'passkey',
         publicKey: toHex(key.spki),

@@ -24,16 +24,16 @@ export const peersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
     },
     async (req, reply) => {
       const { peer } = req.params as z.infer<typeof PeerParams>;
-      const key = PEER_ID_RE.test(peer) ? ctx.store.keys.get(peer) : undefined;
+      const key = PEER_ID_RE.test(peer) ? await ctx.store.keys.get(peer) : undefined;
       if (!key) throw new SvcError('PEER_NOT_FOUND', 'peer: no registered KEY has this id (64 lowercase hex)');
       const answer = {
         peer_id: key.peerId,
         registered_at: isoTime(key.registeredAt),
         key_type: key.keyType,
         public_key: key.publicKey,
-        spaces_owned: spacesOwnedBy(ctx, key.peerId),
+        spaces_owned: await spacesOwnedBy(ctx, key.peerId),
         // The statement and signature as published, for members to check (sealed.md §2).
-        encryption_key: encryptionKeyView(ctx.store.encryptionKeys.get(key.peerId)),
+        encryption_key: encryptionKeyView(await ctx.store.encryptionKeys.get(key.peerId)),
       };
       return negotiate(req, reply, ctx.random, answer, peerMarkdown);
     },

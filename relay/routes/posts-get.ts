@@ -76,7 +76,7 @@ export const postsGetRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
       if (proof && detail !== 'full') throw new SvcError('INVALID_REQUEST', 'proof: only with detail=full');
       const tokenBudget = tokenBudgetParam(q.token_budget);
       const access = accessCache(ctx, caller);
-      const byId = new Map(reads.byPostIds(ids).map((p) => [p.postId, p]));
+      const byId = new Map((await reads.byPostIds(ids)).map((p) => [p.postId, p]));
       const found: JsonObject[] = [];
       const notFound: string[] = [];
       for (const id of ids) {
@@ -118,15 +118,15 @@ export const postsGetRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
       const caller = req.identity?.peerId ?? null;
       if (!UUID_RE.test(id)) throw new SvcError('INVALID_REQUEST', 'id: expected a lowercase uuid');
       const proof = boolParam(q.proof, 'proof') ?? true;
-      const post = reads.byPostId(id);
+      const post = await reads.byPostId(id);
       const access = post ? accessCache(ctx, caller)(post.spaceRowId) : undefined;
       if (!post || !access) throw new SvcError('POST_NOT_FOUND', 'id: no post with this id that you may read');
       const out = renderPost(post, { detail: 'full', proof, inside: access.inside });
       out.mine = caller === post.author;
-      out.reply_count = reads.replyCount(id);
+      out.reply_count = await reads.replyCount(id);
       out.linked_from = [];
-      out.superseded_by = reads.supersededBy(id);
-      out.retracted_by = reads.retractedBy(id);
+      out.superseded_by = await reads.supersededBy(id);
+      out.retracted_by = await reads.retractedBy(id);
       return answerPeerContent(req, reply, ctx.random, out, false, (fence) => ({
         title: `post ${id}`,
         facts: { space: post.spaceName, seq: String(post.seq) },
@@ -152,16 +152,16 @@ export const postsGetRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
       const caller = req.identity?.peerId ?? null;
       if (!/^[1-9][0-9]{0,15}$/.test(seqText)) throw new SvcError('INVALID_REQUEST', 'seq: a position, 1 or more');
       const seq = Number(seqText);
-      const access = spaceForPosts(ctx, name, caller);
-      const post = reads.bySeq(access.space.id, seq);
+      const access = await spaceForPosts(ctx, name, caller);
+      const post = await reads.bySeq(access.space.id, seq);
       if (!post) throw new SvcError('POST_NOT_FOUND', `seq: no post at ${seq}`);
-      return proofAnswer(ctx, post, access.inside);
+      return await proofAnswer(ctx, post, access.inside);
     },
   );
 };
 
 /** The posts.proof answer; CHECKPOINT_INVALID when the stored leaves no longer give the signed root. */
-export function proofAnswer(ctx: RelayContext, post: ReadPost, inside: boolean): JsonObject {
+export async function proofAnswer(ctx: RelayContext, post: ReadPost, inside: boolean): Promise<JsonObject> {
   const leaf = postLeaf(post.spaceId, post.seq, post.objectId, post.chainHash);
   const answer: JsonObject = {
     post: renderPost(post, { detail: 'full', proof: true, inside }),
@@ -169,11 +169,11 @@ export function proofAnswer(ctx: RelayContext, post: ReadPost, inside: boolean):
     checkpoint: null,
     inclusion: null,
   };
-  const cp = ctx.store.checkpoints.covering(post.spaceRowId, 'posts', post.seq);
+  const cp = await ctx.store.checkpoints.covering(post.spaceRowId, 'posts', post.seq);
   if (cp) {
     const first = Number(cp.fields.first);
     const last = Number(cp.fields.last);
-    const links = ctx.store.checkpoints.links(post.spaceRowId, 'posts', first, last);
+    const links = await ctx.store.checkpoints.links(post.spaceRowId, 'posts', first, last);
     if (links.length !== last - first + 1) {
       throw new SvcError('CHECKPOINT_INVALID', `checkpoint ${cp.fields.first}-${cp.fields.last}: positions missing from the range`);
     }

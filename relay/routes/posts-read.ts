@@ -101,7 +101,7 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
   // each answers what it has, so a SIGTERM is not held up to 25 seconds by waiting clients.
   app.addHook('preClose', async () => notifier.close());
 
-  function exportAnswer(req: FastifyRequest, reply: FastifyReply, name: string, q: ReadQueryT) {
+  async function exportAnswer(req: FastifyRequest, reply: FastifyReply, name: string, q: ReadQueryT) {
     const caller = req.identity?.peerId ?? null;
     if (caller === null) throw new SvcError('TOKEN_MISSING', 'the export needs a KEY, even for a public SPACE');
     if (q.detail !== undefined && q.detail !== 'full') throw new SvcError('INVALID_REQUEST', 'detail: the export is full detail only');
@@ -114,11 +114,11 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
     const author = peerParam(q.author, 'author');
     const lineLimit = intParam(q.limit, 'limit', 1, EXPORT_LINES_MAX) ?? EXPORT_LINES_DEFAULT;
     const after = position(q.after, 'after');
-    const access = spaceForPosts(ctx, name, caller);
-    const body = reads.snapshot(() => {
-      const head = reads.head(access.space.id);
+    const access = await spaceForPosts(ctx, name, caller);
+    const body = await reads.snapshot(async () => {
+      const head = await reads.head(access.space.id);
       checkCursor(access, after, head);
-      const rows = reads.page(access.space.id, { after, order: 'asc', kinds, author, limit: lineLimit + 1 });
+      const rows = await reads.page(access.space.id, { after, order: 'asc', kinds, author, limit: lineLimit + 1 });
       return exportBody({ spaceId: access.space.spaceId, name: access.space.name, head, after, rows, lineLimit, inside: access.inside });
     });
     return reply.type('application/x-ndjson; charset=utf-8').header('cache-control', 'no-store').send(body);
@@ -139,7 +139,7 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
     async (req, reply) => {
       const { name } = req.params as z.infer<typeof NameParams>;
       const q = req.query as ReadQueryT;
-      if (wantsExport(req)) return exportAnswer(req, reply, name, q);
+      if (wantsExport(req)) return await exportAnswer(req, reply, name, q);
       const caller = req.identity?.peerId ?? null;
       const detail = detailParam(q.detail, 'snippets');
       const proof = boolParam(q.proof, 'proof') ?? false;
@@ -159,13 +159,13 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
 
       // Access is checked again on every read: a KEY removed while it waits reads nothing more.
       let spaceRowId = 0;
-      const read = (): { access: SpaceAccess; head: number; rows: ReadPost[] } => {
-        const access = spaceForPosts(ctx, name, caller);
+      const read = async (): Promise<{ access: SpaceAccess; head: number; rows: ReadPost[] }> => {
+        const access = await spaceForPosts(ctx, name, caller);
         spaceRowId = access.space.id;
-        return reads.snapshot(() => {
-          const head = reads.head(access.space.id);
+        return await reads.snapshot(async () => {
+          const head = await reads.head(access.space.id);
           checkCursor(access, after, head);
-          const rows = reads.page(access.space.id, { after, before, order, kinds, author, replyTo, limit: limit + 1 });
+          const rows = await reads.page(access.space.id, { after, before, order, kinds, author, replyTo, limit: limit + 1 });
           return { access, head, rows };
         });
       };
@@ -174,7 +174,7 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
         peer: caller ?? '',
         seconds: wait,
         reply,
-        recheck: () => recheckToken(req, ctx.store.tokens, ctx.clock()),
+        recheck: async () => await recheckToken(req, ctx.store.tokens, ctx.clock()),
         read,
         isEmpty: (p) => p.rows.length === 0,
         next: (ms, signal) => notifier.waitSpace(spaceRowId, ms, signal),
@@ -224,10 +224,10 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
       const author = peerParam(q.author, 'author');
       const limit = intParam(q.limit, 'limit', 1, PAGE_LIMIT_MAX) ?? PAGE_LIMIT_DEFAULT;
       const tokenBudget = tokenBudgetParam(q.token_budget);
-      const access = spaceForPosts(ctx, name, caller);
-      const { head, rows } = reads.snapshot(() => ({
-        head: reads.head(access.space.id),
-        rows: reads.standing(access.space.id, { kinds, author, limit: limit + 1 }),
+      const access = await spaceForPosts(ctx, name, caller);
+      const { head, rows } = await reads.snapshot(async () => ({
+        head: await reads.head(access.space.id),
+        rows: await reads.standing(access.space.id, { kinds, author, limit: limit + 1 }),
       }));
       const rendered = rows.slice(0, limit).map((r) => renderPost(r, { detail, proof: false, inside: access.inside }));
       const b = budgetPage(rendered, tokenBudget);

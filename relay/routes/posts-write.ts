@@ -56,7 +56,7 @@ export const postsWriteRoutes: FastifyPluginAsync<RelayContext> = async (app, ct
     },
     async (req) => {
       const { id } = req.params as z.infer<typeof PostParams>;
-      return setPostHidden(ctx, id, identityOf(req).peerId, true);
+      return await setPostHidden(ctx, id, identityOf(req).peerId, true);
     },
   );
 
@@ -74,7 +74,7 @@ export const postsWriteRoutes: FastifyPluginAsync<RelayContext> = async (app, ct
     },
     async (req) => {
       const { id } = req.params as z.infer<typeof PostParams>;
-      return setPostHidden(ctx, id, identityOf(req).peerId, false);
+      return await setPostHidden(ctx, id, identityOf(req).peerId, false);
     },
   );
 };

@@ -42,8 +42,8 @@ export const recoveryRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
       const afterBig = q.after === undefined ? 0n : validateAfter(q.after, 'after');
       const after = afterBig > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(afterBig);
       // A name no SPACE has narrows to nothing: the catalogue gives this operation no refusal of its own.
-      const spaceRowId = q.space === undefined ? undefined : (ctx.store.spaces.byName(q.space)?.id ?? -1);
-      const rows = ctx.store.recovery.list({ after, limit: limit + 1, spaceRowId });
+      const spaceRowId = q.space === undefined ? undefined : ((await ctx.store.spaces.byName(q.space))?.id ?? -1);
+      const rows = await ctx.store.recovery.list({ after, limit: limit + 1, spaceRowId });
       const page = rows.slice(0, limit);
       const items = page.map((n) => renderRecovery(n, n.signer));
       const hasMore = rows.length > limit;

@@ -76,26 +76,26 @@ const StageBody = z.strictObject({ generation: z.unknown(), commitment: z.unknow
 const EmptyBody = z.strictObject({}).optional();
 
 /** The SPACE named in the path, sealed (SPACE_NOT_FOUND, SPACE_NOT_SEALED). */
-function sealedSpace(ctx: RelayContext, name: string): { space: SpaceRow; state: SealedSpaceState } {
-  const space = spaceByName(ctx, name);
-  const state = ctx.store.sealed.state(space.id);
+async function sealedSpace(ctx: RelayContext, name: string): Promise<{ space: SpaceRow; state: SealedSpaceState }> {
+  const space = await spaceByName(ctx, name);
+  const state = await ctx.store.sealed.state(space.id);
   if (space.visibility !== 'sealed' || state === undefined) throw new SvcError('SPACE_NOT_SEALED', `${space.name} is not sealed`);
   return { space, state };
 }
 
 /** Reads are for the owner and members (READ_DENIED). */
-function readable(ctx: RelayContext, name: string, peer: string): { space: SpaceRow; state: SealedSpaceState } {
-  const found = sealedSpace(ctx, name);
-  if (!isInside(ctx.store.members.roleOf(found.space, peer))) {
+async function readable(ctx: RelayContext, name: string, peer: string): Promise<{ space: SpaceRow; state: SealedSpaceState }> {
+  const found = await sealedSpace(ctx, name);
+  if (!isInside(await ctx.store.members.roleOf(found.space, peer))) {
     throw new SvcError('READ_DENIED', `the key records of ${found.space.name} are for its owner and members`);
   }
   return found;
 }
 
 /** Writes are for keepers (NOT_A_KEEPER); the store checks again inside its transaction. */
-function keeping(ctx: RelayContext, name: string, peer: string): SpaceRow {
-  const { space } = sealedSpace(ctx, name);
-  if (!ctx.store.sealed.isKeeper(space, peer)) {
+async function keeping(ctx: RelayContext, name: string, peer: string): Promise<SpaceRow> {
+  const { space } = await sealedSpace(ctx, name);
+  if (!await ctx.store.sealed.isKeeper(space, peer)) {
     throw new SvcError('NOT_A_KEEPER', 'you are neither the owner nor a member the keeper list in force names');
   }
   return space;
@@ -125,10 +125,10 @@ function pageOf<T>(rows: readonly T[], limit: number): { items: T[]; hasMore: bo
 }
 
 /** The keeper, SPACE and generation of a `…/sealed/generations/:generation` request. */
-function keeperGeneration(ctx: RelayContext, req: FastifyRequest): { me: string; space: SpaceRow; generation: number } {
+async function keeperGeneration(ctx: RelayContext, req: FastifyRequest): Promise<{ me: string; space: SpaceRow; generation: number }> {
   const me = identityOf(req).peerId;
   const params = req.params as z.infer<typeof GenerationParams>;
-  const space = keeping(ctx, params.name, me);
+  const space = await keeping(ctx, params.name, me);
   return { me, space, generation: readGeneration(params.generation) };
 }
 
@@ -144,26 +144,26 @@ export function stampView(s: StampRow): JsonObject {
   };
 }
 
-function keeperListView(ctx: RelayContext, space: SpaceRow): JsonObject | null {
-  const latest = ctx.store.sealed.latestList(space.id);
+async function keeperListView(ctx: RelayContext, space: SpaceRow): Promise<JsonObject | null> {
+  const latest = await ctx.store.sealed.latestList(space.id);
   if (latest === undefined) return null;
   return {
     revision: latest.revision,
     list: toBase64url(latest.list),
     signature: { ...latest.envelope },
-    signed_by: keyView(ctx, latest.signedBy),
+    signed_by: await keyView(ctx, latest.signedBy),
     // sealed.md §9: in force when its signer is the owner in place.
     in_force: latest.signedBy === space.owner,
     created_at: isoTime(latest.createdAt),
   };
 }
 
-function upkeepOf(ctx: RelayContext, space: SpaceRow, state: SealedSpaceState, auth: SpaceAuthority, now: number): JsonObject {
-  const inUse = ctx.store.sealed.generation(space.id, state.generation)!;
-  const staged = ctx.store.sealed.staged(space.id);
-  const latest = ctx.store.sealed.latestList(space.id);
+async function upkeepOf(ctx: RelayContext, space: SpaceRow, state: SealedSpaceState, auth: SpaceAuthority, now: number): Promise<JsonObject> {
+  const inUse = (await ctx.store.sealed.generation(space.id, state.generation))!;
+  const staged = await ctx.store.sealed.staged(space.id);
+  const latest = await ctx.store.sealed.latestList(space.id);
   const changeEvery = changeEverySeconds(auth);
-  const lapsed = ctx.store.sealed.lapsed(space, now);
+  const lapsed = await ctx.store.sealed.lapsed(space, now);
   const reasons: string[] = [];
   let dueAt: number | null = null;
   if (state.keeperDroppedAt !== null) {
@@ -190,35 +190,35 @@ function upkeepOf(ctx: RelayContext, space: SpaceRow, state: SealedSpaceState, a
 }
 
 /** sealed.status (sealed.md §9 `GET …/sealed`) for a caller inside the SPACE. */
-export function renderStatus(ctx: RelayContext, space: SpaceRow, state: SealedSpaceState, caller: string): JsonObject {
+export async function renderStatus(ctx: RelayContext, space: SpaceRow, state: SealedSpaceState, caller: string): Promise<JsonObject> {
   const now = ctx.clock();
   const sealed = ctx.store.sealed;
-  const auth = sealed.authority(space);
-  const inUse = sealed.generation(space.id, state.generation)!;
-  const staged = sealed.staged(space.id);
+  const auth = await sealed.authority(space);
+  const inUse = (await sealed.generation(space.id, state.generation))!;
+  const staged = await sealed.staged(space.id);
   const commitments = new Map<number, string>([[inUse.generation, toHex(inUse.commitment)]]);
   if (staged) commitments.set(staged.generation, toHex(staged.commitment));
   return {
     space: space.name,
     space_id: space.spaceId,
     suite: 1,
-    owner: keyView(ctx, space.owner),
-    owner_was: state.ownerWas === null ? null : keyView(ctx, state.ownerWas),
+    owner: await keyView(ctx, space.owner),
+    owner_was: state.ownerWas === null ? null : await keyView(ctx, state.ownerWas),
     generation: state.generation,
     commitment: toHex(inUse.commitment),
     activated_at: isoTime(inUse.activatedAt ?? inUse.stagedAt),
     staged: staged === undefined ? null : stagedView(staged),
-    locks: sealed.locksFor(space.id, caller).map((l) => ({
+    locks: (await sealed.locksFor(space.id, caller)).map(async (l) => ({
       generation: l.generation,
       lock: toHex(l.lock),
       commitment: commitments.get(l.generation) ?? null,
-      sender: keyView(ctx, l.sender),
+      sender: await keyView(ctx, l.sender),
     })),
-    keeper_list: keeperListView(ctx, space),
-    keeper: sealed.isKeeper(space, caller),
-    vouched: sealed.vouched(space, caller, now),
+    keeper_list: await keeperListView(ctx, space),
+    keeper: await sealed.isKeeper(space, caller),
+    vouched: await sealed.vouched(space, caller, now),
     kept: state.keptAt === null ? null : { at: isoTime(state.keptAt), by: state.keptBy },
-    upkeep: upkeepOf(ctx, space, state, auth, now),
+    upkeep: await upkeepOf(ctx, space, state, auth, now),
     notice: STATUS_NOTICE,
   };
 }
@@ -238,9 +238,9 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
     async (req) => {
       const me = identityOf(req).peerId;
       const { name } = req.params as z.infer<typeof NameParams>;
-      return ctx.store.sealed.snapshot(() => {
-        const { space, state } = readable(ctx, name, me);
-        return renderStatus(ctx, space, state, me);
+      return await ctx.store.sealed.snapshot(async () => {
+        const { space, state } = await readable(ctx, name, me);
+        return await renderStatus(ctx, space, state, me);
       });
     },
   );
@@ -261,8 +261,8 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       const { name } = req.params as z.infer<typeof NameParams>;
       const q = req.query as z.infer<typeof ChainQuery>;
       const before = q.before === undefined ? undefined : readGeneration(q.before, 'before');
-      const { space } = readable(ctx, name, me);
-      const { items, hasMore } = pageOf(ctx.store.sealed.chain(space.id, before, q.limit + 1), q.limit);
+      const { space } = await readable(ctx, name, me);
+      const { items, hasMore } = pageOf(await ctx.store.sealed.chain(space.id, before, q.limit + 1), q.limit);
       return {
         items: items.map(generationView),
         next_before: hasMore ? String(items[items.length - 1]!.generation) : null,
@@ -288,20 +288,20 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       const q = req.query as z.infer<typeof UnlockedQuery>;
       if (q.after !== undefined && !PEER_ID_RE.test(q.after)) throw new SvcError('INVALID_REQUEST', 'after: a peer id, 64 lowercase hex');
       const asked = q.generation === undefined ? undefined : readGeneration(q.generation);
-      return ctx.store.sealed.snapshot(() => {
-        const { space, state } = readable(ctx, name, me);
-        const staged = ctx.store.sealed.staged(space.id);
+      return await ctx.store.sealed.snapshot(async () => {
+        const { space, state } = await readable(ctx, name, me);
+        const staged = await ctx.store.sealed.staged(space.id);
         const generation = asked ?? state.generation;
         if (generation !== state.generation && generation !== staged?.generation) {
           throw new SvcError('INVALID_REQUEST', `generation: the generation in use (${state.generation}) or the staged one`);
         }
-        const keeper = ctx.store.sealed.isKeeper(space, me);
+        const keeper = await ctx.store.sealed.isKeeper(space, me);
         const now = ctx.clock();
-        const { items, hasMore } = pageOf(ctx.store.sealed.unlocked(space, generation, q.after, q.limit + 1), q.limit);
+        const { items, hasMore } = pageOf(await ctx.store.sealed.unlocked(space, generation, q.after, q.limit + 1), q.limit);
         return {
           generation,
-          items: items.map((r) => {
-            const item: JsonObject = { ...keyView(ctx, r.peerId), role: r.role, vouched: ctx.store.sealed.vouched(space, r.peerId, now) };
+          items: items.map(async (r) => {
+            const item: JsonObject = { ...await keyView(ctx, r.peerId), role: r.role, vouched: await ctx.store.sealed.vouched(space, r.peerId, now) };
             if (keeper) item.stamp = r.stamp === undefined ? null : stampView(r.stamp);
             return item;
           }),
@@ -328,20 +328,20 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       const me = identityOf(req).peerId;
       const { name } = req.params as z.infer<typeof NameParams>;
       const q = req.query as z.infer<typeof RequestsQuery>;
-      const { space } = readable(ctx, name, me);
-      if (!ctx.store.sealed.isKeeper(space, me)) throw new SvcError('NOT_A_KEEPER', 'waiting requests with stamps are shown to keepers');
+      const { space } = await readable(ctx, name, me);
+      if (!await ctx.store.sealed.isKeeper(space, me)) throw new SvcError('NOT_A_KEEPER', 'waiting requests with stamps are shown to keepers');
       const now = ctx.clock();
-      const page = ctx.store.requests.listPending(space.id, now, Number(q.after ?? 0), q.limit + 1);
+      const page = await ctx.store.requests.listPending(space.id, now, Number(q.after ?? 0), q.limit + 1);
       const { items, hasMore } = pageOf(page.items, q.limit);
       const last = items[items.length - 1];
       return {
-        items: items.map((r) => {
-          const stamp = ctx.store.sealed.stamp(space.id, r.requester);
+        items: items.map(async (r) => {
+          const stamp = await ctx.store.sealed.stamp(space.id, r.requester);
           return {
             ...renderRequest(space, r),
-            requester_key: keyView(ctx, r.requester),
+            requester_key: await keyView(ctx, r.requester),
             stamp: stamp === undefined ? null : stampView(stamp),
-            vouched: ctx.store.sealed.vouched(space, r.requester, now),
+            vouched: await ctx.store.sealed.vouched(space, r.requester, now),
           };
         }),
         waiting: page.waiting,
@@ -365,15 +365,15 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
     async (req) => {
       const me = identityOf(req).peerId;
       const { name } = req.params as z.infer<typeof NameParams>;
-      const { space } = sealedSpace(ctx, name);
+      const { space } = await sealedSpace(ctx, name);
       if (space.owner !== me) throw new SvcError('NOT_A_KEEPER', 'the owner alone signs the keeper list');
       const { list: bytes, envelope } = readKeeperListPut(req.body);
-      const owner = ctx.store.keys.get(me)!;
-      const list = verifyKeeperList(bytes, envelope, signerKeyOf(ctx, owner), space.spaceId);
-      const put = () => ctx.store.sealed.putKeeperList({ space, actor: me, now: ctx.clock(), list, bytes, envelope });
-      const row = withSignatureCounter(ctx, owner, envelope, 'SEALED_SIGNATURE_INVALID', put, () => true);
-      const fresh = ctx.store.spaces.byRowId(space.id)!;
-      return { space: fresh.name, keeper_list: keeperListView(ctx, fresh), revision: row.revision };
+      const owner = (await ctx.store.keys.get(me))!;
+      const list = verifyKeeperList(bytes, envelope, await signerKeyOf(ctx, owner), space.spaceId);
+      const put = async () => await ctx.store.sealed.putKeeperList({ space, actor: me, now: ctx.clock(), list, bytes, envelope });
+      const row = await withSignatureCounter(ctx, owner, envelope, 'SEALED_SIGNATURE_INVALID', put, () => true);
+      const fresh = (await ctx.store.spaces.byRowId(space.id))!;
+      return { space: fresh.name, keeper_list: await keeperListView(ctx, fresh), revision: row.revision };
     },
   );
 
@@ -390,16 +390,16 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
     async (req) => {
       const me = identityOf(req).peerId;
       const { name } = req.params as z.infer<typeof NameParams>;
-      const { space } = sealedSpace(ctx, name);
+      const { space } = await sealedSpace(ctx, name);
       const { stamp: bytes, envelope } = readStampPut(req.body);
       const shape = readStamp(bytes);
-      const issuer = ctx.store.keys.get(shape.issuer);
+      const issuer = await ctx.store.keys.get(shape.issuer);
       if (!issuer) throw new SvcError('PEER_NOT_FOUND', 'stamp.issuer: no registered KEY has this id');
-      if (!ctx.store.keys.get(shape.peer_id)) throw new SvcError('PEER_NOT_FOUND', 'stamp.peer_id: no registered KEY has this id');
-      const stamp = verifyStamp(bytes, envelope, signerKeyOf(ctx, issuer));
-      const put = () => ctx.store.sealed.putStamp({ space, actor: me, now: ctx.clock(), stamp, bytes, envelope });
+      if (!await ctx.store.keys.get(shape.peer_id)) throw new SvcError('PEER_NOT_FOUND', 'stamp.peer_id: no registered KEY has this id');
+      const stamp = verifyStamp(bytes, envelope, await signerKeyOf(ctx, issuer));
+      const put = async () => await ctx.store.sealed.putStamp({ space, actor: me, now: ctx.clock(), stamp, bytes, envelope });
       // A stamp that does not replace the one standing is stored nowhere and needs no newer counter.
-      const r = withSignatureCounter(ctx, issuer, envelope, 'SEALED_SIGNATURE_INVALID', put, (p) => p.stored);
+      const r = await withSignatureCounter(ctx, issuer, envelope, 'SEALED_SIGNATURE_INVALID', put, (p) => p.stored);
       return { space: space.name, stored: r.stored, stamp: stampView(r.stamp) };
     },
   );
@@ -418,11 +418,11 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       const me = identityOf(req).peerId;
       const { name } = req.params as z.infer<typeof NameParams>;
       const body = req.body as z.infer<typeof LocksBody>;
-      const space = keeping(ctx, name, me);
+      const space = await keeping(ctx, name, me);
       const generation = readGeneration(body.generation);
       const commitment = readCommitment(body.commitment);
       const locks = readLockMap(body.locks);
-      const r = ctx.store.sealed.putLocks({ space, actor: me, now: ctx.clock(), generation, commitment, locks });
+      const r = await ctx.store.sealed.putLocks({ space, actor: me, now: ctx.clock(), generation, commitment, locks });
       return { space: space.name, generation, stored: r.stored, missing: r.missing };
     },
   );
@@ -441,11 +441,11 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       const me = identityOf(req).peerId;
       const { name } = req.params as z.infer<typeof NameParams>;
       const body = req.body as z.infer<typeof StageBody>;
-      const space = keeping(ctx, name, me);
+      const space = await keeping(ctx, name, me);
       const generation = readGeneration(body.generation);
       const commitment = readCommitment(body.commitment);
       const back = readBackLink(body.back);
-      const g = ctx.store.sealed.stage({ space, actor: me, now: ctx.clock(), generation, commitment, back });
+      const g = await ctx.store.sealed.stage({ space, actor: me, now: ctx.clock(), generation, commitment, back });
       return reply.code(201).send({ space: space.name, staged: stagedView(g) });
     },
   );
@@ -461,8 +461,8 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       },
     },
     async (req) => {
-      const { me, space, generation } = keeperGeneration(ctx, req);
-      const r = ctx.store.sealed.activate({ space, actor: me, now: ctx.clock(), generation });
+      const { me, space, generation } = await keeperGeneration(ctx, req);
+      const r = await ctx.store.sealed.activate({ space, actor: me, now: ctx.clock(), generation });
       return { space: space.name, generation: generationView(r.generation), changed: r.changed };
     },
   );
@@ -478,8 +478,8 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       },
     },
     async (req) => {
-      const { me, space, generation } = keeperGeneration(ctx, req);
-      const g = ctx.store.sealed.abandon({ space, actor: me, now: ctx.clock(), generation });
+      const { me, space, generation } = await keeperGeneration(ctx, req);
+      const g = await ctx.store.sealed.abandon({ space, actor: me, now: ctx.clock(), generation });
       return { space: space.name, abandoned: stagedView(g) };
     },
   );

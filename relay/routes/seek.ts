@@ -157,21 +157,21 @@ export const seekRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const oracle = boolParam(q.oracle, 'oracle');
       const kinds = kindsParam(q.kind);
       const author = peerParam(q.author, 'author');
-      const space = q.space === undefined ? undefined : spaceForPosts(ctx, q.space, caller).space;
+      const space = q.space === undefined ? undefined : (await spaceForPosts(ctx, q.space, caller)).space;
 
       // Read-your-writes: everything committed before this SEEK is indexed first.
       app.seekIndexer.catchUp();
       const scope: SeekScope = { caller, spaceRowId: space?.id, categories, oracle, kinds, author };
       const fpHits: SeekCandidate[] = [];
-      for (const fp of fingerprints) fpHits.push(...ctx.store.seek.fingerprint(fp, scope, SEEK_FINGERPRINT_CANDIDATES));
-      if (prefix) fpHits.push(...ctx.store.seek.fingerprintPrefix(prefix, scope, SEEK_FINGERPRINT_CANDIDATES, SEEK_SCAN));
-      const textHits = text === undefined ? [] : searchText(ctx.store.seek, text, scope);
+      for (const fp of fingerprints) fpHits.push(...await ctx.store.seek.fingerprint(fp, scope, SEEK_FINGERPRINT_CANDIDATES));
+      if (prefix) fpHits.push(...await ctx.store.seek.fingerprintPrefix(prefix, scope, SEEK_FINGERPRINT_CANDIDATES, SEEK_SCAN));
+      const textHits = text === undefined ? [] : await searchText(ctx.store.seek, text, scope);
       const merged = mergeHits(fpHits, textHits);
       const hits = space ? merged.slice(0, limit) : fairHits(merged, limit);
 
       const access = accessCache(ctx, caller);
-      const rows = new Map(reads.byRowIds(hits.map((h) => h.rowId)).map((p) => [p.rowId, p]));
-      const revisions = reads.revisionsOf([...rows.values()].map((p) => p.postId));
+      const rows = new Map((await reads.byRowIds(hits.map((h) => h.rowId))).map((p) => [p.rowId, p]));
+      const revisions = await reads.revisionsOf([...rows.values()].map((p) => p.postId));
       const items: JsonObject[] = [];
       for (const h of hits) {
         const post = rows.get(h.rowId);

@@ -105,8 +105,8 @@ const ListQuery = z.strictObject({
 export const NameParams = z.object({ name: z.string().max(200) });
 
 /** The SPACE named in a path, or SPACE_NOT_FOUND. */
-export function spaceByName(ctx: RelayContext, name: string): SpaceRow {
-  const space = ctx.store.spaces.byName(name);
+export async function spaceByName(ctx: RelayContext, name: string): Promise<SpaceRow> {
+  const space = await ctx.store.spaces.byName(name);
   if (!space) throw new SvcError('SPACE_NOT_FOUND', `name: no SPACE is called ${JSON.stringify(name.slice(0, 64))}`);
   return space;
 }
@@ -128,42 +128,42 @@ export function publicProfile(space: SpaceRow): JsonObject {
 }
 
 /** The caller's waiting join request there (spec "access.pending_request"). */
-function pendingRequestOf(ctx: RelayContext, space: SpaceRow, peer: string): JsonObject | null {
-  const r = ctx.store.requests.pendingOf(space.id, peer, ctx.clock());
+async function pendingRequestOf(ctx: RelayContext, space: SpaceRow, peer: string): Promise<JsonObject | null> {
+  const r = await ctx.store.requests.pendingOf(space.id, peer, ctx.clock());
   return r ? { request_id: r.id, created_at: isoTime(r.createdAt), expires_at: isoTime(r.expiresAt) } : null;
 }
 
 /** An oracle space's origin when it was forked (oracle.fork): the source and the version copied. */
-function forkedFrom(ctx: RelayContext, space: SpaceRow): JsonObject | null {
-  const fork = ctx.store.oracleLinks.forkOf(space.id);
+async function forkedFrom(ctx: RelayContext, space: SpaceRow): Promise<JsonObject | null> {
+  const fork = await ctx.store.oracleLinks.forkOf(space.id);
   if (fork === undefined) return null;
-  return { space: ctx.store.spaces.byRowId(fork.fromSpaceRowId)?.name ?? null, version: fork.fromVersion };
+  return { space: (await ctx.store.spaces.byRowId(fork.fromSpaceRowId))?.name ?? null, version: fork.fromVersion };
 }
 
 /** spaces.get: the profile plus what this caller may see and its own standing. */
-export function renderSpace(ctx: RelayContext, space: SpaceRow, caller: string | null): JsonObject {
-  const role: SpaceRole = caller === null ? null : ctx.store.members.roleOf(space, caller);
+export async function renderSpace(ctx: RelayContext, space: SpaceRow, caller: string | null): Promise<JsonObject> {
+  const role: SpaceRole = caller === null ? null : await ctx.store.members.roleOf(space, caller);
   const out = publicProfile(space);
-  if (space.oracle) out.forked_from = forkedFrom(ctx, space);
-  out.head_seq = canReadPosts(space, role) ? String(headSeqOf(ctx, space.id)) : null;
+  if (space.oracle) out.forked_from = await forkedFrom(ctx, space);
+  out.head_seq = canReadPosts(space, role) ? String(await headSeqOf(ctx, space.id)) : null;
   const access: JsonObject = { role };
   if (role !== null && role !== 'owner') {
-    const m = ctx.store.members.get(space.id, caller!);
+    const m = await ctx.store.members.get(space.id, caller!);
     access.tags = m ? [...m.tags] : [];
   }
   if (caller !== null) {
-    access.blocked = ctx.store.blocks.isBlocked(space.id, caller);
-    access.pending_request = role === null ? pendingRequestOf(ctx, space, caller) : null;
+    access.blocked = await ctx.store.blocks.isBlocked(space.id, caller);
+    access.pending_request = role === null ? await pendingRequestOf(ctx, space, caller) : null;
   } else {
     access.pending_request = null;
   }
-  if (canReadEvents(role)) out.head_revision = String(ctx.store.events.head(space.id).revision);
+  if (canReadEvents(role)) out.head_revision = String((await ctx.store.events.head(space.id)).revision);
   out.access = access;
   out.notice = PROFILE_NOTICE;
   return out;
 }
 
-function listItem(ctx: RelayContext, space: SpaceRow, caller: string | null): JsonObject {
+async function listItem(ctx: RelayContext, space: SpaceRow, caller: string | null): Promise<JsonObject> {
   const item: JsonObject = {
     name: space.name,
     title: space.title,
@@ -176,7 +176,7 @@ function listItem(ctx: RelayContext, space: SpaceRow, caller: string | null): Js
     created_at: isoTime(space.createdAt),
   };
   if (caller !== null) {
-    const role = ctx.store.members.roleOf(space, caller);
+    const role = await ctx.store.members.roleOf(space, caller);
     if (role !== null) item.role = role;
   }
   return item;
@@ -193,14 +193,14 @@ export type CreateSpaceBody = z.infer<typeof CreateBody>;
  * order, then the SPACE with its space.created event. oracle.fork creates its SPACE through here;
  * `inTransaction` runs inside the creating transaction (not for a sealed SPACE).
  */
-export function createSpaceFor(
+export async function createSpaceFor(
   ctx: RelayContext,
   caller: string,
   body: CreateSpaceBody,
   inTransaction?: (space: SpaceRow) => void,
-): { space: SpaceRow; revision: number } {
+): Promise<{ space: SpaceRow; revision: number }> {
   const now = ctx.clock();
-  const key = ctx.store.keys.get(caller);
+  const key = await ctx.store.keys.get(caller);
   if (!key) throw new SvcError('PEER_NOT_REGISTERED', 'your KEY is not registered');
   const name = validateSpaceName(body.name);
   const visibility = body.visibility ?? 'private';
@@ -243,8 +243,8 @@ export function createSpaceFor(
     now,
   };
   return sealed === undefined
-    ? ctx.store.spaces.create(input, inTransaction)
-    : ctx.store.sealed.createSpace(input, { commitment: sealed.commitment, lock: sealed.lock });
+    ? await ctx.store.spaces.create(input, inTransaction)
+    : await ctx.store.sealed.createSpace(input, { commitment: sealed.commitment, lock: sealed.lock });
 }
 
 export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
@@ -264,7 +264,7 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       const q = req.query as z.infer<typeof ListQuery>;
       const caller = req.identity?.peerId ?? null;
       const categories = q.category === undefined ? undefined : categoryFilter(q.category);
-      const page = ctx.store.spaces.list({
+      const page = await ctx.store.spaces.list({
         caller,
         q: q.q === undefined ? undefined : q.q.toLowerCase(),
         categories,
@@ -275,7 +275,7 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       });
       const last = page.items[page.items.length - 1];
       const answer = {
-        items: page.items.map((s) => listItem(ctx, s, caller)),
+        items: page.items.map(async (s) => await listItem(ctx, s, caller)),
         next_after: page.hasMore && last ? last.name : null,
         has_more: page.hasMore,
         notice: PROFILE_NOTICE,
@@ -297,8 +297,8 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
     },
     async (req, reply) => {
       const me = identityOf(req);
-      const { space, revision } = createSpaceFor(ctx, me.peerId, req.body as CreateSpaceBody);
-      return reply.code(201).send({ ...renderSpace(ctx, space, me.peerId), revision: String(revision) });
+      const { space, revision } = await createSpaceFor(ctx, me.peerId, req.body as CreateSpaceBody);
+      return reply.code(201).send({ ...await renderSpace(ctx, space, me.peerId), revision: String(revision) });
     },
   );
 
@@ -316,8 +316,8 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
     },
     async (req, reply) => {
       const { name } = req.params as z.infer<typeof NameParams>;
-      const answer = renderSpace(ctx, spaceByName(ctx, name), req.identity?.peerId ?? null);
-      return negotiate(req, reply, ctx.random, answer, spaceMarkdown);
+      const answer = await renderSpace(ctx, await spaceByName(ctx, name), req.identity?.peerId ?? null);
+      return await negotiate(req, reply, ctx.random, answer, spaceMarkdown);
     },
   );
 
@@ -336,7 +336,7 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       const me = identityOf(req);
       const { name } = req.params as z.infer<typeof NameParams>;
       const body = (req.body ?? {}) as z.infer<typeof UpdateBody>;
-      const space = spaceByName(ctx, name);
+      const space = await spaceByName(ctx, name);
       for (const fixed of ['name', 'visibility', 'oracle'] as const) {
         if (body[fixed] !== undefined) throw new SvcError('INVALID_REQUEST', `${fixed}: fixed at creation`);
       }
@@ -356,8 +356,8 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
         taskClaimHours: body.task_claim_hours,
       };
       const now = ctx.clock();
-      const check = (current: SpaceRow): void => {
-        const role = ctx.store.members.roleOf(current, me.peerId);
+      const check = async (current: SpaceRow): Promise<void> => {
+        const role = await ctx.store.members.roleOf(current, me.peerId);
         if (ownerFields.length > 0 && !canUpdateProfile(role)) {
           throw new SvcError('CONTROL_DENIED', `${ownerFields.join(', ')}: the owner alone changes these`);
         }
@@ -380,9 +380,9 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
         }
       };
       ctx.limiter.take('controlActions', me.peerId);
-      const r = ctx.store.spaces.update(space.id, changes, me.peerId, now, check);
+      const r = await ctx.store.spaces.update(space.id, changes, me.peerId, now, check);
       return {
-        ...renderSpace(ctx, r.space, me.peerId),
+        ...await renderSpace(ctx, r.space, me.peerId),
         changed: r.changed,
         revision: r.revision === null ? null : String(r.revision),
       };

@@ -56,8 +56,8 @@ export const tasksRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
     },
     async (req, reply) => {
       const { name } = req.params as z.infer<typeof NameParams>;
-      const answer = listTasks(ctx, name, req.identity?.peerId ?? null, req.query as z.infer<typeof ListQuery>);
-      return negotiate(req, reply, ctx.random, answer, (a, fence) => tasksMarkdown(name, a, fence));
+      const answer = await listTasks(ctx, name, req.identity?.peerId ?? null, req.query as z.infer<typeof ListQuery>);
+      return await negotiate(req, reply, ctx.random, answer, (a, fence) => tasksMarkdown(name, a, fence));
     },
   );
 

@@ -19,7 +19,7 @@ export const tokensRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
     { config: { auth: 'req', limit: 'read', operation: 'tokens.list', describe: 'Every live token of the KEY with id and label; an app token with its app and scope.' } },
     async (req) => {
       const me = identityOf(req);
-      const items = ctx.store.tokens.listLive(me.peerId, ctx.clock()).map((t) => ({
+      const items = (await ctx.store.tokens.listLive(me.peerId, ctx.clock())).map((t) => ({
         id: t.id,
         label: t.label,
         created_at: isoTime(t.createdAt),
@@ -40,7 +40,7 @@ export const tokensRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
     },
     async (req) => {
       const me = identityOf(req);
-      const revoked = ctx.store.tokens.revoke(me.peerId, me.tokenId, ctx.clock()) ? 1 : 0;
+      const revoked = await ctx.store.tokens.revoke(me.peerId, me.tokenId, ctx.clock()) ? 1 : 0;
       if (revoked) ctx.tokenEvents.emit({ peerId: me.peerId, tokenId: me.tokenId });
       return { revoked };
     },
@@ -55,7 +55,7 @@ export const tokensRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
     async (req) => {
       const me = identityOf(req);
       const { id } = req.params as z.infer<typeof IdParams>;
-      if (!UUID_RE.test(id) || !ctx.store.tokens.revoke(me.peerId, id, ctx.clock())) {
+      if (!UUID_RE.test(id) || !await ctx.store.tokens.revoke(me.peerId, id, ctx.clock())) {
         throw new SvcError('TOKEN_NOT_FOUND', 'id: no live token of this KEY has that id');
       }
       ctx.tokenEvents.emit({ peerId: me.peerId, tokenId: id });
@@ -71,7 +71,7 @@ export const tokensRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
     },
     async (req) => {
       const me = identityOf(req);
-      const revoked = ctx.store.tokens.revokeAll(me.peerId, ctx.clock());
+      const revoked = await ctx.store.tokens.revokeAll(me.peerId, ctx.clock());
       ctx.tokenEvents.emit({ peerId: me.peerId, tokenId: null });
       return { revoked };
     },

@@ -68,20 +68,20 @@ export function createSeekIndexer(
   const report = opts.report ?? ((m: string) => process.stderr.write(`svc-relay: seek indexer: ${m}\n`));
 
   /** Index at most `most` pending posts; answers how many were pending in the batch. */
-  function step(most: number): number {
-    const from = seek.watermark();
-    const batch = seek.pending(from, most);
+  async function step(most: number): Promise<number> {
+    const from = await seek.watermark();
+    const batch = await seek.pending(from, most);
     if (batch.length === 0) return 0;
     const docs = batch.map(prepareDoc);
     // Another indexer moved the watermark first: nothing stored; the next step looks again.
-    seek.index(from, batch[batch.length - 1]!.rowId, docs);
+    await seek.index(from, batch[batch.length - 1]!.rowId, docs);
     return batch.length;
   }
 
-  function catchUp(): number {
+  async function catchUp(): Promise<number> {
     let done = 0;
     for (;;) {
-      const n = step(SEEK_INDEX_BATCH);
+      const n = await step(SEEK_INDEX_BATCH);
       done += n;
       if (n < SEEK_INDEX_BATCH) return done;
     }
@@ -93,8 +93,8 @@ export function createSeekIndexer(
   async function pass(): Promise<number> {
     let done = 0;
     for (;;) {
-      const from = seek.watermark();
-      const batch = seek.pending(from, SEEK_INDEX_STEP);
+      const from = await seek.watermark();
+      const batch = await seek.pending(from, SEEK_INDEX_STEP);
       if (batch.length === 0) return done;
       const docs: PreparedDoc[] = [];
       let sliceEnd = performance.now() + sliceMs;
@@ -107,7 +107,7 @@ export function createSeekIndexer(
       }
       // A SEEK's catchUp (or another indexer) moved the watermark meanwhile: nothing stored;
       // the next round looks again from the new watermark.
-      if (seek.index(from, batch[batch.length - 1]!.rowId, docs)) done += batch.length;
+      if (await seek.index(from, batch[batch.length - 1]!.rowId, docs)) done += batch.length;
       if (batch.length < SEEK_INDEX_STEP) return done;
       await nextTurn();
     }

@@ -22,9 +22,9 @@ export const SEEK_CANDIDATES_PER_SPACE = 2 * SEEK_RESULTS_PER_PUBLIC_SPACE;
 export const SEEK_CANDIDATES_PER_OWNER = 2 * SEEK_RESULTS_PER_OWNER;
 
 /** Text hits of `query` visible in `scope`, each with its BM25 score (lower is better), newest first. */
-export function searchText(seek: SeekStore, query: TextQuery, scope: SeekScope): SeekCandidate[] {
+export async function searchText(seek: SeekStore, query: TextQuery, scope: SeekScope): Promise<SeekCandidate[]> {
   const match = scope.spaceRowId === undefined ? query.expression : scopedExpression(query.expression, scope.spaceRowId);
-  const candidates = seek.textCandidates(match, scope, {
+  const candidates = await seek.textCandidates(match, scope, {
     scan: SEEK_SCAN,
     cap: SEEK_TEXT_CANDIDATES,
     perSpace: SEEK_CANDIDATES_PER_SPACE,
@@ -32,12 +32,12 @@ export function searchText(seek: SeekStore, query: TextQuery, scope: SeekScope):
     chars: RANK_TEXT_CHARS,
   });
   // Phrase counts over the whole index, bounded walks (asked only for a query of several phrases).
-  const collection = (): RankCollection => {
-    const size = seek.watermark();
+  const collection = async (): Promise<RankCollection> => {
+    const size = await seek.watermark();
     return {
       size,
-      matching(phrase) {
-        const { found, oldest } = seek.newestMatches(phraseExpression(phrase), RANK_DF_SCAN);
+      async matching(phrase) {
+        const { found, oldest } = await seek.newestMatches(phraseExpression(phrase), RANK_DF_SCAN);
         return estimateMatching(found, oldest, size, RANK_DF_SCAN);
       },
     };

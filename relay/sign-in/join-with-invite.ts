@@ -23,15 +23,15 @@ export interface JoinRefused {
 export type JoinOutcome = { joined: Joined } | { join_refused: JoinRefused };
 
 /** Join the SPACE an invite link names, as `peerId`. Throws SvcError on refusal. */
-export function joinWithInvite(ctx: RelayContext, peerId: string, link: string): Joined {
+export async function joinWithInvite(ctx: RelayContext, peerId: string, link: string): Promise<Joined> {
   takeLinkUse(ctx, peerId);
-  return joinByLink(ctx, peerId, parseLink(link, ctx.baseUrl(), 'invite'));
+  return await joinByLink(ctx, peerId, parseLink(link, ctx.baseUrl(), 'invite'));
 }
 
 /** Run the join and render its refusal the way keys.verify answers it. */
-export function joinOutcome(ctx: RelayContext, peerId: string, link: string, requestId: string): JoinOutcome {
+export async function joinOutcome(ctx: RelayContext, peerId: string, link: string, requestId: string): Promise<JoinOutcome> {
   try {
-    return { joined: joinWithInvite(ctx, peerId, link) };
+    return { joined: await joinWithInvite(ctx, peerId, link) };
   } catch (e) {
     if (!(e instanceof SvcError)) throw e;
     const { code, message, fix, detail } = errorEnvelope(e.code, requestId, e.detail).error;

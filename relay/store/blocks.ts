@@ -27,13 +27,13 @@ export interface BlockChange {
 }
 
 export interface BlockStore {
-  isBlocked(spaceRowId: number, peer: string): boolean;
-  get(spaceRowId: number, peer: string): BlockRow | undefined;
-  list(spaceRowId: number, page: { after?: string | undefined; limit: number }): { items: BlockRow[]; hasMore: boolean };
+  isBlocked(spaceRowId: number, peer: string): Promise<boolean>;
+  get(spaceRowId: number, peer: string): Promise<BlockRow | undefined>;
+  list(spaceRowId: number, page: { after?: string | undefined; limit: number }): Promise<{ items: BlockRow[]; hasMore: boolean }>;
   /** space_blocks.set as `actor`: CONTROL_DENIED, SPACE_CLOSED. */
-  set(spaceRowId: number, actor: string, peer: string, now: number): BlockChange;
+  set(spaceRowId: number, actor: string, peer: string, now: number): Promise<BlockChange>;
   /** space_blocks.remove as `actor`: CONTROL_DENIED, SPACE_CLOSED. */
-  remove(spaceRowId: number, actor: string, peer: string, now: number): BlockChange;
+  remove(spaceRowId: number, actor: string, peer: string, now: number): Promise<BlockChange>;
 }
 
 interface Row {
@@ -55,43 +55,43 @@ export function createBlockStore(db: Db, spaces: SpaceStore, members: MemberStor
   );
 
   /** Re-read the SPACE and check the actor may act on `peer` there. */
-  function authorise(spaceRowId: number, actor: string, peer: string): SpaceRow {
-    const space = spaces.byRowId(spaceRowId);
+  async function authorise(spaceRowId: number, actor: string, peer: string): Promise<SpaceRow> {
+    const space = await spaces.byRowId(spaceRowId);
     if (!space) throw new SvcError('SPACE_NOT_FOUND');
-    checkModerate(members.roleOf(space, actor), members.roleOf(space, peer), actor === peer);
+    checkModerate(await members.roleOf(space, actor), await members.roleOf(space, peer), actor === peer);
     if (space.status === 'closed') throw new SvcError('SPACE_CLOSED', `${space.name} is closed`);
     return space;
   }
 
-  const setTx = db.transaction((spaceRowId: number, actor: string, peer: string, now: number): BlockChange => {
-    const space = authorise(spaceRowId, actor, peer);
-    const existing = selectOne.get(space.id, peer);
+  const setTx = db.transaction(async (spaceRowId: number, actor: string, peer: string, now: number): Promise<BlockChange> => {
+    const space = await authorise(spaceRowId, actor, peer);
+    const existing = await selectOne.get(space.id, peer);
     if (existing) return { block: toBlock(existing), changed: false, revision: null, space };
-    insert.run(space.id, peer, actor, now);
-    const { revision } = events.append(space, actor, 'peer.blocked', { peer }, now);
-    return { block: toBlock(selectOne.get(space.id, peer)!), changed: true, revision, space };
+    await insert.run(space.id, peer, actor, now);
+    const { revision } = await events.append(space, actor, 'peer.blocked', { peer }, now);
+    return { block: toBlock((await selectOne.get(space.id, peer))!), changed: true, revision, space };
   });
 
-  const removeTx = db.transaction((spaceRowId: number, actor: string, peer: string, now: number): BlockChange => {
-    const space = authorise(spaceRowId, actor, peer);
-    if (!selectOne.get(space.id, peer)) return { block: null, changed: false, revision: null, space };
-    deleteOne.run(space.id, peer);
-    const { revision } = events.append(space, actor, 'peer.unblocked', { peer }, now);
+  const removeTx = db.transaction(async (spaceRowId: number, actor: string, peer: string, now: number): Promise<BlockChange> => {
+    const space = await authorise(spaceRowId, actor, peer);
+    if (!await selectOne.get(space.id, peer)) return { block: null, changed: false, revision: null, space };
+    await deleteOne.run(space.id, peer);
+    const { revision } = await events.append(space, actor, 'peer.unblocked', { peer }, now);
     return { block: null, changed: true, revision, space };
   });
 
   return {
-    isBlocked: (spaceRowId, peer) => selectOne.get(spaceRowId, peer) !== undefined,
-    get(spaceRowId, peer) {
-      const r = selectOne.get(spaceRowId, peer);
+    isBlocked: async (spaceRowId, peer) => await selectOne.get(spaceRowId, peer) !== undefined,
+    async get(spaceRowId, peer) {
+      const r = await selectOne.get(spaceRowId, peer);
       return r ? toBlock(r) : undefined;
     },
-    list(spaceRowId, page) {
+    async list(spaceRowId, page) {
       const after = page.after ?? null;
-      const rows = listStmt.all(spaceRowId, after, after, page.limit + 1);
+      const rows = await listStmt.all(spaceRowId, after, after, page.limit + 1);
       return { items: rows.slice(0, page.limit).map(toBlock), hasMore: rows.length > page.limit };
     },
-    set: (spaceRowId, actor, peer, now) => setTx.immediate(spaceRowId, actor, peer, now),
-    remove: (spaceRowId, actor, peer, now) => removeTx.immediate(spaceRowId, actor, peer, now),
+    set: async (spaceRowId, actor, peer, now) => await setTx.immediate(spaceRowId, actor, peer, now),
+    remove: async (spaceRowId, actor, peer, now) => await removeTx.immediate(spaceRowId, actor, peer, now),
   };
 }

@@ -10,16 +10,16 @@ import type { Db } from './database.js';
 
 export interface CategoryCountStore {
   /** For each key, how many distinct SPACES are filed under any of its ids. */
-  spacesIn(groups: ReadonlyMap<string, readonly string[]>): Map<string, number>;
+  spacesIn(groups: ReadonlyMap<string, readonly string[]>): Promise<Map<string, number>>;
 }
 
 export function createCategoryCountStore(db: Db): CategoryCountStore {
   const countIn = db.prepare<[string], { n: number }>(
     'SELECT count(DISTINCT space_row_id) AS n FROM space_categories WHERE category IN (SELECT value FROM json_each(?))',
   );
-  const readAll = db.transaction((groups: ReadonlyMap<string, readonly string[]>): Map<string, number> => {
+  const readAll = db.transaction(async (groups: ReadonlyMap<string, readonly string[]>): Promise<Map<string, number>> => {
     const out = new Map<string, number>();
-    for (const [key, ids] of groups) out.set(key, ids.length === 0 ? 0 : countIn.get(JSON.stringify(ids))!.n);
+    for (const [key, ids] of groups) out.set(key, ids.length === 0 ? 0 : (await countIn.get(JSON.stringify(ids)))!.n);
     return out;
   });
   return {

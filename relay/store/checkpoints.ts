@@ -31,28 +31,28 @@ export interface StoredCheckpoint extends SignedCheckpoint {
 
 export interface CheckpointStore {
   /** The newest checkpoint of a stream, if any. */
-  latest(spaceRowId: number, stream: Stream): StoredCheckpoint | undefined;
+  latest(spaceRowId: number, stream: Stream): Promise<StoredCheckpoint | undefined>;
   /** The checkpoint covering `position`, if one does. */
-  covering(spaceRowId: number, stream: Stream, position: number): StoredCheckpoint | undefined;
+  covering(spaceRowId: number, stream: Stream, position: number): Promise<StoredCheckpoint | undefined>;
   /** Checkpoints with last > after (asc) or last < before (desc), at most `limit`. */
-  page(spaceRowId: number, stream: Stream, opts: { after?: number; before?: number; order: 'asc' | 'desc'; limit: number }): StoredCheckpoint[];
+  page(spaceRowId: number, stream: Stream, opts: { after?: number; before?: number; order: 'asc' | 'desc'; limit: number }): Promise<StoredCheckpoint[]>;
   /** Links of positions first..last in order (fewer when some are missing). */
-  links(spaceRowId: number, stream: Stream, first: number, last: number): StreamLink[];
+  links(spaceRowId: number, stream: Stream, first: number, last: number): Promise<StreamLink[]>;
   /** The newest position of a stream (0 when empty) and the posted_at/at of `position`. */
-  streamHead(spaceRowId: number, stream: Stream): number;
-  timeAt(spaceRowId: number, stream: Stream, position: number): number | undefined;
+  streamHead(spaceRowId: number, stream: Stream): Promise<number>;
+  timeAt(spaceRowId: number, stream: Stream, position: number): Promise<number | undefined>;
   /** SPACES (row ids) with posts whose storage row id is above `afterRowId`, and the highest row id seen. */
-  spacesWithNewPosts(afterRowId: number): { spaces: number[]; upto: number };
+  spacesWithNewPosts(afterRowId: number): Promise<{ spaces: number[]; upto: number }>;
   /** Every SPACE with at least one event and its newest revision. */
-  eventHeads(): { spaceRowId: number; head: number }[];
+  eventHeads(): Promise<{ spaceRowId: number; head: number }[]>;
   /** The SPACE's uuid (`space_id`), if the row exists. */
-  spaceIdOf(spaceRowId: number): string | undefined;
+  spaceIdOf(spaceRowId: number): Promise<string | undefined>;
   /**
    * Store a signed checkpoint in one write transaction. Answers false (storing nothing) when
    * the stream's newest checkpoint is no longer the one it extends (continuity re-checked
    * under the lock).
    */
-  insert(spaceRowId: number, checkpoint: SignedCheckpoint, signer: ServedSigner, createdAt: number): boolean;
+  insert(spaceRowId: number, checkpoint: SignedCheckpoint, signer: ServedSigner, createdAt: number): Promise<boolean>;
 }
 
 interface CheckpointRow {
@@ -132,20 +132,20 @@ export function createCheckpointStore(db: Db): CheckpointStore {
   const selectSpaceId = db.prepare<[number], { space_id: string }>('SELECT space_id FROM spaces WHERE id = ?');
 
   const signerIds = new Map<string, number>();
-  function signerRow(signer: ServedSigner): number {
+  async function signerRow(signer: ServedSigner): Promise<number> {
     const rendering = JSON.stringify(signer);
     const known = signerIds.get(rendering);
     if (known !== undefined) return known;
-    const found = selectSigner.get(rendering);
-    const id = found ? found.id : Number(insertSigner.run(signer.key_id, rendering).lastInsertRowid);
+    const found = await selectSigner.get(rendering);
+    const id = found ? found.id : Number((await insertSigner.run(signer.key_id, rendering)).lastInsertRowid);
     signerIds.set(rendering, id);
     return id;
   }
 
   const insertTx = db.transaction(
-    (spaceRowId: number, c: SignedCheckpoint, signer: ServedSigner, createdAt: number): boolean => {
+    async (spaceRowId: number, c: SignedCheckpoint, signer: ServedSigner, createdAt: number): Promise<boolean> => {
       const f = c.fields;
-      const previous = selectLatestLast.get(spaceRowId, f.stream);
+      const previous = await selectLatestLast.get(spaceRowId, f.stream);
       const first = Number(f.first);
       const last = Number(f.last);
       if (previous === undefined) {
@@ -154,30 +154,30 @@ export function createCheckpointStore(db: Db): CheckpointStore {
         if (first !== previous.last + 1) return false;
         if (f.previous_checkpoint_id !== toHex(plainBytes(previous.checkpoint_id))) return false;
       }
-      insertCheckpoint.run(spaceRowId, f.stream, last, first, c.id, c.canonical, c.signature, signerRow(signer), createdAt);
+      await insertCheckpoint.run(spaceRowId, f.stream, last, first, c.id, c.canonical, c.signature, await signerRow(signer), createdAt);
       return true;
     },
   );
 
   return {
-    latest(spaceRowId, stream) {
-      const r = selectLatest.get(spaceRowId, stream);
+    async latest(spaceRowId, stream) {
+      const r = await selectLatest.get(spaceRowId, stream);
       return r === undefined ? undefined : toStored(r);
     },
-    covering(spaceRowId, stream, position) {
-      const r = selectCovering.get(spaceRowId, stream, position);
+    async covering(spaceRowId, stream, position) {
+      const r = await selectCovering.get(spaceRowId, stream, position);
       if (r === undefined || r.first > position) return undefined;
       return toStored(r);
     },
-    page(spaceRowId, stream, opts) {
+    async page(spaceRowId, stream, opts) {
       const rows =
         opts.order === 'asc'
-          ? selectAsc.all(spaceRowId, stream, opts.after ?? 0, opts.limit)
-          : selectDesc.all(spaceRowId, stream, opts.before ?? Number.MAX_SAFE_INTEGER, opts.limit);
+          ? await selectAsc.all(spaceRowId, stream, opts.after ?? 0, opts.limit)
+          : await selectDesc.all(spaceRowId, stream, opts.before ?? Number.MAX_SAFE_INTEGER, opts.limit);
       return rows.map(toStored);
     },
-    links(spaceRowId, stream, first, last) {
-      const rows = (stream === 'posts' ? postLinks : eventLinks).all(spaceRowId, first, last);
+    async links(spaceRowId, stream, first, last) {
+      const rows = await (stream === 'posts' ? postLinks : eventLinks).all(spaceRowId, first, last);
       return rows.map((r) => ({
         position: r.position,
         id: plainBytes(r.id),
@@ -185,26 +185,26 @@ export function createCheckpointStore(db: Db): CheckpointStore {
         chainHash: plainBytes(r.chain_hash),
       }));
     },
-    streamHead(spaceRowId, stream) {
-      return (stream === 'posts' ? postHead : eventHead).get(spaceRowId)?.head ?? 0;
+    async streamHead(spaceRowId, stream) {
+      return (await (stream === 'posts' ? postHead : eventHead).get(spaceRowId))?.head ?? 0;
     },
-    timeAt(spaceRowId, stream, position) {
-      return (stream === 'posts' ? postTime : eventTime).get(spaceRowId, position)?.t;
+    async timeAt(spaceRowId, stream, position) {
+      return (await (stream === 'posts' ? postTime : eventTime).get(spaceRowId, position))?.t;
     },
-    spacesWithNewPosts(afterRowId) {
-      const rows = newPostSpaces.all(afterRowId);
+    async spacesWithNewPosts(afterRowId) {
+      const rows = await newPostSpaces.all(afterRowId);
       let upto = afterRowId;
       for (const r of rows) if (r.upto > upto) upto = r.upto;
       return { spaces: rows.map((r) => r.space_row_id), upto };
     },
-    eventHeads() {
-      return allEventHeads.all().map((r) => ({ spaceRowId: r.space_row_id, head: r.head }));
+    async eventHeads() {
+      return (await allEventHeads.all()).map((r) => ({ spaceRowId: r.space_row_id, head: r.head }));
     },
-    spaceIdOf(spaceRowId) {
-      return selectSpaceId.get(spaceRowId)?.space_id;
+    async spaceIdOf(spaceRowId) {
+      return (await selectSpaceId.get(spaceRowId))?.space_id;
     },
-    insert(spaceRowId, checkpoint, signer, createdAt) {
-      return insertTx.immediate(spaceRowId, checkpoint, signer, createdAt);
+    async insert(spaceRowId, checkpoint, signer, createdAt) {
+      return await insertTx.immediate(spaceRowId, checkpoint, signer, createdAt);
     },
   };
 }

@@ -88,46 +88,46 @@ export interface NewMember {
 }
 
 export interface ConversationStore {
-  byId(conversationId: string): ConversationRow | undefined;
+  byId(conversationId: string): Promise<ConversationRow | undefined>;
   /** The pair of two KEYS (ordinary or sealed), if any. */
-  pair(a: string, b: string, sealed: boolean): ConversationRow | undefined;
-  members(conversationId: string): MemberRow[];
+  pair(a: string, b: string, sealed: boolean): Promise<ConversationRow | undefined>;
+  members(conversationId: string): Promise<MemberRow[]>;
   /** Every member's state and time when `viewer` left (empty if it did not leave). */
-  leftMembers(conversationId: string, viewer: string): MemberStateRow[];
-  member(conversationId: string, peerId: string): MemberRow | undefined;
+  leftMembers(conversationId: string, viewer: string): Promise<MemberStateRow[]>;
+  member(conversationId: string, peerId: string): Promise<MemberRow | undefined>;
   /** Conversations `peer` is in with one of `states` and something not cleared, newest first by `listedAt`. */
-  listFor(peer: string, states: readonly MemberState[], before: ListCursor | undefined, limit: number): MembershipRow[];
+  listFor(peer: string, states: readonly MemberState[], before: ListCursor | undefined, limit: number): Promise<MembershipRow[]>;
   /** Conversations `peer` is in whose state is `requested` (waiting requests), and with unread messages. */
-  waitingCounts(peer: string): { requests: number; unread: number };
+  waitingCounts(peer: string): Promise<{ requests: number; unread: number }>;
 
   // ---- acquaintance (relay/messages/acquaintance.ts) ----
   /** Both are the owner or a member of one SPACE (other than `except`, the welcome SPACE if any). */
-  shareSpace(a: string, b: string, except?: number | undefined): boolean;
+  shareSpace(a: string, b: string, except?: number | undefined): Promise<boolean>;
   /** `r` is `accepted` in the pair of `r` and `s` (ordinary or sealed). */
-  acceptedPair(r: string, s: string): boolean;
+  acceptedPair(r: string, s: string): Promise<boolean>;
   /** `r` started a conversation that has `s` as a member. */
-  startedWith(r: string, s: string): boolean;
+  startedWith(r: string, s: string): Promise<boolean>;
   /** A conversation `s` started where `r` is `requested` or `declined`: the request still waiting, as `s` sees it. */
-  waitingRequest(s: string, r: string): string | undefined;
+  waitingRequest(s: string, r: string): Promise<string | undefined>;
 
   // ---- message requests ----
   /** Requests `sender` sent since `since` (ms), and the oldest of them. */
-  requestsSentSince(sender: string, since: number): { count: number; oldest: number | null };
-  recordRequest(sender: string, recipient: string, conversationId: string, now: number): void;
+  requestsSentSince(sender: string, since: number): Promise<{ count: number; oldest: number | null }>;
+  recordRequest(sender: string, recipient: string, conversationId: string, now: number): Promise<void>;
   /** How many requests wait for `recipient` (its state `requested`). */
-  waitingFor(recipient: string): number;
+  waitingFor(recipient: string): Promise<number>;
   /** The conversation of `recipient`'s oldest waiting request. */
-  oldestWaitingFor(recipient: string): string | undefined;
+  oldestWaitingFor(recipient: string): Promise<string | undefined>;
 
   // ---- writes (inside the caller's transaction) ----
-  insert(c: NewConversation, members: readonly NewMember[]): void;
+  insert(c: NewConversation, members: readonly NewMember[]): Promise<void>;
   /** Record a new message's seq and time. */
-  advance(conversationId: string, seq: number, at: number): void;
-  setState(conversationId: string, peerId: string, state: MemberState, now: number): void;
+  advance(conversationId: string, seq: number, at: number): Promise<void>;
+  setState(conversationId: string, peerId: string, state: MemberState, now: number): Promise<void>;
   /** `peerId` leaves at the conversation's newest message: keeps what it may still see (`leftMembers`). */
-  leave(c: Pick<ConversationRow, 'conversationId' | 'lastSeq' | 'lastMessageAt'>, peerId: string, now: number): void;
-  setRead(conversationId: string, peerId: string, seq: number): void;
-  setCleared(conversationId: string, peerId: string, seq: number): void;
+  leave(c: Pick<ConversationRow, 'conversationId' | 'lastSeq' | 'lastMessageAt'>, peerId: string, now: number): Promise<void>;
+  setRead(conversationId: string, peerId: string, seq: number): Promise<void>;
+  setCleared(conversationId: string, peerId: string, seq: number): Promise<void>;
 }
 
 interface ConversationDbRow {
@@ -320,46 +320,46 @@ export function createConversationStore(db: Db): ConversationStore {
   );
 
   return {
-    byId(id) {
-      const r = selectById.get(id);
+    async byId(id) {
+      const r = await selectById.get(id);
       return r === undefined ? undefined : toConversation(r);
     },
-    pair(a, b, sealed) {
-      const r = selectPair.get(pairKeyOf(a, b), sealed ? 1 : 0);
+    async pair(a, b, sealed) {
+      const r = await selectPair.get(pairKeyOf(a, b), sealed ? 1 : 0);
       return r === undefined ? undefined : toConversation(r);
     },
-    members: (id) => selectMembers.all(id).map(toMember),
-    leftMembers: (id, viewer) => selectLeftMembers.all(id, viewer).map((r) => ({ peerId: r.peer_id, state: r.state, changedAt: r.changed_at })),
-    member(id, peer) {
-      const r = selectMember.get(id, peer);
+    members: async (id) => (await selectMembers.all(id)).map(toMember),
+    leftMembers: async (id, viewer) => (await selectLeftMembers.all(id, viewer)).map((r) => ({ peerId: r.peer_id, state: r.state, changedAt: r.changed_at })),
+    async member(id, peer) {
+      const r = await selectMember.get(id, peer);
       return r === undefined ? undefined : toMember(r);
     },
-    listFor(peer, states, before, limit) {
+    async listFor(peer, states, before, limit) {
       const at = before?.listedAt ?? Number.MAX_SAFE_INTEGER;
       const id = before?.conversationId ?? '\uffff';
-      return selectList.all({ peer, states: JSON.stringify(states), at, id, limit }).map(toMembership);
+      return (await selectList.all({ peer, states: JSON.stringify(states), at, id, limit })).map(toMembership);
     },
-    waitingCounts: (peer) => ({ requests: countWaiting.get(peer)?.n ?? 0, unread: countUnread.get(peer)?.n ?? 0 }),
-    shareSpace: (a, b, except) => selectShare.get({ a, b, except: except ?? -1 }) !== undefined,
-    acceptedPair: (r, s) => selectAcceptedPair.get(pairKeyOf(r, s), r) !== undefined,
-    startedWith: (r, s) => selectStartedWith.get(r, s) !== undefined,
-    waitingRequest: (s, r) => selectWaitingRequest.get(s, r)?.conversation_id,
-    requestsSentSince(sender, since) {
-      const r = selectSent.get(sender, since);
+    waitingCounts: async (peer) => ({ requests: (await countWaiting.get(peer))?.n ?? 0, unread: (await countUnread.get(peer))?.n ?? 0 }),
+    shareSpace: async (a, b, except) => await selectShare.get({ a, b, except: except ?? -1 }) !== undefined,
+    acceptedPair: async (r, s) => await selectAcceptedPair.get(pairKeyOf(r, s), r) !== undefined,
+    startedWith: async (r, s) => await selectStartedWith.get(r, s) !== undefined,
+    waitingRequest: async (s, r) => (await selectWaitingRequest.get(s, r))?.conversation_id,
+    async requestsSentSince(sender, since) {
+      const r = await selectSent.get(sender, since);
       return { count: r?.n ?? 0, oldest: r?.oldest ?? null };
     },
     recordRequest: (sender, recipient, id, now) => void insertRequest.run(sender, recipient, id, now),
-    waitingFor: (recipient) => countWaitingFor.get(recipient)?.n ?? 0,
-    oldestWaitingFor: (recipient) => selectOldestWaiting.get(recipient)?.conversation_id,
-    insert(c, members) {
-      insertConversation.run(c.conversationId, c.kind, c.startedBy, c.pairKey, c.sealed ? 1 : 0, c.commitment, c.about, c.now, c.now);
-      for (const m of members) insertMember.run(c.conversationId, m.peerId, m.state, c.now, m.lock ?? null, m.lockSender ?? null);
+    waitingFor: async (recipient) => (await countWaitingFor.get(recipient))?.n ?? 0,
+    oldestWaitingFor: async (recipient) => (await selectOldestWaiting.get(recipient))?.conversation_id,
+    async insert(c, members) {
+      await insertConversation.run(c.conversationId, c.kind, c.startedBy, c.pairKey, c.sealed ? 1 : 0, c.commitment, c.about, c.now, c.now);
+      for (const m of members) await insertMember.run(c.conversationId, m.peerId, m.state, c.now, m.lock ?? null, m.lockSender ?? null);
     },
     advance: (id, seq, at) => void updateAdvance.run(seq, at, id, seq),
     setState: (id, peer, state, now) => void updateState.run(state, now, id, peer),
-    leave(c, peer, now) {
-      updateLeave.run(c.lastSeq, c.lastMessageAt, now, c.conversationId, peer);
-      insertLeftMembers.run({ id: c.conversationId, viewer: peer });
+    async leave(c, peer, now) {
+      await updateLeave.run(c.lastSeq, c.lastMessageAt, now, c.conversationId, peer);
+      await insertLeftMembers.run({ id: c.conversationId, viewer: peer });
     },
     setRead: (id, peer, seq) => void updateRead.run(seq, id, peer),
     setCleared: (id, peer, seq) => void updateCleared.run(seq, id, peer),

@@ -32,13 +32,13 @@ export interface PublishInput {
 }
 
 export interface EncryptionKeyStore {
-  get(peerId: string): EncryptionKeyRow | undefined;
+  get(peerId: string): Promise<EncryptionKeyRow | undefined>;
   /**
    * Publish a checked statement. The same statement again changes nothing (`changed` false);
    * a different key for this KEY is ENCRYPTION_KEY_EXISTS; this key held by another KEY is
    * ENCRYPTION_KEY_TAKEN.
    */
-  publish(input: PublishInput): { key: EncryptionKeyRow; changed: boolean };
+  publish(input: PublishInput): Promise<{ key: EncryptionKeyRow; changed: boolean }>;
 }
 
 interface Row {
@@ -69,25 +69,25 @@ export function createEncryptionKeyStore(db: Db): EncryptionKeyStore {
      VALUES (?, ?, ?, ?, ?, ?)`,
   );
 
-  const publishTx = db.transaction((i: PublishInput) => {
-    const mine = selectByPeer.get(i.peerId);
+  const publishTx = db.transaction(async (i: PublishInput) => {
+    const mine = await selectByPeer.get(i.peerId);
     if (mine) {
       if (mine.public_key !== i.publicKey) {
         throw new SvcError('ENCRYPTION_KEY_EXISTS', `this KEY published ${mine.fingerprint} at ${new Date(mine.published_at).toISOString()}`);
       }
       return { key: toRow(mine), changed: false };
     }
-    const theirs = selectByKey.get(i.publicKey);
+    const theirs = await selectByKey.get(i.publicKey);
     if (theirs) throw new SvcError('ENCRYPTION_KEY_TAKEN', 'statement.public_key: another KEY published this encryption key');
-    insert.run(i.peerId, i.publicKey, i.fingerprint, i.statement, JSON.stringify(i.envelope), i.now);
-    return { key: toRow(selectByPeer.get(i.peerId)!), changed: true };
+    await insert.run(i.peerId, i.publicKey, i.fingerprint, i.statement, JSON.stringify(i.envelope), i.now);
+    return { key: toRow((await selectByPeer.get(i.peerId))!), changed: true };
   });
 
   return {
-    get(peerId) {
-      const r = selectByPeer.get(peerId);
+    async get(peerId) {
+      const r = await selectByPeer.get(peerId);
       return r ? toRow(r) : undefined;
     },
-    publish: (i) => publishTx.immediate(i),
+    publish: async (i) => await publishTx.immediate(i),
   };
 }

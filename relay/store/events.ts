@@ -50,13 +50,13 @@ export interface EventStore {
    * .immediate()), together with the change it records. Payload: the full resulting parameters,
    * never a code, hash or request message.
    */
-  append(space: EventSpace, actor: string, event: SpaceEvent, payload: JsonObject, now: number): AppendedEvent;
+  append(space: EventSpace, actor: string, event: SpaceEvent, payload: JsonObject, now: number): Promise<AppendedEvent>;
   /** The newest revision and its link; revision 0 answers the control genesis. */
-  head(spaceRowId: number): { revision: number; chainHash: Uint8Array };
+  head(spaceRowId: number): Promise<{ revision: number; chainHash: Uint8Array }>;
   /** The link at `revision` (0 = genesis). Throws RangeError past the head. */
-  chainHashAt(spaceRowId: number, revision: number): Uint8Array;
+  chainHashAt(spaceRowId: number, revision: number): Promise<Uint8Array>;
   /** Events with revision > after, ascending, at most `limit`. */
-  list(spaceRowId: number, after: number, limit: number): EventRecord[];
+  list(spaceRowId: number, after: number, limit: number): Promise<EventRecord[]>;
 }
 
 interface EventRow {
@@ -103,37 +103,37 @@ export function createEventStore(db: Db): EventStore {
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
 
-  function genesisOf(spaceRowId: number): Uint8Array {
-    const s = selectSpaceId.get(spaceRowId);
+  async function genesisOf(spaceRowId: number): Promise<Uint8Array> {
+    const s = await selectSpaceId.get(spaceRowId);
     if (!s) throw new RangeError(`no SPACE with row id ${spaceRowId}`);
     return controlGenesis(s.space_id);
   }
 
   return {
-    append(space, actor, event, payload, now) {
+    async append(space, actor, event, payload, now) {
       if (!db.inTransaction) throw new Error('events.append must run inside a write transaction');
-      const head = selectHead.get(space.id);
+      const head = await selectHead.get(space.id);
       const revision = (head?.revision ?? 0) + 1;
       const previous = head ? plainBytes(head.chain_hash) : controlGenesis(space.spaceId);
       const canonical = governanceEventBytes({ spaceId: space.spaceId, revision, actor, event, payload });
       const commandId = commandIdOf(canonical);
       const chainHash = controlLink({ spaceId: space.spaceId, revision, previous, commandId });
-      insert.run(space.id, revision, event, actor, canonical, commandId, previous, chainHash, now);
+      await insert.run(space.id, revision, event, actor, canonical, commandId, previous, chainHash, now);
       return { revision, commandId: toHex(commandId), chainHash: toHex(chainHash) };
     },
-    head(spaceRowId) {
-      const h = selectHead.get(spaceRowId);
+    async head(spaceRowId) {
+      const h = await selectHead.get(spaceRowId);
       if (h) return { revision: h.revision, chainHash: plainBytes(h.chain_hash) };
-      return { revision: 0, chainHash: genesisOf(spaceRowId) };
+      return { revision: 0, chainHash: await genesisOf(spaceRowId) };
     },
-    chainHashAt(spaceRowId, revision) {
-      if (revision === 0) return genesisOf(spaceRowId);
-      const r = selectAt.get(spaceRowId, revision);
+    async chainHashAt(spaceRowId, revision) {
+      if (revision === 0) return await genesisOf(spaceRowId);
+      const r = await selectAt.get(spaceRowId, revision);
       if (!r) throw new RangeError(`no revision ${revision} in SPACE row ${spaceRowId}`);
       return plainBytes(r.chain_hash);
     },
-    list(spaceRowId, after, limit) {
-      return selectPage.all(spaceRowId, after, limit).map(toRecord);
+    async list(spaceRowId, after, limit) {
+      return (await selectPage.all(spaceRowId, after, limit)).map(toRecord);
     },
   };
 }

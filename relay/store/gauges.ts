@@ -77,23 +77,23 @@ export function createStoreGauges(db: Db): StoreGauges {
   }
 
   return {
-    checkpointLag() {
+    async checkpointLag() {
       const posts: StreamLag = { positions: 0, oldestAt: undefined };
       const events: StreamLag = { positions: 0, oldestAt: undefined };
-      for (const r of heads.all()) {
-        add(posts, r.post_head, r.post_covered, () => postTime.get(r.id, (r.post_covered ?? 0) + 1)?.t);
-        add(events, r.event_head, r.event_covered, () => eventTime.get(r.id, (r.event_covered ?? 0) + 1)?.t);
+      for (const r of await heads.all()) {
+        add(posts, r.post_head, r.post_covered, async () => (await postTime.get(r.id, (r.post_covered ?? 0) + 1))?.t);
+        add(events, r.event_head, r.event_covered, async () => (await eventTime.get(r.id, (r.event_covered ?? 0) + 1))?.t);
       }
       return { posts, events };
     },
-    seekBacklog() {
-      return above.get(watermark.get()?.indexed_upto ?? 0)?.n ?? 0;
+    async seekBacklog() {
+      return (await above.get((await watermark.get())?.indexed_upto ?? 0))?.n ?? 0;
     },
-    postsStored() {
-      return lastPost.get()?.n ?? 0;
+    async postsStored() {
+      return (await lastPost.get())?.n ?? 0;
     },
-    databaseSize() {
-      if (db.memory) return { database: pages.get()?.bytes ?? 0, wal: 0 };
+    async databaseSize() {
+      if (db.memory) return { database: (await pages.get())?.bytes ?? 0, wal: 0 };
       return { database: fileSize(db.name), wal: fileSize(`${db.name}-wal`) };
     },
   };

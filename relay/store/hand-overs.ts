@@ -89,19 +89,19 @@ export interface Accepted {
 }
 
 export interface HandOverStore {
-  byId(id: string, now: number): HandOverRow | undefined;
-  byCodeHash(hash: Uint8Array, now: number): HandOverRow | undefined;
+  byId(id: string, now: number): Promise<HandOverRow | undefined>;
+  byCodeHash(hash: Uint8Array, now: number): Promise<HandOverRow | undefined>;
   /** Make an offer, revoking the giver's last one in the SPACE; tells `to` (mailbox `hand_over`). */
-  create(i: CreateOfferInput): { offer: HandOverRow; replaced: string | null };
+  create(i: CreateOfferInput): Promise<{ offer: HandOverRow; replaced: string | null }>;
   /**
    * Take the offer as `taker` (see the file comment for the refusals). A link offer is taken
    * only with its code (`viaCode`): its id alone admits nobody.
    */
-  accept(space: SpaceRow, id: string, taker: string, now: number, viaCode: boolean): Accepted;
+  accept(space: SpaceRow, id: string, taker: string, now: number, viaCode: boolean): Promise<Accepted>;
   /** End an offer: by the offered KEY (declined) or by the giver (revoked). INVITE_NOT_FOUND otherwise. */
-  decline(id: string, peer: string, now: number): HandOverRow;
+  decline(id: string, peer: string, now: number): Promise<HandOverRow>;
   /** Whether two KEYS are both inside (owner or member) some SPACE (HAND_OVER_UNREACHABLE). */
-  shareSpace(a: string, b: string): boolean;
+  shareSpace(a: string, b: string): Promise<boolean>;
 }
 
 interface Row {
@@ -169,18 +169,18 @@ export function createHandOverStore(db: Db, deps: HandOverDeps): HandOverStore {
   const setManager = db.prepare('UPDATE members SET brought_in_by = ? WHERE space_row_id = ? AND peer_id = ?');
   const withdrawOnGrant = prepareWithdrawOnGrant(db);
 
-  const createTx = db.transaction((i: CreateOfferInput) => {
-    if (i.codeHash !== null && deps.invites.madeSince(i.giver, i.now - DAY_MS) >= RATE_LIMITS.linksMade.limit) {
+  const createTx = db.transaction(async (i: CreateOfferInput) => {
+    if (i.codeHash !== null && await deps.invites.madeSince(i.giver, i.now - DAY_MS) >= RATE_LIMITS.linksMade.limit) {
       throw new SvcError('INVITE_LIMIT', `${RATE_LIMITS.linksMade.limit} links made a day`);
     }
-    const replaced = revokeWaiting.all(i.now, i.space.id, i.giver).map((r) => r.id);
-    insert.run(i.id, i.space.id, i.giver, i.role, i.to, i.codeHash, i.label, i.now, i.expiresAt);
-    if (i.to !== null && i.notify !== false) deps.mailbox.deliver(i.to, 'hand_over', { offerId: i.id }, i.now);
-    return { offer: toOffer(selectById.get(i.id)!, i.now), replaced: replaced[0] ?? null };
+    const replaced = (await revokeWaiting.all(i.now, i.space.id, i.giver)).map((r) => r.id);
+    await insert.run(i.id, i.space.id, i.giver, i.role, i.to, i.codeHash, i.label, i.now, i.expiresAt);
+    if (i.to !== null && i.notify !== false) await deps.mailbox.deliver(i.to, 'hand_over', { offerId: i.id }, i.now);
+    return { offer: toOffer((await selectById.get(i.id))!, i.now), replaced: replaced[0] ?? null };
   });
 
-  const acceptTx = db.transaction((space: SpaceRow, id: string, taker: string, now: number, viaCode: boolean): Accepted => {
-    const r = selectById.get(id);
+  const acceptTx = db.transaction(async (space: SpaceRow, id: string, taker: string, now: number, viaCode: boolean): Promise<Accepted> => {
+    const r = await selectById.get(id);
     if (!r || r.space_row_id !== space.id) throw new SvcError('INVITE_NOT_FOUND', 'id: no offer has this id');
     const offer = toOffer(r, now);
     if (taker === offer.giver) throw new SvcError('CONTROL_DENIED', 'nobody accepts their own hand-over');
@@ -189,75 +189,75 @@ export function createHandOverStore(db: Db, deps: HandOverDeps): HandOverStore {
     if (offer.state === 'revoked' || offer.state === 'declined') throw new SvcError('INVITE_REVOKED', `offer: ${offer.state}`);
     if (offer.state === 'accepted') throw new SvcError('INVITE_EXHAUSTED', 'offer: already used');
     if (offer.state === 'expired') throw new SvcError('INVITE_EXPIRED', `offer: expired at ${new Date(offer.expiresAt!).toISOString()}`);
-    const giverRole = deps.members.roleOf(space, offer.giver);
+    const giverRole = await deps.members.roleOf(space, offer.giver);
     if (giverRole !== offer.role) throw new SvcError('INVITE_REVOKED', 'offer: the giver no longer holds the role it offered');
-    const takerBefore = deps.members.get(space.id, taker);
+    const takerBefore = await deps.members.get(space.id, taker);
     if (takerBefore && rankOf(takerBefore.role) > ROLE_RANK[offer.role]) {
       throw new SvcError('CONTROL_DENIED', `you already hold ${takerBefore.role}, above the ${offer.role} offered`);
     }
-    if (offer.role === 'owner') deps.sealed.checkOwnerHandOver(space, taker);
-    end.run('accepted', now, taker, id);
+    if (offer.role === 'owner') await deps.sealed.checkOwnerHandOver(space, taker);
+    await end.run('accepted', now, taker, id);
     const result = offer.role === 'owner'
-      ? takeSpace(space, offer.giver, taker, takerBefore !== undefined, now)
-      : takeRole(space, offer.giver, offer.role, taker, now);
+      ? await takeSpace(space, offer.giver, taker, takerBefore !== undefined, now)
+      : await takeRole(space, offer.giver, offer.role, taker, now);
     withdrawOnGrant(space.id, taker, now);
     return result;
   });
 
-  function takeRole(space: SpaceRow, giver: string, role: Role, taker: string, now: number): Accepted {
-    const g = deps.members.get(space.id, giver)!;
-    const before = deps.members.get(space.id, taker);
+  async function takeRole(space: SpaceRow, giver: string, role: Role, taker: string, now: number): Promise<Accepted> {
+    const g = (await deps.members.get(space.id, giver))!;
+    const before = await deps.members.get(space.id, taker);
     if (before) {
-      deps.members.change(space, taker, { role, tags: g.tags }, taker, now, false);
+      await deps.members.change(space, taker, { role, tags: g.tags }, taker, now, false);
     } else {
-      deps.members.admit(space, { peer: taker, role, tags: g.tags, broughtInBy: g.broughtInBy, linkId: g.linkId }, taker, now);
+      await deps.members.admit(space, { peer: taker, role, tags: g.tags, broughtInBy: g.broughtInBy, linkId: g.linkId }, taker, now);
     }
-    deps.invites.moveMaker(space.id, giver, taker);
-    deps.members.moveBroughtIn(space.id, giver, taker);
-    setManager.run(g.broughtInBy === giver ? space.owner : g.broughtInBy, space.id, taker);
+    await deps.invites.moveMaker(space.id, giver, taker);
+    await deps.members.moveBroughtIn(space.id, giver, taker);
+    await setManager.run(g.broughtInBy === giver ? space.owner : g.broughtInBy, space.id, taker);
     const extra: JsonObject = { successor: taker };
-    const { revision } = deps.members.remove(space, giver, taker, 'member.handed_over', now, extra);
+    const { revision } = await deps.members.remove(space, giver, taker, 'member.handed_over', now, extra);
     return { role, tags: [...g.tags], giver, revision };
   }
 
-  function takeSpace(space: SpaceRow, giver: string, taker: string, wasMember: boolean, now: number): Accepted {
+  async function takeSpace(space: SpaceRow, giver: string, taker: string, wasMember: boolean, now: number): Promise<Accepted> {
     if (wasMember) {
       // The owner is never a member row: the successor's membership becomes the SPACE itself.
-      deps.members.remove(space, taker, taker, 'member.handed_over', now, { successor: taker, new_role: 'owner' });
-    } else if (deps.spaces.countFor(taker).total >= SPACES_PER_KEY) {
+      await deps.members.remove(space, taker, taker, 'member.handed_over', now, { successor: taker, new_role: 'owner' });
+    } else if ((await deps.spaces.countFor(taker)).total >= SPACES_PER_KEY) {
       throw new SvcError('SPACE_LIMIT', `you own or belong to ${SPACES_PER_KEY} SPACES`);
     }
-    deps.spaces.setOwner(space.id, taker, now);
-    deps.invites.moveMaker(space.id, giver, taker);
-    deps.members.moveBroughtIn(space.id, giver, taker);
+    await deps.spaces.setOwner(space.id, taker, now);
+    await deps.invites.moveMaker(space.id, giver, taker);
+    await deps.members.moveBroughtIn(space.id, giver, taker);
     const payload: JsonObject = { from: giver, to: taker, name: space.name };
     if (space.visibility === 'sealed') {
       payload.owner_was = giver;
-      deps.sealed.ownerHandedOver(space, giver, taker, now);
+      await deps.sealed.ownerHandedOver(space, giver, taker, now);
     }
-    const { revision } = deps.events.append(space, taker, 'space.handed_over', payload, now);
+    const { revision } = await deps.events.append(space, taker, 'space.handed_over', payload, now);
     return { role: 'owner', tags: [], giver, revision };
   }
 
-  const declineTx = db.transaction((id: string, peer: string, now: number): HandOverRow => {
-    const r = selectById.get(id);
+  const declineTx = db.transaction(async (id: string, peer: string, now: number): Promise<HandOverRow> => {
+    const r = await selectById.get(id);
     if (!r || (r.to_peer !== peer && r.giver !== peer)) throw new SvcError('INVITE_NOT_FOUND', 'id: no offer to or from you has this id');
-    end.run(peer === r.giver ? 'revoked' : 'declined', now, null, id);
-    return toOffer(selectById.get(id)!, now);
+    await end.run(peer === r.giver ? 'revoked' : 'declined', now, null, id);
+    return toOffer((await selectById.get(id))!, now);
   });
 
   return {
-    byId(id, now) {
-      const r = selectById.get(id);
+    async byId(id, now) {
+      const r = await selectById.get(id);
       return r ? toOffer(r, now) : undefined;
     },
-    byCodeHash(hash, now) {
-      const r = selectByHash.get(hash);
+    async byCodeHash(hash, now) {
+      const r = await selectByHash.get(hash);
       return r ? toOffer(r, now) : undefined;
     },
-    create: (i) => createTx.immediate(i),
-    accept: (space, id, taker, now, viaCode) => acceptTx.immediate(space, id, taker, now, viaCode),
-    decline: (id, peer, now) => declineTx.immediate(id, peer, now),
-    shareSpace: (a, b) => shareStmt.get({ a, b })!.shared === 1,
+    create: async (i) => await createTx.immediate(i),
+    accept: async (space, id, taker, now, viaCode) => await acceptTx.immediate(space, id, taker, now, viaCode),
+    decline: async (id, peer, now) => await declineTx.immediate(id, peer, now),
+    shareSpace: async (a, b) => (await shareStmt.get({ a, b }))!.shared === 1,
   };
 }

@@ -69,7 +69,7 @@ export interface Store {
 }
 
 /** Open (and migrate) the database in `dataDir`, or an in-memory one for ':memory:'. */
-export function openStore(dataDir: string): Store {
+export async function openStore(dataDir: string): Promise<Store> {
   const db = openDatabase(dataDir);
   const walCheckpoints = dataDir === ':memory:' ? undefined : startWalCheckpoints(db, db.name);
   const probe = db.prepare('SELECT 1 AS one');
@@ -85,14 +85,14 @@ export function openStore(dataDir: string): Store {
   const sealed = createSealedStore(db, { spaces, members, encryptionKeys });
   // A sealed SPACE admits only KEYS that published an encryption key (sealed.md §2), however
   // they come in; a departure makes the next key change due (§9).
-  members.onAdmitting((space, peer) => {
-    if (space.visibility === 'sealed' && !encryptionKeys.get(peer)) {
+  members.onAdmitting(async (space, peer) => {
+    if (space.visibility === 'sealed' && !await encryptionKeys.get(peer)) {
       throw new SvcError('ENCRYPTION_KEY_MISSING', `${peer}: this KEY must publish an encryption key first`);
     }
   });
-  members.onRemoved((space, peer, now) => sealed.memberRemoved(space, peer, now));
+  members.onRemoved(async (space, peer, now) => await sealed.memberRemoved(space, peer, now));
   // Blocking or unblocking a KEY changes what its tokens authenticate as: the token store forgets its lookups.
-  const tokens = createTokenStore(db);
+  const tokens = await createTokenStore(db);
   const handOvers = createHandOverStore(db, { spaces, members, events, invites, mailbox, sealed });
   return {
     db,

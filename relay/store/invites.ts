@@ -86,28 +86,28 @@ export interface RemoveBatch {
 }
 
 export interface InviteStore {
-  byId(id: string): InviteRow | undefined;
-  byCodeHash(hash: Uint8Array): InviteRow | undefined;
+  byId(id: string): Promise<InviteRow | undefined>;
+  byCodeHash(hash: Uint8Array): Promise<InviteRow | undefined>;
   /** The link's state, counting a maker that no longer ranks above its role as revoked. */
-  liveState(space: SpaceRow, invite: InviteRow, now: number): InviteState;
+  liveState(space: SpaceRow, invite: InviteRow, now: number): Promise<InviteState>;
   /** Make a link (INVITE_LIMIT) with its invite.created event. */
-  create(i: CreateInviteInput): { invite: InviteRow; revision: number };
+  create(i: CreateInviteInput): Promise<{ invite: InviteRow; revision: number }>;
   /** One page of a SPACE's links, oldest first; `maker` null lists every maker's. */
-  list(spaceRowId: number, maker: string | null, after: number, limit: number): { items: (InviteRow & { cursor: number })[]; hasMore: boolean };
+  list(spaceRowId: number, maker: string | null, after: number, limit: number): Promise<{ items: (InviteRow & { cursor: number })[]; hasMore: boolean }>;
   /** Kill a link (invite.revoked); a second revoke changes nothing and appends nothing. */
-  revoke(space: SpaceRow, id: string, actor: string, now: number): { invite: InviteRow; revision: number };
+  revoke(space: SpaceRow, id: string, actor: string, now: number): Promise<{ invite: InviteRow; revision: number }>;
   /** Join `space` through link `id` as `peer` (INVITE_REVOKED / _EXPIRED / _EXHAUSTED, and the admission limits). */
-  join(space: SpaceRow, id: string, peer: string, now: number): LinkJoin;
+  join(space: SpaceRow, id: string, peer: string, now: number): Promise<LinkJoin>;
   /**
    * invites.remove: revoke the link, then remove up to `batch` of the KEYS admitted through it
    * and those they admitted (deepest first), except any an owner or admin changed since and any
    * not ranked below `actorRole`.
    */
-  removeBatch(space: SpaceRow, id: string, actor: string, actorRole: SpaceRole, now: number, batch: number): RemoveBatch;
+  removeBatch(space: SpaceRow, id: string, actor: string, actorRole: SpaceRole, now: number, batch: number): Promise<RemoveBatch>;
   /** Links `from` made in a SPACE now belong to `to` (hand-over). */
-  moveMaker(spaceRowId: number, from: string, to: string): number;
+  moveMaker(spaceRowId: number, from: string, to: string): Promise<number>;
   /** Links a maker made since `since` (ms), every SPACE. */
-  madeSince(maker: string, since: number): number;
+  madeSince(maker: string, since: number): Promise<number>;
 }
 
 interface Row {
@@ -179,8 +179,8 @@ export function createInviteStore(db: Db, deps: { members: MemberStore; events: 
     'SELECT peer_id FROM members WHERE space_row_id = ? AND brought_in_by = ? ORDER BY admitted_at, peer_id',
   );
 
-  const get = (id: string) => {
-    const r = selectById.get(id);
+  const get = async (id: string) => {
+    const r = await selectById.get(id);
     return r ? toInvite(r) : undefined;
   };
 
@@ -198,113 +198,113 @@ export function createInviteStore(db: Db, deps: { members: MemberStore; events: 
   }
 
   /** The link is only as strong as its maker still is (see the file comment). */
-  function makerStillAbove(space: SpaceRow, invite: InviteRow): boolean {
-    return rankOf(deps.members.roleOf(space, invite.maker)) > ROLE_RANK[invite.role];
+  async function makerStillAbove(space: SpaceRow, invite: InviteRow): Promise<boolean> {
+    return rankOf(await deps.members.roleOf(space, invite.maker)) > ROLE_RANK[invite.role];
   }
 
-  const createTx = db.transaction((i: CreateInviteInput) => {
-    if (countLive.get(i.space.id, i.maker, i.now)!.n >= LIVE_LINKS_PER_MAKER) {
+  const createTx = db.transaction(async (i: CreateInviteInput) => {
+    if ((await countLive.get(i.space.id, i.maker, i.now))!.n >= LIVE_LINKS_PER_MAKER) {
       throw new SvcError('INVITE_LIMIT', `${LIVE_LINKS_PER_MAKER} live links per maker in one SPACE`);
     }
     const since = i.now - DAY_MS;
-    const made = countMadeInvites.get(i.maker, since)!.n + countMadeHandOvers.get(i.maker, since)!.n;
+    const made = (await countMadeInvites.get(i.maker, since))!.n + (await countMadeHandOvers.get(i.maker, since))!.n;
     if (made >= RATE_LIMITS.linksMade.limit) {
       throw new SvcError('INVITE_LIMIT', `${RATE_LIMITS.linksMade.limit} links made a day`);
     }
-    insert.run(i.id, i.space.id, i.codeHash, i.maker, i.role, JSON.stringify(i.tags), i.label, i.maxUses, i.now, i.expiresAt);
-    const invite = get(i.id)!;
-    const { revision } = deps.events.append(i.space, i.maker, 'invite.created', invitePayload(invite), i.now);
+    await insert.run(i.id, i.space.id, i.codeHash, i.maker, i.role, JSON.stringify(i.tags), i.label, i.maxUses, i.now, i.expiresAt);
+    const invite = (await get(i.id))!;
+    const { revision } = await deps.events.append(i.space, i.maker, 'invite.created', invitePayload(invite), i.now);
     return { invite, revision };
   });
 
-  function revokeInside(space: SpaceRow, id: string, actor: string, now: number): { invite: InviteRow; revision: number } {
-    const before = get(id);
+  async function revokeInside(space: SpaceRow, id: string, actor: string, now: number): Promise<{ invite: InviteRow; revision: number }> {
+    const before = await get(id);
     if (!before || before.spaceRowId !== space.id) throw new SvcError('INVITE_NOT_FOUND', 'id: no link of yours has this id');
-    if (revokeStmt.run(now, actor, id).changes === 0) {
-      return { invite: before, revision: deps.events.head(space.id).revision };
+    if ((await revokeStmt.run(now, actor, id)).changes === 0) {
+      return { invite: before, revision: (await deps.events.head(space.id)).revision };
     }
-    const invite = get(id)!;
-    const { revision } = deps.events.append(space, actor, 'invite.revoked', invitePayload(invite), now);
+    const invite = (await get(id))!;
+    const { revision } = await deps.events.append(space, actor, 'invite.revoked', invitePayload(invite), now);
     return { invite, revision };
   }
   const revokeTx = db.transaction(revokeInside);
 
-  const joinTx = db.transaction((space: SpaceRow, id: string, peer: string, now: number): LinkJoin => {
-    const invite = get(id);
+  const joinTx = db.transaction(async (space: SpaceRow, id: string, peer: string, now: number): Promise<LinkJoin> => {
+    const invite = await get(id);
     if (!invite || invite.spaceRowId !== space.id) throw new SvcError('INVITE_INVALID', 'link: not a link of this SPACE');
-    const head = () => deps.events.head(space.id).revision;
+    const head = async () => (await deps.events.head(space.id)).revision;
     if (peer === space.owner) {
-      return { role: 'owner', tags: [], member: null, changed: false, state: 'member', revision: head() };
+      return { role: 'owner', tags: [], member: null, changed: false, state: 'member', revision: await head() };
     }
-    const current = deps.members.get(space.id, peer);
+    const current = await deps.members.get(space.id, peer);
     if (current) {
       // Already inside (through this link or otherwise): harmless, burns no use.
-      return { role: current.role, tags: current.tags, member: current, changed: false, state: 'member', revision: head() };
+      return { role: current.role, tags: current.tags, member: current, changed: false, state: 'member', revision: await head() };
     }
-    const state = makerStillAbove(space, invite) ? inviteState(invite, now) : 'revoked';
+    const state = await makerStillAbove(space, invite) ? inviteState(invite, now) : 'revoked';
     if (state === 'revoked') throw new SvcError('INVITE_REVOKED', 'link: revoked');
     if (state === 'expired') throw new SvcError('INVITE_EXPIRED', `link: expired at ${new Date(invite.expiresAt!).toISOString()}`);
     if (state === 'exhausted') throw new SvcError('INVITE_EXHAUSTED', `link: all ${invite.maxUses} uses spent`);
-    const admitted = deps.members.admit(
+    const admitted = await deps.members.admit(
       space,
       { peer, role: invite.role, tags: invite.tags, broughtInBy: invite.maker, linkId: invite.id },
       peer,
       now,
     );
-    upsertUse.run(invite.id, peer, now);
-    spendUse.run(invite.id);
+    await upsertUse.run(invite.id, peer, now);
+    await spendUse.run(invite.id);
     const m = admitted.member;
-    return { role: m.role, tags: m.tags, member: m, changed: true, state: 'joined', revision: admitted.revision ?? head() };
+    return { role: m.role, tags: m.tags, member: m, changed: true, state: 'joined', revision: admitted.revision ?? await head() };
   });
 
   const removeTx = db.transaction(
-    (space: SpaceRow, id: string, actor: string, actorRole: SpaceRole, now: number, batch: number): RemoveBatch => {
-      revokeInside(space, id, actor, now);
+    async (space: SpaceRow, id: string, actor: string, actorRole: SpaceRole, now: number, batch: number): Promise<RemoveBatch> => {
+      await revokeInside(space, id, actor, now);
       // Breadth-first from the KEYS that came in by the link through whom they brought in;
       // removing in reverse order takes every KEY out before the one that admitted it, so the
       // walk finds the same tree on the next batch.
       const order: string[] = [];
       const seen = new Set<string>([actor, space.owner]);
-      let level = membersByLink.all(space.id, id).map((r) => r.peer_id);
+      let level = (await membersByLink.all(space.id, id)).map((r) => r.peer_id);
       while (level.length > 0) {
         const next: string[] = [];
         for (const p of level) {
           if (seen.has(p)) continue;
           seen.add(p);
           order.push(p);
-          for (const c of membersBroughtInBy.all(space.id, p)) next.push(c.peer_id);
+          for (const c of await membersBroughtInBy.all(space.id, p)) next.push(c.peer_id);
         }
         level = next;
       }
       const removable: string[] = [];
       let spared = 0;
       for (const p of order.reverse()) {
-        const m = deps.members.get(space.id, p)!;
+        const m = (await deps.members.get(space.id, p))!;
         if (m.changedByGovernorAt !== null || rankOf(m.role) >= rankOf(actorRole)) spared++;
         else removable.push(p);
       }
       const thisBatch = removable.slice(0, batch);
-      for (const p of thisBatch) deps.members.remove(space, p, actor, 'member.revoked', now, { invite_id: id });
-      return { removed: thisBatch.length, spared, remaining: removable.length - thisBatch.length, revision: deps.events.head(space.id).revision };
+      for (const p of thisBatch) await deps.members.remove(space, p, actor, 'member.revoked', now, { invite_id: id });
+      return { removed: thisBatch.length, spared, remaining: removable.length - thisBatch.length, revision: (await deps.events.head(space.id)).revision };
     },
   );
 
   return {
     byId: get,
-    liveState: (space, invite, now) => (makerStillAbove(space, invite) ? inviteState(invite, now) : 'revoked'),
-    byCodeHash(hash) {
-      const r = selectByHash.get(hash);
+    liveState: async (space, invite, now) => (await makerStillAbove(space, invite) ? inviteState(invite, now) : 'revoked'),
+    async byCodeHash(hash) {
+      const r = await selectByHash.get(hash);
       return r ? toInvite(r) : undefined;
     },
-    create: (i) => createTx.immediate(i),
-    list(spaceRowId, maker, after, limit) {
-      const rows = selectPage.all({ space: spaceRowId, maker, after, limit: limit + 1 });
+    create: async (i) => await createTx.immediate(i),
+    async list(spaceRowId, maker, after, limit) {
+      const rows = await selectPage.all({ space: spaceRowId, maker, after, limit: limit + 1 });
       return { items: rows.slice(0, limit).map((r) => ({ ...toInvite(r), cursor: r.cursor })), hasMore: rows.length > limit };
     },
-    revoke: (space, id, actor, now) => revokeTx.immediate(space, id, actor, now),
-    join: (space, id, peer, now) => joinTx.immediate(space, id, peer, now),
-    removeBatch: (space, id, actor, actorRole, now, batch) => removeTx.immediate(space, id, actor, actorRole, now, batch),
-    moveMaker: (spaceRowId, from, to) => moveMakerStmt.run(to, spaceRowId, from).changes,
-    madeSince: (maker, since) => countMadeInvites.get(maker, since)!.n + countMadeHandOvers.get(maker, since)!.n,
+    revoke: async (space, id, actor, now) => await revokeTx.immediate(space, id, actor, now),
+    join: async (space, id, peer, now) => await joinTx.immediate(space, id, peer, now),
+    removeBatch: async (space, id, actor, actorRole, now, batch) => await removeTx.immediate(space, id, actor, actorRole, now, batch),
+    moveMaker: async (spaceRowId, from, to) => (await moveMakerStmt.run(to, spaceRowId, from)).changes,
+    madeSince: async (maker, since) => (await countMadeInvites.get(maker, since))!.n + (await countMadeHandOvers.get(maker, since))!.n,
   };
 }

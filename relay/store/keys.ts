@@ -57,33 +57,33 @@ export type MintRefusal = 'nonce_spent' | 'blocked' | 'taken' | 'counter';
 export type MintResult = { ok: true; registered: boolean; key: KeyRecord } | { ok: false; reason: MintRefusal };
 
 export interface KeyStore {
-  get(peerId: string): KeyRecord | undefined;
-  mint(input: MintInput): MintResult;
+  get(peerId: string): Promise<KeyRecord | undefined>;
+  mint(input: MintInput): Promise<MintResult>;
   /** The passkey with this credential id (b64u), if registered. */
-  passkey(credentialId: string): PasskeyRecord | undefined;
+  passkey(credentialId: string): Promise<PasskeyRecord | undefined>;
   /** The passkey of a passkey KEY. */
-  passkeyOf(peerId: string): PasskeyRecord | undefined;
+  passkeyOf(peerId: string): Promise<PasskeyRecord | undefined>;
   /**
    * Run `work` in one immediate transaction; when `counts(result)` (the work accepted something
    * new signed by the passkey KEY `peerId`), its signature counter must advance to `counter`,
    * else everything rolls back and the answer is `counter`. A retry that changes nothing needs
    * no newer counter.
    */
-  withPasskeyCounter<T>(peerId: string, counter: number, work: () => T, counts: (result: T) => boolean): { ok: true; value: T } | { ok: false };
+  withPasskeyCounter<T>(peerId: string, counter: number, work: () => T, counts: (result: T) => boolean): Promise<{ ok: true; value: T } | { ok: false }>;
   /**
    * Advance the passkey's counter to `counter` inside the caller's transaction; false (nothing
    * written) when it does not advance or the KEY has no passkey.
    */
-  advancePasskeyCounter(peerId: string, counter: number): boolean;
+  advancePasskeyCounter(peerId: string, counter: number): Promise<boolean>;
   /**
    * Register a KEY the service itself acts as (the oracle reviewer), if it is not yet; no token
    * is minted. Runs inside the caller's write transaction when there is one.
    */
-  ensure(peerId: string, publicKey: string, now: number): KeyRecord;
+  ensure(peerId: string, publicKey: string, now: number): Promise<KeyRecord>;
   /** Block or unblock a KEY (operator action). */
-  setBlocked(peerId: string, blockedAt: number | null): boolean;
+  setBlocked(peerId: string, blockedAt: number | null): Promise<boolean>;
   /** Forget spent nonces whose challenge has expired anyway (mint also does this). */
-  pruneSpentChallenges(now: number): number;
+  pruneSpentChallenges(now: number): Promise<number>;
 }
 
 interface PasskeyRow {
@@ -146,35 +146,35 @@ export function createKeyStore(db: Db, onBlockChange: () => void = () => {}): Ke
   const updateBlocked = db.prepare('UPDATE keys SET blocked_at = ? WHERE peer_id = ?');
   const deleteSpent = db.prepare('DELETE FROM spent_challenges WHERE expires_at < ?');
 
-  const advance = (peerId: string, counter: number): boolean => {
-    const known = selectPasskeyOf.get(peerId);
+  const advance = async (peerId: string, counter: number): Promise<boolean> => {
+    const known = await selectPasskeyOf.get(peerId);
     if (known === undefined || !counterAdvances(known.sign_count, counter)) return false;
-    updateCount.run(counter, peerId);
+    await updateCount.run(counter, peerId);
     return true;
   };
 
   // A refusal throws inside the transaction so it rolls back whole: a refused sign-in leaves
   // its challenge unspent and registers nothing.
-  const mintTx = db.transaction((i: MintInput): MintResult => {
-    if (spendNonce.run(i.nonce, i.nonceExpiresAt).changes === 0) throw new Refused('nonce_spent');
+  const mintTx = db.transaction(async (i: MintInput): Promise<MintResult> => {
+    if ((await spendNonce.run(i.nonce, i.nonceExpiresAt)).changes === 0) throw new Refused('nonce_spent');
     // A spent nonce only matters until its challenge expires (expiry is checked first).
-    deleteSpent.run(i.now);
-    let row = selectKey.get(i.peerId);
+    await deleteSpent.run(i.now);
+    let row = await selectKey.get(i.peerId);
     let registered = false;
     const pk = i.passkey;
-    if (pk !== undefined && pk.register && (row !== undefined || selectPasskey.get(pk.credentialId) !== undefined)) {
+    if (pk !== undefined && pk.register && (row !== undefined || await selectPasskey.get(pk.credentialId) !== undefined)) {
       throw new Refused('taken');
     }
     if (row?.blocked_at != null) throw new Refused('blocked');
     if (!row) {
-      insertKey.run(i.peerId, i.keyType, i.publicKey, i.now);
-      row = selectKey.get(i.peerId)!;
+      await insertKey.run(i.peerId, i.keyType, i.publicKey, i.now);
+      row = (await selectKey.get(i.peerId))!;
       registered = true;
-      if (pk !== undefined) insertPasskey.run(pk.credentialId, i.peerId, pk.algorithm, pk.counter);
-    } else if (pk !== undefined && !advance(i.peerId, pk.counter)) {
+      if (pk !== undefined) await insertPasskey.run(pk.credentialId, i.peerId, pk.algorithm, pk.counter);
+    } else if (pk !== undefined && !await advance(i.peerId, pk.counter)) {
       throw new Refused('counter');
     }
-    insertToken.run(i.tokenId, i.tokenHash, i.peerId, i.label, i.now, i.expiresAt);
+    await insertToken.run(i.tokenId, i.tokenHash, i.peerId, i.label, i.now, i.expiresAt);
     return { ok: true, registered, key: toRecord(row) };
   });
 
@@ -187,48 +187,48 @@ export function createKeyStore(db: Db, onBlockChange: () => void = () => {}): Ke
   });
 
   return {
-    get(peerId) {
-      const r = selectKey.get(peerId);
+    async get(peerId) {
+      const r = await selectKey.get(peerId);
       return r ? toRecord(r) : undefined;
     },
-    mint(input) {
+    async mint(input) {
       try {
-        return mintTx.immediate(input);
+        return await mintTx.immediate(input);
       } catch (e) {
         if (e instanceof Refused) return { ok: false, reason: e.reason };
         throw e;
       }
     },
-    passkey(credentialId) {
-      const r = selectPasskey.get(credentialId);
+    async passkey(credentialId) {
+      const r = await selectPasskey.get(credentialId);
       return r ? toPasskey(r) : undefined;
     },
-    passkeyOf(peerId) {
-      const r = selectPasskeyOf.get(peerId);
+    async passkeyOf(peerId) {
+      const r = await selectPasskeyOf.get(peerId);
       return r ? toPasskey(r) : undefined;
     },
-    withPasskeyCounter(peerId, counter, work, counts) {
-      const tx = db.transaction(() => {
+    async withPasskeyCounter(peerId, counter, work, counts) {
+      const tx = db.transaction(async () => {
         const value = work();
-        if (counts(value) && !advance(peerId, counter)) throw new Refused('counter');
+        if (counts(value) && !await advance(peerId, counter)) throw new Refused('counter');
         return value;
       });
       try {
-        return { ok: true, value: tx.immediate() };
+        return { ok: true, value: await tx.immediate() };
       } catch (e) {
         if (e instanceof Refused) return { ok: false };
         throw e;
       }
     },
     advancePasskeyCounter: advance,
-    ensure(peerId, publicKey, now) {
-      insertIfMissing.run(peerId, publicKey, now);
-      return toRecord(selectKey.get(peerId)!);
+    async ensure(peerId, publicKey, now) {
+      await insertIfMissing.run(peerId, publicKey, now);
+      return toRecord((await selectKey.get(peerId))!);
     },
-    setBlocked: (peerId, blockedAt) => {
+    setBlocked: async (peerId, blockedAt) => {
       onBlockChange();
-      return db.transaction(() => updateBlocked.run(blockedAt, peerId).changes > 0).immediate();
+      return await db.transaction(async () => (await updateBlocked.run(blockedAt, peerId)).changes > 0).immediate();
     },
-    pruneSpentChallenges: (now) => db.transaction(() => deleteSpent.run(now).changes).immediate(),
+    pruneSpentChallenges: async (now) => await db.transaction(async () => (await deleteSpent.run(now)).changes).immediate(),
   };
 }

@@ -40,16 +40,16 @@ export interface MailboxRow {
 
 export interface MailboxStore {
   /** Append one row to `peer`'s stream; answers its `mailbox_seq`. Call inside a write transaction. */
-  deliver(peer: string, reason: MailboxReason, subject: MailboxSubject, now: number): number;
+  deliver(peer: string, reason: MailboxReason, subject: MailboxSubject, now: number): Promise<number>;
   /**
    * One row for each of `deliveries` (distinct KEYS), all with the same subject, in one
    * statement: a group message fans out to up to 15 streams. Call inside a write transaction.
    */
-  deliverEach(deliveries: readonly { peer: string; reason: MailboxReason }[], subject: MailboxSubject, now: number): void;
+  deliverEach(deliveries: readonly { peer: string; reason: MailboxReason }[], subject: MailboxSubject, now: number): Promise<void>;
   /** The newest position of `peer`'s stream (0 when empty). */
-  head(peer: string): number;
+  head(peer: string): Promise<number>;
   /** Rows after `after` (exclusive), ascending, at most `limit`; optionally only some reasons. */
-  list(peer: string, after: number, limit: number, reasons?: readonly MailboxReason[]): MailboxRow[];
+  list(peer: string, after: number, limit: number, reasons?: readonly MailboxReason[]): Promise<MailboxRow[]>;
 }
 
 /** A mailbox row as the database holds it (also read by relay/store/post-reads.ts). */
@@ -98,26 +98,26 @@ export function createMailboxStore(db: Db): MailboxStore {
             json_extract(d.value, '$[1]'), @post, @request, @offer, @message, @now
        FROM json_each(@deliveries) d`,
   );
-  const head = (peer: string): number => selectHead.get(peer)?.head ?? 0;
+  const head = async (peer: string): Promise<number> => (await selectHead.get(peer))?.head ?? 0;
   const notifier = notifierFor(db);
 
   const oneSubject = (s: MailboxSubject): void => {
     const given = (s.postId !== undefined ? 1 : 0) + (s.requestId !== undefined ? 1 : 0) + (s.offerId !== undefined ? 1 : 0) + (s.messageId !== undefined ? 1 : 0);
     if (given !== 1) throw new Error('mailbox.deliver: exactly one subject');
   };
-  const deliverNow = (peer: string, reason: MailboxReason, s: MailboxSubject, now: number): number => {
+  const deliverNow = async (peer: string, reason: MailboxReason, s: MailboxSubject, now: number): Promise<number> => {
     oneSubject(s);
-    const seq = head(peer) + 1;
-    insert.run(peer, seq, reason, s.postId ?? null, s.requestId ?? null, s.offerId ?? null, s.messageId ?? null, now);
+    const seq = await head(peer) + 1;
+    await insert.run(peer, seq, reason, s.postId ?? null, s.requestId ?? null, s.offerId ?? null, s.messageId ?? null, now);
     // Wakes long-polling mailbox reads on a later turn, so only after the commit.
     notifier.mailbox(peer);
     return seq;
   };
-  const deliverEachNow = (deliveries: readonly { peer: string; reason: MailboxReason }[], s: MailboxSubject, now: number): void => {
+  const deliverEachNow = async (deliveries: readonly { peer: string; reason: MailboxReason }[], s: MailboxSubject, now: number): Promise<void> => {
     oneSubject(s);
     if (deliveries.length === 0) return;
     if (new Set(deliveries.map((d) => d.peer)).size !== deliveries.length) throw new Error('mailbox.deliverEach: one row per KEY');
-    insertEach.run({
+    await insertEach.run({
       deliveries: JSON.stringify(deliveries.map((d) => [d.peer, d.reason])),
       post: s.postId ?? null,
       request: s.requestId ?? null,
@@ -131,17 +131,17 @@ export function createMailboxStore(db: Db): MailboxStore {
   const deliverEachTx = db.transaction(deliverEachNow);
 
   return {
-    deliver: (peer, reason, subject, now) => (db.inTransaction ? deliverNow : deliverTx)(peer, reason, subject, now),
-    deliverEach: (deliveries, subject, now) => (db.inTransaction ? deliverEachNow : deliverEachTx)(deliveries, subject, now),
+    deliver: async (peer, reason, subject, now) => await (db.inTransaction ? deliverNow : deliverTx)(peer, reason, subject, now),
+    deliverEach: async (deliveries, subject, now) => await (db.inTransaction ? deliverEachNow : deliverEachTx)(deliveries, subject, now),
     head,
-    list(peer, after, limit, reasons) {
-      if (!reasons || reasons.length === 0) return selectAfter.all(peer, after, limit).map(toMailboxRow);
+    async list(peer, after, limit, reasons) {
+      if (!reasons || reasons.length === 0) return (await selectAfter.all(peer, after, limit)).map(toMailboxRow);
       // A filtered read: the reasons list is ours (a closed vocabulary), bound as parameters.
       const marks = reasons.map(() => '?').join(', ');
       const stmt = db.prepare<unknown[], MailboxDbRow>(
         `SELECT * FROM mailbox WHERE peer = ? AND mailbox_seq > ? AND reason IN (${marks}) ORDER BY mailbox_seq LIMIT ?`,
       );
-      return stmt.all(peer, after, ...reasons, limit).map(toMailboxRow);
+      return (await stmt.all(peer, after, ...reasons, limit)).map(toMailboxRow);
     },
   };
 }

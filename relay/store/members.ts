@@ -73,13 +73,13 @@ export interface MembershipRow {
 export type MemberListener = (space: SpaceRow, peer: string, now: number) => Promise<void>;
 
 export interface MemberStore {
-  roleOf(space: Pick<SpaceRow, 'id' | 'owner'>, peer: string): SpaceRole;
-  get(spaceRowId: number, peer: string): MemberRow | undefined;
+  roleOf(space: Pick<SpaceRow, 'id' | 'owner'>, peer: string): Promise<SpaceRole>;
+  get(spaceRowId: number, peer: string): Promise<MemberRow | undefined>;
   /**
    * Admit a KEY with a member.granted event. No policy check here (the caller decided);
    * OWNER_IS_NOT_A_MEMBER, MEMBER_LIMIT, SPACE_LIMIT, ADMIN_LIMIT. Already a member: unchanged.
    */
-  admit(space: SpaceRow, input: AdmitInput, actor: string, now: number): Admitted;
+  admit(space: SpaceRow, input: AdmitInput, actor: string, now: number): Promise<Admitted>;
   /**
    * members.set: admit or change `peer` as `actor`, under the whole rank rule (policy.ts).
    * `tags` undefined keeps a member's tags (none for a new one).
@@ -90,22 +90,22 @@ export interface MemberStore {
     peer: string,
     wanted: { role: Role; tags?: string[] | undefined },
     now: number,
-  ): { member: MemberRow; state: 'granted' | 'updated' | 'unchanged'; revision: number | null; space: SpaceRow };
+  ): Promise<{ member: MemberRow; state: 'granted' | 'updated' | 'unchanged'; revision: number | null; space: SpaceRow }>;
   /**
    * members.revoke: `actor` removes `peer` (member.revoked) or leaves (member.left when they are
    * the same KEY). NOT_A_MEMBER, OWNER_CANNOT_LEAVE, OWNER_IS_NOT_A_MEMBER, CONTROL_DENIED.
    */
-  revoke(spaceRowId: number, actor: string, peer: string, now: number): { event: RemovalEvent; role: Role; revision: number };
+  revoke(spaceRowId: number, actor: string, peer: string, now: number): Promise<{ event: RemovalEvent; role: Role; revision: number }>;
   /** Low-level removal with its event (hand-over, invites.remove). NOT_A_MEMBER. */
-  remove(space: SpaceRow, peer: string, actor: string, event: RemovalEvent, now: number, extra?: JsonObject): { role: Role; revision: number };
+  remove(space: SpaceRow, peer: string, actor: string, event: RemovalEvent, now: number, extra?: JsonObject): Promise<{ role: Role; revision: number }>;
   /** Low-level change of role and tags with a member.updated event (hand-over). */
-  change(space: SpaceRow, peer: string, wanted: { role: Role; tags: string[] }, actor: string, now: number, byGovernor: boolean): { member: MemberRow; revision: number | null };
+  change(space: SpaceRow, peer: string, wanted: { role: Role; tags: string[] }, actor: string, now: number, byGovernor: boolean): Promise<{ member: MemberRow; revision: number | null }>;
   /** Who `from` brought in is now brought in by `to` (hand-over of a role). */
-  moveBroughtIn(spaceRowId: number, from: string, to: string): number;
-  list(spaceRowId: number, filter: { role?: Role | undefined; peer?: string | undefined; after?: string | undefined; limit: number }): MemberPage;
-  countAdmins(spaceRowId: number): number;
+  moveBroughtIn(spaceRowId: number, from: string, to: string): Promise<number>;
+  list(spaceRowId: number, filter: { role?: Role | undefined; peer?: string | undefined; after?: string | undefined; limit: number }): Promise<MemberPage>;
+  countAdmins(spaceRowId: number): Promise<number>;
   /** SPACES a KEY owns or belongs to, by name, for /v1/me (after: a SPACE name, exclusive). */
-  membershipsOf(peer: string, page: { after?: string | undefined; limit: number }): { items: MembershipRow[]; hasMore: boolean };
+  membershipsOf(peer: string, page: { after?: string | undefined; limit: number }): Promise<{ items: MembershipRow[]; hasMore: boolean }>;
   onAdmitted(listener: MemberListener): void;
   onRemoved(listener: MemberListener): void;
   /** Guard run inside every admission before anything is written; throw to refuse (e.g. ENCRYPTION_KEY_MISSING). */
@@ -177,13 +177,13 @@ export function createMemberStore(db: Db, spaces: SpaceStore, events: EventStore
   const admittedListeners: MemberListener[] = [];
   const removedListeners: MemberListener[] = [];
 
-  function roleOf(space: Pick<SpaceRow, 'id' | 'owner'>, peer: string): SpaceRole {
+  async function roleOf(space: Pick<SpaceRow, 'id' | 'owner'>, peer: string): Promise<SpaceRole> {
     if (space.owner === peer) return 'owner';
-    return selectOne.get(space.id, peer)?.role ?? null;
+    return (await selectOne.get(space.id, peer))?.role ?? null;
   }
 
-  function freshSpace(spaceRowId: number): SpaceRow {
-    const s = spaces.byRowId(spaceRowId);
+  async function freshSpace(spaceRowId: number): Promise<SpaceRow> {
+    const s = await spaces.byRowId(spaceRowId);
     if (!s) throw new SvcError('SPACE_NOT_FOUND');
     return s;
   }
@@ -192,71 +192,71 @@ export function createMemberStore(db: Db, spaces: SpaceStore, events: EventStore
     if (space.status === 'closed') throw new SvcError('SPACE_CLOSED', `${space.name} is closed${space.replacedBy ? `; continued in ${space.replacedBy}` : ''}`);
   }
 
-  function checkAdminRoom(space: SpaceRow, from: Role | null, to: Role): void {
-    if (to === 'admin' && from !== 'admin' && countAdminsStmt.get(space.id)!.n >= ADMINS_PER_SPACE) {
+  async function checkAdminRoom(space: SpaceRow, from: Role | null, to: Role): Promise<void> {
+    if (to === 'admin' && from !== 'admin' && (await countAdminsStmt.get(space.id))!.n >= ADMINS_PER_SPACE) {
       throw new SvcError('ADMIN_LIMIT', `${space.name} has ${ADMINS_PER_SPACE} admins`);
     }
   }
 
-  const admitTx = db.transaction((space: SpaceRow, input: AdmitInput, actor: string, now: number): Admitted => {
+  const admitTx = db.transaction(async (space: SpaceRow, input: AdmitInput, actor: string, now: number): Promise<Admitted> => {
     if (input.peer === space.owner) throw new SvcError('OWNER_IS_NOT_A_MEMBER', 'peer: the owner holds the SPACE itself');
-    const existing = selectOne.get(space.id, input.peer);
+    const existing = await selectOne.get(space.id, input.peer);
     if (existing) return { member: toMember(existing), changed: false, revision: null };
-    const s = freshSpace(space.id);
-    for (const g of admittingGuards) g(s, input.peer, now);
+    const s = await freshSpace(space.id);
+    for (const g of admittingGuards) await g(s, input.peer, now);
     if (s.memberCount >= MEMBERS_PER_SPACE) throw new SvcError('MEMBER_LIMIT', `${s.name} has ${MEMBERS_PER_SPACE} members`);
-    checkAdminRoom(s, null, input.role);
-    const count = spaces.countFor(input.peer);
+    await checkAdminRoom(s, null, input.role);
+    const count = await spaces.countFor(input.peer);
     if (count.total >= SPACES_PER_KEY) throw new SvcError('SPACE_LIMIT', `peer: the KEY owns or belongs to ${SPACES_PER_KEY} SPACES`);
     const direct = input.direct === true;
     if (direct && count.direct >= GRANTED_SPACES_PER_KEY) {
       throw new SvcError('SPACE_LIMIT', `peer: ${GRANTED_SPACES_PER_KEY} SPACES were already made for this KEY by governors`);
     }
     const tags = [...input.tags].sort();
-    insert.run(s.id, input.peer, input.role, JSON.stringify(tags), input.broughtInBy, input.linkId ?? null, direct ? 1 : 0, now, now);
-    bumpCount.run(1, s.id);
-    const member = toMember(selectOne.get(s.id, input.peer)!);
-    const { revision } = events.append(s, actor, 'member.granted', memberPayload(member), now);
-    for (const l of admittedListeners) l(s, input.peer, now);
+    await insert.run(s.id, input.peer, input.role, JSON.stringify(tags), input.broughtInBy, input.linkId ?? null, direct ? 1 : 0, now, now);
+    await bumpCount.run(1, s.id);
+    const member = toMember((await selectOne.get(s.id, input.peer))!);
+    const { revision } = await events.append(s, actor, 'member.granted', memberPayload(member), now);
+    for (const l of admittedListeners) await l(s, input.peer, now);
     return { member, changed: true, revision };
   });
 
   const changeTx = db.transaction(
-    (space: SpaceRow, peer: string, wanted: { role: Role; tags: string[] }, actor: string, now: number, byGovernor: boolean) => {
-      const existing = selectOne.get(space.id, peer);
+    async (space: SpaceRow, peer: string, wanted: { role: Role; tags: string[] }, actor: string, now: number, byGovernor: boolean) => {
+      const existing = await selectOne.get(space.id, peer);
       if (!existing) throw new SvcError('NOT_A_MEMBER', 'peer: not a member of this SPACE');
       const before = toMember(existing);
       const tags = [...wanted.tags].sort();
       if (before.role === wanted.role && JSON.stringify(before.tags) === JSON.stringify(tags)) {
         return { member: before, revision: null };
       }
-      checkAdminRoom(space, before.role, wanted.role);
-      updateRole.run(wanted.role, JSON.stringify(tags), now, byGovernor ? now : null, space.id, peer);
-      const member = toMember(selectOne.get(space.id, peer)!);
+      await checkAdminRoom(space, before.role, wanted.role);
+      await updateRole.run(wanted.role, JSON.stringify(tags), now, byGovernor ? now : null, space.id, peer);
+      const member = toMember((await selectOne.get(space.id, peer))!);
       const payload = { ...memberPayload(member), previous_role: before.role };
-      const { revision } = events.append(space, actor, 'member.updated', payload, now);
+      const { revision } = await events.append(space, actor, 'member.updated', payload, now);
       return { member, revision: revision as number | null };
     },
   );
 
   const removeTx = db.transaction(
-    (space: SpaceRow, peer: string, actor: string, event: RemovalEvent, now: number, extra?: JsonObject) => {
-      const existing = selectOne.get(space.id, peer);
+    async (space: SpaceRow, peer: string, actor: string, event: RemovalEvent, now: number, extra?: JsonObject) => {
+      const existing = await selectOne.get(space.id, peer);
       if (!existing) throw new SvcError('NOT_A_MEMBER', 'peer: not a member of this SPACE');
-      deleteOne.run(space.id, peer);
-      bumpCount.run(-1, space.id);
-      const { revision } = events.append(space, actor, event, { ...extra, peer, role: existing.role }, now);
-      for (const l of removedListeners) l(space, peer, now);
+      await deleteOne.run(space.id, peer);
+      await bumpCount.run(-1, space.id);
+      const { revision } = await events.append(space, actor, event, { ...extra, peer, role: existing.role }, now);
+      for (const l of removedListeners) await l(space, peer, now);
       return { role: existing.role, revision };
     },
   );
 
   const setTx = db.transaction(
-    (spaceRowId: number, actor: string, peer: string, wanted: { role: Role; tags?: string[] | undefined }, now: number) => {
-      const space = freshSpace(spaceRowId);
+    async (spaceRowId: number, actor: string, peer: string, wanted: { role: Role; tags?: string[] | undefined }, now: number) => {
+      const space = await freshSpace(spaceRowId);
       if (peer === space.owner) throw new SvcError('OWNER_IS_NOT_A_MEMBER', 'peer: the owner holds the SPACE itself');
-      const actorRole = roleOf(space, actor);
-      const current = selectOne.get(space.id, peer);
+      const actorRole = await roleOf(space, actor);
+      const current = await selectOne.get(space.id, peer);
       checkGovern(actorRole, {
         current: current?.role ?? null,
         next: wanted.role,
@@ -266,53 +266,53 @@ export function createMemberStore(db: Db, spaces: SpaceStore, events: EventStore
       assertOpen(space);
       const byGovernor = rankOf(actorRole) >= rankOf('admin');
       if (!current) {
-        const a = admitTx(space, { peer, role: wanted.role, tags: wanted.tags ?? [], broughtInBy: actor, direct: true }, actor, now);
+        const a = await admitTx(space, { peer, role: wanted.role, tags: wanted.tags ?? [], broughtInBy: actor, direct: true }, actor, now);
         return { member: a.member, state: 'granted' as const, revision: a.revision, space };
       }
       const tags = wanted.tags ?? (JSON.parse(current.tags_json) as string[]);
-      const c = changeTx(space, peer, { role: wanted.role, tags }, actor, now, byGovernor);
+      const c = await changeTx(space, peer, { role: wanted.role, tags }, actor, now, byGovernor);
       return { member: c.member, state: c.revision === null ? ('unchanged' as const) : ('updated' as const), revision: c.revision, space };
     },
   );
 
-  const revokeTx = db.transaction((spaceRowId: number, actor: string, peer: string, now: number) => {
-    const space = freshSpace(spaceRowId);
+  const revokeTx = db.transaction(async (spaceRowId: number, actor: string, peer: string, now: number) => {
+    const space = await freshSpace(spaceRowId);
     if (peer === space.owner) {
       if (actor === peer) throw new SvcError('OWNER_CANNOT_LEAVE', 'the owner leaves only by handing the SPACE over');
       throw new SvcError('OWNER_IS_NOT_A_MEMBER', 'peer: the owner holds the SPACE itself');
     }
-    const current = selectOne.get(space.id, peer);
+    const current = await selectOne.get(space.id, peer);
     if (actor === peer) {
       if (!current) throw new SvcError('NOT_A_MEMBER', 'you are not a member of this SPACE');
       assertOpen(space);
-      const r = removeTx(space, peer, actor, 'member.left', now);
+      const r = await removeTx(space, peer, actor, 'member.left', now);
       return { event: 'member.left' as const, ...r };
     }
-    const actorRole = roleOf(space, actor);
+    const actorRole = await roleOf(space, actor);
     if (rankOf(actorRole) < rankOf('coordinator')) {
       throw new SvcError('CONTROL_DENIED', 'removing members needs coordinator or above');
     }
     if (!current) throw new SvcError('NOT_A_MEMBER', 'peer: not a member of this SPACE');
     checkGovern(actorRole, { current: current.role, next: null, broughtInByActor: current.brought_in_by === actor, self: false });
     assertOpen(space);
-    const r = removeTx(space, peer, actor, 'member.revoked', now);
+    const r = await removeTx(space, peer, actor, 'member.revoked', now);
     return { event: 'member.revoked' as const, ...r };
   });
 
   return {
     roleOf,
-    get(spaceRowId, peer) {
-      const r = selectOne.get(spaceRowId, peer);
+    async get(spaceRowId, peer) {
+      const r = await selectOne.get(spaceRowId, peer);
       return r ? toMember(r) : undefined;
     },
-    admit: (space, input, actor, now) => admitTx.immediate(space, input, actor, now),
-    set: (spaceRowId, actor, peer, wanted, now) => setTx.immediate(spaceRowId, actor, peer, wanted, now),
-    revoke: (spaceRowId, actor, peer, now) => revokeTx.immediate(spaceRowId, actor, peer, now),
-    remove: (space, peer, actor, event, now, extra) => removeTx.immediate(space, peer, actor, event, now, extra),
-    change: (space, peer, wanted, actor, now, byGovernor) => changeTx.immediate(space, peer, wanted, actor, now, byGovernor),
-    moveBroughtIn: (spaceRowId, from, to) => moveStmt.run(to, spaceRowId, from).changes,
-    list(spaceRowId, f) {
-      const rows = listStmt.all({
+    admit: async (space, input, actor, now) => await admitTx.immediate(space, input, actor, now),
+    set: async (spaceRowId, actor, peer, wanted, now) => await setTx.immediate(spaceRowId, actor, peer, wanted, now),
+    revoke: async (spaceRowId, actor, peer, now) => await revokeTx.immediate(spaceRowId, actor, peer, now),
+    remove: async (space, peer, actor, event, now, extra) => await removeTx.immediate(space, peer, actor, event, now, extra),
+    change: async (space, peer, wanted, actor, now, byGovernor) => await changeTx.immediate(space, peer, wanted, actor, now, byGovernor),
+    moveBroughtIn: async (spaceRowId, from, to) => (await moveStmt.run(to, spaceRowId, from)).changes,
+    async list(spaceRowId, f) {
+      const rows = await listStmt.all({
         space: spaceRowId,
         role: f.role ?? null,
         peer: f.peer ?? null,
@@ -321,9 +321,9 @@ export function createMemberStore(db: Db, spaces: SpaceStore, events: EventStore
       });
       return { items: rows.slice(0, f.limit).map(toMember), hasMore: rows.length > f.limit };
     },
-    countAdmins: (spaceRowId) => countAdminsStmt.get(spaceRowId)!.n,
-    membershipsOf(peer, page) {
-      const rows = membershipsStmt.all({ peer, after: page.after ?? null, limit: page.limit + 1 });
+    countAdmins: async (spaceRowId) => (await countAdminsStmt.get(spaceRowId))!.n,
+    async membershipsOf(peer, page) {
+      const rows = await membershipsStmt.all({ peer, after: page.after ?? null, limit: page.limit + 1 });
       return {
         items: rows.slice(0, page.limit).map((r) => ({
           name: r.name,

@@ -41,17 +41,17 @@ export interface PeerReach {
 
 export interface MessageBlockStore {
   /** Does `blocker` block `blocked`? A read; callers may run it inside their own transaction. */
-  blocks(blocker: string, blocked: string): boolean;
+  blocks(blocker: string, blocked: string): Promise<boolean>;
   /** For each of `peers` (distinct), what `sender` needs to know before writing to it; one query. */
-  reach(sender: string, peers: readonly string[]): Map<string, PeerReach>;
+  reach(sender: string, peers: readonly string[]): Promise<Map<string, PeerReach>>;
   /** The KEYS `blocker` blocks, by peer id ascending, after `after` (exclusive). */
-  list(blocker: string, page: { after?: string | undefined; limit: number }): { items: MessageBlockRow[]; hasMore: boolean };
+  list(blocker: string, page: { after?: string | undefined; limit: number }): Promise<{ items: MessageBlockRow[]; hasMore: boolean }>;
   /** How many KEYS `blocker` blocks. */
-  count(blocker: string): number;
+  count(blocker: string): Promise<number>;
   /** blocks.set: BLOCK_LIMIT past BLOCKS_PER_KEY; declines the blocked KEY's waiting requests. */
-  block(blocker: string, blocked: string, now: number): MessageBlockChange;
+  block(blocker: string, blocked: string, now: number): Promise<MessageBlockChange>;
   /** blocks.remove: declines stay declined. */
-  unblock(blocker: string, blocked: string): MessageBlockChange;
+  unblock(blocker: string, blocked: string): Promise<MessageBlockChange>;
 }
 
 interface Row {
@@ -87,34 +87,34 @@ export function createMessageBlockStore(db: Db): MessageBlockStore {
         AND conversation_id IN (SELECT conversation_id FROM conversations WHERE started_by = @blocked)`,
   );
 
-  const blockTx = db.transaction((blocker: string, blocked: string, now: number): MessageBlockChange => {
-    const existing = selectOne.get(blocker, blocked);
+  const blockTx = db.transaction(async (blocker: string, blocked: string, now: number): Promise<MessageBlockChange> => {
+    const existing = await selectOne.get(blocker, blocked);
     if (existing) return { block: toBlock(existing), changed: false, declined: 0 };
-    if ((countOf.get(blocker)?.n ?? 0) >= BLOCKS_PER_KEY) {
+    if (((await countOf.get(blocker))?.n ?? 0) >= BLOCKS_PER_KEY) {
       throw new SvcError('BLOCK_LIMIT', `this KEY already blocks ${BLOCKS_PER_KEY} KEYS; unblock one first`);
     }
-    insert.run(blocker, blocked, now);
-    const declined = declineWaiting.run({ blocker, blocked, now }).changes;
+    await insert.run(blocker, blocked, now);
+    const declined = (await declineWaiting.run({ blocker, blocked, now })).changes;
     return { block: { blocked, blockedAt: now }, changed: true, declined };
   });
 
-  const unblockTx = db.transaction((blocker: string, blocked: string): MessageBlockChange => {
-    const changed = remove.run(blocker, blocked).changes > 0;
+  const unblockTx = db.transaction(async (blocker: string, blocked: string): Promise<MessageBlockChange> => {
+    const changed = (await remove.run(blocker, blocked)).changes > 0;
     return { block: null, changed, declined: 0 };
   });
 
   return {
-    blocks: (blocker, blocked) => selectOne.get(blocker, blocked) !== undefined,
-    reach(sender, peers) {
-      const rows = selectReach.all({ sender, peers: JSON.stringify(peers) });
+    blocks: async (blocker, blocked) => await selectOne.get(blocker, blocked) !== undefined,
+    async reach(sender, peers) {
+      const rows = await selectReach.all({ sender, peers: JSON.stringify(peers) });
       return new Map(rows.map((r) => [r.peer, { registered: r.registered === 1, blockedBySender: r.by_sender === 1, blocksSender: r.blocks_sender === 1 }]));
     },
-    list(blocker, page) {
-      const rows = selectPage.all(blocker, page.after ?? '', page.limit + 1);
+    async list(blocker, page) {
+      const rows = await selectPage.all(blocker, page.after ?? '', page.limit + 1);
       return { items: rows.slice(0, page.limit).map(toBlock), hasMore: rows.length > page.limit };
     },
-    count: (blocker) => countOf.get(blocker)?.n ?? 0,
-    block: (blocker, blocked, now) => blockTx.immediate(blocker, blocked, now),
-    unblock: (blocker, blocked) => unblockTx.immediate(blocker, blocked),
+    count: async (blocker) => (await countOf.get(blocker))?.n ?? 0,
+    block: async (blocker, blocked, now) => await blockTx.immediate(blocker, blocked, now),
+    unblock: async (blocker, blocked) => await unblockTx.immediate(blocker, blocked),
   };
 }

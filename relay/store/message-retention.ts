@@ -25,17 +25,17 @@ export interface ShortRetention {
 
 export interface MessageRetentionStore {
   /** The KEY's retention in days (the default when it never set one). */
-  daysOf(peer: string): number;
+  daysOf(peer: string): Promise<number>;
   /** Set the KEY's retention (1 to 720 days, checked at the edge). */
-  set(peer: string, days: number): void;
+  set(peer: string, days: number): Promise<void>;
   /** Up to `limit` ids of messages sent before `cutoff` (ms), whoever sent them, oldest first. */
-  sentBefore(cutoff: number, limit: number): string[];
+  sentBefore(cutoff: number, limit: number): Promise<string[]>;
   /** KEYS whose retention is shorter than the default, by peer id after `after`, at most `limit`. */
-  shortRetentions(after: string, limit: number): ShortRetention[];
+  shortRetentions(after: string, limit: number): Promise<ShortRetention[]>;
   /** Up to `limit` ids of messages `author` sent before `cutoff` (ms), oldest first. */
-  sentByBefore(author: string, cutoff: number, limit: number): string[];
+  sentByBefore(author: string, cutoff: number, limit: number): Promise<string[]>;
   /** Delete these messages and their idempotency keys in one transaction; answers how many were deleted. */
-  remove(messageIds: readonly string[]): number;
+  remove(messageIds: readonly string[]): Promise<number>;
 }
 
 export function createMessageRetentionStore(db: Db): MessageRetentionStore {
@@ -55,22 +55,22 @@ export function createMessageRetentionStore(db: Db): MessageRetentionStore {
   const deleteKeys = db.prepare('DELETE FROM message_idempotency WHERE message_id = ?');
   const deleteMessage = db.prepare('DELETE FROM messages WHERE message_id = ?');
 
-  const removeTx = db.transaction((ids: readonly string[]): number => {
+  const removeTx = db.transaction(async (ids: readonly string[]): Promise<number> => {
     let deleted = 0;
     for (const id of ids) {
-      deleteKeys.run(id);
-      deleted += deleteMessage.run(id).changes;
+      await deleteKeys.run(id);
+      deleted += (await deleteMessage.run(id)).changes;
     }
     return deleted;
   });
 
   return {
-    daysOf: (peer) => selectDays.get(peer)?.days ?? MESSAGE_RETENTION_DAYS.default,
+    daysOf: async (peer) => (await selectDays.get(peer))?.days ?? MESSAGE_RETENTION_DAYS.default,
     set: (peer, days) => void upsert.run(peer, days),
-    sentBefore: (cutoff, limit) => selectBefore.all(cutoff, limit).map((r) => r.message_id),
-    shortRetentions: (after, limit) =>
-      selectShort.all(MESSAGE_RETENTION_DAYS.default, after, limit).map((r) => ({ peerId: r.peer_id, days: r.days })),
-    sentByBefore: (author, cutoff, limit) => selectByBefore.all(author, cutoff, limit).map((r) => r.message_id),
-    remove: (ids) => (ids.length === 0 ? 0 : removeTx.immediate(ids)),
+    sentBefore: async (cutoff, limit) => (await selectBefore.all(cutoff, limit)).map((r) => r.message_id),
+    shortRetentions: async (after, limit) =>
+      (await selectShort.all(MESSAGE_RETENTION_DAYS.default, after, limit)).map((r) => ({ peerId: r.peer_id, days: r.days })),
+    sentByBefore: async (author, cutoff, limit) => (await selectByBefore.all(author, cutoff, limit)).map((r) => r.message_id),
+    remove: async (ids) => (ids.length === 0 ? 0 : await removeTx.immediate(ids)),
   };
 }

@@ -41,16 +41,16 @@ export interface MessagePage {
 }
 
 export interface MessageStore {
-  byId(messageId: string): MessageRow | undefined;
-  byIds(messageIds: readonly string[]): MessageRow[];
-  page(p: MessagePage): MessageRow[];
+  byId(messageId: string): Promise<MessageRow | undefined>;
+  byIds(messageIds: readonly string[]): Promise<MessageRow[]>;
+  page(p: MessagePage): Promise<MessageRow[]>;
   /** The newest message with `from < seq <= upTo`. */
-  latest(conversationId: string, from: number, upTo: number): MessageRow | undefined;
+  latest(conversationId: string, from: number, upTo: number): Promise<MessageRow | undefined>;
   /** A message by someone other than `reader` with `from < seq <= upTo`. */
-  hasFromOthers(conversationId: string, reader: string, from: number, upTo: number): boolean;
-  insert(m: MessageRow): void;
-  idempotency(author: string, key: string): IdempotencyRow | undefined;
-  recordIdempotency(author: string, key: string, row: IdempotencyRow, now: number): void;
+  hasFromOthers(conversationId: string, reader: string, from: number, upTo: number): Promise<boolean>;
+  insert(m: MessageRow): Promise<void>;
+  idempotency(author: string, key: string): Promise<IdempotencyRow | undefined>;
+  recordIdempotency(author: string, key: string, row: IdempotencyRow, now: number): Promise<void>;
 }
 
 interface Row {
@@ -106,26 +106,26 @@ export function createMessageStore(db: Db): MessageStore {
   );
 
   return {
-    byId(id) {
-      const r = selectById.get(id);
+    async byId(id) {
+      const r = await selectById.get(id);
       return r === undefined ? undefined : toMessage(r);
     },
-    byIds: (ids) => (ids.length === 0 ? [] : selectByIds.all(JSON.stringify(ids)).map(toMessage)),
-    page: (p) => (p.order === 'asc' ? pageAsc : pageDesc).all(p.conversationId, p.after, p.upTo, p.limit).map(toMessage),
-    latest(id, from, upTo) {
-      const r = pageDesc.get(id, from, upTo, 1);
+    byIds: async (ids) => (ids.length === 0 ? [] : (await selectByIds.all(JSON.stringify(ids))).map(toMessage)),
+    page: async (p) => (await (p.order === 'asc' ? pageAsc : pageDesc).all(p.conversationId, p.after, p.upTo, p.limit)).map(toMessage),
+    async latest(id, from, upTo) {
+      const r = await pageDesc.get(id, from, upTo, 1);
       return r === undefined ? undefined : toMessage(r);
     },
-    hasFromOthers: (id, reader, from, upTo) => selectOthers.get(id, reader, from, upTo) !== undefined,
-    insert(m) {
-      insertRow.run(m.messageId, m.conversationId, m.seq, m.author, m.sentAt, m.replyTo, m.about, m.body, m.sealedHeader, m.sealedCiphertext);
+    hasFromOthers: async (id, reader, from, upTo) => await selectOthers.get(id, reader, from, upTo) !== undefined,
+    async insert(m) {
+      await insertRow.run(m.messageId, m.conversationId, m.seq, m.author, m.sentAt, m.replyTo, m.about, m.body, m.sealedHeader, m.sealedCiphertext);
     },
-    idempotency(author, key) {
-      const r = selectKey.get(author, key);
+    async idempotency(author, key) {
+      const r = await selectKey.get(author, key);
       return r === undefined ? undefined : { conversationId: r.conversation_id, messageId: r.message_id, requestHash: r.request_hash };
     },
-    recordIdempotency(author, key, row, now) {
-      insertKey.run(author, key, row.conversationId, row.messageId, row.requestHash, now);
+    async recordIdempotency(author, key, row, now) {
+      await insertKey.run(author, key, row.conversationId, row.messageId, row.requestHash, now);
     },
   };
 }

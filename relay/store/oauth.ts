@@ -54,25 +54,25 @@ export type RedeemResult<E> =
   | { ok: false; reason: 'refused'; error: E };
 
 export interface OAuthStore {
-  client(clientId: string): ClientRecord | undefined;
-  insertClient(c: ClientRecord): void;
+  client(clientId: string): Promise<ClientRecord | undefined>;
+  insertClient(c: ClientRecord): Promise<void>;
   /** Keep (or refresh) a client document's copy. */
-  keepDocument(c: ClientRecord): void;
+  keepDocument(c: ClientRecord): Promise<void>;
   /** Store a new authorization request; requests made over a day ago are deleted on the way. */
-  insertRequest(r: AuthorizationRecord, deleteBefore: number): void;
-  request(id: string): AuthorizationRecord | undefined;
+  insertRequest(r: AuthorizationRecord, deleteBefore: number): Promise<void>;
+  request(id: string): Promise<AuthorizationRecord | undefined>;
   /**
    * Answer a waiting request: approve with the code's hash and expiry, or decline (`code`
    * undefined). Refused when unknown, past its expiry, or already answered.
    */
-  decide(id: string, peerId: string, now: number, code?: { hash: Uint8Array; expiresAt: number }): DecideResult;
+  decide(id: string, peerId: string, now: number, code?: { hash: Uint8Array; expiresAt: number }): Promise<DecideResult>;
   /**
    * Trade a code for an app token, in one transaction: a code used before revokes the token it
    * made (RFC 6749 §4.1.2) and answers `reused`; an expired one `expired`; `check` (client,
    * redirect URI, verifier, resource) may refuse with its own error; then the code is spent and
    * the token stored.
    */
-  redeem<E>(codeHash: Uint8Array, now: number, check: (r: AuthorizationRecord) => E | undefined, token: AppTokenInput): RedeemResult<E>;
+  redeem<E>(codeHash: Uint8Array, now: number, check: (r: AuthorizationRecord) => E | undefined, token: AppTokenInput): Promise<RedeemResult<E>>;
 }
 
 interface ClientRow {
@@ -167,55 +167,55 @@ export function createOAuthStore(db: Db, forgetTokens: () => void = () => {}): O
   );
   const revokeToken = db.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
 
-  const decideTx = db.transaction((id: string, peerId: string, now: number, code?: { hash: Uint8Array; expiresAt: number }): DecideResult => {
-    const row = selectRequest.get(id);
+  const decideTx = db.transaction(async (id: string, peerId: string, now: number, code?: { hash: Uint8Array; expiresAt: number }): Promise<DecideResult> => {
+    const row = await selectRequest.get(id);
     if (!row) return { ok: false, reason: 'not_found' };
     if (row.decision !== null) return { ok: false, reason: 'decided' };
     if (row.expires_at <= now) return { ok: false, reason: 'expired' };
-    setDecision.run(code ? 'approved' : 'declined', now, peerId, code?.hash ?? null, code?.expiresAt ?? null, id);
-    return { ok: true, request: toRequest(selectRequest.get(id)!) };
+    await setDecision.run(code ? 'approved' : 'declined', now, peerId, code?.hash ?? null, code?.expiresAt ?? null, id);
+    return { ok: true, request: toRequest((await selectRequest.get(id))!) };
   });
 
-  const redeemTx = db.transaction(<E>(codeHash: Uint8Array, now: number, check: (r: AuthorizationRecord) => E | undefined, token: AppTokenInput): RedeemResult<E> => {
-    const row = selectByCode.get(codeHash);
+  const redeemTx = db.transaction(async <E>(codeHash: Uint8Array, now: number, check: (r: AuthorizationRecord) => E | undefined, token: AppTokenInput): Promise<RedeemResult<E>> => {
+    const row = await selectByCode.get(codeHash);
     if (!row || row.decision !== 'approved' || row.peer_id === null) return { ok: false, reason: 'unknown' };
     if (row.code_used_at !== null) {
-      const revoked = row.token_id !== null && revokeToken.run(now, row.token_id).changes > 0;
+      const revoked = row.token_id !== null && (await revokeToken.run(now, row.token_id)).changes > 0;
       return { ok: false, reason: 'reused', revoked: revoked ? { peerId: row.peer_id, tokenId: row.token_id! } : null };
     }
     if (row.code_expires_at === null || row.code_expires_at <= now) return { ok: false, reason: 'expired' };
     const request = toRequest(row);
     const error = check(request);
     if (error !== undefined) return { ok: false, reason: 'refused', error };
-    if (keyBlocked.get(row.peer_id)?.blocked_at != null) return { ok: false, reason: 'blocked' };
-    spendCode.run(now, token.tokenId, row.id);
-    insertToken.run(token.tokenId, token.tokenHash, row.peer_id, now, token.expiresAt, row.client_id, row.scope);
+    if ((await keyBlocked.get(row.peer_id))?.blocked_at != null) return { ok: false, reason: 'blocked' };
+    await spendCode.run(now, token.tokenId, row.id);
+    await insertToken.run(token.tokenId, token.tokenHash, row.peer_id, now, token.expiresAt, row.client_id, row.scope);
     return { ok: true, request: { ...request, codeUsedAt: now, tokenId: token.tokenId } };
   });
 
   return {
-    client: (clientId) => {
-      const r = selectClient.get(clientId);
+    client: async (clientId) => {
+      const r = await selectClient.get(clientId);
       return r ? toClient(r) : undefined;
     },
     insertClient: (c) => void insertClient.run(c),
     keepDocument: (c) => void upsertDocument.run(c),
-    insertRequest: (r, deleteBefore) =>
-      db
-        .transaction(() => {
-          deleteOld.run(deleteBefore);
-          insertRequest.run(r);
+    insertRequest: async (r, deleteBefore) =>
+      await db
+        .transaction(async () => {
+          await deleteOld.run(deleteBefore);
+          await insertRequest.run(r);
         })
         .immediate(),
-    request: (id) => {
-      const r = selectRequest.get(id);
+    request: async (id) => {
+      const r = await selectRequest.get(id);
       return r ? toRequest(r) : undefined;
     },
-    decide: (id, peerId, now, code) => decideTx.immediate(id, peerId, now, code),
-    redeem: (codeHash, now, check, token) => {
+    decide: async (id, peerId, now, code) => await decideTx.immediate(id, peerId, now, code),
+    redeem: async (codeHash, now, check, token) => {
       // A reused code may revoke a token: remembered lookups go first, as every revocation does.
       forgetTokens();
-      return redeemTx.immediate(codeHash, now, check, token) as RedeemResult<never>;
+      return await redeemTx.immediate(codeHash, now, check, token) as RedeemResult<never>;
     },
   };
 }

@@ -37,15 +37,15 @@ export interface OracleLinkStore {
    * post is hidden. Inside the caller's write transaction (the one that makes the version
    * current, or hides or shows it).
    */
-  indexLinks(spaceRowId: number, versionPostId: string, text?: string): void;
+  indexLinks(spaceRowId: number, versionPostId: string, text?: string): Promise<void>;
   /**
    * Links to SPACE `name` (`seq` null: `[[name]]`) or to its post `seq` (`[[name/seq]]`), by
    * page position, after `after` (exclusive).
    */
-  linksTo(name: string, seq: number | null, page: { after: number; limit: number }): { items: LinkRow[]; hasMore: boolean };
+  linksTo(name: string, seq: number | null, page: { after: number; limit: number }): Promise<{ items: LinkRow[]; hasMore: boolean }>;
   /** Record that `spaceRowId` was forked from `fromSpaceRowId` at `fromVersion`. In the caller's transaction. */
-  recordFork(fork: ForkRow): void;
-  forkOf(spaceRowId: number): ForkRow | undefined;
+  recordFork(fork: ForkRow): Promise<void>;
+  forkOf(spaceRowId: number): Promise<ForkRow | undefined>;
 }
 
 interface Row {
@@ -79,20 +79,20 @@ export function createOracleLinkStore(db: Db): OracleLinkStore {
   );
 
   return {
-    indexLinks(spaceRowId, versionPostId, text) {
-      deleteFrom.run(spaceRowId);
-      const stored = selectBody.get(versionPostId);
+    async indexLinks(spaceRowId, versionPostId, text) {
+      await deleteFrom.run(spaceRowId);
+      const stored = await selectBody.get(versionPostId);
       if (stored?.hidden_at != null) return;
       const words = text ?? stored?.body ?? '';
       let position = 0;
       for (const r of parseOracleText(words).references) {
         if (r.space === undefined) continue;
-        insert.run(spaceRowId, versionPostId, position++, r.space, r.seq ?? null, r.section, r.label);
+        await insert.run(spaceRowId, versionPostId, position++, r.space, r.seq ?? null, r.section, r.label);
       }
     },
-    linksTo(name, seq, page) {
+    async linksTo(name, seq, page) {
       const rows =
-        seq === null ? selectToSpace.all(name, page.after, page.limit + 1) : selectToPost.all(name, seq, page.after, page.limit + 1);
+        seq === null ? await selectToSpace.all(name, page.after, page.limit + 1) : await selectToPost.all(name, seq, page.after, page.limit + 1);
       return {
         items: rows.slice(0, page.limit).map((r) => ({
           id: r.id,
@@ -104,11 +104,11 @@ export function createOracleLinkStore(db: Db): OracleLinkStore {
         hasMore: rows.length > page.limit,
       };
     },
-    recordFork(f) {
-      insertFork.run(f.spaceRowId, f.fromSpaceRowId, f.fromVersion, f.createdAt);
+    async recordFork(f) {
+      await insertFork.run(f.spaceRowId, f.fromSpaceRowId, f.fromVersion, f.createdAt);
     },
-    forkOf(spaceRowId) {
-      const r = selectFork.get(spaceRowId);
+    async forkOf(spaceRowId) {
+      const r = await selectFork.get(spaceRowId);
       return r ? { spaceRowId: r.space_row_id, fromSpaceRowId: r.from_space_row_id, fromVersion: r.from_version, createdAt: r.created_at } : undefined;
     },
   };

@@ -37,15 +37,15 @@ export interface WatchItem {
 
 export interface OracleReadStore {
   /** A version post's summary and snippet by post row id (oracle_versions.post_row_id). */
-  head(postRowId: number): VersionHead | undefined;
+  head(postRowId: number): Promise<VersionHead | undefined>;
   /** Is `peer` watching the document of `spaceRowId`? */
-  watching(spaceRowId: number, peer: string): boolean;
+  watching(spaceRowId: number, peer: string): Promise<boolean>;
   /** watches.set: WATCH_LIMIT past the KEY's or the document's limit; `changed` false when already watching. */
-  watch(spaceRowId: number, peer: string, now: number): { changed: boolean };
+  watch(spaceRowId: number, peer: string, now: number): Promise<{ changed: boolean }>;
   /** watches.remove: `changed` false when not watching. */
-  unwatch(spaceRowId: number, peer: string): { changed: boolean };
+  unwatch(spaceRowId: number, peer: string): Promise<{ changed: boolean }>;
   /** What `peer` watches, by SPACE name after `after` (exclusive). */
-  watches(peer: string, page: { after: string | null; limit: number }): { items: WatchItem[]; hasMore: boolean };
+  watches(peer: string, page: { after: string | null; limit: number }): Promise<{ items: WatchItem[]; hasMore: boolean }>;
 }
 
 /** Limits as parameters so a test can reach them with few rows; the spec's by default. */
@@ -81,29 +81,29 @@ export function createOracleReadStore(
      WHERE w.peer = ? AND s.name > ? ORDER BY s.name LIMIT ?`,
   );
 
-  const watchTx = db.transaction((spaceRowId: number, peer: string, now: number): { changed: boolean } => {
-    if (selectWatch.get(spaceRowId, peer)) return { changed: false };
-    if (countByPeer.get(peer)!.n >= limits.perKey) {
+  const watchTx = db.transaction(async (spaceRowId: number, peer: string, now: number): Promise<{ changed: boolean }> => {
+    if (await selectWatch.get(spaceRowId, peer)) return { changed: false };
+    if ((await countByPeer.get(peer))!.n >= limits.perKey) {
       throw new SvcError('WATCH_LIMIT', `yours: you watch ${limits.perKey} documents; unwatch one first`);
     }
-    if (countBySpace.get(spaceRowId)!.n >= limits.perDocument) {
+    if ((await countBySpace.get(spaceRowId))!.n >= limits.perDocument) {
       throw new SvcError('WATCH_LIMIT', `this SPACE: ${limits.perDocument} watchers`);
     }
-    insertWatch.run(spaceRowId, peer, now);
+    await insertWatch.run(spaceRowId, peer, now);
     return { changed: true };
   });
 
   return {
-    head(postRowId) {
-      const r = selectHead.get(SNIPPET_CHARACTERS + 1, postRowId);
+    async head(postRowId) {
+      const r = await selectHead.get(SNIPPET_CHARACTERS + 1, postRowId);
       if (!r) return undefined;
       return { summary: r.title, postedAt: r.posted_at, hiddenAt: r.hidden_at, ...cut(r.head ?? '') };
     },
-    watching: (spaceRowId, peer) => selectWatch.get(spaceRowId, peer) !== undefined,
-    watch: (spaceRowId, peer, now) => watchTx.immediate(spaceRowId, peer, now),
-    unwatch: (spaceRowId, peer) => ({ changed: deleteWatch.run(spaceRowId, peer).changes > 0 }),
-    watches(peer, page) {
-      const rows = selectWatches.all(peer, page.after ?? '', page.limit + 1);
+    watching: async (spaceRowId, peer) => await selectWatch.get(spaceRowId, peer) !== undefined,
+    watch: async (spaceRowId, peer, now) => await watchTx.immediate(spaceRowId, peer, now),
+    unwatch: async (spaceRowId, peer) => ({ changed: (await deleteWatch.run(spaceRowId, peer)).changes > 0 }),
+    async watches(peer, page) {
+      const rows = await selectWatches.all(peer, page.after ?? '', page.limit + 1);
       return {
         items: rows.slice(0, page.limit).map((r) => ({ space: r.name, current: r.current_post_id, changedAt: r.changed_at, watchedAt: r.created_at })),
         hasMore: rows.length > page.limit,

@@ -70,36 +70,36 @@ export interface MadeCurrent {
 
 export interface OracleStore {
   /** The current version of an oracle SPACE, or undefined before its first. */
-  current(spaceRowId: number): VersionRow | undefined;
+  current(spaceRowId: number): Promise<VersionRow | undefined>;
   /** The document row (current version and when it became current). */
-  document(spaceRowId: number): OracleDocument | undefined;
+  document(spaceRowId: number): Promise<OracleDocument | undefined>;
   /** One version by its post id (any SPACE). */
-  version(postId: string): VersionRow | undefined;
+  version(postId: string): Promise<VersionRow | undefined>;
   /** Versions newest first (highest seq), with seq < `before` when given, at most `limit`. */
-  versions(spaceRowId: number, before: number | undefined, limit: number): VersionRow[];
+  versions(spaceRowId: number, before: number | undefined, limit: number): Promise<VersionRow[]>;
   /** Waiting proposals in a SPACE, or only `author`'s there. */
-  waitingCount(spaceRowId: number, author?: string): number;
+  waitingCount(spaceRowId: number, author?: string): Promise<number>;
   /** Proposals `author` made since `since` (ms), across SPACES, and the oldest one's time. */
-  proposedSince(author: string, since: number): { count: number; oldest: number | null };
+  proposedSince(author: string, since: number): Promise<{ count: number; oldest: number | null }>;
   /**
    * The admins told of a proposal besides the owner: the first `limit` by admission, as join
    * requests are told (spec Limits "a request or proposal reaches the owner and the first 32
    * admins").
    */
-  firstAdmins(spaceRowId: number, limit: number): string[];
+  firstAdmins(spaceRowId: number, limit: number): Promise<string[]>;
   /** Peers watching the document of a SPACE. */
-  watchers(spaceRowId: number): string[];
+  watchers(spaceRowId: number): Promise<string[]>;
   /** Store a new version row. Inside the append's transaction. */
-  insert(v: NewVersion): void;
+  insert(v: NewVersion): Promise<void>;
   /**
    * Make `postId` the current version of its SPACE at `now`: the old current becomes
    * superseded, every other waiting proposal out of date, the document row follows. `decision`
    * records the go that did it (none when the owner or an admin posted it). Inside the
    * append's transaction.
    */
-  makeCurrent(spaceRowId: number, postId: string, decision: VersionDecision | null, now: number): MadeCurrent;
+  makeCurrent(spaceRowId: number, postId: string, decision: VersionDecision | null, now: number): Promise<MadeCurrent>;
   /** A waiting proposal is vetoed. Inside the append's transaction; false if it was not waiting. */
-  decline(postId: string, decision: VersionDecision, now: number): boolean;
+  decline(postId: string, decision: VersionDecision, now: number): Promise<boolean>;
 }
 
 interface Row {
@@ -183,60 +183,60 @@ export function createOracleStore(db: Db): OracleStore {
      ON CONFLICT (space_row_id) DO UPDATE SET current_post_id = excluded.current_post_id, changed_at = excluded.changed_at`,
   );
 
-  const record = (postId: string, state: VersionState, d: VersionDecision): void => {
-    setDecision.run({ postId, state, kind: d.kind, by: d.by, reason: d.reason, decisionPost: d.postId, at: d.at });
+  const record = async (postId: string, state: VersionState, d: VersionDecision): Promise<void> => {
+    await setDecision.run({ postId, state, kind: d.kind, by: d.by, reason: d.reason, decisionPost: d.postId, at: d.at });
   };
 
   return {
-    current(spaceRowId) {
-      const r = selectCurrent.get(spaceRowId);
+    async current(spaceRowId) {
+      const r = await selectCurrent.get(spaceRowId);
       return r === undefined ? undefined : toVersion(r);
     },
-    document(spaceRowId) {
-      const r = selectDocument.get(spaceRowId);
+    async document(spaceRowId) {
+      const r = await selectDocument.get(spaceRowId);
       return r === undefined ? undefined : { spaceRowId: r.space_row_id, currentPostId: r.current_post_id, changedAt: r.changed_at };
     },
-    version(postId) {
-      const r = selectVersion.get(postId);
+    async version(postId) {
+      const r = await selectVersion.get(postId);
       return r === undefined ? undefined : toVersion(r);
     },
-    versions(spaceRowId, before, limit) {
-      return selectPage.all(spaceRowId, before ?? Number.MAX_SAFE_INTEGER, limit).map(toVersion);
+    async versions(spaceRowId, before, limit) {
+      return (await selectPage.all(spaceRowId, before ?? Number.MAX_SAFE_INTEGER, limit)).map(toVersion);
     },
-    waitingCount(spaceRowId, author) {
-      const r = author === undefined ? countWaiting.get(spaceRowId) : countWaitingBy.get(spaceRowId, author);
+    async waitingCount(spaceRowId, author) {
+      const r = author === undefined ? await countWaiting.get(spaceRowId) : await countWaitingBy.get(spaceRowId, author);
       return r?.n ?? 0;
     },
-    proposedSince(author, since) {
-      const r = countProposed.get(author, since);
+    async proposedSince(author, since) {
+      const r = await countProposed.get(author, since);
       return { count: r?.n ?? 0, oldest: r?.oldest ?? null };
     },
-    firstAdmins(spaceRowId, limit) {
-      return selectAdmins.all(spaceRowId, limit).map((r) => r.peer_id);
+    async firstAdmins(spaceRowId, limit) {
+      return (await selectAdmins.all(spaceRowId, limit)).map((r) => r.peer_id);
     },
-    watchers(spaceRowId) {
-      return selectWatchers.all(spaceRowId).map((r) => r.peer);
+    async watchers(spaceRowId) {
+      return (await selectWatchers.all(spaceRowId)).map((r) => r.peer);
     },
-    insert(v) {
-      insertRow.run({ ...v, proposed: v.proposed ? 1 : 0 });
+    async insert(v) {
+      await insertRow.run({ ...v, proposed: v.proposed ? 1 : 0 });
     },
-    makeCurrent(spaceRowId, postId, decision, now) {
-      const before = selectCurrent.get(spaceRowId);
-      if (before !== undefined) setState.run('superseded', now, before.post_id);
-      const outOfDate = selectWaiting
-        .all(spaceRowId)
+    async makeCurrent(spaceRowId, postId, decision, now) {
+      const before = await selectCurrent.get(spaceRowId);
+      if (before !== undefined) await setState.run('superseded', now, before.post_id);
+      const outOfDate = (await selectWaiting
+        .all(spaceRowId))
         .filter((r) => r.post_id !== postId)
         .map(toVersion);
-      for (const v of outOfDate) setState.run('out_of_date', now, v.postId);
-      if (decision === null) setState.run('current', now, postId);
-      else record(postId, 'current', decision);
-      upsertDocument.run(spaceRowId, postId, now);
+      for (const v of outOfDate) await setState.run('out_of_date', now, v.postId);
+      if (decision === null) await setState.run('current', now, postId);
+      else await record(postId, 'current', decision);
+      await upsertDocument.run(spaceRowId, postId, now);
       return { superseded: before?.post_id ?? null, outOfDate: outOfDate.map((v) => ({ ...v, state: 'out_of_date', changedAt: now })) };
     },
-    decline(postId, decision, now) {
-      const r = selectVersion.get(postId);
+    async decline(postId, decision, now) {
+      const r = await selectVersion.get(postId);
       if (r === undefined || r.state !== 'waiting') return false;
-      record(postId, 'declined', { ...decision, at: now });
+      await record(postId, 'declined', { ...decision, at: now });
       return true;
     },
   };

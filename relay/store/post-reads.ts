@@ -53,26 +53,26 @@ export interface MailboxFilter {
 
 export interface PostReadStore {
   /** The newest seq of a SPACE (0 when empty). */
-  head(spaceRowId: number): number;
+  head(spaceRowId: number): Promise<number>;
   /** A stream page: `limit` rows at most, in `order`. */
-  page(spaceRowId: number, filter: PageFilter): ReadPost[];
+  page(spaceRowId: number, filter: PageFilter): Promise<ReadPost[]>;
   /** Posts nobody superseded or retracted, newest first (hidden posts left out). */
-  standing(spaceRowId: number, filter: StandingFilter): ReadPost[];
-  byPostId(postId: string): ReadPost | undefined;
-  bySeq(spaceRowId: number, seq: number): ReadPost | undefined;
+  standing(spaceRowId: number, filter: StandingFilter): Promise<ReadPost[]>;
+  byPostId(postId: string): Promise<ReadPost | undefined>;
+  bySeq(spaceRowId: number, seq: number): Promise<ReadPost | undefined>;
   /** Posts by id, in no particular order; unknown ids are simply absent. */
-  byPostIds(postIds: readonly string[]): ReadPost[];
-  byRowIds(rowIds: readonly number[]): ReadPost[];
-  replyCount(postId: string): number;
+  byPostIds(postIds: readonly string[]): Promise<ReadPost[]>;
+  byRowIds(rowIds: readonly number[]): Promise<ReadPost[]>;
+  replyCount(postId: string): Promise<number>;
   /** Ids of the posts that supersede / retract `postId`, oldest first. */
-  supersededBy(postId: string): string[];
-  retractedBy(postId: string): string[];
+  supersededBy(postId: string): Promise<string[]>;
+  retractedBy(postId: string): Promise<string[]>;
   /** Superseding and retracting posts of many at once: post id → ids. */
-  revisionsOf(postIds: readonly string[]): Map<string, { supersededBy: string[]; retractedBy: string[] }>;
+  revisionsOf(postIds: readonly string[]): Promise<Map<string, { supersededBy: string[]; retractedBy: string[] }>>;
   /** A mailbox page of `peer` (filters as the mailbox read takes them). */
-  mailboxPage(peer: string, filter: MailboxFilter): MailboxRow[];
+  mailboxPage(peer: string, filter: MailboxFilter): Promise<MailboxRow[]>;
   /** Run `fn` in one read transaction (a consistent snapshot under WAL). */
-  snapshot<T>(fn: () => T): T;
+  snapshot<T>(fn: () => T): Promise<T>;
 }
 
 interface Row extends PostColumnsRow {
@@ -194,48 +194,48 @@ export function createPostReadStore(db: Db): PostReadStore {
   }
 
   return {
-    head: (spaceRowId) => selectHead.get(spaceRowId)?.head ?? 0,
-    page(spaceRowId, f) {
+    head: async (spaceRowId) => (await selectHead.get(spaceRowId))?.head ?? 0,
+    async page(spaceRowId, f) {
       const params: Record<string, unknown> = { space: spaceRowId, after: f.after, limit: f.limit, ...bind(f) };
       if (f.before !== undefined) params.before = f.before;
       if (f.replyTo !== undefined) params.replyTo = f.replyTo;
-      return (pageStatement(f).all(params) as Row[]).map(toReadPost);
+      return (await pageStatement(f).all(params) as Row[]).map(toReadPost);
     },
-    standing(spaceRowId, f) {
+    async standing(spaceRowId, f) {
       const params = { space: spaceRowId, limit: f.limit, ...bind(f) };
-      return (standingStatement(f).all(params) as Row[]).map(toReadPost);
+      return (await standingStatement(f).all(params) as Row[]).map(toReadPost);
     },
-    byPostId(postId) {
-      const r = selectById.get(postId);
+    async byPostId(postId) {
+      const r = await selectById.get(postId);
       return r === undefined ? undefined : toReadPost(r);
     },
-    bySeq(spaceRowId, seq) {
-      const r = selectBySeq.get(spaceRowId, seq);
+    async bySeq(spaceRowId, seq) {
+      const r = await selectBySeq.get(spaceRowId, seq);
       return r === undefined ? undefined : toReadPost(r);
     },
-    byPostIds: (ids) => (ids.length === 0 ? [] : selectByIds.all(JSON.stringify(ids)).map(toReadPost)),
-    byRowIds: (ids) => (ids.length === 0 ? [] : selectByRowIds.all(JSON.stringify(ids)).map(toReadPost)),
-    replyCount: (postId) => countReplies.get(postId)?.n ?? 0,
-    supersededBy: (postId) => selectSupersededBy.all(postId).map((r) => r.post_id),
-    retractedBy: (postId) => selectRetractedBy.all(postId).map((r) => r.post_id),
-    revisionsOf(postIds) {
+    byPostIds: async (ids) => (ids.length === 0 ? [] : (await selectByIds.all(JSON.stringify(ids))).map(toReadPost)),
+    byRowIds: async (ids) => (ids.length === 0 ? [] : (await selectByRowIds.all(JSON.stringify(ids))).map(toReadPost)),
+    replyCount: async (postId) => (await countReplies.get(postId))?.n ?? 0,
+    supersededBy: async (postId) => (await selectSupersededBy.all(postId)).map((r) => r.post_id),
+    retractedBy: async (postId) => (await selectRetractedBy.all(postId)).map((r) => r.post_id),
+    async revisionsOf(postIds) {
       const out = new Map<string, { supersededBy: string[]; retractedBy: string[] }>();
       for (const id of postIds) out.set(id, { supersededBy: [], retractedBy: [] });
       if (postIds.length === 0) return out;
       const json = JSON.stringify(postIds);
-      for (const r of selectRevisions.all(json, json)) {
+      for (const r of await selectRevisions.all(json, json)) {
         if (r.supersedes !== null) out.get(r.supersedes)?.supersededBy.push(r.post_id);
         if (r.retracts !== null) out.get(r.retracts)?.retractedBy.push(r.post_id);
       }
       return out;
     },
-    mailboxPage(peer, f) {
+    async mailboxPage(peer, f) {
       const params: Record<string, unknown> = { peer, after: f.after, limit: f.limit, ...bind(f) };
       if (f.reasons !== undefined) params.reasons = JSON.stringify(f.reasons);
-      return (mailboxStatement(f).all(params) as MailboxDbRow[]).map(toMailboxRow);
+      return (await mailboxStatement(f).all(params) as MailboxDbRow[]).map(toMailboxRow);
     },
-    snapshot<T>(fn: () => T): T {
-      return readTx(fn) as T;
+    async snapshot<T>(fn: () => T): Promise<T> {
+      return await readTx(fn) as T;
     },
   };
 }

@@ -79,26 +79,26 @@ export interface RolelessCount {
 }
 
 export interface PostStore {
-  head(spaceRowId: number): PostHead;
-  byPostId(postId: string): PostRow | undefined;
-  bySeq(spaceRowId: number, seq: number): PostRow | undefined;
+  head(spaceRowId: number): Promise<PostHead>;
+  byPostId(postId: string): Promise<PostRow | undefined>;
+  bySeq(spaceRowId: number, seq: number): Promise<PostRow | undefined>;
   /** The post of (SPACE, author, idempotency key), if any (objects.md §5 "A replay"). */
-  byIdempotencyKey(spaceRowId: number, author: string, key: string): PostRow | undefined;
+  byIdempotencyKey(spaceRowId: number, author: string, key: string): Promise<PostRow | undefined>;
   /** Posts with seq > `after` in ascending order, at most `limit`. */
-  list(spaceRowId: number, after: number, limit: number): PostRow[];
+  list(spaceRowId: number, after: number, limit: number): Promise<PostRow[]>;
   /** Roleless posts by a KEY since `since` (ms), across SPACES. */
-  rolelessByAuthor(author: string, since: number): RolelessCount;
+  rolelessByAuthor(author: string, since: number): Promise<RolelessCount>;
   /** Roleless posts into one SPACE since `since` (ms). */
-  rolelessInSpace(spaceRowId: number, since: number): RolelessCount;
+  rolelessInSpace(spaceRowId: number, since: number): Promise<RolelessCount>;
   /** Insert a post row. MUST run inside the caller's write transaction; returns the row id. */
-  insert(post: NewPost): number;
+  insert(post: NewPost): Promise<number>;
   /** Set or clear the hidden marker (inside the caller's transaction); false if no such row. */
-  setHidden(rowId: number, hiddenAt: number | null, hiddenBy: string | null): boolean;
+  setHidden(rowId: number, hiddenAt: number | null, hiddenBy: string | null): Promise<boolean>;
   /**
    * Run `fn` in one immediate (write-locking) transaction; throwing rolls everything back.
    * `fn` is synchronous: no await inside (better-sqlite3).
    */
-  transaction<T>(fn: () => T): T;
+  transaction<T>(fn: () => T): Promise<T>;
 }
 
 /** The database columns behind PostColumns (snake case, integers for booleans). */
@@ -240,8 +240,8 @@ export function createPostStore(db: Db): PostStore {
   });
 
   return {
-    head(spaceRowId) {
-      const r = selectHead.get(spaceRowId);
+    async head(spaceRowId) {
+      const r = await selectHead.get(spaceRowId);
       if (r === undefined) return { seq: 0, chainHash: null, link: null };
       return {
         seq: r.seq,
@@ -249,25 +249,25 @@ export function createPostStore(db: Db): PostStore {
         link: { objectId: plainBytes(r.object_id), admission: plainBytes(r.admission), previous: plainBytes(r.previous_hash) },
       };
     },
-    byPostId(postId) {
-      const r = selectById.get(postId);
+    async byPostId(postId) {
+      const r = await selectById.get(postId);
       return r === undefined ? undefined : toPostRow(r);
     },
-    bySeq(spaceRowId, seq) {
-      const r = selectBySeq.get(spaceRowId, seq);
+    async bySeq(spaceRowId, seq) {
+      const r = await selectBySeq.get(spaceRowId, seq);
       return r === undefined ? undefined : toPostRow(r);
     },
-    byIdempotencyKey(spaceRowId, author, key) {
-      const r = selectByKey.get(spaceRowId, author, key);
+    async byIdempotencyKey(spaceRowId, author, key) {
+      const r = await selectByKey.get(spaceRowId, author, key);
       return r === undefined ? undefined : toPostRow(r);
     },
-    list(spaceRowId, after, limit) {
-      return selectAfter.all(spaceRowId, after, limit).map(toPostRow);
+    async list(spaceRowId, after, limit) {
+      return (await selectAfter.all(spaceRowId, after, limit)).map(toPostRow);
     },
-    rolelessByAuthor: (author, since) => counted(countRolelessAuthor.get(author, since)),
-    rolelessInSpace: (spaceRowId, since) => counted(countRolelessSpace.get(spaceRowId, since)),
-    insert(p) {
-      const info = insertRow.run({
+    rolelessByAuthor: async (author, since) => counted(await countRolelessAuthor.get(author, since)),
+    rolelessInSpace: async (spaceRowId, since) => counted(await countRolelessSpace.get(spaceRowId, since)),
+    async insert(p) {
+      const info = await insertRow.run({
         ...p,
         signed: p.signed ? 1 : 0,
         sealed: p.sealed ? 1 : 0,
@@ -275,11 +275,11 @@ export function createPostStore(db: Db): PostStore {
       });
       return Number(info.lastInsertRowid);
     },
-    setHidden(rowId, hiddenAt, hiddenBy) {
-      return updateHidden.run(hiddenAt, hiddenBy, rowId).changes === 1;
+    async setHidden(rowId, hiddenAt, hiddenBy) {
+      return (await updateHidden.run(hiddenAt, hiddenBy, rowId)).changes === 1;
     },
-    transaction<T>(fn: () => T): T {
-      return runInTransaction.immediate(fn) as T;
+    async transaction<T>(fn: () => T): Promise<T> {
+      return await runInTransaction.immediate(fn) as T;
     },
   };
 }

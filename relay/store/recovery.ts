@@ -39,11 +39,11 @@ export interface ContinueInput {
 
 export interface RecoveryStore {
   /** Notices with row id > after, oldest first, at most `limit`; only one SPACE's when `spaceRowId` is given. */
-  list(opts: { after: number; limit: number; spaceRowId?: number | undefined }): StoredRecovery[];
+  list(opts: { after: number; limit: number; spaceRowId?: number | undefined }): Promise<StoredRecovery[]>;
   /** Close `closed` and make its continuation; answers the continuation. */
-  continueSpace(input: ContinueInput): SpaceRow;
+  continueSpace(input: ContinueInput): Promise<SpaceRow>;
   /** Store a signed notice about the SPACE row `spaceRowId`. */
-  insert(spaceRowId: number, notice: SignedRecovery, signer: ServedSigner, createdAt: number): void;
+  insert(spaceRowId: number, notice: SignedRecovery, signer: ServedSigner, createdAt: number): Promise<void>;
 }
 
 interface NoticeRow {
@@ -88,15 +88,15 @@ export function createRecoveryStore(db: Db, spaces: SpaceStore, events: EventSto
     'INSERT INTO recovery_notices (recovery_id, space_row_id, canonical, signature, signer_row, created_at) VALUES (?, ?, ?, ?, ?, ?)',
   );
 
-  function signerRow(signer: ServedSigner): number {
+  async function signerRow(signer: ServedSigner): Promise<number> {
     const rendering = JSON.stringify(signer);
-    return selectSigner.get(rendering)?.id ?? Number(insertSigner.run(signer.key_id, rendering).lastInsertRowid);
+    return (await selectSigner.get(rendering))?.id ?? Number((await insertSigner.run(signer.key_id, rendering)).lastInsertRowid);
   }
 
   return {
-    list({ after, limit, spaceRowId }) {
+    async list({ after, limit, spaceRowId }) {
       const scope = spaceRowId ?? null;
-      return selectPage.all(after, scope, scope, limit).map((r) => {
+      return (await selectPage.all(after, scope, scope, limit)).map((r) => {
         const canonical = plainBytes(r.canonical);
         return {
           rowId: r.id,
@@ -110,25 +110,25 @@ export function createRecoveryStore(db: Db, spaces: SpaceStore, events: EventSto
       });
     },
 
-    continueSpace({ closed, spaceId, name, actor, serviceEpoch, now }) {
-      const rowId = Number(insertSpace.run(spaceId, name, now, now, closed.id).lastInsertRowid);
-      copyCategories.run(rowId, closed.id);
-      copyMembers.run(rowId, now, now, closed.id);
-      copyBlocks.run(rowId, closed.id);
-      const next = spaces.byRowId(rowId)!;
-      events.append(next, actor, 'space.created', { ...spaceParameters(next), continues: closed.name }, now);
-      for (const m of membersOf.all(rowId)) {
+    async continueSpace({ closed, spaceId, name, actor, serviceEpoch, now }) {
+      const rowId = Number((await insertSpace.run(spaceId, name, now, now, closed.id)).lastInsertRowid);
+      await copyCategories.run(rowId, closed.id);
+      await copyMembers.run(rowId, now, now, closed.id);
+      await copyBlocks.run(rowId, closed.id);
+      const next = (await spaces.byRowId(rowId))!;
+      await events.append(next, actor, 'space.created', { ...spaceParameters(next), continues: closed.name }, now);
+      for (const m of await membersOf.all(rowId)) {
         const payload = { peer: m.peer_id, role: m.role, tags: JSON.parse(m.tags_json) as string[], brought_in_by: m.brought_in_by, link_id: null };
-        events.append(next, actor, 'member.granted', payload, now);
+        await events.append(next, actor, 'member.granted', payload, now);
       }
-      for (const b of blocksOf.all(rowId)) events.append(next, actor, 'peer.blocked', { peer: b.peer_id }, now);
+      for (const b of await blocksOf.all(rowId)) await events.append(next, actor, 'peer.blocked', { peer: b.peer_id }, now);
       spaces.close(closed.id, name, now);
-      events.append(closed, actor, 'space.closed', { replaced_by: name, service_epoch: serviceEpoch }, now);
+      await events.append(closed, actor, 'space.closed', { replaced_by: name, service_epoch: serviceEpoch }, now);
       return next;
     },
 
-    insert(spaceRowId, notice, signer, createdAt) {
-      insertNotice.run(notice.id, spaceRowId, notice.canonical, notice.signature, signerRow(signer), createdAt);
+    async insert(spaceRowId, notice, signer, createdAt) {
+      await insertNotice.run(notice.id, spaceRowId, notice.canonical, notice.signature, await signerRow(signer), createdAt);
     },
   };
 }

@@ -71,24 +71,24 @@ export interface DecideInput {
 }
 
 export interface RequestStore {
-  byId(id: string, now: number): JoinRequestRow | undefined;
+  byId(id: string, now: number): Promise<JoinRequestRow | undefined>;
   /** The requester's waiting request in a SPACE (spec "access.pending_request"). */
-  pendingOf(spaceRowId: number, peer: string, now: number): JoinRequestRow | undefined;
+  pendingOf(spaceRowId: number, peer: string, now: number): Promise<JoinRequestRow | undefined>;
   /** Waiting requests oldest first after the row cursor, and how many wait in all. */
-  listPending(spaceRowId: number, now: number, after: number, limit: number): { items: (JoinRequestRow & { cursor: number })[]; waiting: number };
+  listPending(spaceRowId: number, now: number, after: number, limit: number): Promise<{ items: (JoinRequestRow & { cursor: number })[]; waiting: number }>;
   /** File a request (REQUEST_PENDING, RATE_LIMITED) and tell the owner and first 32 admins. */
-  create(i: CreateRequestInput): JoinRequestRow;
+  create(i: CreateRequestInput): Promise<JoinRequestRow>;
   /** Approve: admits the requester (member.granted) and tells it (mailbox `decision`). */
-  approve(i: DecideInput & { role: Role; tags: string[] }): { request: JoinRequestRow; member: MemberRow; revision: number };
+  approve(i: DecideInput & { role: Role; tags: string[] }): Promise<{ request: JoinRequestRow; member: MemberRow; revision: number }>;
   /** Decline: the requester is told (mailbox `decision`); nothing public. */
-  decline(i: DecideInput): JoinRequestRow;
+  decline(i: DecideInput): Promise<JoinRequestRow>;
   /** Withdraw by the requester; nobody told. */
-  withdraw(i: { requestId: string; requester: string; now: number }): JoinRequestRow;
+  withdraw(i: { requestId: string; requester: string; now: number }): Promise<JoinRequestRow>;
   /**
    * A direct grant overtakes a waiting request: it becomes withdrawn. Call inside the write
    * transaction that admits `peer`. Answers how many changed (0 or 1).
    */
-  withdrawOnGrant(spaceRowId: number, peer: string, now: number): number;
+  withdrawOnGrant(spaceRowId: number, peer: string, now: number): Promise<number>;
 }
 
 interface Row {
@@ -131,7 +131,7 @@ export function prepareWithdrawOnGrant(db: Db): (spaceRowId: number, peer: strin
     `UPDATE join_requests SET state = 'withdrawn', decided_at = ?
       WHERE space_row_id = ? AND requester = ? AND state = 'pending'`,
   );
-  return (spaceRowId, peer, now) => stmt.run(now, spaceRowId, peer).changes;
+  return async (spaceRowId, peer, now) => (await stmt.run(now, spaceRowId, peer)).changes;
 }
 
 export function createRequestStore(db: Db, deps: { members: MemberStore; mailbox: MailboxStore; events: EventStore }): RequestStore {
@@ -178,8 +178,8 @@ export function createRequestStore(db: Db, deps: { members: MemberStore; mailbox
   );
   const withdrawOnGrant = prepareWithdrawOnGrant(db);
 
-  const get = (id: string, now: number) => {
-    const r = selectById.get(id);
+  const get = async (id: string, now: number) => {
+    const r = await selectById.get(id);
     return r ? toRequest(r, now) : undefined;
   };
 
@@ -191,8 +191,8 @@ export function createRequestStore(db: Db, deps: { members: MemberStore; mailbox
   }
 
   /** A pending request, fetched for a decision: REQUEST_NOT_FOUND / _NOT_PENDING / _EXPIRED. */
-  function decidable(id: string, now: number, spaceRowId: number | undefined): Row {
-    const r = selectById.get(id);
+  async function decidable(id: string, now: number, spaceRowId: number | undefined): Promise<Row> {
+    const r = await selectById.get(id);
     if (!r || (spaceRowId !== undefined && r.space_row_id !== spaceRowId)) {
       throw new SvcError('REQUEST_NOT_FOUND', 'id: no join request has this id');
     }
@@ -201,73 +201,73 @@ export function createRequestStore(db: Db, deps: { members: MemberStore; mailbox
     return r;
   }
 
-  const createTx = db.transaction((i: CreateRequestInput): JoinRequestRow => {
+  const createTx = db.transaction(async (i: CreateRequestInput): Promise<JoinRequestRow> => {
     const space = i.space.id;
-    lapse.run(space, i.requester, i.now);
-    const waiting = selectPending.get(space, i.requester);
+    await lapse.run(space, i.requester, i.now);
+    const waiting = await selectPending.get(space, i.requester);
     if (waiting) throw new SvcError('REQUEST_PENDING', `request_id: ${waiting.id}`);
     const day = 24 * 60 * 60 * 1000;
     const hour = 60 * 60 * 1000;
     const perSpace = RATE_LIMITS.joinRequestsPerSpace.limit;
     const perKey = RATE_LIMITS.joinRequests.limit;
     const intoSpace = RATE_LIMITS.joinRequestsIntoSpace.limit;
-    checkWindow(nthNewestByKeyAndSpace.get(i.requester, space, i.now - day, perSpace - 1), day, i.now, `${perSpace} a day per KEY and SPACE`);
-    checkWindow(nthNewestByKey.get(i.requester, i.now - hour, perKey - 1), hour, i.now, `${perKey} an hour per KEY`);
-    checkWindow(nthNewestIntoSpace.get(space, i.now - hour, intoSpace - 1), hour, i.now, `${intoSpace} an hour into one SPACE`);
-    insert.run(i.id, space, i.requester, i.message, i.now, i.now + JOIN_REQUEST_TTL_MS);
-    const told = [i.space.owner, ...firstAdmins.all(space, REQUEST_NOTICE_ADMINS).map((a) => a.peer_id)];
+    checkWindow(await nthNewestByKeyAndSpace.get(i.requester, space, i.now - day, perSpace - 1), day, i.now, `${perSpace} a day per KEY and SPACE`);
+    checkWindow(await nthNewestByKey.get(i.requester, i.now - hour, perKey - 1), hour, i.now, `${perKey} an hour per KEY`);
+    checkWindow(await nthNewestIntoSpace.get(space, i.now - hour, intoSpace - 1), hour, i.now, `${intoSpace} an hour into one SPACE`);
+    await insert.run(i.id, space, i.requester, i.message, i.now, i.now + JOIN_REQUEST_TTL_MS);
+    const told = [i.space.owner, ...(await firstAdmins.all(space, REQUEST_NOTICE_ADMINS)).map((a) => a.peer_id)];
     for (const peer of told) {
-      if (i.notify === undefined || i.notify(peer)) deps.mailbox.deliver(peer, 'request', { requestId: i.id }, i.now);
+      if (i.notify === undefined || i.notify(peer)) await deps.mailbox.deliver(peer, 'request', { requestId: i.id }, i.now);
     }
-    return get(i.id, i.now)!;
+    return (await get(i.id, i.now))!;
   });
 
-  const approveTx = db.transaction((i: DecideInput & { role: Role; tags: string[] }) => {
-    const r = decidable(i.requestId, i.now, i.space.id);
-    decide.run('approved', i.now, i.decider, i.role, JSON.stringify(i.tags), r.id);
-    const admitted = deps.members.admit(
+  const approveTx = db.transaction(async (i: DecideInput & { role: Role; tags: string[] }) => {
+    const r = await decidable(i.requestId, i.now, i.space.id);
+    await decide.run('approved', i.now, i.decider, i.role, JSON.stringify(i.tags), r.id);
+    const admitted = await deps.members.admit(
       i.space,
       { peer: r.requester, role: i.role, tags: i.tags, broughtInBy: i.decider },
       i.decider,
       i.now,
     );
-    deps.mailbox.deliver(r.requester, 'decision', { requestId: r.id }, i.now);
-    const revision = admitted.revision ?? deps.events.head(i.space.id).revision;
-    return { request: get(r.id, i.now)!, member: admitted.member, revision };
+    await deps.mailbox.deliver(r.requester, 'decision', { requestId: r.id }, i.now);
+    const revision = admitted.revision ?? (await deps.events.head(i.space.id)).revision;
+    return { request: (await get(r.id, i.now))!, member: admitted.member, revision };
   });
 
-  const declineTx = db.transaction((i: DecideInput): JoinRequestRow => {
-    const r = decidable(i.requestId, i.now, i.space.id);
-    decide.run('declined', i.now, i.decider, null, null, r.id);
-    deps.mailbox.deliver(r.requester, 'decision', { requestId: r.id }, i.now);
-    return get(r.id, i.now)!;
+  const declineTx = db.transaction(async (i: DecideInput): Promise<JoinRequestRow> => {
+    const r = await decidable(i.requestId, i.now, i.space.id);
+    await decide.run('declined', i.now, i.decider, null, null, r.id);
+    await deps.mailbox.deliver(r.requester, 'decision', { requestId: r.id }, i.now);
+    return (await get(r.id, i.now))!;
   });
 
-  const withdrawTx = db.transaction((i: { requestId: string; requester: string; now: number }): JoinRequestRow => {
-    const r = selectById.get(i.requestId);
+  const withdrawTx = db.transaction(async (i: { requestId: string; requester: string; now: number }): Promise<JoinRequestRow> => {
+    const r = await selectById.get(i.requestId);
     // Someone else's request reads as nonexistent (spec/3-errors.md status overview).
     if (!r || r.requester !== i.requester) throw new SvcError('REQUEST_NOT_FOUND', 'id: no join request of yours has this id');
     const current = toRequest(r, i.now);
     if (current.state !== 'pending') throw new SvcError('REQUEST_NOT_PENDING', `id: the request is ${current.state}`);
-    decide.run('withdrawn', i.now, null, null, null, r.id);
-    return get(r.id, i.now)!;
+    await decide.run('withdrawn', i.now, null, null, null, r.id);
+    return (await get(r.id, i.now))!;
   });
 
   return {
     byId: get,
-    pendingOf(spaceRowId, peer, now) {
-      const r = selectPending.get(spaceRowId, peer);
+    async pendingOf(spaceRowId, peer, now) {
+      const r = await selectPending.get(spaceRowId, peer);
       if (!r || r.expires_at <= now) return undefined;
       return toRequest(r, now);
     },
-    listPending(spaceRowId, now, after, limit) {
-      const items = selectPendingPage.all(spaceRowId, now, after, limit).map((r) => ({ ...toRequest(r, now), cursor: r.cursor }));
-      return { items, waiting: countPending.get(spaceRowId, now)!.n };
+    async listPending(spaceRowId, now, after, limit) {
+      const items = (await selectPendingPage.all(spaceRowId, now, after, limit)).map((r) => ({ ...toRequest(r, now), cursor: r.cursor }));
+      return { items, waiting: (await countPending.get(spaceRowId, now))!.n };
     },
-    create: (i) => createTx.immediate(i),
-    approve: (i) => approveTx.immediate(i),
-    decline: (i) => declineTx.immediate(i),
-    withdraw: (i) => withdrawTx.immediate(i),
+    create: async (i) => await createTx.immediate(i),
+    approve: async (i) => await approveTx.immediate(i),
+    decline: async (i) => await declineTx.immediate(i),
+    withdraw: async (i) => await withdrawTx.immediate(i),
     withdrawOnGrant,
   };
 }

@@ -99,54 +99,54 @@ interface Actor {
 
 export interface SealedStore {
   /** Create a sealed SPACE with its first commitment and the creator's own lock (one transaction). */
-  createSpace(input: CreateSpaceInput, first: { commitment: Uint8Array; lock: Uint8Array }): { space: SpaceRow; revision: number };
-  state(spaceRowId: number): SealedSpaceState | undefined;
-  generation(spaceRowId: number, generation: number): GenerationRow | undefined;
-  staged(spaceRowId: number): GenerationRow | undefined;
+  createSpace(input: CreateSpaceInput, first: { commitment: Uint8Array; lock: Uint8Array }): Promise<{ space: SpaceRow; revision: number }>;
+  state(spaceRowId: number): Promise<SealedSpaceState | undefined>;
+  generation(spaceRowId: number, generation: number): Promise<GenerationRow | undefined>;
+  staged(spaceRowId: number): Promise<GenerationRow | undefined>;
   /** Activated generations, newest first, below `before` (exclusive). */
-  chain(spaceRowId: number, before: number | undefined, limit: number): GenerationRow[];
+  chain(spaceRowId: number, before: number | undefined, limit: number): Promise<GenerationRow[]>;
   /** A KEY's locks (in use and staged), newest generation first. */
-  locksFor(spaceRowId: number, recipient: string): LockRow[];
-  latestList(spaceRowId: number): KeeperListRow | undefined;
-  stamp(spaceRowId: number, peer: string): StampRow | undefined;
+  locksFor(spaceRowId: number, recipient: string): Promise<LockRow[]>;
+  latestList(spaceRowId: number): Promise<KeeperListRow | undefined>;
+  stamp(spaceRowId: number, peer: string): Promise<StampRow | undefined>;
   /** Who keeps the SPACE as the relay's records say. */
-  authority(space: SpaceRow): SpaceAuthority;
+  authority(space: SpaceRow): Promise<SpaceAuthority>;
   /** Owner or member the list in force names as a keeper. */
-  isKeeper(space: SpaceRow, peer: string): boolean;
-  vouched(space: SpaceRow, peer: string, now: number): boolean;
+  isKeeper(space: SpaceRow, peer: string): Promise<boolean>;
+  vouched(space: SpaceRow, peer: string, now: number): Promise<boolean>;
   /** Inside KEYS without a lock for `generation`, by peer id after `after`. */
-  unlocked(space: SpaceRow, generation: number, after: string | undefined, limit: number): UnlockedRow[];
+  unlocked(space: SpaceRow, generation: number, after: string | undefined, limit: number): Promise<UnlockedRow[]>;
   /** How many vouched inside KEYS hold no lock for `generation`. */
-  missingLocks(space: SpaceRow, generation: number, now: number): number;
+  missingLocks(space: SpaceRow, generation: number, now: number): Promise<number>;
   /** How many KEYS holding the key in use are no longer vouched for (upkeep.lapsed). */
-  lapsed(space: SpaceRow, now: number): number;
+  lapsed(space: SpaceRow, now: number): Promise<number>;
 
-  putKeeperList(a: Actor & { list: KeeperList; bytes: Uint8Array; envelope: SignatureEnvelope }): KeeperListRow;
+  putKeeperList(a: Actor & { list: KeeperList; bytes: Uint8Array; envelope: SignatureEnvelope }): Promise<KeeperListRow>;
   /** Store a stamp (see putStamp in the file comment of routes/sealed.ts); `stored` false when an existing one stands. */
-  putStamp(a: Actor & { stamp: Stamp; bytes: Uint8Array; envelope: SignatureEnvelope }): { stamp: StampRow; stored: boolean };
-  putLocks(a: Actor & { generation: number; commitment: Uint8Array; locks: Map<string, Uint8Array> }): { stored: number; missing: number };
-  stage(a: Actor & { generation: number; commitment: Uint8Array; back: Uint8Array }): GenerationRow;
-  activate(a: Actor & { generation: number }): { generation: GenerationRow; changed: boolean };
-  abandon(a: Actor & { generation: number }): GenerationRow;
+  putStamp(a: Actor & { stamp: Stamp; bytes: Uint8Array; envelope: SignatureEnvelope }): Promise<{ stamp: StampRow; stored: boolean }>;
+  putLocks(a: Actor & { generation: number; commitment: Uint8Array; locks: Map<string, Uint8Array> }): Promise<{ stored: number; missing: number }>;
+  stage(a: Actor & { generation: number; commitment: Uint8Array; back: Uint8Array }): Promise<GenerationRow>;
+  activate(a: Actor & { generation: number }): Promise<{ generation: GenerationRow; changed: boolean }>;
+  abandon(a: Actor & { generation: number }): Promise<GenerationRow>;
 
   /** A sealed post's header and ciphertext; MUST run inside the append's transaction. */
-  insertItem(postRow: number, item: SealedItemRow): void;
-  item(postRow: number): SealedItemRow | undefined;
+  insertItem(postRow: number, item: SealedItemRow): Promise<void>;
+  item(postRow: number): Promise<SealedItemRow | undefined>;
   /** The generation in use (undefined for a SPACE that is not sealed). */
-  generationInUse(spaceRowId: number): number | undefined;
+  generationInUse(spaceRowId: number): Promise<number | undefined>;
 
   /**
    * A KEY left or was removed: the next change becomes due (at once if it was a keeper). Its
    * locks go at that change's activation; until then it cannot read them (it is outside).
    * Runs in the removing transaction.
    */
-  memberRemoved(space: SpaceRow, peer: string, now: number): void;
+  memberRemoved(space: SpaceRow, peer: string, now: number): Promise<void>;
   /** Hand-over of the SPACE to `taker`: ENCRYPTION_KEY_MISSING, SEALED_SUCCESSOR_NOT_KEEPER, SEALED_NEEDS_LOCK. */
-  checkOwnerHandOver(space: SpaceRow, taker: string): void;
+  checkOwnerHandOver(space: SpaceRow, taker: string): Promise<void>;
   /** Record a hand-over of the SPACE (inside the accepting transaction). */
-  ownerHandedOver(space: SpaceRow, giver: string, taker: string, now: number): void;
+  ownerHandedOver(space: SpaceRow, giver: string, taker: string, now: number): Promise<void>;
   /** Run reads against one snapshot. */
-  snapshot<T>(fn: () => T): T;
+  snapshot<T>(fn: () => T): Promise<T>;
 }
 
 interface StateRow {
@@ -347,49 +347,49 @@ export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
   );
   const readTx = db.transaction((fn: () => unknown) => fn());
 
-  function stateOf(spaceRowId: number): SealedSpaceState {
-    const r = selectState.get(spaceRowId);
+  async function stateOf(spaceRowId: number): Promise<SealedSpaceState> {
+    const r = await selectState.get(spaceRowId);
     if (!r) throw new SvcError('SPACE_NOT_SEALED', 'this SPACE is not sealed');
     return toState(r);
   }
 
-  function authority(space: SpaceRow): SpaceAuthority {
-    const latest = selectLatestList.get(space.id);
-    const state = selectState.get(space.id);
+  async function authority(space: SpaceRow): Promise<SpaceAuthority> {
+    const latest = await selectLatestList.get(space.id);
+    const state = await selectState.get(space.id);
     return authorityOf(space.owner, latest && { list: plainBytes(latest.list), signedBy: latest.signed_by }, state?.owner_was ?? null);
   }
 
-  function stampRow(spaceRowId: number, peer: string): StampRow | undefined {
-    const r = selectStamp.get(spaceRowId, peer);
+  async function stampRow(spaceRowId: number, peer: string): Promise<StampRow | undefined> {
+    const r = await selectStamp.get(spaceRowId, peer);
     return r ? toStamp(r) : undefined;
   }
 
-  function isKeeper(space: SpaceRow, peer: string): boolean {
-    return members.roleOf(space, peer) !== null && keeperOf(peer, authority(space));
+  async function isKeeper(space: SpaceRow, peer: string): Promise<boolean> {
+    return await members.roleOf(space, peer) !== null && keeperOf(peer, await authority(space));
   }
 
-  function vouched(space: SpaceRow, peer: string, now: number, auth = authority(space)): boolean {
-    return vouchedFor(peer, stampRow(space.id, peer), auth, now);
+  async function vouched(space: SpaceRow, peer: string, now: number, auth = await authority(space)): Promise<boolean> {
+    return vouchedFor(peer, await stampRow(space.id, peer), auth, now);
   }
 
   /** The SPACE as it stands inside the transaction, refusing a non-keeper and a closed SPACE. */
-  function keeperSpace(a: Actor): { space: SpaceRow; state: SealedSpaceState; auth: SpaceAuthority } {
-    const space = spaces.byRowId(a.space.id);
+  async function keeperSpace(a: Actor): Promise<{ space: SpaceRow; state: SealedSpaceState; auth: SpaceAuthority }> {
+    const space = await spaces.byRowId(a.space.id);
     if (!space) throw new SvcError('SPACE_NOT_FOUND');
-    const state = stateOf(space.id);
-    const auth = authority(space);
-    if (members.roleOf(space, a.actor) === null || !keeperOf(a.actor, auth)) {
+    const state = await stateOf(space.id);
+    const auth = await authority(space);
+    if (await members.roleOf(space, a.actor) === null || !keeperOf(a.actor, auth)) {
       throw new SvcError('NOT_A_KEEPER', 'you are neither the owner nor a member the keeper list in force names');
     }
     if (space.status === 'closed') throw new SvcError('SPACE_CLOSED', `${space.name} is closed`);
     return { space, state, auth };
   }
 
-  function missingLocks(space: SpaceRow, generation: number, now: number, auth = authority(space)): number {
+  async function missingLocks(space: SpaceRow, generation: number, now: number, auth = await authority(space)): Promise<number> {
     let missing = 0;
     let after: string | null = null;
     for (;;) {
-      const rows = selectUnlocked.all({ space: space.id, generation, after, limit: 1000 });
+      const rows = await selectUnlocked.all({ space: space.id, generation, after, limit: 1000 });
       for (const r of rows) {
         const stamp = r.peer_id === null ? undefined : toStamp(r);
         if (vouchedFor(r.peer, stamp, auth, now)) missing++;
@@ -399,51 +399,51 @@ export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
     }
   }
 
-  const createTx = db.transaction((input: CreateSpaceInput, first: { commitment: Uint8Array; lock: Uint8Array }) => {
-    if (!encryptionKeys.get(input.owner)) {
+  const createTx = db.transaction(async (input: CreateSpaceInput, first: { commitment: Uint8Array; lock: Uint8Array }) => {
+    if (!await encryptionKeys.get(input.owner)) {
       throw new SvcError('ENCRYPTION_KEY_MISSING', `${input.owner}: publish your encryption key (PUT /v1/me/encryption-key) first`);
     }
-    if (spaces.bySpaceId(input.spaceId)) throw new SvcError('INVALID_REQUEST', 'sealed.space_id: already in use; choose another');
-    const created = spaces.create(input);
-    insertState.run(created.space.id);
-    insertGeneration.run(created.space.id, 1, first.commitment, null, input.owner, input.now, input.now);
-    upsertLock.run(created.space.id, 1, input.owner, input.owner, first.lock, input.now);
+    if (await spaces.bySpaceId(input.spaceId)) throw new SvcError('INVALID_REQUEST', 'sealed.space_id: already in use; choose another');
+    const created = await spaces.create(input);
+    await insertState.run(created.space.id);
+    await insertGeneration.run(created.space.id, 1, first.commitment, null, input.owner, input.now, input.now);
+    await upsertLock.run(created.space.id, 1, input.owner, input.owner, first.lock, input.now);
     return created;
   });
 
-  const putListTx = db.transaction((a: Actor & { list: KeeperList; bytes: Uint8Array; envelope: SignatureEnvelope }) => {
-    const space = spaces.byRowId(a.space.id);
+  const putListTx = db.transaction(async (a: Actor & { list: KeeperList; bytes: Uint8Array; envelope: SignatureEnvelope }) => {
+    const space = await spaces.byRowId(a.space.id);
     if (!space) throw new SvcError('SPACE_NOT_FOUND');
-    stateOf(space.id);
+    await stateOf(space.id);
     if (a.actor !== space.owner) throw new SvcError('NOT_A_KEEPER', 'the owner alone signs the keeper list');
     if (space.status === 'closed') throw new SvcError('SPACE_CLOSED', `${space.name} is closed`);
-    const latest = selectLatestList.get(space.id);
+    const latest = await selectLatestList.get(space.id);
     checkNextRevision(a.list, latest?.revision ?? null);
-    const before = listedKeepers(authority(space));
-    insertList.run(space.id, a.list.revision, a.bytes, JSON.stringify(a.envelope), a.actor, a.now);
+    const before = listedKeepers(await authority(space));
+    await insertList.run(space.id, a.list.revision, a.bytes, JSON.stringify(a.envelope), a.actor, a.now);
     // A keeper the new list drops stops being one at once: the next change is due now (§9).
-    const after = new Set(listedKeepers(authority(space)));
-    if (before.some((k) => !after.has(k))) markKeeperDropped.run(a.now, space.id);
-    markKept.run(a.now, a.actor, space.id);
-    return toList(selectLatestList.get(space.id)!);
+    const after = new Set(listedKeepers(await authority(space)));
+    if (before.some((k) => !after.has(k))) await markKeeperDropped.run(a.now, space.id);
+    await markKept.run(a.now, a.actor, space.id);
+    return toList((await selectLatestList.get(space.id))!);
   });
 
-  const putStampTx = db.transaction((a: Actor & { stamp: Stamp; bytes: Uint8Array; envelope: SignatureEnvelope }) => {
-    const space = spaces.byRowId(a.space.id);
+  const putStampTx = db.transaction(async (a: Actor & { stamp: Stamp; bytes: Uint8Array; envelope: SignatureEnvelope }) => {
+    const space = await spaces.byRowId(a.space.id);
     if (!space) throw new SvcError('SPACE_NOT_FOUND');
-    stateOf(space.id);
+    await stateOf(space.id);
     const forOther = a.stamp.peer_id !== a.actor;
-    const auth = authority(space);
+    const auth = await authority(space);
     if (forOther) {
       if (a.stamp.issuer !== a.actor) {
         throw new SvcError('INVALID_REQUEST', 'stamp.issuer: a stamp for another KEY is put by its issuer, as a keeper');
       }
-      if (members.roleOf(space, a.actor) === null || !keeperOf(a.actor, auth)) {
+      if (await members.roleOf(space, a.actor) === null || !keeperOf(a.actor, auth)) {
         throw new SvcError('NOT_A_KEEPER', 'only a keeper puts a stamp it signed for another KEY');
       }
     }
     if (space.status === 'closed') throw new SvcError('SPACE_CLOSED', `${space.name} is closed`);
-    const existing = stampRow(space.id, a.stamp.peer_id);
+    const existing = await stampRow(space.id, a.stamp.peer_id);
     // A keeper never replaces another issuer's stamp that still vouches (sealed.md §8).
     if (
       forOther &&
@@ -454,7 +454,7 @@ export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
     ) {
       return { stamp: existing, stored: false };
     }
-    upsertStamp.run({
+    await upsertStamp.run({
       space: space.id,
       peer: a.stamp.peer_id,
       issuer: a.stamp.issuer,
@@ -464,16 +464,16 @@ export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
       putBy: a.actor,
       putAt: a.now,
     });
-    if (forOther) markKept.run(a.now, a.actor, space.id);
-    return { stamp: stampRow(space.id, a.stamp.peer_id)!, stored: true };
+    if (forOther) await markKept.run(a.now, a.actor, space.id);
+    return { stamp: (await stampRow(space.id, a.stamp.peer_id))!, stored: true };
   });
 
-  const putLocksTx = db.transaction((a: Actor & { generation: number; commitment: Uint8Array; locks: Map<string, Uint8Array> }) => {
-    const { space, state, auth } = keeperSpace(a);
-    const staged = selectStaged.get(space.id);
+  const putLocksTx = db.transaction(async (a: Actor & { generation: number; commitment: Uint8Array; locks: Map<string, Uint8Array> }) => {
+    const { space, state, auth } = await keeperSpace(a);
+    const staged = await selectStaged.get(space.id);
     const target =
       a.generation === state.generation
-        ? selectGeneration.get(space.id, state.generation)
+        ? await selectGeneration.get(space.id, state.generation)
         : staged !== undefined && staged.generation === a.generation
           ? staged
           : undefined;
@@ -481,142 +481,142 @@ export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
     // A chunk made for another commitment (an abandoned and re-staged change reuses the number).
     if (!equalBytes(plainBytes(target.commitment), a.commitment)) throw new SvcError('KEY_CHANGED', String(state.generation));
     for (const peer of a.locks.keys()) {
-      if (members.roleOf(space, peer) === null) throw new SvcError('LOCK_RECIPIENT_NOT_A_MEMBER', `locks.${peer}: neither the owner nor a member`);
-      if (!vouched(space, peer, a.now, auth)) {
+      if (await members.roleOf(space, peer) === null) throw new SvcError('LOCK_RECIPIENT_NOT_A_MEMBER', `locks.${peer}: neither the owner nor a member`);
+      if (!await vouched(space, peer, a.now, auth)) {
         throw new SvcError('LOCK_RECIPIENT_NOT_VOUCHED', `locks.${peer}: nobody the keeper list in force counts has vouched for this KEY`);
       }
     }
-    for (const [peer, lock] of a.locks) upsertLock.run(space.id, a.generation, peer, a.actor, lock, a.now);
-    if (target.activated_at === null) progressGeneration.run(a.now, space.id, a.generation);
-    markKept.run(a.now, a.actor, space.id);
-    return { stored: a.locks.size, missing: missingLocks(space, a.generation, a.now, auth) };
+    for (const [peer, lock] of a.locks) await upsertLock.run(space.id, a.generation, peer, a.actor, lock, a.now);
+    if (target.activated_at === null) await progressGeneration.run(a.now, space.id, a.generation);
+    await markKept.run(a.now, a.actor, space.id);
+    return { stored: a.locks.size, missing: await missingLocks(space, a.generation, a.now, auth) };
   });
 
-  const stageTx = db.transaction((a: Actor & { generation: number; commitment: Uint8Array; back: Uint8Array }) => {
-    const { space, state } = keeperSpace(a);
-    const staged = selectStaged.get(space.id);
+  const stageTx = db.transaction(async (a: Actor & { generation: number; commitment: Uint8Array; back: Uint8Array }) => {
+    const { space, state } = await keeperSpace(a);
+    const staged = await selectStaged.get(space.id);
     if (staged) throw new SvcError('KEY_CHANGE_STAGED', `generation ${staged.generation} is staged; activate or abandon it first`);
     if (a.generation !== state.generation + 1) throw new SvcError('KEY_CHANGED', String(state.generation));
-    insertGeneration.run(space.id, a.generation, a.commitment, a.back, a.actor, a.now, null);
-    markKept.run(a.now, a.actor, space.id);
-    return toGeneration(selectGeneration.get(space.id, a.generation)!);
+    await insertGeneration.run(space.id, a.generation, a.commitment, a.back, a.actor, a.now, null);
+    await markKept.run(a.now, a.actor, space.id);
+    return toGeneration((await selectGeneration.get(space.id, a.generation))!);
   });
 
-  const activateTx = db.transaction((a: Actor & { generation: number }) => {
-    const { space, state, auth } = keeperSpace(a);
-    const staged = selectStaged.get(space.id);
+  const activateTx = db.transaction(async (a: Actor & { generation: number }) => {
+    const { space, state, auth } = await keeperSpace(a);
+    const staged = await selectStaged.get(space.id);
     if (staged === undefined && a.generation === state.generation) {
-      return { generation: toGeneration(selectGeneration.get(space.id, state.generation)!), changed: false };
+      return { generation: toGeneration((await selectGeneration.get(space.id, state.generation))!), changed: false };
     }
     if (staged === undefined || staged.generation !== a.generation) throw new SvcError('KEY_CHANGED', String(state.generation));
-    const missing = missingLocks(space, a.generation, a.now, auth);
+    const missing = await missingLocks(space, a.generation, a.now, auth);
     if (missing > 0) throw new SvcError('LOCKS_MISSING', String(missing));
-    activateGeneration.run(a.now, space.id, a.generation);
-    setInUse.run({ generation: a.generation, stagedAt: staged.staged_at, space: space.id });
+    await activateGeneration.run(a.now, space.id, a.generation);
+    await setInUse.run({ generation: a.generation, stagedAt: staged.staged_at, space: space.id });
     // Back links reach the older generations; their locks are no longer needed. A KEY that left
     // or was removed (also during the change) loses its locks now.
-    deleteLocksBelow.run(space.id, a.generation);
-    deleteOutsiders.run({ space: space.id });
-    markKept.run(a.now, a.actor, space.id);
-    return { generation: toGeneration(selectGeneration.get(space.id, a.generation)!), changed: true };
+    await deleteLocksBelow.run(space.id, a.generation);
+    await deleteOutsiders.run({ space: space.id });
+    await markKept.run(a.now, a.actor, space.id);
+    return { generation: toGeneration((await selectGeneration.get(space.id, a.generation))!), changed: true };
   });
 
-  const abandonTx = db.transaction((a: Actor & { generation: number }) => {
-    const { space, state } = keeperSpace(a);
-    const staged = selectStaged.get(space.id);
+  const abandonTx = db.transaction(async (a: Actor & { generation: number }) => {
+    const { space, state } = await keeperSpace(a);
+    const staged = await selectStaged.get(space.id);
     if (staged === undefined || staged.generation !== a.generation) throw new SvcError('KEY_CHANGED', String(state.generation));
-    deleteLocksOf.run(space.id, a.generation);
-    deleteGeneration.run(space.id, a.generation);
-    markKept.run(a.now, a.actor, space.id);
+    await deleteLocksOf.run(space.id, a.generation);
+    await deleteGeneration.run(space.id, a.generation);
+    await markKept.run(a.now, a.actor, space.id);
     return toGeneration(staged);
   });
 
   return {
-    createSpace: (input, first) => createTx.immediate(input, first),
-    state(spaceRowId) {
-      const r = selectState.get(spaceRowId);
+    createSpace: async (input, first) => await createTx.immediate(input, first),
+    async state(spaceRowId) {
+      const r = await selectState.get(spaceRowId);
       return r ? toState(r) : undefined;
     },
-    generation(spaceRowId, generation) {
-      const r = selectGeneration.get(spaceRowId, generation);
+    async generation(spaceRowId, generation) {
+      const r = await selectGeneration.get(spaceRowId, generation);
       return r ? toGeneration(r) : undefined;
     },
-    staged(spaceRowId) {
-      const r = selectStaged.get(spaceRowId);
+    async staged(spaceRowId) {
+      const r = await selectStaged.get(spaceRowId);
       return r ? toGeneration(r) : undefined;
     },
-    chain: (spaceRowId, before, limit) =>
-      selectChain.all(spaceRowId, before ?? Number.MAX_SAFE_INTEGER, limit).map(toGeneration),
-    locksFor: (spaceRowId, recipient) => selectLocksFor.all(spaceRowId, recipient).map(toLock),
-    latestList(spaceRowId) {
-      const r = selectLatestList.get(spaceRowId);
+    chain: async (spaceRowId, before, limit) =>
+      (await selectChain.all(spaceRowId, before ?? Number.MAX_SAFE_INTEGER, limit)).map(toGeneration),
+    locksFor: async (spaceRowId, recipient) => (await selectLocksFor.all(spaceRowId, recipient)).map(toLock),
+    async latestList(spaceRowId) {
+      const r = await selectLatestList.get(spaceRowId);
       return r ? toList(r) : undefined;
     },
     stamp: stampRow,
     authority,
     isKeeper,
-    vouched: (space, peer, now) => vouched(space, peer, now),
-    unlocked(space, generation, after, limit) {
-      return selectUnlocked.all({ space: space.id, generation, after: after ?? null, limit }).map((r) => ({
+    vouched: async (space, peer, now) => await vouched(space, peer, now),
+    async unlocked(space, generation, after, limit) {
+      return (await selectUnlocked.all({ space: space.id, generation, after: after ?? null, limit })).map((r) => ({
         peerId: r.peer,
         role: r.role,
         stamp: r.peer_id === null ? undefined : toStamp(r),
       }));
     },
-    missingLocks: (space, generation, now) => missingLocks(space, generation, now),
-    lapsed(space, now) {
-      const state = selectState.get(space.id);
+    missingLocks: async (space, generation, now) => await missingLocks(space, generation, now),
+    async lapsed(space, now) {
+      const state = await selectState.get(space.id);
       if (!state) return 0;
-      const auth = authority(space);
+      const auth = await authority(space);
       let n = 0;
-      for (const r of selectHolders.all(space.id, state.generation)) {
+      for (const r of await selectHolders.all(space.id, state.generation)) {
         const stamp = r.issuer === null ? undefined : { peerId: r.recipient, issuer: r.issuer, notAfter: r.not_after };
         if (!vouchedFor(r.recipient, stamp, auth, now)) n++;
       }
       return n;
     },
-    putKeeperList: (a) => putListTx.immediate(a),
-    putStamp: (a) => putStampTx.immediate(a),
-    putLocks: (a) => putLocksTx.immediate(a),
-    stage: (a) => stageTx.immediate(a),
-    activate: (a) => activateTx.immediate(a),
-    abandon: (a) => abandonTx.immediate(a),
-    insertItem(postRow, item) {
-      insertItemStmt.run(postRow, item.generation, item.header, item.ciphertext);
+    putKeeperList: async (a) => await putListTx.immediate(a),
+    putStamp: async (a) => await putStampTx.immediate(a),
+    putLocks: async (a) => await putLocksTx.immediate(a),
+    stage: async (a) => await stageTx.immediate(a),
+    activate: async (a) => await activateTx.immediate(a),
+    abandon: async (a) => await abandonTx.immediate(a),
+    async insertItem(postRow, item) {
+      await insertItemStmt.run(postRow, item.generation, item.header, item.ciphertext);
     },
-    item(postRow) {
-      const r = selectItem.get(postRow);
+    async item(postRow) {
+      const r = await selectItem.get(postRow);
       return r ? { generation: r.generation, header: plainBytes(r.header), ciphertext: plainBytes(r.ciphertext) } : undefined;
     },
-    generationInUse: (spaceRowId) => selectState.get(spaceRowId)?.generation,
-    memberRemoved(space, peer, now) {
-      if (!selectState.get(space.id)) return;
-      const wasKeeper = listedKeepers(authority(space)).includes(peer);
-      markDeparted.run(now, space.id);
-      if (wasKeeper) markKeeperDropped.run(now, space.id);
+    generationInUse: async (spaceRowId) => (await selectState.get(spaceRowId))?.generation,
+    async memberRemoved(space, peer, now) {
+      if (!await selectState.get(space.id)) return;
+      const wasKeeper = listedKeepers(await authority(space)).includes(peer);
+      await markDeparted.run(now, space.id);
+      if (wasKeeper) await markKeeperDropped.run(now, space.id);
     },
-    checkOwnerHandOver(space, taker) {
-      const state = selectState.get(space.id);
+    async checkOwnerHandOver(space, taker) {
+      const state = await selectState.get(space.id);
       if (!state) return;
-      if (!encryptionKeys.get(taker)) {
+      if (!await encryptionKeys.get(taker)) {
         throw new SvcError('ENCRYPTION_KEY_MISSING', `${taker}: publish your encryption key (PUT /v1/me/encryption-key) first`);
       }
-      if (!listedKeepers(authority(space)).includes(taker)) {
+      if (!listedKeepers(await authority(space)).includes(taker)) {
         throw new SvcError('SEALED_SUCCESSOR_NOT_KEEPER', `${taker}: the keeper list in force does not name you as a keeper`);
       }
-      if (!selectLock.get(space.id, state.generation, taker)) throw new SvcError('SEALED_NEEDS_LOCK', taker);
+      if (!await selectLock.get(space.id, state.generation, taker)) throw new SvcError('SEALED_NEEDS_LOCK', taker);
     },
-    ownerHandedOver(space, giver, _taker, now) {
-      const state = selectState.get(space.id);
+    async ownerHandedOver(space, giver, _taker, now) {
+      const state = await selectState.get(space.id);
       if (!state) return;
-      setHandedOver.run(giver, state.generation, space.id);
+      await setHandedOver.run(giver, state.generation, space.id);
       // The previous owner leaves entirely and keeps nothing now: the key change is due at once
       // (sealed.md §9); its locks go at that change's activation.
-      markDeparted.run(now, space.id);
-      markKeeperDropped.run(now, space.id);
+      await markDeparted.run(now, space.id);
+      await markKeeperDropped.run(now, space.id);
     },
-    snapshot<T>(fn: () => T): T {
-      return readTx(fn) as T;
+    async snapshot<T>(fn: () => T): Promise<T> {
+      return await readTx(fn) as T;
     },
   };
 }

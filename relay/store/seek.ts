@@ -110,28 +110,28 @@ export interface TextWalk {
 
 export interface SeekStore {
   /** The highest posts row id indexed. */
-  watermark(): number;
+  watermark(): Promise<number>;
   /** Posts above `after` (row id), ascending, at most `limit`. */
-  pending(after: number, limit: number): PendingPost[];
+  pending(after: number, limit: number): Promise<PendingPost[]>;
   /**
    * Store prepared docs covering row ids (from, upto]; answers false, storing nothing, when
    * the watermark is no longer `from`.
    */
-  index(from: number, upto: number, docs: readonly PreparedDoc[]): boolean;
+  index(from: number, upto: number, docs: readonly PreparedDoc[]): Promise<boolean>;
   /**
    * Inside the caller's write transaction: store `doc` when its row is the one just above the
    * watermark and move the watermark to it; answers false, storing nothing, otherwise (the
    * follow-up indexer then stores it with the rows before it).
    */
-  indexNext(doc: PreparedDoc): boolean;
+  indexNext(doc: PreparedDoc): Promise<boolean>;
   /** The newest visible matches of an FTS5 expression, newest first, within the walk's bounds; hidden posts left out. */
-  textCandidates(expression: string, scope: SeekScope, walk: TextWalk): TextCandidate[];
+  textCandidates(expression: string, scope: SeekScope, walk: TextWalk): Promise<TextCandidate[]>;
   /** How many of an expression's `most` newest matches exist, and the oldest one's row id (0 when none). */
-  newestMatches(expression: string, most: number): { found: number; oldest: number };
+  newestMatches(expression: string, most: number): Promise<{ found: number; oldest: number }>;
   /** Newest posts carrying exactly this fingerprint, visible in `scope`, at most `cap`. */
-  fingerprint(fp: Fingerprint, scope: SeekScope, cap: number): SeekCandidate[];
+  fingerprint(fp: Fingerprint, scope: SeekScope, cap: number): Promise<SeekCandidate[]>;
   /** Newest posts with a fingerprint of `scheme` whose value starts with `prefix`, among the first `scan` index entries. */
-  fingerprintPrefix(fp: Fingerprint, scope: SeekScope, cap: number, scan: number): SeekCandidate[];
+  fingerprintPrefix(fp: Fingerprint, scope: SeekScope, cap: number, scan: number): Promise<SeekCandidate[]>;
 }
 
 /** The largest valid code point: `prefix + it` bounds every value starting with `prefix`. */
@@ -214,27 +214,27 @@ export function createSeekStore(db: Db): SeekStore {
   const selectDoc = db.prepare<[number], { post_row: number }>('SELECT post_row FROM seek_docs WHERE post_row = ?');
 
   /** One post's rows; a public post counts toward its author's seekable posts of the day. */
-  function storeDoc(d: PreparedDoc): void {
+  async function storeDoc(d: PreparedDoc): Promise<void> {
     let unscoped = 0;
     if (d.public) {
       const day = Math.floor(d.postedAt / DAY_MS);
-      const count = selectDaily.get(d.author, day)?.count ?? 0;
+      const count = (await selectDaily.get(d.author, day))?.count ?? 0;
       if (count < SEEKABLE_PUBLIC_POSTS_PER_DAY) unscoped = 1;
-      upsertDaily.run(d.author, day);
+      await upsertDaily.run(d.author, day);
     }
-    insertDoc.run(d.rowId, d.spaceRowId, d.public ? 1 : 0, unscoped);
-    if (d.terms !== null) insertText.run(d.rowId, d.terms);
-    for (const fp of d.fingerprints) insertFingerprint.run(fp.scheme, fp.value, d.rowId);
+    await insertDoc.run(d.rowId, d.spaceRowId, d.public ? 1 : 0, unscoped);
+    if (d.terms !== null) await insertText.run(d.rowId, d.terms);
+    for (const fp of d.fingerprints) await insertFingerprint.run(fp.scheme, fp.value, d.rowId);
   }
 
-  const watermark = (): number => selectWatermark.get()?.indexed_upto ?? 0;
+  const watermark = async (): Promise<number> => (await selectWatermark.get())?.indexed_upto ?? 0;
 
-  const indexTx = db.transaction((from: number, upto: number, docs: readonly PreparedDoc[]): boolean => {
-    if (watermark() !== from) return false;
+  const indexTx = db.transaction(async (from: number, upto: number, docs: readonly PreparedDoc[]): Promise<boolean> => {
+    if (await watermark() !== from) return false;
     // A post already indexed (a watermark set back by hand, say) is left as it is: nothing
     // twice. `indexNext` needs no such look: its row was inserted in the same transaction.
-    for (const d of docs) if (selectDoc.get(d.rowId) === undefined) storeDoc(d);
-    updateWatermark.run(upto);
+    for (const d of docs) if (await selectDoc.get(d.rowId) === undefined) await storeDoc(d);
+    await updateWatermark.run(upto);
     return true;
   });
 
@@ -271,7 +271,7 @@ export function createSeekStore(db: Db): SeekStore {
   }
 
   /** Fingerprint candidates (exact or prefix), newest first, at most `cap`. */
-  function fingerprintCandidates(kind: 'fp' | 'prefix', scope: SeekScope, bind: Record<string, unknown>): SeekCandidate[] {
+  async function fingerprintCandidates(kind: 'fp' | 'prefix', scope: SeekScope, bind: Record<string, unknown>): Promise<SeekCandidate[]> {
     const { sql: where, params, posts } = scopeSql(scope);
     const joins = `JOIN seek_docs d ON d.post_row = f.post_row JOIN spaces s ON s.id = d.space_row_id${posts ? ' JOIN posts p ON p.id = f.post_row' : ''}`;
     const source =
@@ -283,16 +283,16 @@ export function createSeekStore(db: Db): SeekStore {
                    FROM ${source} ${joins}
                   WHERE ${exact}${where}
                   ORDER BY f.post_row DESC LIMIT @cap`;
-    const rows = prepared(shapeKey(kind, scope), sql).all({ ...params, ...bind }) as CandidateRow[];
+    const rows = await prepared(shapeKey(kind, scope), sql).all({ ...params, ...bind }) as CandidateRow[];
     if (rows.length === 0) return [];
     // Hidden posts never match: looked up for the candidates only (at most `cap`).
-    const hidden = new Set(selectHidden.all(JSON.stringify(rows.map((r) => r.post_row))).map((h) => h.id));
+    const hidden = new Set((await selectHidden.all(JSON.stringify(rows.map((r) => r.post_row)))).map((h) => h.id));
     return rows
       .filter((r) => !hidden.has(r.post_row))
       .map((r) => ({ rowId: r.post_row, spaceRowId: r.space_row_id, owner: r.owner, own: r.own === 1, score: 0 }));
   }
 
-  function textCandidates(expression: string, scope: SeekScope, walk: TextWalk): TextCandidate[] {
+  async function textCandidates(expression: string, scope: SeekScope, walk: TextWalk): Promise<TextCandidate[]> {
     const { sql: where, params, posts } = scopeSql(scope);
     // The inner LIMIT bounds the walk; rows come out newest first with no sort (the
     // co-routine's order), so stopping the iteration stops FTS5. CROSS JOIN keeps the walk
@@ -323,7 +323,7 @@ export function createSeekStore(db: Db): SeekStore {
       }
     }
     if (chosen.length === 0) return [];
-    const texts = new Map(selectTexts.all(walk.chars, JSON.stringify(chosen.map((r) => r.post_row))).map((t) => [t.id, t]));
+    const texts = new Map((await selectTexts.all(walk.chars, JSON.stringify(chosen.map((r) => r.post_row)))).map((t) => [t.id, t]));
     const out: TextCandidate[] = [];
     for (const r of chosen) {
       const t = texts.get(r.post_row);
@@ -335,8 +335,8 @@ export function createSeekStore(db: Db): SeekStore {
 
   return {
     watermark,
-    pending(after, limit) {
-      return selectPending.all(after, limit).map((r) => ({
+    async pending(after, limit) {
+      return (await selectPending.all(after, limit)).map((r) => ({
         rowId: r.id,
         spaceRowId: r.space_row_id,
         author: r.author,
@@ -347,21 +347,21 @@ export function createSeekStore(db: Db): SeekStore {
         public: r.visibility === 'public',
       }));
     },
-    index: (from, upto, docs) => indexTx.immediate(from, upto, docs),
-    indexNext(doc) {
+    index: async (from, upto, docs) => await indexTx.immediate(from, upto, docs),
+    async indexNext(doc) {
       if (!db.inTransaction) throw new Error('indexNext: call it inside the write transaction that inserts the post');
-      if (watermark() !== doc.rowId - 1) return false;
-      storeDoc(doc);
-      updateWatermark.run(doc.rowId);
+      if (await watermark() !== doc.rowId - 1) return false;
+      await storeDoc(doc);
+      await updateWatermark.run(doc.rowId);
       return true;
     },
     textCandidates,
-    newestMatches(expression, most) {
-      const r = selectNewest.get(expression, most);
+    async newestMatches(expression, most) {
+      const r = await selectNewest.get(expression, most);
       return { found: r?.found ?? 0, oldest: r?.oldest ?? 0 };
     },
-    fingerprint: (fp, scope, cap) => fingerprintCandidates('fp', scope, { scheme: fp.scheme, value: fp.value, cap }),
-    fingerprintPrefix: (fp, scope, cap, scan) =>
-      fingerprintCandidates('prefix', scope, { scheme: fp.scheme, value: fp.value, upper: fp.value + MAX_CHAR, cap, scan }),
+    fingerprint: async (fp, scope, cap) => await fingerprintCandidates('fp', scope, { scheme: fp.scheme, value: fp.value, cap }),
+    fingerprintPrefix: async (fp, scope, cap, scan) =>
+      await fingerprintCandidates('prefix', scope, { scheme: fp.scheme, value: fp.value, upper: fp.value + MAX_CHAR, cap, scan }),
   };
 }

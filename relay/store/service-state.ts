@@ -7,18 +7,18 @@ import type { Db } from './database.js';
 
 export interface ServiceStateStore {
   /** Read a value, or undefined. */
-  get(key: string): string | undefined;
+  get(key: string): Promise<string | undefined>;
   /** Return the stored value, storing `make()` first when there is none (one transaction). */
-  getOrCreate(key: string, make: () => string): string;
+  getOrCreate(key: string, make: () => string): Promise<string>;
   /** Store a value (inside the caller's transaction when there is one). */
-  set(key: string, value: string): void;
+  set(key: string, value: string): Promise<void>;
   /** Remove a value (inside the caller's transaction when there is one). */
-  remove(key: string): void;
+  remove(key: string): Promise<void>;
   /**
    * SQLite's `data_version` of this connection: it changes when another connection (a restore
    * in another process) commits, so a cached value needs reading again only then.
    */
-  dataVersion(): number;
+  dataVersion(): Promise<number>;
 }
 
 export function createServiceStateStore(db: Db): ServiceStateStore {
@@ -27,18 +27,18 @@ export function createServiceStateStore(db: Db): ServiceStateStore {
   const upsert = db.prepare('INSERT INTO service_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
   const remove = db.prepare('DELETE FROM service_state WHERE key = ?');
   const dataVersion = db.prepare('PRAGMA data_version').pluck();
-  const getOrCreateTx = db.transaction((key: string, make: () => string): string => {
-    const row = select.get(key);
+  const getOrCreateTx = db.transaction(async (key: string, make: () => string): Promise<string> => {
+    const row = await select.get(key);
     if (row) return row.value;
     const value = make();
-    insert.run(key, value);
+    await insert.run(key, value);
     return value;
   });
   return {
-    get: (key) => select.get(key)?.value,
-    getOrCreate: (key, make) => getOrCreateTx.immediate(key, make),
+    get: async (key) => (await select.get(key))?.value,
+    getOrCreate: async (key, make) => await getOrCreateTx.immediate(key, make),
     set: (key, value) => void upsert.run(key, value),
     remove: (key) => void remove.run(key),
-    dataVersion: () => dataVersion.get() as number,
+    dataVersion: async () => await dataVersion.get() as number,
   };
 }

@@ -86,14 +86,14 @@ export interface SpaceListFilter {
 }
 
 export interface SpaceStore {
-  byName(name: string): SpaceRow | undefined;
-  byRowId(id: number): SpaceRow | undefined;
-  bySpaceId(uuid: string): SpaceRow | undefined;
+  byName(name: string): Promise<SpaceRow | undefined>;
+  byRowId(id: number): Promise<SpaceRow | undefined>;
+  bySpaceId(uuid: string): Promise<SpaceRow | undefined>;
   /**
    * Create with its space.created event (revision 1). SPACE_NAME_TAKEN, SPACE_LIMIT.
    * `after(space)` runs inside the same transaction (throw to refuse).
    */
-  create(input: CreateSpaceInput, after?: (space: SpaceRow) => void): { space: SpaceRow; revision: number };
+  create(input: CreateSpaceInput, after?: (space: SpaceRow) => void): Promise<{ space: SpaceRow; revision: number }>;
   /**
    * Apply `changes` (only those that differ) with one space.updated event carrying the full
    * resulting parameters; no event when nothing differs. Re-reads the row inside the
@@ -105,17 +105,17 @@ export interface SpaceStore {
     actor: string,
     now: number,
     check?: (current: SpaceRow) => void,
-  ): { space: SpaceRow; changed: string[]; revision: number | null };
+  ): Promise<{ space: SpaceRow; changed: string[]; revision: number | null }>;
   /** Listed SPACES (public or filed in a category) plus the caller's own, one page. */
-  list(filter: SpaceListFilter): { items: SpaceRow[]; hasMore: boolean };
+  list(filter: SpaceListFilter): Promise<{ items: SpaceRow[]; hasMore: boolean }>;
   /** Names of the SPACES a KEY owns, by name. */
-  namesOwnedBy(peer: string): string[];
+  namesOwnedBy(peer: string): Promise<string[]>;
   /** SPACES a KEY owns or is a member of, and how many of the memberships a governor made. */
-  countFor(peer: string): { total: number; direct: number };
+  countFor(peer: string): Promise<{ total: number; direct: number }>;
   /** Number of SPACES filed under each id (direct filings; add descendants yourself). */
-  countByCategory(ids: string[]): Map<string, number>;
+  countByCategory(ids: string[]): Promise<Map<string, number>>;
   /** Low-level: change the owner (hand-over of the SPACE; caller appends the event). */
-  setOwner(spaceRowId: number, owner: string, now: number): void;
+  setOwner(spaceRowId: number, owner: string, now: number): Promise<void>;
   /** Low-level: close a SPACE, naming its continuation (recovery after a restore). */
   close(spaceRowId: number, replacedBy: string | null, now: number): void;
 }
@@ -260,23 +260,23 @@ export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
     `SELECT s.* FROM spaces s WHERE ${listWhere} AND (@afterId IS NULL OR s.id < @afterId) ORDER BY s.id DESC LIMIT @limit`,
   );
 
-  function countFor(peer: string): { total: number; direct: number } {
-    const owned = countOwned.get(peer)!.n;
-    const m = countMemberships.get(peer)!;
+  async function countFor(peer: string): Promise<{ total: number; direct: number }> {
+    const owned = (await countOwned.get(peer))!.n;
+    const m = (await countMemberships.get(peer))!;
     return { total: owned + m.n, direct: m.direct ?? 0 };
   }
 
-  function writeCategories(spaceRowId: number, categories: string[]): void {
-    deleteCategories.run(spaceRowId);
-    categories.forEach((c, i) => insertCategory.run(spaceRowId, c, i));
+  async function writeCategories(spaceRowId: number, categories: string[]): Promise<void> {
+    await deleteCategories.run(spaceRowId);
+    categories.forEach(async (c, i) => await insertCategory.run(spaceRowId, c, i));
   }
 
-  const createTx = db.transaction((i: CreateSpaceInput, after?: (space: SpaceRow) => void): { space: SpaceRow; revision: number } => {
-    if (selectByName.get(i.name)) throw new SvcError('SPACE_NAME_TAKEN', `name: ${i.name} is taken`);
-    if (countFor(i.owner).total >= SPACES_PER_KEY) {
+  const createTx = db.transaction(async (i: CreateSpaceInput, after?: (space: SpaceRow) => void): Promise<{ space: SpaceRow; revision: number }> => {
+    if (await selectByName.get(i.name)) throw new SvcError('SPACE_NAME_TAKEN', `name: ${i.name} is taken`);
+    if ((await countFor(i.owner)).total >= SPACES_PER_KEY) {
       throw new SvcError('SPACE_LIMIT', `this KEY owns or belongs to ${SPACES_PER_KEY} SPACES`);
     }
-    const info = insert.run({
+    const info = await insert.run({
       spaceId: i.spaceId,
       name: i.name,
       owner: i.owner,
@@ -294,16 +294,16 @@ export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
       now: i.now,
     });
     const id = Number(info.lastInsertRowid);
-    writeCategories(id, i.categories);
-    const space = toSpace(selectById.get(id)!);
-    const { revision } = events.append(space, i.owner, 'space.created', spaceParameters(space), i.now);
+    await writeCategories(id, i.categories);
+    const space = toSpace((await selectById.get(id))!);
+    const { revision } = await events.append(space, i.owner, 'space.created', spaceParameters(space), i.now);
     after?.(space);
     return { space, revision };
   });
 
   const updateTx = db.transaction(
-    (spaceRowId: number, changes: SpaceChanges, actor: string, now: number, check?: (s: SpaceRow) => void) => {
-      const row = selectById.get(spaceRowId);
+    async (spaceRowId: number, changes: SpaceChanges, actor: string, now: number, check?: (s: SpaceRow) => void) => {
+      const row = await selectById.get(spaceRowId);
       if (!row) throw new SvcError('SPACE_NOT_FOUND');
       const current = toSpace(row);
       check?.(current);
@@ -316,7 +316,7 @@ export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
         changed.push(CHANGE_COLUMNS[key].wire);
       }
       if (changed.length === 0) return { space: current, changed, revision: null };
-      updateRow.run({
+      await updateRow.run({
         id: spaceRowId,
         title: next.title,
         description: next.description,
@@ -329,30 +329,30 @@ export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
         taskClaimHours: next.taskClaimHours,
         now,
       });
-      if (changed.includes('categories')) writeCategories(spaceRowId, next.categories);
-      const space = toSpace(selectById.get(spaceRowId)!);
+      if (changed.includes('categories')) await writeCategories(spaceRowId, next.categories);
+      const space = toSpace((await selectById.get(spaceRowId))!);
       const payload = { ...spaceParameters(space), changed: [...changed] };
-      const { revision } = events.append(space, actor, 'space.updated', payload, now);
+      const { revision } = await events.append(space, actor, 'space.updated', payload, now);
       return { space, changed, revision };
     },
   );
 
   return {
-    byName: (name) => {
-      const r = selectByName.get(name);
+    byName: async (name) => {
+      const r = await selectByName.get(name);
       return r ? toSpace(r) : undefined;
     },
-    byRowId: (id) => {
-      const r = selectById.get(id);
+    byRowId: async (id) => {
+      const r = await selectById.get(id);
       return r ? toSpace(r) : undefined;
     },
-    bySpaceId: (uuid) => {
-      const r = selectBySpaceId.get(uuid);
+    bySpaceId: async (uuid) => {
+      const r = await selectBySpaceId.get(uuid);
       return r ? toSpace(r) : undefined;
     },
-    create: (i, after) => createTx.immediate(i, after),
-    update: (id, changes, actor, now, check) => updateTx.immediate(id, changes, actor, now, check),
-    list(f) {
+    create: async (i, after) => await createTx.immediate(i, after),
+    update: async (id, changes, actor, now, check) => await updateTx.immediate(id, changes, actor, now, check),
+    async list(f) {
       const params: Record<string, unknown> = {
         caller: f.caller,
         oracle: f.oracle === undefined ? null : f.oracle ? 1 : 0,
@@ -362,28 +362,28 @@ export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
       };
       let rows: Row[];
       if (f.order === 'recent') {
-        params.afterId = f.after === undefined ? null : (selectByName.get(f.after)?.id ?? null);
+        params.afterId = f.after === undefined ? null : ((await selectByName.get(f.after))?.id ?? null);
         if (f.after !== undefined && params.afterId === null) return { items: [], hasMore: false };
-        rows = listRecent.all(params);
+        rows = await listRecent.all(params);
       } else {
         params.after = f.after ?? null;
-        rows = listByName.all(params);
+        rows = await listByName.all(params);
       }
       const hasMore = rows.length > f.limit;
       return { items: rows.slice(0, f.limit).map(toSpace), hasMore };
     },
-    namesOwnedBy: (peer) => selectOwnedNames.all(peer).map((r) => r.name),
+    namesOwnedBy: async (peer) => (await selectOwnedNames.all(peer)).map((r) => r.name),
     countFor,
-    countByCategory(ids) {
+    async countByCategory(ids) {
       const out = new Map<string, number>();
-      for (const id of ids) out.set(id, selectCategoryCount.get(id)!.n);
+      for (const id of ids) out.set(id, (await selectCategoryCount.get(id))!.n);
       return out;
     },
-    setOwner(spaceRowId, owner, now) {
-      setOwnerStmt.run(owner, now, spaceRowId);
+    async setOwner(spaceRowId, owner, now) {
+      await setOwnerStmt.run(owner, now, spaceRowId);
     },
-    close(spaceRowId, replacedBy, now) {
-      closeStmt.run(replacedBy, now, spaceRowId);
+    async close(spaceRowId, replacedBy, now) {
+      await closeStmt.run(replacedBy, now, spaceRowId);
     },
   };
 }

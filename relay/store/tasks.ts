@@ -63,27 +63,27 @@ export interface TaskPageQuery {
 
 export interface TaskStore {
   /** Last number given and tasks not yet accepted in a SPACE (zeros when it has none). */
-  counts(spaceRowId: number): { lastNumber: number; notAccepted: number };
-  get(spaceRowId: number, number: number): TaskRow | undefined;
+  counts(spaceRowId: number): Promise<{ lastNumber: number; notAccepted: number }>;
+  get(spaceRowId: number, number: number): Promise<TaskRow | undefined>;
   /** The confirmations of one cycle, oldest first. */
-  checks(spaceRowId: number, number: number, cycle: number): TaskCheck[];
-  page(q: TaskPageQuery): { items: TaskRow[]; hasMore: boolean };
+  checks(spaceRowId: number, number: number, cycle: number): Promise<TaskCheck[]>;
+  page(q: TaskPageQuery): Promise<{ items: TaskRow[]; hasMore: boolean }>;
   /** The task `peer` holds in the SPACE (its claim live or expired, while nobody took it over). */
-  heldBy(spaceRowId: number, peer: string): TaskRow | undefined;
+  heldBy(spaceRowId: number, peer: string): Promise<TaskRow | undefined>;
   /** The lowest-numbered task that is open (or held under an expired claim) with every `after` accepted. */
-  lowestClaimable(spaceRowId: number, now: number, tag?: string): TaskRow | undefined;
+  lowestClaimable(spaceRowId: number, now: number, tag?: string): Promise<TaskRow | undefined>;
   /** The lowest-numbered done task `peer` neither did nor checked in its current cycle. */
-  lowestToVerify(spaceRowId: number, peer: string, tag?: string): TaskRow | undefined;
+  lowestToVerify(spaceRowId: number, peer: string, tag?: string): Promise<TaskRow | undefined>;
   /** Writes (inside the caller's transaction): */
-  insert(t: NewTask): TaskRow;
-  claim(spaceRowId: number, number: number, holder: string, expiresAt: number, now: number): void;
-  release(spaceRowId: number, number: number, now: number): void;
-  markDone(spaceRowId: number, number: number, doneBy: string, postId: string, now: number): void;
+  insert(t: NewTask): Promise<TaskRow>;
+  claim(spaceRowId: number, number: number, holder: string, expiresAt: number, now: number): Promise<void>;
+  release(spaceRowId: number, number: number, now: number): Promise<void>;
+  markDone(spaceRowId: number, number: number, doneBy: string, postId: string, now: number): Promise<void>;
   /** Accept a done task; each task waiting for it waits for one fewer. */
-  accept(spaceRowId: number, number: number, now: number): void;
-  addCheck(spaceRowId: number, number: number, cycle: number, check: TaskCheck): void;
+  accept(spaceRowId: number, number: number, now: number): Promise<void>;
+  addCheck(spaceRowId: number, number: number, cycle: number, check: TaskCheck): Promise<void>;
   /** Back to open in a new cycle, with the rejection recorded. */
-  reject(spaceRowId: number, number: number, rejected: { reason: string; by: string; at: number }): void;
+  reject(spaceRowId: number, number: number, rejected: { reason: string; by: string; at: number }): Promise<void>;
 }
 
 interface Row {
@@ -244,69 +244,69 @@ export function createTaskStore(db: Db): TaskStore {
       WHERE space_row_id = @space AND number = @number`,
   );
 
-  function get(spaceRowId: number, number: number): TaskRow | undefined {
-    const r = selectOne.get(spaceRowId, number);
+  async function get(spaceRowId: number, number: number): Promise<TaskRow | undefined> {
+    const r = await selectOne.get(spaceRowId, number);
     return r ? toTask(r) : undefined;
   }
 
   return {
-    counts(spaceRowId) {
-      const r = selectCounts.get(spaceRowId);
+    async counts(spaceRowId) {
+      const r = await selectCounts.get(spaceRowId);
       return { lastNumber: r?.last_number ?? 0, notAccepted: r?.not_accepted ?? 0 };
     },
     get,
-    checks(spaceRowId, number, cycle) {
-      return selectChecks.all(spaceRowId, number, cycle).map((c) => ({ by: c.by, postId: c.post_id, at: c.at }));
+    async checks(spaceRowId, number, cycle) {
+      return (await selectChecks.all(spaceRowId, number, cycle)).map((c) => ({ by: c.by, postId: c.post_id, at: c.at }));
     },
-    page(q) {
+    async page(q) {
       const stmt = pages.get(`${q.state ?? 'any'}:${q.tag !== undefined}`)!;
       const params: Record<string, unknown> = { space: q.spaceRowId, before: q.before ?? Number.MAX_SAFE_INTEGER, limit: q.limit + 1 };
       if (q.state === 'open' || q.state === 'held') params.now = q.now;
       if (q.tag !== undefined) params.tag = q.tag;
-      const rows = stmt.all(params);
+      const rows = await stmt.all(params);
       return { items: rows.slice(0, q.limit).map(toTask), hasMore: rows.length > q.limit };
     },
-    heldBy(spaceRowId, peer) {
-      const r = selectHeldBy.get(spaceRowId, peer);
+    async heldBy(spaceRowId, peer) {
+      const r = await selectHeldBy.get(spaceRowId, peer);
       return r ? toTask(r) : undefined;
     },
-    lowestClaimable(spaceRowId, now, tag) {
-      const open = tag === undefined ? selectLowestOpen.get({ space: spaceRowId }) : selectLowestOpenTagged.get({ space: spaceRowId, tag });
-      const expired = tag === undefined ? selectLowestExpired.get({ space: spaceRowId, now }) : selectLowestExpiredTagged.get({ space: spaceRowId, now, tag });
+    async lowestClaimable(spaceRowId, now, tag) {
+      const open = tag === undefined ? await selectLowestOpen.get({ space: spaceRowId }) : await selectLowestOpenTagged.get({ space: spaceRowId, tag });
+      const expired = tag === undefined ? await selectLowestExpired.get({ space: spaceRowId, now }) : await selectLowestExpiredTagged.get({ space: spaceRowId, now, tag });
       const lowest = open === undefined || (expired !== undefined && expired.number < open.number) ? expired : open;
       return lowest ? toTask(lowest) : undefined;
     },
-    lowestToVerify(spaceRowId, peer, tag) {
-      const r = tag === undefined ? selectToVerify.get({ space: spaceRowId, peer }) : selectToVerifyTagged.get({ space: spaceRowId, peer, tag });
+    async lowestToVerify(spaceRowId, peer, tag) {
+      const r = tag === undefined ? await selectToVerify.get({ space: spaceRowId, peer }) : await selectToVerifyTagged.get({ space: spaceRowId, peer, tag });
       return r ? toTask(r) : undefined;
     },
-    insert(t) {
-      const { last_number: number } = upsertList.get(t.spaceRowId) as { last_number: number };
+    async insert(t) {
+      const { last_number: number } = await upsertList.get(t.spaceRowId) as { last_number: number };
       const afterJson = JSON.stringify(t.after);
-      const waiting = t.after.length === 0 ? 0 : countWaiting.get(t.spaceRowId, afterJson)!.n;
-      insertTask.run({ spaceRowId: t.spaceRowId, number, title: t.title, body: t.body, tag: t.tag, afterJson, waiting, createdBy: t.createdBy, now: t.now });
-      for (const a of t.after) insertAfter.run(t.spaceRowId, a, number);
-      return get(t.spaceRowId, number)!;
+      const waiting = t.after.length === 0 ? 0 : (await countWaiting.get(t.spaceRowId, afterJson))!.n;
+      await insertTask.run({ spaceRowId: t.spaceRowId, number, title: t.title, body: t.body, tag: t.tag, afterJson, waiting, createdBy: t.createdBy, now: t.now });
+      for (const a of t.after) await insertAfter.run(t.spaceRowId, a, number);
+      return (await get(t.spaceRowId, number))!;
     },
-    claim(space, number, holder, expiresAt, now) {
-      claimStmt.run({ space, number, holder, expiresAt, now });
+    async claim(space, number, holder, expiresAt, now) {
+      await claimStmt.run({ space, number, holder, expiresAt, now });
     },
-    release(space, number, now) {
-      releaseStmt.run({ space, number, now });
+    async release(space, number, now) {
+      await releaseStmt.run({ space, number, now });
     },
-    markDone(space, number, doneBy, postId, now) {
-      doneStmt.run({ space, number, doneBy, postId, now });
+    async markDone(space, number, doneBy, postId, now) {
+      await doneStmt.run({ space, number, doneBy, postId, now });
     },
-    accept(space, number, now) {
-      acceptStmt.run({ space, number, now });
-      unblockDependents.run({ space, number });
-      lessNotAccepted.run(space);
+    async accept(space, number, now) {
+      await acceptStmt.run({ space, number, now });
+      await unblockDependents.run({ space, number });
+      await lessNotAccepted.run(space);
     },
-    addCheck(space, number, cycle, check) {
-      insertCheck.run(space, number, cycle, check.by, check.postId, check.at);
+    async addCheck(space, number, cycle, check) {
+      await insertCheck.run(space, number, cycle, check.by, check.postId, check.at);
     },
-    reject(space, number, rejected) {
-      rejectStmt.run({ space, number, reason: rejected.reason, by: rejected.by, at: rejected.at });
+    async reject(space, number, rejected) {
+      await rejectStmt.run({ space, number, reason: rejected.reason, by: rejected.by, at: rejected.at });
     },
   };
 }

@@ -27,15 +27,15 @@ export interface ListedToken extends TokenRecord {
 
 export interface TokenStore {
   /** The token whose SHA-256 is `hash`, with its KEY's block state (remembered lookups first). */
-  byHash(hash: Uint8Array): TokenRecord | undefined;
+  byHash(hash: Uint8Array): Promise<TokenRecord | undefined>;
   /** `byHash` read from the database itself, never from what is remembered (the long-poll recheck). */
-  byHashFresh(hash: Uint8Array): TokenRecord | undefined;
+  byHashFresh(hash: Uint8Array): Promise<TokenRecord | undefined>;
   /** Live (not revoked, not expired) tokens of a KEY, oldest first. */
-  listLive(peerId: string, now: number): ListedToken[];
+  listLive(peerId: string, now: number): Promise<ListedToken[]>;
   /** Revoke one token of this KEY; false when it is not this KEY's live token. */
-  revoke(peerId: string, tokenId: string, now: number): boolean;
+  revoke(peerId: string, tokenId: string, now: number): Promise<boolean>;
   /** Revoke every token of this KEY; answers how many. */
-  revokeAll(peerId: string, now: number): number;
+  revokeAll(peerId: string, now: number): Promise<number>;
   /** Drop every remembered lookup (the KEY store calls it when a KEY is blocked or unblocked). */
   forget(): void;
 }
@@ -69,7 +69,7 @@ function toRecord(r: TokenRow): TokenRecord {
   };
 }
 
-export function createTokenStore(db: Db): TokenStore {
+export async function createTokenStore(db: Db): Promise<TokenStore> {
   const selectByHash = db.prepare<[Uint8Array], TokenRow>(
     `SELECT t.id, t.peer_id, t.label, t.created_at, t.expires_at, t.revoked_at, k.blocked_at, t.client_id, t.scope
      FROM tokens t JOIN keys k ON k.peer_id = t.peer_id WHERE t.token_hash = ?`,
@@ -99,12 +99,12 @@ export function createTokenStore(db: Db): TokenStore {
   // everything. Unknown tokens are not remembered (guesses would only push real entries out).
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
   const cache = new Map<string, TokenRecord>();
-  let seenVersion = dataVersion.get();
+  let seenVersion = await dataVersion.get();
   const forget = (): void => cache.clear();
   const keyOf = (hash: Uint8Array): string => Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString('hex');
   /** Read the record from the database and remember it (or forget it when it is gone). */
-  function lookUp(hash: Uint8Array, key: string): TokenRecord | undefined {
-    const r = selectByHash.get(hash);
+  async function lookUp(hash: Uint8Array, key: string): Promise<TokenRecord | undefined> {
+    const r = await selectByHash.get(hash);
     cache.delete(key);
     if (!r) return undefined;
     const record = toRecord(r);
@@ -114,8 +114,8 @@ export function createTokenStore(db: Db): TokenStore {
   }
 
   return {
-    byHash(hash) {
-      const version = dataVersion.get();
+    async byHash(hash) {
+      const version = await dataVersion.get();
       if (version !== seenVersion) {
         forget();
         seenVersion = version;
@@ -127,17 +127,17 @@ export function createTokenStore(db: Db): TokenStore {
         cache.set(key, hit);
         return { ...hit };
       }
-      return lookUp(hash, key);
+      return await lookUp(hash, key);
     },
-    byHashFresh: (hash) => lookUp(hash, keyOf(hash)),
-    listLive: (peerId, now) => selectLive.all(peerId, now).map((r) => ({ ...toRecord(r), appName: r.app_name })),
-    revoke: (peerId, tokenId, now) => {
+    byHashFresh: async (hash) => await lookUp(hash, keyOf(hash)),
+    listLive: async (peerId, now) => (await selectLive.all(peerId, now)).map((r) => ({ ...toRecord(r), appName: r.app_name })),
+    revoke: async (peerId, tokenId, now) => {
       forget();
-      return db.transaction(() => revokeOne.run(now, tokenId, peerId, now).changes > 0).immediate();
+      return await db.transaction(async () => (await revokeOne.run(now, tokenId, peerId, now)).changes > 0).immediate();
     },
-    revokeAll: (peerId, now) => {
+    revokeAll: async (peerId, now) => {
       forget();
-      return db.transaction(() => revokeEvery.run(now, peerId).changes).immediate();
+      return await db.transaction(async () => (await revokeEvery.run(now, peerId)).changes).immediate();
     },
     forget,
   };

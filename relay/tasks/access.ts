@@ -22,8 +22,8 @@ function noTasksInOracle(space: SpaceRow): void {
 }
 
 /** The SPACE of tasks.list: SPACE_NOT_FOUND, READ_DENIED, ORACLE_HAS_NO_TASKS. */
-export function taskSpaceForRead(ctx: RelayContext, name: string, caller: string | null): TaskSpaceAccess {
-  const { space, role } = spaceForPosts(ctx, name, caller);
+export async function taskSpaceForRead(ctx: RelayContext, name: string, caller: string | null): Promise<TaskSpaceAccess> {
+  const { space, role } = await spaceForPosts(ctx, name, caller);
   noTasksInOracle(space);
   return { space, role };
 }
@@ -32,11 +32,11 @@ export function taskSpaceForRead(ctx: RelayContext, name: string, caller: string
  * The SPACE of a task write by `me`, read under the write lock: SPACE_NOT_FOUND,
  * ORACLE_HAS_NO_TASKS, TASK_DENIED, WRITE_BLOCKED, SPACE_CLOSED, in that order.
  */
-export function taskSpaceForWrite(ctx: RelayContext, name: string, me: string, action: 'work' | 'check'): TaskSpaceAccess {
-  const space = ctx.store.spaces.byName(name);
+export async function taskSpaceForWrite(ctx: RelayContext, name: string, me: string, action: 'work' | 'check'): Promise<TaskSpaceAccess> {
+  const space = await ctx.store.spaces.byName(name);
   if (!space) throw new SvcError('SPACE_NOT_FOUND', `name: no SPACE is called ${JSON.stringify(name.slice(0, 64))}`);
   noTasksInOracle(space);
-  const role = ctx.store.members.roleOf(space, me);
+  const role = await ctx.store.members.roleOf(space, me);
   if (action === 'work' && !canWorkTasks(role)) {
     throw new SvcError('TASK_DENIED', `your role here is ${role ?? 'none'}; task work needs writer or above`);
   }
@@ -44,7 +44,7 @@ export function taskSpaceForWrite(ctx: RelayContext, name: string, me: string, a
     const needs = space.taskConfirmers === 'coordinators' ? 'coordinator' : 'writer';
     throw new SvcError('TASK_DENIED', `your role here is ${role ?? 'none'}; checking tasks in ${space.name} needs ${needs} or above`);
   }
-  if (ctx.store.blocks.isBlocked(space.id, me)) throw new SvcError('WRITE_BLOCKED', `you are blocked from writing in ${space.name}`);
+  if (await ctx.store.blocks.isBlocked(space.id, me)) throw new SvcError('WRITE_BLOCKED', `you are blocked from writing in ${space.name}`);
   if (space.status === 'closed') {
     throw new SvcError('SPACE_CLOSED', `${space.name} is closed${space.replacedBy ? `; it continues in ${space.replacedBy}` : ''}`);
   }

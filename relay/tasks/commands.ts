@@ -40,37 +40,37 @@ function underLock<T>(ctx: RelayContext, work: () => T): Promise<T> {
 }
 
 /** The task a path names (its number as written, attacker-controlled): TASK_NOT_FOUND when none. */
-function taskOf(ctx: RelayContext, a: TaskSpaceAccess, written: string): TaskRow {
+async function taskOf(ctx: RelayContext, a: TaskSpaceAccess, written: string): Promise<TaskRow> {
   const number = readNumber(written);
-  const row = ctx.store.tasks.get(a.space.id, number);
+  const row = await ctx.store.tasks.get(a.space.id, number);
   if (!row) throw new SvcError('TASK_NOT_FOUND', `${a.space.name} has no task ${number}`);
   return row;
 }
 
-function answer(ctx: RelayContext, a: TaskSpaceAccess, number: number, now: number): { task: JsonObject } {
-  return { task: renderTask(ctx.store.tasks, a.space, ctx.store.tasks.get(a.space.id, number)!, now) };
+async function answer(ctx: RelayContext, a: TaskSpaceAccess, number: number, now: number): Promise<{ task: JsonObject }> {
+  return { task: await renderTask(ctx.store.tasks, a.space, (await ctx.store.tasks.get(a.space.id, number))!, now) };
 }
 
 /** A `post_id` must be `me`'s own live (not hidden) post in this SPACE: TASK_POST_NOT_FOUND otherwise. */
-function ownPost(ctx: RelayContext, a: TaskSpaceAccess, me: string, postId: string): void {
-  const post = ctx.store.posts.byPostId(postId);
+async function ownPost(ctx: RelayContext, a: TaskSpaceAccess, me: string, postId: string): Promise<void> {
+  const post = await ctx.store.posts.byPostId(postId);
   if (!post || post.spaceRowId !== a.space.id || post.author !== me || post.hiddenAt !== null) {
     throw new SvcError('TASK_POST_NOT_FOUND', `post_id: not a post of yours in ${a.space.name}`);
   }
 }
 
 export function addTask(ctx: RelayContext, me: string, name: string, input: AddInput): Promise<{ task: JsonObject }> {
-  return underLock(ctx, () => {
+  return underLock(ctx, async () => {
     const now = ctx.clock();
-    const a = taskSpaceForWrite(ctx, name, me, 'work');
-    const { lastNumber, notAccepted } = ctx.store.tasks.counts(a.space.id);
+    const a = await taskSpaceForWrite(ctx, name, me, 'work');
+    const { lastNumber, notAccepted } = await ctx.store.tasks.counts(a.space.id);
     const unknown = input.after.find((n) => n > lastNumber);
     if (unknown !== undefined) throw new SvcError('TASK_AFTER_INVALID', `after: ${a.space.name} has no task ${unknown}`);
     if (notAccepted >= TASK_LIMITS.notAcceptedPerSpace) {
       throw new SvcError('TASK_LIMIT', `${TASK_LIMITS.notAcceptedPerSpace} tasks not yet accepted`);
     }
-    const row = ctx.store.tasks.insert({ spaceRowId: a.space.id, ...input, createdBy: me, now });
-    return { task: renderTask(ctx.store.tasks, a.space, row, now) };
+    const row = await ctx.store.tasks.insert({ spaceRowId: a.space.id, ...input, createdBy: me, now });
+    return { task: await renderTask(ctx.store.tasks, a.space, row, now) };
   });
 }
 
@@ -81,86 +81,86 @@ export function addTask(ctx: RelayContext, me: string, name: string, input: AddI
  * neither did nor checked, claiming nothing (checking rights needed: TASK_DENIED otherwise).
  */
 export function nextTask(ctx: RelayContext, me: string, name: string, input: NextInput): Promise<NextAnswer> {
-  return underLock(ctx, (): NextAnswer => {
+  return underLock(ctx, async (): Promise<NextAnswer> => {
     const now = ctx.clock();
-    const a = taskSpaceForWrite(ctx, name, me, input.verify ? 'check' : 'work');
+    const a = await taskSpaceForWrite(ctx, name, me, input.verify ? 'check' : 'work');
     const tasks = ctx.store.tasks;
     if (input.verify) {
-      const row = tasks.lowestToVerify(a.space.id, me, input.tag);
+      const row = await tasks.lowestToVerify(a.space.id, me, input.tag);
       if (!row) return { task: null, claimed: false, renewed: false, why: NO_TASK_TO_VERIFY };
-      return { task: renderTask(tasks, a.space, row, now), claimed: false, renewed: false };
+      return { task: await renderTask(tasks, a.space, row, now), claimed: false, renewed: false };
     }
     const expiresAt = now + a.space.taskClaimHours * HOUR_MS;
-    const held = tasks.heldBy(a.space.id, me);
+    const held = await tasks.heldBy(a.space.id, me);
     if (held) {
-      tasks.claim(a.space.id, held.number, me, expiresAt, now);
-      return { ...answer(ctx, a, held.number, now), claimed: true, renewed: true };
+      await tasks.claim(a.space.id, held.number, me, expiresAt, now);
+      return { ...await answer(ctx, a, held.number, now), claimed: true, renewed: true };
     }
-    const row = tasks.lowestClaimable(a.space.id, now, input.tag);
+    const row = await tasks.lowestClaimable(a.space.id, now, input.tag);
     if (!row) return { task: null, claimed: false, renewed: false, why: NO_OPEN_TASK };
-    tasks.claim(a.space.id, row.number, me, expiresAt, now);
-    return { ...answer(ctx, a, row.number, now), claimed: true, renewed: false };
+    await tasks.claim(a.space.id, row.number, me, expiresAt, now);
+    return { ...await answer(ctx, a, row.number, now), claimed: true, renewed: false };
   });
 }
 
 /** tasks.done: the holder names its own result post; accepted at once when no confirmation is asked. */
 export function doneTask(ctx: RelayContext, me: string, name: string, written: string, postId: string): Promise<{ task: JsonObject }> {
-  return underLock(ctx, () => {
+  return underLock(ctx, async () => {
     const now = ctx.clock();
-    const a = taskSpaceForWrite(ctx, name, me, 'work');
-    const row = taskOf(ctx, a, written);
+    const a = await taskSpaceForWrite(ctx, name, me, 'work');
+    const row = await taskOf(ctx, a, written);
     const number = row.number;
     checkDone(row, me, now);
-    ownPost(ctx, a, me, postId);
-    ctx.store.tasks.markDone(a.space.id, number, me, postId, now);
-    if (enoughConfirmations(0, a.space.taskConfirmations)) ctx.store.tasks.accept(a.space.id, number, now);
-    return answer(ctx, a, number, now);
+    await ownPost(ctx, a, me, postId);
+    await ctx.store.tasks.markDone(a.space.id, number, me, postId, now);
+    if (enoughConfirmations(0, a.space.taskConfirmations)) await ctx.store.tasks.accept(a.space.id, number, now);
+    return await answer(ctx, a, number, now);
   });
 }
 
 /** tasks.release: the holder, or the owner or an admin for anyone's claim. */
 export function releaseTask(ctx: RelayContext, me: string, name: string, written: string): Promise<{ task: JsonObject }> {
-  return underLock(ctx, () => {
+  return underLock(ctx, async () => {
     const now = ctx.clock();
-    const a = taskSpaceForWrite(ctx, name, me, 'work');
-    const row = taskOf(ctx, a, written);
+    const a = await taskSpaceForWrite(ctx, name, me, 'work');
+    const row = await taskOf(ctx, a, written);
     const number = row.number;
     checkRelease(row, me, canReleaseOthersTask(a.role), now);
-    ctx.store.tasks.release(a.space.id, number, now);
-    return answer(ctx, a, number, now);
+    await ctx.store.tasks.release(a.space.id, number, now);
+    return await answer(ctx, a, number, now);
   });
 }
 
-function checkedThisCycle(ctx: RelayContext, a: TaskSpaceAccess, row: TaskRow, me: string): boolean {
-  return ctx.store.tasks.checks(a.space.id, row.number, row.cycle).some((c) => c.by === me);
+async function checkedThisCycle(ctx: RelayContext, a: TaskSpaceAccess, row: TaskRow, me: string): Promise<boolean> {
+  return (await ctx.store.tasks.checks(a.space.id, row.number, row.cycle)).some((c) => c.by === me);
 }
 
 /** tasks.confirm: one check of this cycle; enough of them accept the task. */
 export function confirmTask(ctx: RelayContext, me: string, name: string, written: string, postId: string | undefined): Promise<{ task: JsonObject }> {
-  return underLock(ctx, () => {
+  return underLock(ctx, async () => {
     const now = ctx.clock();
-    const a = taskSpaceForWrite(ctx, name, me, 'check');
-    const row = taskOf(ctx, a, written);
+    const a = await taskSpaceForWrite(ctx, name, me, 'check');
+    const row = await taskOf(ctx, a, written);
     const number = row.number;
-    checkCheck(row, me, checkedThisCycle(ctx, a, row, me), now);
-    if (postId !== undefined) ownPost(ctx, a, me, postId);
+    checkCheck(row, me, await checkedThisCycle(ctx, a, row, me), now);
+    if (postId !== undefined) await ownPost(ctx, a, me, postId);
     const tasks = ctx.store.tasks;
-    tasks.addCheck(a.space.id, number, row.cycle, { by: me, postId: postId ?? null, at: now });
-    const count = tasks.checks(a.space.id, number, row.cycle).length;
-    if (enoughConfirmations(count, a.space.taskConfirmations)) tasks.accept(a.space.id, number, now);
-    return answer(ctx, a, number, now);
+    await tasks.addCheck(a.space.id, number, row.cycle, { by: me, postId: postId ?? null, at: now });
+    const count = (await tasks.checks(a.space.id, number, row.cycle)).length;
+    if (enoughConfirmations(count, a.space.taskConfirmations)) await tasks.accept(a.space.id, number, now);
+    return await answer(ctx, a, number, now);
   });
 }
 
 /** tasks.reject: back to open in a new cycle; the confirmations of the old one stop counting. */
 export function rejectTask(ctx: RelayContext, me: string, name: string, written: string, reason: string): Promise<{ task: JsonObject }> {
-  return underLock(ctx, () => {
+  return underLock(ctx, async () => {
     const now = ctx.clock();
-    const a = taskSpaceForWrite(ctx, name, me, 'check');
-    const row = taskOf(ctx, a, written);
+    const a = await taskSpaceForWrite(ctx, name, me, 'check');
+    const row = await taskOf(ctx, a, written);
     const number = row.number;
-    checkCheck(row, me, checkedThisCycle(ctx, a, row, me), now);
-    ctx.store.tasks.reject(a.space.id, number, { reason, by: me, at: now });
-    return answer(ctx, a, number, now);
+    checkCheck(row, me, await checkedThisCycle(ctx, a, row, me), now);
+    await ctx.store.tasks.reject(a.space.id, number, { reason, by: me, at: now });
+    return await answer(ctx, a, number, now);
   });
 }

@@ -25,8 +25,8 @@ export interface ListQuery {
   limit?: string | undefined;
 }
 
-export function listTasks(ctx: RelayContext, name: string, caller: string | null, q: ListQuery): JsonObject {
-  const { space } = taskSpaceForRead(ctx, name, caller);
+export async function listTasks(ctx: RelayContext, name: string, caller: string | null, q: ListQuery): Promise<JsonObject> {
+  const { space } = await taskSpaceForRead(ctx, name, caller);
   if (q.state !== undefined && !(STATES as readonly string[]).includes(q.state)) {
     throw new SvcError('INVALID_REQUEST', `state: one of ${STATES.join(', ')}`);
   }
@@ -34,10 +34,10 @@ export function listTasks(ctx: RelayContext, name: string, caller: string | null
   const before = intParam(q.before, 'before', 1, Number.MAX_SAFE_INTEGER);
   const limit = intParam(q.limit, 'limit', 1, PAGE_LIMIT_MAX) ?? TASKS_LIMIT_DEFAULT;
   const now = ctx.clock();
-  const page = ctx.store.tasks.page({ spaceRowId: space.id, before, limit, state: q.state as StoredTaskState | undefined, tag, now });
+  const page = await ctx.store.tasks.page({ spaceRowId: space.id, before, limit, state: q.state as StoredTaskState | undefined, tag, now });
   const last = page.items[page.items.length - 1];
   return {
-    items: page.items.map((row) => renderTask(ctx.store.tasks, space, row, now)),
+    items: page.items.map(async (row) => await renderTask(ctx.store.tasks, space, row, now)),
     next_before: page.hasMore && last ? last.number : null,
     has_more: page.hasMore,
     notice: PEER_CONTENT_NOTICE,

@@ -15,10 +15,10 @@ export interface TaskSpace {
   taskConfirmations: number;
 }
 
-export function renderTask(tasks: TaskStore, space: TaskSpace, row: TaskRow, now: number): JsonObject {
+export async function renderTask(tasks: TaskStore, space: TaskSpace, row: TaskRow, now: number): Promise<JsonObject> {
   const state = stateAt(row, now);
   const holder = holderAt(row, now);
-  const checks = row.state === 'done' || row.state === 'accepted' ? tasks.checks(space.id, row.number, row.cycle) : [];
+  const checks = row.state === 'done' || row.state === 'accepted' ? await tasks.checks(space.id, row.number, row.cycle) : [];
   return {
     space: space.name,
     number: row.number,

@@ -25,8 +25,8 @@ export const MESSAGE_TABLES = [
 /** A digest of every written table, the message tables included. */
 export function messageProbe(relay: RunningRelay): () => string {
   const others = stateProbe(relay);
-  const dumps = MESSAGE_TABLES.map((table) => {
-    const columns = (relay.store.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
+  const dumps = MESSAGE_TABLES.map(async (table) => {
+    const columns = (await relay.store.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
     const row = columns.map((c) => `quote("${c}")`).join(" || ',' || ");
     return relay.store.db.prepare(`SELECT group_concat(${row}, char(10) ORDER BY ${row}) AS t FROM ${table}`) as unknown as {
       get(): { t: string | null };
@@ -54,8 +54,8 @@ export async function expectRefusedUnchanged(relay: RunningRelay, run: () => Pro
 }
 
 /** Make `a` and `b` share a private SPACE (owned by `a`, `b` a writer): they know each other. */
-export function acquaint(relay: RunningRelay, a: MintedToken, b: MintedToken): void {
-  admit(relay, newSpace(relay, a), b, 'writer');
+export async function acquaint(relay: RunningRelay, a: MintedToken, b: MintedToken): Promise<void> {
+  await admit(relay, await newSpace(relay, a), b, 'writer');
 }
 
 export function start(relay: RunningRelay, who: MintedToken, to: readonly MintedToken[] | readonly string[], body: Record<string, unknown> = {}): Promise<Answer> {

@@ -27,7 +27,7 @@ export function fullState(relay: RunningRelay): () => string {
   const tables = stateProbe(relay);
   const tokens = relay.store.db.prepare('SELECT count(*) AS n, max(created_at) AS at FROM tokens');
   const spent = relay.store.db.prepare('SELECT count(*) AS n FROM spent_challenges');
-  return () => `${tables()} ${JSON.stringify(tokens.get())} ${JSON.stringify(spent.get())}`;
+  return async () => `${tables()} ${JSON.stringify(await tokens.get())} ${JSON.stringify(await spent.get())}`;
 }
 
 /** Run `act`: refused with `code` (detail matching `detail`), the envelope, and nothing changed. */

@@ -35,19 +35,19 @@ export async function grant(relay: RunningRelay, by: MintedToken, space: string,
   return r;
 }
 
-export function roleIn(relay: RunningRelay, space: string, peer: string): string | null {
-  const s = relay.store.spaces.byName(space)!;
-  return relay.store.members.roleOf(s, peer);
+export async function roleIn(relay: RunningRelay, space: string, peer: string): Promise<string | null> {
+  const s = (await relay.store.spaces.byName(space))!;
+  return await relay.store.members.roleOf(s, peer);
 }
 
-export function memberRow(relay: RunningRelay, space: string, peer: string) {
-  const s = relay.store.spaces.byName(space)!;
-  return relay.store.members.get(s.id, peer);
+export async function memberRow(relay: RunningRelay, space: string, peer: string) {
+  const s = (await relay.store.spaces.byName(space))!;
+  return await relay.store.members.get(s.id, peer);
 }
 
-export function eventsOf(relay: RunningRelay, space: string) {
-  const s = relay.store.spaces.byName(space)!;
-  return relay.store.events.list(s.id, 0, 100_000);
+export async function eventsOf(relay: RunningRelay, space: string) {
+  const s = (await relay.store.spaces.byName(space))!;
+  return await relay.store.events.list(s.id, 0, 100_000);
 }
 
 export interface Snapshot {
@@ -56,11 +56,11 @@ export interface Snapshot {
 }
 
 /** What a refused write must not move: the SPACE's audit head and these KEYS' mailbox heads. */
-export function snapshot(relay: RunningRelay, space: string, peers: MintedToken[]): Snapshot {
-  const s = relay.store.spaces.byName(space)!;
+export async function snapshot(relay: RunningRelay, space: string, peers: MintedToken[]): Promise<Snapshot> {
+  const s = (await relay.store.spaces.byName(space))!;
   return {
-    audit: relay.store.events.head(s.id).revision,
-    mailboxes: peers.map((p) => relay.store.mailbox.head(p.peerId)),
+    audit: (await relay.store.events.head(s.id)).revision,
+    mailboxes: peers.map(async (p) => await relay.store.mailbox.head(p.peerId)),
   };
 }
 

@@ -18,14 +18,14 @@ export { call, type Answer };
  * A private, invite-only SPACE created straight in the store, titled by its name, with no
  * categories and no task settings (also used by the benchmarks); `opts` overrides any member.
  */
-export function createSpaceInStore(
+export async function createSpaceInStore(
   store: Store,
   owner: string,
   name: string,
   now: number,
   opts: Partial<CreateSpaceInput> = {},
-): SpaceRow {
-  return store.spaces.create({
+): Promise<SpaceRow> {
+  return (await store.spaces.create({
     spaceId: randomUUID(),
     name,
     owner,
@@ -42,20 +42,20 @@ export function createSpaceInStore(
     taskClaimHours: 4,
     now,
     ...opts,
-  }).space;
+  })).space;
 }
 
 let counter = 0;
 
 /** A fresh private SPACE owned by `by`, at the relay's clock. */
-export function newSpace(relay: RunningRelay, by: MintedToken, opts: Partial<CreateSpaceInput> = {}): SpaceRow {
-  return createSpaceInStore(relay.store, by.peerId, `rd-${++counter}-${toHex(randomBytes(3))}`, relay.clock.now(), opts);
+export async function newSpace(relay: RunningRelay, by: MintedToken, opts: Partial<CreateSpaceInput> = {}): Promise<SpaceRow> {
+  return await createSpaceInStore(relay.store, by.peerId, `rd-${++counter}-${toHex(randomBytes(3))}`, relay.clock.now(), opts);
 }
 
 /** A fresh private SPACE owned by `owner` with each of `writers` admitted as a writer. */
-export function spaceWithWriters(relay: RunningRelay, owner: MintedToken, writers: readonly MintedToken[]): SpaceRow {
-  const space = newSpace(relay, owner);
-  for (const w of writers) admit(relay, space, w, 'writer');
+export async function spaceWithWriters(relay: RunningRelay, owner: MintedToken, writers: readonly MintedToken[]): Promise<SpaceRow> {
+  const space = await newSpace(relay, owner);
+  for (const w of writers) await admit(relay, space, w, 'writer');
   return space;
 }
 
@@ -96,9 +96,9 @@ export function signedPost(
   });
 }
 
-export function admit(relay: RunningRelay, space: SpaceRow, peer: MintedToken, role: Role): void {
-  relay.store.members.admit(
-    relay.store.spaces.byRowId(space.id)!,
+export async function admit(relay: RunningRelay, space: SpaceRow, peer: MintedToken, role: Role): Promise<void> {
+  await relay.store.members.admit(
+    (await relay.store.spaces.byRowId(space.id))!,
     { peer: peer.peerId, role, tags: [], broughtInBy: space.owner },
     space.owner,
     relay.clock.now(),
@@ -132,8 +132,8 @@ export function codeOf(a: Answer): string | undefined {
  * posts would be: from then on appends leave their rows to the follow-up indexer
  * (relay/seek/indexer.ts) until it has caught up. Answers the watermark set.
  */
-export function putSeekIndexBehind(store: Store): number {
-  const behind = Math.max(0, store.seek.watermark() - 1);
-  store.db.prepare('UPDATE seek_state SET indexed_upto = ? WHERE id = 1').run(behind);
+export async function putSeekIndexBehind(store: Store): Promise<number> {
+  const behind = Math.max(0, await store.seek.watermark() - 1);
+  await store.db.prepare('UPDATE seek_state SET indexed_upto = ? WHERE id = 1').run(behind);
   return behind;
 }

@@ -52,6 +52,6 @@ export async function closeProxiedBridge(parts: { proxy?: RunningProxy; relay?: 
 export async function spaceWithPeer(setup: ProxiedBridge, prefix: string, opts: Record<string, unknown> = {}): Promise<string> {
   const name = freshName(prefix);
   toolOk(await callTool(setup.a, 'svc_space_control', { action: 'create', name, ...opts }));
-  admit(setup.relay, setup.relay.store.spaces.byName(name)!, setup.p, 'writer');
+  await admit(setup.relay, (await setup.relay.store.spaces.byName(name))!, setup.p, 'writer');
   return name;
 }

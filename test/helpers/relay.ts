@@ -91,7 +91,7 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
     bridgeBundle: opts.bridgeBundle,
     ...opts.config,
   };
-  const store = openStore(dataDir);
+  const store = await openStore(dataDir);
   const serviceKeys = loadServiceKeys({ dataDir, dev: config.dev, now: clock(), random });
   const checkpointLog = opts.checkpointLog === undefined ? undefined : openCheckpointLog(opts.checkpointLog);
   const app = buildApp({ config, store, clock, random, serviceKeys, checkpointLog, rateLimits: opts.rateLimits });

@@ -20,10 +20,10 @@ export async function createSpace(relay: RunningRelay, token: string, body: Reco
 }
 
 /** The newest governance revision of a SPACE, read from the store (0 when none). */
-export function auditHead(relay: RunningRelay, name: string): number {
-  const space = relay.store.spaces.byName(name);
+export async function auditHead(relay: RunningRelay, name: string): Promise<number> {
+  const space = await relay.store.spaces.byName(name);
   if (!space) throw new Error(`no SPACE ${name}`);
-  return relay.store.events.head(space.id).revision;
+  return (await relay.store.events.head(space.id)).revision;
 }
 
 let counter = 0;

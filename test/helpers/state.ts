@@ -55,8 +55,8 @@ export const WRITTEN_TABLES = [
  * ROWID, so there is no rowid order to rely on). Statements are prepared once.
  */
 export function stateProbe(relay: RunningRelay): () => string {
-  const dumps = WRITTEN_TABLES.map((table) => {
-    const columns = (relay.store.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
+  const dumps = WRITTEN_TABLES.map(async (table) => {
+    const columns = (await relay.store.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
     const row = columns.map((c) => `quote("${c}")`).join(" || ',' || ");
     const sql = relay.store.db.prepare(`SELECT group_concat(${row}, char(10) ORDER BY ${row}) AS t FROM ${table}`);
     return { table, sql: sql as unknown as { get(): { t: string | null } } };

@@ -43,13 +43,13 @@ async function follow(wait: (signal: AbortSignal) => Promise<unknown>, check: ()
 }
 
 /** Follow the KEY's mailbox until `signal` aborts. */
-export function followMailbox(ctx: RelayContext, peerId: string, notify: (uri: string) => void, signal: AbortSignal): Promise<void> {
+export async function followMailbox(ctx: RelayContext, peerId: string, notify: (uri: string) => void, signal: AbortSignal): Promise<void> {
   const notifier = notifierFor(ctx.store.db);
-  let head = ctx.store.mailbox.head(peerId);
+  let head = await ctx.store.mailbox.head(peerId);
   return follow(
     (s) => notifier.waitMailbox(peerId, WAIT_MS, s),
-    () => {
-      const now = ctx.store.mailbox.head(peerId);
+    async () => {
+      const now = await ctx.store.mailbox.head(peerId);
       if (now === head) return;
       head = now;
       notify('svc://mailbox');
@@ -59,9 +59,9 @@ export function followMailbox(ctx: RelayContext, peerId: string, notify: (uri: s
 }
 
 /** Whether any post after `after` up to `head` is a dossier by `peerId`. */
-function dossierLanded(ctx: RelayContext, spaceRowId: number, after: number, head: number, peerId: string): boolean {
+async function dossierLanded(ctx: RelayContext, spaceRowId: number, after: number, head: number, peerId: string): Promise<boolean> {
   for (let from = after; from < head; ) {
-    const page = ctx.store.posts.list(spaceRowId, from, PAGE);
+    const page = await ctx.store.posts.list(spaceRowId, from, PAGE);
     if (page.length === 0) return false;
     if (page.some((p) => p.kind === 'dossier' && p.author === peerId)) return true;
     from = page[page.length - 1]!.seq;
@@ -70,18 +70,18 @@ function dossierLanded(ctx: RelayContext, spaceRowId: number, after: number, hea
 }
 
 /** Follow one SPACE's addresses and posts for the KEY until `signal` aborts. */
-export function followSpace(ctx: RelayContext, f: SpaceFollow, peerId: string, notify: (uri: string) => void, signal: AbortSignal): Promise<void> {
+export async function followSpace(ctx: RelayContext, f: SpaceFollow, peerId: string, notify: (uri: string) => void, signal: AbortSignal): Promise<void> {
   const { store } = ctx;
   const notifier = notifierFor(store.db);
-  const currentVersion = () => store.oracle.current(f.spaceRowId)?.postId ?? null;
-  const hiddenOf = (postId: string) => store.posts.byPostId(postId)?.hiddenAt !== null;
-  let head = store.posts.head(f.spaceRowId).seq;
-  let current = f.addresses.some((a) => a.view === 'document') ? currentVersion() : null;
+  const currentVersion = async () => (await store.oracle.current(f.spaceRowId))?.postId ?? null;
+  const hiddenOf = async (postId: string) => (await store.posts.byPostId(postId))?.hiddenAt !== null;
+  let head = (await store.posts.head(f.spaceRowId)).seq;
+  let current = f.addresses.some((a) => a.view === 'document') ? await currentVersion() : null;
   const hidden = new Map(f.posts.map((p) => [p.postId, hiddenOf(p.postId)]));
   return follow(
     (s) => notifier.waitSpace(f.spaceRowId, WAIT_MS, s),
-    () => {
-      const now = store.posts.head(f.spaceRowId).seq;
+    async () => {
+      const now = (await store.posts.head(f.spaceRowId)).seq;
       if (now !== head) {
         const before = head;
         head = now;
@@ -89,10 +89,10 @@ export function followSpace(ctx: RelayContext, f: SpaceFollow, peerId: string, n
         for (const a of f.addresses) {
           if (a.view === 'posts' || a.view === 'latest') notify(a.uri);
           else if (a.view === 'dossier') {
-            dossier ??= dossierLanded(ctx, f.spaceRowId, before, now, peerId);
+            dossier ??= await dossierLanded(ctx, f.spaceRowId, before, now, peerId);
             if (dossier) notify(a.uri);
           } else {
-            const v = currentVersion();
+            const v = await currentVersion();
             if (v !== current) {
               current = v;
               notify(a.uri);
@@ -101,8 +101,8 @@ export function followSpace(ctx: RelayContext, f: SpaceFollow, peerId: string, n
         }
       }
       for (const p of f.posts) {
-        const h = hiddenOf(p.postId);
-        if (h === hidden.get(p.postId)) continue;
+        const h = await hiddenOf(p.postId);
+        if (h === await hidden.get(p.postId)) continue;
         hidden.set(p.postId, h);
         notify(p.uri);
       }

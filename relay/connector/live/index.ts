@@ -45,7 +45,7 @@ export function liveUpdates(app: FastifyInstance, ctx: RelayContext, serverInfo:
   app.addHook('preClose', async () => streams.stop());
   return {
     streams,
-    answer(req, caller, signal) {
+    async answer(req, caller, signal) {
       const body = parsedBody(req);
       // A body of JSON null, a number or a string is no message at all: the SDK answers it.
       if (body === null || typeof body !== 'object' || (body as { method?: unknown }).method !== 'subscriptions/listen') return undefined;
@@ -57,7 +57,7 @@ export function liveUpdates(app: FastifyInstance, ctx: RelayContext, serverInfo:
         body,
       });
       if (route.kind !== 'modern' || route.messageKind !== 'request') return undefined;
-      return listen(ctx, streams, { message: route.message, caller, signal, requestId: req.id, serverInfo });
+      return await listen(ctx, streams, { message: route.message, caller, signal, requestId: req.id, serverInfo });
     },
     onServer(server, era) {
       if (era === 'modern') server.server.registerCapabilities({ resources: { subscribe: true } });

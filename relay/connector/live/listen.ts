@@ -44,11 +44,11 @@ function rpcError(id: JSONRPCRequest['id'], rpcCode: number, code: ErrorCode, re
 }
 
 /** Why the caller holds no KEY identity here: the refusal a route would give its token. */
-function tokenProblem(ctx: RelayContext, caller: Caller): { code: ErrorCode; detail: string } {
+async function tokenProblem(ctx: RelayContext, caller: Caller): Promise<{ code: ErrorCode; detail: string }> {
   const header = caller.authorization;
   if (header === undefined) return { code: 'TOKEN_MISSING', detail: 'authorization: live updates follow a KEY; send its token as a bearer' };
   const m = /^Bearer +(svc_[0-9a-f]{64}) *$/i.exec(header);
-  const record = m === null ? undefined : ctx.store.tokens.byHash(tokenHash(m[1]!));
+  const record = m === null ? undefined : await ctx.store.tokens.byHash(tokenHash(m[1]!));
   if (record === undefined) return { code: 'TOKEN_INVALID', detail: 'token: not known here' };
   if (record.revokedAt !== null) return { code: 'TOKEN_REVOKED', detail: 'token: revoked' };
   if (record.expiresAt <= ctx.clock()) return { code: 'TOKEN_EXPIRED', detail: 'token: expired' };
@@ -65,7 +65,7 @@ function requested(message: JSONRPCRequest): readonly unknown[] {
 }
 
 /** Which followable addresses the KEY may read now, grouped by what follows them. */
-function readable(ctx: RelayContext, peerId: string, asked: readonly Followed[]): { kept: Followed[]; mailbox: boolean; spaces: Map<number, SpaceFollow> } {
+async function readable(ctx: RelayContext, peerId: string, asked: readonly Followed[]): Promise<{ kept: Followed[]; mailbox: boolean; spaces: Map<number, SpaceFollow> }> {
   const { store } = ctx;
   const kept: Followed[] = [];
   const spaces = new Map<number, { spaceRowId: number; addresses: Extract<Followed, { on: 'space' }>[]; posts: Extract<Followed, { on: 'post' }>[] }>();
@@ -74,9 +74,9 @@ function readable(ctx: RelayContext, peerId: string, asked: readonly Followed[])
     if (g === undefined) spaces.set(spaceRowId, (g = { spaceRowId, addresses: [], posts: [] }));
     return g;
   };
-  const mayRead = (spaceRowId: number) => {
-    const space = store.spaces.byRowId(spaceRowId);
-    return space !== undefined && canReadPosts(space, store.members.roleOf(space, peerId)) ? space : undefined;
+  const mayRead = async (spaceRowId: number) => {
+    const space = await store.spaces.byRowId(spaceRowId);
+    return space !== undefined && canReadPosts(space, await store.members.roleOf(space, peerId)) ? space : undefined;
   };
   let mailbox = false;
   for (const f of asked) {
@@ -84,14 +84,14 @@ function readable(ctx: RelayContext, peerId: string, asked: readonly Followed[])
       mailbox = true;
       kept.push(f);
     } else if (f.on === 'space') {
-      const row = store.spaces.byName(f.space);
-      const space = row === undefined ? undefined : mayRead(row.id);
+      const row = await store.spaces.byName(f.space);
+      const space = row === undefined ? undefined : await mayRead(row.id);
       if (space === undefined || (f.view === 'document' && !space.oracle)) continue;
       group(space.id).addresses.push(f);
       kept.push(f);
     } else {
-      const post = store.posts.byPostId(f.postId);
-      if (post === undefined || mayRead(post.spaceRowId) === undefined) continue;
+      const post = await store.posts.byPostId(f.postId);
+      if (post === undefined || await mayRead(post.spaceRowId) === undefined) continue;
       group(post.spaceRowId).posts.push(f);
       kept.push(f);
     }
@@ -100,18 +100,18 @@ function readable(ctx: RelayContext, peerId: string, asked: readonly Followed[])
 }
 
 /** Answer one `subscriptions/listen`: the refusal, or the stream (an SSE response). */
-export function listen(ctx: RelayContext, live: LiveStreams, req: ListenRequest): Response {
+export async function listen(ctx: RelayContext, live: LiveStreams, req: ListenRequest): Promise<Response> {
   const { message, caller } = req;
   const id = message.id;
   const identity = caller.identity;
   if (identity === undefined) {
-    const p = tokenProblem(ctx, caller);
+    const p = await tokenProblem(ctx, caller);
     return rpcError(id, -32600, p.code, req.requestId, p.detail);
   }
   if (!live.hasRoom(identity.peerId)) {
     return rpcError(id, -32603, 'BUSY', req.requestId, `live streams: at most ${LIVE_STREAMS_PER_KEY} per KEY are open; end one (cancel its subscriptions/listen) and listen again`);
   }
-  const { kept, mailbox, spaces } = readable(ctx, identity.peerId, followable(requested(message)));
+  const { kept, mailbox, spaces } = await readable(ctx, identity.peerId, followable(requested(message)));
 
   const encoder = new TextEncoder();
   const followers = new AbortController();

@@ -83,9 +83,9 @@ export class LiveStreams {
         const following = this.of(peer).filter((s) => s.spaces.has(space.id));
         if (following.length === 0) return;
         // Told inside the removing transaction: judge once it has committed (or rolled back).
-        setImmediate(() => {
-          const now = this.ctx.store.spaces.byRowId(space.id);
-          if (now !== undefined && canReadPosts(now, this.ctx.store.members.roleOf(now, peer))) return;
+        setImmediate(async () => {
+          const now = await this.ctx.store.spaces.byRowId(space.id);
+          if (now !== undefined && canReadPosts(now, await this.ctx.store.members.roleOf(now, peer))) return;
           for (const s of following) s.end('left');
         });
       }),

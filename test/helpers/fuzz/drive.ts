@@ -28,14 +28,14 @@ export interface Driver {
   run(name: string, arb: fc.Arbitrary<FuzzRequest>, runs: number, seed?: number): Promise<RouteResult>;
 }
 
-export function createDriver(relay: RunningRelay, world: World): Driver {
+export async function createDriver(relay: RunningRelay, world: World): Promise<Driver> {
   const digest = stateProbe(relay);
   const changes = relay.store.db.prepare('SELECT total_changes() AS n');
-  const totalChanges = () => (changes.get() as { n: number }).n;
+  const totalChanges = async () => (await changes.get() as { n: number }).n;
   let counts: Record<string, number> = {};
   const host = new URL(relay.url).host;
   let baseline = digest();
-  let baselineAt = totalChanges();
+  let baselineAt = await totalChanges();
 
   const authHeader = (choice: AuthChoice): string | undefined => {
     switch (choice) {
@@ -69,10 +69,10 @@ export function createDriver(relay: RunningRelay, world: World): Driver {
     const headers: Record<string, string> = { host, ...req.headers };
     const auth = authHeader(req.auth);
     if (auth !== undefined) headers.authorization = auth;
-    if (totalChanges() !== baselineAt) {
+    if (await totalChanges() !== baselineAt) {
       // Something else wrote since (a background job): take the state as it is now.
       baseline = digest();
-      baselineAt = totalChanges();
+      baselineAt = await totalChanges();
     }
     let timer: NodeJS.Timeout | undefined;
     const hang = new Promise<never>((_, reject) => {
@@ -89,18 +89,18 @@ export function createDriver(relay: RunningRelay, world: World): Driver {
     counts[kind] = (counts[kind] ?? 0) + 1;
     const problem = problemWith(req.method, req.url, res, world.secret);
     if (problem !== undefined) return problem;
-    const moved = totalChanges() !== baselineAt;
+    const moved = await totalChanges() !== baselineAt;
     if (res.status >= 400 && moved) {
       const after = digest();
       if (after !== baseline) {
         baseline = after;
-        baselineAt = totalChanges();
+        baselineAt = await totalChanges();
         return `HTTP ${res.status} ${res.text.slice(0, 100)}: the refusal changed the tables`;
       }
     }
     if (moved) {
       baseline = digest();
-      baselineAt = totalChanges();
+      baselineAt = await totalChanges();
     }
     if (res.status < 300 && req.url.startsWith('/v1/tokens')) await renewTokens();
     return undefined;
