@@ -1,0 +1,12 @@
+/**
+ * Every PostgreSQL migration, in order. The PostgreSQL store started from the schema SQLite
+ * had reached by its migration 014, as one first migration; a later change to the schema is
+ * a new migration here and one in relay/store/sqlite/migrations/, each numbered in its own
+ * folder, listed explicitly (no directory scanning). Released migrations are never edited.
+ */
+import type { Migration } from './types.js';
+import { migration as m001 } from './001_schema.js';
+
+export type { Migration } from './types.js';
+
+export const MIGRATIONS: readonly Migration[] = [m001];
