@@ -1,0 +1,262 @@
+/**
+ * The PostgreSQL side of relay/store/database.ts over a `pg` pool, with the SQLite side's
+ * semantics (relay/store/sqlite/connection.ts):
+ *
+ * - SQL arrives with `?` or `@name` parameters and is translated to `$n` once per statement
+ *   (./sql.ts).
+ * - A statement outside any transaction runs on any pooled connection in autocommit, so it sees
+ *   only committed data, never another caller's open transaction.
+ * - `transaction(fn)` checks out one connection for the whole of `fn` and carries it through
+ *   the async context (AsyncLocalStorage): every statement `fn` issues, through any number of
+ *   awaits and stores, runs on that connection. A nested `transaction(...)` is a SAVEPOINT.
+ * - `.immediate()` takes the relay's write lock (`pg_advisory_xact_lock`) right after BEGIN:
+ *   writers in every relay process on this database take turns as SQLite's single writer
+ *   does, and, at READ COMMITTED, each statement after the lock sees every earlier writer's
+ *   commit, so a read-then-increment of a gap-free counter never issues a number twice.
+ *
+ * Where PostgreSQL differs from SQLite: a failed statement aborts the whole (sub)transaction,
+ * and until a rollback every later statement fails. A savepoint whose body throws rolls back
+ * to itself, which makes the outer transaction usable again, exactly as on SQLite. A body that
+ * catches a failed statement and goes on cannot commit what it did after it: the transaction
+ * (or savepoint) then throws that first failure rather than commit (PostgreSQL would answer
+ * COMMIT of an aborted transaction with a silent ROLLBACK).
+ *
+ * Values: int8 and numeric come back as numbers (every integer the relay stores, milliseconds,
+ * positions and counts, is far below 2^53; COUNT and SUM answer int8 and numeric), bytea as a
+ * Buffer, NULL as null. The type parsers are this pool's own, never pg's global ones.
+ *
+ * A lost connection rejects the statements on it and never crashes the process: the pool's
+ * and every checked-out client's 'error' events are handled and logged.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import pg from 'pg';
+import type { BindParameters, Db, RunResult, Statement, Transaction } from '../database.js';
+import { WRITE_LOCK } from './locks.js';
+import { bindValues, translateSql, type TranslatedSql } from './sql.js';
+
+export interface PostgresOptions {
+  /** Connections in the pool (default 10). */
+  poolSize?: number;
+  /** How long to wait for a connection before a statement fails, in ms (default 10 s). */
+  connectTimeoutMs?: number;
+  /** Shown in pg_stat_activity (default 'svc-relay'). */
+  applicationName?: string;
+  /** Where connection trouble is reported (default: a line on stderr). */
+  log?: (message: string) => void;
+}
+
+/** The open transaction of one async context. */
+interface OpenTransaction {
+  readonly client: pg.PoolClient;
+  active: boolean;
+  /** Savepoints open inside it (names are sp1, sp2, … by depth). */
+  depth: number;
+  /** True once the write lock is held (until the transaction ends). */
+  locked: boolean;
+  /** The first statement failure (or lost connection) PostgreSQL has not yet been rolled back past. */
+  failed: unknown;
+}
+
+const TRANSLATION_CACHE_LIMIT = 2000;
+
+/** int8 (20) and numeric (1700) as JavaScript numbers. */
+function relayTypes(): pg.CustomTypesConfig {
+  const types = new pg.TypeOverrides();
+  types.setTypeParser(20, 'text', Number);
+  types.setTypeParser(1700, 'text', Number);
+  return types;
+}
+
+/** The URL with its password replaced, for logs and messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== '') u.password = '***';
+    return u.toString();
+  } catch {
+    return 'postgres (unparsable URL)';
+  }
+}
+
+export class PostgresDb implements Db {
+  readonly dialect = 'postgres' as const;
+  readonly name: string;
+  readonly pool: pg.Pool;
+  private readonly context = new AsyncLocalStorage<OpenTransaction>();
+  private readonly translations = new Map<string, TranslatedSql>();
+  private readonly log: (message: string) => void;
+  private closed = false;
+
+  constructor(url: string, options: PostgresOptions = {}) {
+    this.name = redactUrl(url);
+    this.log = options.log ?? ((m) => process.stderr.write(`svc-relay: postgres: ${m}\n`));
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+      application_name: options.applicationName ?? 'svc-relay',
+      types: relayTypes(),
+    });
+    // An idle connection that breaks (server restart, network) is dropped by the pool; the next
+    // statement opens a new one. Without a listener the event would end the process.
+    this.pool.on('error', (e) => this.log(`an idle connection failed and was dropped: ${e.message}`));
+  }
+
+  get open(): boolean {
+    return !this.closed;
+  }
+
+  get inTransaction(): boolean {
+    return this.context.getStore()?.active === true;
+  }
+
+  prepare<P extends BindParameters = unknown[], R = unknown>(sql: string): Statement<P, R> {
+    return this.statement(this.translate(sql), false) as unknown as Statement<P, R>;
+  }
+
+  async exec(sql: string): Promise<void> {
+    // No parameters: the simple query protocol, which takes several statements at once.
+    const open = this.context.getStore();
+    if (open?.active) await this.onTransaction(open, sql);
+    else await this.pool.query(sql);
+  }
+
+  transaction<A extends unknown[], R>(fn: (...args: A) => Promise<R>): Transaction<A, R> {
+    const run = async (immediate: boolean, args: A): Promise<R> => {
+      const open = this.context.getStore();
+      return open?.active ? await this.savepoint(open, immediate, fn, args) : await this.topLevel(immediate, fn, args);
+    };
+    const tx = (async (...args: A) => await run(false, args)) as Transaction<A, R>;
+    tx.immediate = async (...args: A) => await run(true, args);
+    return tx;
+  }
+
+  /** End the pool: waits for checked-out connections (open transactions) to be given back. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+
+  private translate(sql: string): TranslatedSql {
+    let t = this.translations.get(sql);
+    if (t === undefined) {
+      t = translateSql(sql);
+      if (this.translations.size >= TRANSLATION_CACHE_LIMIT) this.translations.clear();
+      this.translations.set(sql, t);
+    }
+    return t;
+  }
+
+  private statement(sql: TranslatedSql, pluck: boolean): Statement<unknown[], unknown> {
+    const self = this;
+    const rows = async (params: unknown[]): Promise<pg.QueryResult> => await self.query(sql, bindValues(sql, params), pluck);
+    return {
+      async get(...params: unknown[]) {
+        const rs = await rows(params);
+        return pluck ? (rs.rows[0] as unknown[] | undefined)?.[0] : rs.rows[0];
+      },
+      async all(...params: unknown[]) {
+        const rs = await rows(params);
+        return pluck ? rs.rows.map((r: unknown[]) => r[0]) : rs.rows;
+      },
+      async run(...params: unknown[]): Promise<RunResult> {
+        return { changes: (await rows(params)).rowCount ?? 0 };
+      },
+      pluck<V>() {
+        return self.statement(sql, true) as unknown as Statement<unknown[], V>;
+      },
+    };
+  }
+
+  private async query(sql: TranslatedSql, values: unknown[], pluck: boolean): Promise<pg.QueryResult> {
+    const config: pg.QueryConfig & { rowMode?: 'array' } = { text: sql.text, values };
+    if (pluck) config.rowMode = 'array';
+    const open = this.context.getStore();
+    if (open?.active) return await this.onTransaction(open, config);
+    return await this.pool.query(config);
+  }
+
+  /** One statement on the transaction's connection, remembering a failure (PostgreSQL aborted the transaction). */
+  private async onTransaction(open: OpenTransaction, config: pg.QueryConfig | string): Promise<pg.QueryResult> {
+    try {
+      return await (typeof config === 'string' ? await open.client.query(config) : await open.client.query(config));
+    } catch (e) {
+      open.failed ??= e;
+      throw e;
+    }
+  }
+
+  private async topLevel<A extends unknown[], R>(immediate: boolean, fn: (...args: A) => Promise<R>, args: A): Promise<R> {
+    const client = await this.pool.connect();
+    const open: OpenTransaction = { client, active: true, depth: 0, locked: false, failed: undefined };
+    // While checked out, the pool no longer listens for this client's errors; a connection lost
+    // now must not end the process. The statements on it reject on their own.
+    const onError = (e: Error): void => {
+      open.failed ??= e;
+      this.log(`a connection in a transaction failed: ${e.message}`);
+    };
+    client.on('error', onError);
+    // A connection whose ROLLBACK failed may be dead or still inside the transaction: it is
+    // destroyed, never given back to the pool.
+    let destroy: Error | undefined;
+    try {
+      let value: R;
+      try {
+        await client.query('BEGIN');
+        if (immediate) await this.lock(open);
+        value = await this.context.run(open, async () => await fn(...args));
+        if (open.failed !== undefined) throw open.failed;
+        await client.query('COMMIT');
+      } catch (e) {
+        await client.query('ROLLBACK').catch((r: unknown) => (destroy = asError(r)));
+        throw e;
+      }
+      return value;
+    } finally {
+      open.active = false;
+      client.off('error', onError);
+      client.release(destroy);
+    }
+  }
+
+  private async lock(open: OpenTransaction): Promise<void> {
+    await this.onTransaction(open, { text: 'SELECT pg_advisory_xact_lock($1)', values: [WRITE_LOCK] });
+    open.locked = true;
+  }
+
+  private async savepoint<A extends unknown[], R>(open: OpenTransaction, immediate: boolean, fn: (...args: A) => Promise<R>, args: A): Promise<R> {
+    if (open.failed !== undefined) throw open.failed;
+    // An immediate savepoint inside a transaction that did not take the write lock takes it now
+    // (held to the transaction's end): its reads then see every earlier writer's commit.
+    if (immediate && !open.locked) await this.lock(open);
+    const name = `sp${++open.depth}`;
+    try {
+      await this.onTransaction(open, `SAVEPOINT ${name}`);
+      try {
+        const value = await fn(...args);
+        if (open.failed !== undefined) throw open.failed;
+        await this.onTransaction(open, `RELEASE SAVEPOINT ${name}`);
+        return value;
+      } catch (e) {
+        // Back to the savepoint: the transaction is usable again, as if the body never ran.
+        // If even that fails (a lost connection), the transaction stays failed and the top
+        // level rolls it back.
+        try {
+          await open.client.query(`ROLLBACK TO SAVEPOINT ${name}`);
+          await open.client.query(`RELEASE SAVEPOINT ${name}`);
+          open.failed = undefined;
+        } catch (rollback) {
+          open.failed = rollback;
+        }
+        throw e;
+      }
+    } finally {
+      open.depth--;
+    }
+  }
+}
+
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
+}
