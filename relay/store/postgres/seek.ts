@@ -1,0 +1,266 @@
+/**
+ * The SEEK index on PostgreSQL: relay/store/seek.ts's interface and rules, over `seek_text`
+ * (one tsvector of the relay's own terms per post, under a GIN index; ./seek-text.ts) instead
+ * of FTS5. The SQLite module documents the design; what follows is where PostgreSQL does the
+ * same thing another way.
+ *
+ * - Candidates. FTS5 is walked newest first and the walk stops early; here one statement does
+ *   the whole bounded walk: the `scan` newest matches (GIN finds them, the newest are kept),
+ *   visibility in the same statement, then the unscoped caps as window functions. A match
+ *   outside the caller's own SPACES is kept when it is among the first `perSpace` of its SPACE
+ *   and, of those, among the first `perOwner` of its SPACE's owner, newest first, which keeps
+ *   exactly the rows SQLite's one pass with two counters keeps (a row the SPACE cap drops never
+ *   counts toward its owner's). The first `cap` kept rows are the candidates; hidden posts are
+ *   then left out, as on SQLite (so a hidden post takes its place in the caps there and here).
+ * - Fingerprints: the same (scheme, value, post_row) key, values compared bytewise (COLLATE
+ *   "C"), so a prefix is the same range; the prefix's `scan` first index entries are taken in
+ *   index order (value, then row), which is the order SQLite's walk of its key visits them.
+ * - The watermark. A posts id comes from a sequence here, and an insert that rolls back leaves
+ *   its number unused, where SQLite would give it again. An append's own post is stored when
+ *   nothing but such gaps lies between the watermark and it: inside the append's write
+ *   transaction every earlier writer has committed or rolled back (posts rows are inserted only
+ *   under the relay's write lock), so a number below it with no row is a gap for good.
+ */
+import type { Fingerprint } from '../../../shared/validate.js';
+import { SEEKABLE_PUBLIC_POSTS_PER_DAY } from '../../../shared/limits.js';
+import type { Db, Statement } from '../database.js';
+import type { PendingPost, PreparedDoc, SeekCandidate, SeekScope, SeekStore, TextCandidate } from '../seek.js';
+import { tsqueryLiteral, tsvectorLiteral } from './seek-text.js';
+
+const DAY_MS = 86_400_000;
+
+/** The largest valid code point: `prefix + it` bounds every value starting with `prefix`. */
+const MAX_CHAR = String.fromCodePoint(0x10ffff);
+
+/** SeekStore with every answer a promise (the stores' asynchronous interface). */
+export type AsyncSeekStore = {
+  [K in keyof SeekStore]: (...args: Parameters<SeekStore[K]>) => Promise<Awaited<ReturnType<SeekStore[K]>>>;
+};
+
+interface CandidateRow {
+  post_row: number;
+  space_row_id: number;
+  owner: string;
+  own: boolean;
+}
+
+/** The caller's own SPACES (owner or member). */
+const OWN_SPACES = '(SELECT id FROM spaces WHERE owner = @caller UNION ALL SELECT space_row_id FROM members WHERE peer_id = @caller)';
+
+/**
+ * The WHERE conditions of a scope over `d` (seek_docs), `s` (its SPACE) and `p` (posts, joined
+ * when a post filter is asked), with named parameters; relay/store/seek.ts `scopeSql` on SQLite.
+ */
+function scopeSql(scope: SeekScope): { sql: string; params: Record<string, unknown>; posts: boolean } {
+  const parts: string[] = [];
+  const params: Record<string, unknown> = { caller: scope.caller ?? '' };
+  if (scope.spaceRowId !== undefined) {
+    parts.push('d.space_row_id = @space');
+    params.space = scope.spaceRowId;
+  } else if (scope.caller === null) {
+    parts.push('(d.public = 1 AND d.unscoped = 1)');
+  } else {
+    parts.push(`(d.public = 1 AND d.unscoped = 1 OR d.space_row_id IN ${OWN_SPACES})`);
+  }
+  if (scope.categories !== undefined) {
+    parts.push('d.space_row_id IN (SELECT space_row_id FROM space_categories WHERE category = ANY(@categories::text[]))');
+    params.categories = [...scope.categories];
+  }
+  if (scope.oracle !== undefined) {
+    parts.push('s.oracle = @oracle');
+    params.oracle = scope.oracle ? 1 : 0;
+  }
+  if (scope.kinds !== undefined) {
+    parts.push('p.kind = ANY(@kinds::text[])');
+    params.kinds = [...scope.kinds];
+  }
+  if (scope.author !== undefined) {
+    parts.push('p.author = @author');
+    params.author = scope.author;
+  }
+  return { sql: parts.join(' AND '), params, posts: scope.kinds !== undefined || scope.author !== undefined };
+}
+
+function ownSql(scope: SeekScope): string {
+  return scope.caller === null ? 'false' : `d.space_row_id IN ${OWN_SPACES}`;
+}
+
+/** Statements depend on the scope's shape only; a handful of shapes exist. */
+function shapeKey(kind: string, scope: SeekScope): string {
+  const who = scope.spaceRowId !== undefined ? 'space' : scope.caller === null ? 'anon' : 'key';
+  const filters = [scope.categories, scope.oracle, scope.kinds, scope.author].map((f) => (f === undefined ? 0 : 1)).join('');
+  return `${kind}:${who}:${filters}`;
+}
+
+export function createPostgresSeekStore(db: Db): AsyncSeekStore {
+  if (db.dialect !== 'postgres') throw new Error('createPostgresSeekStore: a PostgreSQL database is needed');
+  const selectWatermark = db.prepare<[], { indexed_upto: number }>('SELECT indexed_upto FROM seek_state WHERE id = 1');
+  const updateWatermark = db.prepare('UPDATE seek_state SET indexed_upto = ? WHERE id = 1');
+  const selectPending = db.prepare<[number, number], {
+    id: number;
+    space_row_id: number;
+    author: string;
+    title: string | null;
+    body: string | null;
+    fingerprints_json: string | null;
+    posted_at: number;
+    visibility: string;
+  }>(
+    `SELECT p.id, p.space_row_id, p.author, p.title, p.body, p.fingerprints_json, p.posted_at, s.visibility
+       FROM posts p JOIN spaces s ON s.id = p.space_row_id
+      WHERE p.id > ? ORDER BY p.id LIMIT ?`,
+  );
+  const selectPostBetween = db.prepare<[number, number], { id: number }>('SELECT id FROM posts WHERE id > ? AND id < ? LIMIT 1');
+  const insertDoc = db.prepare('INSERT INTO seek_docs (post_row, space_row_id, public, unscoped) VALUES (?, ?, ?, ?)');
+  const insertText = db.prepare('INSERT INTO seek_text (post_row, terms) VALUES (?, ?::tsvector)');
+  const insertFingerprint = db.prepare('INSERT INTO seek_fingerprints (scheme, value, post_row) VALUES (?, ?, ?) ON CONFLICT DO NOTHING');
+  const selectDaily = db.prepare<[string, number], { count: number }>('SELECT count FROM seek_daily WHERE author = ? AND day = ?');
+  const upsertDaily = db.prepare(
+    `INSERT INTO seek_daily (author, day, count) VALUES (?, ?, 1)
+     ON CONFLICT (author, day) DO UPDATE SET count = seek_daily.count + 1`,
+  );
+  const selectDoc = db.prepare<[number], { post_row: number }>('SELECT post_row FROM seek_docs WHERE post_row = ?');
+  const selectNewest = db.prepare<[string, number], { found: number; oldest: number | null }>(
+    `SELECT count(*) AS found, min(post_row) AS oldest
+       FROM (SELECT post_row FROM seek_text WHERE terms @@ ?::tsquery ORDER BY post_row DESC LIMIT ?) t`,
+  );
+  const selectHidden = db.prepare<[number[]], { id: number }>('SELECT id FROM posts WHERE id = ANY(?::bigint[]) AND hidden_at IS NOT NULL');
+  const selectTexts = db.prepare<[number, number[]], { id: number; hidden_at: number | null; title: string | null; body: string | null }>(
+    'SELECT id, hidden_at, title, substr(body, 1, ?) AS body FROM posts WHERE id = ANY(?::bigint[])',
+  );
+
+  const cache = new Map<string, Statement<Record<string, unknown>, CandidateRow>>();
+  function prepared(key: string, sql: string): Statement<Record<string, unknown>, CandidateRow> {
+    let stmt = cache.get(key);
+    if (!stmt) {
+      stmt = db.prepare<Record<string, unknown>, CandidateRow>(sql);
+      cache.set(key, stmt);
+    }
+    return stmt;
+  }
+
+  /** One post's rows; a public post counts toward its author's seekable posts of the day. */
+  async function storeDoc(d: PreparedDoc): Promise<void> {
+    let unscoped = 0;
+    if (d.public) {
+      const day = Math.floor(d.postedAt / DAY_MS);
+      const count = (await selectDaily.get(d.author, day))?.count ?? 0;
+      if (count < SEEKABLE_PUBLIC_POSTS_PER_DAY) unscoped = 1;
+      await upsertDaily.run(d.author, day);
+    }
+    await insertDoc.run(d.rowId, d.spaceRowId, d.public ? 1 : 0, unscoped);
+    if (d.terms !== null) await insertText.run(d.rowId, tsvectorLiteral(d.terms));
+    for (const fp of d.fingerprints) await insertFingerprint.run(fp.scheme, fp.value, d.rowId);
+  }
+
+  const watermark = async (): Promise<number> => (await selectWatermark.get())?.indexed_upto ?? 0;
+
+  const indexTx = db.transaction(async (from: number, upto: number, docs: readonly PreparedDoc[]): Promise<boolean> => {
+    if ((await watermark()) !== from) return false;
+    for (const d of docs) if ((await selectDoc.get(d.rowId)) === undefined) await storeDoc(d);
+    await updateWatermark.run(upto);
+    return true;
+  });
+
+  /** Candidates of the rows a scope lets through, hidden posts left out (looked up for them only). */
+  async function unhidden(rows: CandidateRow[]): Promise<SeekCandidate[]> {
+    if (rows.length === 0) return [];
+    const hidden = new Set((await selectHidden.all(rows.map((r) => r.post_row))).map((h) => h.id));
+    return rows
+      .filter((r) => !hidden.has(r.post_row))
+      .map((r) => ({ rowId: r.post_row, spaceRowId: r.space_row_id, owner: r.owner, own: r.own, score: 0 }));
+  }
+
+  async function fingerprintCandidates(kind: 'fp' | 'prefix', scope: SeekScope, bind: Record<string, unknown>): Promise<SeekCandidate[]> {
+    const { sql: where, params, posts } = scopeSql(scope);
+    const joins = `JOIN seek_docs d ON d.post_row = f.post_row JOIN spaces s ON s.id = d.space_row_id${posts ? ' JOIN posts p ON p.id = f.post_row' : ''}`;
+    const source =
+      kind === 'fp'
+        ? 'seek_fingerprints f'
+        : `(SELECT post_row FROM seek_fingerprints WHERE scheme = @scheme AND value >= @value AND value < @upper
+             ORDER BY value, post_row LIMIT @scan) f`;
+    const exact = kind === 'fp' ? 'f.scheme = @scheme AND f.value = @value AND ' : '';
+    const sql = `SELECT f.post_row, d.space_row_id, s.owner, ${ownSql(scope)} AS own
+                   FROM ${source} ${joins}
+                  WHERE ${exact}${where}
+                  ORDER BY f.post_row DESC LIMIT @cap`;
+    return await unhidden(await prepared(shapeKey(kind, scope), sql).all({ ...params, ...bind }));
+  }
+
+  async function textCandidates(
+    expression: string,
+    scope: SeekScope,
+    walk: { scan: number; cap: number; perSpace: number; perOwner: number; chars: number },
+  ): Promise<TextCandidate[]> {
+    if (walk.cap <= 0) return [];
+    const { sql: where, params, posts } = scopeSql(scope);
+    const visible = `SELECT t.post_row, d.space_row_id, s.owner, ${ownSql(scope)} AS own
+                       FROM (SELECT post_row FROM seek_text WHERE terms @@ @match::tsquery ORDER BY post_row DESC LIMIT @scan) t
+                       JOIN seek_docs d ON d.post_row = t.post_row
+                       JOIN spaces s ON s.id = d.space_row_id${posts ? ' JOIN posts p ON p.id = t.post_row' : ''}
+                      WHERE ${where}`;
+    // Scoped to one SPACE: no caps. Unscoped: the SPACE cap, then the owner cap over what it
+    // kept, each counting only rows outside the caller's own SPACES (`own` rows pass both).
+    const sql =
+      scope.spaceRowId !== undefined
+        ? `${visible} ORDER BY t.post_row DESC LIMIT @cap`
+        : `WITH visible AS (${visible}),
+           in_space AS (
+             SELECT v.*, row_number() OVER (PARTITION BY v.own, v.space_row_id ORDER BY v.post_row DESC) AS n FROM visible v
+           ),
+           in_owner AS (
+             SELECT i.post_row, i.space_row_id, i.owner, i.own,
+                    row_number() OVER (PARTITION BY i.own, i.owner ORDER BY i.post_row DESC) AS n
+               FROM in_space i WHERE i.own OR i.n <= @perSpace
+           )
+           SELECT post_row, space_row_id, owner, own FROM in_owner
+            WHERE own OR n <= @perOwner
+            ORDER BY post_row DESC LIMIT @cap`;
+    const bind: Record<string, unknown> = { ...params, match: tsqueryLiteral(expression), scan: walk.scan, cap: walk.cap };
+    if (scope.spaceRowId === undefined) Object.assign(bind, { perSpace: walk.perSpace, perOwner: walk.perOwner });
+    const chosen = await prepared(shapeKey('text', scope), sql).all(bind);
+    if (chosen.length === 0) return [];
+    const texts = new Map((await selectTexts.all(walk.chars, chosen.map((r) => r.post_row))).map((t) => [t.id, t]));
+    const out: TextCandidate[] = [];
+    for (const r of chosen) {
+      const t = texts.get(r.post_row);
+      if (!t || t.hidden_at !== null) continue;
+      out.push({ rowId: r.post_row, spaceRowId: r.space_row_id, owner: r.owner, own: r.own, score: 0, title: t.title, body: t.body });
+    }
+    return out;
+  }
+
+  return {
+    watermark,
+    async pending(after, limit) {
+      return (await selectPending.all(after, limit)).map((r) => ({
+        rowId: r.id,
+        spaceRowId: r.space_row_id,
+        author: r.author,
+        title: r.title,
+        body: r.body,
+        fingerprintsJson: r.fingerprints_json,
+        postedAt: r.posted_at,
+        public: r.visibility === 'public',
+      })) satisfies PendingPost[];
+    },
+    index: async (from, upto, docs) => await indexTx.immediate(from, upto, docs),
+    async indexNext(doc) {
+      if (!db.inTransaction) throw new Error('indexNext: call it inside the write transaction that inserts the post');
+      const w = await watermark();
+      if (w >= doc.rowId) return false;
+      if (w !== doc.rowId - 1 && (await selectPostBetween.get(w, doc.rowId)) !== undefined) return false;
+      await storeDoc(doc);
+      await updateWatermark.run(doc.rowId);
+      return true;
+    },
+    textCandidates,
+    async newestMatches(expression, most) {
+      const r = await selectNewest.get(tsqueryLiteral(expression), most);
+      return { found: r?.found ?? 0, oldest: r?.oldest ?? 0 };
+    },
+    fingerprint: async (fp: Fingerprint, scope, cap) => await fingerprintCandidates('fp', scope, { scheme: fp.scheme, value: fp.value, cap }),
+    fingerprintPrefix: async (fp: Fingerprint, scope, cap, scan) =>
+      await fingerprintCandidates('prefix', scope, { scheme: fp.scheme, value: fp.value, upper: fp.value + MAX_CHAR, cap, scan }),
+  };
+}
