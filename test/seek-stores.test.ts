@@ -11,10 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { Db } from '../relay/store/database.js';
 import { openDatabase } from '../relay/store/sqlite/open.js';
-import { createSeekStore, type SeekScope, type TextWalk } from '../relay/store/seek.js';
+import { createSeekStore, type SeekScope, type SeekStore, type TextWalk } from '../relay/store/seek.js';
 import { PostgresDb } from '../relay/store/postgres/connection.js';
 import { migrate } from '../relay/store/postgres/migrate.js';
-import { createPostgresSeekStore, type AsyncSeekStore } from '../relay/store/postgres/seek.js';
+import { createPostgresSeekStore } from '../relay/store/postgres/seek.js';
 import { prepareDoc } from '../relay/seek/indexer.js';
 import { searchText } from '../relay/seek/search.js';
 import { textQuery, scopedExpression } from '../relay/seek/terms.js';
@@ -37,13 +37,13 @@ class Corpus {
   private clock = Date.UTC(2026, 0, 5);
   private constructor(
     readonly db: Db,
-    readonly seek: AsyncSeekStore,
+    readonly seek: SeekStore,
   ) {}
 
   static async open(kind: 'sqlite' | 'postgres'): Promise<Corpus> {
     if (kind === 'sqlite') {
       const db = openDatabase(':memory:');
-      return new Corpus(db, createSeekStore(db) as unknown as AsyncSeekStore);
+      return new Corpus(db, createSeekStore(db));
     }
     const url = await cluster.createDatabase(`seek${++databases}`);
     const client = new pg.Client({ connectionString: url });
@@ -169,7 +169,7 @@ class Corpus {
 
   /** Text search as the SEEK route runs it: row ids, best first (lower score), newest first among equals. */
   async search(q: string, scope: SeekScope): Promise<number[]> {
-    const hits = await searchText(this.seek as never, textQuery(q)!, scope);
+    const hits = await searchText(this.seek, textQuery(q)!, scope);
     return [...hits].sort((a, b) => a.score - b.score || b.rowId - a.rowId).map((h) => h.rowId);
   }
 
@@ -256,7 +256,7 @@ describe.each(['sqlite', 'postgres'] as const)('SEEK on %s', (kind) => {
   it('indexes the next append inline after one rolled back, its row id used or not', async () => {
     const space = await c.space(owner);
     const tag = word();
-    await expect(await c.post(space, owner, { body: `lost ${tag}` }, { fail: true })).rejects.toThrow(/on purpose/);
+    await expect(c.post(space, owner, { body: `lost ${tag}` }, { fail: true })).rejects.toThrow(/on purpose/);
     const kept = await c.post(space, owner, { body: `kept ${tag}` });
     expect(await c.seek.watermark()).toBe(kept);
     expect(await c.search(tag, { caller: owner })).toEqual([kept]);
@@ -451,7 +451,7 @@ describe('SEEK on SQLite and on PostgreSQL', () => {
           if (rnd() < 0.1) scope.kinds = [pick(['obs', 'warn'])];
           if (rnd() < 0.1) scope.author = pick(peers);
           const query = textQuery(q)!;
-          const hits = await searchText(side.seek as never, query, scope);
+          const hits = await searchText(side.seek, query, scope);
           t.push([q, scope, hits.map((h) => [h.rowId, h.spaceRowId, h.owner, h.own, Math.round(h.score * 1e9)])]);
           const walk: TextWalk = { scan: 1 + Math.floor(rnd() * 60), cap: 1 + Math.floor(rnd() * 20), perSpace: 2, perOwner: 3, chars: 50 };
           t.push((await side.seek.textCandidates(query.expression, scope, walk)).map((h) => [h.rowId, h.own, h.title, h.body]));

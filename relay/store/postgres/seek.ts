@@ -24,18 +24,13 @@
 import type { Fingerprint } from '../../../shared/validate.js';
 import { SEEKABLE_PUBLIC_POSTS_PER_DAY } from '../../../shared/limits.js';
 import type { Db, Statement } from '../database.js';
-import type { PendingPost, PreparedDoc, SeekCandidate, SeekScope, SeekStore, TextCandidate } from '../seek.js';
+import type { PendingPost, PreparedDoc, SeekCandidate, SeekScope, SeekStore, TextCandidate, TextWalk } from '../seek.js';
 import { tsqueryLiteral, tsvectorLiteral } from './seek-text.js';
 
 const DAY_MS = 86_400_000;
 
 /** The largest valid code point: `prefix + it` bounds every value starting with `prefix`. */
 const MAX_CHAR = String.fromCodePoint(0x10ffff);
-
-/** SeekStore with every answer a promise (the stores' asynchronous interface). */
-export type AsyncSeekStore = {
-  [K in keyof SeekStore]: (...args: Parameters<SeekStore[K]>) => Promise<Awaited<ReturnType<SeekStore[K]>>>;
-};
 
 interface CandidateRow {
   post_row: number;
@@ -92,7 +87,7 @@ function shapeKey(kind: string, scope: SeekScope): string {
   return `${kind}:${who}:${filters}`;
 }
 
-export function createPostgresSeekStore(db: Db): AsyncSeekStore {
+export function createPostgresSeekStore(db: Db): SeekStore {
   if (db.dialect !== 'postgres') throw new Error('createPostgresSeekStore: a PostgreSQL database is needed');
   const selectWatermark = db.prepare<[], { indexed_upto: number }>('SELECT indexed_upto FROM seek_state WHERE id = 1');
   const updateWatermark = db.prepare('UPDATE seek_state SET indexed_upto = ? WHERE id = 1');
@@ -187,11 +182,7 @@ export function createPostgresSeekStore(db: Db): AsyncSeekStore {
     return await unhidden(await prepared(shapeKey(kind, scope), sql).all({ ...params, ...bind }));
   }
 
-  async function textCandidates(
-    expression: string,
-    scope: SeekScope,
-    walk: { scan: number; cap: number; perSpace: number; perOwner: number; chars: number },
-  ): Promise<TextCandidate[]> {
+  async function textCandidates(expression: string, scope: SeekScope, walk: TextWalk): Promise<TextCandidate[]> {
     if (walk.cap <= 0) return [];
     const { sql: where, params, posts } = scopeSql(scope);
     const visible = `SELECT t.post_row, d.space_row_id, s.owner, ${ownSql(scope)} AS own
