@@ -67,7 +67,8 @@ const body = (k: number): string => JSON.stringify({ body: filler(BODY_BYTES, k)
 async function ceilingSetup() {
   const r = await openInProcess();
   const owner = await registerKey(r, randomSigner());
-  const keys = Array.from({ length: GROUP }, async () => await registerKey(r, randomSigner()));
+  const keys: string[] = [];
+  for (let i = 0; i < GROUP; i++) keys.push(await registerKey(r, randomSigner()));
   const space = await createSpaceInStore(r, owner, `messages-${randomUUID().slice(0, 8)}`);
   for (const k of keys) await r.store.members.admit(space, { peer: k, role: 'writer', tags: [], broughtInBy: owner }, owner, Date.now());
   const me = keys[0]!;
@@ -78,7 +79,7 @@ async function ceilingSetup() {
 
 async function runCeiling(c: Awaited<ReturnType<typeof ceilingSetup>>, conversationId: string): Promise<CaseResult> {
   let k = 0;
-  const next = () => sendMessage(c.r.ctx, c.me, conversationId, JSON.parse(body(k++)) as Record<string, unknown>);
+  const next = async () => await sendMessage(c.r.ctx, c.me, conversationId, JSON.parse(body(k++)) as Record<string, unknown>);
   collectGarbage();
   const warmEnd = performance.now() + WARMUP_MS;
   while (performance.now() < warmEnd) await next();
@@ -125,7 +126,7 @@ async function runHttp(url: string, senders: readonly MintedToken[], conversatio
     }
   };
   try {
-    await Promise.all(senders.map((_, i) => worker(i)));
+    await Promise.all(senders.map(async (_, i) => await worker(i)));
   } finally {
     await pool.close();
   }
@@ -147,7 +148,7 @@ async function fillMailbox(url: string, senders: readonly MintedToken[], pairs: 
     }
   };
   try {
-    await Promise.all(senders.map((_, i) => worker(i)));
+    await Promise.all(senders.map(async (_, i) => await worker(i)));
   } finally {
     await pool.close();
   }

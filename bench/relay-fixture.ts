@@ -92,8 +92,8 @@ export async function openInProcess(dataDir?: string): Promise<InProcessRelay> {
     ctx,
     store,
     dataDir: dir,
-    close() {
-      store.close();
+    async close() {
+      await store.close();
       if (own) rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -189,7 +189,7 @@ async function buildCorpus(dataDir: string): Promise<Corpus> {
       })();
     }
     const filled = performance.now();
-    const indexed = createSeekIndexer(store.seek, { report: (m) => process.stderr.write(`${m}\n`) }).catchUp();
+    const indexed = await createSeekIndexer(store.seek, { report: (m) => process.stderr.write(`${m}\n`) }).catchUp();
     if (indexed !== POSTS) throw new Error(`indexed ${indexed} posts, not ${POSTS}`);
     db.pragma('synchronous = FULL');
     return {

@@ -115,17 +115,18 @@ async function topUpInStore(store: Store, spaceRowId: number, owner: string): Pr
 async function ceilingSetup(): Promise<Ceiling> {
   const r = await openInProcess();
   const owner = await registerKey(r, randomSigner());
-  const claimers = Array.from({ length: MAX_CLAIMERS }, async () => await registerKey(r, randomSigner()));
+  const claimers: string[] = [];
+  for (let i = 0; i < MAX_CLAIMERS; i++) claimers.push(await registerKey(r, randomSigner()));
   const space = await createSpaceInStore(r, owner, `tasks-${randomUUID().slice(0, 8)}`, { taskConfirmations: 0 });
   for (const k of claimers) await r.store.members.admit(space, { peer: k, role: 'writer', tags: [], broughtInBy: owner }, owner, Date.now());
-  const posts = claimers.map(async (k) => (await appendPost(r.ctx, space.name, k, { kind: 'result', body: 'bench result' })).post.postId);
+  const posts = await Promise.all(claimers.map(async (k) => (await appendPost(r.ctx, space.name, k, { kind: 'result', body: 'bench result' })).post.postId));
   await topUpInStore(r.store, space.id, owner);
   return { r, space: space.name, spaceRowId: space.id, owner, claimers, posts };
 }
 
 async function runCeiling(c: Ceiling, claimers: number): Promise<CaseResult> {
   await topUpInStore(c.r.store, c.spaceRowId, c.owner);
-  return runRound(
+  return await runRound(
     claimers,
     async (i) => {
       const a = await nextTask(c.r.ctx, c.claimers[i]!, c.space, { tag: undefined, verify: false });
@@ -204,7 +205,7 @@ async function runHttp(l: HttpList, claimers: number): Promise<CaseResult> {
 
 async function httpSetup(url: string): Promise<HttpList> {
   const owner = await mintToken(url);
-  const claimers = await Promise.all(Array.from({ length: MAX_CLAIMERS }, () => mintToken(url)));
+  const claimers = await Promise.all(Array.from({ length: MAX_CLAIMERS }, async () => await mintToken(url)));
   const space = `bench-tasks-${randomUUID().slice(0, 6)}`;
   // A private SPACE asks no confirmation by default: `done` accepts at once.
   await expectCall(201, `${url}/v1/spaces`, 'POST', owner.token, { name: space, title: 'bench' });

@@ -104,9 +104,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     ...deps,
     limiter: createRateLimiter(deps.clock, { enabled: deps.rateLimits !== false }),
     // Read through the service mode: a restore in another process may start a new epoch.
-    get serviceEpoch() {
-      return serviceMode.epoch();
-    },
+    serviceEpoch: async () => await serviceMode.epoch(),
     serviceMode,
     audience: () => audienceOf(deps.config, listening()),
     baseUrl: () => publicBaseUrl(deps.config, listening()),
@@ -155,7 +153,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     }
     const limit = config.limit ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
     // A restore is running on this database: reads are served, writes wait (spec 3-errors).
-    if (write && serviceMode.readOnly() !== undefined) {
+    if (write && await serviceMode.readOnly() !== undefined) {
       throw new SvcError('SERVICE_READ_ONLY', 'a restore is in progress; reads work; retry the write when it is done', READ_ONLY_RETRY_SECONDS);
     }
     applyRouteLimit(ctx.limiter, limit, req, reply, req.identity?.peerId);

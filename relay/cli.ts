@@ -196,7 +196,7 @@ async function main(): Promise<void> {
     process.stderr.write(`svc-relay: a restore is placing the database in ${config.dataDir}; start the relay once it is in place (it serves reads while the restore finishes)\n`);
     process.exit(1);
   }
-  let store: ReturnType<typeof openStore>;
+  let store: Awaited<ReturnType<typeof openStore>>;
   try {
     store = await openStore(config.dataDir);
   } catch (e) {
@@ -225,8 +225,8 @@ async function main(): Promise<void> {
     app
       .close()
       .catch((e: unknown) => process.stderr.write(`svc-relay: close failed: ${String(e)}\n`))
-      .finally(() => {
-        store.close();
+      .finally(async () => {
+        await store.close();
         checkpointLog?.close();
         process.exit(0);
       });
@@ -240,7 +240,7 @@ async function main(): Promise<void> {
     const taken = listenRefusal(e, config);
     if (taken === undefined) throw e;
     await app.close().catch(() => {});
-    store.close();
+    await store.close();
     process.stderr.write(`svc-relay: ${taken}\n`);
     process.exit(2);
   }
@@ -248,7 +248,7 @@ async function main(): Promise<void> {
     metricsServer = await startMetricsListener(app, config.metrics);
   } catch (e) {
     await app.close().catch(() => {});
-    store.close();
+    await store.close();
     process.stderr.write(`svc-relay: ${(e as Error).message}\n`);
     process.exit(2);
   }

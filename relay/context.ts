@@ -53,7 +53,7 @@ export type UnnamedRoute = Omit<OperationEntry, 'name' | 'mcp' | 'refusals'>;
 export interface RelayContext extends RelayDeps {
   readonly limiter: RateLimiter;
   /** The service epoch (uuid), made on first start and stored; read again after a restore changes it. */
-  readonly serviceEpoch: string;
+  serviceEpoch(): Promise<string>;
   /** The epoch and the read-only flag a running restore sets (relay/service-mode.ts). */
   readonly serviceMode: ServiceMode;
   /** The token-challenge audience: host of the public URL. */

@@ -65,7 +65,7 @@ export function formatBytes(n: number): string {
 }
 
 export function createHealthCheck(opts: {
-  ping: () => boolean;
+  ping: () => Promise<boolean>;
   volumes: readonly Volume[];
   rule?: FreeDiskRule | undefined;
   now?: () => number;
@@ -100,7 +100,7 @@ export function createHealthCheck(opts: {
   return {
     disks,
     async check() {
-      if (!opts.ping()) return { ok: false, reason: 'database unreachable' };
+      if (!(await opts.ping())) return { ok: false, reason: 'database unreachable' };
       for (const d of await disks()) {
         if (d.free === undefined) return { ok: false, reason: `cannot read the free space of the ${d.role} disk (${d.error})` };
         if (d.free < d.min) {

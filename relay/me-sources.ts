@@ -32,14 +32,14 @@ export interface MembershipPage {
  */
 export async function membershipsOf(ctx: RelayContext, peerId: string, after: string | undefined, limit: number): Promise<MembershipPage> {
   const page = await ctx.store.members.membershipsOf(peerId, { after, limit });
-  const items = page.items.map(async (m) => ({
+  const items = await Promise.all(page.items.map(async (m) => ({
     name: m.name,
     role: m.role,
     tags: m.tags,
     visibility: (await ctx.store.spaces.byRowId(m.spaceRowId))?.visibility ?? null,
     head_seq: String(await headSeqOf(ctx, m.spaceRowId)),
     behind: null,
-  }));
+  })));
   const last = items[items.length - 1];
   return { items, next_after: page.hasMore && last ? last.name : null, has_more: page.hasMore };
 }

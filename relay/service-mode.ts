@@ -20,9 +20,9 @@ export const CHECKPOINT_LOG_KEY = 'checkpoint_log';
 
 export interface ServiceMode {
   /** The current service epoch (uuid); made on first start. */
-  epoch(): string;
+  epoch(): Promise<string>;
   /** Why writes are refused (a restore is running), or undefined when they are taken. */
-  readOnly(): string | undefined;
+  readOnly(): Promise<string | undefined>;
 }
 
 export function createServiceMode(state: ServiceStateStore, newEpoch: () => string): ServiceMode {

@@ -345,7 +345,7 @@ describe('kept checkpoints after a restore', () => {
   it('a notice that verifies but lets no checkpoint end past what survived, or one under an uncertified key, explains nothing', async () => {
     const { space, next, B, serveC, chain } = await cutAfterFour();
     await closeSpace(space, next);
-    for (const served of [notice({ space, next, chain: await chain(3) }), notice({ space, next, chain: await chain(4), signer: rogue() })]) {
+    for (const served of [await notice({ space, next, chain: await chain(3) }), await notice({ space, next, chain: await chain(4), signer: rogue() })]) {
       extra = (x) => serveNotices(x.url, [served]) ?? serveC(x);
       try {
         expect(toolOk(await callTool(a, 'svc_get', { space, seq: '4' })).bridge.changed_history).toBe(true);

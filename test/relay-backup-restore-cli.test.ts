@@ -23,9 +23,9 @@ function dir(prefix: string): string {
   return d;
 }
 
-function checkpointNow(relay: RunningRelay): void {
+async function checkpointNow(relay: RunningRelay): Promise<void> {
   relay.clock.advance(TEN_MINUTES);
-  relay.app.checkpointer.runOnce(relay.clock.now());
+  await relay.app.checkpointer.runOnce(relay.clock.now());
 }
 
 async function until(done: () => boolean): Promise<void> {
@@ -40,11 +40,11 @@ async function lostRelay(): Promise<{ backup: string; log: string; space: string
   const owner = await mintToken(relay.url);
   const space = await newSpace(relay, owner);
   for (let i = 0; i < 3; i++) await post(relay, owner, space, { kind: 'obs', body: `before ${i}` });
-  checkpointNow(relay);
+  await checkpointNow(relay);
   const backup = join(dir('svc-cli-out-'), 'relay.backup');
   expect((await runCli(['backup', backup, '--data', data])).code).toBe(0);
   for (let i = 0; i < 3; i++) await post(relay, owner, space, { kind: 'obs', body: `after ${i}` });
-  checkpointNow(relay);
+  await checkpointNow(relay);
   const epoch = (await relay.store.state.get('service_epoch'))!;
   await relay.close();
   return { backup, log, space: space.name, owner, epoch };
@@ -162,7 +162,7 @@ describe('bad inputs to backup and restore', () => {
     cleanup.push(() => other.close());
     const someone = await mintToken(other.url);
     await post(other, someone, await newSpace(other, someone), { kind: 'obs', body: 'elsewhere' });
-    checkpointNow(other);
+    await checkpointNow(other);
     run = await runCli(['restore', backup, '--data', target, '--checkpoint-log', otherLog]);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/line 1: .*trusted root; this log is not of the relay this backup was made from/);

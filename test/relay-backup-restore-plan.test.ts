@@ -58,9 +58,9 @@ describe('planning a restore', () => {
   const b = checkpoint(5, 9, a);
   const c = checkpoint(10, 12, b);
 
-  it('takes the log checkpoints the database lacks within what survived, and names the cut past it', () => {
+  it('takes the log checkpoints the database lacks within what survived, and names the cut past it', async () => {
     const { log, read } = entries(a, b, c);
-    const plan = planRestore(log, read, view(10, a));
+    const plan = await planRestore(log, read, view(10, a));
     expect(plan.imports.map((i) => i.checkpoint)).toEqual([b]);
     expect(plan.cuts).toEqual([
       {
@@ -71,31 +71,31 @@ describe('planning a restore', () => {
     ]);
   });
 
-  it('loses nothing when every signed range survived', () => {
+  it('loses nothing when every signed range survived', async () => {
     const { log, read } = entries(a, b);
-    const plan = planRestore(log, read, view(9));
+    const plan = await planRestore(log, read, view(9));
     expect(plan.imports.map((i) => i.checkpoint)).toEqual([a, b]);
     expect(plan.cuts).toEqual([]);
   });
 
-  it('a stream with nothing left survives from its genesis', () => {
+  it('a stream with nothing left survives from its genesis', async () => {
     const { log, read } = entries(a);
-    const plan = planRestore(log, read, view(0));
+    const plan = await planRestore(log, read, view(0));
     expect(plan.cuts[0]!.chain).toMatchObject({ survived_last: '0', survived_hash: toHex(streamGenesis(SPACE, 'posts')) });
   });
 
-  it('a restore line forgets what an earlier restore already declared lost', () => {
+  it('a restore line forgets what an earlier restore already declared lost', async () => {
     const after = checkpoint(5, 6, a);
     const { log, read } = entries(a, b, { restore: { at: 'x', previous_epoch: 'p', service_epoch: 'n', cuts: [{ space_id: SPACE, stream: 'posts', survived_last: '4' }] } }, after);
-    const plan = planRestore(log, read, view(6, a));
+    const plan = await planRestore(log, read, view(6, a));
     expect(plan.imports.map((i) => i.checkpoint)).toEqual([after]);
     expect(plan.cuts).toEqual([]);
   });
 
-  it('names a SPACE the backup does not hold, and refuses a log that signed another link at a surviving position', () => {
+  it('names a SPACE the backup does not hold, and refuses a log that signed another link at a surviving position', async () => {
     const { log, read } = entries(a, checkpoint(1, 2, null, { space: GONE }));
-    expect(planRestore(log, read, view(4)).missing).toEqual([GONE]);
+    expect((await planRestore(log, read, view(4))).missing).toEqual([GONE]);
     const forked = entries(checkpoint(1, 3, null, { fork: 'other ' }));
-    expect(() => planRestore(forked.log, forked.read, view(4))).toThrow(/does not match this backup: SPACE .* posts position 3/);
+    expect(async () => await planRestore(forked.log, forked.read, view(4))).toThrow(/does not match this backup: SPACE .* posts position 3/);
   });
 });

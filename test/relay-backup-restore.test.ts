@@ -36,9 +36,9 @@ async function relayOn(dataDir: string, checkpointLog?: string): Promise<Running
 }
 
 /** Sign everything uncovered (the ten-minute rule, on the relay's own clock). */
-function checkpointNow(relay: RunningRelay): void {
+async function checkpointNow(relay: RunningRelay): Promise<void> {
   relay.clock.advance(TEN_MINUTES);
-  relay.app.checkpointer.runOnce(relay.clock.now());
+  await relay.app.checkpointer.runOnce(relay.clock.now());
 }
 
 async function posts(relay: RunningRelay, who: MintedToken, space: string, n: number): Promise<void> {
@@ -103,7 +103,7 @@ describe('svc-relay restore', () => {
     const file = join(dir('svc-rs-out-'), 'relay.backup');
     expect((await runCli(['backup', file, '--data', data])).code).toBe(0);
     // Signed after the backup, over positions the backup holds: nothing lost.
-    checkpointNow(relay);
+    await checkpointNow(relay);
     const signed = logCheckpoints(log);
     expect(signed.map((c) => `${c.stream} ${c.first}-${c.last}`).sort()).toEqual(['events 1-1', 'posts 1-4']);
     const epoch = await relay.store.state.get('service_epoch');
@@ -132,12 +132,12 @@ describe('svc-relay restore', () => {
     const space = await newSpace(relay, owner);
     await admit(relay, space, writer, 'writer');
     await posts(relay, owner, space.name, 5);
-    checkpointNow(relay);
+    await checkpointNow(relay);
     const file = join(dir('svc-rl-out-'), 'relay.backup');
     expect((await runCli(['backup', file, '--data', data])).code).toBe(0);
     // After the backup: more posts and a newer checkpoint a client kept.
     await posts(relay, writer, space.name, 5);
-    checkpointNow(relay);
+    await checkpointNow(relay);
     const served = (await get(relay, `/v1/spaces/${space.name}/checkpoints?order=desc&limit=1`, owner)).body.items[0];
     const root = fromHex(relay.serviceKeys.rootKey, 32);
     const keptByClient = verifyCheckpoint(served, root);
@@ -193,7 +193,7 @@ describe('svc-relay restore', () => {
     expect((await call(again, 'GET', '/v1/recovery?space=no-such-space')).body.items).toEqual([]);
 
     // The log got the restore's line and keeps going: the continuation's first checkpoint is in it, under the new epoch.
-    checkpointNow(again);
+    await checkpointNow(again);
     const entries = readCheckpointLog(log).entries;
     const marker = entries.findIndex((e) => 'restore' in e);
     expect(entries[marker]).toMatchObject({ restore: { service_epoch: me.body.service_epoch, cuts: [{ space_id: space.spaceId, stream: 'posts', survived_last: '5' }] } });

@@ -160,7 +160,7 @@ describe('bad input to every operation', () => {
   });
 
   it('is refused with a 4xx catalogue envelope, one request per operation and case, never a 500 or a success, writing nothing', async () => {
-    const digest = stateProbe(relay);
+    const digest = await stateProbe(relay);
     const before = digest();
     const problems: string[] = [];
     let sent = 0;

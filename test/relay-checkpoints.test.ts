@@ -102,7 +102,7 @@ describe('a long random history', () => {
       const who = i % 3 === 0 ? writer : owner;
       await post(relay, who, space, { kind: BURST_KINDS[randomInt(BURST_KINDS.length)]!, body: `burst ${i}`, ...(i % 7 === 0 ? { title: `t${i}` } : {}) });
     }
-    let run = checkpointer.runOnce(relay.clock.now());
+    let run = await checkpointer.runOnce(relay.clock.now());
     expect(run.signed).toBe(2);
 
     // Then rounds of a few posts, a few governance events and random pauses.
@@ -116,12 +116,12 @@ describe('a long random history', () => {
         expectedEvents++;
       }
       relay.clock.advance(randomInt(0, 15) * MINUTE);
-      run = checkpointer.runOnce(relay.clock.now());
+      run = await checkpointer.runOnce(relay.clock.now());
       expect(run.pending).toBeGreaterThanOrEqual(0);
     }
     relay.clock.advance(11 * MINUTE);
-    checkpointer.runOnce(relay.clock.now());
-    expect(checkpointer.runOnce(relay.clock.now())).toEqual({ signed: 0, pending: 0 });
+    await checkpointer.runOnce(relay.clock.now());
+    expect(await checkpointer.runOnce(relay.clock.now())).toEqual({ signed: 0, pending: 0 });
 
     // Posts stream: the checkpoints, alone and as a run, cover 1..head with no gap.
     const head = (await relay.store.posts.head(space.id)).seq;
@@ -203,20 +203,20 @@ describe('the checkpointer', () => {
     const space = await newSpace(relay, owner);
     for (let i = 0; i < 3; i++) await post(relay, owner, space, { kind: 'obs', body: `p${i}` });
     const checkpointer = relay.app.checkpointer;
-    checkpointer.runOnce(relay.clock.now());
+    await checkpointer.runOnce(relay.clock.now());
     expect(await relay.store.checkpoints.latest(space.id, 'posts')).toBeUndefined();
     const before = await read(`/v1/spaces/${space.name}/posts/1/proof`, owner);
     expect(before.body).toMatchObject({ checkpoint: null, inclusion: null });
     expect(before.body.leaf).toMatch(/^[0-9a-f]{64}$/);
     relay.clock.advance(10 * MINUTE);
-    checkpointer.runOnce(relay.clock.now());
+    await checkpointer.runOnce(relay.clock.now());
     const c = (await relay.store.checkpoints.latest(space.id, 'posts'))!;
     expect(c.fields).toMatchObject({ first: '1', last: '3', previous_checkpoint_id: null });
     // The events stream of the SPACE (space.created) is signed in the same pass.
     expect((await relay.store.checkpoints.latest(space.id, 'events'))?.fields.last).toBe('1');
     await post(relay, owner, space, { kind: 'obs', body: 'later' });
     relay.clock.advance(10 * MINUTE);
-    checkpointer.runOnce(relay.clock.now());
+    await checkpointer.runOnce(relay.clock.now());
     const next = (await relay.store.checkpoints.latest(space.id, 'posts'))!;
     expect(next.fields).toMatchObject({ first: '4', last: '4', predecessor_hash: c.fields.ending_hash });
     checkExtends(c, next);
@@ -254,7 +254,7 @@ describe('the checkpointer', () => {
     const space = await newSpace(first, who);
     for (let i = 0; i < 2; i++) await post(first, who, space, { kind: 'obs', body: `before ${i}` });
     first.clock.advance(11 * MINUTE);
-    first.app.checkpointer.runOnce(first.clock.now());
+    await first.app.checkpointer.runOnce(first.clock.now());
     const kept = (await get(first, `/v1/spaces/${space.name}/checkpoints`, who)).body.items[0];
     await first.close();
 
@@ -263,7 +263,7 @@ describe('the checkpointer', () => {
       const again = await mintToken(second.url, owner.seed);
       await post(second, again, space.name, { kind: 'obs', body: 'after' });
       second.clock.advance(11 * MINUTE);
-      second.app.checkpointer.runOnce(second.clock.now());
+      await second.app.checkpointer.runOnce(second.clock.now());
       const caps = await get(second, '/v1/capabilities');
       const root2 = fromHex(caps.body.protocol.service_root_key, 32);
       const items = (await get(second, `/v1/spaces/${space.name}/checkpoints`, again)).body.items;
@@ -283,7 +283,7 @@ describe('checkpoints.list', () => {
     for (let round = 0; round < 3; round++) {
       await post(relay, owner, space, { kind: 'obs', body: `r${round}` });
       relay.clock.advance(11 * MINUTE);
-      relay.app.checkpointer.runOnce(relay.clock.now());
+      await relay.app.checkpointer.runOnce(relay.clock.now());
     }
     const r = await read(`/v1/spaces/${space.name}/checkpoints?limit=2`);
     expect(r.status).toBe(200);
@@ -327,7 +327,7 @@ describe('posts.proof refusals', () => {
     const space = await newSpace(relay, owner);
     for (let i = 0; i < 4; i++) await post(relay, owner, space, { kind: 'obs', body: `y${i}` });
     relay.clock.advance(11 * MINUTE);
-    relay.app.checkpointer.runOnce(relay.clock.now());
+    await relay.app.checkpointer.runOnce(relay.clock.now());
     expect((await read(`/v1/spaces/${space.name}/posts/2/proof`, owner)).status).toBe(200);
     // Rewrite one stored link behind the relay's back (as a damaged or altered database would).
     await relay.store.db.prepare('UPDATE posts SET chain_hash = randomblob(32) WHERE space_row_id = ? AND seq = 3').run(space.id);

@@ -90,7 +90,8 @@ describe('the acknowledgement', () => {
   });
 
   it('follows at most 16 addresses, the first asked', async () => {
-    const spaces = Array.from({ length: 18 }, async () => await newSpace(relay, a));
+    const spaces: Awaited<ReturnType<typeof newSpace>>[] = [];
+    for (let i = 0; i < 18; i++) spaces.push(await newSpace(relay, a));
     const c = await listener(a.token);
     try {
       const sub = await c.client.listen({ resourceSubscriptions: spaces.map((s) => `svc://spaces/${s.name}`) });
@@ -104,7 +105,7 @@ describe('the acknowledgement', () => {
   it('needs a KEY token: without one the listen is refused with TOKEN_MISSING before any acknowledgement', async () => {
     const c = await listener(undefined);
     try {
-      await expect(c.client.listen({ resourceSubscriptions: ['svc://mailbox'] })).rejects.toThrow(/TOKEN_MISSING/);
+      await expect(await c.client.listen({ resourceSubscriptions: ['svc://mailbox'] })).rejects.toThrow(/TOKEN_MISSING/);
     } finally {
       await c.close();
     }

@@ -43,7 +43,7 @@ describe('public reads at the connector', () => {
     const second = await through(caller(`Bearer ${token}`));
     expect(routeReads).toBe(1);
     expect(second.body).toEqual(first.body);
-    expect((first.body as Record<string, unknown>).service_epoch).toBe(ctx.serviceMode.epoch());
+    expect((first.body as Record<string, unknown>).service_epoch).toBe(await ctx.serviceMode.epoch());
 
     relay.clock.advance(PUBLIC_READ_MS);
     await through(caller());

@@ -228,7 +228,7 @@ describe('kill -9 of the relay during a stream of signed appends from several cl
     // at its `last` as served above, and extend the one before it from position 1.
     const third = await startRelay({ dataDir: dir, clockOffsetMs: 11 * 60_000 });
     try {
-      const run = third.app.checkpointer.runOnce();
+      const run = await third.app.checkpointer.runOnce();
       expect(run.pending).toBe(0);
       let checkpoints = 0;
       for (const space of spaces) {

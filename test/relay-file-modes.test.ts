@@ -53,8 +53,8 @@ describe('the relay data directory', () => {
     try {
       for (const f of files(dir)) expect(mode(f), f).toBe(0o600);
     } finally {
-      again.close();
-      store.close();
+      await again.close();
+      await store.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -70,12 +70,12 @@ describe('mailbox rows', () => {
     const mb = relay.store.mailbox;
     const now = relay.clock.now();
     await mb.deliver(a.peerId, 'to', { postId: 'p1' }, now);
-    expect(async () =>
+    await expect(
       await db.transaction(async () => {
         await mb.deliver(a.peerId, 'to', { postId: 'p2' }, now);
         throw new Error('refused later in the same write');
       }).immediate(),
-    ).toThrow(/refused later/);
+    ).rejects.toThrow(/refused later/);
     expect(await mb.head(a.peerId)).toBe(1);
     expect(await mb.deliver(a.peerId, 'to', { postId: 'p3' }, now)).toBe(2);
   });
@@ -83,8 +83,8 @@ describe('mailbox rows', () => {
   it('refuses a row naming no subject or two', async () => {
     const a = await mintToken(relay.url);
     const mb = relay.store.mailbox;
-    expect(async () => await mb.deliver(a.peerId, 'to', {}, 0)).toThrow();
-    expect(async () => await mb.deliver(a.peerId, 'to', { postId: 'p', offerId: 'o' }, 0)).toThrow();
+    await expect(await mb.deliver(a.peerId, 'to', {}, 0)).rejects.toThrow();
+    await expect(await mb.deliver(a.peerId, 'to', { postId: 'p', offerId: 'o' }, 0)).rejects.toThrow();
     expect(await mb.head(a.peerId)).toBe(0);
   });
 });
@@ -241,7 +241,7 @@ describe('join by policy', () => {
   it('files a request that reaches the owner and admins, and refuses a second while one waits', async () => {
     const space = await team();
     const k = await mintToken(relay.url);
-    const heads = [owner, admin, coord, writer].map(async (p) => await relay.store.mailbox.head(p.peerId));
+    const heads = await Promise.all([owner, admin, coord, writer].map(async (p) => await relay.store.mailbox.head(p.peerId)));
     const auditBefore = (await snapshot(relay, space, [])).audit;
     const r = await ask(k, space, 'hello');
     expect(r.status).toBe(202);
@@ -249,7 +249,7 @@ describe('join by policy', () => {
     const id = r.body.request_id;
     expect(Date.parse(r.body.expires_at) - Date.parse(r.body.created_at)).toBe(JOIN_REQUEST_TTL_MS);
     // Told: the owner and the admin, one row each at the next position; nobody else.
-    const after = [owner, admin, coord, writer].map(async (p) => await relay.store.mailbox.head(p.peerId));
+    const after = await Promise.all([owner, admin, coord, writer].map(async (p) => await relay.store.mailbox.head(p.peerId)));
     expect(after).toEqual([heads[0]! + 1, heads[1]! + 1, heads[2], heads[3]]);
     for (const p of [owner, admin]) expect((await mailboxOf(p)).at(-1)).toMatchObject({ reason: 'request', requestId: id });
     expect((await snapshot(relay, space, [])).audit).toBe(auditBefore);
@@ -270,11 +270,11 @@ describe('join by policy', () => {
     const admins: MintedToken[] = [];
     for (let i = 0; i < 34; i++) admins.push(await mintToken(relay.url));
     const s = (await relay.store.spaces.byName(name))!;
-    admins.forEach(async (a, i) => await relay.store.members.admit(s, { peer: a.peerId, role: 'admin', tags: [], broughtInBy: owner.peerId }, owner.peerId, relay.clock.now() + i));
+    for (const [i, a] of admins.entries()) await relay.store.members.admit(s, { peer: a.peerId, role: 'admin', tags: [], broughtInBy: owner.peerId }, owner.peerId, relay.clock.now() + i);
     const k = await mintToken(relay.url);
     const r = await ask(k, name);
     expect(r.status).toBe(202);
-    const told = admins.map(async (a) => await relay.store.mailbox.head(a.peerId));
+    const told = await Promise.all(admins.map(async (a) => await relay.store.mailbox.head(a.peerId)));
     expect(told).toEqual([...Array(32).fill(1), 0, 0]);
   });
 
@@ -470,13 +470,13 @@ describe('after a restart', () => {
       expect((await call(r1, 'POST', '/v1/join', { token: d.token, body: { link: link.link } })).status).toBe(200);
       const offered = await call(r1, 'POST', `/v1/spaces/${name}/hand-over`, { token: c.token, body: { to: d.peerId } });
       expect(offered.status).toBe(201);
-      const heads = [o, d].map(async (k) => await r1!.store.mailbox.head(k.peerId));
+      const heads = await Promise.all([o, d].map(async (k) => await r1!.store.mailbox.head(k.peerId)));
       await r1.close();
       r1 = undefined;
 
       const r2 = await startRelay({ dataDir: dir });
       try {
-        expect([o, d].map(async (k) => await r2.store.mailbox.head(k.peerId))).toEqual(heads);
+        expect(await Promise.all([o, d].map(async (k) => await r2.store.mailbox.head(k.peerId)))).toEqual(heads);
         expect(heads.every((h) => h > 0)).toBe(true);
         // Tokens survive too: the same KEYS act on what they left.
         const j = await call(r2, 'POST', '/v1/join', { token: a.token, body: { link: link.link.replace(r1Url(link.link), r2.url) } });

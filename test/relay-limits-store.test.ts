@@ -139,6 +139,6 @@ describe('spent challenges', () => {
     expect(await mint(2, 400_000, 700_000, 't3')).toMatchObject({ ok: true, registered: false });
     const left = await store.db.prepare('SELECT count(*) AS n FROM spent_challenges').get() as { n: number };
     expect(left.n).toBe(1);
-    store.close();
+    await store.close();
   });
 });

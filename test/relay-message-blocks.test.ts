@@ -15,7 +15,7 @@ let digest: () => string;
 
 beforeAll(async () => {
   relay = await startRelay();
-  digest = stateProbe(relay);
+  digest = await stateProbe(relay);
 });
 afterAll(async () => {
   await relay.close();

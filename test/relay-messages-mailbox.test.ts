@@ -153,15 +153,15 @@ describe('group fan-out', () => {
       { peer: a.peerId, reason: 'message' as const },
       { peer: b.peerId, reason: 'message_request' as const },
     ];
-    expect(async () =>
+    await expect(
       await relay.store.db.transaction(async () => {
         await mb.deliverEach(both, { messageId: 'm1' }, now);
         throw new Error('refused later in the same write');
       }).immediate(),
-    ).toThrow(/refused later/);
-    expect([mb.head(a.peerId), mb.head(b.peerId)]).toEqual([1, 0]);
-    expect(async () => await mb.deliverEach([...both, both[0]!], { messageId: 'm2' }, now)).toThrow();
-    expect([mb.head(a.peerId), mb.head(b.peerId)]).toEqual([1, 0]);
+    ).rejects.toThrow(/refused later/);
+    expect([await mb.head(a.peerId), await mb.head(b.peerId)]).toEqual([1, 0]);
+    await expect(await mb.deliverEach([...both, both[0]!], { messageId: 'm2' }, now)).rejects.toThrow();
+    expect([await mb.head(a.peerId), await mb.head(b.peerId)]).toEqual([1, 0]);
     await mb.deliverEach(both, { messageId: 'm3' }, now);
     expect((await mb.list(a.peerId, 0, 10)).map((r) => [r.mailboxSeq, r.reason, r.messageId])).toEqual([
       [1, 'to', null],

@@ -191,7 +191,7 @@ beforeAll(async () => {
   // The unrelated and the blocked KEY: by id, the group against an id that never existed,
   // and nothing written; without an id, before the group existed against now.
   for (const column of ['unrelated', 'blocked'] as const) {
-    const probe = messageProbe(relay);
+    const probe = await messageProbe(relay);
     const state = probe();
     const real = await views(column, BY_ID, w.group);
     const none = await views(column, BY_ID, never);

@@ -108,7 +108,7 @@ describe('what the metrics count', () => {
     expect(sample(after, 'svc_relay_checkpoint_lag_oldest_seconds', { stream: 'posts' })).toBeGreaterThanOrEqual(0);
 
     // Once the checkpointer has signed every stream that is due, nothing waits.
-    relay.app.checkpointer.runOnce(relay.clock.now() + (CHECKPOINT_MAX_AGE_SECONDS + 60) * 1000);
+    await relay.app.checkpointer.runOnce(relay.clock.now() + (CHECKPOINT_MAX_AGE_SECONDS + 60) * 1000);
     const signed = await scrape(relay);
     expect(sample(signed, 'svc_relay_checkpoint_lag_positions', { stream: 'posts' })).toBe(0);
     expect(sample(signed, 'svc_relay_checkpoint_lag_oldest_seconds', { stream: 'posts' })).toBe(0);

@@ -276,7 +276,7 @@ describe('generated, not written', () => {
       expect(JSON.parse(strayed.body).error.code).toBe('INTERNAL');
     } finally {
       await app.close();
-      store.close();
+      await store.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -21,7 +21,7 @@ beforeAll(async () => {
   relay = await startRelay();
   [owner, forker] = await Promise.all([mintToken(relay.url), mintToken(relay.url)]);
   ageKeys(relay);
-  probe = stateProbe(relay);
+  probe = await stateProbe(relay);
 });
 afterAll(async () => {
   await relay.close();

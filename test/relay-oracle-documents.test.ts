@@ -19,7 +19,7 @@ beforeAll(async () => {
   relay = await startRelay();
   [owner, other] = await Promise.all([mintToken(relay.url), mintToken(relay.url)]);
   ageKeys(relay);
-  probe = stateProbe(relay);
+  probe = await stateProbe(relay);
 });
 afterAll(async () => {
   await relay.close();

@@ -25,7 +25,7 @@ async function ok(r: Promise<Answer>): Promise<any> {
 }
 
 async function refusedUnchanged(relay: RunningRelay, run: () => Promise<Answer>, code: string, status: number): Promise<Answer> {
-  const probe = oracleStateProbe(relay);
+  const probe = await oracleStateProbe(relay);
   const before = probe();
   const r = await run();
   expect(r.status, r.text).toBe(status);

@@ -74,7 +74,7 @@ async function mail(who: MintedToken, after = 0): Promise<[string, string | null
 
 /** Expect `run` to be refused with `code` (status, envelope) and no written row to change. */
 async function refusedUnchanged(run: () => Promise<Answer>, code: string, status: number): Promise<Answer> {
-  const probe = oracleStateProbe(relay);
+  const probe = await oracleStateProbe(relay);
   const before = probe();
   const r = await run();
   expect(r.status, r.text).toBe(status);
@@ -316,7 +316,7 @@ describe('who is told', () => {
   it('a proposal reaches the owner and the admins as `proposal`, not writers nor the proposer', async () => {
     const name = await document();
     const v1 = await version(owner, name, 'one\n');
-    const heads = [owner, admin, writer, stranger].map(async (k) => await relay.store.mailbox.head(k.peerId));
+    const heads = await Promise.all([owner, admin, writer, stranger].map(async (k) => await relay.store.mailbox.head(k.peerId)));
     const a = await version(stranger, name, 'one\nA\n', v1.post_id);
     expect(await mail(owner, heads[0])).toEqual([['proposal', a.post_id]]);
     expect(await mail(admin, heads[1])).toEqual([['proposal', a.post_id]]);

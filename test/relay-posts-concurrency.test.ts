@@ -63,7 +63,7 @@ describe('32 concurrent writers', () => {
 
   it('writing into several SPACES at once keep each chain gap-free on its own', async () => {
     restWriters();
-    const spaces = [newSpace(), newSpace(), newSpace(), newSpace()];
+    const spaces = await Promise.all([newSpace(), newSpace(), newSpace(), newSpace()]);
     const answers = await Promise.all(
       writers.flatMap((w, wi) => spaces.map((s, si) => appendTo(w, s, { kind: 'obs', body: `${wi}/${si}` }))),
     );

@@ -53,7 +53,7 @@ let stateDigest: () => string = () => {
 
 beforeAll(async () => {
   relay = await startRelay();
-  stateDigest = stateProbe(relay);
+  stateDigest = await stateProbe(relay);
 });
 afterAll(async () => {
   await relay.close();

@@ -71,12 +71,12 @@ async function headOf(sp: SealedSpace): Promise<number> {
 /** Refused with `code`; nothing stored (no post, no sealed item, no mailbox row). */
 async function expectRefused(k: SealedKey, body: unknown, code: string, detail?: RegExp | string, sp: SealedSpace = s): Promise<Answer> {
   const count = async (sql: string): Promise<number> => (await relay.store.db.prepare(sql).get() as { n: number }).n;
-  const before = [headOf(sp), count('SELECT count(*) AS n FROM sealed_posts'), count('SELECT count(*) AS n FROM mailbox')];
+  const before = await Promise.all([headOf(sp), count('SELECT count(*) AS n FROM sealed_posts'), count('SELECT count(*) AS n FROM mailbox')]);
   const r = await post(k, body, sp);
   expect(r.body?.error?.code, r.text).toBe(code);
   if (typeof detail === 'string') expect(r.body.error.detail).toBe(detail);
   else if (detail) expect(r.body.error.detail).toMatch(detail);
-  expect([headOf(sp), count('SELECT count(*) AS n FROM sealed_posts'), count('SELECT count(*) AS n FROM mailbox')]).toEqual(before);
+  expect(await Promise.all([headOf(sp), count('SELECT count(*) AS n FROM sealed_posts'), count('SELECT count(*) AS n FROM mailbox')])).toEqual(before);
   return r;
 }
 

@@ -81,7 +81,7 @@ describe('the indexer', () => {
       const sent = await Promise.all(
         Array.from({ length: 8 }, (_, i) => post(relay, owner, space, { kind: 'obs', body: `indexed by its own append ${i} ${tag}` })),
       );
-      const rows = sent.map(async (p) => (await relay.store.posts.byPostId(p.post_id))!.rowId);
+      const rows = await Promise.all(sent.map(async (p) => (await relay.store.posts.byPostId(p.post_id))!.rowId));
       expect(await relay.store.seek.watermark()).toBe(Math.max(...rows));
       expect(await relay.store.seek.pending(await relay.store.seek.watermark(), 10)).toEqual([]);
       const found = await seek(`q=${tag}&space=${space.name}`, owner);
@@ -178,7 +178,8 @@ describe('who finds what', () => {
   it('lets only a KEY’s first 200 public posts a day join unscoped SEEK', async () => {
     const tag = word();
     const busy = await mintToken(relay.url);
-    const spaces = Array.from({ length: 101 }, async () => await publicSpace(busy));
+    const spaces: Awaited<ReturnType<typeof publicSpace>>[] = [];
+    for (let i = 0; i < 101; i++) spaces.push(await publicSpace(busy));
     // Start on a fresh UTC day so all 201 posts (2.1 s of clock apart) fall in one.
     const now = relay.clock.now();
     relay.clock.advance(86_400_000 - (now % 86_400_000) + 1000);
@@ -195,7 +196,7 @@ describe('who finds what', () => {
 describe('the candidate set', () => {
   const rowOf = async (p: { post_id: string }) => (await relay.store.posts.byPostId(p.post_id))!.rowId;
   async function candidates(expression: string, scope: SeekScope, walk: Partial<TextWalk>) {
-    relay.app.seekIndexer.catchUp();
+    await relay.app.seekIndexer.catchUp();
     const all: TextWalk = { scan: 1000, cap: 1000, perSpace: 1000, perOwner: 1000, chars: 100, ...walk };
     return (await relay.store.seek.textCandidates(expression, scope, all)).map((c) => c.rowId);
   }

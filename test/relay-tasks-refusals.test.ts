@@ -21,7 +21,7 @@ let stranger: MintedToken;
 
 beforeAll(async () => {
   relay = await startRelay();
-  digest = stateProbe(relay);
+  digest = await stateProbe(relay);
   owner = await mintToken(relay.url);
   alice = await mintToken(relay.url);
   bob = await mintToken(relay.url);

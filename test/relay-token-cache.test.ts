@@ -71,7 +71,7 @@ describe('a remembered token record never outlives a change', () => {
     try {
       expect(await other.tokens.revokeAll(t.peerId, relay.clock.now())).toBe(1);
     } finally {
-      other.close();
+      await other.close();
     }
     expect((await me(t.token)).body.error.code).toBe('TOKEN_REVOKED');
   });

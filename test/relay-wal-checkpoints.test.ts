@@ -23,8 +23,8 @@ async function until(test: () => boolean, ms = 5_000): Promise<boolean> {
 }
 
 let store: Store | undefined;
-afterEach(() => {
-  store?.close();
+afterEach(async () => {
+  await store?.close();
   store = undefined;
 });
 

@@ -59,9 +59,9 @@ async function signAndSend(extra: string[]): Promise<{ run: Run; answer: any }> 
 }
 
 /** Sign the next checkpoint of every SPACE: the oldest uncovered post is then ten minutes old. */
-function checkpointNow(): void {
+async function checkpointNow(): Promise<void> {
   relay.clock.advance(11 * 60_000);
-  relay.app.checkpointer.runOnce(relay.clock.now());
+  await relay.app.checkpointer.runOnce(relay.clock.now());
 }
 
 const CHECKS = ['object id', 'object', 'private part', 'signature', 'chain link', 'root key', 'receipt', 'leaf', 'checkpoint', 'merkle path', 'signer'];
@@ -243,7 +243,7 @@ describe('verify-post.mjs checks a post and its proof', () => {
     answerFile = dir.write('answer.json', sent.run.stdout);
     // More posts in the same range, so the Merkle path has hashes to tamper with.
     for (let i = 0; i < 4; i++) await signAndSend(['--kind', 'obs', '--body', `filler ${i}`]);
-    checkpointNow();
+    await checkpointNow();
     proofAnswer = (await call(relay, 'GET', `/v1/spaces/${space.name}/posts/${genuine.seq}/proof`, { token: owner.token })).body;
     expect(proofAnswer.checkpoint).not.toBeNull();
     expect(proofAnswer.inclusion.path.length).toBeGreaterThan(0);

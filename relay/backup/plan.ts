@@ -22,12 +22,12 @@ import type { LogEntry } from '../checkpoint-log.js';
 
 export interface StreamView {
   /** The SPACE's row id in the restored database, or undefined when it is not there. */
-  spaceRowId(spaceId: string): number | undefined;
-  head(spaceRowId: number, stream: Stream): number;
+  spaceRowId(spaceId: string): Promise<number | undefined>;
+  head(spaceRowId: number, stream: Stream): Promise<number>;
   /** The link at `position` (1 ≤ position ≤ head), hex. */
-  linkAt(spaceRowId: number, stream: Stream, position: number): string;
+  linkAt(spaceRowId: number, stream: Stream, position: number): Promise<string>;
   /** The newest stored checkpoint's last position and id (hex), if any. */
-  latest(spaceRowId: number, stream: Stream): { last: number; id: string } | undefined;
+  latest(spaceRowId: number, stream: Stream): Promise<{ last: number; id: string } | undefined>;
 }
 
 export interface Cut {
@@ -64,26 +64,26 @@ function signedPerStream(entries: readonly LogEntry[], read: (entry: LogEntry, l
   return streams;
 }
 
-export function planRestore(
+export async function planRestore(
   entries: readonly LogEntry[],
   read: (entry: LogEntry, line: number) => ReadCheckpoint | undefined,
   view: StreamView,
-): RestorePlan {
+): Promise<RestorePlan> {
   const plan: RestorePlan = { imports: [], cuts: [], missing: [] };
   const missing = new Set<string>();
   const ordered = (a: ReadCheckpoint, b: ReadCheckpoint) => Number(BigInt(a.fields.last) - BigInt(b.fields.last));
   for (const checkpoints of signedPerStream(entries, read).values()) {
     if (checkpoints.length === 0) continue;
     const { space_id: spaceId, stream } = checkpoints[0]!.fields;
-    const rowId = view.spaceRowId(spaceId);
+    const rowId = await view.spaceRowId(spaceId);
     if (rowId === undefined) {
       missing.add(spaceId);
       continue;
     }
-    const head = view.head(rowId, stream);
+    const head = await view.head(rowId, stream);
     for (const c of checkpoints) {
       const last = Number(c.fields.last);
-      if (last <= head && view.linkAt(rowId, stream, last) !== c.fields.ending_hash) {
+      if (last <= head && await view.linkAt(rowId, stream, last) !== c.fields.ending_hash) {
         throw new Error(
           `the checkpoint log does not match this backup: SPACE ${spaceId} ${stream} position ${last} was signed with another link; use the log this relay kept`,
         );
@@ -92,7 +92,7 @@ export function planRestore(
     // Imports: follow the chain from the newest stored checkpoint, within what survived.
     const byPrevious = new Map<string | null, ReadCheckpoint[]>();
     for (const c of checkpoints) byPrevious.set(c.fields.previous_checkpoint_id, [...(byPrevious.get(c.fields.previous_checkpoint_id) ?? []), c]);
-    let at = view.latest(rowId, stream);
+    let at = await view.latest(rowId, stream);
     for (;;) {
       const candidates = byPrevious.get(at === undefined ? null : at.id) ?? [];
       const next = candidates.find((c) => nextOf(c.fields, at) && Number(c.fields.last) <= head);
@@ -111,7 +111,7 @@ export function planRestore(
           signed_checkpoint_id: toHex(newest.id),
           signed_ending_hash: newest.fields.ending_hash,
           survived_last: String(head),
-          survived_hash: head === 0 ? toHex(streamGenesis(spaceId, stream)) : view.linkAt(rowId, stream, head),
+          survived_hash: head === 0 ? toHex(streamGenesis(spaceId, stream)) : await view.linkAt(rowId, stream, head),
         },
       });
     }

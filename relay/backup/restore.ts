@@ -90,11 +90,11 @@ function isEmptyDir(dir: string): boolean {
 }
 
 /** The first free name `<name>-2`, `<name>-3`, … within the SPACE name length. */
-function continuationName(name: string, taken: (n: string) => boolean): string {
+async function continuationName(name: string, taken: (n: string) => Promise<boolean>): Promise<string> {
   for (let k = 2; ; k++) {
     const suffix = `-${k}`;
     const candidate = `${name.slice(0, SPACE_NAME_MAX_CHARS - suffix.length).replace(/-+$/, '')}${suffix}`;
-    if (!taken(candidate)) return candidate;
+    if (!(await taken(candidate))) return candidate;
   }
 }
 
@@ -168,7 +168,7 @@ export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
     try {
       result = await settle(store, keys, log, logPath, opts);
     } finally {
-      store.close();
+      await store.close();
     }
     // 4. Mark the log, then the directory is the relay's.
     if (logPath !== null) {
@@ -197,7 +197,7 @@ async function settle(
   const actor = peerIdHexOf(fromHex(keys.rootKey, 32));
   return await store.db
     .transaction(async (): Promise<RestoreResult> => {
-      const plan = planRestore(log.entries, log.read, streamView(store));
+      const plan = await planRestore(log.entries, log.read, streamView(store));
       for (const { spaceRowId, checkpoint } of plan.imports) {
         if (!await store.checkpoints.insert(spaceRowId, checkpoint, renderSigner(checkpoint.signer), Date.parse(checkpoint.fields.created_at))) {
           throw new Error(`checkpoint ${toHex(checkpoint.id)} from the log does not extend the stored ones`);
@@ -250,6 +250,6 @@ async function continueOrFind(store: Store, space: SpaceRow, actor: string, serv
     const existing = await store.spaces.byName(space.replacedBy);
     if (existing !== undefined) return existing;
   }
-  const name = continuationName(space.name, async (n) => await store.spaces.byName(n) !== undefined);
+  const name = await continuationName(space.name, async (n) => await store.spaces.byName(n) !== undefined);
   return await store.recovery.continueSpace({ closed: space, spaceId: newUuid(random), name, actor, serviceEpoch, now });
 }

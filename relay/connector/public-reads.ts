@@ -33,9 +33,9 @@ function kept(req: ApiRequest): boolean {
 export function createPublicReads(ctx: RelayContext): PublicReads {
   let entry: { key: string; until: number; answer: Promise<ApiResponse> } | undefined;
   return {
-    through(req, read) {
+    async through(req, read) {
       if (!kept(req)) return read();
-      const key = `${ctx.serviceMode.epoch()} ${ctx.serviceMode.readOnly() ?? ''}`;
+      const key = `${await ctx.serviceMode.epoch()} ${await ctx.serviceMode.readOnly() ?? ''}`;
       const now = ctx.clock();
       if (entry !== undefined && entry.key === key && now < entry.until) return entry.answer;
       const answer = read();

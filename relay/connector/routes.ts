@@ -82,7 +82,7 @@ async function serve(handler: McpHttpHandler, live: LiveUpdates, ctx: RelayConte
   const web = webRequest(req, reply, ctx.baseUrl());
   // A 2026-07-28 subscriptions/listen is a live stream of the caller's KEY (live/), not the SDK's.
   const res =
-    live.answer(req, caller, web.signal) ??
+    await live.answer(req, caller, web.signal) ??
     (await handler.fetch(web, {
       authInfo: { token: '', clientId: caller.identity?.app?.clientId ?? '', scopes: [], extra: { caller } },
     }));

@@ -187,9 +187,9 @@ function intro(sections: readonly Part[]): string {
 }
 
 /** Build the reference from the relay's registered operations (after every route is in). */
-export function buildReference(ctx: RelayContext): Reference {
+export async function buildReference(ctx: RelayContext): Promise<Reference> {
   const ops = ctx.operations;
-  const sections = [authenticationPart(ctx, ops), operationsPart(ops), errorsPart(), limitsPart(buildCapabilities(ctx) as PublishedLimits), encodingPart()];
+  const sections = [authenticationPart(ctx, ops), operationsPart(ops), errorsPart(), limitsPart(await buildCapabilities(ctx) as PublishedLimits), encodingPart()];
   const bySlug = new Map<string, string>();
   const index = (p: Part, level: number): void => {
     // Two headings with one address would make one of them unreachable: a build fault.

@@ -39,11 +39,11 @@ export interface CheckpointerDeps {
   signer: ServiceSigner;
   rendering: ServedSigner;
   /** The epoch checkpoints name: a value, or read at each signature (it changes after a restore). */
-  serviceEpoch: string | (() => string);
+  serviceEpoch: string | (() => Promise<string>);
   /** Where every signed checkpoint is appended before it is stored (none in memory-only tests). */
   log?: CheckpointLog | undefined;
   /** True while the service is read-only (a restore runs): nothing is signed then. */
-  paused?: () => boolean;
+  paused?: () => Promise<boolean>;
   intervalMs?: number;
   /** Where faults go (default stderr). */
   report?: (message: string) => void;
@@ -58,20 +58,20 @@ export interface CheckpointRun {
 
 export interface Checkpointer {
   /** One pass over every SPACE with uncovered positions, at time `now` (ms). */
-  runOnce(now?: number): CheckpointRun;
+  runOnce(now?: number): Promise<CheckpointRun>;
   start(): void;
   stop(): void;
 }
 
 /** Build the fields of the range first..last from its links (already checked complete). */
-function rangeCheckpoint(
+async function rangeCheckpoint(
   deps: CheckpointerDeps,
   spaceId: string,
   stream: Stream,
   previous: SignedCheckpoint | undefined,
   links: readonly StreamLink[],
   now: number,
-): SignedCheckpoint {
+): Promise<SignedCheckpoint> {
   const leaf = stream === 'posts' ? postLeaf : eventLeaf;
   const leaves = links.map((l) => leaf(spaceId, l.position, l.id, l.chainHash));
   return signCheckpoint(deps.signer, {
@@ -83,7 +83,7 @@ function rangeCheckpoint(
     ending_hash: toHex(links[links.length - 1]!.chainHash),
     merkle_root: toHex(merkleRoot(leaves)),
     previous_checkpoint_id: previous ? toHex(previous.id) : null,
-    service_epoch: typeof deps.serviceEpoch === 'string' ? deps.serviceEpoch : deps.serviceEpoch(),
+    service_epoch: typeof deps.serviceEpoch === 'string' ? deps.serviceEpoch : await deps.serviceEpoch(),
     created_at: new Date(now).toISOString(),
   });
 }
@@ -141,7 +141,7 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
         report(`SPACE row ${spaceRowId} ${stream} ${first}-${last} left unsigned: ${problem}`);
         return [signed, true];
       }
-      const checkpoint = rangeCheckpoint(deps, spaceId, stream, previous, links, now);
+      const checkpoint = await rangeCheckpoint(deps, spaceId, stream, previous, links, now);
       deps.log?.append({ checkpoint: renderCheckpoint(checkpoint, deps.rendering) });
       if (!await store.insert(spaceRowId, checkpoint, deps.rendering, now)) return [signed, true];
       signed++;
@@ -162,7 +162,7 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
   }
 
   async function runOnce(now: number = deps.clock()): Promise<CheckpointRun> {
-    if (deps.paused?.() === true) return { signed: 0, pending: dirty.size };
+    if (await deps.paused?.() === true) return { signed: 0, pending: dirty.size };
     await look();
     let signed = 0;
     for (const [key, { spaceRowId, stream }] of dirty) {
@@ -179,11 +179,11 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
    * never holds appends and reads waiting behind it.
    */
   async function runInSteps(): Promise<void> {
-    if (deps.paused?.() === true) return;
+    if (await deps.paused?.() === true) return;
     await look();
     for (const [key, { spaceRowId, stream }] of dirty) {
       for (;;) {
-        if (deps.paused?.() === true) return;
+        if (await deps.paused?.() === true) return;
         const [n, pending] = await settle(spaceRowId, stream, deps.clock(), 1);
         if (!pending) dirty.delete(key);
         if (n === 0 || !pending) break;
@@ -213,9 +213,9 @@ export function registerCheckpointer(
     clock: ctx.clock,
     signer: ctx.serviceKeys.signer,
     rendering: ctx.serviceKeys.rendering,
-    serviceEpoch: () => ctx.serviceMode.epoch(),
+    serviceEpoch: async () => await ctx.serviceMode.epoch(),
     log: ctx.checkpointLog,
-    paused: () => ctx.serviceMode.readOnly() !== undefined,
+    paused: async () => await ctx.serviceMode.readOnly() !== undefined,
   });
   app.decorate('checkpointer', checkpointer);
   app.addHook('onReady', async () => checkpointer.start());

@@ -54,10 +54,10 @@ export function createMessageRetentionJob(deps: {
   const report = deps.report ?? ((m: string) => process.stderr.write(`svc-relay: message retention: ${m}\n`));
 
   /** Delete what `next` finds, a batch per transaction, until a batch comes back short. */
-  async function drain(next: () => string[]): Promise<number> {
+  async function drain(next: () => Promise<string[]>): Promise<number> {
     let deleted = 0;
     for (;;) {
-      const ids = next();
+      const ids = await next();
       deleted += await store.remove(ids);
       if (ids.length < RETENTION_BATCH) return deleted;
       await nextTurn();

@@ -147,7 +147,7 @@ async function startUnderLock(ctx: RelayContext, me: string, input: StartInput):
   }
 
   const now = ctx.clock();
-  const states = input.to.map(async (peer): Promise<NewMember> => ({ peerId: peer, state: await knows(store, peer, me) ? 'accepted' : 'requested' }));
+  const states = await Promise.all(input.to.map(async (peer): Promise<NewMember> => ({ peerId: peer, state: await knows(store, peer, me) ? 'accepted' : 'requested' })));
   const requested = states.filter((m) => m.state === 'requested').map((m) => m.peerId);
   await checkRequestLimit(ctx, me, requested.length, now);
 

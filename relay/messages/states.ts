@@ -35,7 +35,7 @@ export async function membership(ctx: RelayContext, conversationId: string, me: 
   return viewOf(c, mine);
 }
 
-function underLock<T>(ctx: RelayContext, work: () => T): Promise<T> {
+function underLock<T>(ctx: RelayContext, work: () => Promise<T>): Promise<T> {
   return commitQueueFor(ctx.store.db).enqueue(work);
 }
 

@@ -78,8 +78,8 @@ export function createRelayMetrics(sources: MetricsSources): RelayMetrics {
     name: `${PREFIX}posts_stored`,
     help: 'Posts stored, all SPACES together (posts are never deleted: its rate is the rate of new posts, replays left out).',
     registers: [registry],
-    collect() {
-      this.set(sources.gauges.postsStored());
+    async collect() {
+      this.set(await sources.gauges.postsStored());
     },
   });
 
@@ -116,15 +116,15 @@ export function createRelayMetrics(sources: MetricsSources): RelayMetrics {
     },
   });
   // One reading serves both lag gauges of a scrape (render() forgets it first).
-  let lagRead: ReturnType<StoreGauges['checkpointLag']> | undefined;
-  const checkpointLag = () => (lagRead ??= sources.gauges.checkpointLag());
+  let lagRead: Awaited<ReturnType<StoreGauges['checkpointLag']>> | undefined;
+  const checkpointLag = async () => (lagRead ??= await sources.gauges.checkpointLag());
   new Gauge({
     name: `${PREFIX}checkpoint_lag_positions`,
     help: 'Positions no signed checkpoint covers yet, summed over every SPACE, per stream.',
     labelNames: ['stream'] as const,
     registers: [registry],
-    collect() {
-      const lag = checkpointLag();
+    async collect() {
+      const lag = await checkpointLag();
       this.set({ stream: 'posts' }, lag.posts.positions);
       this.set({ stream: 'events' }, lag.events.positions);
     },
@@ -134,8 +134,8 @@ export function createRelayMetrics(sources: MetricsSources): RelayMetrics {
     help: 'Age of the oldest position no signed checkpoint covers yet, per stream (0 when none waits).',
     labelNames: ['stream'] as const,
     registers: [registry],
-    collect() {
-      const lag = checkpointLag();
+    async collect() {
+      const lag = await checkpointLag();
       const now = Date.now();
       for (const stream of ['posts', 'events'] as const) {
         const at = lag[stream].oldestAt;
@@ -147,8 +147,8 @@ export function createRelayMetrics(sources: MetricsSources): RelayMetrics {
     name: `${PREFIX}seek_backlog_posts`,
     help: 'Posts stored but not yet in the SEEK index.',
     registers: [registry],
-    collect() {
-      this.set(sources.gauges.seekBacklog());
+    async collect() {
+      this.set(await sources.gauges.seekBacklog());
     },
   });
   new Gauge({
@@ -175,8 +175,8 @@ export function createRelayMetrics(sources: MetricsSources): RelayMetrics {
     help: 'Size of the database file and of its write-ahead log.',
     labelNames: ['file'] as const,
     registers: [registry],
-    collect() {
-      const size = sources.gauges.databaseSize();
+    async collect() {
+      const size = await sources.gauges.databaseSize();
       this.set({ file: 'database' }, size.database);
       this.set({ file: 'wal' }, size.wal);
     },

@@ -17,7 +17,7 @@ export interface ClientFinder {
   /** The client, undefined when no registered client has that id; a document that cannot be used throws DocumentRefusal. */
   find(clientId: string): Promise<Client | undefined>;
   /** The client as stored, without fetching (the token endpoint and approvals use the stored copy). */
-  stored(clientId: string): Client | undefined;
+  stored(clientId: string): Promise<Client | undefined>;
 }
 
 function asClient(record: ClientRecord): Client {

@@ -69,7 +69,7 @@ function secretMatches(secret: string, hash: Uint8Array | null): boolean {
  * PKCE is their proof), client_secret_basic or client_secret_post. A client that sends the
  * wrong kind of credential, or two kinds, is refused (RFC 6749 §2.3: one method per request).
  */
-export function authenticateClient(p: TokenParams, basic: { id: string; secret: string } | undefined, clients: ClientFinder): Client {
+export async function authenticateClient(p: TokenParams, basic: { id: string; secret: string } | undefined, clients: ClientFinder): Promise<Client> {
   if (p.client_assertion !== undefined || p.client_assertion_type !== undefined) {
     throw new OAuthError('invalid_client', 'client_assertion: not taken here; authenticate with none, client_secret_basic or client_secret_post');
   }
@@ -79,7 +79,7 @@ export function authenticateClient(p: TokenParams, basic: { id: string; secret: 
   }
   const clientId = basic?.id ?? p.client_id;
   if (clientId === undefined) throw new OAuthError('invalid_client', 'client_id: required (or HTTP Basic)');
-  const client = clients.stored(clientId);
+  const client = await clients.stored(clientId);
   if (client === undefined) throw new OAuthError('invalid_client', 'client_id: no app has that id');
   const method = client.record.authMethod;
   if (method === 'none') {

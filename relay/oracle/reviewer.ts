@@ -41,7 +41,7 @@ export interface ReviewInput {
   /** The proposal's summary (its title), or null when it has none. */
   summary: string | null;
   /** Whether a SPACE with this name exists on this relay. */
-  spaceExists(name: string): boolean;
+  spaceExists(name: string): Promise<boolean>;
 }
 
 export type ReviewerRuleId = 'empty_text' | 'no_summary' | 'no_change' | 'deletes_over_half' | 'breaks_grammar' | 'unknown_space';
@@ -53,7 +53,7 @@ export interface ReviewerRule {
   /** Markdown: how it is measured. */
   readonly explanation: string;
   /** Why `input` breaks the rule, or undefined when it keeps it. */
-  check(input: ReviewInput): string | undefined;
+  check(input: ReviewInput): string | undefined | Promise<string | undefined>;
 }
 
 export interface RuleBreak {
@@ -140,14 +140,14 @@ export const REVIEWER_RULES: readonly ReviewerRule[] = [
     title: 'It links to a SPACE that does not exist.',
     explanation:
       'Every `[[name]]` or `[[name/seq]]` the proposal adds must name a SPACE that exists on this relay. Links the current text already has are left alone.',
-    check: (i) => {
+    check: async (i) => {
       const had = new Set<string>();
       for (const r of i.current?.parsed.references ?? []) if (r.space !== undefined) had.add(r.space);
       const missing: string[] = [];
       for (const r of i.proposed.parsed.references) {
         const name = r.space;
         if (name === undefined || had.has(name) || missing.includes(name)) continue;
-        if (!i.spaceExists(name)) missing.push(name);
+        if (!await i.spaceExists(name)) missing.push(name);
       }
       return missing.length === 0 ? undefined : `it links to SPACES that do not exist: ${listed(missing)}`;
     },
@@ -155,10 +155,10 @@ export const REVIEWER_RULES: readonly ReviewerRule[] = [
 ];
 
 /** Every rule the proposal breaks, in rule order; empty when it breaks none. */
-export function review(input: ReviewInput): RuleBreak[] {
+export async function review(input: ReviewInput): Promise<RuleBreak[]> {
   const out: RuleBreak[] = [];
   for (const rule of REVIEWER_RULES) {
-    const reason = rule.check(input);
+    const reason = await rule.check(input);
     if (reason !== undefined) out.push({ rule: rule.id, reason });
   }
   return out;

@@ -83,7 +83,7 @@ export type OraclePlan =
   | { kind: 'retraction'; proposal: VersionRow };
 
 /** Writes a post of the service's own KEY replying to `parent` (relay/posts/append.ts). */
-export type ServicePostWriter = (author: KeyRecord, body: Record<string, unknown>, parent: PostRow) => PostRow;
+export type ServicePostWriter = (author: KeyRecord, body: Record<string, unknown>, parent: PostRow) => Promise<PostRow>;
 
 /** The peer id the service reviewer acts as: the agent id of the service root key (stable). */
 export function reviewerPeerId(ctx: Pick<RelayContext, 'serviceKeys'>): string {
@@ -231,7 +231,7 @@ async function reviewProposal(
   const { prep, current } = plan;
   const currentText =
     current === undefined ? null : prep.current?.postId === current.postId ? prep.current.text : analyseText(await textOf(ctx, current.postId));
-  const breaks = review({
+  const breaks = await review({
     current: currentText,
     proposed: prep.proposed,
     summary: post.title,
@@ -240,7 +240,7 @@ async function reviewProposal(
   if (breaks.length === 0) return undefined;
   const reason = vetoReason(breaks);
   const reviewer = await ctx.store.keys.ensure(reviewerPeerId(ctx), ctx.serviceKeys.rootKey, now);
-  const veto = servicePost(reviewer, { kind: 'veto', reply_to: post.postId, body: reason }, post);
+  const veto = await servicePost(reviewer, { kind: 'veto', reply_to: post.postId, body: reason }, post);
   await ctx.store.oracle.decline(post.postId, { kind: 'veto', by: reviewer.peerId, reason, postId: veto.postId, at: now }, now);
   return reason;
 }

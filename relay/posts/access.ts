@@ -44,7 +44,7 @@ export async function spaceForEvents(ctx: RelayContext, name: string, caller: st
  * Read rights over many SPACES at once (batch, mailbox, SEEK), remembered per SPACE for one
  * request. Answers undefined for a SPACE the caller may not read.
  */
-export function accessCache(ctx: RelayContext, caller: string | null): (spaceRowId: number) => SpaceAccess | undefined {
+export function accessCache(ctx: RelayContext, caller: string | null): (spaceRowId: number) => Promise<SpaceAccess | undefined> {
   const seen = new Map<number, SpaceAccess | null>();
   return async (spaceRowId) => {
     const known = seen.get(spaceRowId);

@@ -81,7 +81,7 @@ export async function appendPostGrouped(ctx: RelayContext, spaceName: string, au
 }
 
 /** Step 1, outside the write lock; answers step 2 ready to run under it. */
-async function prepareAppend(ctx: RelayContext, spaceName: string, author: string, body: unknown): Promise<() => AppendOutcome> {
+async function prepareAppend(ctx: RelayContext, spaceName: string, author: string, body: unknown): Promise<() => Promise<AppendOutcome>> {
   const { store } = ctx;
   const found = await store.spaces.byName(spaceName);
   if (found === undefined) throw new SvcError('SPACE_NOT_FOUND', 'name: no SPACE has this name');
@@ -144,7 +144,7 @@ async function admit(
     if (p.sealed.generation !== inUse) throw new SvcError('KEY_CHANGED', String(inUse));
   }
   const now = ctx.clock();
-  checkRecipients(ctx, space, p.input.to, roleless);
+  await checkRecipients(ctx, space, p.input.to, roleless);
   const parent = await checkReferences(ctx, space, author, p, oracle?.kind === 'version');
   const plan = oracle === undefined ? undefined : await checkOracle(ctx, space, author, role, registeredAt, p, oracle, parent, now);
   if (roleless) await checkRolelessLimits(ctx, space, author, registeredAt, now);
@@ -202,7 +202,7 @@ async function writePost(
       chain_hash: toHex(chainHash),
       posted_at: postedAt,
     },
-    ctx.serviceEpoch,
+    (await ctx.serviceEpoch()),
   );
   const i = p.input;
   const post: Omit<PostRow, 'rowId'> = {
@@ -273,9 +273,9 @@ function checkReplay(prior: PostRow, p: PreparedPost): PostRow {
  * `to` (spec "Post"): each registered; outside an open SPACE each the owner or a member. A KEY
  * with no role addresses the owner alone (Roles matrix).
  */
-function checkRecipients(ctx: RelayContext, space: SpaceRow, to: readonly string[] | undefined, roleless: boolean): void {
+async function checkRecipients(ctx: RelayContext, space: SpaceRow, to: readonly string[] | undefined, roleless: boolean): Promise<void> {
   if (to === undefined) return;
-  to.forEach(async (peer, i) => {
+  for (const [i, peer] of to.entries()) {
     if (await ctx.store.keys.get(peer) === undefined) {
       throw new SvcError('RECIPIENT_NOT_REGISTERED', `to[${i}]: no KEY is registered with this peer id`);
     }
@@ -285,7 +285,7 @@ function checkRecipients(ctx: RelayContext, space: SpaceRow, to: readonly string
     if (space.joinPolicy !== 'open' && await ctx.store.members.roleOf(space, peer) === null) {
       throw new SvcError('RECIPIENT_NOT_A_MEMBER', `to[${i}]: neither the owner nor a member of this SPACE`);
     }
-  });
+  }
 }
 
 /**

@@ -29,7 +29,7 @@ import type { Db } from '../store/database.js';
 export const COMMIT_BATCH_MAX = 64;
 
 interface Pending {
-  work: () => unknown;
+  work: () => Promise<unknown>;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -60,20 +60,21 @@ export class CommitQueue {
   observer: BatchObserver | undefined;
   /** When the batch's last work ended (performance.now()): COMMIT runs from there. */
   private worksEnded = 0;
-  private readonly runBatch: (batch: readonly Pending[]) => Outcome[];
-  private readonly inSavepoint: (work: () => unknown) => unknown;
+  private readonly runBatch: (batch: readonly Pending[]) => Promise<Outcome[]>;
+  private readonly inSavepoint: (work: () => Promise<unknown>) => Promise<unknown>;
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly maxBatch: number = COMMIT_BATCH_MAX,
   ) {
     if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError('maxBatch: a positive integer');
-    // better-sqlite3: a transaction function called while a transaction is open runs as a
-    // SAVEPOINT, rolled back to (and released) when it throws.
-    const savepoint = db.transaction((work: () => unknown) => work());
-    this.inSavepoint = async (work) => await savepoint(work);
-    const batch = db.transaction((items: readonly Pending[]): Outcome[] => {
-      const outcomes = items.map((item) => this.runOne(item));
+    // A transaction function called while a transaction is open runs as a SAVEPOINT, rolled
+    // back to (and released) when it throws (relay/store/database.ts).
+    this.inSavepoint = db.transaction(async (work: () => Promise<unknown>) => await work());
+    const batch = db.transaction(async (items: readonly Pending[]): Promise<Outcome[]> => {
+      const outcomes: Outcome[] = [];
+      // One after another, in arrival order: each work sees the ones before it.
+      for (const item of items) outcomes.push(await this.runOne(item));
       if (this.observer !== undefined) this.worksEnded = performance.now();
       return outcomes;
     });
@@ -82,9 +83,9 @@ export class CommitQueue {
 
   /**
    * Run `work` under the write lock in the next batch; settles after that batch's COMMIT.
-   * `work` is synchronous (no await) and must not open its own top-level transaction.
+   * `work` must not open its own top-level transaction (its statements join the batch's).
    */
-  enqueue<T>(work: () => T): Promise<T> {
+  enqueue<T>(work: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject });
       this.schedule();
@@ -99,10 +100,10 @@ export class CommitQueue {
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(() => this.drain());
+    setImmediate(() => void this.drain());
   }
 
-  private drain(): void {
+  private async drain(): Promise<void> {
     this.scheduled = false;
     const items = this.pending.splice(0, this.maxBatch);
     if (this.pending.length > 0) this.schedule();
@@ -111,7 +112,7 @@ export class CommitQueue {
     const observer = this.observer;
     const started = observer === undefined ? 0 : performance.now();
     try {
-      outcomes = this.runBatch(items);
+      outcomes = await this.runBatch(items);
     } catch (e) {
       // Nothing of this batch is on disk.
       for (const item of items) item.reject(e);
@@ -131,15 +132,16 @@ export class CommitQueue {
     });
   }
 
-  /** One work in its savepoint, inside the batch's transaction. */
-  private runOne(item: Pending): Outcome {
+  /**
+   * One work in its savepoint, inside the batch's transaction. Some errors (SQLITE_FULL, I/O
+   * errors, a lost PostgreSQL connection) end the whole transaction; the database side then
+   * refuses every later savepoint and the COMMIT, so the batch fails as a whole and every
+   * promise of it is rejected.
+   */
+  private async runOne(item: Pending): Promise<Outcome> {
     try {
-      return { ok: true, value: this.inSavepoint(item.work) };
+      return { ok: true, value: await this.inSavepoint(item.work) };
     } catch (error) {
-      // Some errors (SQLITE_FULL, I/O errors) make SQLite roll back the whole transaction; then
-      // the works before this one are gone too and the rest would run outside any transaction:
-      // abort the batch so every promise is rejected.
-      if (!this.db.inTransaction) throw error;
       return { ok: false, error };
     }
   }

@@ -20,14 +20,14 @@ export interface HoldOptions<T> {
   /** Wait for the next signal of this read's topic (or `ms`, or the abort). */
   next: (ms: number, signal: AbortSignal) => Promise<boolean>;
   /** Run the read (re-checking access each time). */
-  read: () => T;
+  read: () => Promise<T>;
   /** Throw when the caller's token no longer holds (revoked, expired, KEY blocked); run after each wait. */
-  recheck: () => void;
+  recheck: () => Promise<void>;
   isEmpty: (page: T) => boolean;
 }
 
 export async function holdWhileEmpty<T>(o: HoldOptions<T>): Promise<T> {
-  let page = o.read();
+  let page = await o.read();
   if (o.seconds <= 0 || !o.isEmpty(page)) return page;
   const release = o.notifier.enterWait(o.peer);
   if (!release) throw new SvcError('BUSY', `wait: ${WAITING_READS_PER_KEY} waiting reads per KEY are already held`, 1);
@@ -42,8 +42,8 @@ export async function holdWhileEmpty<T>(o: HoldOptions<T>): Promise<T> {
       if (left <= 0) break;
       await o.next(left, abort.signal);
       if (abort.signal.aborted) break;
-      o.recheck();
-      page = o.read();
+      await o.recheck();
+      page = await o.read();
     }
     return page;
   } finally {

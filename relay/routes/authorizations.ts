@@ -53,7 +53,7 @@ export const authorizationsRoutes: FastifyPluginAsync<RelayContext> = async (app
     },
     async (req) => {
       const r = await callerAndRequest(identityOf(req), (req.params as z.infer<typeof IdParams>).id);
-      const client = clients.stored(r.clientId);
+      const client = await clients.stored(r.clientId);
       const meta = client?.metadata;
       return {
         id: r.id,

@@ -167,7 +167,7 @@ export const conversationsRoutes: FastifyPluginAsync<RelayContext> = async (app,
       const page = rows.slice(0, limit).map((r) => viewOf(r.conversation, r.me));
       const last = page[page.length - 1];
       const answer: Record<string, unknown> = {
-        items: page.map(async (v) => await renderConversation(ctx.store, v)),
+        items: await Promise.all(page.map(async (v) => await renderConversation(ctx.store, v))),
         next_before: more && last ? `${last.listedAt}_${last.conversation.conversationId}` : null,
         has_more: more,
       };

@@ -76,10 +76,10 @@ export async function withSignatureCounter<T>(
   signer: KeyRecord,
   envelope: SignatureEnvelope,
   code: ErrorCode,
-  write: () => T,
+  write: () => Promise<T>,
   counts: (result: T) => boolean,
 ): Promise<T> {
-  if (envelope.alg !== 'webauthn') return write();
+  if (envelope.alg !== 'webauthn') return await write();
   const counter = counterOf(fromBase64url(envelope.authenticator_data, 'authenticator_data'));
   const r = await ctx.store.keys.withPasskeyCounter(signer.peerId, counter, write, counts);
   if (!r.ok) throw new SvcError(code, 'authenticator_data: the signature counter did not increase');

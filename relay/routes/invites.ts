@@ -243,7 +243,7 @@ export const invitesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       const page = await ctx.store.invites.list(space.id, scope === 'all' ? null : me, Number(q.after ?? 0), q.limit);
       const last = page.items[page.items.length - 1];
       const answer = {
-        items: page.items.map(async (i) => await renderInvite(ctx, space, i, now)),
+        items: await Promise.all(page.items.map(async (i) => await renderInvite(ctx, space, i, now))),
         next_after: page.hasMore && last ? String(last.cursor) : null,
         has_more: page.hasMore,
         scope,

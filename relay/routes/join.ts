@@ -105,7 +105,7 @@ async function standing(ctx: RelayContext, space: SpaceRow, peer: string): Promi
 }
 
 /** A request the caller may decide: REQUEST_NOT_FOUND to outsiders, CONTROL_DENIED below coordinator. */
-async function decidable(ctx: RelayContext, id: string, peer: string): Promise<{ request: JoinRequestRow; space: SpaceRow; role: ReturnType<RelayContext['store']['members']['roleOf']> }> {
+async function decidable(ctx: RelayContext, id: string, peer: string): Promise<{ request: JoinRequestRow; space: SpaceRow; role: Awaited<ReturnType<RelayContext['store']['members']['roleOf']>> }> {
   const request = await ctx.store.requests.byId(id, ctx.clock());
   const space = request && await ctx.store.spaces.byRowId(request.spaceRowId);
   if (!request || !space) throw new SvcError('REQUEST_NOT_FOUND', 'id: no join request has this id');

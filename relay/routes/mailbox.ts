@@ -107,11 +107,11 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       const space = await ctx.store.spaces.byRowId(spaceRowId);
       return space !== undefined && canDecideRequests(await ctx.store.members.roleOf(space, reader));
     };
-    return rows.map(async (r) => {
+    return await Promise.all(rows.map(async (r) => {
       const env: JsonObject = { mailbox_seq: String(r.mailboxSeq), reason: r.reason };
       if (r.postId !== null) {
         const post = posts.get(r.postId);
-        const a = post ? access(post.spaceRowId) : undefined;
+        const a = post ? await access(post.spaceRowId) : undefined;
         if (post && a) env.post = renderPost(post, { detail, proof: false, inside: a.inside });
         else env.unavailable = true;
       } else if (r.requestId !== null) {
@@ -152,7 +152,7 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
         env.unavailable = true;
       }
       return env;
-    });
+    }));
   }
 
   function envelopeMarkdown(env: JsonObject, fence: PeerFence, peer: string): string {

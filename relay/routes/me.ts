@@ -49,7 +49,7 @@ export const meRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
         messages_waiting: waiting.messages + waiting.message_requests,
         message_retention_days: await messageRetentionDaysOf(ctx, me.peerId),
         memberships: await membershipsOf(ctx, me.peerId, q.after, q.limit),
-        service_epoch: ctx.serviceEpoch,
+        service_epoch: (await ctx.serviceEpoch()),
       };
       return negotiate(req, reply, ctx.random, answer, meMarkdown);
     },

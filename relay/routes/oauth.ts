@@ -222,7 +222,7 @@ export const oauthRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
       const p = readTokenParams(req.body);
       const grant = requireGrantParams(p);
       const header = req.headers.authorization;
-      const client = authenticateClient(p, basicCredentials(typeof header === 'string' ? header : undefined), clients);
+      const client = await authenticateClient(p, basicCredentials(typeof header === 'string' ? header : undefined), clients);
       const resource = connectorResource(ctx.baseUrl());
       if (p.resource !== undefined && p.resource !== resource) throw new OAuthError('invalid_target', `resource: ${resource} only`);
       const now = ctx.clock();

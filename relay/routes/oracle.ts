@@ -145,7 +145,7 @@ export const oracleRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       const hasMore = rows.length > q.limit;
       const answer = {
         space: space.name,
-        items: page.map(async (v) => versionItem(v, await ctx.store.oracleReads.head(v.postRowId))),
+        items: await Promise.all(page.map(async (v) => versionItem(v, await ctx.store.oracleReads.head(v.postRowId)))),
         next_before: hasMore ? String(page[page.length - 1]!.seq) : null,
         has_more: hasMore,
         notice: VERSIONS_NOTICE,
@@ -230,7 +230,7 @@ export const oracleRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       const answer: JsonObject = {
         space: space.name,
         ...(seq === null ? {} : { post: String(seq) }),
-        items: page.items.map(async (l) => ({ space: await nameOf(l.fromSpaceRowId), version: l.versionPostId, section: l.section, label: l.label })),
+        items: await Promise.all(page.items.map(async (l) => ({ space: await nameOf(l.fromSpaceRowId), version: l.versionPostId, section: l.section, label: l.label }))),
         next_after: page.hasMore && last ? String(last.id) : null,
         has_more: page.hasMore,
         notice: LINKS_NOTICE,

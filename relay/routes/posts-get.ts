@@ -81,7 +81,7 @@ export const postsGetRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
       const notFound: string[] = [];
       for (const id of ids) {
         const post = byId.get(id);
-        const a = post ? access(post.spaceRowId) : undefined;
+        const a = post ? await access(post.spaceRowId) : undefined;
         if (!post || !a) notFound.push(id);
         else found.push(renderPost(post, { detail, proof, inside: a.inside }));
       }
@@ -119,7 +119,7 @@ export const postsGetRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
       if (!UUID_RE.test(id)) throw new SvcError('INVALID_REQUEST', 'id: expected a lowercase uuid');
       const proof = boolParam(q.proof, 'proof') ?? true;
       const post = await reads.byPostId(id);
-      const access = post ? accessCache(ctx, caller)(post.spaceRowId) : undefined;
+      const access = post ? await accessCache(ctx, caller)(post.spaceRowId) : undefined;
       if (!post || !access) throw new SvcError('POST_NOT_FOUND', 'id: no post with this id that you may read');
       const out = renderPost(post, { detail: 'full', proof, inside: access.inside });
       out.mine = caller === post.author;

@@ -51,7 +51,7 @@ export const recoveryRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
         items,
         next_after: hasMore ? String(page[page.length - 1]!.rowId) : null,
         has_more: hasMore,
-        service_epoch: ctx.serviceEpoch,
+        service_epoch: (await ctx.serviceEpoch()),
         notice: RECOVERY_NOTICE,
       };
     },

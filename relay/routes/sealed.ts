@@ -208,12 +208,12 @@ export async function renderStatus(ctx: RelayContext, space: SpaceRow, state: Se
     commitment: toHex(inUse.commitment),
     activated_at: isoTime(inUse.activatedAt ?? inUse.stagedAt),
     staged: staged === undefined ? null : stagedView(staged),
-    locks: (await sealed.locksFor(space.id, caller)).map(async (l) => ({
+    locks: await Promise.all((await sealed.locksFor(space.id, caller)).map(async (l) => ({
       generation: l.generation,
       lock: toHex(l.lock),
       commitment: commitments.get(l.generation) ?? null,
       sender: await keyView(ctx, l.sender),
-    })),
+    }))),
     keeper_list: await keeperListView(ctx, space),
     keeper: await sealed.isKeeper(space, caller),
     vouched: await sealed.vouched(space, caller, now),
@@ -300,11 +300,11 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
         const { items, hasMore } = pageOf(await ctx.store.sealed.unlocked(space, generation, q.after, q.limit + 1), q.limit);
         return {
           generation,
-          items: items.map(async (r) => {
+          items: await Promise.all(items.map(async (r) => {
             const item: JsonObject = { ...await keyView(ctx, r.peerId), role: r.role, vouched: await ctx.store.sealed.vouched(space, r.peerId, now) };
             if (keeper) item.stamp = r.stamp === undefined ? null : stampView(r.stamp);
             return item;
-          }),
+          })),
           next_after: hasMore ? items[items.length - 1]!.peerId : null,
           has_more: hasMore,
           notice: STATUS_NOTICE,
@@ -335,7 +335,7 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       const { items, hasMore } = pageOf(page.items, q.limit);
       const last = items[items.length - 1];
       return {
-        items: items.map(async (r) => {
+        items: await Promise.all(items.map(async (r) => {
           const stamp = await ctx.store.sealed.stamp(space.id, r.requester);
           return {
             ...renderRequest(space, r),
@@ -343,7 +343,7 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
             stamp: stamp === undefined ? null : stampView(stamp),
             vouched: await ctx.store.sealed.vouched(space, r.requester, now),
           };
-        }),
+        })),
         waiting: page.waiting,
         next_after: hasMore && last ? String(last.cursor) : null,
         has_more: hasMore,

@@ -160,7 +160,7 @@ export const seekRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const space = q.space === undefined ? undefined : (await spaceForPosts(ctx, q.space, caller)).space;
 
       // Read-your-writes: everything committed before this SEEK is indexed first.
-      app.seekIndexer.catchUp();
+      await app.seekIndexer.catchUp();
       const scope: SeekScope = { caller, spaceRowId: space?.id, categories, oracle, kinds, author };
       const fpHits: SeekCandidate[] = [];
       for (const fp of fingerprints) fpHits.push(...await ctx.store.seek.fingerprint(fp, scope, SEEK_FINGERPRINT_CANDIDATES));
@@ -175,7 +175,7 @@ export const seekRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const items: JsonObject[] = [];
       for (const h of hits) {
         const post = rows.get(h.rowId);
-        const a = post ? access(post.spaceRowId) : undefined;
+        const a = post ? await access(post.spaceRowId) : undefined;
         if (!post || !a) continue; // access changed since indexing: leave it out
         const item = renderPost(post, { detail, proof: false, inside: a.inside });
         const rev = revisions.get(post.postId);

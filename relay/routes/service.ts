@@ -88,7 +88,7 @@ export const serviceRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       config: { auth: 'none', limit: 'none', operation: 'reference', describe: 'The reference in markdown: authentication, operations, error codes, limits, encoding; query section (a heading) or operation (a name) narrows it.', mcp: { tool: 'svc_guide', args: { part: 'reference' } } },
     },
     async (req, reply) => {
-      reference ??= buildReference(ctx);
+      reference ??= await buildReference(ctx);
       const text = lookupReference(reference, req.query as z.infer<typeof ReferenceQuery>);
       return sendDocument(req, reply, text, 'text/markdown; charset=utf-8');
     },
@@ -143,9 +143,9 @@ export const serviceRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
     { config: { auth: 'none', limit: 'none', operation: 'capabilities', describe: 'Limits, vocabulary, service keys and every operation.', mcp: { tool: 'svc_guide', args: { part: 'capabilities' } } } },
     async (req, reply) => {
       // Built once per service epoch: a restore in another process may start a new one.
-      if (capabilities === undefined || capabilitiesEpoch !== ctx.serviceEpoch) {
-        capabilitiesEpoch = ctx.serviceEpoch;
-        capabilities = JSON.stringify(buildCapabilities(ctx));
+      if (capabilities === undefined || capabilitiesEpoch !== (await ctx.serviceEpoch())) {
+        capabilitiesEpoch = (await ctx.serviceEpoch());
+        capabilities = JSON.stringify(await buildCapabilities(ctx));
       }
       return sendDocument(req, reply, capabilities, 'application/json; charset=utf-8');
     },

@@ -275,7 +275,7 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       });
       const last = page.items[page.items.length - 1];
       const answer = {
-        items: page.items.map(async (s) => await listItem(ctx, s, caller)),
+        items: await Promise.all(page.items.map(async (s) => await listItem(ctx, s, caller))),
         next_after: page.hasMore && last ? last.name : null,
         has_more: page.hasMore,
         notice: PROFILE_NOTICE,

@@ -53,7 +53,7 @@ export function prepareDoc(p: PendingPost): PreparedDoc {
 
 export interface SeekIndexer {
   /** Index everything committed so far; answers how many posts were indexed. */
-  catchUp(): number;
+  catchUp(): Promise<number>;
   /** One timer pass (tokenising in slices, yielding between them); answers how many posts were indexed. */
   pass(): Promise<number>;
   start(): void;

@@ -31,17 +31,19 @@ export async function searchText(seek: SeekStore, query: TextQuery, scope: SeekS
     perOwner: SEEK_CANDIDATES_PER_OWNER,
     chars: RANK_TEXT_CHARS,
   });
-  // Phrase counts over the whole index, bounded walks (asked only for a query of several phrases).
-  const collection = async (): Promise<RankCollection> => {
+  // Phrase counts over the whole index, bounded walks, asked before ranking (which is
+  // synchronous) and only for a query of several phrases, as rankScores would ask them.
+  let collected: RankCollection | undefined;
+  if (candidates.length > 0 && query.phrases.length > 1) {
     const size = await seek.watermark();
-    return {
-      size,
-      async matching(phrase) {
-        const { found, oldest } = await seek.newestMatches(phraseExpression(phrase), RANK_DF_SCAN);
-        return estimateMatching(found, oldest, size, RANK_DF_SCAN);
-      },
-    };
-  };
+    const counts = new Map<readonly string[], number>();
+    for (const phrase of query.phrases) {
+      const { found, oldest } = await seek.newestMatches(phraseExpression(phrase), RANK_DF_SCAN);
+      counts.set(phrase, estimateMatching(found, oldest, size, RANK_DF_SCAN));
+    }
+    collected = { size, matching: (phrase) => counts.get(phrase)! };
+  }
+  const collection = (): RankCollection => collected!;
   const scores = rankScores(query.phrases, candidates, collection);
   return candidates.map((c, i) => ({ rowId: c.rowId, spaceRowId: c.spaceRowId, owner: c.owner, own: c.own, score: scores[i]! }));
 }

@@ -24,6 +24,6 @@ export function createCategoryCountStore(db: Db): CategoryCountStore {
   });
   return {
     // One read transaction, so every number comes from the same snapshot.
-    spacesIn: (groups) => readAll.deferred(groups),
+    spacesIn: async (groups) => await readAll(groups),
   };
 }

@@ -99,7 +99,7 @@ export function createCheckpointStore(db: Db): CheckpointStore {
     'SELECT last, checkpoint_id FROM checkpoints WHERE space_row_id = ? AND stream = ? ORDER BY last DESC LIMIT 1',
   );
   const selectSigner = db.prepare<[string], { id: number }>('SELECT id FROM checkpoint_signers WHERE rendering = ?');
-  const insertSigner = db.prepare('INSERT INTO checkpoint_signers (key_id, rendering) VALUES (?, ?)');
+  const insertSigner = db.prepare<[string, string], { id: number }>('INSERT INTO checkpoint_signers (key_id, rendering) VALUES (?, ?) RETURNING id');
   const insertCheckpoint = db.prepare(
     `INSERT INTO checkpoints (space_row_id, stream, last, first, checkpoint_id, canonical, signature, signer_row, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -137,7 +137,7 @@ export function createCheckpointStore(db: Db): CheckpointStore {
     const known = signerIds.get(rendering);
     if (known !== undefined) return known;
     const found = await selectSigner.get(rendering);
-    const id = found ? found.id : Number((await insertSigner.run(signer.key_id, rendering)).lastInsertRowid);
+    const id = found ? found.id : (await insertSigner.get(signer.key_id, rendering))!.id;
     signerIds.set(rendering, id);
     return id;
   }

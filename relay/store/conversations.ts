@@ -348,20 +348,20 @@ export function createConversationStore(db: Db): ConversationStore {
       const r = await selectSent.get(sender, since);
       return { count: r?.n ?? 0, oldest: r?.oldest ?? null };
     },
-    recordRequest: (sender, recipient, id, now) => void insertRequest.run(sender, recipient, id, now),
+    recordRequest: async (sender, recipient, id, now) => void (await insertRequest.run(sender, recipient, id, now)),
     waitingFor: async (recipient) => (await countWaitingFor.get(recipient))?.n ?? 0,
     oldestWaitingFor: async (recipient) => (await selectOldestWaiting.get(recipient))?.conversation_id,
     async insert(c, members) {
       await insertConversation.run(c.conversationId, c.kind, c.startedBy, c.pairKey, c.sealed ? 1 : 0, c.commitment, c.about, c.now, c.now);
       for (const m of members) await insertMember.run(c.conversationId, m.peerId, m.state, c.now, m.lock ?? null, m.lockSender ?? null);
     },
-    advance: (id, seq, at) => void updateAdvance.run(seq, at, id, seq),
-    setState: (id, peer, state, now) => void updateState.run(state, now, id, peer),
+    advance: async (id, seq, at) => void (await updateAdvance.run(seq, at, id, seq)),
+    setState: async (id, peer, state, now) => void (await updateState.run(state, now, id, peer)),
     async leave(c, peer, now) {
       await updateLeave.run(c.lastSeq, c.lastMessageAt, now, c.conversationId, peer);
       await insertLeftMembers.run({ id: c.conversationId, viewer: peer });
     },
-    setRead: (id, peer, seq) => void updateRead.run(seq, id, peer),
-    setCleared: (id, peer, seq) => void updateCleared.run(seq, id, peer),
+    setRead: async (id, peer, seq) => void (await updateRead.run(seq, id, peer)),
+    setCleared: async (id, peer, seq) => void (await updateCleared.run(seq, id, peer)),
   };
 }

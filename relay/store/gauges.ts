@@ -28,12 +28,12 @@ export interface DatabaseSize {
 }
 
 export interface StoreGauges {
-  checkpointLag(): Record<Stream, StreamLag>;
+  checkpointLag(): Promise<Record<Stream, StreamLag>>;
   /** Posts stored above SEEK's watermark, not yet in its index. */
-  seekBacklog(): number;
+  seekBacklog(): Promise<number>;
   /** Posts stored (never deleted, so the highest row id). */
-  postsStored(): number;
-  databaseSize(): DatabaseSize;
+  postsStored(): Promise<number>;
+  databaseSize(): Promise<DatabaseSize>;
 }
 
 interface HeadRow {
@@ -66,13 +66,17 @@ export function createStoreGauges(db: Db): StoreGauges {
   const watermark = db.prepare<[], { indexed_upto: number }>('SELECT indexed_upto FROM seek_state WHERE id = 1');
   const above = db.prepare<[number], { n: number }>('SELECT COUNT(*) AS n FROM posts WHERE id > ?');
   const lastPost = db.prepare<[], { n: number | null }>('SELECT MAX(id) AS n FROM posts');
-  const pages = db.prepare<[], { bytes: number }>('SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()');
+  const pages = db.prepare<[], { bytes: number }>(
+    db.dialect === 'postgres'
+      ? 'SELECT pg_database_size(current_database()) AS bytes'
+      : 'SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()',
+  );
 
-  function add(lag: StreamLag, head: number | null, covered: number | null, timeOf: () => number | undefined): void {
+  async function add(lag: StreamLag, head: number | null, covered: number | null, timeOf: () => Promise<number | undefined>): Promise<void> {
     const waiting = (head ?? 0) - (covered ?? 0);
     if (waiting <= 0) return;
     lag.positions += waiting;
-    const at = timeOf();
+    const at = await timeOf();
     if (at !== undefined && (lag.oldestAt === undefined || at < lag.oldestAt)) lag.oldestAt = at;
   }
 
@@ -81,8 +85,8 @@ export function createStoreGauges(db: Db): StoreGauges {
       const posts: StreamLag = { positions: 0, oldestAt: undefined };
       const events: StreamLag = { positions: 0, oldestAt: undefined };
       for (const r of await heads.all()) {
-        add(posts, r.post_head, r.post_covered, async () => (await postTime.get(r.id, (r.post_covered ?? 0) + 1))?.t);
-        add(events, r.event_head, r.event_covered, async () => (await eventTime.get(r.id, (r.event_covered ?? 0) + 1))?.t);
+        await add(posts, r.post_head, r.post_covered, async () => (await postTime.get(r.id, (r.post_covered ?? 0) + 1))?.t);
+        await add(events, r.event_head, r.event_covered, async () => (await eventTime.get(r.id, (r.event_covered ?? 0) + 1))?.t);
       }
       return { posts, events };
     },
@@ -93,7 +97,8 @@ export function createStoreGauges(db: Db): StoreGauges {
       return (await lastPost.get())?.n ?? 0;
     },
     async databaseSize() {
-      if (db.memory) return { database: (await pages.get())?.bytes ?? 0, wal: 0 };
+      // PostgreSQL: the database's size as the server counts it (its WAL is the server's own).
+      if (db.dialect === 'postgres' || db.name === ':memory:') return { database: (await pages.get())?.bytes ?? 0, wal: 0 };
       return { database: fileSize(db.name), wal: fileSize(`${db.name}-wal`) };
     },
   };

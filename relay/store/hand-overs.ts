@@ -200,7 +200,7 @@ export function createHandOverStore(db: Db, deps: HandOverDeps): HandOverStore {
     const result = offer.role === 'owner'
       ? await takeSpace(space, offer.giver, taker, takerBefore !== undefined, now)
       : await takeRole(space, offer.giver, offer.role, taker, now);
-    withdrawOnGrant(space.id, taker, now);
+    await withdrawOnGrant(space.id, taker, now);
     return result;
   });
 

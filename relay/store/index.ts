@@ -3,7 +3,8 @@
  * write relay/store/<name>.ts exporting `create<Name>Store(db)`, add a migration, and add a
  * line to `openStore` and to `Store` below.
  */
-import { openDatabase, type Db } from './database.js';
+import type { Db } from './database.js';
+import { openDatabase } from './sqlite/open.js';
 import { startWalCheckpoints } from './sqlite/wal-checkpoints.js';
 import { createServiceStateStore, type ServiceStateStore } from './service-state.js';
 import { createKeyStore, type KeyStore } from './keys.js';
@@ -64,14 +65,19 @@ export interface Store {
   readonly oauth: OAuthStore;
   readonly recovery: RecoveryStore;
   /** True when a trivial query answers (for /healthz). */
-  ping(): boolean;
-  close(): void;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
 }
 
 /** Open (and migrate) the database in `dataDir`, or an in-memory one for ':memory:'. */
 export async function openStore(dataDir: string): Promise<Store> {
   const db = openDatabase(dataDir);
-  const walCheckpoints = dataDir === ':memory:' ? undefined : startWalCheckpoints(db, db.name);
+  const walCheckpoints = dataDir === ':memory:' ? undefined : startWalCheckpoints(db.raw, db.name);
+  return buildStore(db, createSeekStore(db), async () => walCheckpoints?.stop());
+}
+
+/** The stores over an open, migrated database; `beforeClose` stops what the opener started. */
+function buildStore(db: Db, seek: SeekStore, beforeClose: () => Promise<void>): Store {
   const probe = db.prepare('SELECT 1 AS one');
   const events = createEventStore(db);
   const spaces = createSpaceStore(db, events);
@@ -79,7 +85,7 @@ export async function openStore(dataDir: string): Promise<Store> {
   const mailbox = createMailboxStore(db);
   const requests = createRequestStore(db, { members, mailbox, events });
   // A direct grant (or any admission) overtakes a waiting join request, in the same transaction.
-  members.onAdmitted((space, peer, now) => void requests.withdrawOnGrant(space.id, peer, now));
+  members.onAdmitted(async (space, peer, now) => void (await requests.withdrawOnGrant(space.id, peer, now)));
   const invites = createInviteStore(db, { members, events });
   const encryptionKeys = createEncryptionKeyStore(db);
   const sealed = createSealedStore(db, { spaces, members, encryptionKeys });
@@ -92,7 +98,7 @@ export async function openStore(dataDir: string): Promise<Store> {
   });
   members.onRemoved(async (space, peer, now) => await sealed.memberRemoved(space, peer, now));
   // Blocking or unblocking a KEY changes what its tokens authenticate as: the token store forgets its lookups.
-  const tokens = await createTokenStore(db);
+  const tokens = createTokenStore(db);
   const handOvers = createHandOverStore(db, { spaces, members, events, invites, mailbox, sealed });
   return {
     db,
@@ -106,7 +112,7 @@ export async function openStore(dataDir: string): Promise<Store> {
     members,
     blocks: createBlockStore(db, spaces, members, events),
     checkpoints: createCheckpointStore(db),
-    seek: createSeekStore(db),
+    seek,
     requests,
     invites,
     handOvers,
@@ -123,16 +129,16 @@ export async function openStore(dataDir: string): Promise<Store> {
     oracleReads: createOracleReadStore(db),
     oauth: createOAuthStore(db, tokens.forget),
     recovery: createRecoveryStore(db, spaces, events),
-    ping() {
+    async ping() {
       try {
-        return (probe.get() as { one: number } | undefined)?.one === 1;
+        return ((await probe.get()) as { one: number } | undefined)?.one === 1;
       } catch {
         return false;
       }
     },
-    close() {
-      walCheckpoints?.stop();
-      if (db.open) db.close();
+    async close() {
+      await beforeClose();
+      if (db.open) await db.close();
     },
   };
 }

@@ -69,7 +69,7 @@ export interface KeyStore {
    * else everything rolls back and the answer is `counter`. A retry that changes nothing needs
    * no newer counter.
    */
-  withPasskeyCounter<T>(peerId: string, counter: number, work: () => T, counts: (result: T) => boolean): Promise<{ ok: true; value: T } | { ok: false }>;
+  withPasskeyCounter<T>(peerId: string, counter: number, work: () => Promise<T>, counts: (result: T) => boolean): Promise<{ ok: true; value: T } | { ok: false }>;
   /**
    * Advance the passkey's counter to `counter` inside the caller's transaction; false (nothing
    * written) when it does not advance or the KEY has no passkey.
@@ -209,7 +209,7 @@ export function createKeyStore(db: Db, onBlockChange: () => void = () => {}): Ke
     },
     async withPasskeyCounter(peerId, counter, work, counts) {
       const tx = db.transaction(async () => {
-        const value = work();
+        const value = await work();
         if (counts(value) && !await advance(peerId, counter)) throw new Refused('counter');
         return value;
       });

@@ -66,7 +66,7 @@ export function createMessageRetentionStore(db: Db): MessageRetentionStore {
 
   return {
     daysOf: async (peer) => (await selectDays.get(peer))?.days ?? MESSAGE_RETENTION_DAYS.default,
-    set: (peer, days) => void upsert.run(peer, days),
+    set: async (peer, days) => void (await upsert.run(peer, days)),
     sentBefore: async (cutoff, limit) => (await selectBefore.all(cutoff, limit)).map((r) => r.message_id),
     shortRetentions: async (after, limit) =>
       (await selectShort.all(MESSAGE_RETENTION_DAYS.default, after, limit)).map((r) => ({ peerId: r.peer_id, days: r.days })),

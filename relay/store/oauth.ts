@@ -198,8 +198,8 @@ export function createOAuthStore(db: Db, forgetTokens: () => void = () => {}): O
       const r = await selectClient.get(clientId);
       return r ? toClient(r) : undefined;
     },
-    insertClient: (c) => void insertClient.run(c),
-    keepDocument: (c) => void upsertDocument.run(c),
+    insertClient: async (c) => void (await insertClient.run(c)),
+    keepDocument: async (c) => void (await upsertDocument.run(c)),
     insertRequest: async (r, deleteBefore) =>
       await db
         .transaction(async () => {

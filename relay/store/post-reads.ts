@@ -72,7 +72,7 @@ export interface PostReadStore {
   /** A mailbox page of `peer` (filters as the mailbox read takes them). */
   mailboxPage(peer: string, filter: MailboxFilter): Promise<MailboxRow[]>;
   /** Run `fn` in one read transaction (a consistent snapshot under WAL). */
-  snapshot<T>(fn: () => T): Promise<T>;
+  snapshot<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 interface Row extends PostColumnsRow {
@@ -127,7 +127,7 @@ export function createPostReadStore(db: Db): PostReadStore {
       WHERE supersedes IN (SELECT value FROM json_each(?)) OR retracts IN (SELECT value FROM json_each(?))
       ORDER BY id`,
   );
-  const readTx = db.transaction((fn: () => unknown) => fn());
+  const readTx = db.transaction(async (fn: () => Promise<unknown>) => await fn());
 
   // Filtered statements differ only by which filters are present: prepared once per shape.
   const cache = new Map<string, ReturnType<Db['prepare']>>();
@@ -234,7 +234,7 @@ export function createPostReadStore(db: Db): PostReadStore {
       if (f.reasons !== undefined) params.reasons = JSON.stringify(f.reasons);
       return (await mailboxStatement(f).all(params) as MailboxDbRow[]).map(toMailboxRow);
     },
-    async snapshot<T>(fn: () => T): Promise<T> {
+    async snapshot<T>(fn: () => Promise<T>): Promise<T> {
       return await readTx(fn) as T;
     },
   };

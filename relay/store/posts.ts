@@ -98,7 +98,7 @@ export interface PostStore {
    * Run `fn` in one immediate (write-locking) transaction; throwing rolls everything back.
    * `fn` is synchronous: no await inside (better-sqlite3).
    */
-  transaction<T>(fn: () => T): Promise<T>;
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 /** The database columns behind PostColumns (snake case, integers for booleans). */
@@ -230,9 +230,9 @@ export function createPostStore(db: Db): PostStore {
       @signature, @signed, @sealed, @objectId, @admittedRevision, @admittedControlHash, @admission,
       @previousHash, @chainHash, @postedAt, @noRole, @receiptSignature, @receiptSignerKeyId,
       @receiptServiceEpoch
-    )`);
+    ) RETURNING id`);
   const updateHidden = db.prepare('UPDATE posts SET hidden_at = ?, hidden_by = ? WHERE id = ?');
-  const runInTransaction = db.transaction((fn: () => unknown) => fn());
+  const runInTransaction = db.transaction(async (fn: () => Promise<unknown>) => await fn());
 
   const counted = (r: { n: number; oldest: number | null } | undefined): RolelessCount => ({
     count: r?.n ?? 0,
@@ -267,18 +267,18 @@ export function createPostStore(db: Db): PostStore {
     rolelessByAuthor: async (author, since) => counted(await countRolelessAuthor.get(author, since)),
     rolelessInSpace: async (spaceRowId, since) => counted(await countRolelessSpace.get(spaceRowId, since)),
     async insert(p) {
-      const info = await insertRow.run({
+      const info = await insertRow.get({
         ...p,
         signed: p.signed ? 1 : 0,
         sealed: p.sealed ? 1 : 0,
         noRole: p.noRole ? 1 : 0,
       });
-      return Number(info.lastInsertRowid);
+      return (info as { id: number }).id;
     },
     async setHidden(rowId, hiddenAt, hiddenBy) {
       return (await updateHidden.run(hiddenAt, hiddenBy, rowId)).changes === 1;
     },
-    async transaction<T>(fn: () => T): Promise<T> {
+    async transaction<T>(fn: () => Promise<T>): Promise<T> {
       return await runInTransaction.immediate(fn) as T;
     },
   };

@@ -66,7 +66,8 @@ export function createRecoveryStore(db: Db, spaces: SpaceStore, events: EventSto
        member_count, created_at, updated_at)
      SELECT ?, ?, owner, title, description, visibility, oracle, join_policy, signed_only,
        'active', NULL, categories_json, service_reviewer, task_confirmations, task_confirmers, task_claim_hours,
-       member_count, ?, ? FROM spaces WHERE id = ?`,
+       member_count, ?, ? FROM spaces WHERE id = ?
+     RETURNING id`,
   );
   const copyCategories = db.prepare(
     'INSERT INTO space_categories (space_row_id, category, position) SELECT ?, category, position FROM space_categories WHERE space_row_id = ?',
@@ -83,14 +84,14 @@ export function createRecoveryStore(db: Db, spaces: SpaceStore, events: EventSto
   );
   const blocksOf = db.prepare<[number], { peer_id: string }>('SELECT peer_id FROM space_blocks WHERE space_row_id = ? ORDER BY peer_id');
   const selectSigner = db.prepare<[string], { id: number }>('SELECT id FROM checkpoint_signers WHERE rendering = ?');
-  const insertSigner = db.prepare('INSERT INTO checkpoint_signers (key_id, rendering) VALUES (?, ?)');
+  const insertSigner = db.prepare<[string, string], { id: number }>('INSERT INTO checkpoint_signers (key_id, rendering) VALUES (?, ?) RETURNING id');
   const insertNotice = db.prepare(
     'INSERT INTO recovery_notices (recovery_id, space_row_id, canonical, signature, signer_row, created_at) VALUES (?, ?, ?, ?, ?, ?)',
   );
 
   async function signerRow(signer: ServedSigner): Promise<number> {
     const rendering = JSON.stringify(signer);
-    return (await selectSigner.get(rendering))?.id ?? Number((await insertSigner.run(signer.key_id, rendering)).lastInsertRowid);
+    return (await selectSigner.get(rendering))?.id ?? (await insertSigner.get(signer.key_id, rendering))!.id;
   }
 
   return {
@@ -111,7 +112,7 @@ export function createRecoveryStore(db: Db, spaces: SpaceStore, events: EventSto
     },
 
     async continueSpace({ closed, spaceId, name, actor, serviceEpoch, now }) {
-      const rowId = Number((await insertSpace.run(spaceId, name, now, now, closed.id)).lastInsertRowid);
+      const rowId = ((await insertSpace.get(spaceId, name, now, now, closed.id)) as { id: number }).id;
       await copyCategories.run(rowId, closed.id);
       await copyMembers.run(rowId, now, now, closed.id);
       await copyBlocks.run(rowId, closed.id);

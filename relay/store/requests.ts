@@ -126,7 +126,7 @@ function toRequest(r: Row, now: number): JoinRequestRow {
  * The one statement a direct grant runs (members.set admits a KEY with a waiting request).
  * Exported apart so the members store can prepare it without depending on this store.
  */
-export function prepareWithdrawOnGrant(db: Db): (spaceRowId: number, peer: string, now: number) => number {
+export function prepareWithdrawOnGrant(db: Db): (spaceRowId: number, peer: string, now: number) => Promise<number> {
   const stmt = db.prepare(
     `UPDATE join_requests SET state = 'withdrawn', decided_at = ?
       WHERE space_row_id = ? AND requester = ? AND state = 'pending'`,

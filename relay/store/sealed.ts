@@ -146,7 +146,7 @@ export interface SealedStore {
   /** Record a hand-over of the SPACE (inside the accepting transaction). */
   ownerHandedOver(space: SpaceRow, giver: string, taker: string, now: number): Promise<void>;
   /** Run reads against one snapshot. */
-  snapshot<T>(fn: () => T): Promise<T>;
+  snapshot<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 interface StateRow {
@@ -345,7 +345,7 @@ export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
   const selectItem = db.prepare<[number], { generation: number; header: Uint8Array; ciphertext: Uint8Array }>(
     'SELECT generation, header, ciphertext FROM sealed_posts WHERE post_row = ?',
   );
-  const readTx = db.transaction((fn: () => unknown) => fn());
+  const readTx = db.transaction(async (fn: () => Promise<unknown>) => await fn());
 
   async function stateOf(spaceRowId: number): Promise<SealedSpaceState> {
     const r = await selectState.get(spaceRowId);
@@ -368,7 +368,8 @@ export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
     return await members.roleOf(space, peer) !== null && keeperOf(peer, await authority(space));
   }
 
-  async function vouched(space: SpaceRow, peer: string, now: number, auth = await authority(space)): Promise<boolean> {
+  async function vouched(space: SpaceRow, peer: string, now: number, given?: Awaited<ReturnType<typeof authority>>): Promise<boolean> {
+    const auth = given ?? (await authority(space));
     return vouchedFor(peer, await stampRow(space.id, peer), auth, now);
   }
 
@@ -385,7 +386,8 @@ export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
     return { space, state, auth };
   }
 
-  async function missingLocks(space: SpaceRow, generation: number, now: number, auth = await authority(space)): Promise<number> {
+  async function missingLocks(space: SpaceRow, generation: number, now: number, given?: Awaited<ReturnType<typeof authority>>): Promise<number> {
+    const auth = given ?? (await authority(space));
     let missing = 0;
     let after: string | null = null;
     for (;;) {
@@ -615,7 +617,7 @@ export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
       await markDeparted.run(now, space.id);
       await markKeeperDropped.run(now, space.id);
     },
-    async snapshot<T>(fn: () => T): Promise<T> {
+    async snapshot<T>(fn: () => Promise<T>): Promise<T> {
       return await readTx(fn) as T;
     },
   };

@@ -35,6 +35,7 @@
 import type { Fingerprint } from '../../shared/validate.js';
 import { SEEKABLE_PUBLIC_POSTS_PER_DAY } from '../../shared/limits.js';
 import type { Db } from './database.js';
+import type { SqliteDb } from './sqlite/connection.js';
 
 const DAY_MS = 86_400_000;
 
@@ -185,7 +186,10 @@ function scopeSql(scope: SeekScope): { sql: string; params: Record<string, unkno
   return { sql: parts.join(' AND '), params, posts: scope.kinds !== undefined || scope.author !== undefined };
 }
 
-export function createSeekStore(db: Db): SeekStore {
+export function createSeekStore(db: SqliteDb): SeekStore {
+  // The candidate walk stops as soon as it has enough (FTS5 then walks no further): a
+  // synchronous iteration over the driver's own statement, at a moment no transaction is open.
+  const rawStatements = new Map<string, ReturnType<SqliteDb['raw']['prepare']>>();
   const selectWatermark = db.prepare<[], { indexed_upto: number }>('SELECT indexed_upto FROM seek_state WHERE id = 1');
   const updateWatermark = db.prepare('UPDATE seek_state SET indexed_upto = ? WHERE id = 1');
   const selectPending = db.prepare<[number, number], {
@@ -304,12 +308,17 @@ export function createSeekStore(db: Db): SeekStore {
                    CROSS JOIN spaces s ON s.id = d.space_row_id${posts ? ' CROSS JOIN posts p ON p.id = t.rowid' : ''}
                   WHERE ${where}
                   ORDER BY t.rowid DESC`;
-    const stmt = prepared(shapeKey('text', scope), sql);
+    const key = shapeKey('text', scope);
     const capped = scope.spaceRowId === undefined;
     const perSpace = new Map<number, number>();
     const perOwner = new Map<string, number>();
     const chosen: CandidateRow[] = [];
-    if (walk.cap > 0) {
+    if (walk.cap > 0) await db.withRaw((raw) => {
+      let stmt = rawStatements.get(key);
+      if (stmt === undefined) {
+        stmt = raw.prepare(sql);
+        rawStatements.set(key, stmt);
+      }
       for (const r of stmt.iterate({ ...params, match: expression, scan: walk.scan }) as IterableIterator<CandidateRow>) {
         if (capped && r.own !== 1) {
           const s = perSpace.get(r.space_row_id) ?? 0;
@@ -321,7 +330,7 @@ export function createSeekStore(db: Db): SeekStore {
         chosen.push(r);
         if (chosen.length >= walk.cap) break; // ends the statement: FTS5 walks no further
       }
-    }
+    });
     if (chosen.length === 0) return [];
     const texts = new Map((await selectTexts.all(walk.chars, JSON.stringify(chosen.map((r) => r.post_row)))).map((t) => [t.id, t]));
     const out: TextCandidate[] = [];

@@ -26,7 +26,7 @@ export function createServiceStateStore(db: Db): ServiceStateStore {
   const insert = db.prepare('INSERT INTO service_state (key, value) VALUES (?, ?)');
   const upsert = db.prepare('INSERT INTO service_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
   const remove = db.prepare('DELETE FROM service_state WHERE key = ?');
-  const dataVersion = db.prepare('PRAGMA data_version').pluck();
+  const dataVersion = db.dialect === 'sqlite' ? db.prepare('PRAGMA data_version').pluck<number>() : undefined;
   const getOrCreateTx = db.transaction(async (key: string, make: () => string): Promise<string> => {
     const row = await select.get(key);
     if (row) return row.value;
@@ -37,8 +37,10 @@ export function createServiceStateStore(db: Db): ServiceStateStore {
   return {
     get: async (key) => (await select.get(key))?.value,
     getOrCreate: async (key, make) => await getOrCreateTx.immediate(key, make),
-    set: (key, value) => void upsert.run(key, value),
-    remove: (key) => void remove.run(key),
-    dataVersion: async () => await dataVersion.get() as number,
+    set: async (key, value) => void (await upsert.run(key, value)),
+    remove: async (key) => void (await remove.run(key)),
+    // PostgreSQL has no counter of other connections' commits: a value that moves every second,
+    // so what is read through it (the service epoch, the read-only flag) is at most a second old.
+    dataVersion: async () => (dataVersion === undefined ? Math.floor(Date.now() / 1000) : ((await dataVersion.get()) as number)),
   };
 }

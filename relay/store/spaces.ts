@@ -221,7 +221,8 @@ export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
        member_count, created_at, updated_at)
      VALUES (@spaceId, @name, @owner, @title, @description, @visibility, @oracle, @joinPolicy, @signedOnly,
        'active', NULL, @categoriesJson, @serviceReviewer, @taskConfirmations, @taskConfirmers, @taskClaimHours,
-       0, @now, @now)`,
+       0, @now, @now)
+     RETURNING id`,
   );
   const insertCategory = db.prepare('INSERT INTO space_categories (space_row_id, category, position) VALUES (?, ?, ?)');
   const deleteCategories = db.prepare('DELETE FROM space_categories WHERE space_row_id = ?');
@@ -268,7 +269,7 @@ export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
 
   async function writeCategories(spaceRowId: number, categories: string[]): Promise<void> {
     await deleteCategories.run(spaceRowId);
-    categories.forEach(async (c, i) => await insertCategory.run(spaceRowId, c, i));
+    for (const [i, c] of categories.entries()) await insertCategory.run(spaceRowId, c, i);
   }
 
   const createTx = db.transaction(async (i: CreateSpaceInput, after?: (space: SpaceRow) => void): Promise<{ space: SpaceRow; revision: number }> => {
@@ -276,7 +277,7 @@ export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
     if ((await countFor(i.owner)).total >= SPACES_PER_KEY) {
       throw new SvcError('SPACE_LIMIT', `this KEY owns or belongs to ${SPACES_PER_KEY} SPACES`);
     }
-    const info = await insert.run({
+    const info = await insert.get({
       spaceId: i.spaceId,
       name: i.name,
       owner: i.owner,
@@ -293,7 +294,7 @@ export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
       taskClaimHours: i.taskClaimHours,
       now: i.now,
     });
-    const id = Number(info.lastInsertRowid);
+    const id = (info as { id: number }).id;
     await writeCategories(id, i.categories);
     const space = toSpace((await selectById.get(id))!);
     const { revision } = await events.append(space, i.owner, 'space.created', spaceParameters(space), i.now);

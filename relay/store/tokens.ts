@@ -69,7 +69,7 @@ function toRecord(r: TokenRow): TokenRecord {
   };
 }
 
-export async function createTokenStore(db: Db): Promise<TokenStore> {
+export function createTokenStore(db: Db): TokenStore {
   const selectByHash = db.prepare<[Uint8Array], TokenRow>(
     `SELECT t.id, t.peer_id, t.label, t.created_at, t.expires_at, t.revoked_at, k.blocked_at, t.client_id, t.scope
      FROM tokens t JOIN keys k ON k.peer_id = t.peer_id WHERE t.token_hash = ?`,
@@ -97,9 +97,12 @@ export async function createTokenStore(db: Db): Promise<TokenStore> {
   // `expiresAt` never changes and the caller compares it with its clock. A commit by another
   // connection (a tool on the same file) moves `PRAGMA data_version`, which also forgets
   // everything. Unknown tokens are not remembered (guesses would only push real entries out).
-  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  //
+  // PostgreSQL: several relay processes share the database and nothing tells one of another's
+  // commits in time for a revocation, so every lookup reads the database (one indexed query).
+  const dataVersion = db.dialect === 'sqlite' ? db.prepare('PRAGMA data_version').pluck<number>() : undefined;
   const cache = new Map<string, TokenRecord>();
-  let seenVersion = await dataVersion.get();
+  let seenVersion: number | undefined;
   const forget = (): void => cache.clear();
   const keyOf = (hash: Uint8Array): string => Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString('hex');
   /** Read the record from the database and remember it (or forget it when it is gone). */
@@ -115,6 +118,7 @@ export async function createTokenStore(db: Db): Promise<TokenStore> {
 
   return {
     async byHash(hash) {
+      if (dataVersion === undefined) return await lookUp(hash, keyOf(hash));
       const version = await dataVersion.get();
       if (version !== seenVersion) {
         forget();

@@ -35,7 +35,7 @@ export interface NextAnswer {
   why?: string;
 }
 
-function underLock<T>(ctx: RelayContext, work: () => T): Promise<T> {
+function underLock<T>(ctx: RelayContext, work: () => Promise<T>): Promise<T> {
   return commitQueueFor(ctx.store.db).enqueue(work);
 }
 

@@ -37,7 +37,7 @@ export async function listTasks(ctx: RelayContext, name: string, caller: string 
   const page = await ctx.store.tasks.page({ spaceRowId: space.id, before, limit, state: q.state as StoredTaskState | undefined, tag, now });
   const last = page.items[page.items.length - 1];
   return {
-    items: page.items.map(async (row) => await renderTask(ctx.store.tasks, space, row, now)),
+    items: await Promise.all(page.items.map(async (row) => await renderTask(ctx.store.tasks, space, row, now))),
     next_before: page.hasMore && last ? last.number : null,
     has_more: page.hasMore,
     notice: PEER_CONTENT_NOTICE,

@@ -23,15 +23,15 @@ export const MESSAGE_TABLES = [
 ] as const;
 
 /** A digest of every written table, the message tables included. */
-export function messageProbe(relay: RunningRelay): () => string {
-  const others = stateProbe(relay);
-  const dumps = MESSAGE_TABLES.map(async (table) => {
+export async function messageProbe(relay: RunningRelay): Promise<() => string> {
+  const others = await stateProbe(relay);
+  const dumps = await Promise.all(MESSAGE_TABLES.map(async (table) => {
     const columns = (await relay.store.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
     const row = columns.map((c) => `quote("${c}")`).join(" || ',' || ");
     return relay.store.db.prepare(`SELECT group_concat(${row}, char(10) ORDER BY ${row}) AS t FROM ${table}`) as unknown as {
       get(): { t: string | null };
     };
-  });
+  }));
   return () => {
     const h = createHash('sha256').update(others());
     for (const d of dumps) h.update(`\u0001${d.get().t ?? ''}`);
@@ -41,7 +41,7 @@ export function messageProbe(relay: RunningRelay): () => string {
 
 /** `run` answers `code` with `status` and the envelope, and no written table changed. */
 export async function expectRefusedUnchanged(relay: RunningRelay, run: () => Promise<Answer>, code: string, status: number): Promise<Answer> {
-  const probe = messageProbe(relay);
+  const probe = await messageProbe(relay);
   const before = probe();
   const r = await run();
   expect(r.status, r.text).toBe(status);

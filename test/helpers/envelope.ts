@@ -23,8 +23,8 @@ export function expectEnvelope(r: Answer, code: ErrorCode): void {
 }
 
 /** A digest of every written table of `relay`, tokens and spent challenges included. */
-export function fullState(relay: RunningRelay): () => string {
-  const tables = stateProbe(relay);
+export async function fullState(relay: RunningRelay): Promise<() => string> {
+  const tables = await stateProbe(relay);
   const tokens = relay.store.db.prepare('SELECT count(*) AS n, max(created_at) AS at FROM tokens');
   const spent = relay.store.db.prepare('SELECT count(*) AS n FROM spent_challenges');
   return async () => `${tables()} ${JSON.stringify(await tokens.get())} ${JSON.stringify(await spent.get())}`;
@@ -37,7 +37,7 @@ export async function expectRefusedUnchanged(
   code: ErrorCode,
   detail?: RegExp,
 ): Promise<Answer> {
-  const state = fullState(relay);
+  const state = await fullState(relay);
   const before = state();
   const r = await act();
   expectEnvelope(r, code);

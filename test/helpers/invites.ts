@@ -60,7 +60,7 @@ export async function snapshot(relay: RunningRelay, space: string, peers: Minted
   const s = (await relay.store.spaces.byName(space))!;
   return {
     audit: (await relay.store.events.head(s.id)).revision,
-    mailboxes: peers.map(async (p) => await relay.store.mailbox.head(p.peerId)),
+    mailboxes: await Promise.all(peers.map(async (p) => await relay.store.mailbox.head(p.peerId))),
   };
 }
 

@@ -107,7 +107,7 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
     clock: { now: clock, advance: (ms) => void (offset += ms) },
     async close() {
       await app.close();
-      store.close();
+      await store.close();
       checkpointLog?.close();
       if (ownDir) rmSync(dataDir, { recursive: true, force: true });
     },

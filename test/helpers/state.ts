@@ -54,13 +54,13 @@ export const WRITTEN_TABLES = [
  * built inside SQLite: every column quoted, rows sorted by that text (some tables are WITHOUT
  * ROWID, so there is no rowid order to rely on). Statements are prepared once.
  */
-export function stateProbe(relay: RunningRelay): () => string {
-  const dumps = WRITTEN_TABLES.map(async (table) => {
+export async function stateProbe(relay: RunningRelay): Promise<() => string> {
+  const dumps = await Promise.all(WRITTEN_TABLES.map(async (table) => {
     const columns = (await relay.store.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
     const row = columns.map((c) => `quote("${c}")`).join(" || ',' || ");
     const sql = relay.store.db.prepare(`SELECT group_concat(${row}, char(10) ORDER BY ${row}) AS t FROM ${table}`);
     return { table, sql: sql as unknown as { get(): { t: string | null } } };
-  });
+  }));
   return () => {
     const h = createHash('sha256');
     for (const d of dumps) h.update(`\u0001${d.table}\u0001${d.sql.get().t ?? ''}`);

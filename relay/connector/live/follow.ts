@@ -77,7 +77,7 @@ export async function followSpace(ctx: RelayContext, f: SpaceFollow, peerId: str
   const hiddenOf = async (postId: string) => (await store.posts.byPostId(postId))?.hiddenAt !== null;
   let head = (await store.posts.head(f.spaceRowId)).seq;
   let current = f.addresses.some((a) => a.view === 'document') ? await currentVersion() : null;
-  const hidden = new Map(f.posts.map((p) => [p.postId, hiddenOf(p.postId)]));
+  const hidden = new Map(await Promise.all(f.posts.map(async (p) => [p.postId, await hiddenOf(p.postId)] as const)));
   return follow(
     (s) => notifier.waitSpace(f.spaceRowId, WAIT_MS, s),
     async () => {

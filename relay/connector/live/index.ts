@@ -20,7 +20,7 @@ import { LiveStreams } from './streams.js';
 
 export interface LiveUpdates {
   /** The stream for a `subscriptions/listen`, or undefined for any other request. */
-  answer(req: FastifyRequest, caller: Caller, signal: AbortSignal): Response | undefined;
+  answer(req: FastifyRequest, caller: Caller, signal: AbortSignal): Promise<Response | undefined>;
   onServer(server: McpServer, era: McpRequestContext['era']): void;
   readonly streams: LiveStreams;
 }

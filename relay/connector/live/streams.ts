@@ -55,7 +55,7 @@ function onRemoved(members: MemberStore, listener: (space: SpaceRow, peer: strin
     const listeners = new Set<(space: SpaceRow, peer: string) => void>();
     set = listeners;
     removals.set(members, listeners);
-    members.onRemoved((space, peer) => {
+    members.onRemoved(async (space, peer) => {
       for (const l of [...listeners]) l(space, peer);
     });
   }

@@ -4,14 +4,12 @@
  * of FTS5. The SQLite module documents the design; what follows is where PostgreSQL does the
  * same thing another way.
  *
- * - Candidates. FTS5 is walked newest first and the walk stops early; here one statement does
- *   the whole bounded walk: the `scan` newest matches (GIN finds them, the newest are kept),
- *   visibility in the same statement, then the unscoped caps as window functions. A match
- *   outside the caller's own SPACES is kept when it is among the first `perSpace` of its SPACE
- *   and, of those, among the first `perOwner` of its SPACE's owner, newest first, which keeps
- *   exactly the rows SQLite's one pass with two counters keeps (a row the SPACE cap drops never
- *   counts toward its owner's). The first `cap` kept rows are the candidates; hidden posts are
- *   then left out, as on SQLite (so a hidden post takes its place in the caps there and here).
+ * - Candidates. The walk is SQLite's, newest first, no further back than `scan` matches,
+ *   stopping at `cap` kept candidates, with the same two counters for the unscoped caps; what
+ *   FTS5 gives as one iteration comes here in pages (FIRST_PAGE), each a statement that finds
+ *   the page's matches (GIN, or the primary key walked backwards when the planner prefers) and
+ *   says for each whether the scope lets it through. Hidden posts are left out after the walk,
+ *   as on SQLite (so a hidden post takes its place in the caps there and here).
  * - Fingerprints: the same (scheme, value, post_row) key, values compared bytewise (COLLATE
  *   "C"), so a prefix is the same range; the prefix's `scan` first index entries are taken in
  *   index order (value, then row), which is the order SQLite's walk of its key visits them.
@@ -28,6 +26,13 @@ import type { PendingPost, PreparedDoc, SeekCandidate, SeekScope, SeekStore, Tex
 import { tsqueryLiteral, tsvectorLiteral } from './seek-text.js';
 
 const DAY_MS = 86_400_000;
+
+/**
+ * A text walk reads its matches in pages, newest first, each page four times the one before:
+ * a common word whose newest matches are visible stops after the first page, as SQLite's walk
+ * stops iterating, and a walk through matches the caller cannot see takes a few round trips.
+ */
+const FIRST_PAGE = 128;
 
 /** The largest valid code point: `prefix + it` bounds every value starting with `prefix`. */
 const MAX_CHAR = String.fromCodePoint(0x10ffff);
@@ -185,31 +190,44 @@ export function createPostgresSeekStore(db: Db): SeekStore {
   async function textCandidates(expression: string, scope: SeekScope, walk: TextWalk): Promise<TextCandidate[]> {
     if (walk.cap <= 0) return [];
     const { sql: where, params, posts } = scopeSql(scope);
-    const visible = `SELECT t.post_row, d.space_row_id, s.owner, ${ownSql(scope)} AS own
-                       FROM (SELECT post_row FROM seek_text WHERE terms @@ @match::tsquery ORDER BY post_row DESC LIMIT @scan) t
-                       JOIN seek_docs d ON d.post_row = t.post_row
-                       JOIN spaces s ON s.id = d.space_row_id${posts ? ' JOIN posts p ON p.id = t.post_row' : ''}
-                      WHERE ${where}`;
-    // Scoped to one SPACE: no caps. Unscoped: the SPACE cap, then the owner cap over what it
-    // kept, each counting only rows outside the caller's own SPACES (`own` rows pass both).
-    const sql =
-      scope.spaceRowId !== undefined
-        ? `${visible} ORDER BY t.post_row DESC LIMIT @cap`
-        : `WITH visible AS (${visible}),
-           in_space AS (
-             SELECT v.*, row_number() OVER (PARTITION BY v.own, v.space_row_id ORDER BY v.post_row DESC) AS n FROM visible v
-           ),
-           in_owner AS (
-             SELECT i.post_row, i.space_row_id, i.owner, i.own,
-                    row_number() OVER (PARTITION BY i.own, i.owner ORDER BY i.post_row DESC) AS n
-               FROM in_space i WHERE i.own OR i.n <= @perSpace
-           )
-           SELECT post_row, space_row_id, owner, own FROM in_owner
-            WHERE own OR n <= @perOwner
-            ORDER BY post_row DESC LIMIT @cap`;
-    const bind: Record<string, unknown> = { ...params, match: tsqueryLiteral(expression), scan: walk.scan, cap: walk.cap };
-    if (scope.spaceRowId === undefined) Object.assign(bind, { perSpace: walk.perSpace, perOwner: walk.perOwner });
-    const chosen = await prepared(shapeKey('text', scope), sql).all(bind);
+    // One page of the walk: the next matches below `before`, newest first, each with whether
+    // the scope lets it through. LEFT JOINs keep every match in the page, so the rows counted
+    // are the matches walked.
+    const sql = `SELECT t.post_row, d.space_row_id, s.owner, ${ownSql(scope)} AS own, coalesce(${where}, false) AS visible
+                   FROM (SELECT post_row FROM seek_text WHERE terms @@ @match::tsquery AND post_row < @before
+                          ORDER BY post_row DESC LIMIT @page) t
+                   LEFT JOIN seek_docs d ON d.post_row = t.post_row
+                   LEFT JOIN spaces s ON s.id = d.space_row_id${posts ? ' LEFT JOIN posts p ON p.id = t.post_row' : ''}
+                  ORDER BY t.post_row DESC`;
+    const stmt = prepared(shapeKey('text', scope), sql) as Statement<Record<string, unknown>, CandidateRow & { visible: boolean }>;
+    const bind: Record<string, unknown> = { ...params, match: tsqueryLiteral(expression) };
+    const capped = scope.spaceRowId === undefined;
+    const perSpace = new Map<number, number>();
+    const perOwner = new Map<string, number>();
+    const chosen: CandidateRow[] = [];
+    let before = Number.MAX_SAFE_INTEGER;
+    let walked = 0;
+    let page = FIRST_PAGE;
+    pages: while (walked < walk.scan) {
+      const want = Math.min(page, walk.scan - walked);
+      const rows = await stmt.all({ ...bind, before, page: want });
+      for (const r of rows) {
+        walked++;
+        before = r.post_row;
+        if (!r.visible) continue;
+        if (capped && !r.own) {
+          const inSpace = perSpace.get(r.space_row_id) ?? 0;
+          const ofOwner = perOwner.get(r.owner) ?? 0;
+          if (inSpace >= walk.perSpace || ofOwner >= walk.perOwner) continue;
+          perSpace.set(r.space_row_id, inSpace + 1);
+          perOwner.set(r.owner, ofOwner + 1);
+        }
+        chosen.push(r);
+        if (chosen.length >= walk.cap) break pages;
+      }
+      if (rows.length < want) break; // no older match
+      page *= 4;
+    }
     if (chosen.length === 0) return [];
     const texts = new Map((await selectTexts.all(walk.chars, chosen.map((r) => r.post_row))).map((t) => [t.id, t]));
     const out: TextCandidate[] = [];

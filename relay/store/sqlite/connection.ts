@@ -77,12 +77,12 @@ export class SqliteDb implements Db {
   }
 
   transaction<A extends unknown[], R>(fn: (...args: A) => Promise<R>): Transaction<A, R> {
-    const run = async (begin: string, args: A): Promise<R> => {
+    const run = (begin: string, args: A): Promise<R> => {
       const open = this.context.getStore();
-      return open?.active ? await this.savepoint(open, fn, args) : await this.topLevel(begin, fn, args);
+      return open?.active ? this.savepoint(open, fn, args) : this.topLevel(begin, fn, args);
     };
-    const tx = (async (...args: A) => await run('BEGIN', args)) as Transaction<A, R>;
-    tx.immediate = async (...args: A) => await run('BEGIN IMMEDIATE', args);
+    const tx = ((...args: A) => run('BEGIN', args)) as Transaction<A, R>;
+    tx.immediate = (...args: A) => run('BEGIN IMMEDIATE', args);
     return tx;
   }
 
@@ -92,9 +92,9 @@ export class SqliteDb implements Db {
   }
 
   /** Resolves when a statement outside any transaction may run. */
-  private async turn(): Promise<void> | void {
-    if (this.current === undefined || this.inTransaction) return;
-    return await this.waitIdle();
+  private turn(): Promise<void> | undefined {
+    if (this.current === undefined || this.inTransaction) return undefined;
+    return this.waitIdle();
   }
 
   private async waitIdle(): Promise<void> {
@@ -135,7 +135,7 @@ export class SqliteDb implements Db {
       this.raw.exec(begin);
       let value: R;
       try {
-        value = await this.context.run(open, async () => await fn(...args));
+        value = await this.context.run(open, () => fn(...args));
         if (open.broken !== undefined) throw open.broken;
       } catch (e) {
         if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
