@@ -29,7 +29,7 @@ export interface Driver {
 }
 
 export async function createDriver(relay: RunningRelay, world: World): Promise<Driver> {
-  const digest = stateProbe(relay);
+  const digest = await stateProbe(relay);
   const changes = relay.store.db.prepare('SELECT total_changes() AS n');
   const totalChanges = async () => (await changes.get() as { n: number }).n;
   let counts: Record<string, number> = {};
