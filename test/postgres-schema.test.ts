@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { openRawDatabase, type RawDatabase } from '../relay/store/sqlite/open.js';
 import { migrate } from '../relay/store/postgres/migrate.js';
+import { advanceIdentities, identityColumns } from '../relay/store/postgres/identities.js';
 import { MIGRATIONS } from '../relay/store/postgres/migrations/index.js';
 import { startPgCluster, type PgCluster } from './helpers/pg-cluster.js';
 
@@ -263,6 +264,25 @@ describe('the PostgreSQL schema against SQLite’s', () => {
       "INSERT INTO invites (id, space_row_id, code_hash, maker, role, tags_json, created_at) VALUES ('i1', 1, '\\x00', 'p1', 'reader', '[]', 0) RETURNING rowid",
     );
     expect(Number(inv!.rowid)).toBe(1);
+  });
+
+  it('moves every identity sequence past the ids a copy brought, so new rows never take one', async () => {
+    expect(await identityColumns(client)).toEqual([
+      'checkpoint_signers.id',
+      'invites.rowid',
+      'join_requests.rowid',
+      'oracle_links.id',
+      'posts.id',
+      'recovery_notices.id',
+      'spaces.id',
+      'tasks.id',
+    ]);
+    await q("INSERT INTO checkpoint_signers (id, key_id, rendering) VALUES (200, 'k', 'copied')");
+    await advanceIdentities(client);
+    const [next] = await q<{ id: number }>("INSERT INTO checkpoint_signers (key_id, rendering) VALUES ('k', 'new') RETURNING id");
+    expect(Number(next!.id)).toBe(201);
+    const [empty] = await q<{ n: string }>("SELECT nextval(pg_get_serial_sequence('oracle_links', 'id')) AS n");
+    expect(Number(empty!.n)).toBe(1);
   });
 
   it('is applied once when several relay processes start on a new database at the same moment', async () => {
