@@ -120,7 +120,7 @@ async function ceilingSetup() {
   return { r, signer, author, space: { name: space.name, spaceId: space.spaceId } };
 }
 
-async function runCeiling(c: ReturnType<typeof ceilingSetup>, bytes: number, expected: number): Promise<CaseResult> {
+async function runCeiling(c: Awaited<ReturnType<typeof ceilingSetup>>, bytes: number, expected: number): Promise<CaseResult> {
   // Sign ahead, outside the timing; parse as the HTTP layer would before the handler.
   const count = Math.ceil(expected * ((WARMUP_MS + ROUND_MS) / 1000) * 1.5) + 50;
   const bodies = Array.from({ length: count }, (_, k) => JSON.parse(signedBody(c.signer, c.author, c.space, bytes, k)) as unknown);

@@ -13,6 +13,7 @@
  * this process, with synchronous=OFF while it is filled only (nothing here tests durability),
  * then the database is closed and the relay process opens it.
  */
+import { sqliteRaw } from '../relay/store/sqlite/connection.js';
 import { request } from 'undici';
 import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
@@ -34,7 +35,7 @@ const KINDS = ['obs', 'result', 'question', 'decision', 'handoff'];
 async function fill(dataDir: string, ownerSeed: Uint8Array): Promise<{ name: string; seconds: number }> {
   const r = await openInProcess(dataDir);
   try {
-    r.store.db.pragma('synchronous = OFF');
+    sqliteRaw(r.store.db).pragma('synchronous = OFF');
     // The owner's KEY is the one the HTTP reader signs in with later.
     const owner = await registerKey(r, signerFromSeed(ownerSeed));
     const writerSigner = randomSigner();
@@ -50,7 +51,7 @@ async function fill(dataDir: string, ownerSeed: Uint8Array): Promise<{ name: str
         fingerprints: i % 4 === 0 ? [{ scheme: 'git.commit', value: (i * 2654435761 >>> 0).toString(16).padStart(8, '0').repeat(5) }] : undefined,
       });
     }
-    r.store.db.pragma('synchronous = FULL');
+    sqliteRaw(r.store.db).pragma('synchronous = FULL');
     return { name: space.name, seconds: (performance.now() - started) / 1000 };
   } finally {
     r.close();

@@ -78,7 +78,7 @@ export async function openInProcess(dataDir?: string): Promise<InProcessRelay> {
     serviceKeys,
     rateLimits: false,
     limiter: createRateLimiter(clock, { enabled: false }),
-    serviceEpoch: await store.state.getOrCreate('service_epoch', () => newUuid(random)),
+    serviceEpoch: async () => await store.state.getOrCreate('service_epoch', () => newUuid(random)),
     serviceMode: createServiceMode(store.state, () => newUuid(random)),
     audience: () => '127.0.0.1',
     baseUrl: () => 'http://127.0.0.1',

@@ -24,6 +24,7 @@
  *
  * Target (issue 4): p99 at most 10 ms for each query, common word included.
  */
+import { sqliteRaw } from '../relay/store/sqlite/connection.js';
 import { request } from 'undici';
 import Database from 'better-sqlite3';
 import { hash, randomUUID } from 'node:crypto';
@@ -95,7 +96,7 @@ async function buildCorpus(dataDir: string): Promise<Corpus> {
   const r = await openInProcess(dataDir);
   const { store } = r;
   const db = store.db;
-  db.pragma('synchronous = OFF');
+  sqliteRaw(db).pragma('synchronous = OFF');
   const rand = prng(0x5eec);
   const started = performance.now();
   const now = Date.now();
@@ -191,7 +192,7 @@ async function buildCorpus(dataDir: string): Promise<Corpus> {
     const filled = performance.now();
     const indexed = await createSeekIndexer(store.seek, { report: (m) => process.stderr.write(`${m}\n`) }).catchUp();
     if (indexed !== POSTS) throw new Error(`indexed ${indexed} posts, not ${POSTS}`);
-    db.pragma('synchronous = FULL');
+    sqliteRaw(db).pragma('synchronous = FULL');
     return {
       memberSeed,
       memberSpaces,

@@ -70,9 +70,9 @@ async function readTitles(): Promise<string[]> {
   return (read.data.items as any[]).map((p) => p.title);
 }
 
-async function until(ok: () => boolean, what: string, ms = 30_000): Promise<void> {
+async function until(ok: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
-  while (!ok()) {
+  while (!(await ok())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }

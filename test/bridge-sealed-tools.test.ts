@@ -67,9 +67,9 @@ async function holdsLock(who: Who, generation: number): Promise<boolean> {
   return row !== undefined;
 }
 
-async function until(ok: () => boolean, what: string, ms = 30_000): Promise<void> {
+async function until(ok: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
-  while (!ok()) {
+  while (!(await ok())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }

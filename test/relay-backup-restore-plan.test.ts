@@ -35,10 +35,10 @@ function checkpoint(first: number, last: number, previous: ReadCheckpoint | null
 /** A database holding SPACE's posts 1..head, with stored checkpoints up to `stored`. */
 function view(head: number, stored?: ReadCheckpoint): StreamView {
   return {
-    spaceRowId: (id) => (id === SPACE ? 7 : undefined),
-    head: (_row, stream) => (stream === 'posts' ? head : 0),
-    linkAt: (_row, _stream, position) => link(position),
-    latest: (_row, stream) => (stream === 'posts' && stored ? { last: Number(stored.fields.last), id: toHex(stored.id) } : undefined),
+    spaceRowId: async (id) => (id === SPACE ? 7 : undefined),
+    head: async (_row, stream) => (stream === 'posts' ? head : 0),
+    linkAt: async (_row, _stream, position) => link(position),
+    latest: async (_row, stream) => (stream === 'posts' && stored ? { last: Number(stored.fields.last), id: toHex(stored.id) } : undefined),
   };
 }
 

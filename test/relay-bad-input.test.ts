@@ -161,7 +161,7 @@ describe('bad input to every operation', () => {
 
   it('is refused with a 4xx catalogue envelope, one request per operation and case, never a 500 or a success, writing nothing', async () => {
     const digest = await stateProbe(relay);
-    const before = digest();
+    const before = await digest();
     const problems: string[] = [];
     let sent = 0;
     for (const op of operations) {
@@ -175,7 +175,7 @@ describe('bad input to every operation', () => {
     expect(problems).toEqual([]);
     expect(sent).toBeGreaterThan(200);
     // No table a write can touch moved: nothing was lost or written by any of it.
-    expect(digest()).toBe(before);
+    expect(await digest()).toBe(before);
   }, 120_000);
 
   it('leaves the relay up: GET /healthz answers ok afterwards', async () => {

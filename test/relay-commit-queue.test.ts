@@ -20,7 +20,9 @@ import { signedPost, spaceWithWriters, startWithWriters } from './helpers/posts.
 import { toHex } from '../shared/encoding.js';
 import { verifyReceipt } from '../shared/receipt.js';
 import { CommitQueue, commitQueueFor } from '../relay/posts/commit-queue.js';
-import { openDatabase, type Db } from '../relay/store/sqlite/open.js';
+import { openDatabase } from '../relay/store/sqlite/open.js';
+import { sqliteRaw } from '../relay/store/sqlite/connection.js';
+import type { Db } from '../relay/store/database.js';
 import type { SpaceRow } from '../relay/store/spaces.js';
 
 let relay: RunningRelay;
@@ -209,27 +211,27 @@ describe('appends in one batch', () => {
 
 describe('the commit queue on a real database', () => {
   let db: Db;
-  beforeAll(() => {
+  beforeAll(async () => {
     db = openDatabase(':memory:');
-    db.exec(`
+    await db.exec(`
       CREATE TABLE cq_parent (id INTEGER PRIMARY KEY) STRICT;
       CREATE TABLE cq_child (parent INTEGER NOT NULL REFERENCES cq_parent (id) DEFERRABLE INITIALLY DEFERRED) STRICT;
     `);
   });
   afterAll(() => db.close());
 
-  const insertParent = (id: number) => () => db.prepare('INSERT INTO cq_parent (id) VALUES (?)').run(id).changes;
-  const parents = () => (db.prepare('SELECT id FROM cq_parent ORDER BY id').all() as { id: number }[]).map((r) => r.id);
+  const insertParent = (id: number) => async () => (await db.prepare('INSERT INTO cq_parent (id) VALUES (?)').run(id)).changes;
+  const parents = async () => ((await db.prepare('SELECT id FROM cq_parent ORDER BY id').all()) as { id: number }[]).map((r) => r.id);
   const clear = () => db.exec('DELETE FROM cq_child; DELETE FROM cq_parent;');
 
   it('a work that throws rolls back its own writes and rejects only its own promise', async () => {
-    clear();
+    await clear();
     const queue = new CommitQueue(db);
     const refusal = new Error('refused');
     const results = await Promise.allSettled([
       queue.enqueue(insertParent(1)),
-      queue.enqueue(() => {
-        insertParent(2)();
+      queue.enqueue(async () => {
+        await insertParent(2)();
         throw refusal;
       }),
       queue.enqueue(insertParent(3)),
@@ -239,38 +241,38 @@ describe('the commit queue on a real database', () => {
       { status: 'rejected', reason: refusal },
       { status: 'fulfilled', value: 1 },
     ]);
-    expect(parents()).toEqual([1, 3]);
+    expect(await parents()).toEqual([1, 3]);
     expect(queue.stats).toMatchObject({ batches: 1, works: 3 });
   });
 
   it('a COMMIT that fails rejects every work of the batch and writes nothing', async () => {
-    clear();
+    await clear();
     const queue = new CommitQueue(db);
     const results = await Promise.allSettled([
       queue.enqueue(insertParent(10)),
       // A deferred foreign key is checked at COMMIT only: the savepoint succeeds, the commit fails.
-      queue.enqueue(() => db.prepare('INSERT INTO cq_child (parent) VALUES (?)').run(999).changes),
+      queue.enqueue(async () => (await db.prepare('INSERT INTO cq_child (parent) VALUES (?)').run(999)).changes),
       queue.enqueue(insertParent(11)),
     ]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
     for (const r of results) expect(String((r as PromiseRejectedResult).reason)).toMatch(/FOREIGN KEY/);
-    expect(parents()).toEqual([]);
-    expect(db.inTransaction).toBe(false);
+    expect(await parents()).toEqual([]);
+    expect(sqliteRaw(db).inTransaction).toBe(false);
     expect(queue.stats.batches).toBe(0);
     // The queue still works after a failed batch.
     await expect(queue.enqueue(insertParent(12))).resolves.toBe(1);
-    expect(parents()).toEqual([12]);
+    expect(await parents()).toEqual([12]);
   });
 
   it('more works than a batch holds run in arrival order over several commits', async () => {
-    clear();
+    await clear();
     const queue = new CommitQueue(db, 4);
     const order: number[] = [];
     const values = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        queue.enqueue(() => {
+        queue.enqueue(async () => {
           order.push(i);
-          insertParent(100 + i)();
+          await insertParent(100 + i)();
           return i;
         }),
       ),
@@ -278,7 +280,28 @@ describe('the commit queue on a real database', () => {
     expect(values).toEqual(Array.from({ length: 10 }, (_, i) => i));
     expect(order).toEqual(values);
     expect(queue.stats).toMatchObject({ batches: 3, works: 10, largest: 4 });
-    expect(parents()).toEqual(Array.from({ length: 10 }, (_, i) => 100 + i));
+    expect(await parents()).toEqual(Array.from({ length: 10 }, (_, i) => 100 + i));
+  });
+
+  it('a statement outside the batch waits for its transaction, so it never joins or sees it', async () => {
+    await clear();
+    const queue = new CommitQueue(db);
+    let seenInside: number[] | undefined;
+    const outside: number[][] = [];
+    const work = queue.enqueue(async () => {
+      await insertParent(20)();
+      // Yield inside the transaction: other code runs now.
+      await new Promise((r) => setTimeout(r, 20));
+      seenInside = await parents();
+      return 1;
+    });
+    // Started while the batch's transaction is open (after its first statement).
+    await new Promise((r) => setTimeout(r, 5));
+    outside.push(await parents());
+    await work;
+    expect(seenInside).toEqual([20]);
+    // The outside read waited for the COMMIT: it saw the batch whole, never half of it.
+    expect(outside).toEqual([[20]]);
   });
 
   it('a batch size that is not a positive integer is refused', () => {

@@ -126,7 +126,7 @@ describe.skipIf('why' in fs)(`on a small real file system${'why' in fs ? ` (skip
     const logDir = join(dir, 'log');
     mkdirSync(logDir, { recursive: true });
     const check = createHealthCheck({
-      ping: () => true,
+      ping: async () => true,
       volumes: relayVolumes(mkdtempSync(join(tmpdir(), 'svc-health-data-')), join(logDir, 'checkpoints.log')),
       rule: { bytes: 2 * MiB },
       ttlMs: 0,
@@ -144,7 +144,7 @@ describe.skipIf('why' in fs)(`on a small real file system${'why' in fs ? ` (skip
 
   it('a reading is kept for its time, so a flood of probes reads the disk once per period', async () => {
     let now = 0;
-    const check = createHealthCheck({ ping: () => true, volumes: [{ role: 'database', path: dir }], rule: { bytes: 2 * MiB }, now: () => now });
+    const check = createHealthCheck({ ping: async () => true, volumes: [{ role: 'database', path: dir }], rule: { bytes: 2 * MiB }, now: () => now });
     expect(await check.check()).toEqual({ ok: true });
     const filler = fillUntil(dir, 1 * MiB);
     try {

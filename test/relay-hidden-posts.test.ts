@@ -35,7 +35,7 @@ afterAll(async () => {
 const WORDS = ['secret-title-7f3a', 'secret-body-7f3a', 'secret-fingerprint-7f3a', 'secret-data-7f3a', '2026-01-31T12:00:00Z'] as const;
 
 interface Hidden {
-  space: ReturnType<typeof newSpace>;
+  space: Awaited<ReturnType<typeof newSpace>>;
   postId: string;
   chainHash: string;
   objectId: string;

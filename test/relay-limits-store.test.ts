@@ -89,10 +89,10 @@ describe('migrations', () => {
       const db = openDatabase(dir);
       const rows = await db.prepare('SELECT id, name FROM schema_migrations ORDER BY id').all() as { id: number; name: string }[];
       expect(rows.map((r) => r.id)).toEqual(MIGRATIONS.map((m) => m.id));
-      expect(migrate(db, MIGRATIONS)).toEqual([]);
-      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
-      expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
+      expect(migrate(db.raw, MIGRATIONS)).toEqual([]);
+      expect(db.raw.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.raw.pragma('foreign_keys', { simple: true })).toBe(1);
+      expect(db.raw.pragma('synchronous', { simple: true })).toBe(2); // FULL
       await db.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -102,7 +102,7 @@ describe('migrations', () => {
   it('a failing migration leaves nothing of itself behind', async () => {
     const db = openDatabase(':memory:');
     const bad = { id: 999, name: 'bad', sql: 'CREATE TABLE half (x INTEGER); CREATE TABLE broken (' };
-    expect(() => migrate(db, [...MIGRATIONS, bad])).toThrow();
+    expect(() => migrate(db.raw, [...MIGRATIONS, bad])).toThrow();
     expect(await db.prepare("SELECT name FROM sqlite_master WHERE name = 'half'").get()).toBeUndefined();
     expect(await db.prepare('SELECT id FROM schema_migrations WHERE id = 999').get()).toBeUndefined();
     await db.close();
@@ -110,7 +110,7 @@ describe('migrations', () => {
 
   it('refuses a registry out of id order', async () => {
     const db = openDatabase(':memory:');
-    expect(() => migrate(db, [...MIGRATIONS, { id: 0, name: 'early', sql: '' }])).toThrow(/order/);
+    expect(() => migrate(db.raw, [...MIGRATIONS, { id: 0, name: 'early', sql: '' }])).toThrow(/order/);
     await db.close();
   });
 });

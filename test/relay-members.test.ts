@@ -218,7 +218,7 @@ describe('members.set', () => {
     const insertSpace = relay.store.db.prepare(
       `INSERT INTO spaces (space_id, name, owner, title, description, visibility, oracle, join_policy, signed_only, status,
          categories_json, service_reviewer, task_confirmations, task_confirmers, task_claim_hours, created_at, updated_at)
-       VALUES (?, ?, ?, '', '', 'private', 0, 'invite', 0, 'active', '[]', 0, 0, 'members', 4, 0, 0)`,
+       VALUES (?, ?, ?, '', '', 'private', 0, 'invite', 0, 'active', '[]', 0, 0, 'members', 4, 0, 0) RETURNING id`,
     );
     const insertMember = relay.store.db.prepare(
       `INSERT INTO members (space_row_id, peer_id, role, tags_json, brought_in_by, link_id, direct, admitted_at, changed_at)
@@ -229,8 +229,8 @@ describe('members.set', () => {
         await insertSpace.run(`00000000-0000-4000-8001-${i.toString(16).padStart(12, '0')}`, `lim-a-${i}`, full.peerId);
       }
       for (let i = 0; i < GRANTED_SPACES_PER_KEY; i++) {
-        const info = await insertSpace.run(`00000000-0000-4000-8002-${i.toString(16).padStart(12, '0')}`, `lim-b-${i}`, owner.peerId);
-        await insertMember.run(Number(info.lastInsertRowid), granted.peerId, owner.peerId);
+        const info = (await insertSpace.get(`00000000-0000-4000-8002-${i.toString(16).padStart(12, '0')}`, `lim-b-${i}`, owner.peerId)) as { id: number };
+        await insertMember.run(info.id, granted.peerId, owner.peerId);
       }
     })();
     const name = freshName('lim');

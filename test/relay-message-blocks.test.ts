@@ -11,7 +11,7 @@ import { BLOCKS_PER_KEY } from '../shared/limits.js';
 import { CATALOGUE, type ErrorCode } from '../shared/errors.js';
 
 let relay: RunningRelay;
-let digest: () => string;
+let digest: () => Promise<string>;
 
 beforeAll(async () => {
   relay = await startRelay();
@@ -30,13 +30,13 @@ const list = (who: MintedToken, query = '', headers: Record<string, string> = {}
   call(relay, 'GET', `/v1/blocks${query}`, { token: who.token, headers });
 
 /** The refusal's whole envelope, and the written tables as they were. */
-function expectRefused(r: Answer, code: ErrorCode, before: string): void {
+async function expectRefused(r: Answer, code: ErrorCode, before: string): Promise<void> {
   const entry = CATALOGUE[code];
   expect(r.status, r.text).toBe(entry.status);
   expect(r.body.error).toMatchObject({ code, message: `${code}. ${entry.message}`, fix: entry.fix });
   expect(typeof r.body.error.request_id).toBe('string');
   expect(r.headers.get('x-request-id')).toBe(r.body.error.request_id);
-  expect(digest()).toBe(before);
+  expect(await digest()).toBe(before);
 }
 
 /** A peer id nobody registered. */
@@ -68,36 +68,36 @@ describe('blocks.set and blocks.remove', () => {
   it('refuses an unregistered, a malformed, an uppercase and a prefix peer id with PEER_NOT_FOUND, changing nothing', async () => {
     const [a, b] = await Promise.all([mint(), mint()]);
     await block(a, b.peerId);
-    const before = digest();
+    const before = await digest();
     for (const peer of [unregistered(), 'not-a-peer', b.peerId.toUpperCase(), b.peerId.slice(0, 63), `${b.peerId}0`]) {
-      expectRefused(await block(a, peer), 'PEER_NOT_FOUND', before);
-      expectRefused(await unblock(a, peer), 'PEER_NOT_FOUND', before);
+      await expectRefused(await block(a, peer), 'PEER_NOT_FOUND', before);
+      await expectRefused(await unblock(a, peer), 'PEER_NOT_FOUND', before);
     }
   });
 
   it('refuses blocking oneself with INVALID_REQUEST naming the peer, changing nothing', async () => {
     const [a] = await Promise.all([mint()]);
-    const before = digest();
+    const before = await digest();
     const r = await block(a, a.peerId);
-    expectRefused(r, 'INVALID_REQUEST', before);
+    await expectRefused(r, 'INVALID_REQUEST', before);
     expect(r.body.error.detail).toMatch(/^peer:/);
   });
 
   it('refuses a body on either write with INVALID_REQUEST, changing nothing', async () => {
     const [a, b] = await Promise.all([mint(), mint()]);
-    const before = digest();
+    const before = await digest();
     for (const method of ['PUT', 'DELETE']) {
       const r = await call(relay, method, `/v1/blocks/${b.peerId}`, { token: a.token, body: { reason: 'x' } });
-      expectRefused(r, 'INVALID_REQUEST', before);
+      await expectRefused(r, 'INVALID_REQUEST', before);
     }
   });
 
   it('refuses a call without a token with TOKEN_MISSING, changing nothing', async () => {
     const [b] = await Promise.all([mint()]);
-    const before = digest();
-    expectRefused(await call(relay, 'PUT', `/v1/blocks/${b.peerId}`), 'TOKEN_MISSING', before);
-    expectRefused(await call(relay, 'DELETE', `/v1/blocks/${b.peerId}`), 'TOKEN_MISSING', before);
-    expectRefused(await call(relay, 'GET', '/v1/blocks'), 'TOKEN_MISSING', before);
+    const before = await digest();
+    await expectRefused(await call(relay, 'PUT', `/v1/blocks/${b.peerId}`), 'TOKEN_MISSING', before);
+    await expectRefused(await call(relay, 'DELETE', `/v1/blocks/${b.peerId}`), 'TOKEN_MISSING', before);
+    await expectRefused(await call(relay, 'GET', '/v1/blocks'), 'TOKEN_MISSING', before);
   });
 
   it(`takes the ${BLOCKS_PER_KEY.toLocaleString('en')}th block and refuses the next with BLOCK_LIMIT, changing nothing; re-blocking a blocked KEY still answers`, async () => {
@@ -119,8 +119,8 @@ describe('blocks.set and blocks.remove', () => {
     expect(ok.status, ok.text).toBe(200);
     expect(await relay.store.messageBlocks.count(a.peerId)).toBe(BLOCKS_PER_KEY);
 
-    const before = digest();
-    expectRefused(await block(a, over.peerId), 'BLOCK_LIMIT', before);
+    const before = await digest();
+    await expectRefused(await block(a, over.peerId), 'BLOCK_LIMIT', before);
     const again = await block(a, some);
     expect(again.status).toBe(200);
     expect(again.body.changed).toBe(false);

@@ -192,10 +192,10 @@ beforeAll(async () => {
   // and nothing written; without an id, before the group existed against now.
   for (const column of ['unrelated', 'blocked'] as const) {
     const probe = await messageProbe(relay);
-    const state = probe();
+    const state = await probe();
     const real = await views(column, BY_ID, w.group);
     const none = await views(column, BY_ID, never);
-    const moved = probe() !== state;
+    const moved = await probe() !== state;
     for (const [read, a] of real) cells.set(key(column, read), { a, b: none.get(read), digestMoved: moved });
     const globalAfter = await views(column, GLOBAL, '');
     for (const [read, a] of globalBefore[column]) cells.set(key(column, read), { a, b: globalAfter.get(read) });

@@ -15,7 +15,7 @@ import { stateProbe } from './helpers/state.js';
 let relay: RunningRelay;
 let owner: MintedToken;
 let forker: MintedToken;
-let probe: () => string;
+let probe: () => Promise<string>;
 
 beforeAll(async () => {
   relay = await startRelay();
@@ -28,11 +28,11 @@ afterAll(async () => {
 });
 
 async function refused(run: () => Promise<{ status: number; body: any }>, code: string, status: number): Promise<any> {
-  const before = probe();
+  const before = await probe();
   const r = await run();
   expect(r.status).toBe(status);
   expect(r.body.error).toMatchObject({ code, message: expect.any(String), fix: expect.any(String), request_id: expect.any(String) });
-  expect(probe()).toBe(before);
+  expect(await probe()).toBe(before);
   return r.body.error;
 }
 
@@ -98,11 +98,11 @@ describe('oracle.fork', () => {
        BEGIN SELECT RAISE(ABORT, 'the disk refused the first version'); END`,
     );
     try {
-      const before = probe();
+      const before = await probe();
       const r = await fork(source, forker, { name, categories: ['general'] });
       expect(r.status).toBe(500);
       expect(r.body.error).toMatchObject({ code: 'INTERNAL', request_id: expect.any(String) });
-      expect(probe()).toBe(before);
+      expect(await probe()).toBe(before);
       expect(await relay.store.spaces.byName(name)).toBeUndefined();
       expect((await get(relay, `/v1/spaces/${name}`)).status).toBe(404);
     } finally {

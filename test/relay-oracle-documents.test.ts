@@ -13,7 +13,7 @@ import { stateProbe } from './helpers/state.js';
 let relay: RunningRelay;
 let owner: MintedToken;
 let other: MintedToken;
-let probe: () => string;
+let probe: () => Promise<string>;
 
 beforeAll(async () => {
   relay = await startRelay();
@@ -42,11 +42,11 @@ const TEXT = [
 
 /** Expect a refusal with its envelope, and that nothing changed. */
 async function refused(run: () => Promise<{ status: number; body: any }>, code: string, status: number): Promise<any> {
-  const before = probe();
+  const before = await probe();
   const r = await run();
   expect(r.status).toBe(status);
   expect(r.body.error).toMatchObject({ code, message: expect.any(String), fix: expect.any(String), request_id: expect.any(String) });
-  expect(probe()).toBe(before);
+  expect(await probe()).toBe(before);
   return r.body.error;
 }
 

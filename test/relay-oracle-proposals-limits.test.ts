@@ -26,11 +26,11 @@ async function ok(r: Promise<Answer>): Promise<any> {
 
 async function refusedUnchanged(relay: RunningRelay, run: () => Promise<Answer>, code: string, status: number): Promise<Answer> {
   const probe = await oracleStateProbe(relay);
-  const before = probe();
+  const before = await probe();
   const r = await run();
   expect(r.status, r.text).toBe(status);
   expect(r.body.error.code).toBe(code);
-  expect(probe()).toBe(before);
+  expect(await probe()).toBe(before);
   return r;
 }
 

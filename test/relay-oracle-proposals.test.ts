@@ -75,13 +75,13 @@ async function mail(who: MintedToken, after = 0): Promise<[string, string | null
 /** Expect `run` to be refused with `code` (status, envelope) and no written row to change. */
 async function refusedUnchanged(run: () => Promise<Answer>, code: string, status: number): Promise<Answer> {
   const probe = await oracleStateProbe(relay);
-  const before = probe();
+  const before = await probe();
   const r = await run();
   expect(r.status, r.text).toBe(status);
   expect(r.body.error.code).toBe(code);
   expect(typeof r.body.error.message).toBe('string');
   expect(typeof r.body.error.fix).toBe('string');
-  expect(probe()).toBe(before);
+  expect(await probe()).toBe(before);
   return r;
 }
 

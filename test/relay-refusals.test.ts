@@ -47,7 +47,7 @@ import {
 
 let relay: RunningRelay;
 /** The digest of every table a write can touch (test/helpers/state.ts). */
-let stateDigest: () => string = () => {
+let stateDigest: () => Promise<string> = async () => {
   throw new Error('the relay is not started');
 };
 
@@ -81,11 +81,11 @@ function expectEnvelope(r: Answer, code: ErrorCode): void {
 
 /** Run `act`: it is refused with `code` (detail matching `detail`) and no table moved. */
 async function expectRefusal(act: () => Promise<Answer>, code: ErrorCode, detail?: RegExp): Promise<Answer> {
-  const before = stateDigest();
+  const before = await stateDigest();
   const r = await act();
   expectEnvelope(r, code);
   if (detail) expect(r.body.error.detail).toMatch(detail);
-  expect(stateDigest(), `${code}: a table changed`).toBe(before);
+  expect(await stateDigest(), `${code}: a table changed`).toBe(before);
   return r;
 }
 
@@ -191,13 +191,13 @@ async function keyed(): Promise<SealedKey> {
 describe('the standard itself', () => {
   it('the state digest moves when a write succeeds, so "changes nothing" can fail', async () => {
     const k = await mintToken(relay.url);
-    const before = stateDigest();
+    const before = await stateDigest();
     await createSpace(relay, k.token, { name: freshName('probe') });
-    const afterCreate = stateDigest();
+    const afterCreate = await stateDigest();
     expect(afterCreate).not.toBe(before);
     // A change inside one row (a column other than the key) moves it too.
     await relay.store.db.prepare('UPDATE spaces SET title = ? WHERE owner = ?').run('changed behind the relay', k.peerId);
-    expect(stateDigest()).not.toBe(afterCreate);
+    expect(await stateDigest()).not.toBe(afterCreate);
   });
 });
 

@@ -6,6 +6,7 @@
  * posts verified like any signed post, reads that show ciphertext only, and a relay whose data
  * directory holds none of the plaintexts written.
  */
+import { sqliteRaw } from '../relay/store/sqlite/connection.js';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -61,8 +62,8 @@ async function keyed(): Promise<SealedKey> {
   return k;
 }
 
-const post = (k: SealedKey, body: unknown, sp: SealedSpace = s): Promise<Answer> =>
-  call(relay, 'POST', `/v1/spaces/${sp.name}/posts`, { token: k.token, body });
+const post = async (k: SealedKey, body: unknown, sp: SealedSpace = s): Promise<Answer> =>
+  await call(relay, 'POST', `/v1/spaces/${sp.name}/posts`, { token: k.token, body });
 
 async function headOf(sp: SealedSpace): Promise<number> {
   return (await relay.store.posts.head((await relay.store.spaces.byName(sp.name))!.id)).seq;
@@ -329,7 +330,7 @@ describe('the relay holds no plaintext', () => {
     const controlHits = await call(relay, 'GET', `/v1/seek?q=${control}`, { token: owner.token });
     expect(controlHits.body.items.length).toBe(1);
 
-    relay.store.db.pragma('wal_checkpoint(PASSIVE)');
+    sqliteRaw(relay.store.db).pragma('wal_checkpoint(PASSIVE)');
     const files: string[] = [];
     const walk = (dir: string): void => {
       for (const name of readdirSync(dir)) {

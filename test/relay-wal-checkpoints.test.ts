@@ -3,6 +3,7 @@
  * never checkpoints inside a commit; the worker copies the log into the database file; if the
  * worker cannot run, or is stopped, the relay's connection checkpoints again.
  */
+import { sqliteRaw } from '../relay/store/sqlite/connection.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,7 +12,7 @@ import { openStore, type Store } from '../relay/store/index.js';
 import { startWalCheckpoints } from '../relay/store/sqlite/wal-checkpoints.js';
 import { tempDataDir } from './helpers/relay.js';
 
-const autocheckpoint = (store: Store) => store.db.pragma('wal_autocheckpoint', { simple: true }) as number;
+const autocheckpoint = (store: Store) => sqliteRaw(store.db).pragma('wal_autocheckpoint', { simple: true }) as number;
 
 async function until(test: () => boolean, ms = 5_000): Promise<boolean> {
   const end = Date.now() + ms;
@@ -50,15 +51,15 @@ describe('WAL checkpoints', () => {
   it('come back to the relay connection, with the reason reported, when the worker cannot open the database', async () => {
     store = await openStore(tempDataDir());
     const reports: string[] = [];
-    store.db.pragma('wal_autocheckpoint = 0');
-    startWalCheckpoints(store.db, join(tempDataDir(), 'no-such.sqlite'), { report: (m) => reports.push(m) });
+    sqliteRaw(store.db).pragma('wal_autocheckpoint = 0');
+    startWalCheckpoints(sqliteRaw(store.db), join(tempDataDir(), 'no-such.sqlite'), { report: (m) => reports.push(m) });
     expect(await until(() => autocheckpoint(store!) === 1000)).toBe(true);
     expect(reports.join('\n')).toMatch(/the worker failed/);
   });
 
   it('come back to the relay connection when stopped', async () => {
     store = await openStore(tempDataDir());
-    const other = startWalCheckpoints(store.db, store.db.name);
+    const other = startWalCheckpoints(sqliteRaw(store.db), store.db.name);
     expect(autocheckpoint(store)).toBe(0);
     other.stop();
     expect(autocheckpoint(store)).toBe(1000);

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { expect } from 'vitest';
 import { admit, newSpace } from './posts.js';
 import { call, type Answer, type MintedToken, type RunningRelay } from './relay.js';
-import { stateProbe } from './state.js';
+import { stateProbe, tableDump } from './state.js';
 
 export { call, type Answer };
 
@@ -23,18 +23,12 @@ export const MESSAGE_TABLES = [
 ] as const;
 
 /** A digest of every written table, the message tables included. */
-export async function messageProbe(relay: RunningRelay): Promise<() => string> {
+export async function messageProbe(relay: RunningRelay): Promise<() => Promise<string>> {
   const others = await stateProbe(relay);
-  const dumps = await Promise.all(MESSAGE_TABLES.map(async (table) => {
-    const columns = (await relay.store.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
-    const row = columns.map((c) => `quote("${c}")`).join(" || ',' || ");
-    return relay.store.db.prepare(`SELECT group_concat(${row}, char(10) ORDER BY ${row}) AS t FROM ${table}`) as unknown as {
-      get(): { t: string | null };
-    };
-  }));
-  return () => {
-    const h = createHash('sha256').update(others());
-    for (const d of dumps) h.update(`\u0001${d.get().t ?? ''}`);
+  const dumps = await Promise.all(MESSAGE_TABLES.map(async (table) => await tableDump(relay.store.db, table)));
+  return async () => {
+    const h = createHash('sha256').update(await others());
+    for (const d of dumps) h.update(`\u0001${(await d.get())?.t ?? ''}`);
     return h.digest('hex');
   };
 }
@@ -42,14 +36,14 @@ export async function messageProbe(relay: RunningRelay): Promise<() => string> {
 /** `run` answers `code` with `status` and the envelope, and no written table changed. */
 export async function expectRefusedUnchanged(relay: RunningRelay, run: () => Promise<Answer>, code: string, status: number): Promise<Answer> {
   const probe = await messageProbe(relay);
-  const before = probe();
+  const before = await probe();
   const r = await run();
   expect(r.status, r.text).toBe(status);
   expect(r.body.error.code, r.text).toBe(code);
   expect(r.body.error.message.startsWith(`${code}.`)).toBe(true);
   expect(typeof r.body.error.request_id).toBe('string');
   expect(r.headers.get('x-request-id')).toBe(r.body.error.request_id);
-  expect(probe()).toBe(before);
+  expect(await probe()).toBe(before);
   return r;
 }
 
@@ -58,29 +52,29 @@ export async function acquaint(relay: RunningRelay, a: MintedToken, b: MintedTok
   await admit(relay, await newSpace(relay, a), b, 'writer');
 }
 
-export function start(relay: RunningRelay, who: MintedToken, to: readonly MintedToken[] | readonly string[], body: Record<string, unknown> = {}): Promise<Answer> {
+export async function start(relay: RunningRelay, who: MintedToken, to: readonly MintedToken[] | readonly string[], body: Record<string, unknown> = {}): Promise<Answer> {
   const ids = to.map((t) => (typeof t === 'string' ? t : t.peerId));
-  return call(relay, 'POST', '/v1/conversations', { token: who.token, body: { to: ids, body: 'hello', ...body } });
+  return await call(relay, 'POST', '/v1/conversations', { token: who.token, body: { to: ids, body: 'hello', ...body } });
 }
 
-export function send(relay: RunningRelay, who: MintedToken, id: string, body: Record<string, unknown> = {}): Promise<Answer> {
-  return call(relay, 'POST', `/v1/conversations/${id}/messages`, { token: who.token, body: { body: 'more', ...body } });
+export async function send(relay: RunningRelay, who: MintedToken, id: string, body: Record<string, unknown> = {}): Promise<Answer> {
+  return await call(relay, 'POST', `/v1/conversations/${id}/messages`, { token: who.token, body: { body: 'more', ...body } });
 }
 
-export function act(relay: RunningRelay, who: MintedToken, id: string, action: string, body: unknown = {}): Promise<Answer> {
-  return call(relay, 'POST', `/v1/conversations/${id}/${action}`, { token: who.token, body });
+export async function act(relay: RunningRelay, who: MintedToken, id: string, action: string, body: unknown = {}): Promise<Answer> {
+  return await call(relay, 'POST', `/v1/conversations/${id}/${action}`, { token: who.token, body });
 }
 
-export function getConversation(relay: RunningRelay, who: MintedToken, id: string): Promise<Answer> {
-  return call(relay, 'GET', `/v1/conversations/${id}`, { token: who.token });
+export async function getConversation(relay: RunningRelay, who: MintedToken, id: string): Promise<Answer> {
+  return await call(relay, 'GET', `/v1/conversations/${id}`, { token: who.token });
 }
 
-export function list(relay: RunningRelay, who: MintedToken, query = '', headers: Record<string, string> = {}): Promise<Answer> {
-  return call(relay, 'GET', `/v1/conversations${query}`, { token: who.token, headers });
+export async function list(relay: RunningRelay, who: MintedToken, query = '', headers: Record<string, string> = {}): Promise<Answer> {
+  return await call(relay, 'GET', `/v1/conversations${query}`, { token: who.token, headers });
 }
 
-export function readMessages(relay: RunningRelay, who: MintedToken, id: string, query = '', headers: Record<string, string> = {}): Promise<Answer> {
-  return call(relay, 'GET', `/v1/conversations/${id}/messages${query}`, { token: who.token, headers });
+export async function readMessages(relay: RunningRelay, who: MintedToken, id: string, query = '', headers: Record<string, string> = {}): Promise<Answer> {
+  return await call(relay, 'GET', `/v1/conversations/${id}/messages${query}`, { token: who.token, headers });
 }
 
 /** Start and expect 201; answers the body. */

@@ -23,11 +23,11 @@ export function expectEnvelope(r: Answer, code: ErrorCode): void {
 }
 
 /** A digest of every written table of `relay`, tokens and spent challenges included. */
-export async function fullState(relay: RunningRelay): Promise<() => string> {
+export async function fullState(relay: RunningRelay): Promise<() => Promise<string>> {
   const tables = await stateProbe(relay);
   const tokens = relay.store.db.prepare('SELECT count(*) AS n, max(created_at) AS at FROM tokens');
   const spent = relay.store.db.prepare('SELECT count(*) AS n FROM spent_challenges');
-  return async () => `${tables()} ${JSON.stringify(await tokens.get())} ${JSON.stringify(await spent.get())}`;
+  return async () => `${await tables()} ${JSON.stringify(await tokens.get())} ${JSON.stringify(await spent.get())}`;
 }
 
 /** Run `act`: refused with `code` (detail matching `detail`), the envelope, and nothing changed. */
@@ -38,10 +38,10 @@ export async function expectRefusedUnchanged(
   detail?: RegExp,
 ): Promise<Answer> {
   const state = await fullState(relay);
-  const before = state();
+  const before = await state();
   const r = await act();
   expectEnvelope(r, code);
   if (detail !== undefined) expect(r.body.error.detail, r.text).toMatch(detail);
-  expect(state(), `${code}: something changed`).toBe(before);
+  expect(await state(), `${code}: something changed`).toBe(before);
   return r;
 }

@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { RunningRelay } from './relay.js';
+import type { Db, Statement } from '../../relay/store/database.js';
 
 export const WRITTEN_TABLES = [
   'keys',
@@ -54,16 +55,24 @@ export const WRITTEN_TABLES = [
  * built inside SQLite: every column quoted, rows sorted by that text (some tables are WITHOUT
  * ROWID, so there is no rowid order to rely on). Statements are prepared once.
  */
-export async function stateProbe(relay: RunningRelay): Promise<() => string> {
-  const dumps = await Promise.all(WRITTEN_TABLES.map(async (table) => {
-    const columns = (await relay.store.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
-    const row = columns.map((c) => `quote("${c}")`).join(" || ',' || ");
-    const sql = relay.store.db.prepare(`SELECT group_concat(${row}, char(10) ORDER BY ${row}) AS t FROM ${table}`);
-    return { table, sql: sql as unknown as { get(): { t: string | null } } };
-  }));
-  return () => {
+export async function stateProbe(relay: RunningRelay): Promise<() => Promise<string>> {
+  const dumps = await Promise.all(WRITTEN_TABLES.map(async (table) => ({ table, sql: await tableDump(relay.store.db, table) })));
+  return async () => {
     const h = createHash('sha256');
-    for (const d of dumps) h.update(`\u0001${d.table}\u0001${d.sql.get().t ?? ''}`);
+    for (const d of dumps) h.update(`\u0001${d.table}\u0001${(await d.sql.get())?.t ?? ''}`);
     return h.digest('hex');
   };
+}
+
+/**
+ * A statement answering every row of `table` as one text, rows sorted: on SQLite each column
+ * quoted and joined, on PostgreSQL the row's own text form.
+ */
+export async function tableDump(db: Db, table: string): Promise<Statement<[], { t: string | null }>> {
+  if (db.dialect === 'postgres') {
+    return db.prepare(`SELECT string_agg(x.r, chr(10) ORDER BY x.r) AS t FROM (SELECT (tbl.*)::text AS r FROM ${table} tbl) x`);
+  }
+  const columns = ((await db.prepare(`PRAGMA table_info(${table})`).all()) as { name: string }[]).map((c) => c.name);
+  const row = columns.map((c) => `quote("${c}")`).join(" || ',' || ");
+  return db.prepare(`SELECT group_concat(${row}, char(10) ORDER BY ${row}) AS t FROM ${table}`);
 }

@@ -176,3 +176,9 @@ export class SqliteDb implements Db {
     }
   }
 }
+
+/** The driver connection under `db`, for SQLite-only code (pragmas, benchmarks, tests); throws on another database. */
+export function sqliteRaw(db: Db): Raw {
+  if (!(db instanceof SqliteDb)) throw new Error(`${db.name}: this needs the SQLite store`);
+  return db.raw;
+}

@@ -34,7 +34,7 @@ export async function createDriver(relay: RunningRelay, world: World): Promise<D
   const totalChanges = async () => (await changes.get() as { n: number }).n;
   let counts: Record<string, number> = {};
   const host = new URL(relay.url).host;
-  let baseline = digest();
+  let baseline = await digest();
   let baselineAt = await totalChanges();
 
   const authHeader = (choice: AuthChoice): string | undefined => {
@@ -71,7 +71,7 @@ export async function createDriver(relay: RunningRelay, world: World): Promise<D
     if (auth !== undefined) headers.authorization = auth;
     if (await totalChanges() !== baselineAt) {
       // Something else wrote since (a background job): take the state as it is now.
-      baseline = digest();
+      baseline = await digest();
       baselineAt = await totalChanges();
     }
     let timer: NodeJS.Timeout | undefined;
@@ -91,7 +91,7 @@ export async function createDriver(relay: RunningRelay, world: World): Promise<D
     if (problem !== undefined) return problem;
     const moved = await totalChanges() !== baselineAt;
     if (res.status >= 400 && moved) {
-      const after = digest();
+      const after = await digest();
       if (after !== baseline) {
         baseline = after;
         baselineAt = await totalChanges();
@@ -99,7 +99,7 @@ export async function createDriver(relay: RunningRelay, world: World): Promise<D
       }
     }
     if (moved) {
-      baseline = digest();
+      baseline = await digest();
       baselineAt = await totalChanges();
     }
     if (res.status < 300 && req.url.startsWith('/v1/tokens')) await renewTokens();
