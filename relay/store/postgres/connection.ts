@@ -196,7 +196,7 @@ export class PostgresDb implements Db {
       open.failed ??= e;
       this.log(`a connection in a transaction failed: ${e.message}`);
     };
-    if (process.env.MUT !== 'c') client.on('error', onError);
+    client.on('error', onError);
     // A connection whose ROLLBACK failed may be dead or still inside the transaction: it is
     // destroyed, never given back to the pool.
     let destroy: Error | undefined;
@@ -206,7 +206,7 @@ export class PostgresDb implements Db {
         await client.query('BEGIN');
         if (immediate) await this.lock(open);
         value = await this.context.run(open, async () => await fn(...args));
-        if (open.failed !== undefined && process.env.MUT !== 'b') throw open.failed;
+        if (open.failed !== undefined) throw open.failed;
         await client.query('COMMIT');
       } catch (e) {
         await client.query('ROLLBACK').catch((r: unknown) => (destroy = asError(r)));
@@ -243,7 +243,7 @@ export class PostgresDb implements Db {
         // If even that fails (a lost connection), the transaction stays failed and the top
         // level rolls it back.
         try {
-          if (process.env.MUT !== 'a') await open.client.query(`ROLLBACK TO SAVEPOINT ${name}`);
+          await open.client.query(`ROLLBACK TO SAVEPOINT ${name}`);
           await open.client.query(`RELEASE SAVEPOINT ${name}`);
           open.failed = undefined;
         } catch (rollback) {
