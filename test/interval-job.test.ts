@@ -41,7 +41,7 @@ describe('a background job on a timer', () => {
       release();
       await until(() => started >= 3);
     } finally {
-      job.stop();
+      await job.stop();
     }
     expect(started).toBeGreaterThanOrEqual(3);
     expect(most).toBe(1);
@@ -62,7 +62,7 @@ describe('a background job on a timer', () => {
     try {
       await until(() => reports.length >= 2);
     } finally {
-      job.stop();
+      await job.stop();
     }
     expect(reports[0]).toContain('pass 1 failed');
     expect(reports[1]).toContain('pass 2 failed');
@@ -74,7 +74,7 @@ describe('a background job on a timer', () => {
     job.start();
     job.start();
     await until(() => passes >= 2);
-    job.stop();
+    await job.stop();
     const stoppedAt = passes;
     for (let i = 0; i < 10; i++) await tick();
     expect(passes).toBe(stoppedAt);

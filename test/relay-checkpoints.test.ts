@@ -240,7 +240,7 @@ describe('the checkpointer', () => {
         await new Promise((r) => setTimeout(r, 5));
       }
     } finally {
-      job.stop();
+      await job.stop();
     }
     const c = await relay.store.checkpoints.latest(space.id, 'posts');
     expect(c?.fields).toMatchObject({ first: '1', last: '2' });

@@ -96,7 +96,7 @@ describe('appends sent together over HTTP, some refused', () => {
       }
     });
 
-    const answers = await Promise.all(sends.map((s) => postJson(`${relay.url}/v1/spaces/${space.name}/posts`, s.body, auth(s.w))));
+    const answers = await Promise.all(sends.map(async (s) => await postJson(`${relay.url}/v1/spaces/${space.name}/posts`, s.body, auth(s.w))));
 
     const written: any[] = [];
     const groups = new Map<string, { status: number; body: any }[]>();
@@ -144,8 +144,8 @@ describe('appends in one batch', () => {
     const queue = commitQueueFor(relay.store.db);
     const before = { ...queue.stats };
     const answers = await Promise.all(
-      sends.map((s) =>
-        relay.app.inject({ method: 'POST', url: `/v1/spaces/${space.name}/posts`, headers: auth(s.w), payload: s.body as object }),
+      sends.map(async (s) =>
+        await relay.app.inject({ method: 'POST', url: `/v1/spaces/${space.name}/posts`, headers: auth(s.w), payload: s.body as object }),
       ),
     );
     return {
@@ -218,11 +218,11 @@ describe('the commit queue on a real database', () => {
       CREATE TABLE cq_child (parent INTEGER NOT NULL REFERENCES cq_parent (id) DEFERRABLE INITIALLY DEFERRED) STRICT;
     `);
   });
-  afterAll(() => db.close());
+  afterAll(async () => await db.close());
 
   const insertParent = (id: number) => async () => (await db.prepare('INSERT INTO cq_parent (id) VALUES (?)').run(id)).changes;
   const parents = async () => ((await db.prepare('SELECT id FROM cq_parent ORDER BY id').all()) as { id: number }[]).map((r) => r.id);
-  const clear = () => db.exec('DELETE FROM cq_child; DELETE FROM cq_parent;');
+  const clear = async () => await db.exec('DELETE FROM cq_child; DELETE FROM cq_parent;');
 
   it('a work that throws rolls back its own writes and rejects only its own promise', async () => {
     await clear();
@@ -260,7 +260,7 @@ describe('the commit queue on a real database', () => {
     expect(sqliteRaw(db).inTransaction).toBe(false);
     expect(queue.stats.batches).toBe(0);
     // The queue still works after a failed batch.
-    await expect(queue.enqueue(insertParent(12))).resolves.toBe(1);
+    await expect(await queue.enqueue(insertParent(12))).resolves.toBe(1);
     expect(await parents()).toEqual([12]);
   });
 
@@ -269,8 +269,8 @@ describe('the commit queue on a real database', () => {
     const queue = new CommitQueue(db, 4);
     const order: number[] = [];
     const values = await Promise.all(
-      Array.from({ length: 10 }, (_, i) =>
-        queue.enqueue(async () => {
+      Array.from({ length: 10 }, async (_, i) =>
+        await queue.enqueue(async () => {
           order.push(i);
           await insertParent(100 + i)();
           return i;
@@ -288,7 +288,7 @@ describe('the commit queue on a real database', () => {
     const queue = new CommitQueue(db);
     let seenInside: number[] | undefined;
     const outside: number[][] = [];
-    const work = queue.enqueue(async () => {
+    const work = await queue.enqueue(async () => {
       await insertParent(20)();
       // Yield inside the transaction: other code runs now.
       await new Promise((r) => setTimeout(r, 20));

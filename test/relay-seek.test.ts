@@ -75,7 +75,7 @@ describe('text search', () => {
 describe('the indexer', () => {
   it('indexes each append inside its own transaction, eight sent at once included: findable with no indexer running', async () => {
     const space = await publicSpace(owner);
-    relay.app.seekIndexer.stop();
+    await relay.app.seekIndexer.stop();
     try {
       const tag = word();
       const sent = await Promise.all(
@@ -93,7 +93,7 @@ describe('the indexer', () => {
 
   it('catches up on its own timer when the index is behind, without a SEEK asking, storing nothing twice', async () => {
     const space = await publicSpace(owner);
-    relay.app.seekIndexer.stop();
+    await relay.app.seekIndexer.stop();
     try {
       const behind = await putSeekIndexBehind(relay.store);
       const p = await post(relay, owner, space, { kind: 'obs', body: 'indexed in the background' });
@@ -104,7 +104,7 @@ describe('the indexer', () => {
       try {
         for (let i = 0; i < 400 && await relay.store.seek.watermark() < row; i++) await new Promise((r) => setTimeout(r, 5));
       } finally {
-        indexer.stop();
+        await indexer.stop();
       }
       expect(await relay.store.seek.watermark()).toBeGreaterThanOrEqual(row);
       // The post just above `behind` was indexed already; it was not stored a second time.

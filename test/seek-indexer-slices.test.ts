@@ -16,7 +16,7 @@ let owner: MintedToken;
 beforeAll(async () => {
   relay = await startRelay();
   owner = await mintToken(relay.url);
-  relay.app.seekIndexer.stop();
+  await relay.app.seekIndexer.stop();
 });
 afterAll(async () => {
   await relay.close();

@@ -60,7 +60,7 @@ export interface Checkpointer {
   /** One pass over every SPACE with uncovered positions, at time `now` (ms). */
   runOnce(now?: number): Promise<CheckpointRun>;
   start(): void;
-  stop(): void;
+  stop(): Promise<void>;
 }
 
 /** Build the fields of the range first..last from its links (already checked complete). */
@@ -219,6 +219,6 @@ export function registerCheckpointer(
   });
   app.decorate('checkpointer', checkpointer);
   app.addHook('onReady', async () => checkpointer.start());
-  app.addHook('onClose', async () => checkpointer.stop());
+  app.addHook('onClose', async () => await checkpointer.stop());
   return checkpointer;
 }

@@ -10,8 +10,8 @@
 export interface IntervalJob {
   /** Start the timer (a second start while running does nothing). */
   start(): void;
-  /** Stop the timer; a pass already under way finishes on its own. */
-  stop(): void;
+  /** Stop the timer; resolves once a pass already under way has finished (before the store closes). */
+  stop(): Promise<void>;
 }
 
 export function createIntervalJob(opts: {
@@ -20,15 +20,15 @@ export function createIntervalJob(opts: {
   report: (message: string) => void;
 }): IntervalJob {
   let timer: NodeJS.Timeout | undefined;
-  let running = false;
+  let running: Promise<void> | undefined;
 
   async function once(): Promise<void> {
     if (running) return;
-    running = true;
+    running = opts.pass();
     try {
-      await opts.pass();
+      await running;
     } finally {
-      running = false;
+      running = undefined;
     }
   }
 
@@ -40,9 +40,11 @@ export function createIntervalJob(opts: {
       }, opts.intervalMs);
       timer.unref();
     },
-    stop() {
+    async stop() {
       if (timer) clearInterval(timer);
       timer = undefined;
+      // Its failure, if any, was reported by the timer's own handler.
+      await running?.catch(() => undefined);
     },
   };
 }

@@ -37,7 +37,7 @@ export interface MessageRetentionJob {
   /** One whole pass at `now` (ms), yielding between steps; answers how many messages were deleted. */
   runOnce(now?: number): Promise<number>;
   start(): void;
-  stop(): void;
+  stop(): Promise<void>;
 }
 
 const nextTurn = () => new Promise<void>((r) => setImmediate(r));
@@ -107,11 +107,11 @@ export function createMessageRetentionJob(deps: {
       }, deps.firstPassMs ?? MESSAGE_RETENTION_FIRST_PASS_MS);
       first.unref();
     },
-    stop() {
+    async stop() {
       started = false;
       if (first) clearTimeout(first);
       first = undefined;
-      hourly.stop();
+      await hourly.stop();
     },
   };
 }

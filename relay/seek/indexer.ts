@@ -57,7 +57,7 @@ export interface SeekIndexer {
   /** One timer pass (tokenising in slices, yielding between them); answers how many posts were indexed. */
   pass(): Promise<number>;
   start(): void;
-  stop(): void;
+  stop(): Promise<void>;
 }
 
 export function createSeekIndexer(
@@ -133,6 +133,6 @@ export function registerSeekIndexer(app: FastifyInstance, seek: SeekStore): Seek
   const indexer = createSeekIndexer(seek);
   app.decorate('seekIndexer', indexer);
   app.addHook('onReady', async () => indexer.start());
-  app.addHook('onClose', async () => indexer.stop());
+  app.addHook('onClose', async () => await indexer.stop());
   return indexer;
 }
