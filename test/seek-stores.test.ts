@@ -8,13 +8,9 @@
  * each indexed by `indexNext` inside its own write transaction).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
 import type { Db } from '../relay/store/database.js';
-import { openDatabase } from '../relay/store/sqlite/open.js';
-import { createSeekStore, type SeekScope, type SeekStore, type TextWalk } from '../relay/store/seek.js';
-import { PostgresDb } from '../relay/store/postgres/connection.js';
-import { migrate } from '../relay/store/postgres/migrate.js';
-import { createPostgresSeekStore } from '../relay/store/postgres/seek.js';
+import { openPostgresStore, openStore, type Store } from '../relay/store/index.js';
+import type { SeekScope, SeekStore, TextWalk } from '../relay/store/seek.js';
 import { prepareDoc } from '../relay/seek/indexer.js';
 import { searchText } from '../relay/seek/search.js';
 import { textQuery, scopedExpression } from '../relay/seek/terms.js';
@@ -35,30 +31,25 @@ afterAll(() => {
 class Corpus {
   private readonly seqs = new Map<number, number>();
   private clock = Date.UTC(2026, 0, 5);
-  private constructor(
-    readonly db: Db,
-    readonly seek: SeekStore,
-  ) {}
+  private constructor(private readonly store: Store) {}
 
+  get db(): Db {
+    return this.store.db;
+  }
+
+  get seek(): SeekStore {
+    return this.store.seek;
+  }
+
+  /** The relay's own store on either database, so the SEEK store is the one the relay picks for it. */
   static async open(kind: 'sqlite' | 'postgres'): Promise<Corpus> {
-    if (kind === 'sqlite') {
-      const db = openDatabase(':memory:');
-      return new Corpus(db, createSeekStore(db));
-    }
+    if (kind === 'sqlite') return new Corpus(await openStore(':memory:'));
     const url = await cluster.createDatabase(`seek${++databases}`);
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      await migrate(client);
-    } finally {
-      await client.end();
-    }
-    const db = new PostgresDb(url, { poolSize: 4 });
-    return new Corpus(db, createPostgresSeekStore(db));
+    return new Corpus(await openPostgresStore(url, { poolSize: 4 }));
   }
 
   async close(): Promise<void> {
-    await this.db.close();
+    await this.store.close();
   }
 
   async key(peer: string): Promise<string> {

@@ -17,6 +17,8 @@ import { createMemberStore, type MemberStore } from './members.js';
 import { createBlockStore, type BlockStore } from './blocks.js';
 import { createCheckpointStore, type CheckpointStore } from './checkpoints.js';
 import { createSeekStore, type SeekStore } from './seek.js';
+import { openPostgres, type OpenPostgresOptions } from './postgres/open.js';
+import { createPostgresSeekStore } from './postgres/seek.js';
 import { createRequestStore, type RequestStore } from './requests.js';
 import { createInviteStore, type InviteStore } from './invites.js';
 import { createHandOverStore, type HandOverStore } from './hand-overs.js';
@@ -74,6 +76,15 @@ export async function openStore(dataDir: string): Promise<Store> {
   const db = openDatabase(dataDir);
   const walCheckpoints = dataDir === ':memory:' ? undefined : startWalCheckpoints(db.raw, db.name);
   return buildStore(db, createSeekStore(db), async () => walCheckpoints?.stop());
+}
+
+/**
+ * Open (and migrate) the PostgreSQL database `url` names. SEEK's index is the one store
+ * written per database (FTS5 there, tsvector and GIN here); every other store is shared.
+ */
+export async function openPostgresStore(url: string, options: OpenPostgresOptions = {}): Promise<Store> {
+  const db = await openPostgres(url, options);
+  return buildStore(db, createPostgresSeekStore(db), async () => undefined);
 }
 
 /** The stores over an open, migrated database; `beforeClose` stops what the opener started. */
