@@ -206,7 +206,7 @@ describe('the candidate set', () => {
     const space = await publicSpace(owner);
     const posts = [];
     for (let i = 0; i < 5; i++) posts.push(await post(relay, owner, space, { kind: 'obs', body: `${tag} number ${i}` }));
-    const rows = posts.map(rowOf).reverse(); // newest first
+    const rows = (await Promise.all(posts.map(rowOf))).reverse(); // newest first
     expect(await candidates(`"${tag}"`, { caller: null }, {})).toEqual(rows);
     expect(await candidates(`"${tag}"`, { caller: null }, { scan: 3 })).toEqual(rows.slice(0, 3));
     expect(await candidates(`"${tag}"`, { caller: null }, { cap: 2 })).toEqual(rows.slice(0, 2));
@@ -232,7 +232,7 @@ describe('the candidate set', () => {
     // Newest first: two of s2 (its SPACE cap), one of s1 (the owner's cap of 3), then the other owner's.
     const [s2a, s2b] = rows.get(s2.id)!;
     const [s1a] = rows.get(s1.id)!;
-    expect(await candidates(`"${tag}"`, { caller: stranger.peerId }, walk)).toEqual([s2a, s2b, s1a, rowOf(older)]);
+    expect(await candidates(`"${tag}"`, { caller: stranger.peerId }, walk)).toEqual([s2a, s2b, s1a, await rowOf(older)]);
     expect(await candidates(`"${tag}"`, { caller: publisher.peerId }, walk)).toHaveLength(7);
   });
 
@@ -243,7 +243,7 @@ describe('the candidate set', () => {
     const elsewhere = await publicSpace(owner);
     for (let i = 0; i < 3; i++) await post(relay, owner, elsewhere, { kind: 'obs', body: `${tag} elsewhere ${i}` });
     const scope = { caller: owner.peerId, spaceRowId: here.id };
-    expect(await candidates(scopedExpression(`"${tag}"`, here.id), scope, { scan: 1, cap: 1 })).toEqual([rowOf(mine)]);
+    expect(await candidates(scopedExpression(`"${tag}"`, here.id), scope, { scan: 1, cap: 1 })).toEqual([await rowOf(mine)]);
     expect(ids(await seek(`q=${tag}&space=${here.name}`, owner))).toEqual([mine.post_id]);
   });
 
