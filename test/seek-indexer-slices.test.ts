@@ -66,7 +66,10 @@ describe('the indexer pass', () => {
     const indexer = createSeekIndexer(relay.store.seek, { sliceMs: 60_000 });
     const { indexed, turns } = await turnsDuring(() => indexer.pass());
     expect(indexed).toBeGreaterThanOrEqual(5);
-    expect(turns).toBe(0);
+    // On SQLite the pass never waits on anything but its own work. On PostgreSQL every
+    // statement is a round trip the event loop goes on turning through, so only the slicing
+    // above (turns between posts even with nothing to wait for) is the indexer's to show.
+    if (relay.store.db.dialect === 'sqlite') expect(turns).toBe(0);
     expect(await relay.store.seek.watermark()).toBe(last);
   });
 
