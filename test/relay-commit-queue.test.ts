@@ -260,7 +260,7 @@ describe('the commit queue on a real database', () => {
     expect(sqliteRaw(db).inTransaction).toBe(false);
     expect(queue.stats.batches).toBe(0);
     // The queue still works after a failed batch.
-    await expect(await queue.enqueue(insertParent(12))).resolves.toBe(1);
+    await expect(queue.enqueue(insertParent(12))).resolves.toBe(1);
     expect(await parents()).toEqual([12]);
   });
 

@@ -105,7 +105,7 @@ describe('the acknowledgement', () => {
   it('needs a KEY token: without one the listen is refused with TOKEN_MISSING before any acknowledgement', async () => {
     const c = await listener(undefined);
     try {
-      await expect(await c.client.listen({ resourceSubscriptions: ['svc://mailbox'] })).rejects.toThrow(/TOKEN_MISSING/);
+      await expect(c.client.listen({ resourceSubscriptions: ['svc://mailbox'] })).rejects.toThrow(/TOKEN_MISSING/);
     } finally {
       await c.close();
     }

@@ -71,7 +71,7 @@ describe('mailbox rows', () => {
     const now = relay.clock.now();
     await mb.deliver(a.peerId, 'to', { postId: 'p1' }, now);
     await expect(
-      await db.transaction(async () => {
+      db.transaction(async () => {
         await mb.deliver(a.peerId, 'to', { postId: 'p2' }, now);
         throw new Error('refused later in the same write');
       }).immediate(),
@@ -83,8 +83,8 @@ describe('mailbox rows', () => {
   it('refuses a row naming no subject or two', async () => {
     const a = await mintToken(relay.url);
     const mb = relay.store.mailbox;
-    await expect(await mb.deliver(a.peerId, 'to', {}, 0)).rejects.toThrow();
-    await expect(await mb.deliver(a.peerId, 'to', { postId: 'p', offerId: 'o' }, 0)).rejects.toThrow();
+    await expect(mb.deliver(a.peerId, 'to', {}, 0)).rejects.toThrow();
+    await expect(mb.deliver(a.peerId, 'to', { postId: 'p', offerId: 'o' }, 0)).rejects.toThrow();
     expect(await mb.head(a.peerId)).toBe(0);
   });
 });

@@ -154,13 +154,13 @@ describe('group fan-out', () => {
       { peer: b.peerId, reason: 'message_request' as const },
     ];
     await expect(
-      await relay.store.db.transaction(async () => {
+      relay.store.db.transaction(async () => {
         await mb.deliverEach(both, { messageId: 'm1' }, now);
         throw new Error('refused later in the same write');
       }).immediate(),
     ).rejects.toThrow(/refused later/);
     expect([await mb.head(a.peerId), await mb.head(b.peerId)]).toEqual([1, 0]);
-    await expect(await mb.deliverEach([...both, both[0]!], { messageId: 'm2' }, now)).rejects.toThrow();
+    await expect(mb.deliverEach([...both, both[0]!], { messageId: 'm2' }, now)).rejects.toThrow();
     expect([await mb.head(a.peerId), await mb.head(b.peerId)]).toEqual([1, 0]);
     await mb.deliverEach(both, { messageId: 'm3' }, now);
     expect((await mb.list(a.peerId, 0, 10)).map((r) => [r.mailboxSeq, r.reason, r.messageId])).toEqual([

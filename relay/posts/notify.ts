@@ -19,6 +19,7 @@
  */
 
 import { WAITING_READS_PER_KEY } from '../../shared/limits.js';
+import type { Db } from '../store/database.js';
 
 type Listener = () => void;
 
@@ -123,10 +124,33 @@ class TopicWaiters {
   }
 }
 
-export function createNotifier(): Notifier {
+/**
+ * Where signals go besides this process's waiters. `defer` holds a signal raised inside a
+ * write transaction until it commits (relay/store/database.ts `afterCommit`), so a woken read
+ * on any connection finds what woke it. `publish` carries each signal, after its commit, to
+ * the other relay processes on the same database (PostgreSQL LISTEN/NOTIFY), which hand it to
+ * `receive`.
+ */
+export interface NotifierLinks {
+  defer?: (fn: () => void) => void;
+  publish?: (topic: string) => void;
+}
+
+export function createNotifier(links: NotifierLinks = {}): Notifier & { receive(topic: string): void } {
   const waiters = new TopicWaiters();
   const holding = new Map<string, number>();
+  const { defer, publish } = links;
+  const signal = (topic: string): void => {
+    if (defer === undefined && publish === undefined) return waiters.signal(topic);
+    const send = (): void => {
+      waiters.signal(topic);
+      publish?.(topic);
+    };
+    if (defer === undefined) send();
+    else defer(send);
+  };
   return {
+    receive: (topic) => waiters.signal(topic),
     enterWait(peer) {
       const n = holding.get(peer) ?? 0;
       if (n >= WAITING_READS_PER_KEY) return undefined;
@@ -140,11 +164,11 @@ export function createNotifier(): Notifier {
         else holding.set(peer, m);
       };
     },
-    space: (id) => waiters.signal(`s:${id}`),
-    mailbox: (peer) => waiters.signal(`m:${peer}`),
+    space: (id) => signal(`s:${id}`),
+    mailbox: (peer) => signal(`m:${peer}`),
     waitSpace: (id, ms, signal) => waiters.wait(`s:${id}`, ms, signal),
     waitMailbox: (peer, ms, signal) => waiters.wait(`m:${peer}`, ms, signal),
-    conversation: (id) => waiters.signal(`c:${id}`),
+    conversation: (id) => signal(`c:${id}`),
     waitConversation: (id, ms, signal) => waiters.wait(`c:${id}`, ms, signal),
     get waiting() {
       return waiters.count;
@@ -156,13 +180,17 @@ export function createNotifier(): Notifier {
   };
 }
 
-const byDatabase = new WeakMap<object, Notifier>();
+const byDatabase = new WeakMap<object, Notifier & { receive(topic: string): void }>();
 
-/** The notifier of one database (the store's `db`), made on first use. */
-export function notifierFor(db: object): Notifier {
+/**
+ * The notifier of one database (the store's `db`), made on first use; its signals wait for the
+ * commit of the transaction that raised them. `links.publish` (given by whoever links the
+ * processes, before the first use) carries them to other processes.
+ */
+export function notifierFor(db: Db, links: Omit<NotifierLinks, 'defer'> = {}): Notifier & { receive(topic: string): void } {
   let n = byDatabase.get(db);
   if (!n) {
-    n = createNotifier();
+    n = createNotifier({ defer: (fn) => db.afterCommit(fn), ...links });
     byDatabase.set(db, n);
   }
   return n;

@@ -71,6 +71,12 @@ export interface Db {
   transaction<A extends unknown[], R>(fn: (...args: A) => Promise<R>): Transaction<A, R>;
   /** True while the calling async context is inside an open transaction. */
   readonly inTransaction: boolean;
+  /**
+   * Run `fn` once the calling context's transaction has committed (dropped if it rolls back),
+   * or on the next turn when there is none: how a store tells waiters "read again" only when
+   * what they will read is there for every connection to see.
+   */
+  afterCommit(fn: () => void): void;
   /** True until `close`. */
   readonly open: boolean;
   close(): Promise<void>;

@@ -34,6 +34,8 @@ interface OpenTransaction {
   depth: number;
   /** SQLite rolled the transaction back under a savepoint: nothing may commit. */
   broken: unknown;
+  /** Run after COMMIT (Db.afterCommit). */
+  committed: (() => void)[];
 }
 
 export class SqliteDb implements Db {
@@ -86,6 +88,12 @@ export class SqliteDb implements Db {
     return tx;
   }
 
+  afterCommit(fn: () => void): void {
+    const open = this.context.getStore();
+    if (open?.active) open.committed.push(fn);
+    else setImmediate(fn);
+  }
+
   async close(): Promise<void> {
     await this.tail;
     if (this.raw.open) this.raw.close();
@@ -130,7 +138,7 @@ export class SqliteDb implements Db {
     this.tail = ended;
     await before;
     this.current = ended;
-    const open: OpenTransaction = { active: true, depth: 0, broken: undefined };
+    const open: OpenTransaction = { active: true, depth: 0, broken: undefined, committed: [] };
     try {
       this.raw.exec(begin);
       let value: R;
@@ -146,6 +154,12 @@ export class SqliteDb implements Db {
       } catch (e) {
         if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
         throw e;
+      }
+      if (open.committed.length > 0) {
+        const after = open.committed;
+        setImmediate(() => {
+          for (const fn of after) fn();
+        });
       }
       return value;
     } finally {
