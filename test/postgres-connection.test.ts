@@ -235,6 +235,38 @@ describe.skipIf(cluster.url === undefined)(`PostgresDb on a real server${cluster
       expect(await count()).toBe(0);
     });
 
+    it('afterCommit runs once the commit is visible to other connections, never after a rollback, and not for a savepoint rolled back', async () => {
+      await clear();
+      const fired: string[] = [];
+      let seenByCallback: Promise<number | undefined> | undefined;
+      await db.transaction(async () => {
+        await db.prepare('INSERT INTO items (id) VALUES (1)').run();
+        db.afterCommit(() => {
+          fired.push('outer');
+          seenByCallback = count(); // runs outside the transaction, on another connection
+        });
+        await db
+          .transaction(async () => {
+            db.afterCommit(() => fired.push('undone savepoint'));
+            throw new Error('inner');
+          })()
+          .catch(() => undefined);
+        await db.transaction(async () => db.afterCommit(() => fired.push('kept savepoint')))();
+        expect(fired).toEqual([]);
+      })();
+      await expect(
+        db.transaction(async () => {
+          db.afterCommit(() => fired.push('rolled back'));
+          throw new Error('no');
+        })(),
+      ).rejects.toThrow('no');
+      db.afterCommit(() => fired.push('no transaction'));
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+      expect(fired).toEqual(['outer', 'kept savepoint', 'no transaction']);
+      expect(await seenByCallback).toBe(1);
+    });
+
     it('immediate transactions from two pools (two relay processes) take turns: 200 read-then-increments end exact, no number issued twice', async () => {
       const other = new PostgresDb(fresh.url, { poolSize: 4 });
       try {

@@ -13,6 +13,8 @@
  *   writers in every relay process on this database take turns as SQLite's single writer
  *   does, and, at READ COMMITTED, each statement after the lock sees every earlier writer's
  *   commit, so a read-then-increment of a gap-free counter never issues a number twice.
+ * - `afterCommit(fn)` runs `fn` on the turn after COMMIT (never after a rollback, nor for a
+ *   savepoint rolled back), when every connection can read what the transaction wrote.
  *
  * Where PostgreSQL differs from SQLite: a failed statement aborts the whole (sub)transaction,
  * and until a rollback every later statement fails. A savepoint whose body throws rolls back
@@ -55,6 +57,8 @@ interface OpenTransaction {
   locked: boolean;
   /** The first statement failure (or lost connection) PostgreSQL has not yet been rolled back past. */
   failed: unknown;
+  /** Run after COMMIT (Db.afterCommit); a savepoint rolled back drops the ones added inside it. */
+  committed: (() => void)[];
 }
 
 const TRANSLATION_CACHE_LIMIT = 2000;
@@ -131,6 +135,12 @@ export class PostgresDb implements Db {
     return tx;
   }
 
+  afterCommit(fn: () => void): void {
+    const open = this.context.getStore();
+    if (open?.active) open.committed.push(fn);
+    else setImmediate(() => this.runAfterCommit([fn]));
+  }
+
   /** End the pool: waits for checked-out connections (open transactions) to be given back. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -189,7 +199,7 @@ export class PostgresDb implements Db {
 
   private async topLevel<A extends unknown[], R>(immediate: boolean, fn: (...args: A) => Promise<R>, args: A): Promise<R> {
     const client = await this.pool.connect();
-    const open: OpenTransaction = { client, active: true, depth: 0, locked: false, failed: undefined };
+    const open: OpenTransaction = { client, active: true, depth: 0, locked: false, failed: undefined, committed: [] };
     // While checked out, the pool no longer listens for this client's errors; a connection lost
     // now must not end the process. The statements on it reject on their own.
     const onError = (e: Error): void => {
@@ -212,11 +222,26 @@ export class PostgresDb implements Db {
         await client.query('ROLLBACK').catch((r: unknown) => (destroy = asError(r)));
         throw e;
       }
+      if (open.committed.length > 0) {
+        const after = open.committed;
+        setImmediate(() => this.runAfterCommit(after));
+      }
       return value;
     } finally {
       open.active = false;
       client.off('error', onError);
       client.release(destroy);
+    }
+  }
+
+  /** Each callback on its own: one that throws is logged and does not keep the others from running. */
+  private runAfterCommit(fns: readonly (() => void)[]): void {
+    for (const fn of fns) {
+      try {
+        fn();
+      } catch (e) {
+        this.log(`an after-commit callback failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      }
     }
   }
 
@@ -231,6 +256,7 @@ export class PostgresDb implements Db {
     // (held to the transaction's end): its reads then see every earlier writer's commit.
     if (immediate && !open.locked) await this.lock(open);
     const name = `sp${++open.depth}`;
+    const committedBefore = open.committed.length;
     try {
       await this.onTransaction(open, `SAVEPOINT ${name}`);
       try {
@@ -239,6 +265,7 @@ export class PostgresDb implements Db {
         await this.onTransaction(open, `RELEASE SAVEPOINT ${name}`);
         return value;
       } catch (e) {
+        open.committed.length = committedBefore;
         // Back to the savepoint: the transaction is usable again, as if the body never ran.
         // If even that fails (a lost connection), the transaction stays failed and the top
         // level rolls it back.
