@@ -47,27 +47,27 @@ const SIZES = [
   { label: '8 KiB', bytes: 8192 },
 ] as const;
 const CLIENTS = [1, 2, 4, 16, 64] as const;
-const SPREAD = 64;
-const LAYOUTS = ['one SPACE', '64 SPACES'] as const;
-type Layout = (typeof LAYOUTS)[number];
+export const SPREAD = 64;
+export const LAYOUTS = ['one SPACE', '64 SPACES'] as const;
+export type Layout = (typeof LAYOUTS)[number];
 
-const ROUNDS = 5;
-const WARMUP_MS = 200;
-const ROUND_MS = 800;
+export const ROUNDS = 5;
+export const WARMUP_MS = 200;
+export const ROUND_MS = 800;
 
 const TARGET_SHARE_OF_CEILING = 0.5;
 const TARGET_SHARE_OF_PEAK = 0.9;
 const TARGET_P99_MS = 20;
 
-interface Space {
+export interface Space {
   name: string;
   spaceId: string;
 }
 
 /** The latency summary of times given in ms. */
-const latencyOf = (ms: readonly number[]) => summarizeLatency(ms.map((x) => x * 1e6));
+export const latencyOf = (ms: readonly number[]) => summarizeLatency(ms.map((x) => x * 1e6));
 /** The p99 of times given in ms, in ms. */
-const p99Of = (ms: readonly number[]): number => latencyOf(ms).p99 / 1e6;
+export const p99Of = (ms: readonly number[]): number => latencyOf(ms).p99 / 1e6;
 
 /** "a–b ms": the lowest and the highest of per-round figures in ms. */
 function rangeOf(values: readonly number[] | undefined): string {
@@ -76,9 +76,9 @@ function rangeOf(values: readonly number[] | undefined): string {
 }
 
 /** The best round: the least disturbed by other work on a shared machine. */
-const best = (rounds: readonly number[]): number => Math.max(...rounds);
+export const best = (rounds: readonly number[]): number => Math.max(...rounds);
 
-interface CaseResult {
+export interface CaseResult {
   opsPerSec: number[];
   latencyMs: number[];
   /** p99 of each round on its own (ms), to show how much rounds differ. */
@@ -86,7 +86,7 @@ interface CaseResult {
 }
 
 /** One signed post body for `space` by `signer`, as JSON text. */
-function signedBody(signer: Signer, author: string, space: Space, bytes: number, seq: number): string {
+export function signedBody(signer: Signer, author: string, space: Space, bytes: number, seq: number): string {
   const s = signPost({
     fields: {
       space_id: space.spaceId,
@@ -109,8 +109,8 @@ function spaceFor(layout: Layout, hot: Space, spread: readonly Space[], i: numbe
 // ---------------------------------------------------------------------------------------------
 // Ceiling: appendPost in this process, no HTTP.
 
-async function ceilingSetup() {
-  const r = await openInProcess();
+export async function ceilingSetup(database?: string) {
+  const r = await openInProcess(undefined, database);
   const signer = randomSigner();
   const author = await registerKey(r, signer);
   const ownerSigner = randomSigner();
@@ -120,7 +120,7 @@ async function ceilingSetup() {
   return { r, signer, author, space: { name: space.name, spaceId: space.spaceId } };
 }
 
-async function runCeiling(c: Awaited<ReturnType<typeof ceilingSetup>>, bytes: number, expected: number): Promise<CaseResult> {
+export async function runCeiling(c: Awaited<ReturnType<typeof ceilingSetup>>, bytes: number, expected: number): Promise<CaseResult> {
   // Sign ahead, outside the timing; parse as the HTTP layer would before the handler.
   const count = Math.ceil(expected * ((WARMUP_MS + ROUND_MS) / 1000) * 1.5) + 50;
   const bodies = Array.from({ length: count }, (_, k) => JSON.parse(signedBody(c.signer, c.author, c.space, bytes, k)) as unknown);
@@ -145,13 +145,13 @@ async function runCeiling(c: Awaited<ReturnType<typeof ceilingSetup>>, bytes: nu
 // ---------------------------------------------------------------------------------------------
 // HTTP cases against the relay process.
 
-interface Writer {
+export interface Writer {
   token: MintedToken;
   author: string;
 }
 
-async function runHttp(
-  url: string,
+export async function runHttp(
+  urls: readonly string[],
   writers: readonly Writer[],
   layout: Layout,
   hot: Space,
@@ -182,9 +182,11 @@ async function runHttp(
   // undici's Pool, one keep-alive connection per client: of the HTTP clients at hand the one that
   // costs the least CPU per request (measured, 1 KiB, 16 clients: ~85 µs, node:http ~115 µs,
   // global fetch ~300 µs), which matters because the clients share the machine with the relay.
-  const pool = new Pool(url, { connections: clients, pipelining: 1 });
+  // With several relay processes client i talks to process i mod n, each over its own pool.
+  const pools = urls.map((url, r) => new Pool(url, { connections: Math.max(1, Math.ceil((clients - r) / urls.length)), pipelining: 1 }));
   const worker = async (i: number): Promise<void> => {
     const w = writers[i]!;
+    const pool = pools[i % pools.length]!;
     const headers = { authorization: `Bearer ${w.token.token}`, 'content-type': 'application/json' };
     for (let k = 0; ; k++) {
       const t0 = performance.now();
@@ -204,37 +206,44 @@ async function runHttp(
   try {
     await Promise.all(Array.from({ length: clients }, (_, i) => worker(i)));
   } finally {
-    await pool.close();
+    await Promise.all(pools.map((p) => p.close()));
   }
   return { opsPerSec: [(done * 1000) / ROUND_MS], latencyMs };
 }
 
+/** KEYS, one per client (as many as the most `clients`); a hot SPACE and SPREAD more, members over HTTP. */
+export async function setUpWriters(url: string, clients: readonly number[]): Promise<{ writers: Writer[]; hot: Space; spread: Space[] }> {
+  const tokens = await Promise.all(Array.from({ length: Math.max(...clients) }, () => mintToken(url)));
+  const writers: Writer[] = tokens.map((t) => ({ token: t, author: peerIdHexOf(t.signer.publicKey) }));
+  const owner = await mintToken(url);
+  const tag = randomUUID().slice(0, 6);
+  const create = async (name: string): Promise<Space> => {
+    const b = await expectCall(201, `${url}/v1/spaces`, 'POST', owner.token, { name, title: 'bench' });
+    return { name, spaceId: b.space_id };
+  };
+  const admit = (space: Space, w: Writer) =>
+    expectCall(201, `${url}/v1/spaces/${space.name}/members/${w.author}`, 'PUT', owner.token, { role: 'writer' });
+  const hot = await create(`bench-hot-${tag}`);
+  for (const w of writers) await admit(hot, w);
+  const spread: Space[] = [];
+  for (let s = 0; s < SPREAD; s++) spread.push(await create(`bench-s${s}-${tag}`));
+  // Client i of c writes into SPACES s ≡ i (mod c): admit each writer where some c needs it.
+  for (let s = 0; s < SPREAD; s++) {
+    for (let w = 0; w < writers.length; w++) {
+      if (clients.some((c) => w < c && s % c === w % c)) await admit(spread[s]!, writers[w]!);
+    }
+  }
+  return { writers, hot, spread };
+}
+
 async function run(): Promise<SuiteReport> {
+  const store = storeOption();
+  if (store === 'postgres') return await (await import('./appends-postgres.js')).runPostgres();
   const ceiling = await ceilingSetup();
   const dataDir = tempDataDir('svc-bench-appends-');
   const relay = await spawnBenchRelay(dataDir);
   try {
-    // KEYS, one per client; SPACES and members over HTTP.
-    const tokens = await Promise.all(Array.from({ length: Math.max(...CLIENTS) }, () => mintToken(relay.url)));
-    const writers: Writer[] = tokens.map((t) => ({ token: t, author: peerIdHexOf(t.signer.publicKey) }));
-    const owner = await mintToken(relay.url);
-    const tag = randomUUID().slice(0, 6);
-    const create = async (name: string): Promise<Space> => {
-      const b = await expectCall(201, `${relay.url}/v1/spaces`, 'POST', owner.token, { name, title: 'bench' });
-      return { name, spaceId: b.space_id };
-    };
-    const admit = (space: Space, w: Writer) =>
-      expectCall(201, `${relay.url}/v1/spaces/${space.name}/members/${w.author}`, 'PUT', owner.token, { role: 'writer' });
-    const hot = await create(`bench-hot-${tag}`);
-    for (const w of writers) await admit(hot, w);
-    const spread: Space[] = [];
-    for (let s = 0; s < SPREAD; s++) spread.push(await create(`bench-s${s}-${tag}`));
-    // Client i of c writes into SPACES s ≡ i (mod c): admit each writer where some c needs it.
-    for (let s = 0; s < SPREAD; s++) {
-      for (let w = 0; w < writers.length; w++) {
-        if (CLIENTS.some((c) => w < c && s % c === w % c)) await admit(spread[s]!, writers[w]!);
-      }
-    }
+    const { writers, hot, spread } = await setUpWriters(relay.url, CLIENTS);
 
     const ceilings = new Map<number, CaseResult>(SIZES.map((s) => [s.bytes, { opsPerSec: [], latencyMs: [] }]));
     const cases = new Map<string, CaseResult>();
@@ -251,7 +260,7 @@ async function run(): Promise<SuiteReport> {
             const k = key(size.label, layout, c);
             const acc = cases.get(k) ?? { opsPerSec: [], latencyMs: [] };
             const expected = best(ceilings.get(size.bytes)!.opsPerSec);
-            const res = await runHttp(relay.url, writers, layout, hot, spread, size.bytes, c, expected);
+            const res = await runHttp([relay.url], writers, layout, hot, spread, size.bytes, c, expected);
             acc.opsPerSec.push(...res.opsPerSec);
             acc.latencyMs.push(...res.latencyMs);
             (acc.roundP99Ms ??= []).push(p99Of(res.latencyMs));
@@ -312,6 +321,16 @@ async function run(): Promise<SuiteReport> {
     ceiling.r.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** `--store sqlite` (the default) or `--store postgres` (also `--store=postgres`). */
+function storeOption(): 'sqlite' | 'postgres' {
+  const argv = process.argv.slice(2);
+  const at = argv.indexOf('--store');
+  const value = at >= 0 ? argv[at + 1] : argv.find((a) => a.startsWith('--store='))?.slice('--store='.length);
+  if (value === undefined || value === 'sqlite') return 'sqlite';
+  if (value === 'postgres') return 'postgres';
+  throw new Error(`--store: sqlite or postgres, not ${value}`);
 }
 
 export const appendsSuite: Suite = {

@@ -12,7 +12,7 @@ import type { RelayContext } from '../relay/context.js';
 import { createRateLimiter } from '../relay/http/rate-limit.js';
 import { newUuid } from '../relay/ids.js';
 import { loadServiceKeys } from '../relay/service-keys.js';
-import { openStore, type Store } from '../relay/store/index.js';
+import { openPostgresStore, openStore, type Store } from '../relay/store/index.js';
 import type { CreateSpaceInput, SpaceRow } from '../relay/store/spaces.js';
 import { toHex } from '../shared/encoding.js';
 import { peerIdHexOf, signerFromSeed, type Signer } from '../shared/identity.js';
@@ -22,9 +22,12 @@ import { createTokenEvents } from '../relay/token-events.js';
 
 export { tempDataDir };
 
-/** The relay as its own process on `dataDir`, every rate limit off (`env` added to its environment). */
-export function spawnBenchRelay(dataDir: string, env: Record<string, string> = {}): Promise<SpawnedRelay> {
-  return spawnRelay(dataDir, { env: { ...env, SVC_RELAY_NO_RATE_LIMITS: '1' } });
+/**
+ * The relay as its own process on `dataDir`, every rate limit off (`env` added to its
+ * environment, `args` to its command line, e.g. `--database postgres://…`).
+ */
+export function spawnBenchRelay(dataDir: string, env: Record<string, string> = {}, args: string[] = []): Promise<SpawnedRelay> {
+  return spawnRelay(dataDir, { args, env: { ...env, SVC_RELAY_NO_RATE_LIMITS: '1' } });
 }
 
 export interface Answer {
@@ -62,12 +65,13 @@ export interface InProcessRelay {
   close(): void;
 }
 
-export async function openInProcess(dataDir?: string): Promise<InProcessRelay> {
+/** On `dataDir` (a new one when undefined), its database there or, given, the PostgreSQL `database` URL. */
+export async function openInProcess(dataDir?: string, database?: string): Promise<InProcessRelay> {
   const own = dataDir === undefined;
   const dir = dataDir ?? tempDataDir('svc-bench-');
   const clock = () => Date.now();
   const random = (n: number) => new Uint8Array(randomBytes(n));
-  const store = await openStore(dir);
+  const store = database === undefined ? await openStore(dir) : await openPostgresStore(database);
   const config: RelayConfig = { host: '127.0.0.1', port: 0, dataDir: dir, publicUrl: undefined, dev: true };
   const serviceKeys = loadServiceKeys({ dataDir: dir, dev: true, now: clock(), random });
   const ctx: RelayContext = {

@@ -42,8 +42,15 @@ async function main(names: readonly string[]): Promise<void> {
   }
 }
 
-// Arguments starting with -- are options a suite reads itself (seek: --full).
-main(process.argv.slice(2).filter((a) => !a.startsWith('--'))).catch((e: unknown) => {
+/** Options that take a value in the next argument (appends: --store postgres), not a suite name. */
+const VALUED_OPTIONS = new Set(['--store']);
+
+/** The suite names among the arguments: options (starting with --) and their values are a suite's own (seek: --full). */
+function suiteNames(argv: readonly string[]): string[] {
+  return argv.filter((a, i) => !a.startsWith('--') && !VALUED_OPTIONS.has(argv[i - 1] ?? ''));
+}
+
+main(suiteNames(process.argv.slice(2))).catch((e: unknown) => {
   console.error(e instanceof Error ? e.message : e);
   process.exitCode = 1;
 });

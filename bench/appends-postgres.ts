@@ -1,0 +1,257 @@
+/**
+ * `npm run bench -- appends --store postgres`: signed 1 KiB appends over HTTP into relay
+ * processes on one PostgreSQL database, beside the SQLite store and the in-process ceiling
+ * measured in the same run.
+ *
+ *   http 1 KiB <layout> ×<c> <store>   c concurrent clients (1, 16, 64), one KEY each, as in the
+ *                                      SQLite suite (bench/appends.ts): "sqlite, 1 relay", the
+ *                                      relay on its own SQLite file; "postgres, 1 relay"; and
+ *                                      "postgres, 2 relays", two processes on the one database
+ *                                      (same SPACES and KEYS), client i talking to process i mod 2.
+ *   ceiling 1 KiB (no HTTP, sqlite)    the baseline every ratio is against: bench/appends.ts's
+ *                                      ceiling, appendPost one after another, a commit each.
+ *   in-process 1 KiB ×1 postgres       the same on the PostgreSQL store: what one round trip
+ *                                      per statement and a durable COMMIT cost, no HTTP.
+ *   in-process 1 KiB ×16 <store>       16 concurrent appends in this process through the group
+ *                                      commit the HTTP route uses (appendPostGrouped), no HTTP:
+ *                                      what the store takes when HTTP and the clients are out of
+ *                                      the way (closest to a figure measured without HTTP).
+ *
+ * The database: SVC_BENCH_DATABASE_URL names one the bench may fill (tables are created by the
+ * relay's migrations; every run adds new SPACES and KEYS); unset, a throwaway cluster is
+ * started in a temporary directory with scripts/postgres.mjs (fsync and synchronous_commit
+ * on, so a COMMIT is as durable as SQLite's with synchronous=FULL) and removed at the end.
+ * Everything shares the machine: the clients, every relay process and the PostgreSQL server.
+ * Progress goes to stderr on a terminal only.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { appendPostGrouped } from '../relay/posts/append.js';
+import type { SpawnedRelay } from '../test/helpers/relay.js';
+import {
+  best,
+  ceilingSetup,
+  latencyOf,
+  LAYOUTS,
+  p99Of,
+  ROUND_MS,
+  ROUNDS,
+  runCeiling,
+  runHttp,
+  setUpWriters,
+  signedBody,
+  WARMUP_MS,
+  type CaseResult,
+  type Layout,
+  type Space,
+  type Writer,
+} from './appends.js';
+import { collectGarbage, formatDuration, type Row, type SuiteReport } from './harness.js';
+import { spawnBenchRelay, tempDataDir } from './relay-fixture.js';
+
+const CLIENTS = [1, 16, 64] as const;
+const SIZE = { label: '1 KiB', bytes: 1024 } as const;
+const IN_PROCESS_CLIENTS = 16;
+/** What the public service of this protocol reports: appends/s at 16 clients, PostgreSQL in memory, no HTTP, no signature checks. */
+const PUBLIC_SERVICE_AT_16 = 5163;
+const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', 'scripts', 'postgres.mjs');
+
+interface BenchDatabase {
+  url: string;
+  /** How it was had, for the notes. */
+  origin: string;
+  stop(): void;
+}
+
+/** SVC_BENCH_DATABASE_URL, or a throwaway cluster (scripts/postgres.mjs) with a database of its own. */
+function benchDatabase(): BenchDatabase {
+  const given = process.env.SVC_BENCH_DATABASE_URL;
+  if (given) return { url: given, origin: 'SVC_BENCH_DATABASE_URL', stop() {} };
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-pg-'));
+  const started = spawnSync(process.execPath, [SCRIPT, 'start', '--dir', dir, '--database', 'svc_bench'], { encoding: 'utf8' });
+  if (started.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`could not start a PostgreSQL cluster (or set SVC_BENCH_DATABASE_URL): ${started.stderr.trim()}`);
+  }
+  return {
+    url: started.stdout.trim(),
+    origin: 'a throwaway cluster (scripts/postgres.mjs: fsync on, synchronous_commit on, default shared_buffers)',
+    stop() {
+      const s = spawnSync(process.execPath, [SCRIPT, 'stop', '--dir', dir], { encoding: 'utf8' });
+      if (s.status !== 0) process.stderr.write(`bench: stopping the PostgreSQL cluster failed: ${s.stderr}\n`);
+    },
+  };
+}
+
+async function serverVersion(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
+  } finally {
+    await client.end();
+  }
+}
+
+/** A line on a terminal, rewritten in place; nothing when stderr is not one. */
+function progress(text: string): void {
+  if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${text}`);
+}
+
+type Ceiling = Awaited<ReturnType<typeof ceilingSetup>>;
+
+/** `clients` appends at a time in this process through the group commit, into the ceiling's SPACE. */
+async function runGrouped(c: Ceiling, clients: number, expected: number): Promise<CaseResult> {
+  const count = Math.ceil(expected * ((WARMUP_MS + ROUND_MS) / 1000) * 1.5) + 50;
+  const bodies = Array.from({ length: count }, (_, k) => JSON.parse(signedBody(c.signer, c.author, c.space, SIZE.bytes, k)) as unknown);
+  let k = 0;
+  const next = (): unknown => bodies[k++] ?? JSON.parse(signedBody(c.signer, c.author, c.space, SIZE.bytes, k));
+  collectGarbage();
+  const latencyMs: number[] = [];
+  const started = performance.now();
+  const measureFrom = started + WARMUP_MS;
+  const end = measureFrom + ROUND_MS;
+  let done = 0;
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      const t0 = performance.now();
+      if (t0 >= end) return;
+      await appendPostGrouped(c.r.ctx, c.space.name, c.author, next());
+      const t1 = performance.now();
+      if (t0 >= measureFrom && t1 <= end) {
+        latencyMs.push(t1 - t0);
+        done++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, () => worker()));
+  return { opsPerSec: [(done * 1000) / ROUND_MS], latencyMs };
+}
+
+interface Target {
+  label: string;
+  urls: string[];
+  writers: Writer[];
+  hot: Space;
+  spread: Space[];
+}
+
+function add(acc: Map<string, CaseResult>, name: string, r: CaseResult): void {
+  const a = acc.get(name) ?? { opsPerSec: [], latencyMs: [], roundP99Ms: [] };
+  a.opsPerSec.push(...r.opsPerSec);
+  a.latencyMs.push(...r.latencyMs);
+  a.roundP99Ms!.push(p99Of(r.latencyMs));
+  acc.set(name, a);
+}
+
+export async function runPostgres(): Promise<SuiteReport> {
+  const database = benchDatabase();
+  const sqliteDir = tempDataDir('svc-bench-appends-');
+  const pgDir = tempDataDir('svc-bench-appends-pg-');
+  const relays: SpawnedRelay[] = [];
+  const ceilings: Ceiling[] = [];
+  try {
+    const version = await serverVersion(database.url);
+    progress('starting the relays');
+    const sqliteCeiling = await ceilingSetup();
+    ceilings.push(sqliteCeiling);
+    const pgCeiling = await ceilingSetup(database.url);
+    ceilings.push(pgCeiling);
+    const sqliteRelay = await spawnBenchRelay(sqliteDir);
+    relays.push(sqliteRelay);
+    // The first process migrates and makes the key files; the second starts on what it made.
+    const pgA = await spawnBenchRelay(pgDir, {}, ['--database', database.url]);
+    relays.push(pgA);
+    const pgB = await spawnBenchRelay(pgDir, {}, ['--database', database.url]);
+    relays.push(pgB);
+    progress('KEYS and SPACES');
+    const onPostgres = await setUpWriters(pgA.url, CLIENTS);
+    const targets: Target[] = [
+      { label: 'sqlite, 1 relay', urls: [sqliteRelay.url], ...(await setUpWriters(sqliteRelay.url, CLIENTS)) },
+      { label: 'postgres, 1 relay', urls: [pgA.url], ...onPostgres },
+      { label: 'postgres, 2 relays', urls: [pgA.url, pgB.url], ...onPostgres },
+    ];
+
+    const ceilingName = `ceiling ${SIZE.label} (no HTTP, sqlite)`;
+    const inProcess = [
+      { name: `in-process ${SIZE.label} ×1 postgres (no HTTP)`, run: (e: number) => runCeiling(pgCeiling, SIZE.bytes, e) },
+      { name: `in-process ${SIZE.label} ×${IN_PROCESS_CLIENTS} sqlite (group commit, no HTTP)`, run: (e: number) => runGrouped(sqliteCeiling, IN_PROCESS_CLIENTS, e) },
+      { name: `in-process ${SIZE.label} ×${IN_PROCESS_CLIENTS} postgres (group commit, no HTTP)`, run: (e: number) => runGrouped(pgCeiling, IN_PROCESS_CLIENTS, e) },
+    ];
+    const key = (layout: Layout, c: number, t: Target) => `http ${SIZE.label} ${layout} ×${c} ${t.label}`;
+    const results = new Map<string, CaseResult>();
+    // Enough bodies signed ahead for the case's best round so far (or the ceiling's, at first).
+    const expectedFor = (name: string) => Math.max(best(results.get(ceilingName)?.opsPerSec ?? [1500]), best(results.get(name)?.opsPerSec ?? [0]));
+    const total = 1 + inProcess.length + LAYOUTS.length * CLIENTS.length * targets.length;
+
+    // Interleaved rounds: every case once per round, so machine noise spreads over all of them.
+    for (let round = 0; round < ROUNDS; round++) {
+      let n = 0;
+      const step = (name: string) => progress(`round ${round + 1}/${ROUNDS}, case ${++n}/${total}: ${name}`);
+      step(ceilingName);
+      add(results, ceilingName, await runCeiling(sqliteCeiling, SIZE.bytes, expectedFor(ceilingName)));
+      for (const p of inProcess) {
+        step(p.name);
+        add(results, p.name, await p.run(expectedFor(p.name)));
+      }
+      for (const layout of LAYOUTS) {
+        for (const c of CLIENTS) {
+          for (const t of targets) {
+            const name = key(layout, c, t);
+            step(name);
+            add(results, name, await runHttp(t.urls, t.writers, layout, t.hot, t.spread, SIZE.bytes, c, expectedFor(name)));
+          }
+        }
+      }
+    }
+    progress('');
+
+    const ceilOps = best(results.get(ceilingName)!.opsPerSec);
+    const share = (ops: number) => `${((ops / ceilOps) * 100).toFixed(0)}% of ceiling`;
+    const rows: Row[] = [{ name: ceilingName, opsPerSec: ceilOps, latency: latencyOf(results.get(ceilingName)!.latencyMs) }];
+    for (const p of inProcess) {
+      const r = results.get(p.name)!;
+      rows.push({ name: p.name, opsPerSec: best(r.opsPerSec), baseline: ceilingName, latency: latencyOf(r.latencyMs), note: share(best(r.opsPerSec)) });
+    }
+    for (const layout of LAYOUTS) {
+      for (const t of targets) {
+        for (const c of CLIENTS) {
+          const r = results.get(key(layout, c, t))!;
+          const ops = best(r.opsPerSec);
+          rows.push({ name: key(layout, c, t), opsPerSec: ops, baseline: ceilingName, latency: latencyOf(r.latencyMs), note: share(ops) });
+        }
+      }
+    }
+
+    const at16 = (t: Target, layout: Layout) => best(results.get(key(layout, 16, t))!.opsPerSec);
+    const grouped = best(results.get(inProcess[2]!.name)!.opsPerSec);
+    const notes = [
+      `PostgreSQL ${version}, ${database.origin}; every relay process, the server and the clients share the machine's cores`,
+      `ops/s: best of ${ROUNDS} interleaved rounds of ${ROUND_MS} ms after ${WARMUP_MS} ms of warm-up; p50/p99/max over every measured request of every round; ` +
+        '"vs baseline": time per append ÷ the SQLite ceiling\'s; relay processes with SVC_RELAY_NO_RATE_LIMITS=1; ' +
+        'clients: undici, one keep-alive connection each, bodies signed before the case; "2 relays": client i talks to process i mod 2',
+      ...LAYOUTS.map(
+        (layout) =>
+          `${SIZE.label} ${layout}, 16 clients: ${targets.map((t) => `${t.label} ${Math.round(at16(t, layout)).toLocaleString('en-US')}/s (p99 ${formatDuration(p99Of(results.get(key(layout, 16, t))!.latencyMs) * 1e6)})`).join('; ')}`,
+      ),
+      `the public service of this protocol reports ${PUBLIC_SERVICE_AT_16.toLocaleString('en-US')} appends/s at 16 clients on PostgreSQL in memory, without HTTP or signature checks; ` +
+        `here, 16 clients: ${Math.round(at16(targets[1]!, 'one SPACE')).toLocaleString('en-US')}/s over HTTP into one relay process (signatures checked, receipts signed, each COMMIT fsync'd), ` +
+        `${Math.round(grouped).toLocaleString('en-US')}/s in process without HTTP`,
+      'on PostgreSQL every writing transaction takes one advisory lock (relay/store/database.ts "Write serialisation"), so appends commit one transaction at a time across ' +
+        'every process; each process groups the appends that arrive together into one transaction (relay/posts/commit-queue.ts), and two processes make two smaller groups',
+    ];
+    return { rows, notes };
+  } finally {
+    progress('');
+    await Promise.all(relays.map((r) => r.kill('SIGTERM')));
+    for (const c of ceilings) await c.r.close();
+    database.stop();
+    rmSync(sqliteDir, { recursive: true, force: true });
+    rmSync(pgDir, { recursive: true, force: true });
+  }
+}
