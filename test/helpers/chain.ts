@@ -9,7 +9,7 @@ import type { SpaceRow } from '../../relay/store/spaces.js';
 import type { RunningRelay } from './relay.js';
 
 /** Positions 1..count, each link over the one before, from the SPACE's genesis. */
-export async function expectChainVerifies(relay: RunningRelay, space: SpaceRow, count: number): Promise<void> {
+export async function expectChainVerifies(relay: Pick<RunningRelay, 'store'>, space: SpaceRow, count: number): Promise<void> {
   const rows = await relay.store.posts.list(space.id, 0, count + 10);
   expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
   const verdict = verifyPostChain(
