@@ -3,7 +3,7 @@
  * A throwaway PostgreSQL cluster for tests, CI and development: one directory holding the
  * cluster, its log and its socket, a server on a loopback port, removed whole on stop.
  *
- *   node scripts/postgres.mjs start [--dir D] [--port P] [--database NAME] [--url-file F]
+ *   node scripts/postgres.mjs start [--dir D] [--port P] [--database NAME] [--url-file F] [--owner-pid PID]
  *   node scripts/postgres.mjs url   [--dir D]
  *   node scripts/postgres.mjs stop  [--dir D]
  *
@@ -11,6 +11,9 @@
  * postgres, or the database --database created), and writes it to D/url (and to --url-file):
  *
  *   export SVC_TEST_DATABASE_URL=$(node scripts/postgres.mjs start)
+ *
+ * With --owner-pid, a small detached watcher stops and removes the cluster once that process
+ * is gone, however it ended (a test runner killed after a timeout leaves no server behind).
  *
  * Starting a directory that already holds a cluster made here starts it again (or, running,
  * answers its URL). `stop` stops the server and removes the directory, only if this script
@@ -29,14 +32,15 @@
  *
  * Plain Node, no dependencies: CI runs it before `npm ci`.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const MARKER = 'svc-postgres.json';
-const USAGE = `usage: node scripts/postgres.mjs start [--dir D] [--port P] [--database NAME] [--url-file F]
+const USAGE = `usage: node scripts/postgres.mjs start [--dir D] [--port P] [--database NAME] [--url-file F] [--owner-pid PID]
        node scripts/postgres.mjs url [--dir D]
        node scripts/postgres.mjs stop [--dir D]`;
 
@@ -45,7 +49,7 @@ class Refusal extends Error {}
 function parseArgs(argv) {
   const [command, ...rest] = argv;
   const opts = {};
-  const known = { '--dir': 'dir', '--port': 'port', '--database': 'database', '--url-file': 'urlFile' };
+  const known = { '--dir': 'dir', '--port': 'port', '--database': 'database', '--url-file': 'urlFile', '--owner-pid': 'ownerPid' };
   for (let i = 0; i < rest.length; i++) {
     const key = known[rest[i]];
     const value = rest[i + 1];
@@ -54,6 +58,7 @@ function parseArgs(argv) {
     i++;
   }
   if (opts.port !== undefined && !/^\d+$/.test(opts.port)) throw new Refusal(`--port takes a number, not ${opts.port}`);
+  if (opts.ownerPid !== undefined && !/^\d+$/.test(opts.ownerPid)) throw new Refusal(`--owner-pid takes a process id, not ${opts.ownerPid}`);
   if (opts.database !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(opts.database)) {
     throw new Refusal(`--database takes a plain lower-case name (letters, digits, _), not ${opts.database}`);
   }
@@ -186,6 +191,10 @@ async function start(opts) {
   }
   const url = `postgres://postgres@127.0.0.1:${marker.port}/${database}`;
   writeUrl(dir, url, opts.urlFile);
+  if (opts.ownerPid !== undefined) {
+    const script = fileURLToPath(import.meta.url);
+    spawn(process.execPath, [script, 'watch', '--dir', dir, '--owner-pid', opts.ownerPid], { detached: true, stdio: 'ignore' }).unref();
+  }
   process.stdout.write(url + '\n');
   process.stderr.write(`postgres: running in ${dir} (log ${join(dir, 'postgres.log')}); stop with: node scripts/postgres.mjs stop --dir ${dir}\n`);
 }
@@ -215,11 +224,33 @@ function stop(opts) {
   process.stderr.write(`postgres: stopped and removed ${dir}\n`);
 }
 
+/** Stop the cluster once the owner process is gone; end quietly when the cluster is stopped first. */
+function watch(opts) {
+  if (opts.ownerPid === undefined) throw new Refusal('watch needs --owner-pid');
+  const alive = (pid) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (e) {
+      return e.code === 'EPERM';
+    }
+  };
+  const timer = setInterval(() => {
+    if (!existsSync(join(opts.dir, MARKER))) {
+      clearInterval(timer);
+    } else if (!alive(Number(opts.ownerPid))) {
+      clearInterval(timer);
+      stop(opts);
+    }
+  }, 500);
+}
+
 try {
   const { command, opts } = parseArgs(process.argv.slice(2));
   if (command === 'start') await start(opts);
   else if (command === 'url') url(opts);
   else if (command === 'stop') stop(opts);
+  else if (command === 'watch') watch(opts);
   else throw new Refusal(USAGE);
 } catch (e) {
   process.stderr.write(`postgres: ${e instanceof Refusal ? e.message : (e?.stack ?? String(e))}\n`);

@@ -52,9 +52,12 @@ describe.skipIf(cluster.url === undefined)(`PostgresDb on a real server${cluster
     `);
   });
   afterAll(async () => {
-    await db?.close();
-    await fresh?.drop();
-    cluster.stop();
+    try {
+      await db?.close();
+      await fresh?.drop();
+    } finally {
+      cluster.stop();
+    }
   });
 
   const clear = async () => await db.exec('DELETE FROM items');

@@ -71,7 +71,9 @@ export function testPostgres(): TestPostgres {
     return { url: undefined, skipReason: why, ...none };
   }
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-pg-'));
-  const r = spawnSync(process.execPath, [SCRIPT, 'start', '--dir', dir], { encoding: 'utf8' });
+  // The cluster outlives nothing: when this process ends, however (a worker killed after a
+  // timeout runs no afterAll), the script's watcher stops and removes it.
+  const r = spawnSync(process.execPath, [SCRIPT, 'start', '--dir', dir, '--owner-pid', String(process.pid)], { encoding: 'utf8' });
   if (r.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`could not start a PostgreSQL cluster for the tests: ${r.stderr.trim()}`);
@@ -79,17 +81,14 @@ export function testPostgres(): TestPostgres {
   const url = r.stdout.trim();
   process.env[DATABASE_URL_ENV] = url;
   let stopped = false;
-  return {
-    url,
-    skipReason: undefined,
-    stop() {
-      if (stopped) return;
-      stopped = true;
-      if (process.env[DATABASE_URL_ENV] === url) delete process.env[DATABASE_URL_ENV];
-      const s = spawnSync(process.execPath, [SCRIPT, 'stop', '--dir', dir], { encoding: 'utf8' });
-      if (s.status !== 0) process.stderr.write(`test postgres: stop failed: ${s.stderr}\n`);
-    },
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    if (process.env[DATABASE_URL_ENV] === url) delete process.env[DATABASE_URL_ENV];
+    const s = spawnSync(process.execPath, [SCRIPT, 'stop', '--dir', dir], { encoding: 'utf8' });
+    if (s.status !== 0) process.stderr.write(`test postgres: stop failed: ${s.stderr}\n`);
   };
+  return { url, skipReason: undefined, stop };
 }
 
 export interface FreshDatabase {
