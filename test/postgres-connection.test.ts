@@ -119,6 +119,23 @@ describe.skipIf(cluster.url === undefined)(`PostgresDb on a real server${cluster
       expect((await db.prepare('SELECT data FROM items WHERE id = ?').pluck<Uint8Array>().get(2))?.length).toBe(0);
     });
 
+    it('each statement is prepared once per connection, and SQL built per call beyond a thousand texts is not kept', async () => {
+      const other = new PostgresDb(fresh.url, { poolSize: 1 });
+      try {
+        await other.transaction(async () => {
+          const get = other.prepare('SELECT ?::int + 1').pluck<number>();
+          for (let i = 0; i < 3; i++) expect(await get.get(i)).toBe(i + 1);
+          const named = other.prepare(`SELECT name FROM pg_prepared_statements WHERE statement = 'SELECT $1::int + 1'`).pluck<string>();
+          expect(await named.all()).toHaveLength(1);
+          for (let i = 0; i < 1100; i++) expect(await other.prepare(`SELECT ${i}::int AS v`).pluck().get()).toBe(i);
+          const kept = await other.prepare('SELECT count(*) FROM pg_prepared_statements').pluck<number>().get();
+          expect(kept).toBeLessThanOrEqual(1000);
+        })();
+      } finally {
+        await other.close();
+      }
+    });
+
     it('exec runs several statements at once', async () => {
       await clear();
       await db.exec(`INSERT INTO items (id, name) VALUES (1, 'a; b'); INSERT INTO items (id, name) VALUES (2, '--');`);

@@ -3,7 +3,7 @@
  * semantics (relay/store/sqlite/connection.ts):
  *
  * - SQL arrives with `?` or `@name` parameters and is translated to `$n` once per statement
- *   (./sql.ts).
+ *   (./sql.ts), which is then a named prepared statement on each connection (below).
  * - A statement outside any transaction runs on any pooled connection in autocommit, so it sees
  *   only committed data, never another caller's open transaction.
  * - `transaction(fn)` checks out one connection for the whole of `fn` and carries it through
@@ -61,7 +61,20 @@ interface OpenTransaction {
   committed: (() => void)[];
 }
 
-const TRANSLATION_CACHE_LIMIT = 2000;
+/**
+ * Statements the relay prepares are few and fixed (each store prepares its own once), so each
+ * distinct SQL text is translated once and becomes a named prepared statement: every pooled
+ * connection parses it on first use and afterwards only binds and executes it, which answers
+ * near twice as many small queries a second here as parsing each time. Past this many distinct
+ * texts (SQL built per call) statements are translated per call and left unnamed, so neither
+ * this map nor the server's per-connection statements grow without bound.
+ */
+const NAMED_STATEMENTS_LIMIT = 1000;
+
+interface Prepared extends TranslatedSql {
+  /** The prepared statement's name on every connection, or undefined to parse on each call. */
+  readonly name: string | undefined;
+}
 
 /** int8 (20) and numeric (1700) as JavaScript numbers. */
 function relayTypes(): pg.CustomTypesConfig {
@@ -87,7 +100,7 @@ export class PostgresDb implements Db {
   readonly name: string;
   readonly pool: pg.Pool;
   private readonly context = new AsyncLocalStorage<OpenTransaction>();
-  private readonly translations = new Map<string, TranslatedSql>();
+  private readonly prepared = new Map<string, Prepared>();
   private readonly log: (message: string) => void;
   private closed = false;
 
@@ -148,17 +161,17 @@ export class PostgresDb implements Db {
     await this.pool.end();
   }
 
-  private translate(sql: string): TranslatedSql {
-    let t = this.translations.get(sql);
-    if (t === undefined) {
-      t = translateSql(sql);
-      if (this.translations.size >= TRANSLATION_CACHE_LIMIT) this.translations.clear();
-      this.translations.set(sql, t);
+  private translate(sql: string): Prepared {
+    let p = this.prepared.get(sql);
+    if (p === undefined) {
+      if (this.prepared.size >= NAMED_STATEMENTS_LIMIT) return { ...translateSql(sql), name: undefined };
+      p = { ...translateSql(sql), name: `svc_${this.prepared.size + 1}` };
+      this.prepared.set(sql, p);
     }
-    return t;
+    return p;
   }
 
-  private statement(sql: TranslatedSql, pluck: boolean): Statement<unknown[], unknown> {
+  private statement(sql: Prepared, pluck: boolean): Statement<unknown[], unknown> {
     const self = this;
     const rows = async (params: unknown[]): Promise<pg.QueryResult> => await self.query(sql, bindValues(sql, params), pluck);
     return {
@@ -179,8 +192,9 @@ export class PostgresDb implements Db {
     };
   }
 
-  private async query(sql: TranslatedSql, values: unknown[], pluck: boolean): Promise<pg.QueryResult> {
+  private async query(sql: Prepared, values: unknown[], pluck: boolean): Promise<pg.QueryResult> {
     const config: pg.QueryConfig & { rowMode?: 'array' } = { text: sql.text, values };
+    if (sql.name !== undefined) config.name = sql.name;
     if (pluck) config.rowMode = 'array';
     const open = this.context.getStore();
     if (open?.active) return await this.onTransaction(open, config);
