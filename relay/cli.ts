@@ -27,7 +27,7 @@ import { loadServiceKeys } from './service-keys.js';
 import { CHECKPOINT_LOG_KEY } from './service-mode.js';
 import { defaultCheckpointLog, openCheckpointLog, type CheckpointLog } from './checkpoint-log.js';
 import { CommandError } from './backup/command-error.js';
-import { BACKUP_HELP, RESTORE_HELP, runBackup, runRestore } from './backup/commands.js';
+import { BACKUP_HELP, MIGRATE_HELP, RESTORE_HELP, runBackup, runMigrate, runRestore } from './backup/commands.js';
 import { RESTORE_LOCK_FILE } from './backup/restore.js';
 import { DATABASE_FILE } from './store/sqlite/open.js';
 import { existsSync } from 'node:fs';
@@ -38,6 +38,7 @@ const HELP = `svc-relay: the svc relay (HTTP+JSON, one SQLite file).
 Usage: svc-relay [--host H] [--port P] [--data DIR] [--checkpoint-log FILE] [--public-url URL] [--public-space-key-age SECONDS] [--dev]
        svc-relay backup <file> [--data DIR]
        svc-relay restore <backup> --data DIR [--checkpoint-log FILE]
+       svc-relay migrate --from DIR --to postgres://…
 
   --host H          interface to listen on (default ${DEFAULT_HOST}; env SVC_RELAY_HOST)
   --port P          port, 0 for any free one (default ${DEFAULT_PORT}; env SVC_RELAY_PORT)
@@ -68,7 +69,8 @@ ${MONITORING_HELP}  --dev             development mode: the service certificate 
   -h, --help        show this text
 
 ${BACKUP_HELP}
-${RESTORE_HELP}`;
+${RESTORE_HELP}
+${MIGRATE_HELP}`;
 
 function parsePort(text: string): number {
   if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) throw new Error(`--port: not a port number: ${text}`);
@@ -158,7 +160,7 @@ function checkpointLogOf(settings: Settings, stored: string | undefined): Checkp
   return openCheckpointLog(stored ?? defaultCheckpointLog(settings.dataDir));
 }
 
-/** backup and restore: run, and exit with their code; a CommandError is one line on stderr. */
+/** backup, restore and migrate: run, and exit with their code; a CommandError is one line on stderr. */
 async function command(run: (argv: string[], env: NodeJS.ProcessEnv) => Promise<number>, name: string): Promise<never> {
   try {
     process.exit(await run(process.argv.slice(3), process.env));
@@ -178,6 +180,7 @@ async function command(run: (argv: string[], env: NodeJS.ProcessEnv) => Promise<
 async function main(): Promise<void> {
   if (process.argv[2] === 'backup') return command(runBackup, 'backup');
   if (process.argv[2] === 'restore') return command(runRestore, 'restore');
+  if (process.argv[2] === 'migrate') return command(runMigrate, 'migrate');
   let settings: Settings | 'help';
   try {
     settings = parseSettings(process.argv.slice(2), process.env);

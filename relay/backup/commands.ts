@@ -1,5 +1,5 @@
 /**
- * The command lines of `svc-relay backup` and `svc-relay restore` (relay/cli.ts hands them
+ * The command lines of `svc-relay backup`, `restore` and `migrate` (relay/cli.ts hands them
  * argv after the command word). Output: nothing on success unless stdout is a terminal (or the
  * restore closed SPACES, which an operator must always hear about); one line on stderr for a
  * failure, saying what to do next, and exit code 2 (something named is unusable) or 1 (the work
@@ -11,6 +11,7 @@ import { pooledRandom } from '../ids.js';
 import { backup } from './backup.js';
 import { CommandError } from './command-error.js';
 import { restore } from './restore.js';
+import { migrateToPostgres } from './migrate.js';
 import { defaultCheckpointLog } from '../checkpoint-log.js';
 
 export const BACKUP_HELP = `Usage: svc-relay backup <file> [--data DIR]
@@ -38,6 +39,35 @@ export const RESTORE_HELP = `Usage: svc-relay restore <backup> --data DIR [--che
   --without-checkpoint-log restore without comparing: nothing is closed, and clients holding
                            newer checkpoints see the history change, unexplained
 `;
+
+export const MIGRATE_HELP = `Usage: svc-relay migrate --from DIR --to postgres://USER@HOST/DATABASE
+
+  Copies the relay in DIR (its SQLite database) whole into an empty PostgreSQL database:
+  every table with its ids, tokens (stored as hashes) and sealed records (ciphertext) as
+  they are, in one transaction; then builds SEEK's index there and verifies the target: every
+  row count, every SPACE's post and event chains link by link, every checkpoint's signature
+  and Merkle root. Any difference fails (exit 1) and names it; the target is left as it is, to
+  drop. The source is only read, from one snapshot. Stop the relay first (a relay still
+  serving from DIR is refused where the system shows open files, as on Linux). Afterwards
+  start the relay with --data DIR (its service keys stay there) and --database URL.
+  Progress shows on a terminal only.
+
+  --from DIR   the SQLite relay's data directory (default ${DEFAULT_DATA_DIR}; env SVC_RELAY_DATA)
+  --to URL     the target database (env SVC_DATABASE_URL, which keeps a password out of ps)
+`;
+
+/**
+ * Both commands copy SQLite's file with SQLite's own means; a relay on PostgreSQL (`--database`,
+ * SVC_DATABASE_URL) is backed up and restored with PostgreSQL's.
+ */
+function refuseOnPostgres(database: string | undefined, command: 'backup' | 'restore'): void {
+  if (database === undefined || database === '') return;
+  const tools = command === 'backup' ? 'pg_dump (or continuous archiving)' : 'pg_restore (or point-in-time recovery)';
+  throw new CommandError(
+    `${command}: this relay's database is PostgreSQL (--database / SVC_DATABASE_URL), and svc-relay ${command} works on the SQLite file only; use ${tools} for the database, and copy the service key files of the data directory with it`,
+    2,
+  );
+}
 
 function say(line: string): void {
   process.stdout.write(`${line}\n`);
@@ -102,6 +132,31 @@ export async function runRestore(argv: string[], env: NodeJS.ProcessEnv): Promis
     }
   } else if (process.stdout.isTTY) {
     say(`restore: nothing lost; service_epoch ${r.serviceEpoch} kept${r.imported > 0 ? `; ${r.imported} checkpoints taken from the log` : ''}`);
+  }
+  return 0;
+}
+
+export async function runMigrate(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { from: { type: 'string' }, to: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (values.help) {
+    process.stdout.write(MIGRATE_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) throw new CommandError(`migrate: unexpected ${positionals[0]}; name the source with --from and the target with --to\n\n${MIGRATE_HELP}`, 2);
+  const url = values.to ?? env.SVC_DATABASE_URL;
+  if (url === undefined || url === '') throw new CommandError(`migrate: name the target database: --to postgres://USER@HOST/DATABASE (or SVC_DATABASE_URL)\n\n${MIGRATE_HELP}`, 2);
+  if (!/^postgres(ql)?:\/\//i.test(url)) throw new CommandError('migrate: --to takes a postgres:// (or postgresql://) URL', 2);
+  const dataDir = values.from ?? env.SVC_RELAY_DATA ?? DEFAULT_DATA_DIR;
+  const r = await migrateToPostgres({ dataDir, url });
+  if (process.stdout.isTTY) {
+    const v = r.verified;
+    say(`migrate: ${r.rows.toLocaleString('en')} rows of ${r.tables} tables copied to ${r.target} and verified (${v.spaces} SPACES: ${v.posts} posts, ${v.events} events, ${v.checkpoints} checkpoints)`);
+    say(`start the relay with: svc-relay --data ${dataDir} --database ${r.target}`);
   }
   return 0;
 }

@@ -1,0 +1,219 @@
+/**
+ * `svc-relay migrate --from DIR --to postgres://…`, end to end with the real command as a
+ * process: a SQLite relay filled through its HTTP routes, stopped, copied into a PostgreSQL
+ * database of a real cluster, and a relay started on that database answers the same reads;
+ * a copy that does not verify fails naming where; a target that holds data is refused; a
+ * database still open in a relay is refused.
+ */
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../relay/app.js';
+import type { RelayConfig } from '../relay/config.js';
+import { loadServiceKeys } from '../relay/service-keys.js';
+import { openPostgresStore } from '../relay/store/index.js';
+import { DATABASE_FILE } from '../relay/store/sqlite/open.js';
+import { freshDatabase, testPostgres, type FreshDatabase } from './helpers/postgres.js';
+import { signedPost } from './helpers/posts.js';
+import { call, mintToken, startRelay, tempDataDir, type MintedToken, type RunningRelay } from './helpers/relay.js';
+import { runCli } from './helpers/relay-cli.js';
+import { createSealedSpace, publishKey, sealedKey, sealedPostBody } from './helpers/sealed.js';
+import { createSpace, freshName } from './helpers/spaces.js';
+import { admit } from './helpers/invites.js';
+
+const cluster = testPostgres();
+if (cluster.skipReason !== undefined) process.stderr.write(`\n*** relay-migrate.test.ts skipped: ${cluster.skipReason} ***\n\n`);
+afterAll(() => cluster.stop());
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f();
+});
+
+const TEN_MINUTES = 10 * 60_000 + 1_000;
+
+function dataDir(): string {
+  const d = tempDataDir('svc-migrate-');
+  cleanup.push(() => rmSync(d, { recursive: true, force: true }));
+  return d;
+}
+
+async function database(empty = true): Promise<FreshDatabase> {
+  const d = await freshDatabase({ empty });
+  cleanup.push(() => d.drop());
+  return d;
+}
+
+/** A relay on the PostgreSQL database `url`, with the service keys of `dir` and the clock `offset` ms from now. */
+async function relayOnPostgres(dir: string, url: string, offset: number): Promise<RunningRelay> {
+  const clock = () => Date.now() + offset;
+  const random = (n: number) => new Uint8Array(randomBytes(n));
+  const config: RelayConfig = { host: '127.0.0.1', port: 0, dataDir: dir, publicUrl: undefined, dev: true };
+  const store = await openPostgresStore(url);
+  const serviceKeys = loadServiceKeys({ dataDir: dir, dev: true, now: clock(), random });
+  const app = buildApp({ config, store, clock, random, serviceKeys });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address() as { port: number };
+  let moved = offset;
+  const relay = {
+    url: `http://127.0.0.1:${address.port}`,
+    app,
+    store,
+    serviceKeys,
+    dataDir: dir,
+    clock: { now: () => Date.now() + moved, advance: (ms) => void (moved += ms) },
+    async close() {
+      await app.close();
+      await store.close();
+    },
+  } as RunningRelay;
+  cleanup.push(() => relay.close());
+  return relay;
+}
+
+async function send(relay: RunningRelay, who: MintedToken, space: string, body: unknown): Promise<any> {
+  relay.clock.advance(2_100);
+  const r = await call(relay, 'POST', `/v1/spaces/${space}/posts`, { token: who.token, body });
+  if (r.status !== 201) throw new Error(`append refused: ${r.status} ${r.text}`);
+  return r.body;
+}
+
+/** What a client reads of the relay: answers to compare before and after the move. */
+async function reads(relay: RunningRelay, who: { owner: MintedToken; writer: MintedToken; sealedOwner: MintedToken }, spaces: { open: string; sealed: string }) {
+  const get = async (path: string, token: MintedToken) => {
+    const r = await call(relay, 'GET', path, { token: token.token });
+    expect(r.status, `${path}: ${r.text}`).toBe(200);
+    return r.body;
+  };
+  return {
+    space: await get(`/v1/spaces/${spaces.open}`, who.owner),
+    posts: await get(`/v1/spaces/${spaces.open}/posts?limit=100`, who.owner),
+    events: await get(`/v1/spaces/${spaces.open}/events`, who.owner),
+    postCheckpoints: await get(`/v1/spaces/${spaces.open}/checkpoints?stream=posts`, who.owner),
+    eventCheckpoints: await get(`/v1/spaces/${spaces.open}/checkpoints?stream=events`, who.owner),
+    proof: await get(`/v1/spaces/${spaces.open}/posts/2/proof`, who.owner),
+    sealedPosts: await get(`/v1/spaces/${spaces.sealed}/posts?limit=100`, who.sealedOwner),
+    sealedCheckpoints: await get(`/v1/spaces/${spaces.sealed}/checkpoints?stream=posts`, who.sealedOwner),
+    tokens: await get('/v1/tokens', who.owner),
+    mailbox: await get('/v1/mailbox?detail=full', who.writer),
+  };
+}
+
+interface Filled {
+  dir: string;
+  offset: number;
+  owner: MintedToken;
+  writer: MintedToken;
+  sealedOwner: MintedToken;
+  spaces: { open: string; sealed: string };
+  hidden: string;
+  before: Awaited<ReturnType<typeof reads>>;
+}
+
+/** A SQLite relay filled through its routes, then stopped. */
+async function filledRelay(): Promise<Filled> {
+  const dir = dataDir();
+  const relay = await startRelay({ dataDir: dir });
+  let closed = false;
+  cleanup.push(async () => {
+    if (!closed) await relay.close();
+  });
+  const owner = await mintToken(relay.url);
+  const writer = await mintToken(relay.url);
+  const open = freshName('mig');
+  await createSpace(relay, owner.token, { name: open, title: 'Moving day' });
+  await admit(relay, owner, open, writer, 'writer');
+  const spaceId = (await relay.store.spaces.byName(open))!.spaceId;
+  await send(relay, owner, open, { kind: 'obs', title: 'first', body: 'the zanzibar cache warms slowly' });
+  await send(relay, owner, open, signedPost(owner, { spaceId }, { kind: 'result', title: 'signed', body: 'a signed finding' }).submission);
+  await send(relay, writer, open, { kind: 'question', body: 'which cache?' });
+  await send(relay, owner, open, { kind: 'obs', body: 'for the writer', to: [writer.peerId] });
+  const hidden = (await send(relay, owner, open, { kind: 'obs', body: 'said in haste' })).post_id as string;
+  expect((await call(relay, 'PUT', `/v1/posts/${hidden}/hidden`, { token: owner.token })).status).toBe(200);
+
+  const sealedOwner = await sealedKey(relay);
+  expect((await publishKey(relay, sealedOwner)).status).toBe(200);
+  const sealed = await createSealedSpace(relay, sealedOwner);
+  await send(relay, sealedOwner, sealed.name, sealedPostBody(sealed, sealedOwner, 1, { title: 'sealed', body: 'only for members' }).body);
+
+  // A second token of the owner's KEY, and checkpoints over everything so far.
+  await mintToken(relay.url, owner.seed, { label: 'second' });
+  relay.clock.advance(TEN_MINUTES);
+  await relay.app.checkpointer.runOnce(relay.clock.now());
+  await send(relay, writer, open, { kind: 'obs', body: 'after the checkpoint' });
+
+  const spaces = { open, sealed: sealed.name };
+  const before = await reads(relay, { owner, writer, sealedOwner }, spaces);
+  expect(before.postCheckpoints.items.length).toBeGreaterThan(0);
+  expect(before.sealedPosts.items).toHaveLength(1);
+  expect(before.mailbox.items.length).toBeGreaterThan(0);
+  const offset = relay.clock.now() - Date.now();
+  await relay.close();
+  closed = true;
+  return { dir, offset, owner, writer, sealedOwner, spaces, hidden, before };
+}
+
+describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
+  it('copies a stopped SQLite relay into an empty PostgreSQL database, and a relay on it answers every read the same, tokens included', async () => {
+    const filled = await filledRelay();
+    const target = await database();
+    const run = await runCli(['migrate', '--from', filled.dir, '--to', target.url]);
+    expect(run, run.stderr).toMatchObject({ code: 0, stdout: '', stderr: '' });
+
+    const relay = await relayOnPostgres(filled.dir, target.url, filled.offset);
+    const after = await reads(relay, filled, filled.spaces);
+    expect(after).toEqual(filled.before);
+    // The hidden post is still hidden, in its place.
+    const hiddenRow = after.posts.items.find((p: any) => p.post_id === filled.hidden);
+    expect(hiddenRow).toBeDefined();
+    expect(JSON.stringify(hiddenRow)).not.toContain('said in haste');
+    // Writes go on after the copied ones: the next seq.
+    const next = await send(relay, filled.writer, filled.spaces.open, { kind: 'obs', body: 'written on PostgreSQL' });
+    expect(next.seq).toBe(String(filled.before.posts.items.length + 1));
+    // SEEK finds a post through the index built on the target.
+    const seek = await call(relay, 'GET', '/v1/seek?q=zanzibar', { token: filled.owner.token });
+    expect(seek.status, seek.text).toBe(200);
+    expect(seek.body.items.map((i: any) => i.title)).toEqual(['first']);
+  });
+
+  it('fails naming the SPACE and position when a post link in the source was changed, and leaves the target to drop', async () => {
+    const filled = await filledRelay();
+    const file = join(filled.dir, DATABASE_FILE);
+    const lite = new Database(file);
+    lite.prepare(
+      `UPDATE posts SET chain_hash = randomblob(32) WHERE seq = 3 AND space_row_id = (SELECT id FROM spaces WHERE name = ?)`,
+    ).run(filled.spaces.open);
+    lite.close();
+    const target = await database(false);
+    const run = await runCli(['migrate', '--from', filled.dir, '--to', target.url]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`SPACE ${filled.spaces.open}`);
+    expect(run.stderr).toMatch(/posts seq 3: chain_hash does not follow/);
+    expect(run.stderr).toMatch(/Do not start a relay on it.*drop it/s);
+  });
+
+  it('refuses a target that already holds data, saying what to do, and changes nothing in it', async () => {
+    const filled = await filledRelay();
+    const target = await database();
+    expect((await runCli(['migrate', '--from', filled.dir, '--to', target.url])).code).toBe(0);
+    const again = await runCli(['migrate', '--from', filled.dir, '--to', target.url]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/already holds data \(.*rows\).*migrate copies into an empty database only: create a new one/);
+    // Still the first copy, whole.
+    const relay = await relayOnPostgres(filled.dir, target.url, filled.offset);
+    expect(await reads(relay, filled, filled.spaces)).toEqual(filled.before);
+  });
+
+  it('refuses a database a process still has open (a relay serving from it), naming the process', async () => {
+    const dir = dataDir();
+    const relay = await startRelay({ dataDir: dir });
+    cleanup.push(() => relay.close());
+    const target = await database();
+    const run = await runCli(['migrate', '--from', dir, '--to', target.url]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`is open in process ${process.pid}`);
+    expect(run.stderr).toContain('stop the relay first');
+  });
+});
