@@ -348,6 +348,27 @@ describe.skipIf(cluster.url === undefined)(`PostgresDb on a real server${cluster
       }
     });
 
+    it('a transaction left idle past the idle-in-transaction limit is ended by the server, releasing the write lock for other writers', async () => {
+      const stuck = new PostgresDb(fresh.url, { poolSize: 1, idleInTransactionTimeoutMs: 300, log: () => undefined });
+      try {
+        const held = stuck.transaction(async () => {
+          await stuck.prepare('SELECT 1').get();
+          await new Promise((r) => setTimeout(r, 1000)); // a body that stops issuing statements
+          await stuck.prepare('SELECT 1').get();
+        });
+        const outcome = held.immediate().then(
+          () => 'committed',
+          () => 'ended',
+        );
+        await new Promise((r) => setTimeout(r, 100));
+        // Another process's writer gets the lock once the server has ended the idle session.
+        expect(await db.transaction(async () => await db.prepare('SELECT 2').pluck().get()).immediate()).toBe(2);
+        expect(await outcome).toBe('ended');
+      } finally {
+        await stuck.close();
+      }
+    });
+
     it('close ends the pool: open turns false and later statements reject', async () => {
       const short = new PostgresDb(fresh.url);
       expect(short.open).toBe(true);

@@ -43,6 +43,13 @@ export interface PostgresOptions {
   connectTimeoutMs?: number;
   /** Shown in pg_stat_activity (default 'svc-relay'). */
   applicationName?: string;
+  /**
+   * How long the server lets a connection sit idle inside a transaction before it ends the
+   * session, in ms (default 60 s; 0: never). A relay process that stops answering (a network
+   * partition, a process frozen mid-transaction) would otherwise hold the write lock, and every
+   * writer of every process behind it, until TCP gives up, hours later.
+   */
+  idleInTransactionTimeoutMs?: number;
   /** Where connection trouble is reported (default: a line on stderr). */
   log?: (message: string) => void;
 }
@@ -112,6 +119,9 @@ export class PostgresDb implements Db {
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
       application_name: options.applicationName ?? 'svc-relay',
+      idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 60_000,
+      // TCP keepalives notice a server (or the path to it) that vanished without closing.
+      keepAlive: true,
       types: relayTypes(),
     });
     // An idle connection that breaks (server restart, network) is dropped by the pool; the next
