@@ -44,6 +44,11 @@ export interface CheckpointerDeps {
   log?: CheckpointLog | undefined;
   /** True while the service is read-only (a restore runs): nothing is signed then. */
   paused?: () => Promise<boolean>;
+  /**
+   * Run a pass only when no other relay process on the database runs one (Cluster.runAlone on
+   * PostgreSQL; undefined when another does, and this pass is skipped). None: one process.
+   */
+  alone?: <T>(pass: () => Promise<T>) => Promise<T | undefined>;
   intervalMs?: number;
   /** Where faults go (default stderr). */
   report?: (message: string) => void;
@@ -161,7 +166,19 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
     }
   }
 
+  /**
+   * A pass runs alone: when another process's pass holds the job, this one does nothing (not
+   * even look, so its marks wait for a pass of its own), and the ranges are signed once, by
+   * whichever pass holds it.
+   */
+  const alone = async <T>(pass: () => Promise<T>, skipped: T): Promise<T> =>
+    deps.alone === undefined ? await pass() : ((await deps.alone(pass)) ?? skipped);
+
   async function runOnce(now: number = deps.clock()): Promise<CheckpointRun> {
+    return await alone(async () => await runOnceHere(now), { signed: 0, pending: dirty.size });
+  }
+
+  async function runOnceHere(now: number): Promise<CheckpointRun> {
     if (await deps.paused?.() === true) return { signed: 0, pending: dirty.size };
     await look();
     let signed = 0;
@@ -192,7 +209,7 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
     }
   }
 
-  const job = createIntervalJob({ intervalMs: deps.intervalMs ?? CHECKPOINT_INTERVAL_MS, pass: runInSteps, report });
+  const job = createIntervalJob({ intervalMs: deps.intervalMs ?? CHECKPOINT_INTERVAL_MS, pass: async () => await alone(runInSteps, undefined), report });
   return { runOnce, start: job.start, stop: job.stop };
 }
 
@@ -208,6 +225,8 @@ export function registerCheckpointer(
   app: import('fastify').FastifyInstance,
   ctx: Pick<import('../context.js').RelayContext, 'store' | 'clock' | 'serviceKeys' | 'serviceMode' | 'checkpointLog'>,
 ): Checkpointer {
+  // Several relay processes on one PostgreSQL database: one signs at a time (advisory lock).
+  const cluster = ctx.store.cluster;
   const checkpointer = createCheckpointer({
     checkpoints: ctx.store.checkpoints,
     clock: ctx.clock,
@@ -216,6 +235,7 @@ export function registerCheckpointer(
     serviceEpoch: async () => await ctx.serviceMode.epoch(),
     log: ctx.checkpointLog,
     paused: async () => await ctx.serviceMode.readOnly() !== undefined,
+    alone: cluster === undefined ? undefined : async (pass) => await cluster.runAlone('checkpointer', pass),
   });
   app.decorate('checkpointer', checkpointer);
   app.addHook('onReady', async () => checkpointer.start());

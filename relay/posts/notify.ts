@@ -69,6 +69,11 @@ class TopicWaiters {
     for (const l of listeners) l();
   }
 
+  /** Every waiter at once, on a later turn (as `signal` does each topic). */
+  signalAll(): void {
+    for (const topic of this.topics.keys()) this.signal(topic);
+  }
+
   signal(topic: string): void {
     if (!this.topics.has(topic)) return;
     this.pending.add(topic);
@@ -136,7 +141,17 @@ export interface NotifierLinks {
   publish?: (topic: string) => void;
 }
 
-export function createNotifier(links: NotifierLinks = {}): Notifier & { receive(topic: string): void } {
+/**
+ * What the link between processes hands the notifier: a topic another process published, or,
+ * after it may have missed some (its connection to the others was lost), a wake-up of every
+ * waiter: a spare re-read is harmless, a missed one would hold a read to its timeout.
+ */
+export interface LinkedNotifier extends Notifier {
+  receive(topic: string): void;
+  receiveAll(): void;
+}
+
+export function createNotifier(links: NotifierLinks = {}): LinkedNotifier {
   const waiters = new TopicWaiters();
   const holding = new Map<string, number>();
   const { defer, publish } = links;
@@ -151,6 +166,7 @@ export function createNotifier(links: NotifierLinks = {}): Notifier & { receive(
   };
   return {
     receive: (topic) => waiters.signal(topic),
+    receiveAll: () => waiters.signalAll(),
     enterWait(peer) {
       const n = holding.get(peer) ?? 0;
       if (n >= WAITING_READS_PER_KEY) return undefined;
@@ -180,14 +196,14 @@ export function createNotifier(links: NotifierLinks = {}): Notifier & { receive(
   };
 }
 
-const byDatabase = new WeakMap<object, Notifier & { receive(topic: string): void }>();
+const byDatabase = new WeakMap<object, LinkedNotifier>();
 
 /**
  * The notifier of one database (the store's `db`), made on first use; its signals wait for the
  * commit of the transaction that raised them. `links.publish` (given by whoever links the
  * processes, before the first use) carries them to other processes.
  */
-export function notifierFor(db: Db, links: Omit<NotifierLinks, 'defer'> = {}): Notifier & { receive(topic: string): void } {
+export function notifierFor(db: Db, links: Omit<NotifierLinks, 'defer'> = {}): LinkedNotifier {
   let n = byDatabase.get(db);
   if (!n) {
     n = createNotifier({ defer: (fn) => db.afterCommit(fn), ...links });

@@ -18,6 +18,9 @@ import { createBlockStore, type BlockStore } from './blocks.js';
 import { createCheckpointStore, type CheckpointStore } from './checkpoints.js';
 import { createSeekStore, type SeekStore } from './seek.js';
 import { openPostgres, type OpenPostgresOptions } from './postgres/open.js';
+import { startPostgresCluster } from './postgres/cluster.js';
+import type { Cluster } from './cluster.js';
+import { notifierFor } from '../posts/notify.js';
 import { createPostgresSeekStore } from './postgres/seek.js';
 import { createRequestStore, type RequestStore } from './requests.js';
 import { createInviteStore, type InviteStore } from './invites.js';
@@ -84,11 +87,26 @@ export async function openStore(dataDir: string): Promise<Store> {
  */
 export async function openPostgresStore(url: string, options: OpenPostgresOptions = {}): Promise<Store> {
   const db = await openPostgres(url, options);
-  return buildStore(db, createPostgresSeekStore(db), async () => undefined);
+  let cluster: Cluster;
+  try {
+    cluster = await startPostgresCluster(db, url, {
+      log: options.log ?? ((m) => process.stderr.write(`svc-relay: postgres: ${m}\n`)),
+      applicationName: options.applicationName,
+    });
+  } catch (e) {
+    await db.close();
+    throw e;
+  }
+  // Long polls and live updates wake for writes made through any process: this process's
+  // signals go out after their commit, and the others' come in (before any store signals).
+  const notifier = notifierFor(db, { publish: cluster.publish });
+  cluster.subscribe(notifier.receive);
+  cluster.onResync(notifier.receiveAll);
+  return buildStore(db, createPostgresSeekStore(db), async () => await cluster.close(), cluster);
 }
 
 /** The stores over an open, migrated database; `beforeClose` stops what the opener started. */
-function buildStore(db: Db, seek: SeekStore, beforeClose: () => Promise<void>): Store {
+function buildStore(db: Db, seek: SeekStore, beforeClose: () => Promise<void>, cluster?: Cluster): Store {
   const probe = db.prepare('SELECT 1 AS one');
   const events = createEventStore(db);
   const spaces = createSpaceStore(db, events);
@@ -140,6 +158,7 @@ function buildStore(db: Db, seek: SeekStore, beforeClose: () => Promise<void>): 
     oracleReads: createOracleReadStore(db),
     oauth: createOAuthStore(db, tokens.forget),
     recovery: createRecoveryStore(db, spaces, events),
+    cluster,
     async ping() {
       try {
         return ((await probe.get()) as { one: number } | undefined)?.one === 1;

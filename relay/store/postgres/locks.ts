@@ -10,3 +10,6 @@ export const WRITE_LOCK = 0x7376_6377_7269_7465n; // 'svcwrite'
 
 /** Held (session scope) while migrations run, so two relay processes starting at once migrate once. */
 export const MIGRATE_LOCK = 0x7376_636d_6967_7261n; // 'svcmigra'
+
+/** Held (session scope) for one checkpointer pass, so one relay process signs each range. */
+export const CHECKPOINTER_LOCK = 0x7376_6363_6b70_6e74n; // 'svcckpnt'

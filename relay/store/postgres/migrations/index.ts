@@ -6,7 +6,8 @@
  */
 import type { Migration } from './types.js';
 import { migration as m001 } from './001_schema.js';
+import { migration as m002 } from './002_rate_buckets.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [m001];
+export const MIGRATIONS: readonly Migration[] = [m001, m002];
