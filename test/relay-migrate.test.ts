@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../relay/app.js';
 import type { RelayConfig } from '../relay/config.js';
@@ -44,6 +45,17 @@ async function database(empty = true): Promise<FreshDatabase> {
   const d = await freshDatabase({ empty });
   cleanup.push(() => d.drop());
   return d;
+}
+
+/** Rows of `table` in the database `url` names. */
+async function count(url: string, table: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return Number((await client.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
+  } finally {
+    await client.end();
+  }
 }
 
 /** A relay on the PostgreSQL database `url`, with the service keys of `dir` and the clock `offset` ms from now. */
@@ -158,9 +170,19 @@ async function filledRelay(): Promise<Filled> {
 describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
   it('copies a stopped SQLite relay into an empty PostgreSQL database, and a relay on it answers every read the same, tokens included', async () => {
     const filled = await filledRelay();
+    // Enough rows of one table to take several batches.
+    const lite = new Database(join(filled.dir, DATABASE_FILE));
+    const spend = lite.prepare('INSERT INTO spent_challenges (nonce, expires_at) VALUES (randomblob(16), ?)');
+    lite.transaction(() => {
+      for (let i = 0; i < 12_001; i++) spend.run(Date.now() + 86_400_000 + i);
+    })();
+    const spent = lite.prepare('SELECT count(*) FROM spent_challenges').pluck().get() as number;
+    expect(spent).toBeGreaterThan(12_000);
+    lite.close();
     const target = await database();
     const run = await runCli(['migrate', '--from', filled.dir, '--to', target.url]);
     expect(run, run.stderr).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(await count(target.url, 'spent_challenges')).toBe(spent);
 
     const relay = await relayOnPostgres(filled.dir, target.url, filled.offset);
     const after = await reads(relay, filled, filled.spaces);
@@ -192,6 +214,8 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     expect(run.stderr).toContain(`SPACE ${filled.spaces.open}`);
     expect(run.stderr).toMatch(/posts seq 3: chain_hash does not follow/);
     expect(run.stderr).toMatch(/Do not start a relay on it.*drop it/s);
+    // Left as it is, for the operator to drop.
+    expect(await count(target.url, 'posts')).toBe(filled.before.posts.items.length + filled.before.sealedPosts.items.length);
   });
 
   it('refuses a target that already holds data, saying what to do, and changes nothing in it', async () => {
@@ -206,7 +230,7 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     expect(await reads(relay, filled, filled.spaces)).toEqual(filled.before);
   });
 
-  it('refuses a database a process still has open (a relay serving from it), naming the process', async () => {
+  it.skipIf(process.platform !== 'linux')('refuses a database a process still has open (a relay serving from it), naming the process', async () => {
     const dir = dataDir();
     const relay = await startRelay({ dataDir: dir });
     cleanup.push(() => relay.close());
@@ -215,5 +239,16 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`is open in process ${process.pid}`);
     expect(run.stderr).toContain('stop the relay first');
+  });
+
+  it('names what is missing when the target is not given, and refuses a URL that is not PostgreSQL', async () => {
+    const none = await runCli(['migrate', '--from', dataDir()], { SVC_DATABASE_URL: '' });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('name the target database: --to postgres://');
+    const other = await runCli(['migrate', '--from', dataDir(), '--to', 'mysql://x@y/z']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('--to takes a postgres:// (or postgresql://) URL');
+    const help = await runCli(['--help']);
+    expect(help.stdout).toContain('Usage: svc-relay migrate --from DIR --to postgres://');
   });
 });
