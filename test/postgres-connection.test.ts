@@ -101,9 +101,11 @@ describe.skipIf(cluster.url === undefined)(`PostgresDb on a real server${cluster
       expect(await db.prepare('SELECT name FROM items WHERE id = 99').pluck().get()).toBeUndefined();
     });
 
-    it('int8, numeric and counts come back as JavaScript numbers, NULL as null', async () => {
-      const row = await db.prepare(`SELECT 9007199254740991::bigint AS big, count(*) AS c, sum(n) AS s, 2.5::numeric AS f, NULL::bigint AS z FROM counter`).get();
-      expect(row).toEqual({ big: Number.MAX_SAFE_INTEGER, c: 1, s: 0, f: 2.5, z: null });
+    it('int8, numeric and counts come back as JavaScript numbers, booleans as 1 or 0 as SQLite answers them, NULL as null', async () => {
+      const row = await db
+        .prepare(`SELECT 9007199254740991::bigint AS big, count(*) AS c, sum(n) AS s, 2.5::numeric AS f, NULL::bigint AS z, EXISTS (SELECT 1) AS yes, 1 > 2 AS no FROM counter`)
+        .get();
+      expect(row).toEqual({ big: Number.MAX_SAFE_INTEGER, c: 1, s: 0, f: 2.5, z: null, yes: 1, no: 0 });
       expect(typeof (row as { big: unknown }).big).toBe('number');
     });
 

@@ -23,7 +23,7 @@ export async function runAlone<T>(pool: pg.Pool, key: bigint, fn: () => Promise<
   client.on('error', onError);
   let broken: Error | undefined;
   try {
-    const got = (await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1) AS got', [key.toString()])).rows[0]?.got === true;
+    const got = Boolean((await client.query<{ got: number }>('SELECT pg_try_advisory_lock($1) AS got', [key.toString()])).rows[0]?.got);
     if (!got) return undefined;
     try {
       return await fn();

@@ -24,8 +24,8 @@
  * COMMIT of an aborted transaction with a silent ROLLBACK).
  *
  * Values: int8 and numeric come back as numbers (every integer the relay stores, milliseconds,
- * positions and counts, is far below 2^53; COUNT and SUM answer int8 and numeric), bytea as a
- * Buffer, NULL as null. The type parsers are this pool's own, never pg's global ones.
+ * positions and counts, is far below 2^53; COUNT and SUM answer int8 and numeric), booleans as
+ * 1 or 0 as SQLite answers them, bytea as a Buffer, NULL as null. The type parsers are this pool's own, never pg's global ones.
  *
  * A lost connection rejects the statements on it and never crashes the process: the pool's
  * and every checked-out client's 'error' events are handled and logged.
@@ -83,11 +83,16 @@ interface Prepared extends TranslatedSql {
   readonly name: string | undefined;
 }
 
-/** int8 (20) and numeric (1700) as JavaScript numbers. */
+/**
+ * int8 (20) and numeric (1700) as JavaScript numbers; boolean (16) as 1 or 0, what SQLite
+ * answers for a comparison or EXISTS, so a store reading such a column compares it the same
+ * way on both databases.
+ */
 function relayTypes(): pg.CustomTypesConfig {
   const types = new pg.TypeOverrides();
   types.setTypeParser(20, 'text', Number);
   types.setTypeParser(1700, 'text', Number);
+  types.setTypeParser(16, 'text', (v: string) => (v === 't' ? 1 : 0));
   return types;
 }
 
