@@ -382,6 +382,31 @@ describe.skipIf(cluster.url === undefined)(`PostgresDb on a real server${cluster
     });
   });
 
+  describe('fresh test databases', () => {
+    it('each caller gets a database of its own holding the migrated schema, copied from one template; drop removes it', async () => {
+      const migrations = [{ id: 1, name: 'probe', sql: `CREATE TABLE probe (x BIGINT); INSERT INTO probe VALUES (${Date.now()});` }];
+      const made = await Promise.all([1, 2, 3].map(async () => await freshDatabase({ migrations })));
+      try {
+        expect(new Set(made.map((m) => m.name)).size).toBe(3);
+        for (const m of made) {
+          const d = new PostgresDb(m.url);
+          try {
+            expect(await d.prepare('SELECT count(*) FROM probe').pluck().get()).toBe(1);
+            await d.prepare('INSERT INTO probe VALUES (0)').run(); // its own copy: the others still hold one row
+          } finally {
+            await d.close();
+          }
+        }
+        const templates = await db.prepare(`SELECT count(*) FROM pg_database WHERE datname LIKE 'svc\\_t\\_tpl\\_%' AND datname NOT LIKE '%building'`).pluck<number>().get();
+        expect(templates).toBeGreaterThanOrEqual(1);
+      } finally {
+        await Promise.all(made.map(async (m) => await m.drop()));
+      }
+      const left = await db.prepare('SELECT count(*) FROM pg_database WHERE datname = ANY(?)').pluck().get(made.map((m) => m.name));
+      expect(left).toBe(0);
+    });
+  });
+
   describe('openPostgres', () => {
     const migrations = [
       { id: 1, name: 'first', sql: `CREATE TABLE m1 (x BIGINT); INSERT INTO m1 VALUES (1);` },

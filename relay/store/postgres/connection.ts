@@ -219,7 +219,7 @@ export class PostgresDb implements Db {
   /** One statement on the transaction's connection, remembering a failure (PostgreSQL aborted the transaction). */
   private async onTransaction(open: OpenTransaction, config: pg.QueryConfig | string): Promise<pg.QueryResult> {
     try {
-      return await (typeof config === 'string' ? await open.client.query(config) : await open.client.query(config));
+      return typeof config === 'string' ? await open.client.query(config) : await open.client.query(config);
     } catch (e) {
       open.failed ??= e;
       throw e;
