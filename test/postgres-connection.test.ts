@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDb } from '../relay/store/postgres/connection.js';
 import { openPostgres } from '../relay/store/postgres/open.js';
 import { translateSql } from '../relay/store/postgres/sql.js';
-import { databaseUrl, freshDatabase, testPostgres, type FreshDatabase } from './helpers/postgres.js';
+import { DATABASE_URL_ENV, databaseUrl, freshDatabase, POSTGRES_ERROR_ENV, POSTGRES_SKIP_ENV, testPostgres, type FreshDatabase } from './helpers/postgres.js';
 
 describe('SQL parameters are translated to $n', () => {
   it('positional ? becomes $1, $2, … in order, but not inside strings, quoted names or comments', () => {
@@ -31,6 +31,31 @@ describe('SQL parameters are translated to $n', () => {
 
   it('a statement mixing ? and @name is refused', () => {
     expect(() => translateSql('SELECT ?, @a')).toThrow(/mixes positional/);
+  });
+});
+
+describe('where PostgreSQL is missing', () => {
+  const withEnv = <T>(env: Record<string, string | undefined>, fn: () => T): T => {
+    const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+    for (const [k, v] of Object.entries(env)) if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+    try {
+      return fn();
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  const missing = { [DATABASE_URL_ENV]: undefined, [POSTGRES_SKIP_ENV]: undefined, [POSTGRES_ERROR_ENV]: undefined, SVC_PG_BIN: '/nonexistent' };
+
+  it('the PostgreSQL tests are skipped with the reason and what to install', () => {
+    const found = withEnv({ ...missing, CI: undefined }, () => testPostgres());
+    expect(found.url).toBeUndefined();
+    expect(found.skipReason).toMatch(/not installed.*apt-get install -y postgresql/);
+  });
+
+  it('under CI they fail instead', () => {
+    expect(() => withEnv({ ...missing, CI: 'true' }, () => testPostgres())).toThrow(/CI must test the PostgreSQL store/);
   });
 });
 
