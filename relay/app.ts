@@ -99,10 +99,12 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     const a = app.server.address();
     return a && typeof a === 'object' ? a : undefined;
   };
+  const cluster = deps.store.cluster;
   const serviceMode = createServiceMode(deps.store.state, () => newUuid(deps.random));
   const ctx: RelayContext = {
     ...deps,
-    limiter: createRateLimiter(deps.clock, { enabled: deps.rateLimits !== false }),
+    // On PostgreSQL the token buckets are spent in the database every relay process shares.
+    limiter: createRateLimiter(deps.clock, { enabled: deps.rateLimits !== false, shared: cluster === undefined ? undefined : async (s) => await cluster.take(s) }),
     // Read through the service mode: a restore in another process may start a new epoch.
     serviceEpoch: async () => await serviceMode.epoch(),
     serviceMode,
@@ -156,7 +158,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     if (write && await serviceMode.readOnly() !== undefined) {
       throw new SvcError('SERVICE_READ_ONLY', 'a restore is in progress; reads work; retry the write when it is done', READ_ONLY_RETRY_SECONDS);
     }
-    applyRouteLimit(ctx.limiter, limit, req, reply, req.identity?.peerId);
+    await applyRouteLimit(ctx.limiter, limit, req, reply, req.identity?.peerId);
   });
 
   // The operations index is read from the routes themselves (config.operation).

@@ -90,17 +90,17 @@ export function parseLink(text: string, baseUrl: string, field = 'link'): Parsed
  * Past either, the write stands and the notice is left out (spec "Mailbox"). With every rate
  * limit off (benchmarks only) every notice is delivered, so a benchmark measures the fan-out.
  */
-export function mayNotify(ctx: RelayContext, from: string, to: string): boolean {
+export async function mayNotify(ctx: RelayContext, from: string, to: string): Promise<boolean> {
   if (!ctx.limiter.enabled) return true;
   const now = ctx.clock();
   const { deliveriesBetweenKeys, noticesToKey } = ctx.limiter.buckets;
-  if (deliveriesBetweenKeys.take(`${from}>${to}`, now).wait > 0) return false;
-  return noticesToKey.take(to, now).wait === 0;
+  if ((await deliveriesBetweenKeys.spend(`${from}>${to}`, now)).wait > 0) return false;
+  return (await noticesToKey.spend(to, now)).wait === 0;
 }
 
 /** Spend one link use or look for `peer` (RATE_LIMITED past 10,000 an hour). */
-export function takeLinkUse(ctx: RelayContext, peer: string): void {
-  ctx.limiter.take('linkUses', peer);
+export async function takeLinkUse(ctx: RelayContext, peer: string): Promise<void> {
+  await ctx.limiter.take('linkUses', peer);
 }
 
 /** The membership a join answers (keys.verify `joined`, join, join.link, hand_over.accept). */

@@ -76,7 +76,7 @@ describe('OAuth rate limits', () => {
     const local = await startRelay();
     try {
       const ctx = contextOf(local.app);
-      ctx.limiter.buckets.oauthRegistrationPerNetwork.take(networkOf('127.0.0.1'), local.clock.now(), 120);
+      await ctx.limiter.buckets.oauthRegistrationPerNetwork.spend(networkOf('127.0.0.1'), local.clock.now(), 120);
       const r = await register(local, { redirect_uris: ['https://a.example/cb'] });
       expect(r.status).toBe(429);
       expect(r.headers.get('retry-after')).toBe('60');
@@ -90,7 +90,7 @@ describe('OAuth rate limits', () => {
     const local = await startRelay();
     try {
       const app = await publicApp(local);
-      contextOf(local.app).limiter.buckets.oauthAuthorize.take('127.0.0.1', local.clock.now(), 300);
+      await contextOf(local.app).limiter.buckets.oauthAuthorize.spend('127.0.0.1', local.clock.now(), 300);
       const r = await authorize(local, authorizeParams(app));
       expect(r.status).toBe(302);
       expect(r.location).toBe(`${local.url}/app/authorize?error=busy`);
@@ -103,7 +103,7 @@ describe('OAuth rate limits', () => {
   it('token exchange past 1,200 a minute per address is RATE_LIMITED in the service envelope', async () => {
     const local = await startRelay();
     try {
-      contextOf(local.app).limiter.buckets.oauthTokenExchange.take('127.0.0.1', local.clock.now(), 1200);
+      await contextOf(local.app).limiter.buckets.oauthTokenExchange.spend('127.0.0.1', local.clock.now(), 1200);
       const r = await exchange(local, { grant_type: 'authorization_code', code: 'x', redirect_uri: 'https://a.example/cb', code_verifier: 'v'.repeat(43), client_id: 'x' });
       expect(r.status).toBe(429);
       expect(r.body.error.code).toBe('RATE_LIMITED');

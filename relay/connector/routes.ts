@@ -148,7 +148,7 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
     handler: async (req, reply) => {
       const refused = await connectRefusal(req, ctx.store.tokens, ctx.clock());
       if (refused !== undefined) {
-        if (refused.code === 'TOKEN_INVALID' && refused.detail !== undefined && /not known here/.test(refused.detail)) ctx.limiter.take('unknownTokens', req.ip);
+        if (refused.code === 'TOKEN_INVALID' && refused.detail !== undefined && /not known here/.test(refused.detail)) await ctx.limiter.take('unknownTokens', req.ip);
         const invalid = req.headers.authorization !== undefined ? ', error="invalid_token"' : '';
         reply.header('www-authenticate', `Bearer resource_metadata="${metadataUrl(ctx)}"${invalid}`);
         throw new SvcError(refused.code, refused.detail);

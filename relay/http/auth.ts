@@ -82,14 +82,14 @@ export async function authenticate(
 ): Promise<Identity | undefined> {
   const header = req.headers.authorization;
   if (header === undefined) return undefined;
-  const unknown = (detail: string): never => {
-    limiter.take('unknownTokens', req.ip);
+  const unknown = async (detail: string): Promise<never> => {
+    await limiter.take('unknownTokens', req.ip);
     throw new SvcError('TOKEN_INVALID', detail);
   };
-  const token = typeof header === 'string' ? bearerToken(header) : unknown('authorization: sent twice');
-  if (!TOKEN_RE.test(token)) unknown('token: expected svc_ and 64 lowercase hex');
+  const token = typeof header === 'string' ? bearerToken(header) : await unknown('authorization: sent twice');
+  if (!TOKEN_RE.test(token)) await unknown('token: expected svc_ and 64 lowercase hex');
   const record = await tokens.byHash(tokenHash(token));
-  if (!record) return unknown('token: not known here');
+  if (!record) return await unknown('token: not known here');
   refuseDead(record, now);
   let app: Identity['app'] = null;
   if (record.clientId !== null) {

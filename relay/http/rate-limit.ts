@@ -3,6 +3,14 @@
  * concurrency gates ("6 at once"). In memory, in bounded maps that evict the least recently
  * used entry, so an address flood cannot grow memory without bound.
  *
+ * Several relay processes on one PostgreSQL database spend every token bucket in the database
+ * (`shared`: relay/store/cluster.ts `take`, one statement per spend), so a KEY's 30 writes a
+ * minute are 30 whichever processes its requests reach, and the service-wide buckets are the
+ * service's. A spend the database cannot answer falls back to this process's bucket: trouble
+ * with the database never refuses a request the limits allow. Concurrency gates stay per
+ * process: they bound what one process holds open (its connections, its memory), and a
+ * holder that dies must not keep a place in the database.
+ *
  * Routes choose a class with `config: { limit: 'read' | 'write' | 'register' | 'health' | 'none' }`;
  * the hook in app.ts calls `applyRouteLimit` after authentication. Handlers that need a finer
  * bucket (e.g. tokens per KEY at verify) call `limiter.take(...)` themselves.
@@ -14,6 +22,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../../shared/errors.js';
 import { RelayRefusal } from './errors.js';
 import { RATE_LIMITS, SHARED_BUCKET_RETRY_SECONDS, type Rate } from '../../shared/limits.js';
+import type { BucketSpend } from '../store/cluster.js';
+
+/** Spend from a bucket every relay process shares (relay/store/cluster.ts `take`). */
+export type SharedSpend = (spend: BucketSpend) => Promise<{ wait: number; remaining: number }>;
 
 /**
  * Buckets the relay keeps: the Limits table's rates (shared/limits.ts) plus one of our own:
@@ -59,7 +71,22 @@ export class BucketMap {
   constructor(
     readonly rate: Rate,
     private readonly maxEntries = MAX_ENTRIES,
+    private readonly shared?: { readonly name: string; readonly spend: SharedSpend },
   ) {}
+
+  /**
+   * `take`, in the bucket every relay process shares when there is one (named `shared.name`
+   * there), else in this process's. A shared spend that fails is made here instead.
+   */
+  async spend(key: string, now: number, cost = 1): Promise<{ wait: number; remaining: number }> {
+    if (this.shared === undefined) return this.take(key, now, cost);
+    const perMs = this.rate.limit / (this.rate.windowSeconds * 1000);
+    try {
+      return await this.shared.spend({ bucket: this.shared.name, key, capacity: this.capacity, perMs, cost, now });
+    } catch {
+      return this.take(key, now, cost);
+    }
+  }
 
   /**
    * Spend `cost` from `key`'s bucket at time `now` (ms). Answers 0 when allowed, else the
@@ -130,17 +157,24 @@ export interface RateLimiter {
   /** Refusals since the limiter was made, per class, counted in place (the metrics read them). */
   readonly refused: Record<RefusalClass, number>;
   /**
-   * Spend from one bucket; throws `code` (RATE_LIMITED by default) when it is empty.
+   * Spend from one bucket; rejects with `code` (RATE_LIMITED by default) when it is empty.
    * `shared` marks a bucket others can spend (flat 60 s, no numbers).
    */
-  take(bucket: keyof typeof RATES, key: string, opts?: { code?: ErrorCode; shared?: boolean; cost?: number }): void;
+  take(bucket: keyof typeof RATES, key: string, opts?: { code?: ErrorCode; shared?: boolean; cost?: number }): Promise<void>;
+  /** A bucket of a route's own (SEEK's), shared across processes as the limiter's are. */
+  bucket(name: string, rate: Rate): BucketMap;
 }
 
-/** `enabled: false` makes `take` and the route limits no-ops (benchmarks only). */
-export function createRateLimiter(clock: () => number, opts: { enabled?: boolean } = {}): RateLimiter {
+/**
+ * `enabled: false` makes `take` and the route limits no-ops (benchmarks only). `shared`: the
+ * buckets live in the database several relay processes share (Store.cluster).
+ */
+export function createRateLimiter(clock: () => number, opts: { enabled?: boolean; shared?: SharedSpend | undefined } = {}): RateLimiter {
   const enabled = opts.enabled ?? true;
+  const shared = opts.shared;
+  const bucket = (name: string, rate: Rate): BucketMap => new BucketMap(rate, MAX_ENTRIES, shared === undefined ? undefined : { name, spend: shared });
   const buckets = Object.fromEntries(
-    Object.entries(RATES).map(([name, rate]) => [name, new BucketMap(rate)]),
+    Object.entries(RATES).map(([name, rate]) => [name, bucket(name, rate)]),
   ) as { [K in keyof typeof RATES]: BucketMap };
   const gates = {
     readsPerKey: new GateMap(RATE_LIMITS.reads.concurrent),
@@ -152,10 +186,11 @@ export function createRateLimiter(clock: () => number, opts: { enabled?: boolean
     buckets,
     gates,
     refused,
-    take(bucket, key, opts = {}) {
+    bucket,
+    async take(bucket, key, opts = {}) {
       if (!enabled) return;
       const map = buckets[bucket];
-      const r = map.take(key, clock(), opts.cost ?? 1);
+      const r = await map.spend(key, clock(), opts.cost ?? 1);
       if (r.wait === 0) return;
       refused[bucket]++;
       const code = opts.code ?? 'RATE_LIMITED';
@@ -170,43 +205,52 @@ export function createRateLimiter(clock: () => number, opts: { enabled?: boolean
 }
 
 /**
+ * Release a gate when the response closes, or now when it already has: a spend above may have
+ * awaited the database while the client went away, and a close already heard never comes again.
+ */
+export function releaseOnClose(req: FastifyRequest, reply: FastifyReply, release: () => void): void {
+  if (reply.raw.destroyed || req.raw.socket?.destroyed === true) release();
+  else reply.raw.once('close', release);
+}
+
+/**
  * Apply a route's limit class. `peerId` is the authenticated KEY, if any. Concurrency gates are
  * released when the response closes (finished or aborted).
  */
-export function applyRouteLimit(
+export async function applyRouteLimit(
   limiter: RateLimiter,
   kind: LimitClass,
   req: FastifyRequest,
   reply: FastifyReply,
   peerId: string | undefined,
-): void {
+): Promise<void> {
   if (!limiter.enabled) return;
   const address = req.ip;
   switch (kind) {
     case 'none':
       return;
     case 'health':
-      limiter.take('health', address, { code: 'BUSY' });
+      await limiter.take('health', address, { code: 'BUSY' });
       return;
     case 'register':
-      limiter.take('registration', address);
+      await limiter.take('registration', address);
       return;
     case 'write':
       // A write without a KEY is refused by authentication before this point.
-      if (peerId !== undefined) limiter.take('writes', peerId);
-      else limiter.take('readsWithoutToken', address, { code: 'BUSY' });
+      if (peerId !== undefined) await limiter.take('writes', peerId);
+      else await limiter.take('readsWithoutToken', address, { code: 'BUSY' });
       return;
     case 'read': {
       const byKey = peerId !== undefined;
-      if (byKey) limiter.take('reads', peerId, { code: 'BUSY' });
-      else limiter.take('readsWithoutToken', address, { code: 'BUSY' });
+      if (byKey) await limiter.take('reads', peerId, { code: 'BUSY' });
+      else await limiter.take('readsWithoutToken', address, { code: 'BUSY' });
       const gate = byKey ? limiter.gates.readsPerKey : limiter.gates.readsPerAddress;
       const release = gate.enter(byKey ? peerId : address);
       if (!release) {
         limiter.refused.concurrentReads++;
         throw new RelayRefusal('BUSY', 'too many reads at once', 1, {});
       }
-      reply.raw.once('close', release);
+      releaseOnClose(req, reply, release);
       return;
     }
   }

@@ -284,7 +284,7 @@ async function append(
   for (const m of members) {
     if (m.peerId === me) continue;
     const reason: MailboxReason | undefined = m.state === 'accepted' ? 'message' : m.state === 'requested' ? 'message_request' : undefined;
-    if (reason !== undefined && mayNotify(ctx, me, m.peerId)) deliveries.push({ peer: m.peerId, reason });
+    if (reason !== undefined && await mayNotify(ctx, me, m.peerId)) deliveries.push({ peer: m.peerId, reason });
   }
   await store.mailbox.deliverEach(deliveries, { messageId: message.messageId }, now);
   // Long-polling conversation reads wake on a later turn, after the commit (notify.ts).

@@ -97,7 +97,7 @@ export function registerMetrics(app: FastifyInstance, ctx: RelayContext): RelayM
         if (header === undefined) throw new SvcError('TOKEN_MISSING', 'metrics: send Authorization: Bearer <the metrics secret>');
         const given = /^Bearer (\S+)$/i.exec(header)?.[1];
         if (given === undefined || !timingSafeEqual(digest(given), expected)) {
-          ctx.limiter.take('unknownTokens', req.ip);
+          await ctx.limiter.take('unknownTokens', req.ip);
           throw new SvcError('TOKEN_INVALID', 'metrics: not the metrics secret');
         }
         const { text, contentType } = await metrics.render();

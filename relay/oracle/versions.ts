@@ -252,7 +252,7 @@ async function makeCurrent(ctx: RelayContext, space: SpaceRow, version: VersionR
   await ctx.store.oracleLinks.indexLinks(space.id, version.postId);
   const actor = decision?.by ?? version.author;
   for (const overtaken of made.outOfDate) {
-    if (mayNotify(ctx, actor, overtaken.author)) await ctx.store.mailbox.deliver(overtaken.author, 'out_of_date', { postId: overtaken.postId }, now);
+    if (await mayNotify(ctx, actor, overtaken.author)) await ctx.store.mailbox.deliver(overtaken.author, 'out_of_date', { postId: overtaken.postId }, now);
   }
   const watchers = (await ctx.store.oracle.watchers(space.id)).filter((peer) => peer !== version.author && peer !== actor);
   await deliverEach(ctx, actor, watchers, 'changed', version.postId, now);
@@ -260,7 +260,8 @@ async function makeCurrent(ctx: RelayContext, space: SpaceRow, version: VersionR
 
 /** One row per KEY (distinct), each past the KEY-to-KEY notice limits, about `postId`. */
 async function deliverEach(ctx: RelayContext, from: string, peers: readonly string[], reason: MailboxReason, postId: string, now: number): Promise<void> {
-  const told = [...new Set(peers)].filter((peer) => peer !== from && mayNotify(ctx, from, peer));
+  const told: string[] = [];
+  for (const peer of new Set(peers)) if (peer !== from && await mayNotify(ctx, from, peer)) told.push(peer);
   await ctx.store.mailbox.deliverEach(
     told.map((peer) => ({ peer, reason })),
     { postId },

@@ -358,8 +358,8 @@ async function deliver(
   const { deliveriesBetweenKeys, noticesToKey } = ctx.limiter.buckets;
   for (const [peer, reason] of reasons) {
     if (!canReadPosts(space, await ctx.store.members.roleOf(space, peer))) continue;
-    if (deliveriesBetweenKeys.take(`${author}>${peer}`, now).wait > 0) continue;
-    if (noticesToKey.take(peer, now).wait > 0) continue;
+    if ((await deliveriesBetweenKeys.spend(`${author}>${peer}`, now)).wait > 0) continue;
+    if ((await noticesToKey.spend(peer, now)).wait > 0) continue;
     await ctx.store.mailbox.deliver(peer, reason, { postId }, now); // wakes the KEY's long polls itself
   }
 }

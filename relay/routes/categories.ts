@@ -74,8 +74,8 @@ function shownIds(roots: readonly Category[], depth: number): string[] {
  */
 async function limitCategoryRead(ctx: RelayContext, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const raw = req.query as Record<string, unknown> | undefined;
-  if (raw !== undefined && raw.q !== undefined) ctx.limiter.take('categoryLookup', req.ip, { code: 'BUSY' });
-  else applyRouteLimit(ctx.limiter, 'read', req, reply, undefined);
+  if (raw !== undefined && raw.q !== undefined) await ctx.limiter.take('categoryLookup', req.ip, { code: 'BUSY' });
+  else await applyRouteLimit(ctx.limiter, 'read', req, reply, undefined);
 }
 
 export const categoriesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {

@@ -104,8 +104,8 @@ export const conversationsRoutes: FastifyPluginAsync<RelayContext> = async (app,
   const notifier = notifierFor(ctx.store.db);
 
   /** 60 direct messages a minute per KEY (spec Limits), refused BUSY like the other buckets. */
-  function spendMessage(me: string): void {
-    ctx.limiter.take('directMessages', me, { code: 'BUSY' });
+  async function spendMessage(me: string): Promise<void> {
+    await ctx.limiter.take('directMessages', me, { code: 'BUSY' });
   }
 
   function sendAnswer(o: SendOutcome): JsonObject {
@@ -135,7 +135,7 @@ export const conversationsRoutes: FastifyPluginAsync<RelayContext> = async (app,
     },
     async (req, reply) => {
       const me = identityOf(req).peerId;
-      spendMessage(me);
+      await spendMessage(me);
       const o = await startConversation(ctx, me, req.body as Record<string, unknown>);
       const c = (await ctx.store.conversations.byId(o.conversation.conversationId))!;
       const mine = (await ctx.store.conversations.member(c.conversationId, me))!;
@@ -268,7 +268,7 @@ export const conversationsRoutes: FastifyPluginAsync<RelayContext> = async (app,
     },
     async (req, reply) => {
       const me = identityOf(req).peerId;
-      spendMessage(me);
+      await spendMessage(me);
       const o = await sendMessage(ctx, me, conversationId(req), req.body as Record<string, unknown>);
       return reply.code(201).send(sendAnswer(o));
     },

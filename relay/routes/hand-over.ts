@@ -77,7 +77,7 @@ export const handOverRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
     },
     async (req, reply) => {
       const me = identityOf(req).peerId;
-      ctx.limiter.take('controlActions', me);
+      await ctx.limiter.take('controlActions', me);
       const { name } = req.params as z.infer<typeof NameParams>;
       const body = (req.body as z.infer<typeof CreateBody>) ?? {};
       const now = ctx.clock();
@@ -110,7 +110,7 @@ export const handOverRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
         label,
         expiresAt,
         now,
-        notify: to === null || mayNotify(ctx, me, to),
+        notify: to === null || await mayNotify(ctx, me, to),
       });
       const answer: JsonObject = { ...renderOffer(space, offer), replaced };
       if (code !== null) {

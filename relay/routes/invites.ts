@@ -116,7 +116,7 @@ async function ownLink(ctx: RelayContext, id: string, peer: string): Promise<{ i
  */
 async function controlledLink(ctx: RelayContext, req: FastifyRequest): Promise<{ me: string; id: string; space: SpaceRow }> {
   const me = identityOf(req).peerId;
-  ctx.limiter.take('controlActions', me);
+  await ctx.limiter.take('controlActions', me);
   const { id } = req.params as z.infer<typeof IdParams>;
   const { space } = await ownLink(ctx, id, me);
   assertOpen(space);
@@ -179,7 +179,7 @@ export const invitesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
     },
     async (req, reply) => {
       const me = identityOf(req).peerId;
-      ctx.limiter.take('controlActions', me);
+      await ctx.limiter.take('controlActions', me);
       const { name } = req.params as z.infer<typeof NameParams>;
       const body = req.body as z.infer<typeof CreateBody>;
       const role = validateLinkRole(body.role) as LinkRole;
@@ -285,7 +285,7 @@ export const invitesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
     async (req) => {
       const me = identityOf(req).peerId;
       const body = req.body as z.infer<typeof LookBody>;
-      takeLinkUse(ctx, me);
+      await takeLinkUse(ctx, me);
       const only = body.name === undefined ? undefined : await spaceNamed(ctx, body.name);
       const text = body.link ?? body.code;
       if (text === undefined) throw new SvcError('INVALID_REQUEST', 'link: send the link, or the code with the SPACE name');

@@ -133,7 +133,7 @@ export const joinRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const space = await spaceNamed(ctx, name);
       const text = body.link ?? body.code;
       if (text !== undefined) {
-        takeLinkUse(ctx, me);
+        await takeLinkUse(ctx, me);
         return await joinByLink(ctx, me, parseLink(text, ctx.baseUrl(), body.link !== undefined ? 'link' : 'code'), space);
       }
       const already = await standing(ctx, space, me);
@@ -165,7 +165,7 @@ export const joinRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
         requester: me,
         message: body.message ?? '',
         now,
-        notify: (governor) => mayNotify(ctx, me, governor),
+        notify: async (governor) => await mayNotify(ctx, me, governor),
       });
       return reply.code(202).send({ ...renderRequest(space, request), notice: 'Save the request_id; the decision arrives in your mailbox (reason decision).' });
     },
@@ -184,7 +184,7 @@ export const joinRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
     async (req) => {
       const me = identityOf(req).peerId;
       const body = req.body as z.infer<typeof JoinLinkBody>;
-      takeLinkUse(ctx, me);
+      await takeLinkUse(ctx, me);
       const only = body.name === undefined ? undefined : await spaceNamed(ctx, body.name);
       const text = body.link ?? body.code;
       if (text === undefined) throw new SvcError('INVALID_REQUEST', 'link: send the link, or the code with the SPACE name');
@@ -237,7 +237,7 @@ export const joinRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
     },
     async (req) => {
       const me = identityOf(req).peerId;
-      ctx.limiter.take('controlActions', me);
+      await ctx.limiter.take('controlActions', me);
       const { id } = req.params as z.infer<typeof IdParams>;
       const body = (req.body as z.infer<typeof ApproveBody>) ?? {};
       const role = body.role === undefined ? 'writer' : validateRole(body.role);
@@ -262,7 +262,7 @@ export const joinRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
     },
     async (req) => {
       const me = identityOf(req).peerId;
-      ctx.limiter.take('controlActions', me);
+      await ctx.limiter.take('controlActions', me);
       const { id } = req.params as z.infer<typeof IdParams>;
       const d = await decidable(ctx, id, me);
       assertOpen(d.space);

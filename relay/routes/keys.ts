@@ -80,8 +80,8 @@ export const keysRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       if (!verifyEd25519(publicKey, message, fromHex(body.signature, 64, 'signature'))) {
         throw new SvcError('SIGNATURE_INVALID', 'signature: does not verify for this key, this host and this challenge');
       }
-      ctx.limiter.take('tokensPerKey', `${peerIdHex} ${req.ip}`);
-      ctx.limiter.take('tokensServiceWide', 'service', { shared: true });
+      await ctx.limiter.take('tokensPerKey', `${peerIdHex} ${req.ip}`);
+      await ctx.limiter.take('tokensServiceWide', 'service', { shared: true });
 
       const token = newToken(ctx.random);
       const ttl = body.ttl_seconds ?? TOKEN_TTL_DEFAULT_SECONDS;

@@ -127,7 +127,7 @@ export const membersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       const tags = body.tags === undefined ? undefined : validateTags(body.tags);
       const space = await spaceByName(ctx, params.name);
       const peer = await registeredPeer(ctx, params.peer);
-      ctx.limiter.take('controlActions', me.peerId);
+      await ctx.limiter.take('controlActions', me.peerId);
       const r = await ctx.store.members.set(space.id, me.peerId, peer, { role, tags }, ctx.clock());
       return reply.code(r.state === 'granted' ? 201 : 200).send({
         space: r.space.name,
@@ -154,7 +154,7 @@ export const membersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       const params = req.params as z.infer<typeof MemberParams>;
       const space = await spaceByName(ctx, params.name);
       const peer = peerIdParam(params.peer, 'peer');
-      ctx.limiter.take('controlActions', me.peerId);
+      await ctx.limiter.take('controlActions', me.peerId);
       const r = await ctx.store.members.revoke(space.id, me.peerId, peer, ctx.clock());
       return { space: space.name, peer, role: r.role, event: r.event, revision: String(r.revision) };
     },
@@ -212,7 +212,7 @@ export const membersRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
         const params = req.params as z.infer<typeof MemberParams>;
         const space = await spaceByName(ctx, params.name);
         const peer = await registeredPeer(ctx, params.peer);
-        ctx.limiter.take('controlActions', me.peerId);
+        await ctx.limiter.take('controlActions', me.peerId);
         const now = ctx.clock();
         const r = setting ? await ctx.store.blocks.set(space.id, me.peerId, peer, now) : await ctx.store.blocks.remove(space.id, me.peerId, peer, now);
         return {

@@ -127,9 +127,9 @@ export const oauthRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
     },
     async (req, reply) => {
       requireOn();
-      ctx.limiter.take('oauthRegistration', req.ip);
-      ctx.limiter.take('oauthRegistrationPerNetwork', networkOf(req.ip), { shared: true });
-      ctx.limiter.take('oauthRegistrationServiceWide', 'service', { shared: true });
+      await ctx.limiter.take('oauthRegistration', req.ip);
+      await ctx.limiter.take('oauthRegistrationPerNetwork', networkOf(req.ip), { shared: true });
+      await ctx.limiter.take('oauthRegistrationServiceWide', 'service', { shared: true });
       const metadata = readClientMetadata(req.body);
       const now = ctx.clock();
       const clientId = `svc_app_${toHex(ctx.random(16))}`;
@@ -167,8 +167,8 @@ export const oauthRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
         return reply.header('cache-control', 'no-store').redirect(pagePath({ error }), 302);
       };
       try {
-        ctx.limiter.take('oauthAuthorize', req.ip);
-        ctx.limiter.take('oauthAuthorizePerNetwork', networkOf(req.ip), { shared: true });
+        await ctx.limiter.take('oauthAuthorize', req.ip);
+        await ctx.limiter.take('oauthAuthorizePerNetwork', networkOf(req.ip), { shared: true });
       } catch (e) {
         if (e instanceof SvcError) return toPage('busy', e.retryAfter);
         throw e;
@@ -218,7 +218,7 @@ export const oauthRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
     },
     async (req: FastifyRequest, reply) => {
       requireOn();
-      ctx.limiter.take('oauthTokenExchange', req.ip);
+      await ctx.limiter.take('oauthTokenExchange', req.ip);
       const p = readTokenParams(req.body);
       const grant = requireGrantParams(p);
       const header = req.headers.authorization;

@@ -152,8 +152,8 @@ export const passkeysRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
       const key = await keyOf(ctx, body, body.credential_id);
       const checked = checkAssertion(assertion, key.key, challenge, policy);
       if (!checked.ok) throw new SvcError('PASSKEY_INVALID', checked.check);
-      ctx.limiter.take('tokensPerKey', `${key.peerId} ${req.ip}`);
-      ctx.limiter.take('tokensServiceWide', 'service', { shared: true });
+      await ctx.limiter.take('tokensPerKey', `${key.peerId} ${req.ip}`);
+      await ctx.limiter.take('tokensServiceWide', 'service', { shared: true });
 
       const token = newToken(ctx.random);
       const expiresAt = now + (body.ttl_seconds ?? TOKEN_TTL_DEFAULT_SECONDS) * 1000;

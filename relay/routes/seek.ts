@@ -27,7 +27,7 @@ import { parseFingerprintPrefix, validateFingerprintQueries } from '../../shared
 import { categoryFilter } from '../categories/index.js';
 import type { RelayContext } from '../context.js';
 import { RelayRefusal } from '../http/errors.js';
-import { BucketMap, GateMap } from '../http/rate-limit.js';
+import { GateMap, releaseOnClose } from '../http/rate-limit.js';
 import { accessCache, spaceForPosts } from '../posts/access.js';
 import { answerPeerContent, postMarkdown } from '../posts/markdown.js';
 import {
@@ -108,7 +108,7 @@ function fairHits(hits: readonly Hit[], limit: number): Hit[] {
 
 export const seekRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
   const reads = createPostReadStore(ctx.store.db);
-  const bucket = new BucketMap(RATE_LIMITS.seek);
+  const bucket = ctx.limiter.bucket('seek', RATE_LIMITS.seek);
   const gate = new GateMap(RATE_LIMITS.seek.concurrent);
 
   app.get(
@@ -129,7 +129,7 @@ export const seekRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       // (Off with every other limit when the relay runs with rateLimits false: benchmarks only.)
       if (ctx.limiter.enabled) {
         const who = caller ?? `address:${req.ip}`;
-        const spent = bucket.take(who, ctx.clock());
+        const spent = await bucket.spend(who, ctx.clock());
         if (spent.wait > 0) {
           throw new RelayRefusal('BUSY', 'SEEK: 120 a minute per caller', spent.wait, {
             'ratelimit-limit': String(bucket.capacity),
@@ -139,7 +139,7 @@ export const seekRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
         }
         const release = gate.enter(who);
         if (!release) throw new RelayRefusal('BUSY', 'SEEK: one at a time per caller', 1, {});
-        reply.raw.once('close', release);
+        releaseOnClose(req, reply, release);
       }
 
       const q = req.query as z.infer<typeof SeekQuery>;

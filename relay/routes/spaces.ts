@@ -224,7 +224,7 @@ export async function createSpaceFor(
   }
   const categories = validateFiling(body.categories, { required: categoriesRequired({ visibility, oracle }) });
   if (visibility === 'public') checkPublicSpaceKeyAge(publicSpaceKeyAge(ctx.config), key.registeredAt, now);
-  ctx.limiter.take('spaceCreation', caller);
+  await ctx.limiter.take('spaceCreation', caller);
   const input = {
     spaceId: sealed?.spaceId ?? newUuid(ctx.random),
     name,
@@ -379,7 +379,7 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
           changes.categories = validateFiling(body.categories, { required: categoriesRequired(current) });
         }
       };
-      ctx.limiter.take('controlActions', me.peerId);
+      await ctx.limiter.take('controlActions', me.peerId);
       const r = await ctx.store.spaces.update(space.id, changes, me.peerId, now, check);
       return {
         ...await renderSpace(ctx, r.space, me.peerId),

@@ -24,7 +24,7 @@ export type JoinOutcome = { joined: Joined } | { join_refused: JoinRefused };
 
 /** Join the SPACE an invite link names, as `peerId`. Throws SvcError on refusal. */
 export async function joinWithInvite(ctx: RelayContext, peerId: string, link: string): Promise<Joined> {
-  takeLinkUse(ctx, peerId);
+  await takeLinkUse(ctx, peerId);
   return await joinByLink(ctx, peerId, parseLink(link, ctx.baseUrl(), 'invite'));
 }
 

@@ -60,7 +60,7 @@ export interface CreateRequestInput {
   message: string;
   now: number;
   /** Whether a governor still takes notices (the delivery limits); default all do. */
-  notify?: (peer: string) => boolean;
+  notify?: (peer: string) => boolean | Promise<boolean>;
 }
 
 export interface DecideInput {
@@ -217,7 +217,7 @@ export function createRequestStore(db: Db, deps: { members: MemberStore; mailbox
     await insert.run(i.id, space, i.requester, i.message, i.now, i.now + JOIN_REQUEST_TTL_MS);
     const told = [i.space.owner, ...(await firstAdmins.all(space, REQUEST_NOTICE_ADMINS)).map((a) => a.peer_id)];
     for (const peer of told) {
-      if (i.notify === undefined || i.notify(peer)) await deps.mailbox.deliver(peer, 'request', { requestId: i.id }, i.now);
+      if (i.notify === undefined || await i.notify(peer)) await deps.mailbox.deliver(peer, 'request', { requestId: i.id }, i.now);
     }
     return (await get(i.id, i.now))!;
   });
