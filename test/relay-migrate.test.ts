@@ -200,19 +200,24 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     expect(seek.body.items.map((i: any) => i.title)).toEqual(['first']);
   });
 
-  it('fails naming the SPACE and position when a post link in the source was changed, and leaves the target to drop', async () => {
+  it('fails naming the SPACE, stream and position of every link or checkpoint changed in the source, and leaves the target to drop', async () => {
     const filled = await filledRelay();
     const file = join(filled.dir, DATABASE_FILE);
     const lite = new Database(file);
-    lite.prepare(
-      `UPDATE posts SET chain_hash = randomblob(32) WHERE seq = 3 AND space_row_id = (SELECT id FROM spaces WHERE name = ?)`,
-    ).run(filled.spaces.open);
+    const rowOf = (name: string) => `(SELECT id FROM spaces WHERE name = '${name}')`;
+    lite.prepare(`UPDATE posts SET chain_hash = randomblob(32) WHERE seq = 3 AND space_row_id = ${rowOf(filled.spaces.open)}`).run();
+    lite.prepare(`UPDATE space_events SET canonical = CAST('{}' AS BLOB) WHERE revision = 2 AND space_row_id = ${rowOf(filled.spaces.open)}`).run();
+    const signature = lite.prepare(`SELECT signature FROM checkpoints WHERE stream = 'posts' AND space_row_id = ${rowOf(filled.spaces.sealed)}`).pluck().get() as Buffer;
+    signature[0] = signature[0]! ^ 1;
+    lite.prepare(`UPDATE checkpoints SET signature = ? WHERE stream = 'posts' AND space_row_id = ${rowOf(filled.spaces.sealed)}`).run(signature);
     lite.close();
     const target = await database(false);
     const run = await runCli(['migrate', '--from', filled.dir, '--to', target.url]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`SPACE ${filled.spaces.open}`);
-    expect(run.stderr).toMatch(/posts seq 3: chain_hash does not follow/);
+    expect(run.stderr).toContain(`SPACE ${filled.spaces.open} (`);
+    expect(run.stderr).toMatch(/\) posts seq 3: chain_hash does not follow from the previous link/);
+    expect(run.stderr).toMatch(/\) events revision 2: command_id does not match the canonical bytes/);
+    expect(run.stderr).toMatch(new RegExp(`SPACE ${filled.spaces.sealed} \\(.*\\) posts checkpoint 1-1: checkpoint.signature: does not verify`));
     expect(run.stderr).toMatch(/Do not start a relay on it.*drop it/s);
     // Left as it is, for the operator to drop.
     expect(await count(target.url, 'posts')).toBe(filled.before.posts.items.length + filled.before.sealedPosts.items.length);

@@ -29,7 +29,7 @@ import { prepareDoc } from '../seek/indexer.js';
 import { ROOT_SEED_FILE } from '../service-keys.js';
 import { READ_ONLY_KEY } from '../service-mode.js';
 import { PostgresDb } from '../store/postgres/connection.js';
-import { batchInserter, foreignKeyOrder, schemaTables, tablesInUse } from '../store/postgres/copy.js';
+import { IN_USE_COUNT_BOUND, batchInserter, foreignKeyOrder, schemaTables, tablesInUse } from '../store/postgres/copy.js';
 import { advanceIdentities } from '../store/postgres/identities.js';
 import { WRITE_LOCK } from '../store/postgres/locks.js';
 import { migrate as migratePostgres } from '../store/postgres/migrate.js';
@@ -123,7 +123,10 @@ function copyPlan(snapshot: SqliteSnapshot, target: Map<string, string[]>): Map<
 }
 
 function refuseInUse(used: { table: string; rows: number }[], target: string): never {
-  const list = used.slice(0, 5).map((u) => `${u.table} (${u.rows} rows)`).join(', ');
+  const list = used
+    .slice(0, 5)
+    .map((u) => `${u.table} (${u.rows >= IN_USE_COUNT_BOUND ? `${IN_USE_COUNT_BOUND.toLocaleString('en')}+` : u.rows} rows)`)
+    .join(', ');
   fail(
     `${target} already holds data (${list}${used.length > 5 ? ', …' : ''}); migrate copies into an empty database only: create a new one (e.g. createdb -E UTF8 -T template0 svc) or, if nothing in this one is needed, drop and re-create it, then migrate again`,
   );

@@ -2,7 +2,8 @@
  * A relay's SQLite database read as one consistent snapshot, for `svc-relay migrate` (the
  * driver side; relay/backup/migrate.ts holds the command).
  *
- * The file is opened read-only (nothing in the data directory is ever written) and one read
+ * The file is opened read-only (the database is never written; SQLite may re-create its
+ * shared-memory index, `-shm`, beside it, as any reader does) and one read
  * transaction is held from the first read to `close`: in WAL mode every statement then reads
  * the same snapshot of the log, so a copy made table by table is of one moment even if
  * something commits meanwhile (which a stopped relay does not).
