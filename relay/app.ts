@@ -100,6 +100,8 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     return a && typeof a === 'object' ? a : undefined;
   };
   const cluster = deps.store.cluster;
+  // Revocations made through another relay process end this one's streams too.
+  const tokenEvents = createTokenEvents(cluster);
   const serviceMode = createServiceMode(deps.store.state, () => newUuid(deps.random));
   const ctx: RelayContext = {
     ...deps,
@@ -113,7 +115,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     operations: [],
     unnamedRoutes: [],
     passkeyPolicy: () => passkeyPolicyOf(deps.config, listening()),
-    tokenEvents: createTokenEvents(),
+    tokenEvents,
     // From the system's randomness, not deps.random: tests may make that predictable, and this is a secret.
     connectorSecret: randomBytes(32).toString('hex'),
   };
@@ -220,6 +222,8 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(connectorRoutes, { ctx });
   // Stopping ends connections with no request on them at once (relay/http/connections.ts).
   endQuietConnectionsOnClose(app);
+
+  app.addHook('onClose', async () => tokenEvents.unlink());
 
   // Background jobs: checkpoints signed per SPACE and stream, the SEEK index kept up, messages
   // past their sender's retention deleted.

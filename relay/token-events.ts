@@ -4,6 +4,10 @@
  *
  * Emitted after the revoking transaction commits. `tokenId: null` means every token of the KEY.
  * A listener that throws is dropped from this emission's concerns: the others still hear it.
+ *
+ * Several relay processes on one database (`link`: Store.cluster): a revocation made through
+ * one process is published to the others (topic `t:<peer id>:<token id or *>`), each of which
+ * tells its own listeners, so a stream ends wherever it is held.
  */
 
 export interface TokenEvent {
@@ -20,9 +24,32 @@ export interface TokenEvents {
   emit(e: TokenEvent): void;
 }
 
-export function createTokenEvents(): TokenEvents {
+/** What links the processes (relay/store/cluster.ts). */
+export interface TokenEventsLink {
+  publish(topic: string): void;
+  subscribe(listener: (topic: string) => void): () => void;
+}
+
+const TOPIC = /^t:([^:]+):(.+)$/;
+
+export function createTokenEvents(link?: TokenEventsLink): TokenEvents & { unlink(): void } {
   const listeners = new Set<TokenEventListener>();
+  const tell = (e: TokenEvent): void => {
+    for (const listener of [...listeners]) {
+      try {
+        listener(e);
+      } catch {
+        // One listener's failure must not keep a revocation from the others.
+      }
+    }
+  };
+  const unlink =
+    link?.subscribe((topic) => {
+      const m = TOPIC.exec(topic);
+      if (m !== null) tell({ peerId: m[1]!, tokenId: m[2] === '*' ? null : m[2]! });
+    }) ?? (() => undefined);
   return {
+    unlink,
     on(listener) {
       // A listener added twice is called twice and removed by each of its own stop functions.
       const entry: TokenEventListener = (e) => listener(e);
@@ -32,13 +59,8 @@ export function createTokenEvents(): TokenEvents {
       };
     },
     emit(e) {
-      for (const listener of [...listeners]) {
-        try {
-          listener(e);
-        } catch {
-          // One listener's failure must not keep a revocation from the others.
-        }
-      }
+      tell(e);
+      link?.publish(`t:${e.peerId}:${e.tokenId ?? '*'}`);
     },
   };
 }

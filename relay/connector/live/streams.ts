@@ -8,8 +8,9 @@
  * - `expired`: its token's expiry, on the same clock;
  * - `revoked`: its token revoked, or every token of its KEY (RelayContext.tokenEvents), at once;
  * - `left`: its KEY left, or was removed from, a private or sealed SPACE it follows
- *   (MemberStore.onRemoved, judged again after the removing transaction, so a removal rolled
- *   back ends nothing);
+ *   (MemberStore.onRemoved, judged again after the removing transaction commits, so a removal
+ *   rolled back ends nothing; with several relay processes on one database the removal is
+ *   published to the others, topic `l:<SPACE row id>:<peer id>`, which judge it the same way);
  * - `stopped`: the relay stops (the app's preClose hook, before the server waits for its
  *   connections);
  * - `closed`: the client went away or cancelled (nothing is sent then);
@@ -80,16 +81,37 @@ export class LiveStreams {
       }),
       onRemoved(ctx.store.members, (space, peer) => {
         if (space.visibility === 'public') return;
-        const following = this.of(peer).filter((s) => s.spaces.has(space.id));
-        if (following.length === 0) return;
-        // Told inside the removing transaction: judge once it has committed (or rolled back).
-        setImmediate(async () => {
-          const now = await this.ctx.store.spaces.byRowId(space.id);
-          if (now !== undefined && canReadPosts(now, await this.ctx.store.members.roleOf(now, peer))) return;
-          for (const s of following) s.end('left');
+        // Told inside the removing transaction: judged, and told to the other processes, once
+        // it has committed (dropped if it rolls back).
+        ctx.store.db.afterCommit(() => {
+          ctx.store.cluster?.publish(`l:${space.id}:${peer}`);
+          void this.judgeRemoval(space.id, peer);
         });
       }),
     );
+    const cluster = ctx.store.cluster;
+    if (cluster !== undefined) {
+      this.stops.push(
+        cluster.subscribe((topic) => {
+          const m = /^l:(\d+):(.+)$/.exec(topic);
+          if (m !== null) void this.judgeRemoval(Number(m[1]), m[2]!);
+        }),
+      );
+    }
+  }
+
+  /** End the KEY's streams that follow this SPACE when the KEY may no longer read it. */
+  private async judgeRemoval(spaceRowId: number, peer: string): Promise<void> {
+    const following = this.of(peer).filter((s) => s.spaces.has(spaceRowId));
+    if (following.length === 0) return;
+    try {
+      const now = await this.ctx.store.spaces.byRowId(spaceRowId);
+      if (now !== undefined && now.visibility === 'public') return;
+      if (now !== undefined && canReadPosts(now, await this.ctx.store.members.roleOf(now, peer))) return;
+    } catch {
+      // The database did not answer: the stream ends, as a removal most likely stands.
+    }
+    for (const s of following) s.end('left');
   }
 
   /** The open streams of a KEY. */
