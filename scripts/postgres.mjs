@@ -143,6 +143,25 @@ function writeUrl(dir, url, urlFile) {
   if (urlFile) writeFileSync(urlFile, url + '\n');
 }
 
+function initCluster(user, bin, dir, port) {
+  must(
+    run(user, bin, 'initdb', ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-instructions'], dir),
+    'initdb',
+    dir,
+  );
+  const settings = [
+    `listen_addresses = '127.0.0.1'`,
+    `port = ${port}`,
+    `unix_socket_directories = '${dir.replaceAll("'", "''")}'`,
+    'fsync = on',
+    'synchronous_commit = on',
+    'full_page_writes = on',
+    'max_connections = 300',
+  ];
+  const conf = join(dir, 'data', 'postgresql.conf');
+  writeFileSync(conf, readFileSync(conf, 'utf8') + '\n# scripts/postgres.mjs\n' + settings.join('\n') + '\n');
+}
+
 async function start(opts) {
   const bin = findBin();
   const user = serverUser();
@@ -159,22 +178,13 @@ async function start(opts) {
     }
     const port = Number(opts.port ?? (await freePort()));
     marker = { port, bin, user: user?.name ?? null };
-    must(
-      run(user, bin, 'initdb', ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-instructions'], dir),
-      'initdb',
-      dir,
-    );
-    const settings = [
-      `listen_addresses = '127.0.0.1'`,
-      `port = ${port}`,
-      `unix_socket_directories = '${dir.replaceAll("'", "''")}'`,
-      'fsync = on',
-      'synchronous_commit = on',
-      'full_page_writes = on',
-      'max_connections = 300',
-    ];
-    const conf = join(dir, 'data', 'postgresql.conf');
-    writeFileSync(conf, readFileSync(conf, 'utf8') + '\n# scripts/postgres.mjs\n' + settings.join('\n') + '\n');
+    try {
+      initCluster(user, bin, dir, port);
+    } catch (e) {
+      // Leave the directory as it was found (empty), so that starting again just works.
+      rmSync(join(dir, 'data'), { recursive: true, force: true });
+      throw e;
+    }
     writeFileSync(join(dir, MARKER), JSON.stringify(marker) + '\n');
   } else if (opts.port !== undefined && Number(opts.port) !== marker.port) {
     throw new Refusal(`${dir} holds a cluster on port ${marker.port}; stop it first to use port ${opts.port}`);
