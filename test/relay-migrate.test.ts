@@ -5,12 +5,14 @@
  * a copy that does not verify fails naming where; a target that holds data is refused; a
  * database still open in a relay is refused.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { signRecovery } from '../shared/recovery.js';
+import { toHex } from '../shared/encoding.js';
 import { buildApp } from '../relay/app.js';
 import type { RelayConfig } from '../relay/config.js';
 import { loadServiceKeys } from '../relay/service-keys.js';
@@ -178,6 +180,24 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     })();
     const spent = lite.prepare('SELECT count(*) FROM spent_challenges').pluck().get() as number;
     expect(spent).toBeGreaterThan(12_000);
+    // A signed recovery notice, as a restore that lost positions leaves one.
+    const keys = loadServiceKeys({ dataDir: filled.dir, dev: true, now: Date.now(), random: (n) => new Uint8Array(randomBytes(n)) });
+    const hex = () => randomBytes(32).toString('hex');
+    const closed = lite.prepare('SELECT id, space_id, name FROM spaces WHERE name = ?').get(filled.spaces.open) as { id: number; space_id: string; name: string };
+    const notice = signRecovery(keys.signer, {
+      space_id: closed.space_id,
+      name: closed.name,
+      replaced_by: `${closed.name}-2`,
+      replaced_by_space_id: randomUUID(),
+      previous_epoch: randomUUID(),
+      service_epoch: randomUUID(),
+      chains: [{ stream: 'posts', signed_last: '9', signed_checkpoint_id: hex(), signed_ending_hash: hex(), survived_last: '6', survived_hash: hex() }],
+      created_at: new Date().toISOString(),
+    });
+    lite.prepare(
+      `INSERT INTO recovery_notices (recovery_id, space_row_id, canonical, signature, signer_row, created_at)
+       VALUES (?, ?, ?, ?, (SELECT id FROM checkpoint_signers WHERE rendering = ?), ?)`,
+    ).run(notice.id, closed.id, notice.canonical, notice.signature, JSON.stringify(keys.rendering), Date.now());
     lite.close();
     const target = await database();
     const run = await runCli(['migrate', '--from', filled.dir, '--to', target.url]);
@@ -191,6 +211,8 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     const hiddenRow = after.posts.items.find((p: any) => p.post_id === filled.hidden);
     expect(hiddenRow).toBeDefined();
     expect(JSON.stringify(hiddenRow)).not.toContain('said in haste');
+    const notices = await call(relay, 'GET', '/v1/recovery');
+    expect(notices.body.items.map((n: any) => n.recovery_id)).toEqual([toHex(notice.id)]);
     // Writes go on after the copied ones: the next seq.
     const next = await send(relay, filled.writer, filled.spaces.open, { kind: 'obs', body: 'written on PostgreSQL' });
     expect(next.seq).toBe(String(filled.before.posts.items.length + 1));
@@ -200,7 +222,7 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     expect(seek.body.items.map((i: any) => i.title)).toEqual(['first']);
   });
 
-  it('fails naming the SPACE, stream and position of every link or checkpoint changed in the source, and leaves the target to drop', async () => {
+  it('fails naming the SPACE, stream and position of every link, checkpoint or notice changed in the source, and leaves the target to drop', async () => {
     const filled = await filledRelay();
     const file = join(filled.dir, DATABASE_FILE);
     const lite = new Database(file);
@@ -210,6 +232,11 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     const signature = lite.prepare(`SELECT signature FROM checkpoints WHERE stream = 'posts' AND space_row_id = ${rowOf(filled.spaces.sealed)}`).pluck().get() as Buffer;
     signature[0] = signature[0]! ^ 1;
     lite.prepare(`UPDATE checkpoints SET signature = ? WHERE stream = 'posts' AND space_row_id = ${rowOf(filled.spaces.sealed)}`).run(signature);
+    // A recovery notice no service key signed.
+    lite.prepare(
+      `INSERT INTO recovery_notices (recovery_id, space_row_id, canonical, signature, signer_row, created_at)
+       VALUES (randomblob(32), ${rowOf(filled.spaces.open)}, CAST('{"v":1}' AS BLOB), randomblob(64), (SELECT min(id) FROM checkpoint_signers), 0)`,
+    ).run();
     lite.close();
     const target = await database(false);
     const run = await runCli(['migrate', '--from', filled.dir, '--to', target.url]);
@@ -218,6 +245,7 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     expect(run.stderr).toMatch(/\) posts seq 3: chain_hash does not follow from the previous link/);
     expect(run.stderr).toMatch(/\) events revision 2: command_id does not match the canonical bytes/);
     expect(run.stderr).toMatch(new RegExp(`SPACE ${filled.spaces.sealed} \\(.*\\) posts checkpoint 1-1: checkpoint.signature: does not verify`));
+    expect(run.stderr).toMatch(/table recovery_notices: notice 1: recovery\.canonical/);
     expect(run.stderr).toMatch(/Do not start a relay on it.*drop it/s);
     // Left as it is, for the operator to drop.
     expect(await count(target.url, 'posts')).toBe(filled.before.posts.items.length + filled.before.sealedPosts.items.length);

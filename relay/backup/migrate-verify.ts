@@ -14,6 +14,8 @@
  *   certificate under the service's root key (shared/checkpoint.ts), its SPACE, stream and
  *   range as stored, extending the one before it, and its predecessor, ending link and Merkle
  *   root recomputed from the stored links it covers (shared/merkle.ts);
+ * - every recovery notice (a SPACE closed by a restore that lost positions): its signed bytes,
+ *   id, signature and signer under the root key (shared/recovery.ts), and its SPACE;
  * - SEEK's rebuilt index covers every post, and where the source had indexed a post the
  *   target's document agrees (its SPACE, public and unscoped, the per-day cap of unscoped SEEK
  *   decided the same way).
@@ -25,6 +27,7 @@ import { checkExtends, readCheckpointBytes, renderCheckpoint, streamGenesis, ver
 import { equalBytes, toHex } from '../../shared/encoding.js';
 import { SvcError } from '../../shared/errors.js';
 import { eventLeaf, merkleRoot, postLeaf } from '../../shared/merkle.js';
+import { readRecoveryBytes, renderRecovery, verifyRecovery } from '../../shared/recovery.js';
 import type { ServedSigner } from '../../shared/service-keys.js';
 import { createCheckpointStore } from '../store/checkpoints.js';
 import { plainBytes, type Db } from '../store/database.js';
@@ -147,8 +150,33 @@ export async function verifyTarget(input: VerifyInput): Promise<VerifyResult> {
     }
   }
 
+  await verifyNotices(input, problem);
   await verifySeek(input, problem);
   return result;
+}
+
+/** Every recovery notice verifies under the root key and names the SPACE it is stored for. */
+async function verifyNotices(input: VerifyInput, problem: (line: string) => void): Promise<void> {
+  const notices = await input.db
+    .prepare<[], { id: number; recovery_id: Uint8Array; canonical: Uint8Array; signature: Uint8Array; rendering: string; space_id: string | null }>(
+      `SELECT n.id, n.recovery_id, n.canonical, n.signature, g.rendering, s.space_id
+         FROM recovery_notices n JOIN checkpoint_signers g ON g.id = n.signer_row LEFT JOIN spaces s ON s.id = n.space_row_id
+        ORDER BY n.id`,
+    )
+    .all();
+  for (const n of notices) {
+    try {
+      const canonical = plainBytes(n.canonical);
+      const fields = readRecoveryBytes(canonical);
+      verifyRecovery(
+        renderRecovery({ fields, canonical, id: plainBytes(n.recovery_id), signature: plainBytes(n.signature) }, JSON.parse(n.rendering) as ServedSigner),
+        input.rootKey,
+      );
+      if (fields.space_id !== n.space_id) throw new Error('names another SPACE than the one it is stored for');
+    } catch (e) {
+      problem(`table recovery_notices: notice ${n.id}: ${detailOf(e)}`);
+    }
+  }
 }
 
 async function verifyEvents(

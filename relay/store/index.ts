@@ -17,7 +17,7 @@ import { createMemberStore, type MemberStore } from './members.js';
 import { createBlockStore, type BlockStore } from './blocks.js';
 import { createCheckpointStore, type CheckpointStore } from './checkpoints.js';
 import { createSeekStore, type SeekStore } from './seek.js';
-import { openPostgres, type OpenPostgresOptions } from './postgres/open.js';
+import { isPostgresUrl, openPostgres, type OpenPostgresOptions } from './postgres/open.js';
 import { startPostgresCluster } from './postgres/cluster.js';
 import type { Cluster } from './cluster.js';
 import { notifierFor } from '../posts/notify.js';
@@ -74,8 +74,14 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** Open (and migrate) the database in `dataDir`, or an in-memory one for ':memory:'. */
-export async function openStore(dataDir: string): Promise<Store> {
+/**
+ * Open (and migrate) the relay's database: the PostgreSQL one a `postgres://` (or
+ * `postgresql://`) URL names, else the SQLite file in the data directory `location`, or an
+ * in-memory one for ':memory:'.
+ */
+export async function openStore(location: string): Promise<Store> {
+  if (isPostgresUrl(location)) return await openPostgresStore(location);
+  const dataDir = location;
   const db = openDatabase(dataDir);
   const walCheckpoints = dataDir === ':memory:' ? undefined : startWalCheckpoints(db.raw, db.name);
   return buildStore(db, createSeekStore(db), async () => walCheckpoints?.stop());
