@@ -11,6 +11,7 @@ import {
   DEFAULT_HOST,
   DEFAULT_PORT,
   DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS,
+  checkDatabaseUrl,
   checkPasskeyOrigin,
   checkPasskeyRpId,
   checkPublicUrl,
@@ -23,6 +24,7 @@ import type { MetricsServer } from './metrics/expose.js';
 import { MONITORING_HELP, MONITORING_OPTIONS, parseMonitoring, startMetricsListener } from './monitoring.js';
 import { pooledRandom } from './ids.js';
 import { openStore } from './store/index.js';
+import { redactUrl } from './store/postgres/connection.js';
 import { loadServiceKeys } from './service-keys.js';
 import { CHECKPOINT_LOG_KEY } from './service-mode.js';
 import { defaultCheckpointLog, openCheckpointLog, type CheckpointLog } from './checkpoint-log.js';
@@ -33,9 +35,9 @@ import { DATABASE_FILE } from './store/sqlite/open.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-const HELP = `svc-relay: the svc relay (HTTP+JSON, one SQLite file).
+const HELP = `svc-relay: the svc relay (HTTP+JSON, one SQLite file or a PostgreSQL database).
 
-Usage: svc-relay [--host H] [--port P] [--data DIR] [--checkpoint-log FILE] [--public-url URL] [--public-space-key-age SECONDS] [--dev]
+Usage: svc-relay [--host H] [--port P] [--data DIR] [--database URL] [--checkpoint-log FILE] [--public-url URL] [--public-space-key-age SECONDS] [--dev]
        svc-relay backup <file> [--data DIR]
        svc-relay restore <backup> --data DIR [--checkpoint-log FILE]
        svc-relay migrate --from DIR --to postgres://…
@@ -43,6 +45,9 @@ Usage: svc-relay [--host H] [--port P] [--data DIR] [--checkpoint-log FILE] [--p
   --host H          interface to listen on (default ${DEFAULT_HOST}; env SVC_RELAY_HOST)
   --port P          port, 0 for any free one (default ${DEFAULT_PORT}; env SVC_RELAY_PORT)
   --data DIR        data directory: database and service keys (default ${DEFAULT_DATA_DIR}; env SVC_RELAY_DATA)
+  --database URL    keep the data in PostgreSQL (postgres://user:password@host:5432/db) instead
+                    of DIR's SQLite file; any number of relay processes may share it, each with
+                    the same service keys in its DIR (env SVC_DATABASE_URL)
   --checkpoint-log FILE
                     every signed checkpoint is also appended here, fsync'd; a restore compares
                     a backup with it, so put it on another disk (default DIR/checkpoints.log,
@@ -90,6 +95,11 @@ function parsePasskeys(
   };
 }
 
+/** `--database` / SVC_DATABASE_URL; empty is unset (SQLite). */
+function databaseOf(text: string | undefined): string | undefined {
+  return text === undefined || text === '' ? undefined : checkDatabaseUrl(text);
+}
+
 interface Settings extends RelayConfig {
   readonly checkpointLog: string | undefined;
 }
@@ -101,6 +111,7 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings | 'help
       host: { type: 'string' },
       port: { type: 'string' },
       data: { type: 'string' },
+      database: { type: 'string' },
       'checkpoint-log': { type: 'string' },
       'public-url': { type: 'string' },
       'public-space-key-age': { type: 'string' },
@@ -123,6 +134,7 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings | 'help
     host: values.host ?? env.SVC_RELAY_HOST ?? DEFAULT_HOST,
     port: parsePort(values.port ?? env.SVC_RELAY_PORT ?? String(DEFAULT_PORT)),
     dataDir: values.data ?? env.SVC_RELAY_DATA ?? DEFAULT_DATA_DIR,
+    database: databaseOf(values.database ?? env.SVC_DATABASE_URL),
     checkpointLog: values['checkpoint-log'] ?? env.SVC_RELAY_CHECKPOINT_LOG,
     publicUrl: publicUrl || undefined,
     dev: values.dev,
@@ -195,16 +207,20 @@ async function main(): Promise<void> {
   const config = settings;
   const clock = () => Date.now();
   const random = pooledRandom();
-  if (config.dataDir !== ':memory:' && existsSync(join(config.dataDir, RESTORE_LOCK_FILE)) && !existsSync(join(config.dataDir, DATABASE_FILE))) {
+  if (config.database === undefined && config.dataDir !== ':memory:' && existsSync(join(config.dataDir, RESTORE_LOCK_FILE)) && !existsSync(join(config.dataDir, DATABASE_FILE))) {
     process.stderr.write(`svc-relay: a restore is placing the database in ${config.dataDir}; start the relay once it is in place (it serves reads while the restore finishes)\n`);
     process.exit(1);
   }
   let store: Awaited<ReturnType<typeof openStore>>;
   try {
-    store = await openStore(config.dataDir);
+    store = await openStore(config.database ?? config.dataDir);
   } catch (e) {
     // A data directory or database the relay cannot open or write: one line saying which and what to do.
     const why = e instanceof Error ? e.message : String(e);
+    if (config.database !== undefined) {
+      process.stderr.write(`svc-relay: cannot open the PostgreSQL database ${redactUrl(config.database)}: ${why}. Check that the server answers at that address and this user may connect, create tables and write there, or pick another with --database.\n`);
+      process.exit(1);
+    }
     process.stderr.write(`svc-relay: cannot open the database in ${config.dataDir}: ${why}. Check that the directory exists and this user may read and write it (and the files in it), or pick another with --data.\n`);
     process.exit(1);
   }

@@ -14,6 +14,12 @@ export interface RelayConfig {
   readonly port: number;
   /** Directory holding the database and the service's key files, or ':memory:' for tests. */
   readonly dataDir: string;
+  /**
+   * A PostgreSQL database shared by any number of relay processes (`postgres://` URL), in
+   * place of the SQLite file in `dataDir` (which still holds the service's key files, the same
+   * in every process). Undefined: SQLite.
+   */
+  readonly database?: string | undefined;
   /** Address clients use, e.g. https://relay.example; undefined derives it from host:port. */
   readonly publicUrl: string | undefined;
   /** Development mode: the service certificate says `development: true`. */
@@ -98,6 +104,14 @@ export const PUBLIC_SPACE_KEY_AGE_MAX_SECONDS = 365 * 24 * 60 * 60;
 /** The key age this relay asks of a public or oracle SPACE's creator, in seconds. */
 export function publicSpaceKeyAge(config: Pick<RelayConfig, 'publicSpaceKeyAgeSeconds'>): number {
   return config.publicSpaceKeyAgeSeconds ?? DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS;
+}
+
+/** `--database` / SVC_DATABASE_URL: a postgres:// or postgresql:// URL. */
+export function checkDatabaseUrl(text: string): string {
+  if (!/^postgres(ql)?:\/\/./i.test(text)) {
+    throw new Error(`--database: not a PostgreSQL URL like postgres://user@host:5432/svc: ${text.replace(/\/\/[^@/]*@/, '//…@')}`);
+  }
+  return text;
 }
 
 /** `--public-space-key-age` / SVC_PUBLIC_SPACE_KEY_AGE: whole seconds from 0 to a year. */

@@ -574,12 +574,14 @@ describe('limits', () => {
     // Fill the day's allowance directly in the table (10,000 HTTP posts would only be slow).
     const now = relay.clock.now();
     const filler = await mintToken(relay.url);
+    // One byte, written as a literal each database reads as bytes.
+    const z = relay.store.db.dialect === 'postgres' ? "'\\x00'::bytea" : "x'00'";
     await relay.store.db
       .prepare(
         `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000)
          INSERT INTO posts (space_row_id, seq, post_id, author, kind, canonical, signed, object_id, admitted_revision,
            admitted_control_hash, admission, previous_hash, chain_hash, posted_at, no_role, receipt_signature, receipt_signer_key_id)
-         SELECT ?, i, 'filler-' || i, ?, 'obs', x'00', 0, x'00', 0, x'00', x'00', x'00', x'00', ?, 1, x'00', 'k' FROM n`,
+         SELECT CAST(? AS BIGINT), i, 'filler-' || i, CAST(? AS TEXT), 'obs', ${z}, 0, ${z}, 0, ${z}, ${z}, ${z}, ${z}, CAST(? AS BIGINT), 1, ${z}, 'k' FROM n`,
       )
       .run(space.id, filler.peerId, now - 1000);
     const stranger = await mintToken(relay.url);

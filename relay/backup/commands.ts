@@ -76,7 +76,7 @@ function say(line: string): void {
 export async function runBackup(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { data: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
+    options: { data: { type: 'string' }, database: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
     strict: true,
     allowPositionals: true,
   });
@@ -84,6 +84,7 @@ export async function runBackup(argv: string[], env: NodeJS.ProcessEnv): Promise
     process.stdout.write(BACKUP_HELP);
     return 0;
   }
+  refuseOnPostgres(values.database ?? env.SVC_DATABASE_URL, 'backup');
   if (positionals.length !== 1) throw new CommandError(`backup: name one file to write, e.g. svc-relay backup relay-$(date +%F).backup\n\n${BACKUP_HELP}`, 2);
   const result = await backup({ dataDir: values.data ?? env.SVC_RELAY_DATA ?? DEFAULT_DATA_DIR, target: positionals[0]!, now: Date.now });
   if (process.stdout.isTTY) say(`backup written: ${result.file} (${result.pages} pages; ${result.keyFiles.join(', ')})`);
@@ -95,6 +96,7 @@ export async function runRestore(argv: string[], env: NodeJS.ProcessEnv): Promis
     args: argv,
     options: {
       data: { type: 'string' },
+      database: { type: 'string' },
       'checkpoint-log': { type: 'string' },
       'without-checkpoint-log': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -106,6 +108,7 @@ export async function runRestore(argv: string[], env: NodeJS.ProcessEnv): Promis
     process.stdout.write(RESTORE_HELP);
     return 0;
   }
+  refuseOnPostgres(values.database ?? env.SVC_DATABASE_URL, 'restore');
   if (positionals.length !== 1) throw new CommandError(`restore: name one backup file\n\n${RESTORE_HELP}`, 2);
   if (values['without-checkpoint-log'] && values['checkpoint-log'] !== undefined) {
     throw new CommandError('restore: --checkpoint-log and --without-checkpoint-log exclude each other; pick one', 2);

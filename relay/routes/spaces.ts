@@ -197,7 +197,7 @@ export async function createSpaceFor(
   ctx: RelayContext,
   caller: string,
   body: CreateSpaceBody,
-  inTransaction?: (space: SpaceRow) => void,
+  inTransaction?: (space: SpaceRow) => void | Promise<void>,
 ): Promise<{ space: SpaceRow; revision: number }> {
   const now = ctx.clock();
   const key = await ctx.store.keys.get(caller);

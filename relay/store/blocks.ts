@@ -9,6 +9,7 @@
 import { SvcError } from '../../shared/errors.js';
 import { checkModerate } from '../policy.js';
 import type { Db } from './database.js';
+import { dialectOf } from './dialect.js';
 import type { EventStore } from './events.js';
 import type { MemberStore } from './members.js';
 import type { SpaceRow, SpaceStore } from './spaces.js';
@@ -47,11 +48,12 @@ function toBlock(r: Row): BlockRow {
 }
 
 export function createBlockStore(db: Db, spaces: SpaceStore, members: MemberStore, events: EventStore): BlockStore {
+  const sql = dialectOf(db);
   const selectOne = db.prepare<[number, string], Row>('SELECT * FROM space_blocks WHERE space_row_id = ? AND peer_id = ?');
   const insert = db.prepare('INSERT INTO space_blocks (space_row_id, peer_id, blocked_by, blocked_at) VALUES (?, ?, ?, ?)');
   const deleteOne = db.prepare('DELETE FROM space_blocks WHERE space_row_id = ? AND peer_id = ?');
   const listStmt = db.prepare<[number, string | null, string | null, number], Row>(
-    'SELECT * FROM space_blocks WHERE space_row_id = ? AND (? IS NULL OR peer_id > ?) ORDER BY peer_id LIMIT ?',
+    `SELECT * FROM space_blocks WHERE space_row_id = ? AND (${sql.param('?', 'text')} IS NULL OR peer_id > ?) ORDER BY peer_id LIMIT ?`,
   );
 
   /** Re-read the SPACE and check the actor may act on `peer` there. */

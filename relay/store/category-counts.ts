@@ -7,6 +7,7 @@
  * the numbers an anonymous `GET /v1/spaces?category=<id>` would page through.
  */
 import type { Db } from './database.js';
+import { dialectOf } from './dialect.js';
 
 export interface CategoryCountStore {
   /** For each key, how many distinct SPACES are filed under any of its ids. */
@@ -14,8 +15,9 @@ export interface CategoryCountStore {
 }
 
 export function createCategoryCountStore(db: Db): CategoryCountStore {
+  const sql = dialectOf(db);
   const countIn = db.prepare<[string], { n: number }>(
-    'SELECT count(DISTINCT space_row_id) AS n FROM space_categories WHERE category IN (SELECT value FROM json_each(?))',
+    `SELECT count(DISTINCT space_row_id) AS n FROM space_categories WHERE category IN (${sql.jsonEach('?')})`,
   );
   const readAll = db.transaction(async (groups: ReadonlyMap<string, readonly string[]>): Promise<Map<string, number>> => {
     const out = new Map<string, number>();

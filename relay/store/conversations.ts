@@ -16,6 +16,7 @@
  * left (`leftMembers`, kept by `leave` in the same transaction; migration 008).
  */
 import type { Db } from './database.js';
+import { dialectOf, type Dialect } from './dialect.js';
 
 export type ConversationKind = 'pair' | 'group';
 export type MemberState = 'accepted' | 'requested' | 'declined' | 'left';
@@ -197,7 +198,7 @@ export function visibleRange(m: Pick<MemberRow, 'clearedSeq' | 'leftSeq'>, lastS
 }
 
 /** Something left to show `m` (c: conversations, m: its member row): `visibleRange` in SQL, not empty. */
-const SHOWN = 'min(c.last_seq, COALESCE(m.left_seq, c.last_seq)) > m.cleared_seq';
+const shown = (sql: Dialect): string => `${sql.least}(c.last_seq, COALESCE(m.left_seq, c.last_seq)) > m.cleared_seq`;
 
 /** When `m`'s list places the conversation: its newest message, or the newest as of its leaving. */
 export function listedAt(c: Pick<ConversationRow, 'lastMessageAt'>, m: Pick<MemberRow, 'leftSeq' | 'leftMessageAt' | 'changedAt'>): number {
@@ -243,6 +244,8 @@ function toMembership(r: JoinedRow): MembershipRow {
 }
 
 export function createConversationStore(db: Db): ConversationStore {
+  const sql = dialectOf(db);
+  const SHOWN = shown(sql);
   const selectById = db.prepare<[string], ConversationDbRow>('SELECT * FROM conversations WHERE conversation_id = ?');
   const selectPair = db.prepare<[string, number], ConversationDbRow>('SELECT * FROM conversations WHERE pair_key = ? AND sealed = ?');
   const selectMembers = db.prepare<[string], MemberDbRow>('SELECT * FROM conversation_members WHERE conversation_id = ? ORDER BY peer_id');
@@ -255,7 +258,7 @@ export function createConversationStore(db: Db): ConversationStore {
   const selectList = db.prepare<{ peer: string; states: string; at: number; id: string; limit: number }, JoinedRow>(
     `SELECT ${MEMBER_CONV_COLUMNS}
        FROM conversation_members m JOIN conversations c ON c.conversation_id = m.conversation_id
-      WHERE m.peer_id = @peer AND m.state IN (SELECT value FROM json_each(@states)) AND ${SHOWN}
+      WHERE m.peer_id = @peer AND m.state IN (${sql.jsonEach('@states')}) AND ${SHOWN}
         AND (${LISTED_AT} < @at OR (${LISTED_AT} = @at AND c.conversation_id < @id))
       ORDER BY ${LISTED_AT} DESC, c.conversation_id DESC LIMIT @limit`,
   );
@@ -267,7 +270,7 @@ export function createConversationStore(db: Db): ConversationStore {
     `SELECT count(*) AS n FROM conversation_members m JOIN conversations c ON c.conversation_id = m.conversation_id
       WHERE m.peer_id = ? AND m.state IN ('accepted', 'left')
         AND EXISTS (SELECT 1 FROM messages g WHERE g.conversation_id = m.conversation_id AND g.author <> m.peer_id
-                     AND g.seq > max(m.read_seq, m.cleared_seq) AND g.seq <= COALESCE(m.left_seq, c.last_seq))`,
+                     AND g.seq > ${sql.greatest}(m.read_seq, m.cleared_seq) AND g.seq <= COALESCE(m.left_seq, c.last_seq))`,
   );
   // SPACES each KEY is in: as owner or as a member.
   const selectShare = db.prepare<{ a: string; b: string; except: number }, { one: number }>(
@@ -314,9 +317,9 @@ export function createConversationStore(db: Db): ConversationStore {
     `INSERT INTO conversation_left_members (conversation_id, viewer, peer_id, state, changed_at)
      SELECT conversation_id, @viewer, peer_id, state, changed_at FROM conversation_members WHERE conversation_id = @id`,
   );
-  const updateRead = db.prepare('UPDATE conversation_members SET read_seq = max(read_seq, ?) WHERE conversation_id = ? AND peer_id = ?');
+  const updateRead = db.prepare(`UPDATE conversation_members SET read_seq = ${sql.greatest}(read_seq, ?) WHERE conversation_id = ? AND peer_id = ?`);
   const updateCleared = db.prepare(
-    'UPDATE conversation_members SET cleared_seq = max(cleared_seq, ?) WHERE conversation_id = ? AND peer_id = ?',
+    `UPDATE conversation_members SET cleared_seq = ${sql.greatest}(cleared_seq, ?) WHERE conversation_id = ? AND peer_id = ?`,
   );
 
   return {

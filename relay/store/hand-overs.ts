@@ -35,6 +35,7 @@ import { RATE_LIMITS, SPACES_PER_KEY } from '../../shared/limits.js';
 import { ROLE_RANK, type RankedRole, type Role } from '../../shared/vocabulary.js';
 import { rankOf } from '../policy.js';
 import type { Db } from './database.js';
+import { dialectOf } from './dialect.js';
 import type { EventStore } from './events.js';
 import type { InviteStore } from './invites.js';
 import type { MailboxStore } from './mailbox.js';
@@ -148,6 +149,7 @@ export interface HandOverDeps {
 }
 
 export function createHandOverStore(db: Db, deps: HandOverDeps): HandOverStore {
+  const sql = dialectOf(db);
   const selectById = db.prepare<[string], Row>('SELECT * FROM hand_overs WHERE id = ?');
   const selectByHash = db.prepare<[Uint8Array], Row>('SELECT * FROM hand_overs WHERE code_hash = ?');
   const revokeWaiting = db.prepare<[number, number, string], { id: string }>(
@@ -162,7 +164,7 @@ export function createHandOverStore(db: Db, deps: HandOverDeps): HandOverStore {
   const shareStmt = db.prepare<{ a: string; b: string }, { shared: number }>(
     `WITH a(s) AS (SELECT id FROM spaces WHERE owner = @a UNION SELECT space_row_id FROM members WHERE peer_id = @a),
           b(s) AS (SELECT id FROM spaces WHERE owner = @b UNION SELECT space_row_id FROM members WHERE peer_id = @b)
-     SELECT EXISTS (SELECT 1 FROM a JOIN b USING (s)) AS shared`,
+     SELECT ${sql.bool('EXISTS (SELECT 1 FROM a JOIN b USING (s))')} AS shared`,
   );
   // The successor is managed by whoever managed the giver (a write to R2's members table that
   // the members store has no verb for; it touches only this column).

@@ -23,6 +23,7 @@ import { LIVE_LINKS_PER_MAKER, RATE_LIMITS } from '../../shared/limits.js';
 import { ROLE_RANK, type Role } from '../../shared/vocabulary.js';
 import { rankOf, type SpaceRole } from '../policy.js';
 import type { Db } from './database.js';
+import { dialectOf } from './dialect.js';
 import type { EventStore } from './events.js';
 import type { MemberRow, MemberStore } from './members.js';
 import type { SpaceRow } from './spaces.js';
@@ -143,6 +144,7 @@ function toInvite(r: Row): InviteRow {
 const DAY_MS = RATE_LIMITS.linksMade.windowSeconds * 1000;
 
 export function createInviteStore(db: Db, deps: { members: MemberStore; events: EventStore }): InviteStore {
+  const sql = dialectOf(db);
   const selectById = db.prepare<[string], Row>('SELECT * FROM invites WHERE id = ?');
   const selectByHash = db.prepare<[Uint8Array], Row>('SELECT * FROM invites WHERE code_hash = ?');
   const countLive = db.prepare<[number, string, number], { n: number }>(
@@ -161,7 +163,7 @@ export function createInviteStore(db: Db, deps: { members: MemberStore; events: 
   );
   const selectPage = db.prepare<Record<string, unknown>, Row & { cursor: number }>(
     `SELECT *, rowid AS cursor FROM invites WHERE space_row_id = @space
-       AND (@maker IS NULL OR maker = @maker) AND rowid > @after ORDER BY rowid LIMIT @limit`,
+       AND (${sql.param('@maker', 'text')} IS NULL OR maker = @maker) AND rowid > @after ORDER BY rowid LIMIT @limit`,
   );
   const revokeStmt = db.prepare('UPDATE invites SET revoked_at = ?, revoked_by = ? WHERE id = ? AND revoked_at IS NULL');
   const upsertUse = db.prepare(

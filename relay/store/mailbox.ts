@@ -91,12 +91,19 @@ export function createMailboxStore(db: Db): MailboxStore {
   // Every stream's next position is read before any row is written (SQLite runs a SELECT from
   // the table it inserts into to its end first), so KEYS must be distinct; a repeat would take
   // the same position twice and fail on the primary key, never leave a gap.
+  // PostgreSQL likewise reads the whole SELECT in the statement's snapshot, before its inserts.
   const insertEach = db.prepare<{ deliveries: string; post: string | null; request: string | null; offer: string | null; message: string | null; now: number }>(
-    `INSERT INTO mailbox (peer, mailbox_seq, reason, post_id, request_id, offer_id, message_id, delivered_at)
+    db.dialect === 'sqlite'
+      ? `INSERT INTO mailbox (peer, mailbox_seq, reason, post_id, request_id, offer_id, message_id, delivered_at)
      SELECT json_extract(d.value, '$[0]'),
             COALESCE((SELECT m.mailbox_seq FROM mailbox m WHERE m.peer = json_extract(d.value, '$[0]') ORDER BY m.mailbox_seq DESC LIMIT 1), 0) + 1,
             json_extract(d.value, '$[1]'), @post, @request, @offer, @message, @now
-       FROM json_each(@deliveries) d`,
+       FROM json_each(@deliveries) d`
+      : `INSERT INTO mailbox (peer, mailbox_seq, reason, post_id, request_id, offer_id, message_id, delivered_at)
+     SELECT d.value->>0,
+            COALESCE((SELECT m.mailbox_seq FROM mailbox m WHERE m.peer = d.value->>0 ORDER BY m.mailbox_seq DESC LIMIT 1), 0) + 1,
+            d.value->>1, @post::text, @request::text, @offer::text, @message::text, @now::bigint
+       FROM json_array_elements(@deliveries::json) d`,
   );
   const head = async (peer: string): Promise<number> => (await selectHead.get(peer))?.head ?? 0;
   const notifier = notifierFor(db);

@@ -18,6 +18,7 @@ import { ADMINS_PER_SPACE, GRANTED_SPACES_PER_KEY, MEMBERS_PER_SPACE, SPACES_PER
 import type { Role } from '../../shared/vocabulary.js';
 import { checkGovern, rankOf, type SpaceRole } from '../policy.js';
 import type { Db } from './database.js';
+import { dialectOf } from './dialect.js';
 import type { EventStore } from './events.js';
 import type { SpaceRow, SpaceStore } from './spaces.js';
 
@@ -144,6 +145,7 @@ function memberPayload(m: MemberRow): JsonObject {
 }
 
 export function createMemberStore(db: Db, spaces: SpaceStore, events: EventStore): MemberStore {
+  const sql = dialectOf(db);
   const selectOne = db.prepare<[number, string], Row>('SELECT * FROM members WHERE space_row_id = ? AND peer_id = ?');
   const insert = db.prepare(
     `INSERT INTO members (space_row_id, peer_id, role, tags_json, brought_in_by, link_id, direct, admitted_at, changed_at, changed_by_governor_at)
@@ -161,8 +163,8 @@ export function createMemberStore(db: Db, spaces: SpaceStore, events: EventStore
   const moveStmt = db.prepare('UPDATE members SET brought_in_by = ? WHERE space_row_id = ? AND brought_in_by = ?');
   const listStmt = db.prepare<Record<string, unknown>, Row>(
     `SELECT * FROM members WHERE space_row_id = @space
-       AND (@role IS NULL OR role = @role) AND (@peer IS NULL OR peer_id = @peer)
-       AND (@after IS NULL OR peer_id > @after)
+       AND (${sql.param('@role', 'text')} IS NULL OR role = @role) AND (${sql.param('@peer', 'text')} IS NULL OR peer_id = @peer)
+       AND (${sql.param('@after', 'text')} IS NULL OR peer_id > @after)
      ORDER BY peer_id LIMIT @limit`,
   );
   const membershipsStmt = db.prepare<Record<string, unknown>, { name: string; id: number; role: string; tags_json: string }>(
@@ -170,7 +172,7 @@ export function createMemberStore(db: Db, spaces: SpaceStore, events: EventStore
        SELECT s.name, s.id, 'owner' AS role, '[]' AS tags_json FROM spaces s WHERE s.owner = @peer
        UNION ALL
        SELECT s.name, s.id, m.role, m.tags_json FROM members m JOIN spaces s ON s.id = m.space_row_id WHERE m.peer_id = @peer
-     ) WHERE (@after IS NULL OR name > @after) ORDER BY name LIMIT @limit`,
+     ) AS held WHERE (${sql.param('@after', 'text')} IS NULL OR name > @after) ORDER BY name LIMIT @limit`,
   );
 
   const admittingGuards: MemberListener[] = [];

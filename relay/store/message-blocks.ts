@@ -15,6 +15,7 @@
 import { SvcError } from '../../shared/errors.js';
 import { BLOCKS_PER_KEY } from '../../shared/limits.js';
 import type { Db } from './database.js';
+import { dialectOf } from './dialect.js';
 
 export interface MessageBlockRow {
   blocked: string;
@@ -64,6 +65,7 @@ function toBlock(r: Row): MessageBlockRow {
 }
 
 export function createMessageBlockStore(db: Db): MessageBlockStore {
+  const sql = dialectOf(db);
   const selectOne = db.prepare<[string, string], Row>('SELECT blocked, created_at FROM message_blocks WHERE blocker = ? AND blocked = ?');
   const selectPage = db.prepare<[string, string, number], Row>(
     'SELECT blocked, created_at FROM message_blocks WHERE blocker = ? AND blocked > ? ORDER BY blocked LIMIT ?',
@@ -74,10 +76,10 @@ export function createMessageBlockStore(db: Db): MessageBlockStore {
   // `peers` is a JSON array of peer ids the caller already checked the shape of.
   const selectReach = db.prepare<{ sender: string; peers: string }, { peer: string; registered: number; by_sender: number; blocks_sender: number }>(
     `SELECT j.value AS peer,
-            (k.peer_id IS NOT NULL AND k.blocked_at IS NULL) AS registered,
-            EXISTS (SELECT 1 FROM message_blocks b WHERE b.blocker = @sender AND b.blocked = j.value) AS by_sender,
-            EXISTS (SELECT 1 FROM message_blocks b WHERE b.blocker = j.value AND b.blocked = @sender) AS blocks_sender
-       FROM json_each(@peers) j LEFT JOIN keys k ON k.peer_id = j.value`,
+            ${sql.bool('k.peer_id IS NOT NULL AND k.blocked_at IS NULL')} AS registered,
+            ${sql.bool('EXISTS (SELECT 1 FROM message_blocks b WHERE b.blocker = @sender AND b.blocked = j.value)')} AS by_sender,
+            ${sql.bool('EXISTS (SELECT 1 FROM message_blocks b WHERE b.blocker = j.value AND b.blocked = @sender)')} AS blocks_sender
+       FROM (${sql.jsonEach('@peers')}) j LEFT JOIN keys k ON k.peer_id = j.value`,
   );
   // The blocker's waiting requests from the blocked KEY: conversations the blocked KEY started
   // where the blocker's own state is still `requested`.

@@ -9,6 +9,7 @@
  * transaction. Bodies are peer-written text, fenced when rendered.
  */
 import { plainBytes, type Db } from './database.js';
+import { dialectOf } from './dialect.js';
 
 export interface MessageRow {
   messageId: string;
@@ -82,8 +83,9 @@ function toMessage(r: Row): MessageRow {
 }
 
 export function createMessageStore(db: Db): MessageStore {
+  const sql = dialectOf(db);
   const selectById = db.prepare<[string], Row>('SELECT * FROM messages WHERE message_id = ?');
-  const selectByIds = db.prepare<[string], Row>('SELECT * FROM messages WHERE message_id IN (SELECT value FROM json_each(?))');
+  const selectByIds = db.prepare<[string], Row>(`SELECT * FROM messages WHERE message_id IN (${sql.jsonEach('?')})`);
   const pageAsc = db.prepare<[string, number, number, number], Row>(
     'SELECT * FROM messages WHERE conversation_id = ? AND seq > ? AND seq <= ? ORDER BY seq ASC LIMIT ?',
   );

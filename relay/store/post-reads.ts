@@ -11,6 +11,7 @@
  * Content columns are peer-written: rendering fences them (relay/posts/render.ts).
  */
 import { plainBytes, type Db } from './database.js';
+import { dialectOf } from './dialect.js';
 import { toMailboxRow, type MailboxDbRow, type MailboxRow } from './mailbox.js';
 import { toPostColumns, type PostColumns, type PostColumnsRow } from './posts.js';
 
@@ -110,13 +111,14 @@ const FROM = `FROM posts p JOIN spaces s ON s.id = p.space_row_id JOIN keys k ON
   LEFT JOIN sealed_posts sp ON sp.post_row = p.id`;
 
 export function createPostReadStore(db: Db): PostReadStore {
+  const sql = dialectOf(db);
   const selectHead = db.prepare<[number], { head: number | null }>('SELECT MAX(seq) AS head FROM posts WHERE space_row_id = ?');
   const selectById = db.prepare<[string], Row>(`SELECT ${COLUMNS} ${FROM} WHERE p.post_id = ?`);
   const selectBySeq = db.prepare<[number, number], Row>(`SELECT ${COLUMNS} ${FROM} WHERE p.space_row_id = ? AND p.seq = ?`);
   const selectByIds = db.prepare<[string], Row>(
-    `SELECT ${COLUMNS} ${FROM} WHERE p.post_id IN (SELECT value FROM json_each(?))`,
+    `SELECT ${COLUMNS} ${FROM} WHERE p.post_id IN (${sql.jsonEach('?')})`,
   );
-  const selectByRowIds = db.prepare<[string], Row>(`SELECT ${COLUMNS} ${FROM} WHERE p.id IN (SELECT value FROM json_each(?))`);
+  const selectByRowIds = db.prepare<[string], Row>(`SELECT ${COLUMNS} ${FROM} WHERE p.id IN (${sql.jsonEach('?', 'bigint')})`);
   const countReplies = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM posts WHERE reply_to = ?');
   const selectSupersededBy = db.prepare<[string], { post_id: string }>(
     'SELECT post_id FROM posts WHERE supersedes = ? ORDER BY id',
@@ -124,7 +126,7 @@ export function createPostReadStore(db: Db): PostReadStore {
   const selectRetractedBy = db.prepare<[string], { post_id: string }>('SELECT post_id FROM posts WHERE retracts = ? ORDER BY id');
   const selectRevisions = db.prepare<[string, string], { post_id: string; supersedes: string | null; retracts: string | null }>(
     `SELECT post_id, supersedes, retracts FROM posts
-      WHERE supersedes IN (SELECT value FROM json_each(?)) OR retracts IN (SELECT value FROM json_each(?))
+      WHERE supersedes IN (${sql.jsonEach('?')}) OR retracts IN (${sql.jsonEach('?')})
       ORDER BY id`,
   );
   const readTx = db.transaction(async (fn: () => Promise<unknown>) => await fn());
@@ -145,7 +147,7 @@ export function createPostReadStore(db: Db): PostReadStore {
     return prepared(key, () => {
       const where = ['p.space_row_id = @space', 'p.seq > @after'];
       if (f.before !== undefined) where.push('p.seq < @before');
-      if (f.kinds !== undefined) where.push('p.kind IN (SELECT value FROM json_each(@kinds))');
+      if (f.kinds !== undefined) where.push(`p.kind IN (${sql.jsonEach('@kinds')})`);
       if (f.author !== undefined) where.push('p.author = @author');
       if (f.replyTo !== undefined) where.push('p.reply_to = @replyTo');
       return `SELECT ${COLUMNS} ${FROM} WHERE ${where.join(' AND ')} ORDER BY p.seq ${f.order === 'asc' ? 'ASC' : 'DESC'} LIMIT @limit`;
@@ -161,7 +163,7 @@ export function createPostReadStore(db: Db): PostReadStore {
         'NOT EXISTS (SELECT 1 FROM posts q WHERE q.supersedes = p.post_id)',
         'NOT EXISTS (SELECT 1 FROM posts q WHERE q.retracts = p.post_id)',
       ];
-      if (f.kinds !== undefined) where.push('p.kind IN (SELECT value FROM json_each(@kinds))');
+      if (f.kinds !== undefined) where.push(`p.kind IN (${sql.jsonEach('@kinds')})`);
       if (f.author !== undefined) where.push('p.author = @author');
       return `SELECT ${COLUMNS} ${FROM} WHERE ${where.join(' AND ')} ORDER BY p.seq DESC LIMIT @limit`;
     });
@@ -171,13 +173,13 @@ export function createPostReadStore(db: Db): PostReadStore {
     const key = `mailbox:${f.reasons !== undefined}:${f.kinds !== undefined}:${f.author !== undefined}`;
     return prepared(key, () => {
       const where = ['mb.peer = @peer', 'mb.mailbox_seq > @after'];
-      if (f.reasons !== undefined) where.push('mb.reason IN (SELECT value FROM json_each(@reasons))');
+      if (f.reasons !== undefined) where.push(`mb.reason IN (${sql.jsonEach('@reasons')})`);
       // Filters on kind and author apply to posts and messages and leave requests, decisions and
       // offers out (spec "Mailbox"). A direct message has no post kind: the kind `message`
       // (relay/routes/mailbox.ts) selects messages, any post kind selects posts of that kind.
       if (f.kinds !== undefined) {
-        where.push(`(p.kind IN (SELECT value FROM json_each(@kinds))
-                     OR (g.message_id IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(@kinds) WHERE value = 'message')))`);
+        where.push(`(p.kind IN (${sql.jsonEach('@kinds')})
+                     OR (g.message_id IS NOT NULL AND 'message' IN (${sql.jsonEach('@kinds')})))`);
       }
       if (f.author !== undefined) where.push('(p.author = @author OR g.author = @author)');
       return `SELECT mb.peer, mb.mailbox_seq, mb.reason, mb.post_id, mb.request_id, mb.offer_id, mb.message_id, mb.delivered_at

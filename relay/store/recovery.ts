@@ -16,6 +16,7 @@
 import { readRecoveryBytes, type SignedRecovery } from '../../shared/recovery.js';
 import type { ServedSigner } from '../../shared/service-keys.js';
 import { plainBytes, type Db } from './database.js';
+import { dialectOf } from './dialect.js';
 import type { EventStore } from './events.js';
 import { spaceParameters, type SpaceRow, type SpaceStore } from './spaces.js';
 
@@ -55,10 +56,11 @@ interface NoticeRow {
 }
 
 export function createRecoveryStore(db: Db, spaces: SpaceStore, events: EventStore): RecoveryStore {
+  const sql = dialectOf(db);
   const selectPage = db.prepare<[number, number | null, number | null, number], NoticeRow>(
     `SELECT n.id, n.recovery_id, n.canonical, n.signature, s.rendering
        FROM recovery_notices n JOIN checkpoint_signers s ON s.id = n.signer_row
-      WHERE n.id > ? AND (? IS NULL OR n.space_row_id = ?) ORDER BY n.id LIMIT ?`,
+      WHERE n.id > ? AND (${sql.param('?', 'bigint')} IS NULL OR n.space_row_id = ?) ORDER BY n.id LIMIT ?`,
   );
   const insertSpace = db.prepare(
     `INSERT INTO spaces (space_id, name, owner, title, description, visibility, oracle, join_policy, signed_only,

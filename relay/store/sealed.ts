@@ -23,6 +23,7 @@ import { checkNextRevision, type KeeperList, type SpaceAuthority } from '../../s
 import { stampCurrent, type Stamp } from '../../shared/sealed/stamps.js';
 import { authorityOf, issuerCounts, keeperOf, listedKeepers, stampOf, vouchedFor, type StoredStamp } from '../sealed/authority.js';
 import { plainBytes, type Db } from './database.js';
+import { dialectOf } from './dialect.js';
 import type { EncryptionKeyStore } from './encryption-keys.js';
 import type { MemberStore } from './members.js';
 import type { CreateSpaceInput, SpaceRow, SpaceStore } from './spaces.js';
@@ -250,6 +251,7 @@ export interface SealedDeps {
 }
 
 export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
+  const sql = dialectOf(db);
   const { spaces, members, encryptionKeys } = deps;
   const selectState = db.prepare<[number], StateRow>('SELECT * FROM sealed_spaces WHERE space_row_id = ?');
   const insertState = db.prepare('INSERT INTO sealed_spaces (space_row_id, generation) VALUES (?, 1)');
@@ -330,7 +332,7 @@ export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
        UNION ALL SELECT peer_id, role FROM members WHERE space_row_id = @space)
      SELECT i.peer, i.role, s.peer_id, s.issuer, s.not_after, s.stamp, s.envelope_json, s.put_by, s.put_at
        FROM inside i LEFT JOIN sealed_stamps s ON s.space_row_id = @space AND s.peer_id = i.peer
-      WHERE (@after IS NULL OR i.peer > @after)
+      WHERE (${sql.param('@after', 'text')} IS NULL OR i.peer > @after)
         AND NOT EXISTS (SELECT 1 FROM sealed_locks l WHERE l.space_row_id = @space AND l.generation = @generation AND l.recipient = i.peer)
       ORDER BY i.peer LIMIT @limit`,
   );

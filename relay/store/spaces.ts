@@ -11,6 +11,7 @@ import { SvcError } from '../../shared/errors.js';
 import { SPACES_PER_KEY } from '../../shared/limits.js';
 import type { JoinPolicy, TaskConfirmers, Visibility } from '../../shared/vocabulary.js';
 import type { Db } from './database.js';
+import { dialectOf } from './dialect.js';
 import type { EventStore } from './events.js';
 
 export interface SpaceRow {
@@ -93,7 +94,7 @@ export interface SpaceStore {
    * Create with its space.created event (revision 1). SPACE_NAME_TAKEN, SPACE_LIMIT.
    * `after(space)` runs inside the same transaction (throw to refuse).
    */
-  create(input: CreateSpaceInput, after?: (space: SpaceRow) => void): Promise<{ space: SpaceRow; revision: number }>;
+  create(input: CreateSpaceInput, after?: (space: SpaceRow) => void | Promise<void>): Promise<{ space: SpaceRow; revision: number }>;
   /**
    * Apply `changes` (only those that differ) with one space.updated event carrying the full
    * resulting parameters; no event when nothing differs. Re-reads the row inside the
@@ -104,7 +105,7 @@ export interface SpaceStore {
     changes: SpaceChanges,
     actor: string,
     now: number,
-    check?: (current: SpaceRow) => void,
+    check?: (current: SpaceRow) => void | Promise<void>,
   ): Promise<{ space: SpaceRow; changed: string[]; revision: number | null }>;
   /** Listed SPACES (public or filed in a category) plus the caller's own, one page. */
   list(filter: SpaceListFilter): Promise<{ items: SpaceRow[]; hasMore: boolean }>;
@@ -212,6 +213,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 }
 
 export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
+  const sql = dialectOf(db);
   const selectByName = db.prepare<[string], Row>('SELECT * FROM spaces WHERE name = ?');
   const selectById = db.prepare<[number], Row>('SELECT * FROM spaces WHERE id = ?');
   const selectBySpaceId = db.prepare<[string], Row>('SELECT * FROM spaces WHERE space_id = ?');
@@ -248,17 +250,17 @@ export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
   // SPACE with no category is in no list); the caller also sees its own. `@cats` is a JSON array.
   const listWhere = `
     (s.visibility = 'public' OR s.categories_json <> '[]'
-      OR (@caller IS NOT NULL AND (s.owner = @caller
+      OR (${sql.param('@caller', 'text')} IS NOT NULL AND (s.owner = @caller
         OR EXISTS (SELECT 1 FROM members m WHERE m.space_row_id = s.id AND m.peer_id = @caller))))
-    AND (@oracle IS NULL OR s.oracle = @oracle)
-    AND (@q IS NULL OR instr(lower(s.title), @q) > 0 OR instr(lower(s.description), @q) > 0)
-    AND (@cats IS NULL OR EXISTS (SELECT 1 FROM space_categories c
-          WHERE c.space_row_id = s.id AND c.category IN (SELECT value FROM json_each(@cats))))`;
+    AND (${sql.param('@oracle', 'bigint')} IS NULL OR s.oracle = @oracle)
+    AND (${sql.param('@q', 'text')} IS NULL OR ${sql.instr}(lower(s.title), @q) > 0 OR ${sql.instr}(lower(s.description), @q) > 0)
+    AND (${sql.param('@cats', 'text')} IS NULL OR EXISTS (SELECT 1 FROM space_categories c
+          WHERE c.space_row_id = s.id AND c.category IN (${sql.jsonEach('@cats')})))`;
   const listByName = db.prepare<Record<string, unknown>, Row>(
-    `SELECT s.* FROM spaces s WHERE ${listWhere} AND (@after IS NULL OR s.name > @after) ORDER BY s.name LIMIT @limit`,
+    `SELECT s.* FROM spaces s WHERE ${listWhere} AND (${sql.param('@after', 'text')} IS NULL OR s.name > @after) ORDER BY s.name LIMIT @limit`,
   );
   const listRecent = db.prepare<Record<string, unknown>, Row>(
-    `SELECT s.* FROM spaces s WHERE ${listWhere} AND (@afterId IS NULL OR s.id < @afterId) ORDER BY s.id DESC LIMIT @limit`,
+    `SELECT s.* FROM spaces s WHERE ${listWhere} AND (${sql.param('@afterId', 'bigint')} IS NULL OR s.id < @afterId) ORDER BY s.id DESC LIMIT @limit`,
   );
 
   async function countFor(peer: string): Promise<{ total: number; direct: number }> {
@@ -272,7 +274,7 @@ export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
     for (const [i, c] of categories.entries()) await insertCategory.run(spaceRowId, c, i);
   }
 
-  const createTx = db.transaction(async (i: CreateSpaceInput, after?: (space: SpaceRow) => void): Promise<{ space: SpaceRow; revision: number }> => {
+  const createTx = db.transaction(async (i: CreateSpaceInput, after?: (space: SpaceRow) => void | Promise<void>): Promise<{ space: SpaceRow; revision: number }> => {
     if (await selectByName.get(i.name)) throw new SvcError('SPACE_NAME_TAKEN', `name: ${i.name} is taken`);
     if ((await countFor(i.owner)).total >= SPACES_PER_KEY) {
       throw new SvcError('SPACE_LIMIT', `this KEY owns or belongs to ${SPACES_PER_KEY} SPACES`);
@@ -298,16 +300,16 @@ export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
     await writeCategories(id, i.categories);
     const space = toSpace((await selectById.get(id))!);
     const { revision } = await events.append(space, i.owner, 'space.created', spaceParameters(space), i.now);
-    after?.(space);
+    await after?.(space);
     return { space, revision };
   });
 
   const updateTx = db.transaction(
-    async (spaceRowId: number, changes: SpaceChanges, actor: string, now: number, check?: (s: SpaceRow) => void) => {
+    async (spaceRowId: number, changes: SpaceChanges, actor: string, now: number, check?: (s: SpaceRow) => void | Promise<void>) => {
       const row = await selectById.get(spaceRowId);
       if (!row) throw new SvcError('SPACE_NOT_FOUND');
       const current = toSpace(row);
-      check?.(current);
+      await check?.(current);
       const next: SpaceRow = { ...current };
       const changed: string[] = [];
       for (const key of Object.keys(CHANGE_COLUMNS) as (keyof SpaceChanges)[]) {

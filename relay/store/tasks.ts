@@ -8,6 +8,7 @@
  * Title, body, tag and a rejection's reason are peer-written text, to be fenced when rendered.
  */
 import type { Db } from './database.js';
+import { dialectOf } from './dialect.js';
 
 export type StoredTaskState = 'open' | 'held' | 'done' | 'accepted';
 
@@ -157,6 +158,7 @@ function pageSql(ranges: readonly string[], tagged: boolean): string {
 }
 
 export function createTaskStore(db: Db): TaskStore {
+  const sql = dialectOf(db);
   const selectCounts = db.prepare<[number], { last_number: number; not_accepted: number }>(
     'SELECT last_number, not_accepted FROM task_lists WHERE space_row_id = ?',
   );
@@ -172,7 +174,7 @@ export function createTaskStore(db: Db): TaskStore {
   );
   const countWaiting = db.prepare<[number, string], { n: number }>(
     `SELECT count(*) AS n FROM tasks
-      WHERE space_row_id = ? AND number IN (SELECT value FROM json_each(?)) AND state <> 'accepted'`,
+      WHERE space_row_id = ? AND number IN (${sql.jsonEach('?', 'bigint')}) AND state <> 'accepted'`,
   );
   const insertTask = db.prepare(
     `INSERT INTO tasks (space_row_id, number, title, body, tag, after_json, waiting, state, holder, claim_expires_at,

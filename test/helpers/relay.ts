@@ -15,6 +15,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../relay/app.js';
 import type { RelayConfig } from '../../relay/config.js';
 import { openStore, type Store } from '../../relay/store/index.js';
+import { onPostgres, testDatabase } from './test-store.js';
 import { loadServiceKeys, type ServiceKeys } from '../../relay/service-keys.js';
 import { fromHex, toHex } from '../../shared/encoding.js';
 import { signerFromSeed, tokenChallengeMessage, type Signer } from '../../shared/identity.js';
@@ -34,6 +35,8 @@ export interface RunningRelay {
   store: Store;
   serviceKeys: ServiceKeys;
   dataDir: string;
+  /** What openStore took: the data directory, or the postgres:// URL of its own database (test/helpers/test-store.ts). */
+  database: string;
   clock: ClockControl;
   /** Close the server, then the database; remove the data directory unless it was given. */
   close(): Promise<void>;
@@ -91,7 +94,8 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
     bridgeBundle: opts.bridgeBundle,
     ...opts.config,
   };
-  const store = await openStore(dataDir);
+  const database = await testDatabase(dataDir, !ownDir);
+  const store = await openStore(database.location);
   const serviceKeys = loadServiceKeys({ dataDir, dev: config.dev, now: clock(), random });
   const checkpointLog = opts.checkpointLog === undefined ? undefined : openCheckpointLog(opts.checkpointLog);
   const app = buildApp({ config, store, clock, random, serviceKeys, checkpointLog, rateLimits: opts.rateLimits });
@@ -104,10 +108,12 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
     store,
     serviceKeys,
     dataDir,
+    database: database.location,
     clock: { now: clock, advance: (ms) => void (offset += ms) },
     async close() {
       await app.close();
       await store.close();
+      await database.drop();
       checkpointLog?.close();
       if (ownDir) rmSync(dataDir, { recursive: true, force: true });
     },
@@ -241,7 +247,10 @@ export async function spawnRelay(
   opts: { built?: boolean; args?: string[]; env?: Record<string, string> } = {},
 ): Promise<SpawnedRelay> {
   const entry = opts.built ? ['dist/relay/main.js'] : ['--import', 'tsx', 'relay/main.ts'];
-  const child = spawn(process.execPath, [...entry, '--port', '0', '--data', dataDir, ...(opts.args ?? [])], {
+  // On the PostgreSQL test store the data directory's own database, unless the test names one.
+  const given = opts.args?.includes('--database') === true;
+  const database = onPostgres && !given ? ['--database', (await testDatabase(dataDir, true)).location] : [];
+  const child = spawn(process.execPath, [...entry, '--port', '0', '--data', dataDir, ...database, ...(opts.args ?? [])], {
     cwd: REPO_ROOT,
     env: { SVC_LOG_LEVEL: 'silent', ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],

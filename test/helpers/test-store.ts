@@ -1,0 +1,56 @@
+/**
+ * Which store the relay tests run on: SQLite (the default) or, with `SVC_TEST_STORE=postgres`,
+ * PostgreSQL on the cluster test/helpers/postgres.ts provides (SVC_TEST_DATABASE_URL, or one
+ * it starts). One setting picks for the whole run, so the same test files cover both stores.
+ *
+ * On PostgreSQL each relay gets a database of its own (`freshDatabase`), dropped when the
+ * relay closes; its data directory still holds the service key files, as in production.
+ * Tests about SQLite itself (its file, WAL, PRAGMAs, backup and restore of its file) skip on
+ * PostgreSQL with `describe.skipIf(onPostgres)(...)` and say why in their name or a comment.
+ */
+import { freshDatabase, testPostgres } from './postgres.js';
+
+export const TEST_STORE_ENV = 'SVC_TEST_STORE';
+
+/** True when this run tests the PostgreSQL store. */
+export const onPostgres = process.env[TEST_STORE_ENV] === 'postgres';
+
+/** Why a SQLite-only test does not run here (for skip messages). */
+export const SQLITE_ONLY = 'SQLite only: this test is about the SQLite file itself';
+
+/** Where a test relay keeps its data, and how to remove it once the relay is closed. */
+export interface TestDatabase {
+  /** What openStore takes: the data directory (SQLite) or a postgres:// URL. */
+  readonly location: string;
+  /** Remove the database (PostgreSQL); nothing for SQLite, whose file goes with its directory. */
+  drop(): Promise<void>;
+}
+
+let cluster: ReturnType<typeof testPostgres> | undefined;
+/** The database of each data directory a test keeps (a relay restarted on it finds its data). */
+const kept = new Map<string, Promise<string>>();
+
+async function newDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  cluster ??= testPostgres();
+  if (cluster.url === undefined) throw new Error(`${TEST_STORE_ENV}=postgres, but ${cluster.skipReason ?? 'no PostgreSQL cluster'}`);
+  return await freshDatabase({ adminUrl: cluster.url });
+}
+
+/**
+ * The database a test relay on `dataDir` opens. With `keep` (a data directory the test made and
+ * may start a relay on again, in-process or as a process) the same database each time, never
+ * dropped (the test cluster goes whole); otherwise a fresh one, dropped by `drop`.
+ */
+export async function testDatabase(dataDir: string, keep = false): Promise<TestDatabase> {
+  if (!onPostgres) return { location: dataDir, drop: async () => undefined };
+  if (keep) {
+    let url = kept.get(dataDir);
+    if (url === undefined) {
+      url = newDatabase().then((d) => d.url);
+      kept.set(dataDir, url);
+    }
+    return { location: await url, drop: async () => undefined };
+  }
+  const database = await newDatabase();
+  return { location: database.url, drop: database.drop };
+}
