@@ -158,7 +158,8 @@ export async function runMigrate(argv: string[], env: NodeJS.ProcessEnv): Promis
   const r = await migrateToPostgres({ dataDir, url });
   if (process.stdout.isTTY) {
     const v = r.verified;
-    say(`migrate: ${r.rows.toLocaleString('en')} rows of ${r.tables} tables copied to ${r.target} and verified (${v.spaces} SPACES: ${v.posts} posts, ${v.events} events, ${v.checkpoints} checkpoints)`);
+    const n = (x: number) => x.toLocaleString('en');
+    say(`migrate: ${n(r.rows)} rows of ${r.tables} tables copied to ${r.target} and verified (SPACES ${n(v.spaces)}, posts ${n(v.posts)}, events ${n(v.events)}, checkpoints ${n(v.checkpoints)})`);
     say(`start the relay with: svc-relay --data ${dataDir} --database ${r.target}`);
   }
   return 0;

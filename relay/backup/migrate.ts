@@ -41,11 +41,28 @@ import { openSnapshot, type SqliteSnapshot } from '../store/sqlite/snapshot.js';
 import { CommandError } from './command-error.js';
 import { verifyTarget, type VerifyResult } from './migrate-verify.js';
 import { openersOf } from './openers.js';
-import { terminalProgress } from './progress.js';
+import { terminalProgress, type Progress } from './progress.js';
 import { RESTORE_LOCK_FILE } from './restore.js';
 
 /** Posts indexed per SEEK step while building the target's index. */
 const SEEK_STEP = 1_000;
+/** The progress line is redrawn at most this often (and at the end). */
+const REDRAW_MS = 200;
+
+/** A terminal progress line redrawn at most every REDRAW_MS: a step may report thousands of times a second. */
+function progressLine(what: string, unit: string): Progress {
+  const line = terminalProgress(what, unit);
+  let last = 0;
+  return {
+    update(done, total) {
+      const now = Date.now();
+      if (done < total && now - last < REDRAW_MS) return;
+      last = now;
+      line.update(done, total);
+    },
+    finish: () => line.finish(),
+  };
+}
 
 export interface MigrateOptions {
   /** The SQLite relay's data directory. */
@@ -167,7 +184,7 @@ export async function migrateToPostgres(opts: MigrateOptions): Promise<MigrateRe
       await migratePostgres(client, POSTGRES_MIGRATIONS);
       const plan = copyPlan(snapshot, await schemaTables(client));
       const order = await foreignKeyOrder(client, [...plan.keys()]);
-      const copying = terminalProgress('copying', 'rows');
+      const copying = progressLine('copying', 'rows');
       let copied = 0;
       let table = '';
       try {
@@ -181,7 +198,7 @@ export async function migrateToPostgres(opts: MigrateOptions): Promise<MigrateRe
           const insert = batchInserter(client, table, columns);
           for (const row of snapshot.rows(table, columns)) {
             await insert.add(row);
-            if (++copied % 1000 === 0) copying.update(copied, totalRows);
+            copying.update(++copied, totalRows);
           }
           await insert.flush();
         }
@@ -203,7 +220,7 @@ export async function migrateToPostgres(opts: MigrateOptions): Promise<MigrateRe
 
     // Step 4.
     const seek = createPostgresSeekStore(db);
-    const indexing = terminalProgress('building the SEEK index', 'posts');
+    const indexing = progressLine('building the SEEK index', 'posts');
     const posts = counts.get('posts') ?? 0;
     let indexed = 0;
     try {
@@ -220,7 +237,7 @@ export async function migrateToPostgres(opts: MigrateOptions): Promise<MigrateRe
     }
 
     // Step 5.
-    const checking = terminalProgress('verifying', 'positions');
+    const checking = progressLine('verifying', 'positions and checkpoints');
     let verified: VerifyResult;
     try {
       verified = await verifyTarget({
