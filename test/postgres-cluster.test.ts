@@ -134,4 +134,16 @@ describe.skipIf(cluster.url === undefined)(`several stores on one PostgreSQL dat
     expect(await b.cluster!.take({ ...spend, key: 'peer-2', now })).toEqual({ wait: 0, remaining: 2 });
     expect(await b.cluster!.take({ ...spend, now: now + 1000 })).toEqual({ wait: 0, remaining: 0 });
   });
+
+  it('a bucket spent inside a transaction uses the transaction’s own connection: a pool of one does not wait for a second', async () => {
+    const one = await openPostgresStore(fresh.url, { ...quiet, poolSize: 1, connectTimeoutMs: 2000 });
+    try {
+      const spend = { bucket: 'noticesToKey', key: 'peer-1', capacity: 2, perMs: 1 / 1000, cost: 1, now: 5_000_000 };
+      const inside = await one.db.transaction(async () => await one.cluster!.take(spend)).immediate();
+      expect(inside).toEqual({ wait: 0, remaining: 1 });
+      expect(await a.cluster!.take(spend)).toEqual({ wait: 0, remaining: 0 });
+    } finally {
+      await one.close();
+    }
+  });
 });

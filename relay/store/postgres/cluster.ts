@@ -49,12 +49,15 @@ export async function runAlone<T>(pool: pg.Pool, key: bigint, fn: () => Promise<
  */
 const SPEND = `
 INSERT INTO rate_buckets AS b (bucket, key, tokens, at, granted)
-VALUES ($1, $2, CASE WHEN $3::float8 >= $5::float8 THEN $3::float8 - $5::float8 ELSE $3::float8 END, $6::bigint, $3::float8 >= $5::float8)
+VALUES (@bucket, @key,
+        CASE WHEN @capacity::float8 >= @cost::float8 THEN @capacity::float8 - @cost::float8 ELSE @capacity::float8 END,
+        @now::bigint, @capacity::float8 >= @cost::float8)
 ON CONFLICT (bucket, key) DO UPDATE SET
-  tokens = LEAST($3::float8, b.tokens + GREATEST(0, $6::bigint - b.at) * $4::float8)
-         - CASE WHEN LEAST($3::float8, b.tokens + GREATEST(0, $6::bigint - b.at) * $4::float8) >= $5::float8 THEN $5::float8 ELSE 0 END,
-  at = GREATEST(b.at, $6::bigint),
-  granted = LEAST($3::float8, b.tokens + GREATEST(0, $6::bigint - b.at) * $4::float8) >= $5::float8
+  tokens = LEAST(@capacity::float8, b.tokens + GREATEST(0, @now::bigint - b.at) * @perMs::float8)
+         - CASE WHEN LEAST(@capacity::float8, b.tokens + GREATEST(0, @now::bigint - b.at) * @perMs::float8) >= @cost::float8
+                THEN @cost::float8 ELSE 0 END,
+  at = GREATEST(b.at, @now::bigint),
+  granted = LEAST(@capacity::float8, b.tokens + GREATEST(0, @now::bigint - b.at) * @perMs::float8) >= @cost::float8
 RETURNING tokens, granted`;
 
 /** Rows untouched for this long are full again whatever their rate, and are swept. */
@@ -68,6 +71,11 @@ export async function startPostgresCluster(
   const { log } = options;
   const wakeups = new PostgresWakeups({ pool: db.pool, url, log, applicationName: options.applicationName });
   await wakeups.start();
+  const spend = db.prepare<Record<string, unknown>, { tokens: number; granted: boolean }>(SPEND);
+  // Inside a transaction (a notice limit spent while an append delivers) the spend runs on the
+  // transaction's own connection, in a savepoint: a failure then undoes only the spend, and no
+  // second connection is needed while the transaction holds one. Elsewhere it runs alone.
+  const spendTx = db.transaction(async (values: Record<string, unknown>) => await spend.get(values));
   let lastSweep = 0;
   /** The longest refill seen per bucket (ms from empty to full), for the sweep. */
   const refillMs = new Map<string, number>();
@@ -84,9 +92,8 @@ export async function startPostgresCluster(
     runAlone: async (job, fn) => await runAlone(db.pool, SOLO_LOCKS[job], fn, log),
     async take(s: BucketSpend) {
       refillMs.set(s.bucket, Math.max(refillMs.get(s.bucket) ?? 0, Math.ceil(s.capacity / s.perMs)));
-      // Outside any transaction the caller may be in: a spend is the caller's whatever it does next.
-      const r = await db.pool.query<{ tokens: number; granted: boolean }>(SPEND, [s.bucket, s.key, s.capacity, s.perMs, s.cost, Math.floor(s.now)]);
-      const row = r.rows[0]!;
+      const values = { bucket: s.bucket, key: s.key, capacity: s.capacity, perMs: s.perMs, cost: s.cost, now: Math.floor(s.now) };
+      const row = (db.inTransaction ? await spendTx(values) : await spend.get(values))!;
       if (s.now - lastSweep > SWEEP_EVERY_MS) void sweep(s.now).catch((e: unknown) => log(`sweeping rate buckets failed: ${(e as Error).message}`));
       if (row.granted) return { wait: 0, remaining: Math.floor(row.tokens) };
       return { wait: Math.max(1, Math.ceil((s.cost - row.tokens) / s.perMs / 1000)), remaining: Math.floor(row.tokens) };
