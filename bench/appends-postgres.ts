@@ -129,7 +129,7 @@ async function runGrouped(c: Ceiling, clients: number, expected: number): Promis
       }
     }
   };
-  await Promise.all(Array.from({ length: clients }, () => worker()));
+  await Promise.all(Array.from({ length: clients }, async () => await worker()));
   return { opsPerSec: [(done * 1000) / ROUND_MS], latencyMs };
 }
 
@@ -179,9 +179,9 @@ export async function runPostgres(): Promise<SuiteReport> {
 
     const ceilingName = `ceiling ${SIZE.label} (no HTTP, sqlite)`;
     const inProcess = [
-      { name: `in-process ${SIZE.label} ×1 postgres (no HTTP)`, run: (e: number) => runCeiling(pgCeiling, SIZE.bytes, e) },
-      { name: `in-process ${SIZE.label} ×${IN_PROCESS_CLIENTS} sqlite (group commit, no HTTP)`, run: (e: number) => runGrouped(sqliteCeiling, IN_PROCESS_CLIENTS, e) },
-      { name: `in-process ${SIZE.label} ×${IN_PROCESS_CLIENTS} postgres (group commit, no HTTP)`, run: (e: number) => runGrouped(pgCeiling, IN_PROCESS_CLIENTS, e) },
+      { name: `in-process ${SIZE.label} ×1 postgres (no HTTP)`, run: async (e: number) => await runCeiling(pgCeiling, SIZE.bytes, e) },
+      { name: `in-process ${SIZE.label} ×${IN_PROCESS_CLIENTS} sqlite (group commit, no HTTP)`, run: async (e: number) => await runGrouped(sqliteCeiling, IN_PROCESS_CLIENTS, e) },
+      { name: `in-process ${SIZE.label} ×${IN_PROCESS_CLIENTS} postgres (group commit, no HTTP)`, run: async (e: number) => await runGrouped(pgCeiling, IN_PROCESS_CLIENTS, e) },
     ];
     const key = (layout: Layout, c: number, t: Target) => `http ${SIZE.label} ${layout} ×${c} ${t.label}`;
     const results = new Map<string, CaseResult>();
@@ -248,7 +248,7 @@ export async function runPostgres(): Promise<SuiteReport> {
     return { rows, notes };
   } finally {
     progress('');
-    await Promise.all(relays.map((r) => r.kill('SIGTERM')));
+    await Promise.all(relays.map(async (r) => await r.kill('SIGTERM')));
     for (const c of ceilings) await c.r.close();
     database.stop();
     rmSync(sqliteDir, { recursive: true, force: true });

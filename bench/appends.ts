@@ -204,16 +204,16 @@ export async function runHttp(
     }
   };
   try {
-    await Promise.all(Array.from({ length: clients }, (_, i) => worker(i)));
+    await Promise.all(Array.from({ length: clients }, async (_, i) => await worker(i)));
   } finally {
-    await Promise.all(pools.map((p) => p.close()));
+    await Promise.all(pools.map(async (p) => await p.close()));
   }
   return { opsPerSec: [(done * 1000) / ROUND_MS], latencyMs };
 }
 
 /** KEYS, one per client (as many as the most `clients`); a hot SPACE and SPREAD more, members over HTTP. */
 export async function setUpWriters(url: string, clients: readonly number[]): Promise<{ writers: Writer[]; hot: Space; spread: Space[] }> {
-  const tokens = await Promise.all(Array.from({ length: Math.max(...clients) }, () => mintToken(url)));
+  const tokens = await Promise.all(Array.from({ length: Math.max(...clients) }, async () => await mintToken(url)));
   const writers: Writer[] = tokens.map((t) => ({ token: t, author: peerIdHexOf(t.signer.publicKey) }));
   const owner = await mintToken(url);
   const tag = randomUUID().slice(0, 6);
@@ -221,8 +221,8 @@ export async function setUpWriters(url: string, clients: readonly number[]): Pro
     const b = await expectCall(201, `${url}/v1/spaces`, 'POST', owner.token, { name, title: 'bench' });
     return { name, spaceId: b.space_id };
   };
-  const admit = (space: Space, w: Writer) =>
-    expectCall(201, `${url}/v1/spaces/${space.name}/members/${w.author}`, 'PUT', owner.token, { role: 'writer' });
+  const admit = async (space: Space, w: Writer) =>
+    await expectCall(201, `${url}/v1/spaces/${space.name}/members/${w.author}`, 'PUT', owner.token, { role: 'writer' });
   const hot = await create(`bench-hot-${tag}`);
   for (const w of writers) await admit(hot, w);
   const spread: Space[] = [];

@@ -26,8 +26,8 @@ export { tempDataDir };
  * The relay as its own process on `dataDir`, every rate limit off (`env` added to its
  * environment, `args` to its command line, e.g. `--database postgres://…`).
  */
-export function spawnBenchRelay(dataDir: string, env: Record<string, string> = {}, args: string[] = []): Promise<SpawnedRelay> {
-  return spawnRelay(dataDir, { args, env: { ...env, SVC_RELAY_NO_RATE_LIMITS: '1' } });
+export async function spawnBenchRelay(dataDir: string, env: Record<string, string> = {}, args: string[] = []): Promise<SpawnedRelay> {
+  return await spawnRelay(dataDir, { args, env: { ...env, SVC_RELAY_NO_RATE_LIMITS: '1' } });
 }
 
 export interface Answer {

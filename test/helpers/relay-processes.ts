@@ -41,7 +41,7 @@ export async function spawnOnDatabase(databaseUrl: string, dataDir: string): Pro
  */
 export async function spawnProcesses(databaseUrl: string, dataDir: string, count: number): Promise<SpawnedRelay[]> {
   const first = await spawnOnDatabase(databaseUrl, dataDir);
-  const rest = await Promise.allSettled(Array.from({ length: count - 1 }, () => spawnOnDatabase(databaseUrl, dataDir)));
+  const rest = await Promise.allSettled(Array.from({ length: count - 1 }, async () => await spawnOnDatabase(databaseUrl, dataDir)));
   const started = [first, ...rest.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))];
   const failed = rest.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed !== undefined) {
@@ -53,7 +53,7 @@ export async function spawnProcesses(databaseUrl: string, dataDir: string, count
 
 /** Stop every process still running (SIGKILL: nothing is checked after this). */
 export async function killAll(relays: readonly SpawnedRelay[]): Promise<void> {
-  await Promise.all(relays.filter((r) => r.process.exitCode === null && r.process.signalCode === null).map((r) => r.kill('SIGKILL')));
+  await Promise.all(relays.filter((r) => r.process.exitCode === null && r.process.signalCode === null).map(async (r) => await r.kill('SIGKILL')));
 }
 
 export async function send(url: string, method: string, token: string, body?: unknown): Promise<{ status: number; body: any }> {
