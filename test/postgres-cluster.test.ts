@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { openPostgresStore, type Store } from '../relay/store/index.js';
 import { notifierFor } from '../relay/posts/notify.js';
+import { createTokenEvents, type TokenEvent } from '../relay/token-events.js';
 import { PAYLOAD_MAX_BYTES, payloads } from '../relay/store/postgres/wakeups.js';
 import { freshDatabase, testPostgres, type FreshDatabase } from './helpers/postgres.js';
 
@@ -145,5 +146,24 @@ describe.skipIf(cluster.url === undefined)(`several stores on one PostgreSQL dat
     } finally {
       await one.close();
     }
+  });
+
+  it('a token revocation told in one store is told in the other, once, for one token or every token of the KEY', async () => {
+    const told = createTokenEvents(a.cluster);
+    const hearing = createTokenEvents(b.cluster);
+    const heard: TokenEvent[] = [];
+    const mine: TokenEvent[] = [];
+    hearing.on((e) => heard.push(e));
+    told.on((e) => mine.push(e));
+    told.emit({ peerId: 'ab12', tokenId: '5f0c8e4e-0000-4000-8000-000000000001' });
+    told.emit({ peerId: 'ab12', tokenId: null });
+    for (let i = 0; i < 50 && heard.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(heard).toEqual([
+      { peerId: 'ab12', tokenId: '5f0c8e4e-0000-4000-8000-000000000001' },
+      { peerId: 'ab12', tokenId: null },
+    ]);
+    expect(mine).toHaveLength(2);
+    told.unlink();
+    hearing.unlink();
   });
 });
