@@ -16,11 +16,11 @@ import { toHex } from '../shared/encoding.js';
 import { buildApp } from '../relay/app.js';
 import type { RelayConfig } from '../relay/config.js';
 import { loadServiceKeys } from '../relay/service-keys.js';
-import { openPostgresStore } from '../relay/store/index.js';
+import { openStore } from '../relay/store/index.js';
 import { DATABASE_FILE } from '../relay/store/sqlite/open.js';
 import { freshDatabase, testPostgres, type FreshDatabase } from './helpers/postgres.js';
 import { signedPost } from './helpers/posts.js';
-import { call, mintToken, startRelay, tempDataDir, type MintedToken, type RunningRelay } from './helpers/relay.js';
+import { call, mintToken, tempDataDir, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { runCli } from './helpers/relay-cli.js';
 import { createSealedSpace, publishKey, sealedKey, sealedPostBody } from './helpers/sealed.js';
 import { createSpace, freshName } from './helpers/spaces.js';
@@ -45,7 +45,7 @@ function dataDir(): string {
 
 async function database(empty = true): Promise<FreshDatabase> {
   const d = await freshDatabase({ empty });
-  cleanup.push(() => d.drop());
+  cleanup.push(async () => await d.drop());
   return d;
 }
 
@@ -60,25 +60,33 @@ async function count(url: string, table: string): Promise<number> {
   }
 }
 
-/** A relay on the PostgreSQL database `url`, with the service keys of `dir` and the clock `offset` ms from now. */
-async function relayOnPostgres(dir: string, url: string, offset: number): Promise<RunningRelay> {
-  const clock = () => Date.now() + offset;
+/**
+ * A relay on `location` (what openStore takes: the data directory for its SQLite file, or a
+ * postgres:// URL) with the service keys of `dir` and its clock `offset` ms from now. The
+ * source relay is SQLite whichever store the rest of the suite runs on.
+ */
+async function relayOn(dir: string, location: string, offset = 0): Promise<RunningRelay> {
+  let moved = offset;
+  const clock = () => Date.now() + moved;
   const random = (n: number) => new Uint8Array(randomBytes(n));
   const config: RelayConfig = { host: '127.0.0.1', port: 0, dataDir: dir, publicUrl: undefined, dev: true };
-  const store = await openPostgresStore(url);
+  const store = await openStore(location);
   const serviceKeys = loadServiceKeys({ dataDir: dir, dev: true, now: clock(), random });
   const app = buildApp({ config, store, clock, random, serviceKeys });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address() as { port: number };
-  let moved = offset;
+  let closed = false;
   const relay = {
     url: `http://127.0.0.1:${address.port}`,
     app,
     store,
     serviceKeys,
     dataDir: dir,
-    clock: { now: () => Date.now() + moved, advance: (ms) => void (moved += ms) },
+    database: location,
+    clock: { now: clock, advance: (ms: number) => void (moved += ms) },
     async close() {
+      if (closed) return;
+      closed = true;
       await app.close();
       await store.close();
     },
@@ -129,11 +137,7 @@ interface Filled {
 /** A SQLite relay filled through its routes, then stopped. */
 async function filledRelay(): Promise<Filled> {
   const dir = dataDir();
-  const relay = await startRelay({ dataDir: dir });
-  let closed = false;
-  cleanup.push(async () => {
-    if (!closed) await relay.close();
-  });
+  const relay = await relayOn(dir, dir);
   const owner = await mintToken(relay.url);
   const writer = await mintToken(relay.url);
   const open = freshName('mig');
@@ -165,7 +169,6 @@ async function filledRelay(): Promise<Filled> {
   expect(before.mailbox.items.length).toBeGreaterThan(0);
   const offset = relay.clock.now() - Date.now();
   await relay.close();
-  closed = true;
   return { dir, offset, owner, writer, sealedOwner, spaces, hidden, before };
 }
 
@@ -204,7 +207,7 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     expect(run, run.stderr).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect(await count(target.url, 'spent_challenges')).toBe(spent);
 
-    const relay = await relayOnPostgres(filled.dir, target.url, filled.offset);
+    const relay = await relayOn(filled.dir, target.url, filled.offset);
     const after = await reads(relay, filled, filled.spaces);
     expect(after).toEqual(filled.before);
     // The hidden post is still hidden, in its place.
@@ -259,14 +262,13 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already holds data \(.*rows\).*migrate copies into an empty database only: create a new one/);
     // Still the first copy, whole.
-    const relay = await relayOnPostgres(filled.dir, target.url, filled.offset);
+    const relay = await relayOn(filled.dir, target.url, filled.offset);
     expect(await reads(relay, filled, filled.spaces)).toEqual(filled.before);
   });
 
   it.skipIf(process.platform !== 'linux')('refuses a database a process still has open (a relay serving from it), naming the process', async () => {
     const dir = dataDir();
-    const relay = await startRelay({ dataDir: dir });
-    cleanup.push(() => relay.close());
+    await relayOn(dir, dir);
     const target = await database();
     const run = await runCli(['migrate', '--from', dir, '--to', target.url]);
     expect(run.code).toBe(2);
