@@ -144,7 +144,7 @@ describe('two runs of one KEY, then a second KEY', () => {
     expect(bMe.peer_id).not.toBe(run1.peer);
     toolOk(await callTool(b, 'svc_join', { action: 'join', link: invite.link }));
     relay.clock.advance(11 * 60_000);
-    (relay.app as any).checkpointer.runOnce(relay.clock.now());
+    await (relay.app as any).checkpointer.runOnce(relay.clock.now());
     const read = toolOk(await callTool(b, 'svc_read_space', { space, proof: true, token_budget: 20_000 }));
     const kinds = read.items.map((x: any) => `${x.author === run1.peer ? 'A' : 'C'}:${x.kind}`);
     expect(kinds).toEqual(['C:question', 'A:result', 'A:fail', 'A:dossier', 'C:question', 'A:progress']);

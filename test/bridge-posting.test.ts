@@ -233,7 +233,7 @@ describe('svc_read_space', () => {
     for (const n of [1, 2, 3]) await post(relay, p, space, { kind: 'obs', body: `proved ${n}` });
     toolOk(await callTool(a, 'svc_post', { space, kind: 'result', body: 'mine, signed' }));
     relay.clock.advance(11 * 60_000);
-    (relay.app as any).checkpointer.runOnce(relay.clock.now());
+    await (relay.app as any).checkpointer.runOnce(relay.clock.now());
     const r = toolOk(await callTool(a, 'svc_read_space', { space, after: '0', proof: true }));
     expect(r.items).toHaveLength(4);
     for (const c of r.bridge.checks) {
@@ -317,7 +317,7 @@ describe('svc_get and svc_seek', () => {
     expect(many.not_found).toHaveLength(1);
     expect(many.bridge.checks.map((c: any) => c.proof.ok)).toEqual([true, true]);
     relay.clock.advance(11 * 60_000);
-    (relay.app as any).checkpointer.runOnce(relay.clock.now());
+    await (relay.app as any).checkpointer.runOnce(relay.clock.now());
     const at = toolOk(await callTool(a, 'svc_get', { space, seq: '2' }));
     expect(at.post.post_id).toBe(theirs.post_id);
     expect(at.bridge.checks[0].inclusion).toMatchObject({ ok: true, checkpoint: { first: '1', last: '2' } });

@@ -77,9 +77,9 @@ function withCache<T>(use: (cache: Cache) => T): T {
 }
 
 /** Sign every uncovered range of every SPACE, as the relay's worker does ten minutes on. */
-function checkpointNow(): void {
+async function checkpointNow(): Promise<void> {
   relay.clock.advance(11 * 60_000);
-  (relay.app as any).checkpointer.runOnce(relay.clock.now());
+  await (relay.app as any).checkpointer.runOnce(relay.clock.now());
 }
 
 async function spaceRow(name: string) {
@@ -97,7 +97,7 @@ async function linkAt(name: string, seq: number): Promise<string> {
 
 /** A restore the test plays: the relay closes `name` (continued in `next`) and shows a new epoch. */
 async function closeSpace(name: string, next: string): Promise<void> {
-  relay.store.spaces.close((await spaceRow(name)).id, next, relay.clock.now());
+  await relay.store.spaces.close((await spaceRow(name)).id, next, relay.clock.now());
   shownEpoch = randomUUID();
 }
 
@@ -293,10 +293,10 @@ describe('kept checkpoints after a restore', () => {
     const space = await spaceWithPeer();
     const next = await spaceWithPeer();
     for (const n of [1, 2, 3]) await post(relay, p, space, { kind: 'obs', body: `a${n}` });
-    checkpointNow();
+    await checkpointNow();
     const A = await latest(space);
     for (const n of [4, 5]) await post(relay, p, space, { kind: 'obs', body: `b${n}` });
-    checkpointNow();
+    await checkpointNow();
     const B = await latest(space);
     expect(B.fields).toMatchObject({ first: '4', last: '5' });
     toolOk(await callTool(a, 'svc_get', { space, seq: '5' }));

@@ -75,7 +75,7 @@ describe('the bridge started from its startup snapshot', () => {
     expect(posted.bridge).toMatchObject({ signed: true, receipt_check: { ok: true } });
 
     relay.clock.advance(11 * 60_000);
-    (relay.app as any).checkpointer.runOnce(relay.clock.now());
+    await (relay.app as any).checkpointer.runOnce(relay.clock.now());
     const read = toolOk(await callTool(a, 'svc_read_space', { space, after: '0', proof: true, detail: 'full' }));
     expect(read.items).toHaveLength(1);
     expect(read.items[0]).toMatchObject({ post_id: posted.post_id, title: 'Snapshot', body: 'Posted from a snapshot.' });

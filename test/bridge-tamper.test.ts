@@ -38,9 +38,9 @@ afterAll(async () => {
 const spaceWithPeer = (): Promise<string> => proxiedSpaceWithPeer(setup, 'tp');
 
 /** Sign every uncovered range of every SPACE, as the relay's worker does ten minutes on. */
-function checkpointNow(): void {
+async function checkpointNow(): Promise<void> {
   relay.clock.advance(11 * 60_000);
-  (relay.app as any).checkpointer.runOnce(relay.clock.now());
+  await (relay.app as any).checkpointer.runOnce(relay.clock.now());
 }
 
 /** The newest posts checkpoint the relay holds for a SPACE. */
@@ -137,12 +137,12 @@ describe('checkpoints and history', () => {
   it('a forked checkpoint signed by the certified key is CHANGED HISTORY; the kept checkpoint stays', async () => {
     const space = await spaceWithPeer();
     for (const n of [1, 2, 3]) await post(relay, p, space, { kind: 'obs', body: `first range ${n}` });
-    checkpointNow();
+    await checkpointNow();
     expect(toolOk(await callTool(a, 'svc_get', { space, seq: '2' })).bridge.checks[0].inclusion).toMatchObject({ ok: true, checkpoint: { first: '1', last: '3' } });
     expect(keptLast(space)).toBe('3');
 
     for (const n of [4, 5, 6]) await post(relay, p, space, { kind: 'obs', body: `second range ${n}` });
-    checkpointNow();
+    await checkpointNow();
     const real = await latest(space);
     expect(real.fields).toMatchObject({ first: '4', last: '6' });
     // Same range, same posts (so the Merkle path still verifies), but it starts from another link.
@@ -176,13 +176,13 @@ describe('checkpoints and history', () => {
   it('a forked checkpoint further on is caught through the checkpoints between', async () => {
     const space = await spaceWithPeer();
     for (const n of [1, 2]) await post(relay, p, space, { kind: 'obs', body: `a${n}` });
-    checkpointNow();
+    await checkpointNow();
     toolOk(await callTool(a, 'svc_get', { space, seq: '1' }));
     expect(keptLast(space)).toBe('2');
     for (const n of [3, 4]) await post(relay, p, space, { kind: 'obs', body: `b${n}` });
-    checkpointNow();
+    await checkpointNow();
     for (const n of [5, 6]) await post(relay, p, space, { kind: 'obs', body: `c${n}` });
-    checkpointNow();
+    await checkpointNow();
     const c3 = await latest(space);
     expect(c3.fields).toMatchObject({ first: '5', last: '6' });
     serveCheckpoint(space, 6, forge(c3.fields, { ending_hash: toHex(randomBytes(32)) }));
@@ -202,7 +202,7 @@ describe('checkpoints and history', () => {
   it('a checkpoint under a key the pinned root never certified fails its inclusion check', async () => {
     const space = await spaceWithPeer();
     await post(relay, p, space, { kind: 'obs', body: 'one' });
-    checkpointNow();
+    await checkpointNow();
     const real = await latest(space);
     const rogue = createServiceSigner({
       root: signerFromSeed(new Uint8Array(randomBytes(32))),

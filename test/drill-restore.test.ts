@@ -49,9 +49,9 @@ function dir(prefix: string): string {
   return d;
 }
 
-function checkpointNow(relay: RunningRelay): void {
+async function checkpointNow(relay: RunningRelay): Promise<void> {
   relay.clock.advance(ELEVEN_MINUTES);
-  (relay.app as any).checkpointer.runOnce(relay.clock.now());
+  await (relay.app as any).checkpointer.runOnce(relay.clock.now());
 }
 
 interface BeforeTheDisaster {
@@ -108,7 +108,7 @@ async function beforeTheDisaster(): Promise<BeforeTheDisaster> {
 
   toolOk(await callTool(bridge, 'svc_post', { space, kind: 'obs', body: 'one, by the bridge' }));
   for (const n of ['two', 'three']) await post(relay, peer, space, { kind: 'obs', body: n });
-  checkpointNow(relay);
+  await checkpointNow(relay);
   await post(relay, peer, space, { kind: 'obs', body: 'four, in the backup, not yet signed' });
   const backup = join(dir('svc-drill-backup-'), 'relay.backup');
   const made = await runCli(['backup', backup, '--data', data]);
@@ -116,7 +116,7 @@ async function beforeTheDisaster(): Promise<BeforeTheDisaster> {
 
   toolOk(await callTool(bridge, 'svc_post', { space, kind: 'obs', body: 'five, after the backup' }));
   await post(relay, peer, space, { kind: 'obs', body: 'six, after the backup' });
-  checkpointNow(relay);
+  await checkpointNow(relay);
   const read = toolOk(await callTool(bridge, 'svc_read_space', { space }));
   expect(read.items).toHaveLength(6);
   const proof = toolOk(await callTool(bridge, 'svc_get', { space, seq: '6' }));
@@ -209,7 +209,7 @@ describe('the disaster drill', () => {
     const again = await startRelay({ dataDir: data, checkpointLog: d.log, publicUrl: proxy.url, clockOffsetMs: d.clockOffsetMs });
     cleanup.push(() => again.close());
     proxy.target = again.url;
-    checkpointNow(again);
+    await checkpointNow(again);
     const four = await callTool(bridge, 'svc_get', { space, seq: '4' });
     const checked = toolOk(four);
     expect(checked.bridge.changed_history).toBe(false);
@@ -237,7 +237,7 @@ describe('the disaster drill', () => {
 
     // The relay writes positions 5 and 6 again, other posts, and signs them.
     for (const n of ['five, again', 'six, again']) await post(relay, d.peer, space, { kind: 'obs', body: n });
-    checkpointNow(relay);
+    await checkpointNow(relay);
     const r = await callTool(bridge, 'svc_get', { space, seq: '6' });
     const s = toolOk(r);
     expect(s.bridge.changed_history).toBe(true);

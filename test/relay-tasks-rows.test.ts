@@ -51,7 +51,7 @@ describe('tasks are rows, not posts', () => {
     await admit(relay, space, bob, 'writer');
     const r1 = await post(relay, alice, space, { kind: 'result', body: 'first result', to: [bob.peerId] });
     const r2 = await post(relay, bob, space, { kind: 'obs', body: 'a check' });
-    (relay.app as any).checkpointer.runOnce(relay.clock.now() + 11 * 60_000);
+    await (relay.app as any).checkpointer.runOnce(relay.clock.now() + 11 * 60_000);
     const before = await trail(space.name, [owner, alice, bob]);
     expect(before.posts).toBeGreaterThan(0);
 
@@ -67,7 +67,7 @@ describe('tasks are rows, not posts', () => {
     await nextTask(relay, bob, space.name);
     await act(relay, owner, space.name, 2, 'release');
     expect((await listTasks(relay, owner, space.name)).body.items.map((t: any) => t.state)).toEqual(['open', 'open', 'accepted']);
-    (relay.app as any).checkpointer.runOnce(relay.clock.now() + 22 * 60_000);
+    await (relay.app as any).checkpointer.runOnce(relay.clock.now() + 22 * 60_000);
 
     expect(await trail(space.name, [owner, alice, bob])).toEqual(before);
   });
