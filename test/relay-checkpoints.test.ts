@@ -7,7 +7,7 @@
  * capability document publishes. The checkpointer is driven with `runOnce(now)` on the relay's
  * movable clock.
  */
-import { randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkExtends, verifyCheckpoint, verifyCheckpointInclusion, type VerifiedCheckpoint } from '../shared/checkpoint.js';
 import { verifyControlChain, verifyPostChain } from '../shared/chain.js';
@@ -330,7 +330,7 @@ describe('posts.proof refusals', () => {
     await relay.app.checkpointer.runOnce(relay.clock.now());
     expect((await read(`/v1/spaces/${space.name}/posts/2/proof`, owner)).status).toBe(200);
     // Rewrite one stored link behind the relay's back (as a damaged or altered database would).
-    await relay.store.db.prepare('UPDATE posts SET chain_hash = randomblob(32) WHERE space_row_id = ? AND seq = 3').run(space.id);
+    await relay.store.db.prepare('UPDATE posts SET chain_hash = ? WHERE space_row_id = ? AND seq = 3').run(randomBytes(32), space.id);
     const r = await read(`/v1/spaces/${space.name}/posts/2/proof`, owner);
     expect(r.status).toBe(500);
     expect(codeOf(r)).toBe('CHECKPOINT_INVALID');

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { mintToken, type MintedToken, type RunningRelay, startRelay } from './helpers/relay.js';
+import { bytesOf, numbered } from './helpers/test-store.js';
 import { admit, call, createSpace, eventsOf, expectRefused, freshName, grant, joinLink, makeLink, memberRow, rest, roleIn, snapshot } from './helpers/invites.js';
 import { RATE_LIMITS } from '../shared/limits.js';
 import { toHex } from '../shared/encoding.js';
@@ -196,7 +197,7 @@ describe('hand-over of a role to a KEY', () => {
     await grant(relay, owner, name, giver.peerId, 'writer');
     await grant(relay, owner, name, k.peerId, 'reader');
     const o = await offer(giver, name, { to: k.peerId });
-    relay.store.spaces.close((await relay.store.spaces.byName(name))!.id, null, relay.clock.now());
+    await relay.store.spaces.close((await relay.store.spaces.byName(name))!.id, null, relay.clock.now());
     const before = await snapshot(relay, name, [giver, k]);
     expectRefused(await accept(k, o.body.offer_id), 'SPACE_CLOSED', before, await snapshot(relay, name, [giver, k]));
     expectRefused(await offer(giver, name, { to: k.peerId }), 'SPACE_CLOSED', before, await snapshot(relay, name, [giver, k]));
@@ -272,14 +273,14 @@ describe('hand-over links and the SPACE itself', () => {
     const maker = await mintToken(relay.url);
     await grant(relay, owner, name, maker.peerId, 'writer');
     const s = (await relay.store.spaces.byName(name))!;
-    const insert = relay.store.db.prepare(
-      `INSERT INTO hand_overs (id, space_row_id, giver, role, to_peer, code_hash, label, state, created_at, expires_at)
-       VALUES (?, ?, ?, 'writer', NULL, ?, NULL, 'revoked', ?, NULL)`,
-    );
     const now = relay.clock.now();
-    await relay.store.db.transaction(async () => {
-      for (let i = 0; i < RATE_LIMITS.linksMade.limit; i++) await insert.run(`fill-${name}-${i}`, s.id, maker.peerId, randomBytes(32), now - 1000);
-    })();
+    await relay.store.db
+      .prepare(
+        `${numbered(RATE_LIMITS.linksMade.limit)}
+         INSERT INTO hand_overs (id, space_row_id, giver, role, to_peer, code_hash, label, state, created_at, expires_at)
+         SELECT 'fill-${name}-' || i, ?, ?, 'writer', NULL, ${bytesOf(relay.store.db, `'fill-${name}-' || i`)}, NULL, 'revoked', ?, NULL FROM n`,
+      )
+      .run(s.id, maker.peerId, now - 1000);
     before = await snapshot(relay, name, [maker]);
     expectRefused(await offer(maker, name), 'INVITE_LIMIT', before, await snapshot(relay, name, [maker]));
     // Hand-over links and invite links share the maker's daily allowance.

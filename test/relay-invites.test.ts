@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { mintToken, type MintedToken, type RunningRelay, startRelay } from './helpers/relay.js';
+import { bytesOf, numbered } from './helpers/test-store.js';
 import { admit, call, createSpace, eventsOf, expectRefused, freshName, grant, joinLink, makeLink, memberRow, rest, roleIn, snapshot } from './helpers/invites.js';
 import { sha256 } from '../shared/hash.js';
 import { toHex, utf8 } from '../shared/encoding.js';
@@ -126,7 +127,7 @@ describe('invites.create', () => {
 
     const closed = freshName('closed');
     await createSpace(relay, owner.token, { name: closed });
-    relay.store.spaces.close((await relay.store.spaces.byName(closed))!.id, null, now);
+    await relay.store.spaces.close((await relay.store.spaces.byName(closed))!.id, null, now);
     before = await snapshot(relay, closed, [owner]);
     r = await call(relay, 'POST', `/v1/spaces/${closed}/invites`, { token: owner.token, body: { role: 'writer' } });
     expectRefused(r, 'SPACE_CLOSED', before, await snapshot(relay, closed, [owner]));
@@ -138,13 +139,13 @@ describe('invites.create', () => {
     await createSpace(relay, maker.token, { name });
     const s = (await relay.store.spaces.byName(name))!;
     const now = relay.clock.now();
-    const insert = relay.store.db.prepare(
-      `INSERT INTO invites (id, space_row_id, code_hash, maker, role, tags_json, label, max_uses, uses, created_at, expires_at)
-       VALUES (?, ?, ?, ?, 'reader', '[]', NULL, 10, 0, ?, NULL)`,
-    );
-    await relay.store.db.transaction(async () => {
-      for (let i = 0; i < LIVE_LINKS_PER_MAKER; i++) await insert.run(`fill-${name}-${i}`, s.id, randomBytes(32), maker.peerId, now - 1000);
-    })();
+    await relay.store.db
+      .prepare(
+        `${numbered(LIVE_LINKS_PER_MAKER)}
+         INSERT INTO invites (id, space_row_id, code_hash, maker, role, tags_json, label, max_uses, uses, created_at, expires_at)
+         SELECT 'fill-${name}-' || i, ?, ${bytesOf(relay.store.db, `'fill-${name}-' || i`)}, ?, 'reader', '[]', NULL, 10, 0, ?, NULL FROM n`,
+      )
+      .run(s.id, maker.peerId, now - 1000);
     const before = await snapshot(relay, name, [maker]);
     const r = await call(relay, 'POST', `/v1/spaces/${name}/invites`, { token: maker.token, body: { role: 'writer' } });
     expectRefused(r, 'INVITE_LIMIT', before, await snapshot(relay, name, [maker]));
@@ -269,7 +270,7 @@ describe('invites.revoke', () => {
     const name = freshName('shut');
     await createSpace(relay, owner.token, { name });
     const link = await makeLink(relay, owner, name, { role: 'reader' });
-    relay.store.spaces.close((await relay.store.spaces.byName(name))!.id, 'elsewhere', relay.clock.now());
+    await relay.store.spaces.close((await relay.store.spaces.byName(name))!.id, 'elsewhere', relay.clock.now());
     const before = await snapshot(relay, name, [owner]);
     const r = await call(relay, 'DELETE', `/v1/invites/${link.invite_id}`, { token: owner.token });
     expectRefused(r, 'SPACE_CLOSED', before, await snapshot(relay, name, [owner]));
@@ -385,7 +386,7 @@ describe('invites.remove', () => {
     const name = freshName('shut2');
     await createSpace(relay, owner.token, { name });
     const l2 = await makeLink(relay, owner, name, { role: 'reader' });
-    relay.store.spaces.close((await relay.store.spaces.byName(name))!.id, null, relay.clock.now());
+    await relay.store.spaces.close((await relay.store.spaces.byName(name))!.id, null, relay.clock.now());
     const b2 = await snapshot(relay, name, [owner]);
     const closed = await call(relay, 'POST', `/v1/invites/${l2.invite_id}/remove`, { token: owner.token });
     expectRefused(closed, 'SPACE_CLOSED', b2, await snapshot(relay, name, [owner]));

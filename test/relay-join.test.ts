@@ -309,7 +309,7 @@ describe('join by policy', () => {
 
   it('refuses to ask in a closed SPACE (SPACE_CLOSED)', async () => {
     const space = await team();
-    relay.store.spaces.close((await relay.store.spaces.byName(space))!.id, null, relay.clock.now());
+    await relay.store.spaces.close((await relay.store.spaces.byName(space))!.id, null, relay.clock.now());
     const k = await mintToken(relay.url);
     const before = await snapshot(relay, space, [k, owner, admin]);
     expectRefused(await ask(k, space), 'SPACE_CLOSED', before, await snapshot(relay, space, [k, owner, admin]));
@@ -444,7 +444,7 @@ describe('deciding join requests', () => {
     const space = await team();
     const k = await mintToken(relay.url);
     const id = (await ask(k, space)).body.request_id;
-    relay.store.spaces.close((await relay.store.spaces.byName(space))!.id, null, relay.clock.now());
+    await relay.store.spaces.close((await relay.store.spaces.byName(space))!.id, null, relay.clock.now());
     for (const [who, path] of [[owner, 'approve'], [owner, 'decline'], [k, 'withdraw']] as const) {
       const before = await snapshot(relay, space, [k, owner]);
       expectRefused(await call(relay, 'POST', `/v1/requests/${id}/${path}`, { token: who.token }), 'SPACE_CLOSED', before, await snapshot(relay, space, [k, owner]));

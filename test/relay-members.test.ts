@@ -282,7 +282,7 @@ describe('members.revoke', () => {
 
   it('refuses member writes in a closed SPACE with SPACE_CLOSED', async () => {
     const name = await staffedSpace();
-    relay.store.spaces.close((await relay.store.spaces.byName(name))!.id, null, relay.clock.now());
+    await relay.store.spaces.close((await relay.store.spaces.byName(name))!.id, null, relay.clock.now());
     const head = await auditHead(relay, name);
     await expectRefused(await put(name, owner, outsider.peerId, { role: 'reader' }), 'SPACE_CLOSED', name, head);
     await expectRefused(await put(name, owner, writer.peerId, { role: 'reader' }), 'SPACE_CLOSED', name, head);

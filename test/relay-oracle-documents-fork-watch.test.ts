@@ -226,7 +226,7 @@ describe('watches', () => {
       await refused(() => call(relay, method, `/v1/spaces/${freshName('none')}/watch`, { token: forker.token }), 'SPACE_NOT_FOUND', 404);
     }
     const doc = await oracleSpace(relay, owner);
-    relay.store.spaces.close((await relay.store.spaces.byName(doc))!.id, null, relay.clock.now());
+    await relay.store.spaces.close((await relay.store.spaces.byName(doc))!.id, null, relay.clock.now());
     await refused(() => call(relay, 'PUT', `/v1/spaces/${doc}/watch`, { token: forker.token }), 'SPACE_CLOSED', 409);
     await refused(() => get(relay, '/v1/watching'), 'TOKEN_MISSING', 401);
   });

@@ -353,7 +353,7 @@ describe('who may post', () => {
   it('refuses every post to a closed SPACE with SPACE_CLOSED', async () => {
     const space = await newSpace(owner);
     expect((await append(owner, space, { kind: 'obs' })).status).toBe(201);
-    relay.store.spaces.close(space.id, null, relay.clock.now());
+    await relay.store.spaces.close(space.id, null, relay.clock.now());
     await expectRefused(owner, space, { kind: 'obs' }, 'SPACE_CLOSED');
   });
 
@@ -594,9 +594,9 @@ describe('limits', () => {
 // ---- hide and unhide ------------------------------------------------------------------------------
 
 describe('posts.hide and posts.unhide', () => {
-  const hide = (t: MintedToken, id: string, method: 'PUT' | 'DELETE' = 'PUT') => {
+  const hide = async (t: MintedToken, id: string, method: 'PUT' | 'DELETE' = 'PUT') => {
     relay.clock.advance(2_100);
-    return getJson(`${relay.url}/v1/posts/${id}/hidden`, { method, headers: auth(t) });
+    return await getJson(`${relay.url}/v1/posts/${id}/hidden`, { method, headers: auth(t) });
   };
 
   it('let the owner hide a post, with a post.hidden event, keeping its position and link', async () => {
@@ -678,7 +678,7 @@ describe('posts.hide and posts.unhide', () => {
   it('refuse in a closed SPACE with SPACE_CLOSED', async () => {
     const space = await newSpace(owner);
     const p = await append(owner, space, { kind: 'obs' });
-    relay.store.spaces.close(space.id, null, relay.clock.now());
+    await relay.store.spaces.close(space.id, null, relay.clock.now());
     const r = await hide(owner, p.body.post_id);
     expect(r.body.error.code).toBe('SPACE_CLOSED');
     expect((await relay.store.posts.byPostId(p.body.post_id))!.hiddenAt).toBeNull();

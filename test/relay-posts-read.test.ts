@@ -214,7 +214,7 @@ describe('posts.read refusals', () => {
     const ahead = await get(relay, path(space.name, '?after=2'), owner);
     expect(ahead.status).toBe(400);
     expect(codeOf(ahead)).toBe('CURSOR_AHEAD');
-    relay.store.spaces.close(space.id, 'the-continuation', relay.clock.now());
+    await relay.store.spaces.close(space.id, 'the-continuation', relay.clock.now());
     const rolled = await get(relay, path(space.name, '?after=2'), owner);
     expect(rolled.status).toBe(409);
     expect(codeOf(rolled)).toBe('HISTORY_ROLLBACK');

@@ -143,7 +143,7 @@ async function fillAdmins(name: string, owner: string): Promise<() => void> {
 }
 
 async function close(name: string): Promise<void> {
-  relay.store.spaces.close((await relay.store.spaces.byName(name))!.id, null, relay.clock.now());
+  await relay.store.spaces.close((await relay.store.spaces.byName(name))!.id, null, relay.clock.now());
 }
 
 /**

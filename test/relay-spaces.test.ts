@@ -486,7 +486,7 @@ describe('spaces.update', () => {
   it('refuses updates to a closed SPACE with SPACE_CLOSED and to an unknown one with SPACE_NOT_FOUND', async () => {
     const closed = freshName('updc');
     await createSpace(relay, alice.token, { name: closed });
-    relay.store.spaces.close((await relay.store.spaces.byName(closed))!.id, name, relay.clock.now());
+    await relay.store.spaces.close((await relay.store.spaces.byName(closed))!.id, name, relay.clock.now());
     const r = await call(relay, 'PATCH', `/v1/spaces/${closed}`, { token: alice.token, body: { title: 'late' } });
     expect(r.status).toBe(409);
     expect(r.body.error.code).toBe('SPACE_CLOSED');

@@ -127,7 +127,7 @@ describe('the SPACE', () => {
 
   it('SPACE_CLOSED for every task write in a closed SPACE; the list still reads', async () => {
     const { space, alicePost } = await staged();
-    relay.store.spaces.close(space.id, 'next-space', relay.clock.now());
+    await relay.store.spaces.close(space.id, 'next-space', relay.clock.now());
     await refusedUnchanged('SPACE_CLOSED', 409, () => taskWrite(relay, alice, space.name, '', { title: 'x' }));
     await refusedUnchanged('SPACE_CLOSED', 409, () => taskWrite(relay, bob, space.name, 'next', {}));
     await refusedUnchanged('SPACE_CLOSED', 409, () => taskWrite(relay, alice, space.name, '1/done', { post_id: alicePost.post_id }));

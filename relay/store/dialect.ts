@@ -23,6 +23,8 @@ export interface Dialect {
   readonly least: string;
   /** The position of a substring (1-based, 0 when absent): SQLite's instr, PostgreSQL's strpos. */
   readonly instr: string;
+  /** SQLite's `INDEXED BY name` (a plan the store insists on); nothing on PostgreSQL, which has no such hint. */
+  indexedBy(index: string): string;
   param(p: string, type: SqlType): string;
   jsonEach(p: string, type?: SqlType): string;
   bool(expr: string): string;
@@ -32,6 +34,7 @@ const SQLITE: Dialect = {
   greatest: 'max',
   least: 'min',
   instr: 'instr',
+  indexedBy: (index) => `INDEXED BY ${index}`,
   param: (p) => p,
   jsonEach: (p) => `SELECT value FROM json_each(${p})`,
   bool: (expr) => expr,
@@ -41,6 +44,7 @@ const POSTGRES: Dialect = {
   greatest: 'GREATEST',
   least: 'LEAST',
   instr: 'strpos',
+  indexedBy: () => '',
   param: (p, type) => `${p}::${type}`,
   jsonEach: (p, type = 'text') =>
     type === 'text'

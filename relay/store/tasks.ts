@@ -144,7 +144,7 @@ function toTask(r: Row): TaskRow {
  * the SPACE's accepted tasks to find its open ones.
  */
 const PAGE_RANGES: Record<'any' | StoredTaskState, readonly string[]> = {
-  any: ['1'],
+  any: ['1 = 1'],
   open: ["state = 'open'", "state = 'held' AND claim_expires_at <= @now"],
   held: ["state = 'held' AND claim_expires_at > @now"],
   done: ["state = 'done'"],
@@ -164,13 +164,13 @@ export function createTaskStore(db: Db): TaskStore {
   );
   const upsertList = db.prepare(
     `INSERT INTO task_lists (space_row_id, last_number, not_accepted) VALUES (?, 1, 1)
-     ON CONFLICT (space_row_id) DO UPDATE SET last_number = last_number + 1, not_accepted = not_accepted + 1
+     ON CONFLICT (space_row_id) DO UPDATE SET last_number = task_lists.last_number + 1, not_accepted = task_lists.not_accepted + 1
      RETURNING last_number`,
   );
   const lessNotAccepted = db.prepare('UPDATE task_lists SET not_accepted = not_accepted - 1 WHERE space_row_id = ?');
   const selectOne = db.prepare<[number, number], Row>(`SELECT ${COLUMNS} FROM tasks WHERE space_row_id = ? AND number = ?`);
   const selectChecks = db.prepare<[number, number, number], { by: string; post_id: string | null; at: number }>(
-    'SELECT by, post_id, at FROM task_checks WHERE space_row_id = ? AND number = ? AND cycle = ? ORDER BY at, by',
+    'SELECT "by", post_id, at FROM task_checks WHERE space_row_id = ? AND number = ? AND cycle = ? ORDER BY at, "by"',
   );
   const countWaiting = db.prepare<[number, string], { n: number }>(
     `SELECT count(*) AS n FROM tasks
@@ -192,30 +192,30 @@ export function createTaskStore(db: Db): TaskStore {
   );
   // Each WHERE repeats its partial index's own condition so SQLite may use it (migration 009).
   const selectLowestOpen = db.prepare<{ space: number }, Row>(
-    `SELECT ${COLUMNS} FROM tasks INDEXED BY tasks_open_ready
+    `SELECT ${COLUMNS} FROM tasks ${sql.indexedBy('tasks_open_ready')}
       WHERE space_row_id = @space AND state = 'open' AND waiting = 0 ORDER BY number LIMIT 1`,
   );
   const selectLowestOpenTagged = db.prepare<{ space: number; tag: string }, Row>(
-    `SELECT ${COLUMNS} FROM tasks INDEXED BY tasks_open_ready_by_tag
+    `SELECT ${COLUMNS} FROM tasks ${sql.indexedBy('tasks_open_ready_by_tag')}
       WHERE space_row_id = @space AND tag = @tag AND tag IS NOT NULL AND state = 'open' AND waiting = 0 ORDER BY number LIMIT 1`,
   );
   // Expired claims only: the range of `tasks_claims` up to now, lowest number first.
   const selectLowestExpired = db.prepare<{ space: number; now: number }, Row>(
-    `SELECT ${COLUMNS} FROM tasks INDEXED BY tasks_claims
+    `SELECT ${COLUMNS} FROM tasks ${sql.indexedBy('tasks_claims')}
       WHERE space_row_id = @space AND state = 'held' AND claim_expires_at <= @now ORDER BY number LIMIT 1`,
   );
   const selectLowestExpiredTagged = db.prepare<{ space: number; now: number; tag: string }, Row>(
-    `SELECT ${COLUMNS} FROM tasks INDEXED BY tasks_claims
+    `SELECT ${COLUMNS} FROM tasks ${sql.indexedBy('tasks_claims')}
       WHERE space_row_id = @space AND state = 'held' AND claim_expires_at <= @now AND tag = @tag ORDER BY number LIMIT 1`,
   );
   const verifyWhere = `space_row_id = @space AND state = 'done' AND done_by <> @peer
         AND NOT EXISTS (SELECT 1 FROM task_checks c
           WHERE c.space_row_id = t.space_row_id AND c.number = t.number AND c.cycle = t.cycle AND c.by = @peer)`;
   const selectToVerify = db.prepare<{ space: number; peer: string }, Row>(
-    `SELECT ${COLUMNS} FROM tasks t INDEXED BY tasks_by_state WHERE ${verifyWhere} ORDER BY number LIMIT 1`,
+    `SELECT ${COLUMNS} FROM tasks t ${sql.indexedBy('tasks_by_state')} WHERE ${verifyWhere} ORDER BY number LIMIT 1`,
   );
   const selectToVerifyTagged = db.prepare<{ space: number; peer: string; tag: string }, Row>(
-    `SELECT ${COLUMNS} FROM tasks t INDEXED BY tasks_by_state WHERE ${verifyWhere} AND tag = @tag ORDER BY number LIMIT 1`,
+    `SELECT ${COLUMNS} FROM tasks t ${sql.indexedBy('tasks_by_state')} WHERE ${verifyWhere} AND tag = @tag ORDER BY number LIMIT 1`,
   );
   const claimStmt = db.prepare(
     `UPDATE tasks SET state = 'held', holder = @holder, claim_expires_at = @expiresAt, updated_at = @now

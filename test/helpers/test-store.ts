@@ -54,3 +54,17 @@ export async function testDatabase(dataDir: string, keep = false): Promise<TestD
   const database = await newDatabase();
   return { location: database.url, drop: database.drop };
 }
+
+/**
+ * Many rows in one statement, for tests that fill a table up to a limit (a round trip per row
+ * is slow on PostgreSQL): `WITH RECURSIVE n(i)` counting 1..count, to put before an
+ * `INSERT ... SELECT ... FROM n`, and `bytesOf(text)`, distinct bytes from a distinct text
+ * expression in each database's words.
+ */
+export function numbered(count: number): string {
+  return `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})`;
+}
+
+export function bytesOf(db: { dialect: 'sqlite' | 'postgres' }, text: string): string {
+  return db.dialect === 'postgres' ? `convert_to(${text}, 'UTF8')` : `CAST(${text} AS BLOB)`;
+}
