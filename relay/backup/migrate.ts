@@ -18,8 +18,9 @@
  *    posts in post order, with the relay's own indexing code, so every post's unscoped
  *    decision is made exactly as it first was. Were this step cut short, the relay's indexer
  *    would finish it from the watermark.
- * 5. Verify the target (./migrate-verify.ts); any problem fails the command, listing them, and
- *    leaves the target as it is for the operator to drop.
+ * 5. Verify the target (./migrate-verify.ts: counts, chains, checkpoints, notices, SEEK) and
+ *    compare every copied row with the source's (./migrate-compare.ts); any problem fails the
+ *    command, listing them, and leaves the target as it is for the operator to drop.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -39,6 +40,7 @@ import { MIGRATIONS as SQLITE_MIGRATIONS } from '../store/sqlite/migrations/inde
 import { DATABASE_FILE } from '../store/sqlite/open.js';
 import { openSnapshot, type SqliteSnapshot } from '../store/sqlite/snapshot.js';
 import { CommandError } from './command-error.js';
+import { compareTables } from './migrate-compare.js';
 import { verifyTarget, type VerifyResult } from './migrate-verify.js';
 import { openersOf } from './openers.js';
 import { terminalProgress, type Progress } from './progress.js';
@@ -164,6 +166,7 @@ export async function migrateToPostgres(opts: MigrateOptions): Promise<MigrateRe
     checkSchema(snapshot);
     const counts = new Map(snapshot.tables().map((t) => [t, snapshot.count(t)] as const));
     const totalRows = [...counts.values()].reduce((a, b) => a + b, 0);
+    let plan = new Map<string, string[]>();
     const client = await db.pool.connect().catch((e: unknown) =>
       fail(`cannot connect to ${db.name}: ${(e as Error).message}; check the URL, that the server is running, that the database exists (createdb -E UTF8 -T template0 NAME) and that this user may connect`),
     );
@@ -182,7 +185,7 @@ export async function migrateToPostgres(opts: MigrateOptions): Promise<MigrateRe
 
       // Step 2 and 3.
       await migratePostgres(client, POSTGRES_MIGRATIONS);
-      const plan = copyPlan(snapshot, await schemaTables(client));
+      plan = copyPlan(snapshot, await schemaTables(client));
       const order = await foreignKeyOrder(client, [...plan.keys()]);
       const copying = progressLine('copying', 'rows');
       let copied = 0;
@@ -250,10 +253,21 @@ export async function migrateToPostgres(opts: MigrateOptions): Promise<MigrateRe
     } finally {
       checking.finish();
     }
-    if (verified.problems.length > 0) {
+    // Every other value, row by row.
+    const comparing = progressLine('comparing', 'rows');
+    const reader = await db.pool.connect();
+    let differences: string[];
+    try {
+      differences = await compareTables({ snapshot, client: reader, plan, progress: (done) => comparing.update(done, totalRows) });
+    } finally {
+      comparing.finish();
+      reader.release();
+    }
+    const problems = [...verified.problems, ...differences];
+    if (problems.length > 0) {
       const more = verified.moreProblems > 0 ? `\n  … and ${verified.moreProblems} more` : '';
       fail(
-        `the copy in ${db.name} does not verify:\n  ${verified.problems.join('\n  ')}${more}\n` +
+        `the copy in ${db.name} does not verify:\n  ${problems.join('\n  ')}${more}\n` +
           `Do not start a relay on it. The target was left as it is: drop it (DROP DATABASE …) or empty it. ` +
           `The source ${file} was only read; a problem that is in the source too (check it with svc-relay on SQLite) needs fixing there before moving it.`,
         1,
