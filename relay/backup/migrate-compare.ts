@@ -8,14 +8,13 @@
  * table without one), ascending, NULLs first. Text compares bytewise on both (SQLite's BINARY,
  * PostgreSQL's COLLATE "C"), blobs and bytea alike, so equal tables give equal sequences.
  */
-import type pg from 'pg';
-import { orderedRows, primaryKey } from '../store/postgres/copy.js';
+import { orderedRows, primaryKey, type TargetClient } from '../store/postgres/copy.js';
 import type { SqliteSnapshot } from '../store/sqlite/snapshot.js';
 
 export interface CompareInput {
   snapshot: SqliteSnapshot;
   /** A connection to the target, not in a transaction, reading integers as numbers (a PostgresDb pool's). */
-  client: pg.ClientBase;
+  client: TargetClient;
   /** Per table, the columns copied (the target's). */
   plan: ReadonlyMap<string, readonly string[]>;
   /** Called with the rows compared so far. */

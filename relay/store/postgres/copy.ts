@@ -10,6 +10,9 @@
  */
 import type pg from 'pg';
 
+/** A connection to the target (a PostgresDb pool's), for code outside relay/store/. */
+export type TargetClient = pg.ClientBase;
+
 /** Rows here do not make a database "in use": the migrations record (seek_state is looked at below). */
 const BOOKKEEPING = new Set(['schema_migrations']);
 
