@@ -69,6 +69,11 @@ export interface Store {
   readonly oracleReads: OracleReadStore;
   readonly oauth: OAuthStore;
   readonly recovery: RecoveryStore;
+  /**
+   * What the relay processes sharing this database tell each other (relay/store/cluster.ts):
+   * on PostgreSQL only; on SQLite one process owns the database.
+   */
+  readonly cluster?: Cluster | undefined;
   /** True when a trivial query answers (for /healthz). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
