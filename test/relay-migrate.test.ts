@@ -254,6 +254,7 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     expect(run.stderr).toMatch(new RegExp(`SPACE ${filled.spaces.sealed} \\(.*\\) posts checkpoint 1-1: checkpoint.signature: does not verify`));
     expect(run.stderr).toMatch(/table recovery_notices: notice 1: recovery\.canonical/);
     expect(run.stderr).toMatch(/Do not start a relay on it.*drop it/s);
+    expect(run.stderr).toContain(`DROP DATABASE "${target.name}"`);
     // Left as it is, for the operator to drop.
     expect(await count(target.url, 'posts')).toBe(filled.before.posts.items.length + filled.before.sealedPosts.items.length);
   });

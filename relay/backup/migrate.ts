@@ -221,61 +221,98 @@ export async function migrateToPostgres(opts: MigrateOptions): Promise<MigrateRe
       client.release();
     }
 
-    // Step 4.
-    const seek = createPostgresSeekStore(db);
-    const indexing = progressLine('building the SEEK index', 'posts');
-    const posts = counts.get('posts') ?? 0;
-    let indexed = 0;
     try {
-      for (;;) {
-        const from = await seek.watermark();
-        const batch = await seek.pending(from, SEEK_STEP);
-        if (batch.length === 0) break;
-        await seek.index(from, batch.at(-1)!.rowId, batch.map(prepareDoc));
-        indexed += batch.length;
-        indexing.update(indexed, posts);
-      }
-    } finally {
-      indexing.finish();
-    }
-
-    // Step 5.
-    const checking = progressLine('verifying', 'positions and checkpoints');
-    let verified: VerifyResult;
-    try {
-      verified = await verifyTarget({
-        db,
-        rootKey,
-        sourceCounts: counts,
-        sourceSeekDocs: snapshot.seekDocs(snapshot.seekWatermark()),
-        progress: (done, total) => checking.update(done, total),
-      });
-    } finally {
-      checking.finish();
-    }
-    // Every other value, row by row.
-    const comparing = progressLine('comparing', 'rows');
-    const reader = await db.pool.connect();
-    let differences: string[];
-    try {
-      differences = await compareTables({ snapshot, client: reader, plan, progress: (done) => comparing.update(done, totalRows) });
-    } finally {
-      comparing.finish();
-      reader.release();
-    }
-    const problems = [...verified.problems, ...differences];
-    if (problems.length > 0) {
-      const more = verified.moreProblems > 0 ? `\n  … and ${verified.moreProblems} more` : '';
+      return await indexAndVerify({ db, snapshot, plan, counts, totalRows, rootKey, file, url: opts.url });
+    } catch (e) {
+      if (e instanceof CommandError) throw e;
       fail(
-        `the copy in ${db.name} does not verify:\n  ${problems.join('\n  ')}${more}\n` +
-          `Do not start a relay on it. The target was left as it is: drop it (DROP DATABASE …) or empty it. ` +
-          `The source ${file} was only read; a problem that is in the source too (check it with svc-relay on SQLite) needs fixing there before moving it.`,
+        `the rows are copied into ${db.name}, but building SEEK's index or verifying them failed: ${(e as Error).message}; ` +
+          `do not start a relay on it: drop it (${dropHint(opts.url)}) and run migrate again once the cause is fixed`,
         1,
       );
     }
-    return { target: db.name, tables: counts.size, rows: totalRows, verified };
   } finally {
     snapshot.close();
     await db.close();
   }
+}
+
+/** The SQL that drops the database `url` names, for messages. */
+function dropHint(url: string): string {
+  let name = '…';
+  try {
+    name = decodeURIComponent(new URL(url).pathname.slice(1)) || name;
+  } catch {
+    // Unparsable: the placeholder stays.
+  }
+  return `DROP DATABASE "${name.replaceAll('"', '""')}"`;
+}
+
+/** Steps 4 and 5, on the committed copy. */
+async function indexAndVerify(input: {
+  db: PostgresDb;
+  snapshot: SqliteSnapshot;
+  plan: ReadonlyMap<string, readonly string[]>;
+  counts: ReadonlyMap<string, number>;
+  totalRows: number;
+  rootKey: Uint8Array;
+  file: string;
+  url: string;
+}): Promise<MigrateResult> {
+  const { db, snapshot, plan, counts, totalRows, rootKey, file } = input;
+  // Step 4.
+  const seek = createPostgresSeekStore(db);
+  const indexing = progressLine('building the SEEK index', 'posts');
+  const posts = counts.get('posts') ?? 0;
+  let indexed = 0;
+  try {
+    for (;;) {
+      const from = await seek.watermark();
+      const batch = await seek.pending(from, SEEK_STEP);
+      if (batch.length === 0) break;
+      await seek.index(from, batch.at(-1)!.rowId, batch.map(prepareDoc));
+      indexed += batch.length;
+      indexing.update(indexed, posts);
+    }
+  } finally {
+    indexing.finish();
+  }
+
+  // Step 5.
+  const checking = progressLine('verifying', 'positions and checkpoints');
+  let verified: VerifyResult;
+  try {
+    verified = await verifyTarget({
+      db,
+      rootKey,
+      sourceCounts: counts,
+      sourceSeekDocs: snapshot.seekDocs(snapshot.seekWatermark()),
+      progress: (done, total) => checking.update(done, total),
+    });
+  } finally {
+    checking.finish();
+  }
+  // Every other value, row by row.
+  const comparing = progressLine('comparing', 'rows');
+  const reader = await db.pool.connect();
+  let differences: string[];
+  try {
+    differences = await compareTables({ snapshot, client: reader, plan, progress: (done) => comparing.update(done, totalRows) });
+  } finally {
+    comparing.finish();
+    reader.release();
+  }
+  const problems = [...verified.problems, ...differences];
+  if (problems.length > 0) {
+    const more = verified.moreProblems > 0 ? `\n  … and ${verified.moreProblems} more` : '';
+    fail(
+      `the copy in ${db.name} does not verify:\n  ${problems.join('\n  ')}${more}\n` +
+        `Do not start a relay on it. The target was left as it is: drop it (${dropHint(input.url)}). ` +
+        `The source ${file} was only read and is unchanged; the relay can go on serving from it. ` +
+        `Where a chain, checkpoint or notice fails and no row differs, the copy is faithful and the source itself holds those rows so; ` +
+        `where rows differ, the copy is at fault: migrate again into a new database.`,
+      1,
+    );
+  }
+  return { target: db.name, tables: counts.size, rows: totalRows, verified };
 }
