@@ -6,7 +6,8 @@
  * database still open in a relay is refused.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -24,7 +25,7 @@ import { PostgresDb } from '../relay/store/postgres/connection.js';
 import { compareTables } from '../relay/backup/migrate-compare.js';
 import { freshDatabase, testPostgres, type FreshDatabase } from './helpers/postgres.js';
 import { signedPost } from './helpers/posts.js';
-import { call, mintToken, tempDataDir, type MintedToken, type RunningRelay } from './helpers/relay.js';
+import { REPO_ROOT, call, mintToken, tempDataDir, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { runCli } from './helpers/relay-cli.js';
 import { createSealedSpace, publishKey, sealedKey, sealedPostBody } from './helpers/sealed.js';
 import { createSpace, freshName } from './helpers/spaces.js';
@@ -97,6 +98,18 @@ async function relayOn(dir: string, location: string, offset = 0): Promise<Runni
   } as RunningRelay;
   cleanup.push(() => relay.close());
   return relay;
+}
+
+/** `svc-relay <args>` with a terminal for its output (script(1)): exit code and everything it wrote. */
+function onTerminal(args: string[]): Promise<{ code: number | null; output: string }> {
+  const command = [process.execPath, '--import', 'tsx', 'relay/main.ts', ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  return new Promise((resolve) => {
+    const child = spawn('/usr/bin/script', ['-q', '-e', '-c', command, '/dev/null'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('exit', (code) => resolve({ code, output }));
+  });
 }
 
 async function send(relay: RunningRelay, who: MintedToken, space: string, body: unknown): Promise<any> {
@@ -282,10 +295,18 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     ]);
   });
 
-  it('refuses a target that already holds data, saying what to do, and changes nothing in it', async () => {
+  it('shows its progress on a terminal, then refuses a target that already holds data, saying what to do, and changes nothing in it', async () => {
     const filled = await filledRelay();
     const target = await database();
-    expect((await runCli(['migrate', '--from', filled.dir, '--to', target.url])).code).toBe(0);
+    if (process.platform === 'linux' && existsSync('/usr/bin/script')) {
+      // On a terminal (script(1) gives it one): a progress line per step, and what to start.
+      const shown = await onTerminal(['migrate', '--from', filled.dir, '--to', target.url]);
+      expect(shown.code, shown.output).toBe(0);
+      for (const step of ['copying: 100%', 'building the SEEK index: 100%', 'verifying: 100%', 'comparing: 100%']) expect(shown.output).toContain(step);
+      expect(shown.output).toContain(`start the relay with: svc-relay --data ${filled.dir} --database `);
+    } else {
+      expect((await runCli(['migrate', '--from', filled.dir, '--to', target.url])).code).toBe(0);
+    }
     const again = await runCli(['migrate', '--from', filled.dir, '--to', target.url]);
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already holds data \(.*rows\).*migrate copies into an empty database only: create a new one/);
