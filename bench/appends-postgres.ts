@@ -145,7 +145,8 @@ function add(acc: Map<string, CaseResult>, name: string, r: CaseResult): void {
   const a = acc.get(name) ?? { opsPerSec: [], latencyMs: [], roundP99Ms: [] };
   a.opsPerSec.push(...r.opsPerSec);
   a.latencyMs.push(...r.latencyMs);
-  a.roundP99Ms!.push(p99Of(r.latencyMs));
+  // A round with no request measured (one stalled past its end) counts 0 ops/s and has no p99.
+  if (r.latencyMs.length > 0) a.roundP99Ms!.push(p99Of(r.latencyMs));
   acc.set(name, a);
 }
 

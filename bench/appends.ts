@@ -263,7 +263,9 @@ async function run(): Promise<SuiteReport> {
             const res = await runHttp([relay.url], writers, layout, hot, spread, size.bytes, c, expected);
             acc.opsPerSec.push(...res.opsPerSec);
             acc.latencyMs.push(...res.latencyMs);
-            (acc.roundP99Ms ??= []).push(p99Of(res.latencyMs));
+            // A round can end with no request measured (one stalled longer than the round, on a
+            // busy machine); its throughput of 0 says so, and it has no p99 of its own.
+            if (res.latencyMs.length > 0) (acc.roundP99Ms ??= []).push(p99Of(res.latencyMs));
             cases.set(k, acc);
           }
         }

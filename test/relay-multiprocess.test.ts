@@ -30,6 +30,7 @@ import { mintToken, tempDataDir, type MintedToken, type SpawnedRelay } from './h
 import {
   appendOne,
   expectEveryAcknowledgedPost,
+  readAll,
   killAll,
   send,
   setUpSpace,
@@ -127,8 +128,13 @@ async function appendsThroughEveryProcess(f: Fleet, label: string): Promise<void
   );
   expect(sent.length).toBe(WRITERS * POSTS_PER_WRITER);
   expect(sent.every((s) => s.answer !== undefined)).toBe(true);
-  // Every process sees the same whole chains: nothing waits in one process's memory.
-  for (const url of urls) expect(await expectEveryAcknowledgedPost(url, f.owner.token, all, sent)).toBe(sent.length);
+  // Checked whole through one process; every other serves the same positions with the same posts
+  // (nothing waits in one process's memory).
+  expect(await expectEveryAcknowledgedPost(urls[0]!, f.owner.token, all, sent)).toBe(sent.length);
+  for (const space of all) {
+    const served = await Promise.all(urls.map(async (u) => (await readAll(u, f.owner.token, space)).items.map((p) => `${p.seq} ${p.post_id}`)));
+    for (const s of served.slice(1)) expect(s).toEqual(served[0]);
+  }
   await expectStoredChains(f, all, sent);
 }
 
@@ -216,16 +222,16 @@ describe.skipIf(cluster.url === undefined)(
 
       // Kill once the victim has acknowledged a good number, with its writers' requests in flight.
       const started = Date.now();
-      while ((acked(victim) < 40 || acked() < 200) && Date.now() - started < 15_000) await sleep(5);
+      while ((acked(victim) < 25 || acked() < 120) && Date.now() - started < 15_000) await sleep(5);
       expect(await fleet.relays[victim]!.kill('SIGKILL')).toBe('SIGKILL');
       expect(acked(victim)).toBeGreaterThan(0);
       // The survivors keep answering: the lock the killed process held went with its connection.
       const survivorsAtKill = acked() - acked(victim);
       const after = Date.now();
-      while (acked() - acked(victim) < survivorsAtKill + 150 && Date.now() - after < 15_000) await sleep(5);
+      while (acked() - acked(victim) < survivorsAtKill + 100 && Date.now() - after < 15_000) await sleep(5);
       stop = true;
       await Promise.all(writers);
-      expect(acked() - acked(victim)).toBeGreaterThanOrEqual(survivorsAtKill + 150);
+      expect(acked() - acked(victim)).toBeGreaterThanOrEqual(survivorsAtKill + 100);
       // Writers on the victim ended at the kill, each with its last request's outcome unknown.
       expect(sent.filter((s) => s.via === victim && s.answer === undefined).length).toBeGreaterThan(0);
 
