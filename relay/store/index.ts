@@ -32,6 +32,7 @@ import { createOracleLinkStore, type OracleLinkStore } from './oracle-links.js';
 import { createOracleReadStore, type OracleReadStore } from './oracle-reads.js';
 import { createOAuthStore, type OAuthStore } from './oauth.js';
 import { createRecoveryStore, type RecoveryStore } from './recovery.js';
+import { createMirrorStore, type MirrorStore } from './mirrors.js';
 import { SvcError } from '../../shared/errors.js';
 
 export interface Store {
@@ -63,6 +64,7 @@ export interface Store {
   readonly oracleReads: OracleReadStore;
   readonly oauth: OAuthStore;
   readonly recovery: RecoveryStore;
+  readonly mirrors: MirrorStore;
   /** True when a trivial query answers (for /healthz). */
   ping(): boolean;
   close(): void;
@@ -123,6 +125,7 @@ export function openStore(dataDir: string): Store {
     oracleReads: createOracleReadStore(db),
     oauth: createOAuthStore(db, tokens.forget),
     recovery: createRecoveryStore(db, spaces, events),
+    mirrors: createMirrorStore(db),
     ping() {
       try {
         return (probe.get() as { one: number } | undefined)?.one === 1;
