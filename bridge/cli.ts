@@ -25,9 +25,12 @@ import { CommandUsage, type CommandContext } from './commands/common.js';
 import { KEEPER_HELP, runKeeper } from './commands/keeper.js';
 import { KEEPERS_HELP, runKeepers } from './commands/keepers.js';
 import { SEALED_HELP, runSealed } from './commands/sealed.js';
+import { INDEX_HELP, runIndex } from './commands/seek-index.js';
 import { STAMP_HELP, runStamp } from './commands/stamp.js';
 import { keeperIntervalMs } from './keeper-duty.js';
 import { createServer, startBackground } from './server.js';
+import { openOutbox } from './outbox.js';
+import { Outbox, outboxCaps } from './outbox-send.js';
 import { DEFAULT_API, readSettings, type Settings } from './settings.js';
 import { ListenTap } from './subscriptions.js';
 import { builtEntry, launchCommand } from './launch-command.js';
@@ -42,7 +45,9 @@ const SETTINGS_HELP = `Settings (environment):
   SVC_TOKEN     use this token instead of minting one
   SVC_KEYCHAIN  1: keep KEY seeds in the OS keychain (needs @napi-rs/keyring)
   SVC_UNSIGNED  1: post unsigned (origin-attested) where a SPACE allows it
-  SVC_KEEPER_INTERVAL  seconds between keeper rounds for the sealed SPACES this KEY keeps (default 60; 0: none)`;
+  SVC_KEEPER_INTERVAL  seconds between keeper rounds for the sealed SPACES this KEY keeps (default 60; 0: none)
+  SVC_OUTBOX_MAX_ITEMS  posts and messages kept while the relay cannot be reached (default 1000; 0: none, the write fails)
+  SVC_OUTBOX_MAX_MIB    and at most this many MiB of them (default 16)`;
 
 /**
  * The URL of the module an MCP client launches. The ES module knows its own; a bridge started
@@ -82,6 +87,7 @@ Usage:
   svc-bridge stamp P      sign a stamp vouching for KEY P (print it, or put it with --space)
   svc-bridge keeper S     keep sealed SPACE S: admit, hand out and change its key (runs until SIGTERM)
   svc-bridge sealed S     what this bridge remembers of sealed SPACE S, with fingerprints
+  svc-bridge index S      index sealed SPACE S's history on this machine for svc_seek
   svc-bridge <command> --help   (or: svc-bridge help <command>)
 
 MCP client configuration (JSON):
@@ -128,6 +134,7 @@ ${SETTINGS_HELP}
   stamp: `${STAMP_HELP}\n${SETTINGS_HELP}\n`,
   keeper: `${KEEPER_HELP}\n${SETTINGS_HELP}\n`,
   sealed: `${SEALED_HELP}\n${SETTINGS_HELP}\n`,
+  index: `${INDEX_HELP}\n${SETTINGS_HELP}\n`,
   };
 }
 
@@ -211,13 +218,24 @@ function serveConfigError(e: unknown): void {
 async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   let opened;
   let keeperMs;
+  let caps;
   try {
     keeperMs = keeperIntervalMs(env);
+    caps = outboxCaps(env);
     opened = await openForServing(env);
   } catch (e) {
     return serveConfigError(e);
   }
   const { o, k, api, cache, sealing } = opened;
+  let outboxStore;
+  try {
+    outboxStore = openOutbox(cache.path);
+  } catch (e) {
+    sealing.cache.close();
+    cache.close();
+    return serveConfigError(e);
+  }
+  const outbox = new Outbox({ api, cache, now: Date.now, log }, outboxStore, caps);
   const listen = new ListenTap();
   const deps: BridgeDeps = {
     api,
@@ -232,12 +250,14 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
     unsigned: o.settings.unsigned,
     listen,
     sealing,
+    outbox,
   };
   // One connection per process; the opening message picks the revision (2025-11-25 through
   // initialize, 2026-07-28 through a message carrying its _meta claim) and the factory makes
   // the one server instance pinned to it (bridge/README.md "MCP protocol revisions").
   // The tap lets the subscription feed see the entry's subscriptions/listen streams (2026-07-28).
   const background = startBackground(deps, keeperMs);
+  outbox.start();
   // notFoundCodes: a resource not found is -32002 on the revisions before 2026-07-28 (bridge/resources-errors.ts).
   const handle = serveStdio(() => createServer(deps), { transport: notFoundCodes(listen.wrap(new StdioServerTransport())), onerror: (e) => log(`MCP: ${e.message}`) });
   let closing = false;
@@ -249,6 +269,8 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
       await handle.close();
     } finally {
       await background.stop();
+      await outbox.stop();
+      outboxStore.close();
       sealing.cache.close();
       cache.close();
       process.exit(0);
@@ -266,6 +288,7 @@ const SEALED_COMMANDS: Record<string, (ctx: CommandContext, words: readonly stri
   stamp: runStamp,
   keeper: runKeeper,
   sealed: runSealed,
+  index: runIndex,
 };
 
 async function sealedCommand(o: Opened, name: string, words: readonly string[]): Promise<void> {

@@ -36,6 +36,8 @@ import { answer, guarded } from './answer.js';
 import { objectBody, plain, segment } from './action.js';
 import { postId } from './reading.js';
 import { UNSIGNED_AT_RELAY, refuseSealedSpace } from '../served.js';
+import { unreachable, type Outbox } from '../outbox-send.js';
+import { BEHIND, offlineSpace, outboxOf, queuedAnswer, spaceTarget } from '../outbox-writes.js';
 
 /** Attempts of one post (the first and two retries). */
 export const POST_ATTEMPTS = 3;
@@ -150,10 +152,10 @@ function postInput(args: PostInputArgs, author: string, runId: string | undefine
   return validatePostInput(raw, author);
 }
 
-async function prepare(posting: Posting, space: string, input: PostInput, unsigned: boolean, freshId = false): Promise<Prepared> {
+async function prepare(posting: Posting, space: string, input: PostInput, unsigned: boolean, freshId = false, knownId?: string): Promise<Prepared> {
   const { deps } = posting;
   if (unsigned || deps.signer === undefined || deps.privateSalt === undefined) return { body: input, signed: false, objectId: undefined, spaceId: undefined };
-  const spaceId = await posting.spaceId(space, freshId);
+  const spaceId = knownId ?? (await posting.spaceId(space, freshId));
   const key = input.idempotency_key!;
   const signed = signPost({
     fields: postFieldsOf(spaceId, deps.identity.peerId, input),
@@ -192,40 +194,66 @@ export async function runPost(posting: Posting, args: PostInputArgs) {
   const canSign = deps.signer !== undefined;
   // A sealed SPACE gets the post sealed on this machine (bridge/sealing.ts), never the words.
   const sealing = deps.sealing;
-  const sealedTo = sealing !== undefined && (await sealing.target(args.space)).sealed;
+  // Offline writes (bridge/outbox-writes.ts): a post the relay cannot take now is kept and sent later.
+  const outbox = outboxOf(deps);
   let generation: number | undefined;
   const seal = async (unsigned = deps.unsigned): Promise<Prepared> => {
     const s = await sealing!.sealPost(args.space, input, unsigned);
     generation = s.generation;
     return { body: s.body, signed: s.signed, objectId: s.objectId, spaceId: s.spaceId };
   };
-  let prepared = sealedTo ? await seal() : await prepare(posting, args.space, input, deps.unsigned);
-  let res: ApiResponse;
-  const notes: string[] = [];
+  let sealedTo: boolean;
+  let prepared: Prepared;
   try {
-    res = await send(posting, path, query, prepared.body);
+    const target = sealing === undefined ? undefined : await sealing.target(args.space);
+    sealedTo = target?.sealed === true;
+    prepared = sealedTo ? await seal() : await prepare(posting, args.space, input, deps.unsigned);
+    const spaceId = target?.spaceId ?? prepared.spaceId;
+    if (outbox !== undefined && spaceId !== undefined) outbox.rememberSpace(args.space, spaceId, sealedTo);
   } catch (e) {
-    if (sealedTo && isRelayRefusal(e, 'KEY_CHANGED')) {
-      notes.push(`The SPACE's key changed while posting; the post was sealed again under generation ${e.detail ?? 'in use'}.`);
-      prepared = await seal(!prepared.signed);
+    if (outbox === undefined || !unreachable(e)) throw e;
+    const known = offlineSpace(deps, outbox, args.space, e);
+    prepared = await prepare(posting, args.space, input, deps.unsigned, false, known.spaceId);
+    return queuePost(outbox, args, input, prepared, undefined, e);
+  }
+  if (outbox?.waiting(spaceTarget(args.space))) return queuePost(outbox, args, input, prepared, generation, BEHIND);
+  const notes: string[] = [];
+  // The first send, and the one more that a refusal the bridge can cure calls for.
+  const deliver = async (): Promise<ApiResponse> => {
+    let res: ApiResponse;
+    try {
       res = await send(posting, path, query, prepared.body);
-    } else if (sealedTo && !prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
-      notes.push('This SPACE takes signed posts only, so the bridge signed it (SVC_UNSIGNED applies where a SPACE allows it).');
-      prepared = await seal(false);
-      res = await send(posting, path, query, prepared.body);
-    } else if (sealedTo) {
-      throw e;
-    } else if (canSign && !prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
-      notes.push('This SPACE takes signed posts only, so the bridge signed it (SVC_UNSIGNED applies where a SPACE allows it).');
-      prepared = await prepare(posting, args.space, input, false);
-      res = await send(posting, path, query, prepared.body);
-    } else if (prepared.signed && isRelayRefusal(e, 'INVALID_REQUEST') && /canonical\.space_id/.test(e.detail ?? '')) {
-      // The name now belongs to another SPACE than the one remembered: sign for the current one.
-      prepared = await prepare(posting, args.space, input, false, true);
-      res = await send(posting, path, query, prepared.body);
-    } else {
-      throw e;
+    } catch (e) {
+      if (sealedTo && isRelayRefusal(e, 'KEY_CHANGED')) {
+        notes.push(`The SPACE's key changed while posting; the post was sealed again under generation ${e.detail ?? 'in use'}.`);
+        prepared = await seal(!prepared.signed);
+        res = await send(posting, path, query, prepared.body);
+      } else if (sealedTo && !prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
+        notes.push('This SPACE takes signed posts only, so the bridge signed it (SVC_UNSIGNED applies where a SPACE allows it).');
+        prepared = await seal(false);
+        res = await send(posting, path, query, prepared.body);
+      } else if (sealedTo) {
+        throw e;
+      } else if (canSign && !prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
+        notes.push('This SPACE takes signed posts only, so the bridge signed it (SVC_UNSIGNED applies where a SPACE allows it).');
+        prepared = await prepare(posting, args.space, input, false);
+        res = await send(posting, path, query, prepared.body);
+      } else if (prepared.signed && isRelayRefusal(e, 'INVALID_REQUEST') && /canonical\.space_id/.test(e.detail ?? '')) {
+        // The name now belongs to another SPACE than the one remembered: sign for the current one.
+        prepared = await prepare(posting, args.space, input, false, true);
+        res = await send(posting, path, query, prepared.body);
+      } else {
+        throw e;
+      }
     }
+    return res;
+  };
+  let res: ApiResponse;
+  try {
+    res = await deliver();
+  } catch (e) {
+    if (outbox === undefined || !unreachable(e)) throw e;
+    return queuePost(outbox, args, input, prepared, generation, e);
   }
   const a = objectBody(res.body, `POST ${path}`);
   if (typeof a.post_id !== 'string' || typeof a.seq !== 'string') {
@@ -267,6 +295,40 @@ export async function runPost(posting: Posting, args: PostInputArgs) {
       receipt_check: { ok: check.ok, detail: check.detail, development: check.development ?? null, warning: check.warning ?? null },
     },
   });
+}
+
+/** Keep the post, signed (or sealed) as prepared, in the outbox; the answer says it is queued. */
+function queuePost(outbox: Outbox, args: PostInputArgs, input: PostInput, prepared: Prepared, generation: number | undefined, cause: unknown) {
+  const key = input.idempotency_key!;
+  const sealed = generation !== undefined;
+  return queuedAnswer(
+    outbox,
+    {
+      kind: 'post',
+      target: spaceTarget(args.space),
+      label: args.space,
+      path: `/v1/spaces/${segment(args.space, 'space')}/posts`,
+      query: args.receipt === true ? { receipt: 'full' } : {},
+      body: prepared.body,
+      idempotencyKey: key,
+      check: { spaceId: prepared.spaceId, objectId: prepared.objectId, generation },
+    },
+    cause,
+    {
+      lines: [
+        ['space', args.space],
+        ['kind', args.kind],
+        ['signed', prepared.signed ? 'yes, by your KEY' : 'no (origin-attested: SVC_UNSIGNED=1)'],
+        ['sealed', sealed ? `yes, on this machine under generation ${generation}; the outbox holds the ciphertext only` : undefined],
+        ['run_id', input.run_id],
+      ],
+      structured: {
+        space: args.space,
+        kind: args.kind,
+        bridge: { idempotency_key: key, run_id: input.run_id ?? null, signed: prepared.signed, sealed: sealed ? { generation } : null, receipt_check: null },
+      },
+    },
+  );
 }
 
 export function registerPost(server: McpServer, posting: Posting): void {
