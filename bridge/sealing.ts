@@ -39,6 +39,7 @@ import { encryptionPublicKey, ensurePublished, withPublishedKey, type Sealer } f
 import { BridgeError, RelayRefusal } from './errors.js';
 import type { PrivateSalt } from './keys.js';
 import { openSealedCache, sealedCachePathBeside, type SealedCache } from './sealed-cache.js';
+import { indexedRecord, indexOpened, openSealedIndex, sealedIndexPathBeside, type OpenedPost, type SealedIndex } from './sealed-index.js';
 import { judgeStatus, lockRefusal, readServedLock, readStatus, type Judged, type ServedStatus } from './sealed-trust.js';
 import { sealedNeedsBridge, servedByRelay } from './served.js';
 
@@ -119,9 +120,13 @@ export class Sealing {
   /** The keeper work in progress in this process (`inTurn`). */
   private keeping: Promise<unknown> = Promise.resolve();
 
-  constructor(deps: SealingDeps, cache: SealedCache) {
+  /** The local search index of what this bridge opens (bridge/sealed-index.ts); none in some tests and tools. */
+  readonly index: SealedIndex | undefined;
+
+  constructor(deps: SealingDeps, cache: SealedCache, index?: SealedIndex) {
     this.deps = deps;
     this.cache = cache;
+    this.index = index;
   }
 
   get relay(): string {
@@ -455,6 +460,7 @@ export class Sealing {
       }
     }
     const out: Obj[] = [];
+    const toIndex: OpenedPost[] = [];
     for (const p of posts) {
       if (!isObj(p.sealed)) {
         out.push(p);
@@ -473,13 +479,17 @@ export class Sealing {
       }
       try {
         if (served === undefined) throw new Error(`the relay did not serve its header and ciphertext${fullFailure ? ` (${fullFailure})` : ''}`);
-        out.push(opened(p, served, await this.openOne(keys, p, served)));
+        const content = await this.openOne(keys, p, served);
+        out.push(opened(p, served, content));
+        if (this.index !== undefined) toIndex.push(indexedRecord(this.relay, keys.spaceId, p, opened(served, served, content), content));
       } catch (e) {
         const words = e instanceof Error && !(e instanceof BridgeError) && !(e instanceof SvcError) ? e.message : failureWords(e);
         // No key yet (no lock, or a lock refused) may change: read it again later.
         out.push(notOpened(p, words, { retry: served === undefined || (e instanceof BridgeError && e.code === 'SEALED_NO_KEY'), alarm: false }));
       }
     }
+    // Every sealed post any read opens is indexed here, the one place posts are opened.
+    if (this.index !== undefined) indexOpened(this.index, toIndex, this.deps.now(), this.deps.log);
     return out;
   }
 
@@ -604,7 +614,7 @@ function notOpened(p: Obj, why: string, how: { retry: boolean; alarm: boolean; f
 
 /** Make the Sealing of a bridge: its sealed cache beside the local cache file (`cachePath`). */
 export function createSealing(deps: SealingDeps, cachePath: string): Sealing {
-  return new Sealing(deps, openSealedCache(sealedCachePathBeside(cachePath), deps.sealer.box));
+  return new Sealing(deps, openSealedCache(sealedCachePathBeside(cachePath), deps.sealer.box), openSealedIndex(sealedIndexPathBeside(cachePath), deps.sealer.search));
 }
 
 /** The bridge's Sealing, or a refusal when it was built without one (no KEY seed at hand). */
