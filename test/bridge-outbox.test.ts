@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromBase64url, fromHex } from '../shared/encoding.js';
 import { verifyObjectSignature } from '../shared/objects.js';
@@ -70,6 +71,7 @@ afterAll(async () => {
   await a?.close();
   if (relay !== undefined) await relay.close();
   rmSync(dataDir, { recursive: true, force: true });
+  rmSync(dirname(home), { recursive: true, force: true });
 });
 
 /** A private SPACE made by A through the tool, with P admitted as writer, and one post by A while the relay answers. */
@@ -189,6 +191,28 @@ describe('offline writes', () => {
     expect(r.queued).toBeUndefined();
     expect(r.outbox_notices[0]).toMatch(/^Queued post delivered/);
     expect((await postsOf(space)).map((x) => x.body)).toEqual(['online', 'first', 'second']);
+  }, 60_000);
+
+  it('answers OUTBOX_FULL past the cap the KEY set, saying what to do, and queues nothing more', async () => {
+    const space = await spaceWithPost('obc');
+    const capped = await startBridge({ relayUrl: up().url, home, env: { ...ENV, SVC_OUTBOX_MAX_ITEMS: '1' } });
+    try {
+      await stopTheRelay();
+      expect(toolOk(await callTool(capped, 'svc_post', { space, kind: 'obs', body: 'fits' })).queued).toBe(true);
+      const full = await callTool(capped, 'svc_post', { space, kind: 'obs', body: 'does not fit' });
+      expect(full.isError).toBe(true);
+      expect(full.structuredContent).toMatchObject({ error: { code: 'OUTBOX_FULL', source: 'bridge' } });
+      expect(textOf(full)).toContain('nothing was queued or sent');
+      expect(textOf(full)).toContain('Wait until the relay answers again');
+      expect(toolOk(await callTool(capped, 'svc_whoami', {})).bridge.outbox).toMatchObject({ queued: 1, caps: { items: 1, mib: 16 } });
+      await startTheRelay();
+      await waitFor('the queued post', async () => ((await postsOf(space)).length >= 2 ? true : undefined));
+      expect((await postsOf(space)).map((x) => x.body)).toEqual(['online', 'fits']);
+      // Whichever bridge of the KEY calls next is told.
+      await callTool(capped, 'svc_whoami', {});
+    } finally {
+      await capped.close();
+    }
   }, 60_000);
 
   it('does not queue a post to a SPACE it never posted to, since it cannot sign for it, and says so', async () => {
