@@ -49,6 +49,8 @@ import { postsWriteRoutes } from './routes/posts-write.js';
 import { postsReadRoutes } from './routes/posts-read.js';
 import { postsGetRoutes } from './routes/posts-get.js';
 import { checkpointsRoutes } from './routes/checkpoints.js';
+import { tlogRoutes } from './routes/tlog.js';
+import { registerWitness } from './routes/witness.js';
 import { seekRoutes } from './routes/seek.js';
 import { mailboxRoutes } from './routes/mailbox.js';
 import { registerCheckpointer } from './jobs/checkpointer.js';
@@ -205,6 +207,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(postsReadRoutes, ctx);
   app.register(postsGetRoutes, ctx);
   app.register(checkpointsRoutes, ctx);
+  app.register(tlogRoutes, ctx);
   app.register(seekRoutes, ctx);
   app.register(mailboxRoutes, ctx);
   app.register(invitesRoutes, ctx);
@@ -224,6 +227,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   // Background jobs: checkpoints signed per SPACE and stream, the SEEK index kept up, messages
   // past their sender's retention deleted.
   registerCheckpointer(app, ctx);
+  registerWitness(app, ctx);
   registerSeekIndexer(app, deps.store.seek);
   registerMessageRetention(app, ctx);
 

@@ -21,6 +21,7 @@ import {
 import { buildApp } from './app.js';
 import type { MetricsServer } from './metrics/expose.js';
 import { MONITORING_HELP, MONITORING_OPTIONS, parseMonitoring, startMetricsListener } from './monitoring.js';
+import { parseWitnessSettings, WITNESS_HELP, WITNESS_OPTIONS } from './tlog/settings.js';
 import { pooledRandom } from './ids.js';
 import { openStore } from './store/index.js';
 import { loadServiceKeys } from './service-keys.js';
@@ -64,7 +65,7 @@ Usage: svc-relay [--host H] [--port P] [--data DIR] [--checkpoint-log FILE] [--p
   --passkey-origin ORIGIN
                     an origin assertions may come from, repeatable (default the public URL's
                     origin; env SVC_PASSKEY_ORIGINS, comma separated)
-${MONITORING_HELP}  --dev             development mode: the service certificate says development: true
+${MONITORING_HELP}${WITNESS_HELP}  --dev             development mode: the service certificate says development: true
   -h, --help        show this text
 
 ${BACKUP_HELP}
@@ -103,6 +104,7 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings | 'help
       'public-url': { type: 'string' },
       'public-space-key-age': { type: 'string' },
       ...MONITORING_OPTIONS,
+      ...WITNESS_OPTIONS,
       dev: { type: 'boolean', default: false },
       'no-passkeys': { type: 'boolean', default: false },
       'passkey-rp-id': { type: 'string' },
@@ -129,6 +131,7 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings | 'help
     ),
     passkeys: parsePasskeys(values, env),
     ...parseMonitoring(values, env),
+    ...parseWitnessSettings(values, env),
     appSignIn: !values['no-app-sign-in'] && env.SVC_APP_SIGN_IN !== 'off',
     allowLoopbackClientDocuments:
       values['allow-loopback-client-documents'] || env.SVC_ALLOW_LOOPBACK_CLIENT_DOCUMENTS === '1',

@@ -62,6 +62,16 @@ export interface RelayConfig {
    * secret of `--metrics-token-file`). Undefined: no metrics are kept or served.
    */
   readonly metrics?: MetricsSetting | undefined;
+  /**
+   * Witnesses whose cosignatures of this relay's SPACE checkpoints are accepted and served
+   * (`--accept-witnesses name=base64key,...`; relay/tlog/settings.ts). Undefined or empty: none.
+   */
+  readonly acceptedWitnesses?: readonly { readonly name: string; readonly publicKey: Uint8Array }[] | undefined;
+  /**
+   * Witness mode (`--witness --witness-of URL`): follow, check and cosign SPACES of other relays
+   * (relay/witness/). Undefined: this relay witnesses nothing.
+   */
+  readonly witness?: { readonly targets: readonly string[]; readonly intervalMs: number } | undefined;
 }
 
 /**

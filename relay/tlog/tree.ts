@@ -1,0 +1,76 @@
+/**
+ * The Merkle tree over all of a SPACE's posts (shared/tlog-checkpoint.ts): the tree whose heads
+ * the relay publishes as signed notes and between whose sizes it serves consistency proofs.
+ *
+ * Leaves are the checkpoint leaves (shared/merkle.ts `postLeaf`), recomputed from the stored
+ * links, never stored apart: the posts table is the one source. A subtree of 1,024 leaves
+ * aligned on 1,024 (a "block") never changes once its posts exist, so its hash is kept in
+ * memory per SPACE; any MTH over [start, end) is then built from at most a handful of blocks per
+ * level plus at most 1,023 leaves read from the store. RFC 9162 splits at the largest power of
+ * two, so a range of whole blocks has the same MTH over its block hashes as over its leaves.
+ *
+ * Only positions every one of which exists are hashed: a gap is CHECKPOINT_INVALID (the relay
+ * cannot vouch for a tree it cannot rebuild), as posts.proof does for a root that differs.
+ */
+import { SvcError } from '../../shared/errors.js';
+import { merkleRoot, nodeHash, postLeaf } from '../../shared/merkle.js';
+import type { RangeRoot } from '../../shared/tlog-checkpoint.js';
+import type { CheckpointStore } from '../store/checkpoints.js';
+
+export const BLOCK_LEAVES = 1024;
+/** SPACES whose block hashes are kept; past this the cache starts over (it is only a cache). */
+const SPACES_KEPT = 4096;
+
+export interface SpaceTrees {
+  /** The MTH callback of one SPACE's tree. */
+  rangeRoot(spaceRowId: number, spaceId: string): RangeRoot;
+}
+
+function splitPoint(n: number): number {
+  let k = 1;
+  while (k * 2 < n) k *= 2;
+  return k;
+}
+
+export function createSpaceTrees(checkpoints: CheckpointStore): SpaceTrees {
+  const blocks = new Map<number, Uint8Array[]>();
+
+  function leaves(spaceRowId: number, spaceId: string, start: number, end: number): Uint8Array[] {
+    // Leaf index i is seq i + 1.
+    const links = checkpoints.links(spaceRowId, 'posts', start + 1, end);
+    if (links.length !== end - start) {
+      throw new SvcError('CHECKPOINT_INVALID', `tree: ${links.length} of the ${end - start} posts ${start + 1}-${end} are stored`);
+    }
+    return links.map((l) => postLeaf(spaceId, l.position, l.id, l.chainHash));
+  }
+
+  return {
+    rangeRoot(spaceRowId, spaceId) {
+      let kept = blocks.get(spaceRowId);
+      if (kept === undefined) {
+        if (blocks.size >= SPACES_KEPT) blocks.clear();
+        kept = [];
+        blocks.set(spaceRowId, kept);
+      }
+      const known = kept;
+      const block = (b: number): Uint8Array => {
+        const have = known[b];
+        if (have !== undefined) return have;
+        const h = merkleRoot(leaves(spaceRowId, spaceId, b * BLOCK_LEAVES, (b + 1) * BLOCK_LEAVES));
+        known[b] = h;
+        return h;
+      };
+      const root = (start: number, end: number): Uint8Array => {
+        const n = end - start;
+        if (n === BLOCK_LEAVES && start % BLOCK_LEAVES === 0) return block(start / BLOCK_LEAVES);
+        if (n <= BLOCK_LEAVES) return merkleRoot(leaves(spaceRowId, spaceId, start, end));
+        const k = splitPoint(n);
+        return nodeHash(root(start, start + k), root(start + k, end));
+      };
+      return (start, end) => {
+        if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end <= start) throw new RangeError('range must be non-empty');
+        return root(start, end);
+      };
+    },
+  };
+}
