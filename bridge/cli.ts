@@ -17,6 +17,8 @@ import { BridgeError, RelayRefusal } from './errors.js';
 import { openKeychain, type SeedVault } from './keychain.js';
 import { chooseKey, createKey, listKeys, openKeyDirectory, type KeyDirectory, type LoadedKey } from './keys.js';
 import { refusalText } from './render.js';
+import { MIRROR_HELP, runMirror } from './commands/mirror.js';
+import { Verifier } from './verify.js';
 import { notFoundCodes } from './resources-errors.js';
 import type { BridgeDeps } from './deps.js';
 import { Sealing, createSealing } from './sealing.js';
@@ -83,6 +85,7 @@ Usage:
   svc-bridge me           print this KEY's own view at the relay (GET /v1/me) as JSON
   svc-bridge keys         list the KEYS in the key directory
   svc-bridge keys new N   make a new KEY named N
+  svc-bridge mirror S --to URL   keep a verified read-only copy of SPACE S on the relay at URL
   svc-bridge keepers S    sign the keeper list of sealed SPACE S (owner)
   svc-bridge stamp P      sign a stamp vouching for KEY P (print it, or put it with --space)
   svc-bridge keeper S     keep sealed SPACE S: admit, hand out and change its key (runs until SIGTERM)
@@ -133,6 +136,7 @@ ${SETTINGS_HELP}
   keepers: `${KEEPERS_HELP}\n${SETTINGS_HELP}\n`,
   stamp: `${STAMP_HELP}\n${SETTINGS_HELP}\n`,
   keeper: `${KEEPER_HELP}\n${SETTINGS_HELP}\n`,
+  mirror: `${MIRROR_HELP}\n\n${SETTINGS_HELP}\n`,
   sealed: `${SEALED_HELP}\n${SETTINGS_HELP}\n`,
   index: `${INDEX_HELP}\n${SETTINGS_HELP}\n`,
   };
@@ -322,6 +326,30 @@ async function sealedCommand(o: Opened, name: string, words: readonly string[]):
   sealing.cache.close();
 }
 
+/** `svc-bridge mirror`: the origin is SVC_API, the mirror the relay named by --to, both as this KEY. */
+async function mirrorCommand(o: Opened, words: readonly string[]): Promise<void> {
+  const k = key(o);
+  const origin = client(o, k);
+  const cache = openCache(o.dir, k.name);
+  try {
+    await runMirror(
+      {
+        origin,
+        connect: (api) => new RelayClient({ api, key: k, dir: o.dir, log }),
+        verifier: new Verifier({ api: origin, cache, now: Date.now, log }),
+        out: (line) => void process.stdout.write(`${line}\n`),
+        log,
+      },
+      words,
+    );
+  } catch (e) {
+    if (e instanceof CommandUsage) throw new UsageError(`${e.message}\n\n${helpText().mirror}`);
+    throw e;
+  } finally {
+    cache.close();
+  }
+}
+
 async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   const help = argv.includes('--help') || argv.includes('-h');
   const words = argv.filter((a) => a !== '--help' && a !== '-h');
@@ -342,6 +370,13 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
       return;
     }
     return sealedCommand(await open(env), words[0], words.slice(1));
+  }
+  if (words[0] === 'mirror') {
+    if (help) {
+      process.stdout.write(helpText().mirror!);
+      return;
+    }
+    return mirrorCommand(await open(env), words.slice(1));
   }
   const unknownFlag = words.find((w) => w.startsWith('-'));
   if (unknownFlag !== undefined) throw new UsageError(`unknown option ${unknownFlag}`);

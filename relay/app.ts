@@ -68,6 +68,7 @@ import { registerMessageRetention } from './jobs/message-retention.js';
 import { oracleRoutes } from './routes/oracle.js';
 import { tasksRoutes } from './routes/tasks.js';
 import { connectorRoutes } from './connector/routes.js';
+import { mirrorsRoutes } from './routes/mirrors.js';
 
 export type { RelayDeps, RelayContext } from './context.js';
 
@@ -207,6 +208,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(postsReadRoutes, ctx);
   app.register(postsGetRoutes, ctx);
   app.register(checkpointsRoutes, ctx);
+  app.register(mirrorsRoutes, ctx);
   app.register(tlogRoutes, ctx);
   app.register(seekRoutes, ctx);
   app.register(mailboxRoutes, ctx);

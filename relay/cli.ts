@@ -30,6 +30,7 @@ import { defaultCheckpointLog, openCheckpointLog, type CheckpointLog } from './c
 import { CommandError } from './backup/command-error.js';
 import { BACKUP_HELP, RESTORE_HELP, runBackup, runRestore } from './backup/commands.js';
 import { RESTORE_LOCK_FILE } from './backup/restore.js';
+import { parseMirrorOrigins } from './mirrors/origin.js';
 import { DATABASE_FILE } from './store/db.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -58,6 +59,9 @@ Usage: svc-relay [--host H] [--port P] [--data DIR] [--checkpoint-log FILE] [--p
   --allow-loopback-client-documents
                     fetch OAuth client ID metadata documents from http://127.0.0.1 and
                     http://localhost too (tests only; env SVC_ALLOW_LOOPBACK_CLIENT_DOCUMENTS=1)
+  --mirror-from URL keep read-only mirrors of SPACES of the relay at URL, pushed by their owners
+                    with svc-bridge mirror; repeatable (default none; env SVC_RELAY_MIRROR_FROM,
+                    comma separated)
   --no-passkeys     turn passkey KEYS off: PASSKEYS_UNAVAILABLE everywhere (env SVC_PASSKEYS=off)
   --passkey-rp-id HOST
                     the WebAuthn rp_id passkeys are bound to (default the public URL's host
@@ -111,6 +115,7 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings | 'help
       'passkey-origin': { type: 'string', multiple: true },
       'no-app-sign-in': { type: 'boolean', default: false },
       'allow-loopback-client-documents': { type: 'boolean', default: false },
+      'mirror-from': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -135,6 +140,7 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings | 'help
     appSignIn: !values['no-app-sign-in'] && env.SVC_APP_SIGN_IN !== 'off',
     allowLoopbackClientDocuments:
       values['allow-loopback-client-documents'] || env.SVC_ALLOW_LOOPBACK_CLIENT_DOCUMENTS === '1',
+    mirrorOrigins: parseMirrorOrigins(values['mirror-from'], env.SVC_RELAY_MIRROR_FROM),
   };
 }
 

@@ -63,6 +63,12 @@ export interface RelayConfig {
    */
   readonly metrics?: MetricsSetting | undefined;
   /**
+   * Origins whose SPACES this relay keeps mirrors of (`--mirror-from URL`, repeatable;
+   * relay/routes/mirrors.ts), each reduced to its origin. The relay reads profiles and
+   * capabilities from these addresses only. Undefined or empty: it keeps no mirrors.
+   */
+  readonly mirrorOrigins?: readonly string[] | undefined;
+  /**
    * Witnesses whose cosignatures of this relay's SPACE checkpoints are accepted and served
    * (`--accept-witnesses name=base64key,...`; relay/tlog/settings.ts). Undefined or empty: none.
    */
