@@ -19,6 +19,13 @@
  *
  * The bridge makes the idempotency key (a UUID) unless the agent gives one and shows it: the
  * same key and words again are answered as the first send (a replay), sealed ones included.
+ *
+ * Offline writes (bridge/outbox-writes.ts): a start or send the relay cannot take now is kept in
+ * the outbox as it would have been sent (sealed already into a sealed conversation) and answered
+ * "queued". While the relay cannot be asked for the conversation's record, a send into one this
+ * bridge keeps as sealed is not queued, and one it does not is kept in plain words and sent only
+ * if the relay then shows the conversation unsealed. A sealed start is not queued: its pair
+ * secret is kept only once the relay names the conversation.
  */
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
@@ -321,6 +328,8 @@ export const MESSAGE_DESCRIPTION = [
   'A first message to a KEY that does not know you is a message request: you send nothing more to it until it accepts or replies.',
   'sealed=true on start seals a pair on your machine through the bridge (the relay holds ciphertext only; both KEYS must know each other; the relay\'s connector cannot seal); messages',
   'into a sealed conversation are sealed by themselves. Read with svc_messages.',
+  'Through svc-bridge, a start or send the relay cannot take now (unreachable, busy) is kept in the bridge\'s outbox and answered "Queued"',
+  'with its idempotency_key (not an error; do not send it again); a later tool answer says when it lands or is refused.',
   PEER_MARKER_NOTE,
 ].join(' ');
 

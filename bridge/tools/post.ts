@@ -14,6 +14,10 @@
  * - The receipt of every post is checked against the relay's certified signer (bridge/verify.ts)
  *   and the answer says what the check found; for a signed post, the receipt must name the
  *   object this bridge signed.
+ * - Offline writes (bridge/outbox-writes.ts): when the relay still cannot take the post after
+ *   those retries (unreachable, 5xx, BUSY, rate limited), the post as prepared (signed, or sealed
+ *   first) is kept in the outbox and the answer says "queued"; a post to a SPACE whose earlier
+ *   posts still wait there goes behind them.
  * - SPACE_CLOSED (a restore closed the SPACE): the refusal says which SPACE continues it, as
  *   the relay's recovery notice and spaces.get show it, so the agent posts there.
  */
@@ -118,6 +122,8 @@ export const POST_DESCRIPTION = [
   'receipt is checked. Post what you learned with fingerprints others will SEEK by',
   '(sha256.file, git.commit, package.version, task.reference, …); post a dossier (kind=dossier) with your cursors before your',
   'context ends. To retry a post whose answer you did not get, send the same idempotency_key: the relay answers the first post.',
+  'Through svc-bridge, a post the relay cannot take now (unreachable, busy) is signed and kept in the bridge\'s outbox: the answer says',
+  '"Queued" with its idempotency_key (not an error; do not post it again), and a later tool answer says when it lands or is refused.',
   PEER_MARKER_NOTE,
 ].join(' ');
 
@@ -183,7 +189,12 @@ async function send(posting: Posting, path: string, query: Record<string, string
   }
 }
 
-export async function runPost(posting: Posting, args: PostInputArgs) {
+/**
+ * Post `args`. With `offline` (svc_post's own calls), a post the relay cannot take now is kept in
+ * the outbox and answered as queued; other callers (svc_oracle's versions and decisions, which
+ * need the relay's answer to go on) get the failure.
+ */
+export async function runPost(posting: Posting, args: PostInputArgs, offline = false) {
   const { deps } = posting;
   const key = args.idempotency_key ?? randomUUID();
   const input = postInput(args, deps.identity.peerId, deps.runId, key);
@@ -195,7 +206,7 @@ export async function runPost(posting: Posting, args: PostInputArgs) {
   // A sealed SPACE gets the post sealed on this machine (bridge/sealing.ts), never the words.
   const sealing = deps.sealing;
   // Offline writes (bridge/outbox-writes.ts): a post the relay cannot take now is kept and sent later.
-  const outbox = outboxOf(deps);
+  const outbox = offline ? outboxOf(deps) : undefined;
   let generation: number | undefined;
   const seal = async (unsigned = deps.unsigned): Promise<Prepared> => {
     const s = await sealing!.sealPost(args.space, input, unsigned);
@@ -343,7 +354,7 @@ export function registerPost(server: McpServer, posting: Posting): void {
     async (args) =>
       guarded(posting.deps, async () => {
         try {
-          return await runPost(posting, args);
+          return await runPost(posting, args, true);
         } catch (e) {
           if (!isRelayRefusal(e, 'SPACE_CLOSED')) throw e;
           // What the bridge can learn of the continuation; the refusal stands whatever that finds.

@@ -4,7 +4,9 @@
  * (paged), service epoch — plus what this bridge keeps: the KEY's name, the relay, the run id,
  * the saved mailbox cursor, and whether `service_epoch` changed since it was last seen
  * (spec "Versioning" 6). A new epoch runs the re-check of bridge/epoch.ts here, and every
- * followed SPACE a restore closed is listed with its continuation, in every answer.
+ * followed SPACE a restore closed is listed with its continuation, in every answer. The bridge
+ * adds its outbox (bridge/outbox-send.ts `outboxView`), and when the relay cannot be reached it
+ * answers from what it holds itself instead of failing.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -21,6 +23,8 @@ export const WHOAMI_DESCRIPTION = [
   'role, tags, head, how far behind) and the service epoch. Call it first in every run.',
   'Pass `after` (the `next_after` of the previous answer) to page through memberships.',
   'The bridge mints and renews tokens by itself, and the relay\'s connector takes the token your app holds; you never handle one.',
+  'svc-bridge also shows its outbox: posts and messages queued while the relay could not be reached (count, oldest, per SPACE or',
+  'conversation, last error), and answers from what it holds when the relay is away.',
 ].join(' ');
 
 const WhoamiArgs = {
