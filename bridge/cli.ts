@@ -47,6 +47,10 @@ const SETTINGS_HELP = `Settings (environment):
   SVC_TOKEN     use this token instead of minting one
   SVC_KEYCHAIN  1: keep KEY seeds in the OS keychain (needs @napi-rs/keyring)
   SVC_UNSIGNED  1: post unsigned (origin-attested) where a SPACE allows it
+  SVC_WITNESSES name=base64key,...: witnesses whose cosignatures a SPACE's checkpoint needs
+                before the bridge calls its history verified (each witness relay shows its
+                line at /v1/witness)
+  SVC_WITNESSES_REQUIRED  how many of them (default 1)
   SVC_KEEPER_INTERVAL  seconds between keeper rounds for the sealed SPACES this KEY keeps (default 60; 0: none)
   SVC_OUTBOX_MAX_ITEMS  posts and messages kept while the relay cannot be reached (default 1000; 0: none, the write fails)
   SVC_OUTBOX_MAX_MIB    and at most this many MiB of them (default 16)`;
@@ -252,6 +256,7 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
     log,
     privateSalt: k.privateSalt,
     unsigned: o.settings.unsigned,
+    witnesses: o.settings.witnesses,
     listen,
     sealing,
     outbox,

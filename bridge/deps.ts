@@ -15,6 +15,7 @@ import type { PrivateSalt } from './keys.js';
 import type { Outbox } from './outbox-send.js';
 import type { Sealing } from './sealing.js';
 import type { ListenTap } from './subscriptions.js';
+import type { WitnessPolicy } from './witnesses.js';
 
 export interface BridgeIdentity {
   /** The KEY's name in the key directory; '' at the relay's connector, which has no key directory. */
@@ -49,4 +50,6 @@ export interface BridgeDeps {
   readonly listen?: ListenTap | undefined;
   /** Offline writes (bridge/outbox-send.ts): posts and messages kept while the relay cannot be reached. None at the relay. */
   readonly outbox?: Outbox | undefined;
+  /** SVC_WITNESSES: the witnesses whose cosignatures make a SPACE's history verified (bridge/witnesses.ts). */
+  readonly witnesses?: WitnessPolicy | undefined;
 }

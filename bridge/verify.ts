@@ -47,6 +47,8 @@ import type { Cache } from './cache.js';
 import type { RelayApi } from './client.js';
 import { BridgeError } from './errors.js';
 import { fetchRecoveries, findAcceptingNotice, keptRecoveries, lossSentence, spaceNameText, type RecoveryView } from './recovery.js';
+import { checkWitnessed, type WitnessCheck, type WitnessPolicy } from './witnesses.js';
+import { postLeaf } from '../shared/merkle.js';
 
 /** Capabilities are re-read at most this often (they carry the epoch and the service keys). */
 export const CAPABILITIES_TTL_MS = 30_000;
@@ -58,6 +60,8 @@ export interface VerifierDeps {
   readonly cache: Cache;
   readonly now: () => number;
   readonly log: (line: string) => void;
+  /** SVC_WITNESSES: history counts as verified only once these witnesses cosigned (bridge/witnesses.ts). */
+  readonly witnesses?: WitnessPolicy | undefined;
 }
 
 export interface Check {
@@ -87,6 +91,8 @@ export interface InclusionCheck extends Check {
   /** The covering checkpoint's id and range, when one covered the post. */
   readonly checkpoint?: { checkpoint_id: string; first: string; last: string };
   readonly history?: HistoryCheck;
+  /** With SVC_WITNESSES: whether enough named witnesses cosigned the tree head holding the post. */
+  readonly witnessed?: WitnessCheck;
 }
 
 export interface Trust {
@@ -421,12 +427,30 @@ export class Verifier {
     const checkpoint = { checkpoint_id: toHex(verified.id), first: f.first, last: f.last };
     const history = await this.history(spaceName, verified);
     const dev = verified.trusted.development ? ' (DEVELOPMENT signer: it vouches for nothing beyond one run of the relay)' : '';
+    // The history is verified only when the named witnesses saw the same tree (bridge/witnesses.ts).
+    let witnessed: WitnessCheck | undefined;
+    if (this.deps.witnesses !== undefined && !history.changed) {
+      const chain = isObject(post.proof) && isObject(post.proof.chain) ? post.proof.chain : {};
+      const seq = Number(post.seq);
+      witnessed = await checkWitnessed(
+        this.deps.api,
+        {
+          spaceName,
+          seq,
+          leaf: postLeaf(String(post.space_id), seq, fromHex(post.object_id, 32, 'object_id'), fromHex(chain.chain_hash, 32, 'proof.chain.chain_hash')),
+          size: Number(f.last),
+          signerKey: verified.trusted.publicKey,
+        },
+        this.deps.witnesses,
+      );
+    }
     return {
-      ok: history.changed ? false : true,
-      detail: `included in checkpoint ${f.first}-${f.last} signed by the certified signer${dev}`,
+      ok: history.changed || witnessed?.ok === false ? false : true,
+      detail: `included in checkpoint ${f.first}-${f.last} signed by the certified signer${dev}${witnessed === undefined ? '' : `; ${witnessed.detail}`}`,
       development: verified.trusted.development,
       checkpoint,
       history,
+      ...(witnessed === undefined ? {} : { witnessed }),
       ...(warning === undefined ? {} : { warning }),
     };
   }
