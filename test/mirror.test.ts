@@ -12,7 +12,8 @@ import { verifyCheckpointInclusion } from '../shared/checkpoint.js';
 import { fromHex } from '../shared/encoding.js';
 import { runBridge, tempHome } from './helpers/bridge.js';
 import { signedPost } from './helpers/posts.js';
-import { call, startRelay, tempDataDir, type RunningRelay } from './helpers/relay.js';
+import { grant } from './helpers/invites.js';
+import { call, startRelay, tempDataDir, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { createSpace, freshName } from './helpers/spaces.js';
 
 const PATH_ENV = { PATH: process.env.PATH ?? '' };
@@ -219,6 +220,25 @@ describe('svc-bridge mirror between two relays', () => {
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body.stored).toEqual({ lines: 1, checkpoints: 1 });
   });
+
+  it("follows the origin's owner: after a hand-over the new owner syncs the mirror and the previous one is refused", async () => {
+    const successor = await owner(origin, mirror);
+    await grant(origin, { token: o.originToken } as MintedToken, name, successor.peerId, 'reader');
+    const offer = await call(origin, 'POST', `/v1/spaces/${name}/hand-over`, { token: o.originToken, body: { to: successor.peerId } });
+    expect(offer.status, offer.text).toBe(201);
+    const accepted = await call(origin, 'POST', `/v1/hand-overs/${offer.body.offer_id}/accept`, { token: successor.originToken });
+    expect(accepted.status, accepted.text).toBe(200);
+    await append(origin, successor.originToken, name, 'the new owner writes');
+
+    const run = await mirrorRun(successor, origin, mirror, name);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('sent 1 lines and 0 checkpoints');
+    expect((await status(mirror, spaceId)).owner).toBe(successor.peerId);
+    await append(origin, successor.originToken, name, 'and again');
+    const previous = await mirrorRun(o, origin, mirror, name);
+    expect(previous.code).toBe(1);
+    expect(previous.stderr).toContain('CONTROL_DENIED');
+  }, 60_000);
 });
 
 describe('a mirror whose origin shows another history', () => {
