@@ -40,7 +40,7 @@ export const BACKOFF_MAX_MS = 60_000;
 const LEASE_MS = 60_000;
 const SEND_TIMEOUT_MS = 20_000;
 /** A tool call waits this long for the outbox before it runs (sending goes on meanwhile). */
-const TOOL_WAIT_MS = 10_000;
+const TOOL_WAIT_MS = 5_000;
 /** How long stopping waits for a send in progress. */
 const STOP_GRACE_MS = 2_000;
 /** Notices shown with one tool answer; the rest are counted. */
@@ -125,12 +125,17 @@ export class Outbox {
     return this.caps.maxItems > 0;
   }
 
-  /** Keep a write signed (or sealed) already; the background sending is started. Its id and how many wait. */
-  queue(w: QueuedWrite): { id: number; waiting: number } {
+  /**
+   * Keep a write signed (or sealed) already; the background sending is started. Its id, how many
+   * wait, and whether it was queued already (the same idempotency key to the same place: kept once).
+   */
+  queue(w: QueuedWrite): { id: number; waiting: number; already: boolean } {
+    const queued = this.store.queuedKey(this.relay, w.target, w.idempotencyKey);
+    if (queued !== undefined) return { id: queued, waiting: this.store.summary(this.relay, this.deps.now()).count, already: true };
     const id = this.store.add({ ...w, relay: this.relay }, this.caps, this.deps.now());
     this.deps.log(`the relay cannot be reached: ${w.kind} to ${w.label} queued in the outbox (idempotency key ${w.idempotencyKey})`);
     this.schedule(BACKOFF_FIRST_MS);
-    return { id, waiting: this.store.summary(this.relay, this.deps.now()).count };
+    return { id, waiting: this.store.summary(this.relay, this.deps.now()).count, already: false };
   }
 
   /** Whether writes to `target` wait in the outbox (a new one then goes behind them). */

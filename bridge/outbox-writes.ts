@@ -66,17 +66,17 @@ export function queuedAnswer(
   cause: unknown,
   what: { readonly lines: readonly (readonly [string, string | undefined])[]; readonly structured: Record<string, unknown> },
 ): CallToolResult {
-  const { id, waiting } = outbox.queue(w);
+  const { id, waiting, already } = outbox.queue(w);
   const why = cause === BEHIND ? BEHIND : `the relay at ${outbox.relay} could not take it now: ${causeWords(cause)}`;
   const text = [
-    `Queued, not sent yet: ${why}.`,
+    already ? `Already queued, not sent yet: this idempotency key waits in the outbox for the same place, so nothing more was kept (${why}).` : `Queued, not sent yet: ${why}.`,
     `The ${w.kind} is kept in this bridge's outbox (${waiting} waiting) and will be sent by itself, in order, when the relay answers: retried in the background and at your next tool calls. A later tool answer says when it is delivered (with its seq and receipt) or if the relay refuses it. Do not send it again; if you must, use the same idempotency_key, so it stays one ${w.kind}.`,
     fields([...what.lines, ['idempotency_key', w.idempotencyKey], ['outbox', `${waiting} write(s) waiting for ${outbox.relay} (svc_whoami shows them)`]]),
   ].join('\n');
   return answer(text, {
     queued: true,
     idempotency_key: w.idempotencyKey,
-    outbox: { id, waiting, to: w.label, cause: cause === BEHIND ? 'behind earlier writes' : causeWords(cause) },
+    outbox: { id, waiting, already_queued: already, to: w.label, cause: cause === BEHIND ? 'behind earlier writes' : causeWords(cause) },
     ...what.structured,
   });
 }

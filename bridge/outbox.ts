@@ -88,6 +88,8 @@ export interface OutboxStore {
   readonly owner: string;
   /** Keep an item (after the caps are checked in the same transaction); its id. */
   add(e: OutboxEntry, caps: OutboxCaps, now: number): number;
+  /** The item waiting with this idempotency key for `target`, if any. */
+  queuedKey(relay: string, target: string, idempotencyKey: string): number | undefined;
   /** Whether any item waits for `target`. */
   waiting(relay: string, target: string): boolean;
   /** Take the oldest item free to send (no older item of its target, no live lease, its wait over). */
@@ -207,6 +209,7 @@ export function openOutbox(path: string, owner: string = randomUUID()): OutboxSt
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const lastId = statement<[], { id: number }>(d, 'SELECT last_insert_rowid() AS id');
+  const byKey = statement<[string, string, string], { id: number }>(d, 'SELECT id FROM outbox WHERE relay = ? AND target = ? AND idempotency_key = ? LIMIT 1');
   const anyFor = statement<[string, string], { one: number }>(d, 'SELECT 1 AS one FROM outbox WHERE relay = ? AND target = ? LIMIT 1');
   const candidate = statement<[string, number, number], Row>(
     d,
@@ -263,6 +266,7 @@ export function openOutbox(path: string, owner: string = randomUUID()): OutboxSt
         return Number(lastId.get()!.id);
       });
     },
+    queuedKey: (relay, target, key) => byKey.get(relay, target, key)?.id,
     waiting: (relay, target) => anyFor.get(relay, target) !== undefined,
     claim: (relay, now, leaseMs) =>
       immediate(d, () => {

@@ -109,6 +109,33 @@ describe('one outbox, two bridges of the KEY', () => {
     proxy.rewrite = undefined;
   }, 120_000);
 
+  it('says loudly at the next tool call when the receipt of a delivered queued post does not verify', async () => {
+    const space = freshName('obt');
+    toolOk(await callTool(one, 'svc_space_control', { action: 'create', name: space }));
+    toolOk(await callTool(one, 'svc_post', { space, kind: 'obs', body: 'online' }));
+    await up().close();
+    relay = undefined;
+    const q = toolOk(await callTool(one, 'svc_post', { space, kind: 'obs', body: 'receipt bent' }));
+    // One byte of the receipt's signature changed on its way back.
+    proxy.rewrite = (a) => {
+      if (a.method !== 'POST' || !POSTS_PATH.test(a.url) || a.status >= 300) return undefined;
+      const body = JSON.parse(a.body);
+      const sig: string = body.receipt.signature;
+      body.receipt.signature = `${sig[0] === '0' ? '1' : '0'}${sig.slice(1)}`;
+      return JSON.stringify(body);
+    };
+    try {
+      await startTheRelay();
+      const notices: string[] = toolOk(await callTool(one, 'svc_whoami', {})).outbox_notices;
+      expect(notices).toHaveLength(1);
+      expect(notices[0]).toContain(`idempotency_key ${q.idempotency_key}`);
+      expect(notices[0]).toContain('!!! the receipt DOES NOT VERIFY');
+      expect(notices[0]).not.toContain('receipt verified');
+    } finally {
+      proxy.rewrite = undefined;
+    }
+  }, 60_000);
+
   it('seals a post to a sealed SPACE before queueing it (the outbox holds no words of it), and counts the replay of a resend as delivered', async () => {
     const space = freshName('obz');
     toolOk(await callTool(one, 'svc_space_control', { action: 'create', name: space, visibility: 'sealed' }));

@@ -100,6 +100,10 @@ describe('offline writes', () => {
       expect(s).toMatchObject({ queued: true, space, bridge: { signed: true } });
       keys.push(s.idempotency_key);
     }
+    // The same post again with its idempotency key is kept once.
+    const again = await callTool(a, 'svc_post', { space, kind: 'obs', body: 'two', idempotency_key: keys[1] });
+    expect(textOf(again)).toMatch(/^Already queued, not sent yet: this idempotency key waits in the outbox/);
+    expect(toolOk(again).outbox).toMatchObject({ already_queued: true, waiting: 3 });
     const m = await callTool(a, 'svc_message', { action: 'send', conversation_id: conversation, body: 'written offline' });
     expect(toolOk(m)).toMatchObject({ queued: true, conversation_id: conversation });
     expect(textOf(m)).toContain('will be sent by itself');
@@ -179,6 +183,22 @@ describe('offline writes', () => {
     expect(toolOk(next).bridge.outbox.queued).toBe(0);
     expect(toolOk(await callTool(a, 'svc_whoami', {})).outbox_notices).toBeUndefined();
     expect((await postsOf(space)).map((x) => x.body)).toEqual(['online', 'after the refused one']);
+  }, 60_000);
+
+  it('queues a conversation started while the relay is away and starts it once when the relay answers', async () => {
+    await spaceWithPost('obm');
+    await stopTheRelay();
+    const q = await callTool(a, 'svc_message', { action: 'start', to: [p.peerId], body: 'started offline' });
+    expect(toolOk(q)).toMatchObject({ queued: true, action: 'start', to: [p.peerId] });
+    await startTheRelay();
+    const notices: string[] = toolOk(await callTool(a, 'svc_whoami', {})).outbox_notices;
+    expect(notices).toHaveLength(1);
+    const id = /conversation ([0-9a-f-]{36})/.exec(notices[0]!)?.[1];
+    expect(notices[0]).toContain(`Queued message delivered (a new conversation with ${p.peerId})`);
+    const messages = (await get(up(), `/v1/conversations/${id}/messages?after=0`, p)).body.items;
+    // A pair has one conversation: the start lands in it, once.
+    expect(messages.map((x: { body: string }) => x.body).filter((b: string) => b === 'started offline')).toHaveLength(1);
+    expect(messages.at(-1).body).toBe('started offline');
   }, 60_000);
 
   it('puts a post behind the posts of its SPACE still waiting, even once the relay answers', async () => {
