@@ -272,6 +272,10 @@ describe('a mirror whose origin shows another history', () => {
       // The same address now serves the copy, which goes on with history B: validly signed, different.
       await origin.close();
       origin = await reachable(await startRelay({ dataDir: dirFork, port, publicSpaceKeyAgeSeconds: 0, rateLimits: false }));
+      const behind = await mirrorRun(o, origin, mirror, name);
+      expect(behind.code).toBe(3);
+      expect(behind.stderr).toContain(`MIRROR DIFFERS FROM ITS ORIGIN: SPACE ${name} seq 5: the origin has no such position (CURSOR_AHEAD`);
+      expect(behind.stderr).toContain(`the mirror holds chain_hash ${kept.head_chain_hash} there`);
       for (const b of ['four (B)', 'five (B)', 'six (B)']) await append(origin, o.originToken, name, b);
       checkpointNow(origin);
       const forked = await originExport(origin, o.originToken, name);

@@ -150,7 +150,15 @@ async function compare(ctx: MirrorContext, name: string, status: Obj, originRoot
   }
   const head = Number(status.head_seq);
   if (head > 0) {
-    const page = await originExport(ctx.origin, name, head - 1, 1);
+    let page: ExportPage;
+    try {
+      page = await originExport(ctx.origin, name, head - 1, 1);
+    } catch (e) {
+      // An origin whose head is behind the mirror's refuses the cursor (CURSOR_AHEAD, or HISTORY_ROLLBACK after a restore).
+      if (!(e instanceof RelayRefusal) || !['CURSOR_AHEAD', 'HISTORY_ROLLBACK'].includes(e.code)) throw e;
+      found.push(`SPACE ${name} seq ${head}: the origin has no such position (${e.code}${e.detail === undefined ? '' : `: ${e.detail}`}), the mirror holds chain_hash ${String(status.head_chain_hash)} there`);
+      return found;
+    }
     const line = page.lines[0];
     if (line === undefined || line.seq !== head) {
       found.push(`SPACE ${name} seq ${head}: the origin's head is ${page.head}, behind the mirror's ${head} (mirror chain_hash ${String(status.head_chain_hash)})`);
