@@ -23,6 +23,7 @@ import { HAVE_PYTHON_CRYPTOGRAPHY, pythonCheck, signCheckpoints } from './helper
 
 const ORIGIN_URL = 'https://relay-a.example';
 const WITNESS_NAME = 'witness-1.example';
+const METRICS_TOKEN = 'm'.repeat(40);
 
 let a: RunningRelay;
 let w: RunningRelay;
@@ -61,7 +62,7 @@ beforeAll(async () => {
   owner = await mintToken(a.url);
   space = newSpace(a, owner, { visibility: 'public', joinPolicy: 'request' });
   target = `${a.url}/v1/spaces/${space.name}`;
-  w = await startRelay({ dataDir: wDir, publicUrl: `https://${WITNESS_NAME}`, config: { witness: { targets: [target], intervalMs: 3_600_000 } } });
+  w = await startRelay({ dataDir: wDir, publicUrl: `https://${WITNESS_NAME}`, config: { witness: { targets: [target], intervalMs: 3_600_000 }, metrics: { token: METRICS_TOKEN } } });
   await postMany(a, 3, 'first');
 });
 afterAll(async () => {
@@ -177,5 +178,7 @@ describe('a split view', () => {
       said.mockRestore();
     }
     expect((await status()).split_view_count).toBe(2);
+    const metrics = await call(w, 'GET', '/metrics', { token: METRICS_TOKEN });
+    expect(metrics.text).toMatch(/^svc_relay_witness_split_views 2$/m);
   });
 });
