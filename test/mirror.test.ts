@@ -190,6 +190,10 @@ describe('svc-bridge mirror between two relays', () => {
     expect(sync.body.error.code).toBe('CONTROL_DENIED');
     const create = await call(mirror, 'POST', '/v1/mirrors', { token: stranger, body: { origin: origin.url, name } });
     expect(create.body.error.code).toBe('CONTROL_DENIED');
+    // The relay reads only from the origins its operator listed.
+    const elsewhere = await call(mirror, 'POST', '/v1/mirrors', { token: o.mirrorToken, body: { origin: 'http://127.0.0.1:9', name } });
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.body.error.detail).toContain(`mirrors only from ${origin.url}`);
   });
 
   it('refuses a tampered line or checkpoint and stores nothing of the sync', async () => {
@@ -256,6 +260,11 @@ describe('a mirror whose origin shows another history', () => {
       checkpointNow(origin);
       const first = await mirrorRun(o, origin, mirror, name);
       expect(first.code, first.stderr).toBe(0);
+      // A private SPACE's mirror is read by its owner only.
+      const anonymous = await call(mirror, 'GET', `/v1/mirrors/${spaceId}/posts`);
+      expect(anonymous.status).toBe(403);
+      expect(anonymous.body.error.code).toBe('READ_DENIED');
+      expect((await call(mirror, 'GET', `/v1/mirrors/${spaceId}/posts`, { token: o.mirrorToken })).body.items).toHaveLength(3);
 
       // The origin's data as it stood then is copied aside; the origin goes on with history A.
       await origin.close();
