@@ -129,8 +129,8 @@ export interface SealedIndex {
   /** The SPACES indexed at `relay`, with their document counts. */
   spaces(relay: string): IndexedSpace[];
   /**
-   * Documents in `scope` holding every entry of `all` (keyed hashes), newest first, walking at
-   * most `scan` rows of `all[0]`'s entry (put the rarest first).
+   * Documents in `scope` holding every entry of `all` (keyed hashes), newest first, at most
+   * `scan` of them; the walk follows `all[0]`'s rows (put the rarest first).
    */
   candidates(all: readonly bigint[], scope: DocScope, scan: number): IterableIterator<DocRow>;
   /** The opened post a document holds (undefined when it does not open under this KEY). */
@@ -264,12 +264,13 @@ export function openSealedIndex(path: string, keys: SearchKeys): SealedIndex {
       if (kinds > 0) conds.push(`d.kind IN (${Array.from({ length: kinds }, (_, i) => `@k${i}`).join(', ')})`);
       if (scope.author !== undefined) conds.push('d.author = @author');
       for (let i = 1; i < n; i++) conds.push(`EXISTS (SELECT 1 FROM seek_entries e${i} WHERE e${i}.hash = @h${i} AND e${i}.doc = d.id)`);
+      // One backward walk of the first entry's rows (its primary key orders them by document),
+      // streamed: the caller stops reading once it has what it needs.
       st = db.prepare(
-        `SELECT d.id, d.space, d.post_id, d.sealed FROM
-           (SELECT doc FROM seek_entries WHERE hash = @h0 ORDER BY doc DESC LIMIT @scan) AS t
+        `SELECT d.id, d.space, d.post_id, d.sealed FROM seek_entries t
          JOIN seek_docs d ON d.id = t.doc JOIN seek_spaces s ON s.id = d.space
-         WHERE ${conds.join(' AND ')}
-         ORDER BY d.id DESC`,
+         WHERE t.hash = @h0 AND ${conds.join(' AND ')}
+         ORDER BY t.doc DESC LIMIT @scan`,
       );
       walks.set(key, st);
     }
@@ -282,15 +283,19 @@ export function openSealedIndex(path: string, keys: SearchKeys): SealedIndex {
       if (posts.length === 0) return 0;
       return immediate(db, () => {
         let added = 0;
+        const rows: [bigint, number, number][] = [];
         for (const p of posts) {
           const space = spaceRow(p.relay, p.spaceId, p.space);
           if (hasDoc.get(space, p.postId) !== undefined) continue;
           const id = freeId(p.postedAt);
           const sealed = keys.box.seal(utf8(JSON.stringify(p.record)), aad(p.relay, p.spaceId, p.postId));
           insDoc.run(id, space, p.postId, p.seq, p.kind, p.author, p.supersedes, p.retracts, sealed, now);
-          for (const [entry, count] of entriesOf(p)) insEntry.run(keys.entry(entry), id, count);
+          for (const [entry, count] of entriesOf(p)) rows.push([keys.entry(entry), id, count]);
           added++;
         }
+        // In key order, so a batch fills the index's pages one after another instead of at random.
+        rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
+        for (const [hash, doc, count] of rows) insEntry.run(hash, doc, count);
         return added;
       });
     },

@@ -3,9 +3,9 @@
  * rules (relay/routes/seek.ts, relay/seek/search.ts) where they apply:
  * - the same query: `q` parsed by the relay's `textQuery` (its tokeniser, its limits), each
  *   word a phrase, phrases joined with AND; exact fingerprints; a fingerprint prefix;
- * - the same bounds: text hits are the newest SEEK_TEXT_CANDIDATES matches, from no further back
- *   than SEEK_SCAN matches of the query's driving term; at most FINGERPRINT_CANDIDATES per
- *   fingerprint, the prefix walk at most SEEK_SCAN entries;
+ * - the same bounds: text hits are the newest SEEK_TEXT_CANDIDATES matches, among at most
+ *   SEEK_SCAN posts holding every term of the query; at most FINGERPRINT_CANDIDATES per
+ *   fingerprint, the prefix walk at most SEEK_SCAN posts;
  * - the same filters: `space`, `kind`, `author` (`oracle` and `category` are decided by the
  *   caller, bridge/tools/seek-local.ts).
  * The blind index finds posts holding every term of the query; each one is then opened and

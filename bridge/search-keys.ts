@@ -15,7 +15,7 @@
  *   accidental collisions negligible (about one pair in 2^64/N² of N distinct entries), and
  *   every hit is checked against the opened content anyway.
  */
-import { createHmac, createSecretKey, hkdfSync, type KeyObject } from 'node:crypto';
+import { createHash, createSecretKey, hkdfSync } from 'node:crypto';
 import { aeadBox, type LocalBox } from './keys.js';
 
 const CONTENT_INFO = 'svc bridge sealed search content';
@@ -28,15 +28,38 @@ export interface SearchKeys {
   entry(text: string): bigint;
 }
 
-function derived(seed: Uint8Array, info: string): KeyObject {
-  return createSecretKey(Buffer.from(hkdfSync('sha256', Buffer.from(seed), Buffer.alloc(0), Buffer.from(info, 'utf8'), 32)));
+function derived(seed: Uint8Array, info: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', Buffer.from(seed), Buffer.alloc(0), Buffer.from(info, 'utf8'), 32));
+}
+
+const SHA256_BLOCK = 64;
+
+/**
+ * HMAC-SHA256 under `key` (RFC 2104: H((K ^ opad) || H((K ^ ipad) || m))) from the two hash
+ * states after the padded key, copied for each message: the same bytes as createHmac, in about
+ * half its time, which counts when a post gives a hundred entries.
+ */
+function hmacSha256Of(key: Buffer): (text: string) => Buffer {
+  const ipad = Buffer.alloc(SHA256_BLOCK, 0x36);
+  const opad = Buffer.alloc(SHA256_BLOCK, 0x5c);
+  for (let i = 0; i < key.length; i++) {
+    ipad[i]! ^= key[i]!;
+    opad[i]! ^= key[i]!;
+  }
+  const inner = createHash('sha256').update(ipad);
+  const outer = createHash('sha256').update(opad);
+  ipad.fill(0);
+  opad.fill(0);
+  return (text) => outer.copy().update(inner.copy().update(text, 'utf8').digest()).digest();
 }
 
 /** The search keys of one seed (the seed itself is not kept). */
 export function searchKeysOf(seed: Uint8Array): SearchKeys {
   const entryKey = derived(seed, ENTRY_INFO);
-  return Object.freeze({
-    box: aeadBox(derived(seed, CONTENT_INFO)),
-    entry: (text: string) => createHmac('sha256', entryKey).update(text, 'utf8').digest().readBigInt64BE(0),
-  });
+  const mac = hmacSha256Of(entryKey);
+  entryKey.fill(0);
+  const contentKey = derived(seed, CONTENT_INFO);
+  const box = aeadBox(createSecretKey(contentKey));
+  contentKey.fill(0);
+  return Object.freeze({ box, entry: (text: string) => mac(text).readBigInt64BE(0) });
 }
