@@ -312,3 +312,20 @@ describe('a mirror whose origin shows another history', () => {
     }
   }, 120_000);
 });
+
+describe('svc-bridge mirror on the command line', () => {
+  it('explains itself with --help, and a missing --to is a usage error (exit 2) that shows the help', async () => {
+    const home = tempHome();
+    const help = await runBridge(['mirror', '--help'], { home });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('svc-bridge mirror SPACE --to URL');
+    expect(help.stdout).toContain('3 THE MIRROR AND THE ORIGIN DIFFER');
+    expect((await runBridge(['help', 'mirror'], { home })).stdout).toBe(help.stdout);
+    const usage = await runBridge(['mirror', 'findings'], { home });
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('--to URL: the relay that keeps the mirror');
+    const plain = await runBridge(['mirror', 'findings', '--to', 'http://mirror.example.net'], { home });
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toContain('--to: the address http://mirror.example.net is plain http');
+  }, 60_000);
+});

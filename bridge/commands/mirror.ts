@@ -227,7 +227,13 @@ export async function runMirror(ctx: MirrorContext, words: readonly string[]): P
   }
   const toText = one(args, 'to');
   if (toText === undefined) throw new CommandUsage('--to URL: the relay that keeps the mirror');
-  const to = checkApi(toText);
+  let to: URL;
+  try {
+    to = checkApi(toText);
+  } catch (e) {
+    // The same rule as SVC_API: https, or http to this machine only (the token travels with it).
+    throw new CommandUsage(`--to: ${(e as Error).message.replace(/^SVC_API/, 'the address')}`);
+  }
   if (to.origin === ctx.origin.base.origin) throw new CommandUsage('--to names the origin itself (SVC_API)');
   const mirror = ctx.connect(to);
 
