@@ -51,6 +51,15 @@ describe("the relay's tree over a SPACE's posts", () => {
     expect(before).toBe(3);
   });
 
+  it('warming hashes every whole block ahead, one per turn of the event loop, so a root then reads only its tail', async () => {
+    const { store, reads } = storeWith(() => true);
+    const trees = createSpaceTrees(store);
+    await trees.warm(3, SPACE, N);
+    expect(reads).toEqual([1024, 1024, 1024]);
+    expect(treeRoot(N, trees.rangeRoot(3, SPACE))).toEqual(merkleRoot(leaves));
+    expect(reads.slice(3)).toEqual([77]);
+  });
+
   it('a missing position is CHECKPOINT_INVALID, not a root over fewer leaves', () => {
     const { store } = storeWith((p) => p !== 1500);
     const rangeRoot = createSpaceTrees(store).rangeRoot(2, SPACE);

@@ -74,7 +74,9 @@ export const tlogRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
     async (req, reply) => {
       const { name } = req.params as z.infer<typeof NameParams>;
       const { space } = spaceForPosts(ctx, name, req.identity?.peerId ?? null);
-      const note = heads.note(space, heads.newestSize(space));
+      const size = heads.newestSize(space);
+      await heads.trees.warm(space.id, space.spaceId, size);
+      const note = heads.note(space, size);
       return reply.type(NOTE_TYPE).header('cache-control', 'no-cache').send(note);
     },
   );
@@ -95,6 +97,7 @@ export const tlogRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const { name, size } = req.params as z.infer<typeof SizeParams>;
       const n = sizeOf(size, 'size');
       const { space } = spaceForPosts(ctx, name, req.identity?.peerId ?? null);
+      if (heads.published(space, n)) await heads.trees.warm(space.id, space.spaceId, n);
       return reply.type(NOTE_TYPE).send(heads.note(space, n));
     },
   );
@@ -120,6 +123,7 @@ export const tlogRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       const { space } = spaceForPosts(ctx, name, req.identity?.peerId ?? null);
       const newest = heads.newestSize(space);
       if (to > newest) throw new SvcError('INVALID_REQUEST', `to: past the newest checkpoint of ${name} (size ${newest})`);
+      await heads.trees.warm(space.id, space.spaceId, to);
       const proof = from === 0 || from === to ? [] : treeConsistencyProof(from, to, heads.trees.rangeRoot(space.id, space.spaceId));
       return { from: String(from), to: String(to), proof: proof.map(toHex) };
     },
@@ -146,6 +150,7 @@ export const tlogRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       if (seq > size) throw new SvcError('INVALID_REQUEST', 'seq: above size');
       const { space } = spaceForPosts(ctx, name, req.identity?.peerId ?? null);
       if (!heads.published(space, size)) throw new SvcError('INVALID_REQUEST', `size: no posts checkpoint of ${name} ends at ${size}`);
+      await heads.trees.warm(space.id, space.spaceId, size);
       const proof = treeInclusionProof(seq - 1, size, heads.trees.rangeRoot(space.id, space.spaceId));
       return { seq: String(seq), size: String(size), proof: proof.map(toHex) };
     },
@@ -180,6 +185,7 @@ export const tlogRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
       if (toHex(line.keyId) !== toHex(keyId)) throw new SvcError('INVALID_REQUEST', `cosignature: not the cosignature key of ${witness.name}`);
       const { space } = spaceForPosts(ctx, name, req.identity?.peerId ?? null);
       if (!heads.published(space, size)) throw new SvcError('INVALID_REQUEST', `size: no posts checkpoint of ${name} ends at ${size}`);
+      await heads.trees.warm(space.id, space.spaceId, size);
       const text = heads.body(space, size);
       let time: number | undefined;
       try {

@@ -24,6 +24,11 @@ const SPACES_KEPT = 4096;
 export interface SpaceTrees {
   /** The MTH callback of one SPACE's tree. */
   rangeRoot(spaceRowId: number, spaceId: string): RangeRoot;
+  /**
+   * Hash every whole block below `size` not yet kept, one block per turn of the event loop, so
+   * the first root over a long SPACE does not hold every other request behind it.
+   */
+  warm(spaceRowId: number, spaceId: string, size: number): Promise<void>;
 }
 
 function splitPoint(n: number): number {
@@ -44,15 +49,28 @@ export function createSpaceTrees(checkpoints: CheckpointStore): SpaceTrees {
     return links.map((l) => postLeaf(spaceId, l.position, l.id, l.chainHash));
   }
 
+  function keptOf(spaceRowId: number): Uint8Array[] {
+    let kept = blocks.get(spaceRowId);
+    if (kept === undefined) {
+      if (blocks.size >= SPACES_KEPT) blocks.clear();
+      kept = [];
+      blocks.set(spaceRowId, kept);
+    }
+    return kept;
+  }
+
   return {
-    rangeRoot(spaceRowId, spaceId) {
-      let kept = blocks.get(spaceRowId);
-      if (kept === undefined) {
-        if (blocks.size >= SPACES_KEPT) blocks.clear();
-        kept = [];
-        blocks.set(spaceRowId, kept);
+    async warm(spaceRowId, spaceId, size) {
+      const whole = Math.floor(size / BLOCK_LEAVES);
+      for (let b = 0; b < whole; b++) {
+        const known = keptOf(spaceRowId);
+        if (known[b] !== undefined) continue;
+        known[b] = merkleRoot(leaves(spaceRowId, spaceId, b * BLOCK_LEAVES, (b + 1) * BLOCK_LEAVES));
+        await new Promise<void>((r) => setImmediate(r));
       }
-      const known = kept;
+    },
+    rangeRoot(spaceRowId, spaceId) {
+      const known = keptOf(spaceRowId);
       const block = (b: number): Uint8Array => {
         const have = known[b];
         if (have !== undefined) return have;
