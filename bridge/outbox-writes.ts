@@ -7,9 +7,10 @@
  * - A write to a target with writes still waiting goes behind them (a SPACE's posts in order),
  *   even when the relay answers meanwhile.
  * - A post needs its SPACE's uuid to be signed: when the relay cannot be asked, the one learnt
- *   by an earlier post to that name is used (bridge/outbox.ts "known SPACES"). A name this
- *   bridge never posted to, or a sealed SPACE (sealing needs the relay's current key records),
- *   is not queued: the answer is the failure, with what to do.
+ *   by an earlier post to that name is used (bridge/outbox.ts "known SPACES"). A sealed SPACE is
+ *   sealed with what the sealed cache remembers (the newest generation in use this bridge
+ *   accepted, and its secret). A name this bridge never posted to, or a sealed SPACE whose key it
+ *   does not hold, is not queued: the answer is the failure, with what to do.
  * - Offline writes are the bridge's only: the relay's connector (no KEY, no cache of its own)
  *   has no outbox, and SVC_OUTBOX_MAX_ITEMS=0 turns them off.
  */
@@ -34,29 +35,33 @@ export function outboxOf(deps: BridgeDeps): Outbox | undefined {
 export const BEHIND = 'earlier writes to the same place still wait in the outbox, and they are sent in order';
 
 /**
- * SPACE `name` as an earlier post learnt it, when the relay cannot be asked now (`cause`); the
- * failure, told as one, when the post cannot be queued.
+ * SPACE `name` as an earlier post learnt it (a sealed one as the sealed cache remembers it),
+ * when the relay cannot be asked now (`cause`); the failure, told as one, when this bridge never
+ * posted there: it cannot sign for it (a signed post names its SPACE's id) nor tell whether it is
+ * sealed.
  */
 export function offlineSpace(deps: BridgeDeps, outbox: Outbox, name: string, cause: unknown): KnownSpace {
-  const known = outbox.knownSpace(name);
   const sealing = deps.sealing;
-  const seenSealed = known?.sealed === true || (sealing !== undefined && sealing.cache.spaceByName(sealing.relay, name) !== undefined);
-  const why = causeWords(cause);
-  if (seenSealed) {
-    throw new BridgeError(
-      'TRANSPORT',
-      `the relay at ${outbox.relay} cannot be reached (${why}), and ${name} is a sealed SPACE: its posts are sealed under the key in use, which only the relay's key records tell, so nothing was queued or stored`,
-      'Post again when the relay answers (svc_whoami says when it does).',
-    );
-  }
+  const remembered = sealing === undefined ? undefined : sealing.cache.spaceByName(sealing.relay, name);
+  if (remembered !== undefined) return { spaceId: remembered.spaceId, sealed: true };
+  const known = outbox.knownSpace(name);
   if (known === undefined) {
     throw new BridgeError(
       'TRANSPORT',
-      `the relay at ${outbox.relay} cannot be reached (${why}), and this bridge has not posted to ${name} before, so it cannot sign for it (a signed post names its SPACE's id) nor tell whether it is sealed: nothing was queued`,
+      `the relay at ${outbox.relay} cannot be reached (${causeWords(cause)}), and this bridge has not posted to ${name} before, so it cannot sign for it (a signed post names its SPACE's id) nor tell whether it is sealed: nothing was queued`,
       'Post again when the relay answers (svc_whoami says when it does). Posts to SPACES this KEY posted to before are queued while the relay is away.',
     );
   }
   return known;
+}
+
+/** A sealed SPACE whose key this bridge does not hold while the relay cannot be asked: nothing is queued. */
+export function cannotSealOffline(outbox: Outbox, name: string, cause: unknown): BridgeError {
+  return new BridgeError(
+    'TRANSPORT',
+    `the relay at ${outbox.relay} cannot be reached (${causeWords(cause)}), and this bridge holds no key of sealed SPACE ${name} to seal the post with: nothing was queued or stored`,
+    'Post again when the relay answers (svc_whoami says when it does).',
+  );
 }
 
 /** The answer to a write kept in the outbox. */

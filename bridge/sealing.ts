@@ -355,6 +355,28 @@ export class Sealing {
     await this.published();
     const keys = await this.status(name);
     if (keys.secret === undefined) throw noKey(keys.name, keys.generation, keys.refused);
+    return this.sealWith({ spaceId: keys.spaceId, generation: keys.generation, secret: keys.secret }, input, unsigned);
+  }
+
+  /**
+   * The body of a post to sealed SPACE `name` sealed with what this bridge remembers, asking the
+   * relay nothing: the newest generation in use it accepted and that generation's secret. For a
+   * post kept while the relay cannot be reached (bridge/outbox-writes.ts); a relay that moved on
+   * to a newer generation meanwhile refuses it with KEY_CHANGED when it is sent. Undefined when
+   * this bridge remembers no such SPACE or holds no secret of its generation.
+   */
+  sealPostRemembered(name: string, input: PostInput, unsigned: boolean): SealedPostBody | undefined {
+    const s = this.cache.spaceByName(this.relay, name);
+    if (s === undefined) return undefined;
+    const kept = this.cache.secret(this.relay, s.spaceId, s.generation, s.commitment);
+    if (kept === undefined) return undefined;
+    return this.sealWith({ spaceId: s.spaceId, generation: s.generation, secret: kept.secret }, input, unsigned);
+  }
+
+  /** Seal `input` under `keys` (the generation and its secret). */
+  private sealWith(keys: { readonly spaceId: string; readonly generation: number; readonly secret: Uint8Array }, input: PostInput, unsigned: boolean): SealedPostBody {
+    const key = input.idempotency_key;
+    if (key === undefined) throw new TypeError('sealPost: the input carries its idempotency key');
     const content = {
       title: input.title,
       body: input.body,

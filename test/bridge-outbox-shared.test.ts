@@ -49,6 +49,17 @@ async function bodiesOf(space: string): Promise<string[]> {
   return r.body.items.map((i: { body: string }) => i.body);
 }
 
+/** The bodies waiting in the outbox, read from the KEY's cache file as they rest on disk. */
+function outboxBodies(): string[] {
+  const file = readdirSync(join(home, 'cache')).find((f) => /^[^.]+\.sqlite$/.test(f))!;
+  const db = new DatabaseSync(join(home, 'cache', file), { readOnly: true });
+  try {
+    return (db.prepare('SELECT body FROM outbox ORDER BY id').all() as { body: string }[]).map((r) => r.body);
+  } finally {
+    db.close();
+  }
+}
+
 const POSTS_PATH = /^\/v1\/spaces\/[^/?]+\/posts(\?|$)/;
 
 beforeAll(async () => {
@@ -151,20 +162,37 @@ describe('one outbox, two bridges of the KEY', () => {
     expect(textOf(q)).toMatch(/sealed:\s+yes, on this machine under generation 1; the outbox holds the ciphertext only/);
     expect(textOf(q)).toContain('BUSY, Retry-After 1 s');
 
-    const file = readdirSync(join(home, 'cache')).find((f) => /^[^.]+\.sqlite$/.test(f))!;
-    const db = new DatabaseSync(join(home, 'cache', file), { readOnly: true });
-    const rows = db.prepare('SELECT body FROM outbox').all() as { body: string }[];
-    db.close();
+    const rows = outboxBodies();
     expect(rows).toHaveLength(1);
-    expect(rows[0]!.body).toContain('"sealed"');
-    expect(rows[0]!.body).not.toContain(words);
-    expect(rows[0]!.body).not.toContain('sealed title');
+    expect(rows[0]).toContain('"sealed"');
+    expect(rows[0]).not.toContain(words);
+    expect(rows[0]).not.toContain('sealed title');
 
     proxy.rewrite = undefined;
     const told = toolOk(await callTool(one, 'svc_whoami', {}));
     const delivered = (told.outbox_notices as string[]).filter((n) => n.startsWith('Queued post delivered'));
     expect(delivered).toHaveLength(1);
     expect(delivered[0]).toContain('the relay had it already: answered as a replay');
+    expect(delivered[0]).toContain('receipt verified');
+    const read = textOf(await callTool(one, 'svc_read_space', { space, after: '0', detail: 'full' }));
+    expect(read.split(words)).toHaveLength(2);
+  }, 60_000);
+
+  it('seals a post to a sealed SPACE with the key it holds while the relay is stopped, queues only the ciphertext, and the post opens once delivered', async () => {
+    const space = freshName('obk');
+    toolOk(await callTool(one, 'svc_space_control', { action: 'create', name: space, visibility: 'sealed' }));
+    toolOk(await callTool(one, 'svc_post', { space, kind: 'obs', body: 'sealed online' }));
+    await up().close();
+    relay = undefined;
+    const words = 'offline-sealed-words';
+    const q = await callTool(one, 'svc_post', { space, kind: 'obs', body: words });
+    expect(toolOk(q)).toMatchObject({ queued: true, bridge: { sealed: { generation: 1 }, signed: true } });
+    expect(outboxBodies().some((b) => b.includes(words))).toBe(false);
+    expect(outboxBodies()).toHaveLength(1);
+
+    await startTheRelay();
+    const delivered = (toolOk(await callTool(one, 'svc_whoami', {})).outbox_notices as string[]).filter((n) => n.startsWith('Queued post delivered'));
+    expect(delivered).toHaveLength(1);
     expect(delivered[0]).toContain('receipt verified');
     const read = textOf(await callTool(one, 'svc_read_space', { space, after: '0', detail: 'full' }));
     expect(read.split(words)).toHaveLength(2);

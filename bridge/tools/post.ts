@@ -41,7 +41,7 @@ import { objectBody, plain, segment } from './action.js';
 import { postId } from './reading.js';
 import { UNSIGNED_AT_RELAY, refuseSealedSpace } from '../served.js';
 import { unreachable, type Outbox } from '../outbox-send.js';
-import { BEHIND, offlineSpace, outboxOf, queuedAnswer, spaceTarget } from '../outbox-writes.js';
+import { BEHIND, cannotSealOffline, offlineSpace, outboxOf, queuedAnswer, spaceTarget } from '../outbox-writes.js';
 
 /** Attempts of one post (the first and two retries). */
 export const POST_ATTEMPTS = 3;
@@ -224,6 +224,12 @@ export async function runPost(posting: Posting, args: PostInputArgs, offline = f
   } catch (e) {
     if (outbox === undefined || !unreachable(e)) throw e;
     const known = offlineSpace(deps, outbox, args.space, e);
+    if (known.sealed) {
+      // Sealed with the generation this bridge last accepted; the words never rest in the outbox.
+      const s = sealing?.sealPostRemembered(args.space, input, deps.unsigned);
+      if (s === undefined) throw cannotSealOffline(outbox, args.space, e);
+      return queuePost(outbox, args, input, { body: s.body, signed: s.signed, objectId: s.objectId, spaceId: s.spaceId }, s.generation, e);
+    }
     prepared = await prepare(posting, args.space, input, deps.unsigned, false, known.spaceId);
     return queuePost(outbox, args, input, prepared, undefined, e);
   }
