@@ -47,11 +47,13 @@ import type { Cache } from './cache.js';
 import type { RelayApi } from './client.js';
 import { BridgeError } from './errors.js';
 import { fetchRecoveries, findAcceptingNotice, keptRecoveries, lossSentence, spaceNameText, type RecoveryView } from './recovery.js';
-import { checkWitnessed, type WitnessCheck, type WitnessPolicy } from './witnesses.js';
+import { checkHead, checkWitnessed, type HeadCheck, type WitnessCheck, type WitnessPolicy } from './witnesses.js';
 import { postLeaf } from '../shared/merkle.js';
 
 /** Capabilities are re-read at most this often (they carry the epoch and the service keys). */
 export const CAPABILITIES_TTL_MS = 30_000;
+/** A checked tree head is reused this long by the posts of one read (their checkpoints share heads). */
+const WITNESS_HEAD_TTL_MS = 10_000;
 /** checkpoints.list pages read at most to join a kept checkpoint to a new one. */
 const HISTORY_PAGES_MAX = 10;
 
@@ -302,6 +304,8 @@ function signerOf(entry: Obj): Obj {
 export class Verifier {
   private readonly deps: VerifierDeps;
   private caps: { at: number; body: Obj } | undefined;
+  /** Tree heads checked for SVC_WITNESSES with enough cosignatures, by SPACE, size and signer, for WITNESS_HEAD_TTL_MS. */
+  private readonly heads = new Map<string, { at: number; check: Promise<HeadCheck> }>();
 
   constructor(deps: VerifierDeps) {
     this.deps = deps;
@@ -442,6 +446,7 @@ export class Verifier {
           signerKey: verified.trusted.publicKey,
         },
         this.deps.witnesses,
+        (size) => this.witnessHead(spaceName, size, verified.trusted.publicKey),
       );
     }
     return {
@@ -453,6 +458,24 @@ export class Verifier {
       ...(witnessed === undefined ? {} : { witnessed }),
       ...(warning === undefined ? {} : { warning }),
     };
+  }
+
+  /** The head of `size` checked against SVC_WITNESSES, shared by the posts of one read. */
+  private witnessHead(spaceName: string, size: number, signerKey: Uint8Array): Promise<HeadCheck> {
+    const now = this.deps.now();
+    for (const [k, v] of this.heads) if (now - v.at >= WITNESS_HEAD_TTL_MS) this.heads.delete(k);
+    const key = `${spaceName} ${size} ${toHex(signerKey)}`;
+    const known = this.heads.get(key);
+    if (known !== undefined) return known.check;
+    const policy = this.deps.witnesses!;
+    const check = checkHead(this.deps.api, spaceName, size, signerKey, policy);
+    this.heads.set(key, { at: now, check });
+    // Only a head with enough cosignatures is reused: one without may gain them any moment.
+    void check.then(
+      (h) => ('failure' in h || h.cosigned.length < policy.required) && this.heads.delete(key),
+      () => this.heads.delete(key),
+    );
+    return check;
   }
 
   /** Verify a served checkpoint under the pinned root (for checkpoints.list pages). */

@@ -17,8 +17,7 @@
  *
  * Everything the relay sends is attacker-controlled; each failure is one sentence in the check.
  */
-import { toHex } from '../shared/encoding.js';
-import { fromHex } from '../shared/encoding.js';
+import { fromHex, toHex } from '../shared/encoding.js';
 import { SvcError } from '../shared/errors.js';
 import { verifyInclusion } from '../shared/merkle.js';
 import { readNote, verifyCosignature, verifyNote, type Cosigner } from '../shared/signed-note.js';
@@ -58,35 +57,24 @@ function why(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-export async function checkWitnessed(api: RelayApi, input: WitnessedInput, policy: WitnessPolicy): Promise<WitnessCheck> {
+/** The head of one size as this bridge checked it: its root and whose cosignatures verify, or why it does not check. */
+export type HeadCheck = { readonly root: Uint8Array; readonly cosigned: readonly string[]; readonly bent: readonly string[] } | { readonly failure: string };
+
+/** Steps 1 and 3: the relay's note at `size`, its origin, size and signature, and the named witnesses' cosignatures on it. */
+export async function checkHead(api: RelayApi, spaceName: string, size: number, signerKey: Uint8Array, policy: WitnessPolicy): Promise<HeadCheck> {
   const host = api.base.host;
-  const names = policy.witnesses.map((w) => w.name).join(', ');
-  const not = (detail: string): WitnessCheck => ({
-    ok: false,
-    detail: `HISTORY NOT WITNESSED: ${detail}. SVC_WITNESSES asks for ${policy.required} of ${names}; until they cosign, this history is the relay's word alone.`,
-  });
-  const space = encodeURIComponent(input.spaceName);
-  let root: Uint8Array;
   let note;
+  let root: Uint8Array;
   try {
-    const res = await api.request({ path: `/v1/spaces/${space}/checkpoint.note/${input.size}`, auth: 'opt', accept: 'text/plain' });
+    const res = await api.request({ path: `/v1/spaces/${encodeURIComponent(spaceName)}/checkpoint.note/${size}`, auth: 'opt', accept: 'text/plain' });
     note = readNote(res.text, 'checkpoint note');
     const head = readCheckpointBody(note.text, 'checkpoint note');
-    if (head.origin !== spaceOrigin(host, input.spaceName)) throw new Error(`the note names ${JSON.stringify(head.origin.slice(0, 120))}, not ${spaceOrigin(host, input.spaceName)}`);
-    if (head.size !== input.size) throw new Error(`the note is of size ${head.size}, not ${input.size}`);
-    verifyNote(note, host, input.signerKey, 'checkpoint note');
+    if (head.origin !== spaceOrigin(host, spaceName)) throw new Error(`the note names ${JSON.stringify(head.origin.slice(0, 120))}, not ${spaceOrigin(host, spaceName)}`);
+    if (head.size !== size) throw new Error(`the note is of size ${head.size}, not ${size}`);
+    verifyNote(note, host, signerKey, 'checkpoint note');
     root = head.root;
   } catch (e) {
-    return not(`the relay's signed note at size ${input.size} does not check (${why(e)})`);
-  }
-  try {
-    const res = await api.request({ path: `/v1/spaces/${space}/inclusion`, query: { seq: String(input.seq), size: String(input.size) }, auth: 'opt' });
-    const body = isObject(res.body) ? res.body : {};
-    const proof = Array.isArray(body.proof) && body.proof.length <= 64 ? body.proof.map((h, i) => fromHex(h, 32, `inclusion.proof[${i}]`)) : undefined;
-    if (proof === undefined) throw new Error('the inclusion answer holds no proof');
-    verifyInclusion(input.leaf, input.seq - 1, input.size, proof, root);
-  } catch (e) {
-    return not(`post ${input.seq} is not shown to be in the tree of that note (${why(e)})`);
+    return { failure: `the relay's signed note at size ${size} does not check (${why(e)})` };
   }
   const cosigned: string[] = [];
   const bent: string[] = [];
@@ -97,9 +85,38 @@ export async function checkWitnessed(api: RelayApi, input: WitnessedInput, polic
       bent.push(`${w.name} (${why(e)})`);
     }
   }
-  const bentText = bent.length === 0 ? '' : `; a cosignature that does not verify: ${bent.join(', ')}`;
-  if (cosigned.length < policy.required) {
-    return not(`${cosigned.length} of the ${policy.required} cosignatures needed on the head of size ${input.size} (root ${toHex(root).slice(0, 16)}…)${cosigned.length > 0 ? `: ${cosigned.join(', ')}` : ''}${bentText}`);
+  return { root, cosigned, bent };
+}
+
+/**
+ * Steps 1 to 3 for one post. `head` answers step 1 and 3 for a size (a caller checking many
+ * posts under one checkpoint reads its note once); by default `checkHead`.
+ */
+export async function checkWitnessed(
+  api: RelayApi,
+  input: WitnessedInput,
+  policy: WitnessPolicy,
+  head: (size: number) => Promise<HeadCheck> = (size) => checkHead(api, input.spaceName, size, input.signerKey, policy),
+): Promise<WitnessCheck> {
+  const names = policy.witnesses.map((w) => w.name).join(', ');
+  const not = (detail: string): WitnessCheck => ({
+    ok: false,
+    detail: `HISTORY NOT WITNESSED: ${detail}. SVC_WITNESSES asks for ${policy.required} of ${names}; until they cosign, this history is the relay's word alone.`,
+  });
+  const h = await head(input.size);
+  if ('failure' in h) return not(h.failure);
+  try {
+    const res = await api.request({ path: `/v1/spaces/${encodeURIComponent(input.spaceName)}/inclusion`, query: { seq: String(input.seq), size: String(input.size) }, auth: 'opt' });
+    const body = isObject(res.body) ? res.body : {};
+    const proof = Array.isArray(body.proof) && body.proof.length <= 64 ? body.proof.map((p, i) => fromHex(p, 32, `inclusion.proof[${i}]`)) : undefined;
+    if (proof === undefined) throw new Error('the inclusion answer holds no proof');
+    verifyInclusion(input.leaf, input.seq - 1, input.size, proof, h.root);
+  } catch (e) {
+    return not(`post ${input.seq} is not shown to be in the tree of that note (${why(e)})`);
   }
-  return { ok: true, detail: `witnessed: the head of size ${input.size} that holds this post is cosigned by ${cosigned.join(', ')} (${cosigned.length} of ${policy.required} needed)${bentText}` };
+  const bentText = h.bent.length === 0 ? '' : `; a cosignature that does not verify: ${h.bent.join(', ')}`;
+  if (h.cosigned.length < policy.required) {
+    return not(`${h.cosigned.length} of the ${policy.required} cosignatures needed on the head of size ${input.size} (root ${toHex(h.root).slice(0, 16)}…)${h.cosigned.length > 0 ? `: ${h.cosigned.join(', ')}` : ''}${bentText}`);
+  }
+  return { ok: true, detail: `witnessed: the head of size ${input.size} that holds this post is cosigned by ${h.cosigned.join(', ')} (${h.cosigned.length} of ${policy.required} needed)${bentText}` };
 }
