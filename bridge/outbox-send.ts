@@ -170,17 +170,12 @@ export class Outbox {
     clearTimeout(grace);
   }
 
-  /**
-   * Before a tool runs: send what waits (for at most a few seconds; sending goes on after),
-   * then take the notices to show with its answer.
-   */
-  async beforeTool(): Promise<string[]> {
-    if (this.store.summary(this.relay, this.deps.now()).count > 0) {
-      let timeout: NodeJS.Timeout | undefined;
-      await Promise.race([this.flush(), new Promise<void>((resolve) => (timeout = setTimeout(resolve, TOOL_WAIT_MS)))]);
-      clearTimeout(timeout);
-    }
-    return this.notices();
+  /** Before a tool runs: send what waits, for at most a few seconds (sending goes on after). */
+  async beforeTool(): Promise<void> {
+    if (this.store.summary(this.relay, this.deps.now()).count === 0) return;
+    let timeout: NodeJS.Timeout | undefined;
+    await Promise.race([this.flush(), new Promise<void>((resolve) => (timeout = setTimeout(resolve, TOOL_WAIT_MS)))]);
+    clearTimeout(timeout);
   }
 
   /** The waiting notices, each taken once, in the order they were noted. */
