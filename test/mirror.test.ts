@@ -242,6 +242,12 @@ describe('svc-bridge mirror between two relays', () => {
     const previous = await mirrorRun(o, origin, mirror, name);
     expect(previous.code).toBe(1);
     expect(previous.stderr).toContain('CONTROL_DENIED');
+
+    // Any reader of a public SPACE compares the mirror with the origin itself; nothing is sent.
+    const reader = await owner(origin, mirror);
+    const check = await mirrorRun(reader, origin, mirror, name, ['--check']);
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toContain(`agrees with ${origin.url}: mirror head 7, origin head 8 (1 newer at the origin, not mirrored yet)`);
   }, 60_000);
 });
 

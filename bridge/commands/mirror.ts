@@ -37,7 +37,7 @@ Needs this KEY to own SPACE at the origin, and the relay at URL to accept mirror
 chain_hash, last checkpoint), then sends only what is new, then reads it back from the mirror.
 
   --to URL   the relay that keeps the mirror
-  --check    compare only; send nothing
+  --check    compare only; send nothing (any KEY that may read SPACE at both relays)
 
 Exit codes: 0 the two agree (and the mirror holds everything the origin served); 1 a relay
 refused or could not be reached; 2 usage; 3 THE MIRROR AND THE ORIGIN DIFFER (named on stderr).`;
@@ -256,7 +256,11 @@ export async function runMirror(ctx: MirrorContext, words: readonly string[]): P
   const spaceId = status.space_id;
   const startHead = Number(status.head_seq);
   if (has(args, 'check')) {
-    ctx.out(`mirror of SPACE ${name} (${spaceId}) at ${to.origin} agrees with ${ctx.origin.base.origin}: head ${startHead}, ${String(status.checkpoints)} checkpoints`);
+    const originHead = (await originExport(ctx.origin, name, startHead, 1)).head;
+    const behind = originHead > startHead ? ` (${originHead - startHead} newer at the origin, not mirrored yet)` : '';
+    ctx.out(
+      `mirror of SPACE ${name} (${spaceId}) at ${to.origin} agrees with ${ctx.origin.base.origin}: mirror head ${startHead}, origin head ${originHead}${behind}, ${String(status.checkpoints)} checkpoints held`,
+    );
     return 0;
   }
 
