@@ -116,6 +116,24 @@ describe('a witness following a SPACE', () => {
   });
 });
 
+describe('an older head', () => {
+  it('that the cosigned one extends is left alone: not cosigned again, not kept, no split view', async () => {
+    const older = await note(a, 3);
+    const proxy: RunningProxy = await startProxy();
+    try {
+      proxy.target = a.url;
+      proxy.rewrite = (ans) => (ans.url.endsWith('/checkpoint.note') ? older : undefined);
+      const outcome = await w.app.witness.check(`${proxy.url}/v1/spaces/${space.name}`);
+      expect(outcome).toEqual({ kind: 'stale', origin: `relay-a.example/spaces/${space.name}`, size: 3, kept: 5 });
+      const s = await status();
+      expect(s.split_view_count).toBe(0);
+      expect(s.following[0]).toMatchObject({ size: '5', source: target });
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
 describe('a split view', () => {
   let a2: RunningRelay;
 
