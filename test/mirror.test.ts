@@ -6,6 +6,8 @@
 import { cpSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { patiently } from '../bridge/commands/mirror.js';
+import { RelayRefusal } from '../bridge/errors.js';
 import { openKeyDirectory, chooseKey } from '../bridge/keys.js';
 import { checkPostProof } from '../bridge/verify.js';
 import { verifyCheckpointInclusion } from '../shared/checkpoint.js';
@@ -334,4 +336,31 @@ describe('svc-bridge mirror on the command line', () => {
     expect(plain.code).toBe(2);
     expect(plain.stderr).toContain('--to: the address http://mirror.example.net is plain http');
   }, 60_000);
+});
+
+describe('a push the mirror cannot take right now', () => {
+  const refusal = (code: string, retryAfter: number) => new RelayRefusal(code === 'BUSY' ? 503 : 429, { code, message: code, fix: 'wait', retryAfter });
+  const ctx = { log: () => {} } as unknown as Parameters<typeof patiently>[0];
+
+  it('is sent again after Retry-After when rate limited or busy, and given up after a few tries', async () => {
+    let calls = 0;
+    const sent = await patiently(ctx, async () => {
+      calls++;
+      if (calls === 1) throw refusal('RATE_LIMITED', 0);
+      if (calls === 2) throw refusal('BUSY', 0);
+      return 'stored';
+    });
+    expect(sent).toBe('stored');
+    expect(calls).toBe(3);
+    let tries = 0;
+    await expect(patiently(ctx, async () => { tries++; throw refusal('RATE_LIMITED', 0); })).rejects.toThrow('RATE_LIMITED');
+    expect(tries).toBe(5);
+  });
+
+  it('is not sent again when refused for what it holds, or when the wait asked is long', async () => {
+    let tries = 0;
+    await expect(patiently(ctx, async () => { tries++; throw new RelayRefusal(409, { code: 'HISTORY_ROLLBACK', message: 'x', fix: 'y' }); })).rejects.toThrow();
+    await expect(patiently(ctx, async () => { tries++; throw refusal('RATE_LIMITED', 3600); })).rejects.toThrow();
+    expect(tries).toBe(2);
+  });
 });

@@ -28,7 +28,7 @@ import { BridgeError, RelayRefusal } from '../errors.js';
 import { refusalText } from '../render.js';
 import { checkApi } from '../settings.js';
 import { checkPostProof, type Verifier } from '../verify.js';
-import { CommandUsage, has, one, parseArgs } from './common.js';
+import { CommandUsage, has, one, parseArgs, sleep } from './common.js';
 
 export const MIRROR_HELP = `svc-bridge mirror SPACE --to URL: copy SPACE from the relay at SVC_API (the origin) to the
 relay at URL, which keeps it read-only and verifies every line and checkpoint before storing it.
@@ -216,6 +216,25 @@ async function readBack(mirror: RelayApi, spaceId: string, after: number, sent: 
   return `${sent.length} new lines read back identical; the mirror's proof of seq ${last} verifies under the origin's root`;
 }
 
+/** Refusals a push waits out: the writes bucket (a large SPACE takes many pushes), the origin or another sync busy. */
+const WAIT_OUT = ['RATE_LIMITED', 'BUSY'];
+const WAIT_TRIES = 5;
+const WAIT_MAX_SECONDS = 120;
+
+/** Run `send`, waiting out RATE_LIMITED and BUSY by their Retry-After (a few times, never long). */
+export async function patiently<T>(ctx: MirrorContext, send: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (e) {
+      const seconds = e instanceof RelayRefusal ? (e.retryAfter ?? 1) : undefined;
+      if (!(e instanceof RelayRefusal) || !WAIT_OUT.includes(e.code) || attempt >= WAIT_TRIES || seconds! > WAIT_MAX_SECONDS) throw e;
+      ctx.log(`the mirror answered ${e.code}; sending again in ${seconds} s`);
+      await sleep(seconds! * 1000);
+    }
+  }
+}
+
 export async function runMirror(ctx: MirrorContext, words: readonly string[]): Promise<number> {
   const args = parseArgs(words, ['to'], ['check']);
   if (args.positional.length !== 1) throw new CommandUsage('name one SPACE');
@@ -273,7 +292,7 @@ export async function runMirror(ctx: MirrorContext, words: readonly string[]): P
     const checkpoints = pending.filter((c) => Number(c.last) <= upTo);
     pending = pending.filter((c) => Number(c.last) > upTo);
     if (lines.length === 0 && checkpoints.length === 0) return;
-    await mirror.request({ method: 'POST', path: `/v1/mirrors/${spaceId}/sync`, body: { lines: lines.map((l) => l.text), checkpoints }, timeoutMs: 120_000 });
+    await patiently(ctx, () => mirror.request({ method: 'POST', path: `/v1/mirrors/${spaceId}/sync`, body: { lines: lines.map((l) => l.text), checkpoints }, timeoutMs: 120_000 }));
     sent.push(...lines);
     sentCheckpoints += checkpoints.length;
   };
