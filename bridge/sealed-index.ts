@@ -10,8 +10,9 @@
  * - `seek_docs.sealed`: the opened post (its words and what the relay showed of it) sealed
  *   under the content key, associated data naming relay, SPACE and post, so a value moved to
  *   another row does not open;
- * - `seek_entries`: a blind index, one row per (keyed hash of an entry, post) with the entry's
- *   count in the post. Entries are the post's SEEK terms (relay/seek/terms.ts `termsOf` of
+ * - `seek_entries`: a blind index, one row per (keyed hash of an entry, post), no counts (ranking
+ *   counts in the opened words, bridge/tools/seek-local.ts). Entries are the post's SEEK terms
+ *   (relay/seek/terms.ts `termsOf` of
  *   title and body, the relay's own tokeniser), each fingerprint `scheme:value`, and each
  *   prefix of a fingerprint value from the shortest the relay's SEEK takes (6 bytes) up to
  *   PREFIX_INDEXED_CHARS characters; a longer prefix is found by its first
@@ -71,7 +72,6 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE seek_entries (
      hash INTEGER NOT NULL,
      doc INTEGER NOT NULL,
-     count INTEGER NOT NULL,
      PRIMARY KEY (hash, doc)
    ) STRICT, WITHOUT ROWID;`,
 ];
@@ -97,12 +97,11 @@ export interface OpenedPost {
   readonly record: Obj;
 }
 
-/** An indexed SPACE. */
+/** An indexed SPACE (one with at least one post indexed). */
 export interface IndexedSpace {
   readonly row: number;
   readonly spaceId: string;
   readonly name: string;
-  readonly docs: number;
 }
 
 /** A document row found by a query (its content still sealed). */
@@ -126,8 +125,10 @@ export interface SealedIndex {
   readonly path: string;
   /** Index `posts` not indexed yet, in one transaction; the number added. */
   add(posts: readonly OpenedPost[], now: number): number;
-  /** The SPACES indexed at `relay`, with their document counts. */
+  /** The SPACES with posts indexed at `relay`. */
   spaces(relay: string): IndexedSpace[];
+  /** Posts indexed of a SPACE row. */
+  docsIn(row: number): number;
   /**
    * Documents in `scope` holding every entry of `all` (keyed hashes), newest first, at most
    * `scan` of them; the walk follows `all[0]`'s rows (put the rarest first).
@@ -137,9 +138,6 @@ export interface SealedIndex {
   open(relay: string, spaceId: string, doc: DocRow): Obj | undefined;
   /** The SPACE id of an indexed SPACE row. */
   spaceIdOf(row: number): string | undefined;
-  /** Documents indexed at `relay`, and how many of them hold an entry. */
-  size(relay: string): number;
-  holding(relay: string, hash: bigint): number;
   /** Post ids that supersede or retract each of `postIds`, as far as the index knows. */
   revisions(relay: string, postIds: readonly string[]): Map<string, { supersededBy: string[]; retractedBy: string[] }>;
   close(): void;
@@ -158,10 +156,10 @@ function aad(relay: string, spaceId: string, postId: string): Uint8Array {
   return utf8(`svc bridge sealed search\n${relay}\n${spaceId}\n${postId}`);
 }
 
-/** The index entries of a post: its terms and fingerprints (with their prefixes), each with its count. */
-export function entriesOf(post: Pick<OpenedPost, 'title' | 'body' | 'fingerprints'>): Map<string, number> {
-  const out = new Map<string, number>();
-  const add = (e: string) => out.set(e, (out.get(e) ?? 0) + 1);
+/** The index entries of a post: its terms and fingerprints (with their prefixes), each once. */
+export function entriesOf(post: Pick<OpenedPost, 'title' | 'body' | 'fingerprints'>): Set<string> {
+  const out = new Set<string>();
+  const add = (e: string) => out.add(e);
   if ((post.title ?? '') !== '' || (post.body ?? '') !== '') for (const t of termsOf(`${post.title ?? ''}\n${post.body ?? ''}`)) add(termEntry(t));
   for (const fp of post.fingerprints) {
     add(fingerprintEntry(fp.scheme, fp.value));
@@ -223,17 +221,13 @@ export function openSealedIndex(path: string, keys: SearchKeys): SealedIndex {
     db,
     'INSERT INTO seek_docs (id, space, post_id, seq, kind, author, supersedes, retracts, sealed, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
-  const insEntry = statement<[bigint, number, number]>(db, 'INSERT INTO seek_entries (hash, doc, count) VALUES (?, ?, ?)');
-  const selSpaces = statement<[string], { id: number; space_id: string; name: string; docs: number }>(
+  const insEntry = statement<[bigint, number]>(db, 'INSERT OR IGNORE INTO seek_entries (hash, doc) VALUES (?, ?)');
+  const selSpaces = statement<[string], { id: number; space_id: string; name: string }>(
     db,
-    'SELECT s.id, s.space_id, s.name, (SELECT count(*) FROM seek_docs d WHERE d.space = s.id) AS docs FROM seek_spaces s WHERE s.relay = ? ORDER BY s.name',
+    'SELECT s.id, s.space_id, s.name FROM seek_spaces s WHERE s.relay = ? AND EXISTS (SELECT 1 FROM seek_docs d WHERE d.space = s.id) ORDER BY s.name',
   );
+  const selDocsIn = statement<[number], { n: number }>(db, 'SELECT count(*) AS n FROM seek_docs WHERE space = ?');
   const selSpaceId = statement<[number], { space_id: string }>(db, 'SELECT space_id FROM seek_spaces WHERE id = ?');
-  const selSize = statement<[string], { n: number }>(db, 'SELECT count(*) AS n FROM seek_docs d JOIN seek_spaces s ON s.id = d.space WHERE s.relay = ?');
-  const selHolding = statement<[bigint, string], { n: number }>(
-    db,
-    'SELECT count(*) AS n FROM seek_entries e JOIN seek_docs d ON d.id = e.doc JOIN seek_spaces s ON s.id = d.space WHERE e.hash = ? AND s.relay = ?',
-  );
   const selRevisions = statement<[string, string, string], { post_id: string; supersedes: string | null; retracts: string | null }>(
     db,
     `SELECT d.post_id, d.supersedes, d.retracts FROM seek_docs d JOIN seek_spaces s ON s.id = d.space
@@ -283,23 +277,24 @@ export function openSealedIndex(path: string, keys: SearchKeys): SealedIndex {
       if (posts.length === 0) return 0;
       return immediate(db, () => {
         let added = 0;
-        const rows: [bigint, number, number][] = [];
+        const rows: [bigint, number][] = [];
         for (const p of posts) {
           const space = spaceRow(p.relay, p.spaceId, p.space);
           if (hasDoc.get(space, p.postId) !== undefined) continue;
           const id = freeId(p.postedAt);
           const sealed = keys.box.seal(utf8(JSON.stringify(p.record)), aad(p.relay, p.spaceId, p.postId));
           insDoc.run(id, space, p.postId, p.seq, p.kind, p.author, p.supersedes, p.retracts, sealed, now);
-          for (const [entry, count] of entriesOf(p)) rows.push([keys.entry(entry), id, count]);
+          for (const entry of entriesOf(p)) rows.push([keys.entry(entry), id]);
           added++;
         }
         // In key order, so a batch fills the index's pages one after another instead of at random.
         rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
-        for (const [hash, doc, count] of rows) insEntry.run(hash, doc, count);
+        for (const [hash, doc] of rows) insEntry.run(hash, doc);
         return added;
       });
     },
-    spaces: (relay) => selSpaces.all(relay).map((r) => ({ row: r.id, spaceId: r.space_id, name: r.name, docs: r.docs })),
+    spaces: (relay) => selSpaces.all(relay).map((r) => ({ row: r.id, spaceId: r.space_id, name: r.name })),
+    docsIn: (row) => selDocsIn.get(row)?.n ?? 0,
     *candidates(all, scope, scan) {
       if (all.length === 0) return;
       const params: Record<string, SQLInputValue> = { relay: scope.relay, scan };
@@ -322,8 +317,6 @@ export function openSealedIndex(path: string, keys: SearchKeys): SealedIndex {
       }
     },
     spaceIdOf: (row) => selSpaceId.get(row)?.space_id,
-    size: (relay) => selSize.get(relay)?.n ?? 0,
-    holding: (relay, hash) => selHolding.get(hash, relay)?.n ?? 0,
     revisions(relay, postIds) {
       const out = new Map<string, { supersededBy: string[]; retractedBy: string[] }>();
       for (const id of postIds) {

@@ -35,7 +35,10 @@ export async function runIndex(ctx: CommandContext, words: readonly string[]): P
   }
   try {
     const index = sealing.index!;
-    const docs = () => index.spaces(sealing.relay).find((s) => s.name === name)?.docs ?? 0;
+    const docs = () => {
+      const s = index.spaces(sealing.relay).find((x) => x.name === name);
+      return s === undefined ? 0 : index.docsIn(s.row);
+    };
     const before = docs();
     let after = '0';
     let read = 0;

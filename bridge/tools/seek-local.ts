@@ -209,7 +209,7 @@ export function localScope(posting: Posting, args: SeekInput): LocalScope | unde
   const index = sealing?.index;
   if (sealing === undefined || index === undefined || args.oracle === true) return undefined;
   const relay = posting.deps.api.base.origin;
-  const spaces = index.spaces(relay).filter((s) => s.docs > 0 && (args.space === undefined || s.name === args.space));
+  const spaces = index.spaces(relay).filter((s) => args.space === undefined || s.name === args.space);
   return spaces.length === 0 ? undefined : { index, keys: sealing.deps.sealer.search, relay, spaces };
 }
 
