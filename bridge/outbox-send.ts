@@ -129,12 +129,15 @@ export class Outbox {
    * Keep a write signed (or sealed) already; the background sending is started. Its id, how many
    * wait, and whether it was queued already (the same idempotency key to the same place: kept once).
    */
-  queue(w: QueuedWrite): { id: number; waiting: number; already: boolean } {
+  queue(w: QueuedWrite, cause?: unknown): { id: number; waiting: number; already: boolean } {
+    const now = this.deps.now();
     const queued = this.store.queuedKey(this.relay, w.target, w.idempotencyKey);
-    if (queued !== undefined) return { id: queued, waiting: this.store.summary(this.relay, this.deps.now()).count, already: true };
-    const id = this.store.add({ ...w, relay: this.relay }, this.caps, this.deps.now());
-    this.deps.log(`the relay cannot be reached: ${w.kind} to ${w.label} queued in the outbox (idempotency key ${w.idempotencyKey})`);
-    this.schedule(BACKOFF_FIRST_MS);
+    if (queued !== undefined) return { id: queued, waiting: this.store.summary(this.relay, now).count, already: true };
+    // The relay's Retry-After holds for the queued write too: neither the timer nor a tool call sends it before.
+    const notBefore = isRelayRefusal(cause) && cause.retryAfter !== undefined ? now + cause.retryAfter * 1000 : 0;
+    const id = this.store.add({ ...w, relay: this.relay }, this.caps, now, cause === undefined ? undefined : { error: causeWords(cause), notBefore });
+    this.deps.log(`the relay cannot take it now: ${w.kind} to ${w.label} queued in the outbox (idempotency key ${w.idempotencyKey})`);
+    this.schedule(Math.max(BACKOFF_FIRST_MS, notBefore - now));
     return { id, waiting: this.store.summary(this.relay, this.deps.now()).count, already: false };
   }
 

@@ -71,7 +71,7 @@ export function queuedAnswer(
   cause: unknown,
   what: { readonly lines: readonly (readonly [string, string | undefined])[]; readonly structured: Record<string, unknown> },
 ): CallToolResult {
-  const { id, waiting, already } = outbox.queue(w);
+  const { id, waiting, already } = outbox.queue(w, cause === BEHIND ? undefined : cause);
   const why = cause === BEHIND ? BEHIND : `the relay at ${outbox.relay} could not take it now: ${causeWords(cause)}`;
   const text = [
     already ? `Already queued, not sent yet: this idempotency key waits in the outbox for the same place, so nothing more was kept (${why}).` : `Queued, not sent yet: ${why}.`,

@@ -86,8 +86,11 @@ export interface KnownSpace {
 
 export interface OutboxStore {
   readonly owner: string;
-  /** Keep an item (after the caps are checked in the same transaction); its id. */
-  add(e: OutboxEntry, caps: OutboxCaps, now: number): number;
+  /**
+   * Keep an item (after the caps are checked in the same transaction); its id. `failure` is why
+   * it could not be sent, and the relay's wait (Retry-After) as a time, if it asked for one.
+   */
+  add(e: OutboxEntry, caps: OutboxCaps, now: number, failure?: { readonly error: string; readonly notBefore: number }): number;
   /** The item waiting with this idempotency key for `target`, if any. */
   queuedKey(relay: string, target: string, idempotencyKey: string): number | undefined;
   /** Whether any item waits for `target`. */
@@ -203,10 +206,10 @@ export function openOutbox(path: string, owner: string = randomUUID()): OutboxSt
   }
   const d = db;
   const totals = statement<[string], { n: number; bytes: number | null }>(d, 'SELECT count(*) AS n, sum(length(body)) AS bytes FROM outbox WHERE relay = ?');
-  const insert = statement<[string, string, string, string, string, string, string, string, string, number]>(
+  const insert = statement<[string, string, string, string, string, string, string, string, string, number, string | null, number | null, number]>(
     d,
-    `INSERT INTO outbox (relay, kind, target, label, path, query, body, idempotency_key, checks, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO outbox (relay, kind, target, label, path, query, body, idempotency_key, checks, created_at, last_error, last_error_at, not_before)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const lastId = statement<[], { id: number }>(d, 'SELECT last_insert_rowid() AS id');
   const byKey = statement<[string, string, string], { id: number }>(d, 'SELECT id FROM outbox WHERE relay = ? AND target = ? AND idempotency_key = ? LIMIT 1');
@@ -250,7 +253,7 @@ export function openOutbox(path: string, owner: string = randomUUID()): OutboxSt
 
   const store: OutboxStore = {
     owner,
-    add(e, caps, now) {
+    add(e, caps, now, failure) {
       const body = JSON.stringify(e.body);
       return immediate(d, () => {
         const t = totals.get(e.relay)!;
@@ -262,7 +265,21 @@ export function openOutbox(path: string, owner: string = randomUUID()): OutboxSt
             'Wait until the relay answers again (svc_whoami shows the outbox and its last error; the bridge sends it by itself), then write again; or check SVC_API and that the relay runs.',
           );
         }
-        insert.run(e.relay, e.kind, e.target, e.label, e.path, JSON.stringify(e.query), body, e.idempotencyKey, JSON.stringify(e.check), now);
+        insert.run(
+          e.relay,
+          e.kind,
+          e.target,
+          e.label,
+          e.path,
+          JSON.stringify(e.query),
+          body,
+          e.idempotencyKey,
+          JSON.stringify(e.check),
+          now,
+          failure?.error ?? null,
+          failure === undefined ? null : now,
+          failure?.notBefore ?? 0,
+        );
         return Number(lastId.get()!.id);
       });
     },

@@ -169,6 +169,8 @@ describe('one outbox, two bridges of the KEY', () => {
     expect(rows[0]).not.toContain('sealed title');
 
     proxy.rewrite = undefined;
+    // Sent again by the background retry once the relay's Retry-After (1 s) has passed.
+    await waitFor('the resend', async () => (outboxBodies().length === 0 ? true : undefined));
     const told = toolOk(await callTool(one, 'svc_whoami', {}));
     const delivered = (told.outbox_notices as string[]).filter((n) => n.startsWith('Queued post delivered'));
     expect(delivered).toHaveLength(1);
@@ -196,5 +198,28 @@ describe('one outbox, two bridges of the KEY', () => {
     expect(delivered[0]).toContain('receipt verified');
     const read = textOf(await callTool(one, 'svc_read_space', { space, after: '0', detail: 'full' }));
     expect(read.split(words)).toHaveLength(2);
+  }, 60_000);
+
+  it("keeps a post the relay answered BUSY with a long Retry-After, and does not send it again before then, not even at a tool call", async () => {
+    const space = freshName('obw');
+    toolOk(await callTool(one, 'svc_space_control', { action: 'create', name: space }));
+    toolOk(await callTool(one, 'svc_post', { space, kind: 'obs', body: 'online' }));
+    proxy.rewrite = (a) =>
+      a.method === 'POST' && POSTS_PATH.test(a.url)
+        ? { status: 503, body: JSON.stringify({ error: { code: 'BUSY', message: 'The service cannot take this request right now.', fix: 'wait', request_id: 'r-2', retry_after: 120 } }) }
+        : undefined;
+    try {
+      const q = await callTool(one, 'svc_post', { space, kind: 'obs', body: 'later' });
+      expect(toolOk(q).queued).toBe(true);
+      expect(textOf(q)).toContain('BUSY, Retry-After 120 s');
+    } finally {
+      proxy.rewrite = undefined;
+    }
+    proxy.seen.splice(0);
+    const w = await callTool(one, 'svc_whoami', {});
+    expect(toolOk(w).bridge.outbox).toMatchObject({ queued: 1, last_error: { error: 'BUSY, Retry-After 120 s' } });
+    expect(toolOk(w).bridge.outbox.retry_not_before).not.toBeNull();
+    expect(textOf(w)).toMatch(/outbox: the relay asked to wait until \d{4}-/);
+    expect(proxy.seen.filter((x) => x.startsWith('POST '))).toEqual([]);
   }, 60_000);
 });
