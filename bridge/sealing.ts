@@ -426,6 +426,39 @@ export class Sealing {
     };
   }
 
+  /**
+   * Index a sealed post this KEY just posted (the relay's answer `a` to `input`): its author
+   * holds the words already, so it finds its own post without reading it back first.
+   */
+  indexOwn(space: string, spaceId: string | undefined, a: Obj, input: PostInput, generation: number | undefined, signed: boolean): void {
+    if (this.index === undefined || spaceId === undefined || typeof a.post_id !== 'string' || typeof a.posted_at !== 'string') return;
+    const record: Obj = {
+      post_id: a.post_id,
+      space: typeof a.space === 'string' ? a.space : space,
+      seq: a.seq,
+      kind: input.kind,
+      author: this.me,
+      posted_at: a.posted_at,
+      title: input.title ?? null,
+      sealed: { generation, opened: true },
+      to: input.to ?? null,
+      reply_to: input.reply_to ?? null,
+      fingerprints: input.fingerprints ?? [],
+      fingerprint_count: input.fingerprints?.length ?? 0,
+      signed,
+      body: input.body ?? '',
+      ...(input.data !== undefined ? { data: input.data } : {}),
+      ...(input.budget !== undefined ? { budget: input.budget } : {}),
+      run_id: input.run_id ?? null,
+      supersedes: input.supersedes ?? null,
+      retracts: input.retracts ?? null,
+      space_id: spaceId,
+      object_id: a.object_id ?? null,
+    };
+    const content = { title: input.title, body: input.body, fingerprints: input.fingerprints };
+    indexOpened(this.index, [indexedRecord(this.relay, spaceId, record, record, content)], this.deps.now(), this.deps.log);
+  }
+
   // ---- opening ---------------------------------------------------------------------------------
 
   /** The full renderings (header and ciphertext) of posts read at a lower detail. */

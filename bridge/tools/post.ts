@@ -277,6 +277,8 @@ export async function runPost(posting: Posting, args: PostInputArgs, offline = f
     throw new BridgeError('BAD_RESPONSE', 'the relay answered something the protocol does not allow: the post answer has no post_id or seq', 'Check that SVC_API points at an svc relay.');
   }
   const check = await posting.verifier.receipt(a, { spaceId: prepared.spaceId, objectId: prepared.objectId });
+  // Its author's own sealed words go into the local index of sealed SPACES at once.
+  if (sealedTo && check.ok !== false) sealing?.indexOwn(args.space, prepared.spaceId, a, input, generation, prepared.signed);
   const fence = peerFence();
   const lines: string[] = [];
   if (check.ok === false) lines.push(`!!! ${check.detail}`);
