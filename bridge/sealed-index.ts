@@ -41,6 +41,14 @@ import { utf8Length } from '../shared/encoding.js';
 
 type Obj = Record<string, unknown>;
 
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** The fingerprints of an opened record. */
+export function fingerprintsIn(record: Obj): { scheme: string; value: string }[] {
+  const f = record.fingerprints;
+  return Array.isArray(f) ? f.filter((x): x is { scheme: string; value: string } => typeof x === 'object' && x !== null && typeof x.scheme === 'string' && typeof x.value === 'string') : [];
+}
+
 /** Fingerprint prefixes are indexed up to this many characters; longer ones are checked after decryption. */
 export const PREFIX_INDEXED_CHARS = 16;
 /** Document ids: posted_at in ms times this, plus one per post of the same ms. */
@@ -65,7 +73,7 @@ const MIGRATIONS: readonly string[] = [
      retracts TEXT,
      sealed BLOB NOT NULL,
      indexed_at INTEGER NOT NULL,
-     UNIQUE (space, post_id)
+     UNIQUE (post_id, space)
    ) STRICT;
    CREATE INDEX seek_docs_supersedes ON seek_docs (supersedes) WHERE supersedes IS NOT NULL;
    CREATE INDEX seek_docs_retracts ON seek_docs (retracts) WHERE retracts IS NOT NULL;
@@ -136,6 +144,11 @@ export interface SealedIndex {
   candidates(all: readonly bigint[], scope: DocScope, scan: number): IterableIterator<DocRow>;
   /** The opened post a document holds (undefined when it does not open under this KEY). */
   open(relay: string, spaceId: string, doc: DocRow): Obj | undefined;
+  /**
+   * Take posts out of the index (a post the relay now shows hidden): each document's entries are
+   * found again from its opened words. The number taken out.
+   */
+  forget(relay: string, postIds: readonly string[]): number;
   /** The SPACE id of an indexed SPACE row. */
   spaceIdOf(row: number): string | undefined;
   /** Post ids that supersede or retract each of `postIds`, as far as the index knows. */
@@ -228,12 +241,29 @@ export function openSealedIndex(path: string, keys: SearchKeys): SealedIndex {
   );
   const selDocsIn = statement<[number], { n: number }>(db, 'SELECT count(*) AS n FROM seek_docs WHERE space = ?');
   const selSpaceId = statement<[number], { space_id: string }>(db, 'SELECT space_id FROM seek_spaces WHERE id = ?');
+  const selByPost = statement<[string, string], { id: number; space: number; post_id: string; sealed: Uint8Array; space_id: string }>(
+    db,
+    'SELECT d.id, d.space, d.post_id, d.sealed, s.space_id FROM seek_docs d JOIN seek_spaces s ON s.id = d.space WHERE s.relay = ? AND d.post_id = ?',
+  );
+  const delEntry = statement<[bigint, number]>(db, 'DELETE FROM seek_entries WHERE hash = ? AND doc = ?');
+  const delDoc = statement<[number]>(db, 'DELETE FROM seek_docs WHERE id = ?');
   const selRevisions = statement<[string, string, string], { post_id: string; supersedes: string | null; retracts: string | null }>(
     db,
     `SELECT d.post_id, d.supersedes, d.retracts FROM seek_docs d JOIN seek_spaces s ON s.id = d.space
      WHERE s.relay = ? AND (d.supersedes = ? OR d.retracts = ?)`,
   );
   const walks = new Map<string, ReturnType<typeof db.prepare>>();
+
+  function openRecord(relay: string, spaceId: string, doc: DocRow): Obj | undefined {
+    const bytes = keys.box.open(new Uint8Array(doc.sealed), aad(relay, spaceId, doc.postId));
+    if (bytes === undefined) return undefined;
+    try {
+      const v: unknown = JSON.parse(Buffer.from(bytes).toString('utf8'));
+      return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
 
   function spaceRow(relay: string, spaceId: string, name: string): number {
     const known = selSpace.get(relay, spaceId);
@@ -306,15 +336,24 @@ export function openSealedIndex(path: string, keys: SearchKeys): SealedIndex {
         yield { id: r.id, space: r.space, postId: r.post_id, sealed: r.sealed };
       }
     },
-    open(relay, spaceId, doc) {
-      const bytes = keys.box.open(new Uint8Array(doc.sealed), aad(relay, spaceId, doc.postId));
-      if (bytes === undefined) return undefined;
-      try {
-        const v: unknown = JSON.parse(Buffer.from(bytes).toString('utf8'));
-        return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : undefined;
-      } catch {
-        return undefined;
-      }
+    open: (relay, spaceId, doc) => openRecord(relay, spaceId, doc),
+    forget(relay, postIds) {
+      return immediate(db, () => {
+        let gone = 0;
+        for (const postId of postIds) {
+          for (const d of selByPost.all(relay, postId)) {
+            const record = openRecord(relay, d.space_id, { id: d.id, space: d.space, postId: d.post_id, sealed: d.sealed });
+            if (record !== undefined) {
+              const words = { title: str(record.title), body: str(record.body), fingerprints: fingerprintsIn(record) };
+              for (const entry of entriesOf(words)) delEntry.run(keys.entry(entry), d.id);
+            }
+            // A record that does not open leaves its entries behind: they lead to no document.
+            delDoc.run(d.id);
+            gone++;
+          }
+        }
+        return gone;
+      });
     },
     spaceIdOf: (row) => selSpaceId.get(row)?.space_id,
     revisions(relay, postIds) {
@@ -349,7 +388,6 @@ export function indexedRecord(
 ): OpenedPost {
   const record: Obj = { ...full };
   for (const k of NOT_KEPT) delete record[k];
-  const str = (v: unknown) => (typeof v === 'string' ? v : null);
   return {
     relay,
     spaceId,
@@ -376,5 +414,14 @@ export function indexOpened(index: SealedIndex, posts: readonly OpenedPost[], no
     index.add(fit, now);
   } catch (e) {
     log(`the local search index of sealed SPACES could not take ${fit.length} opened post(s): ${(e as Error).message}`);
+  }
+}
+
+/** Take hidden posts out of the index; a failure is logged, never the read's. */
+export function forgetHidden(index: SealedIndex, relay: string, postIds: readonly string[], log: (line: string) => void): void {
+  try {
+    index.forget(relay, postIds);
+  } catch (e) {
+    log(`the local search index of sealed SPACES could not drop ${postIds.length} hidden post(s): ${(e as Error).message}`);
   }
 }

@@ -17,7 +17,7 @@ import { phraseCounter } from '../relay/seek/rank.js';
 import { SEEK_SCAN, SEEK_TEXT_CANDIDATES } from '../relay/seek/search.js';
 import type { TextQuery } from '../relay/seek/terms.js';
 import type { SearchKeys } from './search-keys.js';
-import { fingerprintEntry, prefixEntry, prefixLookup, termEntry, type DocRow, type DocScope, type SealedIndex } from './sealed-index.js';
+import { fingerprintEntry, fingerprintsIn, prefixEntry, prefixLookup, termEntry, type DocRow, type DocScope, type SealedIndex } from './sealed-index.js';
 
 type Obj = Record<string, unknown>;
 
@@ -49,10 +49,6 @@ export interface LocalSeek {
   readonly text: LocalHit[];
 }
 
-function fingerprintsOf(record: Obj): Fingerprint[] {
-  const f = record.fingerprints;
-  return Array.isArray(f) ? f.filter((x): x is Fingerprint => typeof x === 'object' && x !== null && typeof x.scheme === 'string' && typeof x.value === 'string') : [];
-}
 
 /** The text a post is matched on: its title and whole body, as the relay's index holds them. */
 export function matchText(record: Obj): string {
@@ -86,7 +82,7 @@ export function seekLocal(index: SealedIndex, keys: Pick<SearchKeys, 'entry'>, a
     for (const doc of index.candidates([keys.entry(entry)], scope, scan)) {
       if (kept >= FINGERPRINT_CANDIDATES) break;
       const o = open(doc);
-      if (o === undefined || !fingerprintsOf(o.record).some(holds)) continue;
+      if (o === undefined || !fingerprintsIn(o.record).some(holds)) continue;
       kept++;
       if (seen.has(doc.id)) continue;
       seen.add(doc.id);

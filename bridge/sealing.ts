@@ -39,7 +39,7 @@ import { encryptionPublicKey, ensurePublished, withPublishedKey, type Sealer } f
 import { BridgeError, RelayRefusal } from './errors.js';
 import type { PrivateSalt } from './keys.js';
 import { openSealedCache, sealedCachePathBeside, type SealedCache } from './sealed-cache.js';
-import { indexedRecord, indexOpened, openSealedIndex, sealedIndexPathBeside, type OpenedPost, type SealedIndex } from './sealed-index.js';
+import { forgetHidden, indexedRecord, indexOpened, openSealedIndex, sealedIndexPathBeside, type OpenedPost, type SealedIndex } from './sealed-index.js';
 import { judgeStatus, lockRefusal, readServedLock, readStatus, type Judged, type ServedStatus } from './sealed-trust.js';
 import { sealedNeedsBridge, servedByRelay } from './served.js';
 
@@ -490,6 +490,9 @@ export class Sealing {
    * saying why, and nothing of their words. Posts that are not sealed come back unchanged.
    */
   async openPosts(posts: readonly Obj[]): Promise<Obj[]> {
+    // A post the SPACE hid leaves the local index too: no read shows its words any more.
+    const hidden = posts.filter((p) => isObj(p.unavailable) && typeof p.post_id === 'string').map((p) => p.post_id as string);
+    if (this.index !== undefined && hidden.length > 0) forgetHidden(this.index, this.relay, hidden, this.deps.log);
     // A hidden post keeps its position without its bytes: nothing to open, nothing to wait for.
     const sealed = posts.filter((p) => isObj(p.sealed) && !isObj(p.unavailable));
     if (sealed.length === 0) return [...posts];
@@ -686,7 +689,8 @@ export function needSealing(deps: BridgeDeps, what = 'sealed'): Sealing {
  * sealed come back as they were; without a Sealing, sealed ones say why they stay shut.
  */
 export async function openSealed(deps: BridgeDeps, posts: readonly Obj[]): Promise<Obj[]> {
-  if (!posts.some((p) => isObj(p.sealed))) return [...posts];
+  // A hidden post shows no `sealed` member; the Sealing still sees it, to take it out of the local index.
+  if (!posts.some((p) => isObj(p.sealed) || (deps.sealing?.index !== undefined && isObj(p.unavailable)))) return [...posts];
   if (deps.sealing === undefined) {
     return posts.map((p) => (isObj(p.sealed) ? notOpened(p, "this bridge was started without its KEY's encryption key", { retry: true, alarm: false }) : p));
   }

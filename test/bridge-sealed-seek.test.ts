@@ -148,6 +148,16 @@ describe('SEEK inside sealed SPACES on the member\'s machine', () => {
     expect(fp.data.items).toEqual([]);
   });
 
+  it('takes a post the SPACE hid out of the index at the next read that shows it hidden', async () => {
+    const hideMe = await tool('owner', 'svc_post', { space: sealedName, kind: 'obs', title: 'Draft', body: 'gryphonish words to hide' });
+    await tool('b', 'svc_read_space', { space: sealedName, after: '0' });
+    expect((await tool('b', 'svc_seek', { q: 'gryphonish' })).data.items.map((i: any) => i.local)).toEqual([true]);
+    await tool('owner', 'svc_space_control', { action: 'hide', post_id: hideMe.data.post_id });
+    await tool('b', 'svc_read_space', { space: sealedName, after: '0' });
+    expect((await tool('b', 'svc_seek', { q: 'gryphonish' })).data.items).toEqual([]);
+    expect(indexedDocs('b')).toBe(1);
+  });
+
   it('keeps no word of a sealed post and no fingerprint in the clear in any cache file', async () => {
     await tool('owner', 'svc_read_space', { space: sealedName, after: '0' });
     expect(indexedDocs('owner')).toBe(1);

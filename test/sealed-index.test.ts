@@ -10,7 +10,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { textQuery } from '../relay/seek/terms.js';
 import { searchKeysOf } from '../bridge/search-keys.js';
-import { indexedPrefixes, openSealedIndex, prefixLookup, type OpenedPost } from '../bridge/sealed-index.js';
+import { entriesOf, indexedPrefixes, openSealedIndex, prefixLookup, type OpenedPost } from '../bridge/sealed-index.js';
 import { seekLocal } from '../bridge/sealed-seek.js';
 
 const RELAY = 'http://127.0.0.1:1';
@@ -88,6 +88,20 @@ describe('the local index', () => {
     expect(fp('a'.repeat(20), true)).toEqual(['2', '1']);
     // Another relay's index is another scope.
     expect(seekLocal(index, keys, { relay: 'http://127.0.0.1:2', text: textQuery('src'), fingerprints: [] }).text).toEqual([]);
+  });
+
+  it('forgets a post with every entry it held, and only that post', () => {
+    const file = tempFile();
+    const keys = searchKeysOf(new Uint8Array(randomBytes(32)));
+    const index = openSealedIndex(file, keys);
+    const kept = post(2, 'Kept', 'alpha gamma', 'cccccc9999');
+    index.add([post(1, 'Gone', 'alpha beta', 'dddddd0000'), kept], 1);
+    expect(index.forget(RELAY, ['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000099'])).toBe(1);
+    expect(seekLocal(index, keys, { relay: RELAY, text: textQuery('alpha'), fingerprints: [] }).text.map((h) => h.record.seq)).toEqual(['2']);
+    expect(seekLocal(index, keys, { relay: RELAY, fingerprints: [{ scheme: 'git.commit', value: 'dddddd0000' }] }).fingerprint).toEqual([]);
+    const raw = new DatabaseSync(file, { readOnly: true });
+    expect((raw.prepare('SELECT count(*) AS n FROM seek_entries').get() as { n: number }).n).toBe(entriesOf(kept).size);
+    raw.close();
   });
 
   it('opens nothing under another KEY, nor a record moved to another post\'s row', () => {
