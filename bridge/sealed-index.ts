@@ -26,7 +26,8 @@
  *
  * A post is indexed once: sealed content never changes, so a post already present is skipped.
  * Nothing is removed when the KEY leaves or is removed from a SPACE: it could read those posts
- * (and still holds their keys); it cannot open anything newer, so nothing newer is added.
+ * (and still holds their keys); it cannot open anything newer, so nothing newer is added. A post
+ * a read shows hidden (`unavailable`) is taken out: the SPACE no longer shows its words.
  */
 import { join } from 'node:path';
 import { utf8 } from '../shared/encoding.js';
