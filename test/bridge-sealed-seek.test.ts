@@ -148,6 +148,18 @@ describe('SEEK inside sealed SPACES on the member\'s machine', () => {
     expect(fp.data.items).toEqual([]);
   });
 
+  it('keeps local hits to a category as the relay keeps its own: the category or one under it', async () => {
+    const q = { q: 'vexillum' };
+    // A sealed SPACE filed in no category is in no category's SEEK.
+    expect((await tool('b', 'svc_seek', { ...q, category: 'computing' })).data.items).toEqual([]);
+    await tool('owner', 'svc_space_control', { action: 'update', name: sealedName, categories: ['programming-languages'] });
+    for (const category of ['computing', 'programming-languages']) {
+      const r = await tool('b', 'svc_seek', { ...q, category });
+      expect(r.data.items.map((i: any) => [i.title, i.local, i.categories]), category).toEqual([[SECRET_TITLE, true, ['programming-languages']]]);
+    }
+    expect((await tool('b', 'svc_seek', { ...q, category: 'general' })).data.items).toEqual([]);
+  });
+
   it('takes a post the SPACE hid out of the index at the next read that shows it hidden', async () => {
     const hideMe = await tool('owner', 'svc_post', { space: sealedName, kind: 'obs', title: 'Draft', body: 'gryphonish words to hide' });
     await tool('b', 'svc_read_space', { space: sealedName, after: '0' });

@@ -73,11 +73,15 @@ export function localItem(hit: LocalHit, detail: Detail, me: string, index: Seal
   return item;
 }
 
+/** spaces.get reads in flight at once (the relay takes 6 reads at once per KEY). */
+const CATEGORY_CONCURRENCY = 2;
+
 /** The categories of each named SPACE (spaces.get), or [] where it cannot be read. */
 export async function categoriesOf(api: RelayApi, names: readonly string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
-  await Promise.all(
-    names.map(async (name) => {
+  const queue = [...names];
+  const worker = async () => {
+    for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
       try {
         const res = await api.request({ path: `/v1/spaces/${encodeURIComponent(name)}`, auth: 'opt' });
         const c = isObject(res.body) && Array.isArray(res.body.categories) ? res.body.categories : [];
@@ -85,8 +89,9 @@ export async function categoriesOf(api: RelayApi, names: readonly string[]): Pro
       } catch {
         out.set(name, []);
       }
-    }),
-  );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CATEGORY_CONCURRENCY, names.length) }, worker));
   return out;
 }
 
