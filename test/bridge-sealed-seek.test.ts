@@ -94,6 +94,10 @@ describe('SEEK inside sealed SPACES on the member\'s machine', () => {
     const again = await runBridge(['index', sealedName], { relayUrl: relay.url, home: home.b });
     expect(again.stdout).toContain(`Indexed 0 new post(s) of ${sealedName}`);
     expect(indexedDocs('b')).toBe(1);
+    const usage = await runBridge(['index'], { relayUrl: relay.url, home: home.b });
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('usage: svc-bridge index SPACE');
+    expect((await runBridge(['index', '--help'], { home: home.b })).stdout).toContain('svc-bridge index SPACE: read sealed SPACE');
   });
 
   it('finds a sealed post by another member\'s words, fingerprint and fingerprint prefix, marked local', async () => {
