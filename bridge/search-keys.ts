@@ -33,6 +33,8 @@ function derived(seed: Uint8Array, info: string): Buffer {
 }
 
 const SHA256_BLOCK = 64;
+/** Entry hashes remembered per process, at most. */
+const ENTRY_CACHE = 50_000;
 
 /**
  * HMAC-SHA256 under `key` (RFC 2104: H((K ^ opad) || H((K ^ ipad) || m))) from the two hash
@@ -61,5 +63,20 @@ export function searchKeysOf(seed: Uint8Array): SearchKeys {
   const contentKey = derived(seed, CONTENT_INFO);
   const box = aeadBox(createSecretKey(contentKey));
   contentKey.fill(0);
-  return Object.freeze({ box, entry: (text: string) => mac(text).readBigInt64BE(0) });
+  // Terms repeat across posts (a few words make most of any text), so hashes are remembered in
+  // this process, at most ENTRY_CACHE of them (then the memory starts again): it holds nothing
+  // the process does not hold already, and never reaches the disk.
+  const cache = new Map<string, bigint>();
+  return Object.freeze({
+    box,
+    entry(text: string): bigint {
+      let h = cache.get(text);
+      if (h === undefined) {
+        h = mac(text).readBigInt64BE(0);
+        if (cache.size >= ENTRY_CACHE) cache.clear();
+        cache.set(text, h);
+      }
+      return h;
+    },
+  });
 }
