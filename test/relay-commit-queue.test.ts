@@ -24,6 +24,7 @@ import { openDatabase } from '../relay/store/sqlite/open.js';
 import { sqliteRaw } from '../relay/store/sqlite/connection.js';
 import type { Db } from '../relay/store/database.js';
 import type { SpaceRow } from '../relay/store/spaces.js';
+import { onPostgres } from './helpers/test-store.js';
 
 let relay: RunningRelay;
 let signerKey: Uint8Array;
@@ -209,7 +210,8 @@ describe('appends in one batch', () => {
   });
 });
 
-describe('the commit queue on a real database', () => {
+// the queue over a SQLite database opened here: not run on the PostgreSQL test store (SVC_TEST_STORE=postgres).
+describe.skipIf(onPostgres)('the commit queue on a real database', () => {
   let db: Db;
   beforeAll(async () => {
     db = openDatabase(':memory:');

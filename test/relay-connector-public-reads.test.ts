@@ -4,8 +4,6 @@
  * callers for a moment, read again after that moment or when the service epoch changes, and
  * nothing else is kept.
  */
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiResponse } from '../bridge/client.js';
 import { contextOf } from '../relay/app.js';
@@ -13,7 +11,7 @@ import { connectorApi } from '../relay/connector/api.js';
 import type { Caller } from '../relay/connector/caller.js';
 import { createPublicReads, PUBLIC_READ_MS } from '../relay/connector/public-reads.js';
 import { EPOCH_KEY } from '../relay/service-mode.js';
-import { DATABASE_FILE } from '../relay/store/sqlite/open.js';
+import { openStore } from '../relay/store/index.js';
 import { mintToken, startRelay, type RunningRelay } from './helpers/relay.js';
 
 let relay: RunningRelay;
@@ -57,9 +55,12 @@ describe('public reads at the connector', () => {
     const through = () => reads.through({ path: '/v1/capabilities', auth: 'none' }, () => (routeReads++, connectorApi(relay.app, ctx, caller()).request({ path: '/v1/capabilities', auth: 'none' })));
     await through();
     // As a restore does: another connection to the relay's database writes the new epoch.
-    const other = new Database(join(relay.dataDir, DATABASE_FILE));
-    other.prepare('UPDATE service_state SET value = ? WHERE key = ?').run('00000000-0000-4000-8000-000000000001', EPOCH_KEY);
-    other.close();
+    const other = await openStore(relay.database);
+    await other.db.prepare('UPDATE service_state SET value = ? WHERE key = ?').run('00000000-0000-4000-8000-000000000001', EPOCH_KEY);
+    await other.close();
+    // SQLite tells the relay's connection at once (data_version); on PostgreSQL the relay reads
+    // such values again once a second (relay/store/service-state.ts).
+    if (relay.store.db.dialect === 'postgres') await new Promise((r) => setTimeout(r, 1_100));
     const after = await through();
     expect(routeReads).toBe(2);
     expect((after.body as Record<string, unknown>).service_epoch).toBe('00000000-0000-4000-8000-000000000001');

@@ -12,9 +12,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mintToken, spawnRelay, tempDataDir, type SpawnedRelay } from './helpers/relay.js';
 import { append, immutableFlagWorks, postsById, setImmutable, type Acked } from './helpers/faults.js';
+import { onPostgres } from './helpers/test-store.js';
 
 const dataDir = tempDataDir('svc-readonly-');
-const flag = immutableFlagWorks(dataDir);
+// The SQLite files made immutable; on the PostgreSQL test store the database is elsewhere.
+const flag = onPostgres ? { ok: false as const, reason: "SQLite only: the database's files are made read-only" } : immutableFlagWorks(dataDir);
 const files = [join(dataDir, 'relay.sqlite'), join(dataDir, 'relay.sqlite-wal')];
 let relay: SpawnedRelay | undefined;
 let locked = false;

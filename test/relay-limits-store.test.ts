@@ -10,6 +10,7 @@ import { migrate, openDatabase } from '../relay/store/sqlite/open.js';
 import { openStore } from '../relay/store/index.js';
 import { tempDataDir } from './helpers/relay.js';
 import { rmSync } from 'node:fs';
+import { onPostgres } from './helpers/test-store.js';
 
 describe('token buckets', () => {
   it('allow the burst at once, then refill at the rate', () => {
@@ -82,7 +83,8 @@ describe('concurrency gates', () => {
   });
 });
 
-describe('migrations', () => {
+// SQLite's migration runner and pragmas (PostgreSQL's: test/postgres-schema.test.ts): not run on the PostgreSQL test store (SVC_TEST_STORE=postgres).
+describe.skipIf(onPostgres)('migrations', () => {
   it('are applied once, in order, and recorded', async () => {
     const dir = tempDataDir();
     try {

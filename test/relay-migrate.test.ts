@@ -18,6 +18,10 @@ import type { RelayConfig } from '../relay/config.js';
 import { loadServiceKeys } from '../relay/service-keys.js';
 import { openStore } from '../relay/store/index.js';
 import { DATABASE_FILE } from '../relay/store/sqlite/open.js';
+import { openSnapshot } from '../relay/store/sqlite/snapshot.js';
+import { schemaTables } from '../relay/store/postgres/copy.js';
+import { PostgresDb } from '../relay/store/postgres/connection.js';
+import { compareTables } from '../relay/backup/migrate-compare.js';
 import { freshDatabase, testPostgres, type FreshDatabase } from './helpers/postgres.js';
 import { signedPost } from './helpers/posts.js';
 import { call, mintToken, tempDataDir, type MintedToken, type RunningRelay } from './helpers/relay.js';
@@ -250,8 +254,32 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     expect(run.stderr).toMatch(new RegExp(`SPACE ${filled.spaces.sealed} \\(.*\\) posts checkpoint 1-1: checkpoint.signature: does not verify`));
     expect(run.stderr).toMatch(/table recovery_notices: notice 1: recovery\.canonical/);
     expect(run.stderr).toMatch(/Do not start a relay on it.*drop it/s);
+    expect(run.stderr).toContain(`DROP DATABASE "${target.name}"`);
     // Left as it is, for the operator to drop.
     expect(await count(target.url, 'posts')).toBe(filled.before.posts.items.length + filled.before.sealedPosts.items.length);
+  });
+
+  it('the row-by-row comparison names the first differing row and column of each table, and a row missing on the target', async () => {
+    const filled = await filledRelay();
+    const target = await database();
+    expect((await runCli(['migrate', '--from', filled.dir, '--to', target.url])).code).toBe(0);
+    // The relay's own pool: integers read as numbers, as migrate reads them.
+    const db = new PostgresDb(target.url);
+    const client = await db.pool.connect();
+    cleanup.push(async () => {
+      client.release();
+      await db.close();
+    });
+    await client.query("UPDATE tokens SET label = 'changed' WHERE label = 'second'");
+    await client.query('DELETE FROM mailbox WHERE mailbox_seq = (SELECT max(mailbox_seq) FROM mailbox)');
+    const snapshot = openSnapshot(join(filled.dir, DATABASE_FILE));
+    cleanup.push(() => snapshot.close());
+    const columns = await schemaTables(client);
+    const plan = new Map(snapshot.tables().map((t) => [t, columns.get(t)!] as const));
+    expect(await compareTables({ snapshot, client, plan })).toEqual([
+      expect.stringMatching(/^table mailbox: row \d+ \(peer="[0-9a-f]{40}…", mailbox_seq=\d+\) is missing on the target$/),
+      expect.stringMatching(/^table tokens: row \d+ \(id="[^"]+"\) differs in label: "second" in the source, "changed" on the target$/),
+    ]);
   });
 
   it('refuses a target that already holds data, saying what to do, and changes nothing in it', async () => {

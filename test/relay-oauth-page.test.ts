@@ -103,7 +103,10 @@ describe('OAuth rate limits', () => {
   it('token exchange past 1,200 a minute per address is RATE_LIMITED in the service envelope', async () => {
     const local = await startRelay();
     try {
-      await contextOf(local.app).limiter.buckets.oauthTokenExchange.spend('127.0.0.1', local.clock.now(), 1200);
+      // Spent as of a minute ahead: 1,200 a minute refills one every 50 ms, which a spend in the
+      // database (PostgreSQL store) and the request after it can take; a bucket last spent in
+      // the future refills nothing before then.
+      await contextOf(local.app).limiter.buckets.oauthTokenExchange.spend('127.0.0.1', local.clock.now() + 60_000, 1200);
       const r = await exchange(local, { grant_type: 'authorization_code', code: 'x', redirect_uri: 'https://a.example/cb', code_verifier: 'v'.repeat(43), client_id: 'x' });
       expect(r.status).toBe(429);
       expect(r.body.error.code).toBe('RATE_LIMITED');

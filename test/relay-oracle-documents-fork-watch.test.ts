@@ -90,12 +90,22 @@ describe('oracle.fork', () => {
     const text = '# Rules\nKeep them.\n';
     const current = await postVersion(relay, owner, source, text);
     const name = freshName('fork');
-    // A real storage failure inside SQLite, on the fork's own first version only: a trigger on
-    // this connection that aborts the version row of the SPACE being made.
+    // A real storage failure inside the database, on the fork's own first version only: a
+    // trigger that aborts the version row of the SPACE being made (SQLite: a temporary one on
+    // this connection; PostgreSQL: one on the table, which every pooled connection sees).
     await relay.store.db.exec(
-      `CREATE TEMP TRIGGER fork_version_fails BEFORE INSERT ON oracle_versions
+      relay.store.db.dialect === 'sqlite'
+        ? `CREATE TEMP TRIGGER fork_version_fails BEFORE INSERT ON oracle_versions
          WHEN NEW.space_row_id = (SELECT id FROM spaces WHERE name = '${name}')
-       BEGIN SELECT RAISE(ABORT, 'the disk refused the first version'); END`,
+       BEGIN SELECT RAISE(ABORT, 'the disk refused the first version'); END`
+        : `CREATE FUNCTION fork_version_fails() RETURNS trigger LANGUAGE plpgsql AS $$
+           BEGIN
+             IF NEW.space_row_id = (SELECT id FROM spaces WHERE name = '${name}') THEN
+               RAISE EXCEPTION 'the disk refused the first version';
+             END IF;
+             RETURN NEW;
+           END $$;
+         CREATE TRIGGER fork_version_fails BEFORE INSERT ON oracle_versions FOR EACH ROW EXECUTE FUNCTION fork_version_fails()`,
     );
     try {
       const before = await probe();
@@ -106,7 +116,9 @@ describe('oracle.fork', () => {
       expect(await relay.store.spaces.byName(name)).toBeUndefined();
       expect((await get(relay, `/v1/spaces/${name}`)).status).toBe(404);
     } finally {
-      await relay.store.db.exec('DROP TRIGGER fork_version_fails');
+      await relay.store.db.exec(
+        relay.store.db.dialect === 'sqlite' ? 'DROP TRIGGER fork_version_fails' : 'DROP TRIGGER fork_version_fails ON oracle_versions; DROP FUNCTION fork_version_fails()',
+      );
     }
     const again = await fork(source, forker, { name, categories: ['general'] });
     expect(again.status).toBe(201);

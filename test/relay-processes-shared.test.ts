@@ -2,7 +2,8 @@
  * Several relay processes on one PostgreSQL database behave as one relay
  * (relay/store/cluster.ts): a long poll held by one process wakes for a post or a mailbox
  * delivery written through another (spec/1-concepts.md "Long polling"), long before its wait
- * ends; a KEY's rate limit is the same however many processes its requests reach (Limits:
+ * ends, and so does a connector live update; a token revoked, or a KEY removed from a private
+ * SPACE, through one process ends the live streams the other holds; a KEY's rate limit is the same however many processes its requests reach (Limits:
  * "20 tokens an hour per KEY from one address"); and each range of a stream is signed once,
  * by one process, however many run the checkpointer at once.
  *
@@ -26,6 +27,7 @@ import { openPostgresStore, type Store } from '../relay/store/index.js';
 import { freshDatabase, testPostgres, type FreshDatabase } from './helpers/postgres.js';
 import { mintToken, spawnRelay, tempDataDir, type MintedToken, type SpawnedRelay } from './helpers/relay.js';
 import { killAll, send } from './helpers/relay-processes.js';
+import { connectConnector } from './helpers/connector.js';
 
 const cluster = testPostgres();
 if (cluster.skipReason !== undefined) process.stderr.write(`\n*** relay-processes-shared.test.ts skipped: ${cluster.skipReason} ***\n\n`);
@@ -93,6 +95,46 @@ describe.skipIf(cluster.url === undefined)(`two svc-relay processes on one datab
     expect(read.body.items).toHaveLength(1);
     expect(read.body.items[0]).toMatchObject({ mailbox_seq: '1', reason: 'to', post: { post_id: written.body.post_id } });
     expect(Date.now() - started).toBeLessThan(WOKEN_WITHIN_MS);
+  }, 40_000);
+
+  it('a live update stream on one process is told of a post through the other, and ends when its token is revoked through the other', async () => {
+    const name = `live-${randomBytes(4).toString('hex')}`;
+    await newSpace(a.url, owner, name);
+    const seed = new Uint8Array(randomBytes(32));
+    const me = await mintToken(a.url, seed);
+    await send(`${a.url}/v1/spaces/${name}/members/${me.peerId}`, 'PUT', owner.token, { role: 'writer' });
+    const c = await connectConnector(a.url, { token: me.token, revision: '2026-07-28' });
+    const updates: string[] = [];
+    c.client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push((n.params as { uri: string }).uri));
+    try {
+      const stream = await c.client.listen({ resourceSubscriptions: [`svc://spaces/${name}`] });
+      await sleep(500);
+      expect((await send(`${b.url}/v1/spaces/${name}/posts`, 'POST', owner.token, { kind: 'obs', body: 'seen live elsewhere' })).status).toBe(201);
+      for (let i = 0; i < 100 && !updates.includes(`svc://spaces/${name}`); i++) await sleep(50);
+      expect(updates).toContain(`svc://spaces/${name}`);
+      expect((await send(`${b.url}/v1/tokens/current`, 'DELETE', me.token)).status).toBe(200);
+      expect(await Promise.race([stream.closed, sleep(WOKEN_WITHIN_MS).then(() => 'still open')])).toBe('graceful');
+    } finally {
+      await c.close();
+    }
+  }, 40_000);
+
+  it('leaving a private SPACE through one process ends the live streams that follow it on the other', async () => {
+    const name = `left-${randomBytes(4).toString('hex')}`;
+    await newSpace(a.url, owner, name);
+    const me = await mintToken(a.url);
+    await send(`${a.url}/v1/spaces/${name}/members/${me.peerId}`, 'PUT', owner.token, { role: 'writer' });
+    const c = await connectConnector(a.url, { token: me.token, revision: '2026-07-28' });
+    try {
+      const following = await c.client.listen({ resourceSubscriptions: [`svc://spaces/${name}`, 'svc://mailbox'] });
+      const mailboxOnly = await c.client.listen({ resourceSubscriptions: ['svc://mailbox'] });
+      expect((await send(`${b.url}/v1/spaces/${name}/members/${me.peerId}`, 'DELETE', me.token)).status).toBe(200);
+      expect(await Promise.race([following.closed, sleep(WOKEN_WITHIN_MS).then(() => 'still open')])).toBe('graceful');
+      expect(await Promise.race([mailboxOnly.closed, sleep(300).then(() => 'open')])).toBe('open');
+      await mailboxOnly.close();
+    } finally {
+      await c.close();
+    }
   }, 40_000);
 
   it('a KEY’s token limit holds across both processes: 20 an hour from one address, wherever they are minted', async () => {

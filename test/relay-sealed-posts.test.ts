@@ -18,6 +18,7 @@ import { verifyEd25519 } from '../shared/identity.js';
 import { checkPostHeader, readSealedHeader, type PostHeader } from '../shared/sealed/headers.js';
 import { openPost, type PostContentFields } from '../shared/sealed/items.js';
 import { startRelay, tempDataDir, type RunningRelay } from './helpers/relay.js';
+import { storedContent } from './helpers/test-store.js';
 import {
   commitmentOfGeneration,
   createSealedSpace,
@@ -330,18 +331,8 @@ describe('the relay holds no plaintext', () => {
     const controlHits = await call(relay, 'GET', `/v1/seek?q=${control}`, { token: owner.token });
     expect(controlHits.body.items.length).toBe(1);
 
-    sqliteRaw(relay.store.db).pragma('wal_checkpoint(PASSIVE)');
-    const files: string[] = [];
-    const walk = (dir: string): void => {
-      for (const name of readdirSync(dir)) {
-        const p = join(dir, name);
-        if (statSync(p).isDirectory()) walk(p);
-        else files.push(p);
-      }
-    };
-    walk(dataDir);
-    const contents = files.map((f) => readFileSync(f));
-    const found = (text: string): boolean => contents.some((c) => c.includes(Buffer.from(text, 'utf8')));
+    if (relay.store.db.dialect === 'sqlite') sqliteRaw(relay.store.db).pragma('wal_checkpoint(PASSIVE)');
+    const found = await storedContent(relay);
     expect(plaintexts.length).toBeGreaterThan(60);
     expect(found(control)).toBe(true);
     expect(plaintexts.filter(found)).toEqual([]);

@@ -67,7 +67,7 @@ describe('a remembered token record never outlives a change', () => {
   it('a revocation committed by another connection to the same database is seen at the next use', async () => {
     const t = await mintToken(relay.url);
     expect((await me(t.token)).status).toBe(200);
-    const other = await openStore(relay.dataDir);
+    const other = await openStore(relay.database);
     try {
       expect(await other.tokens.revokeAll(t.peerId, relay.clock.now())).toBe(1);
     } finally {

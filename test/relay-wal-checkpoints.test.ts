@@ -11,6 +11,7 @@ import { DATABASE_FILE } from '../relay/store/sqlite/open.js';
 import { openStore, type Store } from '../relay/store/index.js';
 import { startWalCheckpoints } from '../relay/store/sqlite/wal-checkpoints.js';
 import { tempDataDir } from './helpers/relay.js';
+import { onPostgres } from './helpers/test-store.js';
 
 const autocheckpoint = (store: Store) => sqliteRaw(store.db).pragma('wal_autocheckpoint', { simple: true }) as number;
 
@@ -29,7 +30,8 @@ afterEach(async () => {
   store = undefined;
 });
 
-describe('WAL checkpoints', () => {
+// SQLite's WAL and its checkpoints: not run on the PostgreSQL test store (SVC_TEST_STORE=postgres).
+describe.skipIf(onPostgres)('WAL checkpoints', () => {
   it('leave the relay connection: its commits never checkpoint, and the worker copies the log into the database file', async () => {
     const dir = tempDataDir();
     store = await openStore(dir);

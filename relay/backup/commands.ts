@@ -46,7 +46,7 @@ export const MIGRATE_HELP = `Usage: svc-relay migrate --from DIR --to postgres:/
   every table with its ids, tokens (stored as hashes) and sealed records (ciphertext) as
   they are, in one transaction; then builds SEEK's index there and verifies the target: every
   row count, every SPACE's post and event chains link by link, every checkpoint's signature
-  and Merkle root. Any difference fails (exit 1) and names it; the target is left as it is, to
+  and Merkle root, then every row value by value. Any difference fails (exit 1) and names it; the target is left as it is, to
   drop. The source is only read, from one snapshot. Stop the relay first (a relay still
   serving from DIR is refused where the system shows open files, as on Linux). Afterwards
   start the relay with --data DIR (its service keys stay there) and --database URL.

@@ -18,8 +18,9 @@
  *    posts in post order, with the relay's own indexing code, so every post's unscoped
  *    decision is made exactly as it first was. Were this step cut short, the relay's indexer
  *    would finish it from the watermark.
- * 5. Verify the target (./migrate-verify.ts); any problem fails the command, listing them, and
- *    leaves the target as it is for the operator to drop.
+ * 5. Verify the target (./migrate-verify.ts: counts, chains, checkpoints, notices, SEEK) and
+ *    compare every copied row with the source's (./migrate-compare.ts); any problem fails the
+ *    command, listing them, and leaves the target as it is for the operator to drop.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -39,6 +40,7 @@ import { MIGRATIONS as SQLITE_MIGRATIONS } from '../store/sqlite/migrations/inde
 import { DATABASE_FILE } from '../store/sqlite/open.js';
 import { openSnapshot, type SqliteSnapshot } from '../store/sqlite/snapshot.js';
 import { CommandError } from './command-error.js';
+import { compareTables } from './migrate-compare.js';
 import { verifyTarget, type VerifyResult } from './migrate-verify.js';
 import { openersOf } from './openers.js';
 import { terminalProgress, type Progress } from './progress.js';
@@ -164,6 +166,7 @@ export async function migrateToPostgres(opts: MigrateOptions): Promise<MigrateRe
     checkSchema(snapshot);
     const counts = new Map(snapshot.tables().map((t) => [t, snapshot.count(t)] as const));
     const totalRows = [...counts.values()].reduce((a, b) => a + b, 0);
+    let plan = new Map<string, string[]>();
     const client = await db.pool.connect().catch((e: unknown) =>
       fail(`cannot connect to ${db.name}: ${(e as Error).message}; check the URL, that the server is running, that the database exists (createdb -E UTF8 -T template0 NAME) and that this user may connect`),
     );
@@ -182,7 +185,7 @@ export async function migrateToPostgres(opts: MigrateOptions): Promise<MigrateRe
 
       // Step 2 and 3.
       await migratePostgres(client, POSTGRES_MIGRATIONS);
-      const plan = copyPlan(snapshot, await schemaTables(client));
+      plan = copyPlan(snapshot, await schemaTables(client));
       const order = await foreignKeyOrder(client, [...plan.keys()]);
       const copying = progressLine('copying', 'rows');
       let copied = 0;
@@ -218,50 +221,98 @@ export async function migrateToPostgres(opts: MigrateOptions): Promise<MigrateRe
       client.release();
     }
 
-    // Step 4.
-    const seek = createPostgresSeekStore(db);
-    const indexing = progressLine('building the SEEK index', 'posts');
-    const posts = counts.get('posts') ?? 0;
-    let indexed = 0;
     try {
-      for (;;) {
-        const from = await seek.watermark();
-        const batch = await seek.pending(from, SEEK_STEP);
-        if (batch.length === 0) break;
-        await seek.index(from, batch.at(-1)!.rowId, batch.map(prepareDoc));
-        indexed += batch.length;
-        indexing.update(indexed, posts);
-      }
-    } finally {
-      indexing.finish();
-    }
-
-    // Step 5.
-    const checking = progressLine('verifying', 'positions and checkpoints');
-    let verified: VerifyResult;
-    try {
-      verified = await verifyTarget({
-        db,
-        rootKey,
-        sourceCounts: counts,
-        sourceSeekDocs: snapshot.seekDocs(snapshot.seekWatermark()),
-        progress: (done, total) => checking.update(done, total),
-      });
-    } finally {
-      checking.finish();
-    }
-    if (verified.problems.length > 0) {
-      const more = verified.moreProblems > 0 ? `\n  … and ${verified.moreProblems} more` : '';
+      return await indexAndVerify({ db, snapshot, plan, counts, totalRows, rootKey, file, url: opts.url });
+    } catch (e) {
+      if (e instanceof CommandError) throw e;
       fail(
-        `the copy in ${db.name} does not verify:\n  ${verified.problems.join('\n  ')}${more}\n` +
-          `Do not start a relay on it. The target was left as it is: drop it (DROP DATABASE …) or empty it. ` +
-          `The source ${file} was only read; a problem that is in the source too (check it with svc-relay on SQLite) needs fixing there before moving it.`,
+        `the rows are copied into ${db.name}, but building SEEK's index or verifying them failed: ${(e as Error).message}; ` +
+          `do not start a relay on it: drop it (${dropHint(opts.url)}) and run migrate again once the cause is fixed`,
         1,
       );
     }
-    return { target: db.name, tables: counts.size, rows: totalRows, verified };
   } finally {
     snapshot.close();
     await db.close();
   }
+}
+
+/** The SQL that drops the database `url` names, for messages. */
+function dropHint(url: string): string {
+  let name = '…';
+  try {
+    name = decodeURIComponent(new URL(url).pathname.slice(1)) || name;
+  } catch {
+    // Unparsable: the placeholder stays.
+  }
+  return `DROP DATABASE "${name.replaceAll('"', '""')}"`;
+}
+
+/** Steps 4 and 5, on the committed copy. */
+async function indexAndVerify(input: {
+  db: PostgresDb;
+  snapshot: SqliteSnapshot;
+  plan: ReadonlyMap<string, readonly string[]>;
+  counts: ReadonlyMap<string, number>;
+  totalRows: number;
+  rootKey: Uint8Array;
+  file: string;
+  url: string;
+}): Promise<MigrateResult> {
+  const { db, snapshot, plan, counts, totalRows, rootKey, file } = input;
+  // Step 4.
+  const seek = createPostgresSeekStore(db);
+  const indexing = progressLine('building the SEEK index', 'posts');
+  const posts = counts.get('posts') ?? 0;
+  let indexed = 0;
+  try {
+    for (;;) {
+      const from = await seek.watermark();
+      const batch = await seek.pending(from, SEEK_STEP);
+      if (batch.length === 0) break;
+      await seek.index(from, batch.at(-1)!.rowId, batch.map(prepareDoc));
+      indexed += batch.length;
+      indexing.update(indexed, posts);
+    }
+  } finally {
+    indexing.finish();
+  }
+
+  // Step 5.
+  const checking = progressLine('verifying', 'positions and checkpoints');
+  let verified: VerifyResult;
+  try {
+    verified = await verifyTarget({
+      db,
+      rootKey,
+      sourceCounts: counts,
+      sourceSeekDocs: snapshot.seekDocs(snapshot.seekWatermark()),
+      progress: (done, total) => checking.update(done, total),
+    });
+  } finally {
+    checking.finish();
+  }
+  // Every other value, row by row.
+  const comparing = progressLine('comparing', 'rows');
+  const reader = await db.pool.connect();
+  let differences: string[];
+  try {
+    differences = await compareTables({ snapshot, client: reader, plan, progress: (done) => comparing.update(done, totalRows) });
+  } finally {
+    comparing.finish();
+    reader.release();
+  }
+  const problems = [...verified.problems, ...differences];
+  if (problems.length > 0) {
+    const more = verified.moreProblems > 0 ? `\n  … and ${verified.moreProblems} more` : '';
+    fail(
+      `the copy in ${db.name} does not verify:\n  ${problems.join('\n  ')}${more}\n` +
+        `Do not start a relay on it. The target was left as it is: drop it (${dropHint(input.url)}). ` +
+        `The source ${file} was only read and is unchanged; the relay can go on serving from it. ` +
+        `Where a chain, checkpoint or notice fails and no row differs, the copy is faithful and the source itself holds those rows so; ` +
+        `where rows differ, the copy is at fault: migrate again into a new database.`,
+      1,
+    );
+  }
+  return { target: db.name, tables: counts.size, rows: totalRows, verified };
 }

@@ -71,6 +71,11 @@ export interface Store {
   readonly oauth: OAuthStore;
   readonly recovery: RecoveryStore;
   readonly mirrors: MirrorStore;
+  /**
+   * What the relay processes sharing this database tell each other (relay/store/cluster.ts):
+   * on PostgreSQL only; on SQLite one process owns the database.
+   */
+  readonly cluster?: Cluster | undefined;
   /** True when a trivial query answers (for /healthz). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -8,6 +8,9 @@
  * Tests about SQLite itself (its file, WAL, PRAGMAs, backup and restore of its file) skip on
  * PostgreSQL with `describe.skipIf(onPostgres)(...)` and say why in their name or a comment.
  */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Db } from '../../relay/store/database.js';
 import { freshDatabase, testPostgres } from './postgres.js';
 
 export const TEST_STORE_ENV = 'SVC_TEST_STORE';
@@ -67,4 +70,32 @@ export function numbered(count: number): string {
 
 export function bytesOf(db: { dialect: 'sqlite' | 'postgres' }, text: string): string {
   return db.dialect === 'postgres' ? `convert_to(${text}, 'UTF8')` : `CAST(${text} AS BLOB)`;
+}
+
+/**
+ * Everything the relay stored, to search for text or bytes that must (or must not) be there:
+ * on SQLite every file under the data directory (database, WAL, shared memory, in their raw
+ * bytes); on PostgreSQL every row of every table of the relay's database as text, where bytea
+ * shows as hex, so bytes are also looked for in hex.
+ */
+export async function storedContent(relay: { store: { db: Db }; dataDir: string }): Promise<(needle: string | Uint8Array) => boolean> {
+  const bytes = (n: string | Uint8Array): Buffer => (typeof n === 'string' ? Buffer.from(n, 'utf8') : Buffer.from(n));
+  if (relay.store.db.dialect === 'sqlite') {
+    const files: Buffer[] = [];
+    const walk = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        const p = join(dir, name);
+        if (statSync(p).isDirectory()) walk(p);
+        else files.push(readFileSync(p));
+      }
+    };
+    walk(relay.dataDir);
+    return (needle) => files.some((f) => f.includes(bytes(needle)));
+  }
+  const db = relay.store.db;
+  const tables = await db.prepare('SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename').pluck<string>().all();
+  const rows: string[] = [];
+  for (const table of tables) rows.push(...(await db.prepare(`SELECT t::text FROM "${table}" t`).pluck<string>().all()));
+  const text = rows.join('\n');
+  return (needle) => text.includes(bytes(needle).toString('hex')) || (typeof needle === 'string' && text.includes(needle));
 }

@@ -10,6 +10,9 @@
  */
 import type pg from 'pg';
 
+/** A connection to the target (a PostgresDb pool's), for code outside relay/store/. */
+export type TargetClient = pg.ClientBase;
+
 /** Rows here do not make a database "in use": the migrations record (seek_state is looked at below). */
 const BOOKKEEPING = new Set(['schema_migrations']);
 
@@ -130,4 +133,47 @@ export function batchInserter(client: pg.ClientBase, table: string, columns: rea
       return written;
     },
   };
+}
+
+/** The primary key columns of `table`, in key order (empty when it has none). */
+export async function primaryKey(client: pg.ClientBase, table: string): Promise<string[]> {
+  const rows = await client.query<{ column: string }>(
+    `SELECT a.attname AS column
+       FROM pg_index i
+       JOIN pg_class c ON c.oid = i.indrelid
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+       JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) ON true
+       JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
+      WHERE i.indisprimary AND c.relname = $1 AND n.nspname = current_schema()
+      ORDER BY k.ord`,
+    [table],
+  );
+  return rows.rows.map((r) => r.column);
+}
+
+/**
+ * Every row of `table` (values of `columns`, as arrays) ordered by `order` ascending with NULLs
+ * first (SQLite's order), in batches of `batch`, through a cursor inside a read-only
+ * transaction on `client` (one snapshot, and no table read whole into memory).
+ */
+export async function* orderedRows(
+  client: pg.ClientBase,
+  table: string,
+  columns: readonly string[],
+  order: readonly string[],
+  batch = 2_000,
+): AsyncGenerator<unknown[][]> {
+  const id = (c: string) => client.escapeIdentifier(c);
+  const sql = `SELECT ${columns.map(id).join(', ')} FROM ${id(table)} ORDER BY ${order.map((c) => `${id(c)} NULLS FIRST`).join(', ')}`;
+  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+  try {
+    await client.query(`DECLARE rows NO SCROLL CURSOR FOR ${sql}`);
+    for (;;) {
+      const rs = await client.query<unknown[]>({ text: `FETCH ${batch} FROM rows`, rowMode: 'array' });
+      if (rs.rows.length === 0) break;
+      yield rs.rows;
+    }
+  } finally {
+    await client.query('COMMIT').catch(() => undefined);
+  }
 }

@@ -32,9 +32,10 @@ export interface SqliteSnapshot {
   count(table: string): number;
   /**
    * The rows of `table` as arrays of the values of `select` (column names, or `rowid`), in
-   * storage order. No other statement may run on the snapshot while the iterator is open.
+   * storage order, or ascending by the `order` columns (NULLs first). No other statement may
+   * run on the snapshot while the iterator is open.
    */
-  rows(table: string, select: readonly string[]): IterableIterator<unknown[]>;
+  rows(table: string, select: readonly string[], order?: readonly string[]): IterableIterator<unknown[]>;
   /** One value of service_state, or undefined. */
   state(key: string): string | undefined;
   /** SEEK's watermark (the highest posts.id the source indexed). */
@@ -72,9 +73,11 @@ export function openSnapshot(file: string): SqliteSnapshot {
     columns: (table) => (db.prepare(`PRAGMA table_info(${quoted(table)})`).all() as { name: string }[]).map((c) => c.name),
     hasRowid: (table) => !/WITHOUT\s+ROWID/i.test(tableSql.get(table) ?? ''),
     count: (table) => (db.prepare(`SELECT count(*) FROM ${quoted(table)}`).pluck().get() as number),
-    rows(table, select) {
-      const order = !/WITHOUT\s+ROWID/i.test(tableSql.get(table) ?? '') ? ' ORDER BY rowid' : '';
-      const sql = `SELECT ${select.map((c) => (c === 'rowid' ? 'rowid' : quoted(c))).join(', ')} FROM ${quoted(table)}${order}`;
+    rows(table, select, order) {
+      const name = (c: string) => (c === 'rowid' ? 'rowid' : quoted(c));
+      const by =
+        order !== undefined ? ` ORDER BY ${order.map(name).join(', ')}` : !/WITHOUT\s+ROWID/i.test(tableSql.get(table) ?? '') ? ' ORDER BY rowid' : '';
+      const sql = `SELECT ${select.map(name).join(', ')} FROM ${quoted(table)}${by}`;
       return db.prepare(sql).raw(true).iterate() as IterableIterator<unknown[]>;
     },
     state: (key) => (db.prepare('SELECT value FROM service_state WHERE key = ?').pluck().get(key) as string | undefined),
