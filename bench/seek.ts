@@ -39,6 +39,7 @@ import { signerFromSeed } from '../shared/identity.js';
 import { median, summarizeLatency, formatDuration, type Row, type Suite, type SuiteReport } from './harness.js';
 import { createSpaceInStore, openInProcess, registerKey, spawnBenchRelay, tempDataDir } from './relay-fixture.js';
 import { mintToken } from '../test/helpers/relay.js';
+import { LOCAL_TITLE, runLocalSeek } from './seek-local.js';
 
 const FULL = process.argv.includes('--full') || process.env.SVC_BENCH_FULL === '1';
 const POSTS = FULL ? 1_000_000 : 200_000;
@@ -322,8 +323,11 @@ async function run(): Promise<SuiteReport> {
   }
 }
 
+/** `--local`: the bridge's local index of sealed SPACES instead (bench/seek-local.ts). */
+const LOCAL = process.argv.includes('--local');
+
 export const seekSuite: Suite = {
   name: 'seek',
-  title: `SEEK over ${POSTS.toLocaleString('en-US')} posts in ${SPACES.toLocaleString('en-US')} SPACES vs bare FTS5 and fingerprint counts (issue 4)`,
-  run,
+  title: LOCAL ? LOCAL_TITLE : `SEEK over ${POSTS.toLocaleString('en-US')} posts in ${SPACES.toLocaleString('en-US')} SPACES vs bare FTS5 and fingerprint counts (issue 4)`,
+  run: LOCAL ? runLocalSeek : run,
 };

@@ -17,6 +17,8 @@ import { BridgeError, RelayRefusal } from './errors.js';
 import { openKeychain, type SeedVault } from './keychain.js';
 import { chooseKey, createKey, listKeys, openKeyDirectory, type KeyDirectory, type LoadedKey } from './keys.js';
 import { refusalText } from './render.js';
+import { MIRROR_HELP, runMirror } from './commands/mirror.js';
+import { Verifier } from './verify.js';
 import { notFoundCodes } from './resources-errors.js';
 import type { BridgeDeps } from './deps.js';
 import { Sealing, createSealing } from './sealing.js';
@@ -25,9 +27,12 @@ import { CommandUsage, type CommandContext } from './commands/common.js';
 import { KEEPER_HELP, runKeeper } from './commands/keeper.js';
 import { KEEPERS_HELP, runKeepers } from './commands/keepers.js';
 import { SEALED_HELP, runSealed } from './commands/sealed.js';
+import { INDEX_HELP, runIndex } from './commands/seek-index.js';
 import { STAMP_HELP, runStamp } from './commands/stamp.js';
 import { keeperIntervalMs } from './keeper-duty.js';
 import { createServer, startBackground } from './server.js';
+import { openOutbox } from './outbox.js';
+import { Outbox, outboxCaps } from './outbox-send.js';
 import { DEFAULT_API, readSettings, type Settings } from './settings.js';
 import { ListenTap } from './subscriptions.js';
 import { builtEntry, launchCommand } from './launch-command.js';
@@ -42,7 +47,13 @@ const SETTINGS_HELP = `Settings (environment):
   SVC_TOKEN     use this token instead of minting one
   SVC_KEYCHAIN  1: keep KEY seeds in the OS keychain (needs @napi-rs/keyring)
   SVC_UNSIGNED  1: post unsigned (origin-attested) where a SPACE allows it
-  SVC_KEEPER_INTERVAL  seconds between keeper rounds for the sealed SPACES this KEY keeps (default 60; 0: none)`;
+  SVC_WITNESSES name=base64key,...: witnesses whose cosignatures a SPACE's checkpoint needs
+                before the bridge calls its history verified (each witness relay shows its
+                line at /v1/witness)
+  SVC_WITNESSES_REQUIRED  how many of them (default 1)
+  SVC_KEEPER_INTERVAL  seconds between keeper rounds for the sealed SPACES this KEY keeps (default 60; 0: none)
+  SVC_OUTBOX_MAX_ITEMS  posts and messages kept while the relay cannot be reached (default 1000; 0: none, the write fails)
+  SVC_OUTBOX_MAX_MIB    and at most this many MiB of them (default 16)`;
 
 /**
  * The URL of the module an MCP client launches. The ES module knows its own; a bridge started
@@ -78,10 +89,12 @@ Usage:
   svc-bridge me           print this KEY's own view at the relay (GET /v1/me) as JSON
   svc-bridge keys         list the KEYS in the key directory
   svc-bridge keys new N   make a new KEY named N
+  svc-bridge mirror S --to URL   keep a verified read-only copy of SPACE S on the relay at URL
   svc-bridge keepers S    sign the keeper list of sealed SPACE S (owner)
   svc-bridge stamp P      sign a stamp vouching for KEY P (print it, or put it with --space)
   svc-bridge keeper S     keep sealed SPACE S: admit, hand out and change its key (runs until SIGTERM)
   svc-bridge sealed S     what this bridge remembers of sealed SPACE S, with fingerprints
+  svc-bridge index S      index sealed SPACE S's history on this machine for svc_seek
   svc-bridge <command> --help   (or: svc-bridge help <command>)
 
 MCP client configuration (JSON):
@@ -127,7 +140,9 @@ ${SETTINGS_HELP}
   keepers: `${KEEPERS_HELP}\n${SETTINGS_HELP}\n`,
   stamp: `${STAMP_HELP}\n${SETTINGS_HELP}\n`,
   keeper: `${KEEPER_HELP}\n${SETTINGS_HELP}\n`,
+  mirror: `${MIRROR_HELP}\n\n${SETTINGS_HELP}\n`,
   sealed: `${SEALED_HELP}\n${SETTINGS_HELP}\n`,
+  index: `${INDEX_HELP}\n${SETTINGS_HELP}\n`,
   };
 }
 
@@ -211,13 +226,24 @@ function serveConfigError(e: unknown): void {
 async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   let opened;
   let keeperMs;
+  let caps;
   try {
     keeperMs = keeperIntervalMs(env);
+    caps = outboxCaps(env);
     opened = await openForServing(env);
   } catch (e) {
     return serveConfigError(e);
   }
   const { o, k, api, cache, sealing } = opened;
+  let outboxStore;
+  try {
+    outboxStore = openOutbox(cache.path);
+  } catch (e) {
+    sealing.cache.close();
+    cache.close();
+    return serveConfigError(e);
+  }
+  const outbox = new Outbox({ api, cache, now: Date.now, log }, outboxStore, caps);
   const listen = new ListenTap();
   const deps: BridgeDeps = {
     api,
@@ -230,14 +256,17 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
     log,
     privateSalt: k.privateSalt,
     unsigned: o.settings.unsigned,
+    witnesses: o.settings.witnesses,
     listen,
     sealing,
+    outbox,
   };
   // One connection per process; the opening message picks the revision (2025-11-25 through
   // initialize, 2026-07-28 through a message carrying its _meta claim) and the factory makes
   // the one server instance pinned to it (bridge/README.md "MCP protocol revisions").
   // The tap lets the subscription feed see the entry's subscriptions/listen streams (2026-07-28).
   const background = startBackground(deps, keeperMs);
+  outbox.start();
   // notFoundCodes: a resource not found is -32002 on the revisions before 2026-07-28 (bridge/resources-errors.ts).
   const handle = serveStdio(() => createServer(deps), { transport: notFoundCodes(listen.wrap(new StdioServerTransport())), onerror: (e) => log(`MCP: ${e.message}`) });
   let closing = false;
@@ -249,6 +278,8 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
       await handle.close();
     } finally {
       await background.stop();
+      await outbox.stop();
+      outboxStore.close();
       sealing.cache.close();
       cache.close();
       process.exit(0);
@@ -266,6 +297,7 @@ const SEALED_COMMANDS: Record<string, (ctx: CommandContext, words: readonly stri
   stamp: runStamp,
   keeper: runKeeper,
   sealed: runSealed,
+  index: runIndex,
 };
 
 async function sealedCommand(o: Opened, name: string, words: readonly string[]): Promise<void> {
@@ -299,6 +331,30 @@ async function sealedCommand(o: Opened, name: string, words: readonly string[]):
   sealing.cache.close();
 }
 
+/** `svc-bridge mirror`: the origin is SVC_API, the mirror the relay named by --to, both as this KEY. */
+async function mirrorCommand(o: Opened, words: readonly string[]): Promise<void> {
+  const k = key(o);
+  const origin = client(o, k);
+  const cache = openCache(o.dir, k.name);
+  try {
+    await runMirror(
+      {
+        origin,
+        connect: (api) => new RelayClient({ api, key: k, dir: o.dir, log }),
+        verifier: new Verifier({ api: origin, cache, now: Date.now, log }),
+        out: (line) => void process.stdout.write(`${line}\n`),
+        log,
+      },
+      words,
+    );
+  } catch (e) {
+    if (e instanceof CommandUsage) throw new UsageError(`${e.message}\n\n${helpText().mirror}`);
+    throw e;
+  } finally {
+    cache.close();
+  }
+}
+
 async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   const help = argv.includes('--help') || argv.includes('-h');
   const words = argv.filter((a) => a !== '--help' && a !== '-h');
@@ -319,6 +375,13 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
       return;
     }
     return sealedCommand(await open(env), words[0], words.slice(1));
+  }
+  if (words[0] === 'mirror') {
+    if (help) {
+      process.stdout.write(helpText().mirror!);
+      return;
+    }
+    return mirrorCommand(await open(env), words.slice(1));
   }
   const unknownFlag = words.find((w) => w.startsWith('-'));
   if (unknownFlag !== undefined) throw new UsageError(`unknown option ${unknownFlag}`);

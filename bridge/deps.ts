@@ -12,8 +12,10 @@ import type { Signer } from '../shared/identity.js';
 import type { Cache } from './cache.js';
 import type { RelayApi } from './client.js';
 import type { PrivateSalt } from './keys.js';
+import type { Outbox } from './outbox-send.js';
 import type { Sealing } from './sealing.js';
 import type { ListenTap } from './subscriptions.js';
+import type { WitnessPolicy } from './witnesses.js';
 
 export interface BridgeIdentity {
   /** The KEY's name in the key directory; '' at the relay's connector, which has no key directory. */
@@ -46,4 +48,8 @@ export interface BridgeDeps {
   readonly sealing?: Sealing | undefined;
   /** The stdio entry's `subscriptions/listen` streams (bridge/subscriptions.ts), when serving stdio. */
   readonly listen?: ListenTap | undefined;
+  /** Offline writes (bridge/outbox-send.ts): posts and messages kept while the relay cannot be reached. None at the relay. */
+  readonly outbox?: Outbox | undefined;
+  /** SVC_WITNESSES: the witnesses whose cosignatures make a SPACE's history verified (bridge/witnesses.ts). */
+  readonly witnesses?: WitnessPolicy | undefined;
 }

@@ -29,6 +29,7 @@ import { openLock, sealLock, sealedSpaceCreation } from '../shared/sealed/locks.
 import type { RelayApi } from './client.js';
 import { BridgeError, isRelayRefusal } from './errors.js';
 import type { LocalBox, SealedKeyMaterial } from './keys.js';
+import type { SearchKeys } from './search-keys.js';
 
 const EPHEMERAL_BYTES = 32;
 
@@ -56,6 +57,8 @@ export interface Sealer {
   readonly fingerprint: string;
   /** The local box for secrets at rest (keys.ts `LocalBox`). */
   readonly box: LocalBox;
+  /** The keys of the local search index of sealed SPACES (search-keys.ts). */
+  readonly search: SearchKeys;
   /** The `PUT /v1/me/encryption-key` body, signed by `signer`. */
   statementBody(signer: Signer): Record<string, string>;
   /** An 80-byte lock of `secret` for `recipient`, from this KEY. */
@@ -83,6 +86,7 @@ export function createSealer(peerId: string, material: SealedKeyMaterial): Seale
     publicKey: new Uint8Array(publicKey),
     fingerprint: encryptionKeyFingerprint(publicKey),
     box: material.box,
+    search: material.search,
     statementBody(signer) {
       const statement = buildEncryptionKeyStatement(peerId, publicKey);
       return encryptionKeyPutBody(statement, signEncryptionKeyStatement(signer, statement));

@@ -25,6 +25,7 @@ import type { X25519KeyPair } from '../shared/sealed/hpke.js';
 import { BridgeError } from './errors.js';
 import { checkPrivateFile, createOnce, privateDirectory } from './files.js';
 import type { SeedVault } from './keychain.js';
+import { searchKeysOf, type SearchKeys } from './search-keys.js';
 
 /** A KEY name: a file-name-safe word (no dot, slash or `@`, which the token file name uses). */
 export const KEY_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -81,6 +82,8 @@ export interface LocalBox {
 export interface SealedKeyMaterial {
   encryptionKey(): X25519KeyPair;
   readonly box: LocalBox;
+  /** The keys of the local search index of sealed SPACES (bridge/search-keys.ts). */
+  readonly search: SearchKeys;
 }
 
 export interface LoadedKey extends KeyInfo {
@@ -100,7 +103,11 @@ const BOX_NONCE_BYTES = 12;
 const BOX_TAG_BYTES = 16;
 
 function localBoxOf(seed: Uint8Array): LocalBox {
-  const key: KeyObject = createSecretKey(createHmac('sha256', Buffer.from(seed)).update('svc bridge sealed cache key', 'utf8').digest());
+  return aeadBox(createSecretKey(createHmac('sha256', Buffer.from(seed)).update('svc bridge sealed cache key', 'utf8').digest()));
+}
+
+/** A LocalBox (AES-256-GCM, fresh 12-byte nonce per value) under a 32-byte `key`. */
+export function aeadBox(key: KeyObject): LocalBox {
   return {
     seal(plaintext, aad) {
       const nonce = randomBytes(BOX_NONCE_BYTES);
@@ -129,6 +136,7 @@ function sealedKeysOf(seed: Uint8Array, peerId: string): SealedKeyMaterial {
   return Object.freeze({
     encryptionKey: () => ({ privateKey: new Uint8Array(pair.privateKey), publicKey: new Uint8Array(pair.publicKey) }),
     box: localBoxOf(seed),
+    search: searchKeysOf(seed),
   });
 }
 

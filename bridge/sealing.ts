@@ -39,6 +39,7 @@ import { encryptionPublicKey, ensurePublished, withPublishedKey, type Sealer } f
 import { BridgeError, RelayRefusal } from './errors.js';
 import type { PrivateSalt } from './keys.js';
 import { openSealedCache, sealedCachePathBeside, type SealedCache } from './sealed-cache.js';
+import { forgetHidden, indexedRecord, indexOpened, openSealedIndex, sealedIndexPathBeside, type OpenedPost, type SealedIndex } from './sealed-index.js';
 import { judgeStatus, lockRefusal, readServedLock, readStatus, type Judged, type ServedStatus } from './sealed-trust.js';
 import { sealedNeedsBridge, servedByRelay } from './served.js';
 
@@ -119,9 +120,13 @@ export class Sealing {
   /** The keeper work in progress in this process (`inTurn`). */
   private keeping: Promise<unknown> = Promise.resolve();
 
-  constructor(deps: SealingDeps, cache: SealedCache) {
+  /** The local search index of what this bridge opens (bridge/sealed-index.ts); none in some tests and tools. */
+  readonly index: SealedIndex | undefined;
+
+  constructor(deps: SealingDeps, cache: SealedCache, index?: SealedIndex) {
     this.deps = deps;
     this.cache = cache;
+    this.index = index;
   }
 
   get relay(): string {
@@ -350,6 +355,28 @@ export class Sealing {
     await this.published();
     const keys = await this.status(name);
     if (keys.secret === undefined) throw noKey(keys.name, keys.generation, keys.refused);
+    return this.sealWith({ spaceId: keys.spaceId, generation: keys.generation, secret: keys.secret }, input, unsigned);
+  }
+
+  /**
+   * The body of a post to sealed SPACE `name` sealed with what this bridge remembers, asking the
+   * relay nothing: the newest generation in use it accepted and that generation's secret. For a
+   * post kept while the relay cannot be reached (bridge/outbox-writes.ts); a relay that moved on
+   * to a newer generation meanwhile refuses it with KEY_CHANGED when it is sent. Undefined when
+   * this bridge remembers no such SPACE or holds no secret of its generation.
+   */
+  sealPostRemembered(name: string, input: PostInput, unsigned: boolean): SealedPostBody | undefined {
+    const s = this.cache.spaceByName(this.relay, name);
+    if (s === undefined) return undefined;
+    const kept = this.cache.secret(this.relay, s.spaceId, s.generation, s.commitment);
+    if (kept === undefined) return undefined;
+    return this.sealWith({ spaceId: s.spaceId, generation: s.generation, secret: kept.secret }, input, unsigned);
+  }
+
+  /** Seal `input` under `keys` (the generation and its secret). */
+  private sealWith(keys: { readonly spaceId: string; readonly generation: number; readonly secret: Uint8Array }, input: PostInput, unsigned: boolean): SealedPostBody {
+    const key = input.idempotency_key;
+    if (key === undefined) throw new TypeError('sealPost: the input carries its idempotency key');
     const content = {
       title: input.title,
       body: input.body,
@@ -399,6 +426,39 @@ export class Sealing {
     };
   }
 
+  /**
+   * Index a sealed post this KEY just posted (the relay's answer `a` to `input`): its author
+   * holds the words already, so it finds its own post without reading it back first.
+   */
+  indexOwn(space: string, spaceId: string | undefined, a: Obj, input: PostInput, generation: number | undefined, signed: boolean): void {
+    if (this.index === undefined || spaceId === undefined || typeof a.post_id !== 'string' || typeof a.posted_at !== 'string') return;
+    const record: Obj = {
+      post_id: a.post_id,
+      space: typeof a.space === 'string' ? a.space : space,
+      seq: a.seq,
+      kind: input.kind,
+      author: this.me,
+      posted_at: a.posted_at,
+      title: input.title ?? null,
+      sealed: { generation, opened: true },
+      to: input.to ?? null,
+      reply_to: input.reply_to ?? null,
+      fingerprints: input.fingerprints ?? [],
+      fingerprint_count: input.fingerprints?.length ?? 0,
+      signed,
+      body: input.body ?? '',
+      ...(input.data !== undefined ? { data: input.data } : {}),
+      ...(input.budget !== undefined ? { budget: input.budget } : {}),
+      run_id: input.run_id ?? null,
+      supersedes: input.supersedes ?? null,
+      retracts: input.retracts ?? null,
+      space_id: spaceId,
+      object_id: a.object_id ?? null,
+    };
+    const content = { title: input.title, body: input.body, fingerprints: input.fingerprints };
+    indexOpened(this.index, [indexedRecord(this.relay, spaceId, record, record, content)], this.deps.now(), this.deps.log);
+  }
+
   // ---- opening ---------------------------------------------------------------------------------
 
   /** The full renderings (header and ciphertext) of posts read at a lower detail. */
@@ -430,6 +490,9 @@ export class Sealing {
    * saying why, and nothing of their words. Posts that are not sealed come back unchanged.
    */
   async openPosts(posts: readonly Obj[]): Promise<Obj[]> {
+    // A post the SPACE hid leaves the local index too: no read shows its words any more.
+    const hidden = posts.filter((p) => isObj(p.unavailable) && typeof p.post_id === 'string').map((p) => p.post_id as string);
+    if (this.index !== undefined && hidden.length > 0) forgetHidden(this.index, this.relay, hidden, this.deps.log);
     // A hidden post keeps its position without its bytes: nothing to open, nothing to wait for.
     const sealed = posts.filter((p) => isObj(p.sealed) && !isObj(p.unavailable));
     if (sealed.length === 0) return [...posts];
@@ -455,6 +518,7 @@ export class Sealing {
       }
     }
     const out: Obj[] = [];
+    const toIndex: OpenedPost[] = [];
     for (const p of posts) {
       if (!isObj(p.sealed)) {
         out.push(p);
@@ -473,13 +537,17 @@ export class Sealing {
       }
       try {
         if (served === undefined) throw new Error(`the relay did not serve its header and ciphertext${fullFailure ? ` (${fullFailure})` : ''}`);
-        out.push(opened(p, served, await this.openOne(keys, p, served)));
+        const content = await this.openOne(keys, p, served);
+        out.push(opened(p, served, content));
+        if (this.index !== undefined) toIndex.push(indexedRecord(this.relay, keys.spaceId, p, opened(served, served, content), content));
       } catch (e) {
         const words = e instanceof Error && !(e instanceof BridgeError) && !(e instanceof SvcError) ? e.message : failureWords(e);
         // No key yet (no lock, or a lock refused) may change: read it again later.
         out.push(notOpened(p, words, { retry: served === undefined || (e instanceof BridgeError && e.code === 'SEALED_NO_KEY'), alarm: false }));
       }
     }
+    // Every sealed post any read opens is indexed here, the one place posts are opened.
+    if (this.index !== undefined) indexOpened(this.index, toIndex, this.deps.now(), this.deps.log);
     return out;
   }
 
@@ -604,7 +672,7 @@ function notOpened(p: Obj, why: string, how: { retry: boolean; alarm: boolean; f
 
 /** Make the Sealing of a bridge: its sealed cache beside the local cache file (`cachePath`). */
 export function createSealing(deps: SealingDeps, cachePath: string): Sealing {
-  return new Sealing(deps, openSealedCache(sealedCachePathBeside(cachePath), deps.sealer.box));
+  return new Sealing(deps, openSealedCache(sealedCachePathBeside(cachePath), deps.sealer.box), openSealedIndex(sealedIndexPathBeside(cachePath), deps.sealer.search));
 }
 
 /** The bridge's Sealing, or a refusal when it was built without one (no KEY seed at hand). */
@@ -621,7 +689,8 @@ export function needSealing(deps: BridgeDeps, what = 'sealed'): Sealing {
  * sealed come back as they were; without a Sealing, sealed ones say why they stay shut.
  */
 export async function openSealed(deps: BridgeDeps, posts: readonly Obj[]): Promise<Obj[]> {
-  if (!posts.some((p) => isObj(p.sealed))) return [...posts];
+  // A hidden post shows no `sealed` member; the Sealing still sees it, to take it out of the local index.
+  if (!posts.some((p) => isObj(p.sealed) || (deps.sealing?.index !== undefined && isObj(p.unavailable)))) return [...posts];
   if (deps.sealing === undefined) {
     return posts.map((p) => (isObj(p.sealed) ? notOpened(p, "this bridge was started without its KEY's encryption key", { retry: true, alarm: false }) : p));
   }

@@ -22,6 +22,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import type { BridgeDeps } from './deps.js';
 import { KEEPER_INTERVAL_ENV, startKeeperDuty } from './keeper-duty.js';
+import { withOutbox } from './outbox-tools.js';
 import { createPosting, registerPosting, type Posting } from './posting.js';
 import { PEER_MARKER_NOTE } from './render.js';
 import { registerResources } from './resources.js';
@@ -73,6 +74,8 @@ export function createToolServer(deps: BridgeDeps, surface: ServerSurface): Tool
     { name: surface.name, title: surface.title, version: deps.version },
     { capabilities: { tools: {}, resources: {} }, instructions: surface.instructions },
   );
+  // Writes queued while the relay was away are sent, and their fate told, at every tool call.
+  if (deps.outbox !== undefined) withOutbox(server, deps.outbox, deps.log);
   const posting = createPosting(deps);
   registerWhoami(server, deps, posting.verifier);
   registerGuide(server, deps);

@@ -10,11 +10,16 @@
  *   SVC_KEYCHAIN  1: keep KEY seeds in the OS keychain when its native module is available
  *   SVC_UNSIGNED  1: post unsigned (origin-attested) where the SPACE allows it; a signed-only
  *                 SPACE still gets signed posts (issue 5: the only exception to signing)
+ *   SVC_WITNESSES name=base64key,... : witnesses whose cosignatures of a SPACE's checkpoint
+ *                 the bridge needs before it calls the history verified (bridge/witnesses.ts)
+ *   SVC_WITNESSES_REQUIRED  how many of them (default 1 when SVC_WITNESSES names any)
  */
 import { isIP } from 'node:net';
 import { BridgeError } from './errors.js';
 import { keyHome } from './keys.js';
 import { TOKEN_RE } from './token-file.js';
+import { readCosignerList } from '../shared/signed-note.js';
+import type { WitnessPolicy } from './witnesses.js';
 
 export const DEFAULT_API = 'http://127.0.0.1:8787';
 
@@ -26,6 +31,29 @@ export interface Settings {
   readonly token: string | undefined;
   readonly keychain: boolean;
   readonly unsigned: boolean;
+  /** SVC_WITNESSES and SVC_WITNESSES_REQUIRED; undefined when no witness is named. */
+  readonly witnesses?: WitnessPolicy | undefined;
+}
+
+/** SVC_WITNESSES and SVC_WITNESSES_REQUIRED, checked: a list, and how many of it must have cosigned. */
+export function readWitnessPolicy(env: NodeJS.ProcessEnv): WitnessPolicy | undefined {
+  const fix = 'Set SVC_WITNESSES to name=base64key,... as each witness shows at its /v1/witness (setting), and SVC_WITNESSES_REQUIRED to how many of them must have cosigned.';
+  let witnesses;
+  try {
+    witnesses = readCosignerList(env.SVC_WITNESSES ?? '', 'SVC_WITNESSES');
+  } catch (e) {
+    throw new BridgeError('CONFIG', (e as Error).message, fix);
+  }
+  const requiredText = env.SVC_WITNESSES_REQUIRED ?? '';
+  if (witnesses.length === 0) {
+    if (requiredText !== '' && requiredText !== '0') throw new BridgeError('CONFIG', 'SVC_WITNESSES_REQUIRED is set but SVC_WITNESSES names no witness', fix);
+    return undefined;
+  }
+  const required = requiredText === '' ? 1 : /^\d{1,3}$/.test(requiredText) ? Number(requiredText) : NaN;
+  if (!Number.isInteger(required) || required < 1 || required > witnesses.length) {
+    throw new BridgeError('CONFIG', `SVC_WITNESSES_REQUIRED must be a whole number from 1 to ${witnesses.length} (the witnesses named), not ${JSON.stringify(requiredText)}`, fix);
+  }
+  return { witnesses, required };
 }
 
 /** True for `localhost`, 127.0.0.0/8 and ::1: addresses that never leave the machine. */
@@ -83,5 +111,6 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     token,
     keychain: keychain === '1',
     unsigned: unsigned === '1',
+    witnesses: readWitnessPolicy(env),
   };
 }

@@ -47,9 +47,13 @@ import type { Cache } from './cache.js';
 import type { RelayApi } from './client.js';
 import { BridgeError } from './errors.js';
 import { fetchRecoveries, findAcceptingNotice, keptRecoveries, lossSentence, spaceNameText, type RecoveryView } from './recovery.js';
+import { checkHead, checkWitnessed, type HeadCheck, type WitnessCheck, type WitnessPolicy } from './witnesses.js';
+import { postLeaf } from '../shared/merkle.js';
 
 /** Capabilities are re-read at most this often (they carry the epoch and the service keys). */
 export const CAPABILITIES_TTL_MS = 30_000;
+/** A checked tree head is reused this long by the posts of one read (their checkpoints share heads). */
+const WITNESS_HEAD_TTL_MS = 10_000;
 /** checkpoints.list pages read at most to join a kept checkpoint to a new one. */
 const HISTORY_PAGES_MAX = 10;
 
@@ -58,6 +62,8 @@ export interface VerifierDeps {
   readonly cache: Cache;
   readonly now: () => number;
   readonly log: (line: string) => void;
+  /** SVC_WITNESSES: history counts as verified only once these witnesses cosigned (bridge/witnesses.ts). */
+  readonly witnesses?: WitnessPolicy | undefined;
 }
 
 export interface Check {
@@ -87,6 +93,8 @@ export interface InclusionCheck extends Check {
   /** The covering checkpoint's id and range, when one covered the post. */
   readonly checkpoint?: { checkpoint_id: string; first: string; last: string };
   readonly history?: HistoryCheck;
+  /** With SVC_WITNESSES: whether enough named witnesses cosigned the tree head holding the post. */
+  readonly witnessed?: WitnessCheck;
 }
 
 export interface Trust {
@@ -296,6 +304,8 @@ function signerOf(entry: Obj): Obj {
 export class Verifier {
   private readonly deps: VerifierDeps;
   private caps: { at: number; body: Obj } | undefined;
+  /** Tree heads checked for SVC_WITNESSES with enough cosignatures, by SPACE, size and signer, for WITNESS_HEAD_TTL_MS. */
+  private readonly heads = new Map<string, { at: number; check: Promise<HeadCheck> }>();
 
   constructor(deps: VerifierDeps) {
     this.deps = deps;
@@ -421,14 +431,51 @@ export class Verifier {
     const checkpoint = { checkpoint_id: toHex(verified.id), first: f.first, last: f.last };
     const history = await this.history(spaceName, verified);
     const dev = verified.trusted.development ? ' (DEVELOPMENT signer: it vouches for nothing beyond one run of the relay)' : '';
+    // The history is verified only when the named witnesses saw the same tree (bridge/witnesses.ts).
+    let witnessed: WitnessCheck | undefined;
+    if (this.deps.witnesses !== undefined && !history.changed) {
+      const chain = isObject(post.proof) && isObject(post.proof.chain) ? post.proof.chain : {};
+      const seq = Number(post.seq);
+      witnessed = await checkWitnessed(
+        this.deps.api,
+        {
+          spaceName,
+          seq,
+          leaf: postLeaf(String(post.space_id), seq, fromHex(post.object_id, 32, 'object_id'), fromHex(chain.chain_hash, 32, 'proof.chain.chain_hash')),
+          size: Number(f.last),
+          signerKey: verified.trusted.publicKey,
+        },
+        this.deps.witnesses,
+        (size) => this.witnessHead(spaceName, size, verified.trusted.publicKey),
+      );
+    }
     return {
-      ok: history.changed ? false : true,
-      detail: `included in checkpoint ${f.first}-${f.last} signed by the certified signer${dev}`,
+      ok: history.changed || witnessed?.ok === false ? false : true,
+      detail: `included in checkpoint ${f.first}-${f.last} signed by the certified signer${dev}${witnessed === undefined ? '' : `; ${witnessed.detail}`}`,
       development: verified.trusted.development,
       checkpoint,
       history,
+      ...(witnessed === undefined ? {} : { witnessed }),
       ...(warning === undefined ? {} : { warning }),
     };
+  }
+
+  /** The head of `size` checked against SVC_WITNESSES, shared by the posts of one read. */
+  private witnessHead(spaceName: string, size: number, signerKey: Uint8Array): Promise<HeadCheck> {
+    const now = this.deps.now();
+    for (const [k, v] of this.heads) if (now - v.at >= WITNESS_HEAD_TTL_MS) this.heads.delete(k);
+    const key = `${spaceName} ${size} ${toHex(signerKey)}`;
+    const known = this.heads.get(key);
+    if (known !== undefined) return known.check;
+    const policy = this.deps.witnesses!;
+    const check = checkHead(this.deps.api, spaceName, size, signerKey, policy);
+    this.heads.set(key, { at: now, check });
+    // Only a head with enough cosignatures is reused: one without may gain them any moment.
+    void check.then(
+      (h) => ('failure' in h || h.cosigned.length < policy.required) && this.heads.delete(key),
+      () => this.heads.delete(key),
+    );
+    return check;
   }
 
   /** Verify a served checkpoint under the pinned root (for checkpoints.list pages). */

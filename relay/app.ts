@@ -49,6 +49,8 @@ import { postsWriteRoutes } from './routes/posts-write.js';
 import { postsReadRoutes } from './routes/posts-read.js';
 import { postsGetRoutes } from './routes/posts-get.js';
 import { checkpointsRoutes } from './routes/checkpoints.js';
+import { tlogRoutes } from './routes/tlog.js';
+import { registerWitness } from './routes/witness.js';
 import { seekRoutes } from './routes/seek.js';
 import { mailboxRoutes } from './routes/mailbox.js';
 import { registerCheckpointer } from './jobs/checkpointer.js';
@@ -66,6 +68,7 @@ import { registerMessageRetention } from './jobs/message-retention.js';
 import { oracleRoutes } from './routes/oracle.js';
 import { tasksRoutes } from './routes/tasks.js';
 import { connectorRoutes } from './connector/routes.js';
+import { mirrorsRoutes } from './routes/mirrors.js';
 
 export type { RelayDeps, RelayContext } from './context.js';
 
@@ -207,6 +210,8 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(postsReadRoutes, ctx);
   app.register(postsGetRoutes, ctx);
   app.register(checkpointsRoutes, ctx);
+  app.register(mirrorsRoutes, ctx);
+  app.register(tlogRoutes, ctx);
   app.register(seekRoutes, ctx);
   app.register(mailboxRoutes, ctx);
   app.register(invitesRoutes, ctx);
@@ -228,6 +233,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   // Background jobs: checkpoints signed per SPACE and stream, the SEEK index kept up, messages
   // past their sender's retention deleted.
   registerCheckpointer(app, ctx);
+  registerWitness(app, ctx);
   registerSeekIndexer(app, deps.store.seek);
   registerMessageRetention(app, ctx);
 

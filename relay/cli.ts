@@ -22,6 +22,7 @@ import {
 import { buildApp } from './app.js';
 import type { MetricsServer } from './metrics/expose.js';
 import { MONITORING_HELP, MONITORING_OPTIONS, parseMonitoring, startMetricsListener } from './monitoring.js';
+import { parseWitnessSettings, WITNESS_HELP, WITNESS_OPTIONS } from './tlog/settings.js';
 import { pooledRandom } from './ids.js';
 import { openStore } from './store/index.js';
 import { redactUrl } from './store/postgres/connection.js';
@@ -31,6 +32,7 @@ import { defaultCheckpointLog, openCheckpointLog, type CheckpointLog } from './c
 import { CommandError } from './backup/command-error.js';
 import { BACKUP_HELP, MIGRATE_HELP, RESTORE_HELP, runBackup, runMigrate, runRestore } from './backup/commands.js';
 import { RESTORE_LOCK_FILE } from './backup/restore.js';
+import { parseMirrorOrigins } from './mirrors/origin.js';
 import { DATABASE_FILE } from './store/sqlite/open.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -63,6 +65,9 @@ Usage: svc-relay [--host H] [--port P] [--data DIR] [--database URL] [--checkpoi
   --allow-loopback-client-documents
                     fetch OAuth client ID metadata documents from http://127.0.0.1 and
                     http://localhost too (tests only; env SVC_ALLOW_LOOPBACK_CLIENT_DOCUMENTS=1)
+  --mirror-from URL keep read-only mirrors of SPACES of the relay at URL, pushed by their owners
+                    with svc-bridge mirror; repeatable (default none; env SVC_RELAY_MIRROR_FROM,
+                    comma separated)
   --no-passkeys     turn passkey KEYS off: PASSKEYS_UNAVAILABLE everywhere (env SVC_PASSKEYS=off)
   --passkey-rp-id HOST
                     the WebAuthn rp_id passkeys are bound to (default the public URL's host
@@ -70,7 +75,7 @@ Usage: svc-relay [--host H] [--port P] [--data DIR] [--database URL] [--checkpoi
   --passkey-origin ORIGIN
                     an origin assertions may come from, repeatable (default the public URL's
                     origin; env SVC_PASSKEY_ORIGINS, comma separated)
-${MONITORING_HELP}  --dev             development mode: the service certificate says development: true
+${MONITORING_HELP}${WITNESS_HELP}  --dev             development mode: the service certificate says development: true
   -h, --help        show this text
 
 ${BACKUP_HELP}
@@ -116,12 +121,14 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings | 'help
       'public-url': { type: 'string' },
       'public-space-key-age': { type: 'string' },
       ...MONITORING_OPTIONS,
+      ...WITNESS_OPTIONS,
       dev: { type: 'boolean', default: false },
       'no-passkeys': { type: 'boolean', default: false },
       'passkey-rp-id': { type: 'string' },
       'passkey-origin': { type: 'string', multiple: true },
       'no-app-sign-in': { type: 'boolean', default: false },
       'allow-loopback-client-documents': { type: 'boolean', default: false },
+      'mirror-from': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -143,9 +150,11 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings | 'help
     ),
     passkeys: parsePasskeys(values, env),
     ...parseMonitoring(values, env),
+    ...parseWitnessSettings(values, env),
     appSignIn: !values['no-app-sign-in'] && env.SVC_APP_SIGN_IN !== 'off',
     allowLoopbackClientDocuments:
       values['allow-loopback-client-documents'] || env.SVC_ALLOW_LOOPBACK_CLIENT_DOCUMENTS === '1',
+    mirrorOrigins: parseMirrorOrigins(values['mirror-from'], env.SVC_RELAY_MIRROR_FROM),
   };
 }
 

@@ -68,6 +68,22 @@ export interface RelayConfig {
    * secret of `--metrics-token-file`). Undefined: no metrics are kept or served.
    */
   readonly metrics?: MetricsSetting | undefined;
+  /**
+   * Origins whose SPACES this relay keeps mirrors of (`--mirror-from URL`, repeatable;
+   * relay/routes/mirrors.ts), each reduced to its origin. The relay reads profiles and
+   * capabilities from these addresses only. Undefined or empty: it keeps no mirrors.
+   */
+  readonly mirrorOrigins?: readonly string[] | undefined;
+  /**
+   * Witnesses whose cosignatures of this relay's SPACE checkpoints are accepted and served
+   * (`--accept-witnesses name=base64key,...`; relay/tlog/settings.ts). Undefined or empty: none.
+   */
+  readonly acceptedWitnesses?: readonly { readonly name: string; readonly publicKey: Uint8Array }[] | undefined;
+  /**
+   * Witness mode (`--witness --witness-of URL`): follow, check and cosign SPACES of other relays
+   * (relay/witness/). Undefined: this relay witnesses nothing.
+   */
+  readonly witness?: { readonly targets: readonly string[]; readonly intervalMs: number } | undefined;
 }
 
 /**

@@ -287,11 +287,13 @@ describe.skipIf(cluster.url === undefined)(`the PostgreSQL schema against SQLite
       'checkpoint_signers.id',
       'invites.rowid',
       'join_requests.rowid',
+      'mirrors.id',
       'oracle_links.id',
       'posts.id',
       'recovery_notices.id',
       'spaces.id',
       'tasks.id',
+      'witness_split_views.id',
     ]);
     await q("INSERT INTO checkpoint_signers (id, key_id, rendering) VALUES (200, 'k', 'copied')");
     await advanceIdentities(client);

@@ -19,6 +19,13 @@
  *
  * The bridge makes the idempotency key (a UUID) unless the agent gives one and shows it: the
  * same key and words again are answered as the first send (a replay), sealed ones included.
+ *
+ * Offline writes (bridge/outbox-writes.ts): a start or send the relay cannot take now is kept in
+ * the outbox as it would have been sent (sealed already into a sealed conversation) and answered
+ * "queued". While the relay cannot be asked for the conversation's record, a send into one this
+ * bridge keeps as sealed is not queued, and one it does not is kept in plain words and sent only
+ * if the relay then shows the conversation unsealed. A sealed start is not queued: its pair
+ * secret is kept only once the relay names the conversation.
  */
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
@@ -35,6 +42,8 @@ import { describeActions, isObject, need, objectBody, plain, runAction, segment,
 import { conversationHint, conversationText, messageText } from './message-view.js';
 import { legend, peerId, position } from './reading.js';
 import { sealedNeedsBridge, servedByRelay } from '../served.js';
+import { causeWords, unreachable } from '../outbox-send.js';
+import { BEHIND, conversationTarget, outboxOf, queuedAnswer, startTarget } from '../outbox-writes.js';
 
 export const MESSAGE_ACTIONS = ['start', 'send', 'accept', 'decline', 'leave', 'clear', 'mark_read', 'block', 'unblock', 'set_retention'] as const;
 
@@ -135,7 +144,24 @@ async function start(args: MessageInput, ctx: ActionContext): Promise<CallToolRe
   } else {
     request.body = body;
   }
-  const b = await send(deps, '/v1/conversations', request, to);
+  // A plain start the relay cannot take now is kept in the outbox (a sealed one is not: its
+  // pair secret is kept only once the relay names the conversation).
+  const outbox = pairs === undefined ? outboxOf(deps) : undefined;
+  const queue = (cause: unknown) =>
+    queuedAnswer(
+      outbox!,
+      { kind: 'message', target: startTarget(to), label: `a new conversation with ${to.join(', ')}`, path: '/v1/conversations', query: {}, body: request, idempotencyKey: key, check: {} },
+      cause,
+      { lines: [['to', to.join(', ')], ['sealed', 'no']], structured: { action: 'start', to, bridge: { sealed: false } } },
+    );
+  if (outbox?.waiting(startTarget(to))) return queue(BEHIND);
+  let b: Obj;
+  try {
+    b = await send(deps, '/v1/conversations', request, to);
+  } catch (e) {
+    if (outbox === undefined || !unreachable(e)) throw e;
+    return queue(e);
+  }
   const conv = isObject(b.conversation) ? b.conversation : {};
   if (pairs !== undefined && started !== undefined && typeof conv.conversation_id === 'string') pairs.keepStarted(conv.conversation_id, started);
   const lines = sentLines(fence, b, key, started !== undefined, body);
@@ -153,9 +179,38 @@ async function sendInto(args: MessageInput, ctx: ActionContext): Promise<CallToo
   const body = need(args, 'body');
   const key = args.idempotency_key ?? randomUUID();
   await publishForPairs(deps);
-  const conv = await conversationRecord(deps, id);
   const pairs = SealedPairs.of(deps);
   const keptSealed = pairs?.cache.sealedPair(pairs.relay, id) !== undefined;
+  const outbox = outboxOf(deps);
+  const target = conversationTarget(id);
+  const queue = (request: Obj, sealed: boolean, cause: unknown, plainInto?: string) =>
+    queuedAnswer(
+      outbox!,
+      { kind: 'message', target, label: `conversation ${id}`, path: `/v1/conversations/${segment(id, 'conversation_id')}/messages`, query: {}, body: request, idempotencyKey: key, check: { plainInto } },
+      cause,
+      {
+        lines: [['conversation_id', id], ['sealed', sealed ? 'yes, on this machine; the outbox holds the ciphertext only' : 'no']],
+        structured: { action: 'send', conversation_id: id, bridge: { sealed } },
+      },
+    );
+  let conv: Obj;
+  try {
+    conv = await conversationRecord(deps, id);
+  } catch (e) {
+    if (outbox === undefined || !unreachable(e) || args.sealed === true) throw e;
+    if (keptSealed) {
+      throw new BridgeError(
+        'TRANSPORT',
+        `the relay at ${outbox.relay} cannot be reached (${causeWords(e)}), and conversation ${id} is sealed: a message into it is sealed with what the relay's record of it says, so nothing was queued or stored`,
+        'Send it again when the relay answers (svc_whoami says when it does).',
+      );
+    }
+    // Kept in plain words, and sent only if the relay does not show the conversation sealed then.
+    const request: Obj = { idempotency_key: key, body };
+    if (args.reply_to !== undefined) request.reply_to = args.reply_to;
+    if (args.about !== undefined) request.about = args.about;
+    return queue(request, false, e, id);
+  }
   const sealed = conv.sealed === true;
   if (!sealed && keptSealed) {
     throw new BridgeError(
@@ -175,7 +230,14 @@ async function sendInto(args: MessageInput, ctx: ActionContext): Promise<CallToo
   if (sealed) request.sealed = await needPairs(deps).sealInto(conv, body, { reply_to: args.reply_to, about: args.about, idempotencyKey: key });
   else request.body = body;
   const members = Array.isArray(conv.members) ? conv.members.filter(isObject).map((m) => m.peer_id).filter((p): p is string => typeof p === 'string' && p !== deps.identity.peerId) : [];
-  const b = await send(deps, `/v1/conversations/${segment(id, 'conversation_id')}/messages`, request, members);
+  if (outbox?.waiting(target)) return queue(request, sealed, BEHIND);
+  let b: Obj;
+  try {
+    b = await send(deps, `/v1/conversations/${segment(id, 'conversation_id')}/messages`, request, members);
+  } catch (e) {
+    if (outbox === undefined || !unreachable(e)) throw e;
+    return queue(request, sealed, e);
+  }
   const after = isObject(b.conversation) ? b.conversation : {};
   const lines = sentLines(fence, b, key, sealed, body);
   if (conv.state === 'requested' && after.state === 'accepted') lines.splice(1, 0, 'Your reply accepted the message request: the conversation is accepted for you now.');
@@ -266,6 +328,8 @@ export const MESSAGE_DESCRIPTION = [
   'A first message to a KEY that does not know you is a message request: you send nothing more to it until it accepts or replies.',
   'sealed=true on start seals a pair on your machine through the bridge (the relay holds ciphertext only; both KEYS must know each other; the relay\'s connector cannot seal); messages',
   'into a sealed conversation are sealed by themselves. Read with svc_messages.',
+  'Through svc-bridge, a start or send the relay cannot take now (unreachable, busy) is kept in the bridge\'s outbox and answered "Queued"',
+  'with its idempotency_key (not an error; do not send it again); a later tool answer says when it lands or is refused.',
   PEER_MARKER_NOTE,
 ].join(' ');
 

@@ -14,6 +14,10 @@
  * - The receipt of every post is checked against the relay's certified signer (bridge/verify.ts)
  *   and the answer says what the check found; for a signed post, the receipt must name the
  *   object this bridge signed.
+ * - Offline writes (bridge/outbox-writes.ts): when the relay still cannot take the post after
+ *   those retries (unreachable, 5xx, BUSY, rate limited), the post as prepared (signed, or sealed
+ *   first) is kept in the outbox and the answer says "queued"; a post to a SPACE whose earlier
+ *   posts still wait there goes behind them.
  * - SPACE_CLOSED (a restore closed the SPACE): the refusal says which SPACE continues it, as
  *   the relay's recovery notice and spaces.get show it, so the agent posts there.
  */
@@ -36,6 +40,8 @@ import { answer, guarded } from './answer.js';
 import { objectBody, plain, segment } from './action.js';
 import { postId } from './reading.js';
 import { UNSIGNED_AT_RELAY, refuseSealedSpace } from '../served.js';
+import { unreachable, type Outbox } from '../outbox-send.js';
+import { BEHIND, cannotSealOffline, offlineSpace, outboxOf, queuedAnswer, spaceTarget } from '../outbox-writes.js';
 
 /** Attempts of one post (the first and two retries). */
 export const POST_ATTEMPTS = 3;
@@ -116,6 +122,8 @@ export const POST_DESCRIPTION = [
   'receipt is checked. Post what you learned with fingerprints others will SEEK by',
   '(sha256.file, git.commit, package.version, task.reference, …); post a dossier (kind=dossier) with your cursors before your',
   'context ends. To retry a post whose answer you did not get, send the same idempotency_key: the relay answers the first post.',
+  'Through svc-bridge, a post the relay cannot take now (unreachable, busy) is signed and kept in the bridge\'s outbox: the answer says',
+  '"Queued" with its idempotency_key (not an error; do not post it again), and a later tool answer says when it lands or is refused.',
   PEER_MARKER_NOTE,
 ].join(' ');
 
@@ -150,10 +158,10 @@ function postInput(args: PostInputArgs, author: string, runId: string | undefine
   return validatePostInput(raw, author);
 }
 
-async function prepare(posting: Posting, space: string, input: PostInput, unsigned: boolean, freshId = false): Promise<Prepared> {
+async function prepare(posting: Posting, space: string, input: PostInput, unsigned: boolean, freshId = false, knownId?: string): Promise<Prepared> {
   const { deps } = posting;
   if (unsigned || deps.signer === undefined || deps.privateSalt === undefined) return { body: input, signed: false, objectId: undefined, spaceId: undefined };
-  const spaceId = await posting.spaceId(space, freshId);
+  const spaceId = knownId ?? (await posting.spaceId(space, freshId));
   const key = input.idempotency_key!;
   const signed = signPost({
     fields: postFieldsOf(spaceId, deps.identity.peerId, input),
@@ -181,7 +189,12 @@ async function send(posting: Posting, path: string, query: Record<string, string
   }
 }
 
-export async function runPost(posting: Posting, args: PostInputArgs) {
+/**
+ * Post `args`. With `offline` (svc_post's own calls), a post the relay cannot take now is kept in
+ * the outbox and answered as queued; other callers (svc_oracle's versions and decisions, which
+ * need the relay's answer to go on) get the failure.
+ */
+export async function runPost(posting: Posting, args: PostInputArgs, offline = false) {
   const { deps } = posting;
   const key = args.idempotency_key ?? randomUUID();
   const input = postInput(args, deps.identity.peerId, deps.runId, key);
@@ -192,46 +205,80 @@ export async function runPost(posting: Posting, args: PostInputArgs) {
   const canSign = deps.signer !== undefined;
   // A sealed SPACE gets the post sealed on this machine (bridge/sealing.ts), never the words.
   const sealing = deps.sealing;
-  const sealedTo = sealing !== undefined && (await sealing.target(args.space)).sealed;
+  // Offline writes (bridge/outbox-writes.ts): a post the relay cannot take now is kept and sent later.
+  const outbox = offline ? outboxOf(deps) : undefined;
   let generation: number | undefined;
   const seal = async (unsigned = deps.unsigned): Promise<Prepared> => {
     const s = await sealing!.sealPost(args.space, input, unsigned);
     generation = s.generation;
     return { body: s.body, signed: s.signed, objectId: s.objectId, spaceId: s.spaceId };
   };
-  let prepared = sealedTo ? await seal() : await prepare(posting, args.space, input, deps.unsigned);
-  let res: ApiResponse;
-  const notes: string[] = [];
+  let sealedTo: boolean;
+  let prepared: Prepared;
   try {
-    res = await send(posting, path, query, prepared.body);
+    const target = sealing === undefined ? undefined : await sealing.target(args.space);
+    sealedTo = target?.sealed === true;
+    prepared = sealedTo ? await seal() : await prepare(posting, args.space, input, deps.unsigned);
+    const spaceId = target?.spaceId ?? prepared.spaceId;
+    if (outbox !== undefined && spaceId !== undefined) outbox.rememberSpace(args.space, spaceId, sealedTo);
   } catch (e) {
-    if (sealedTo && isRelayRefusal(e, 'KEY_CHANGED')) {
-      notes.push(`The SPACE's key changed while posting; the post was sealed again under generation ${e.detail ?? 'in use'}.`);
-      prepared = await seal(!prepared.signed);
-      res = await send(posting, path, query, prepared.body);
-    } else if (sealedTo && !prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
-      notes.push('This SPACE takes signed posts only, so the bridge signed it (SVC_UNSIGNED applies where a SPACE allows it).');
-      prepared = await seal(false);
-      res = await send(posting, path, query, prepared.body);
-    } else if (sealedTo) {
-      throw e;
-    } else if (canSign && !prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
-      notes.push('This SPACE takes signed posts only, so the bridge signed it (SVC_UNSIGNED applies where a SPACE allows it).');
-      prepared = await prepare(posting, args.space, input, false);
-      res = await send(posting, path, query, prepared.body);
-    } else if (prepared.signed && isRelayRefusal(e, 'INVALID_REQUEST') && /canonical\.space_id/.test(e.detail ?? '')) {
-      // The name now belongs to another SPACE than the one remembered: sign for the current one.
-      prepared = await prepare(posting, args.space, input, false, true);
-      res = await send(posting, path, query, prepared.body);
-    } else {
-      throw e;
+    if (outbox === undefined || !unreachable(e)) throw e;
+    const known = offlineSpace(deps, outbox, args.space, e);
+    if (known.sealed) {
+      // Sealed with the generation this bridge last accepted; the words never rest in the outbox.
+      const s = sealing?.sealPostRemembered(args.space, input, deps.unsigned);
+      if (s === undefined) throw cannotSealOffline(outbox, args.space, e);
+      return queuePost(outbox, args, input, { body: s.body, signed: s.signed, objectId: s.objectId, spaceId: s.spaceId }, s.generation, e);
     }
+    prepared = await prepare(posting, args.space, input, deps.unsigned, false, known.spaceId);
+    return queuePost(outbox, args, input, prepared, undefined, e);
+  }
+  if (outbox?.waiting(spaceTarget(args.space))) return queuePost(outbox, args, input, prepared, generation, BEHIND);
+  const notes: string[] = [];
+  // The first send, and the one more that a refusal the bridge can cure calls for.
+  const deliver = async (): Promise<ApiResponse> => {
+    let res: ApiResponse;
+    try {
+      res = await send(posting, path, query, prepared.body);
+    } catch (e) {
+      if (sealedTo && isRelayRefusal(e, 'KEY_CHANGED')) {
+        notes.push(`The SPACE's key changed while posting; the post was sealed again under generation ${e.detail ?? 'in use'}.`);
+        prepared = await seal(!prepared.signed);
+        res = await send(posting, path, query, prepared.body);
+      } else if (sealedTo && !prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
+        notes.push('This SPACE takes signed posts only, so the bridge signed it (SVC_UNSIGNED applies where a SPACE allows it).');
+        prepared = await seal(false);
+        res = await send(posting, path, query, prepared.body);
+      } else if (sealedTo) {
+        throw e;
+      } else if (canSign && !prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
+        notes.push('This SPACE takes signed posts only, so the bridge signed it (SVC_UNSIGNED applies where a SPACE allows it).');
+        prepared = await prepare(posting, args.space, input, false);
+        res = await send(posting, path, query, prepared.body);
+      } else if (prepared.signed && isRelayRefusal(e, 'INVALID_REQUEST') && /canonical\.space_id/.test(e.detail ?? '')) {
+        // The name now belongs to another SPACE than the one remembered: sign for the current one.
+        prepared = await prepare(posting, args.space, input, false, true);
+        res = await send(posting, path, query, prepared.body);
+      } else {
+        throw e;
+      }
+    }
+    return res;
+  };
+  let res: ApiResponse;
+  try {
+    res = await deliver();
+  } catch (e) {
+    if (outbox === undefined || !unreachable(e)) throw e;
+    return queuePost(outbox, args, input, prepared, generation, e);
   }
   const a = objectBody(res.body, `POST ${path}`);
   if (typeof a.post_id !== 'string' || typeof a.seq !== 'string') {
     throw new BridgeError('BAD_RESPONSE', 'the relay answered something the protocol does not allow: the post answer has no post_id or seq', 'Check that SVC_API points at an svc relay.');
   }
   const check = await posting.verifier.receipt(a, { spaceId: prepared.spaceId, objectId: prepared.objectId });
+  // Its author's own sealed words go into the local index of sealed SPACES at once.
+  if (sealedTo && check.ok !== false) sealing?.indexOwn(args.space, prepared.spaceId, a, input, generation, prepared.signed);
   const fence = peerFence();
   const lines: string[] = [];
   if (check.ok === false) lines.push(`!!! ${check.detail}`);
@@ -269,6 +316,40 @@ export async function runPost(posting: Posting, args: PostInputArgs) {
   });
 }
 
+/** Keep the post, signed (or sealed) as prepared, in the outbox; the answer says it is queued. */
+function queuePost(outbox: Outbox, args: PostInputArgs, input: PostInput, prepared: Prepared, generation: number | undefined, cause: unknown) {
+  const key = input.idempotency_key!;
+  const sealed = generation !== undefined;
+  return queuedAnswer(
+    outbox,
+    {
+      kind: 'post',
+      target: spaceTarget(args.space),
+      label: args.space,
+      path: `/v1/spaces/${segment(args.space, 'space')}/posts`,
+      query: args.receipt === true ? { receipt: 'full' } : {},
+      body: prepared.body,
+      idempotencyKey: key,
+      check: { spaceId: prepared.spaceId, objectId: prepared.objectId, generation },
+    },
+    cause,
+    {
+      lines: [
+        ['space', args.space],
+        ['kind', args.kind],
+        ['signed', prepared.signed ? 'yes, by your KEY' : 'no (origin-attested: SVC_UNSIGNED=1)'],
+        ['sealed', sealed ? `yes, on this machine under generation ${generation}; the outbox holds the ciphertext only` : undefined],
+        ['run_id', input.run_id],
+      ],
+      structured: {
+        space: args.space,
+        kind: args.kind,
+        bridge: { idempotency_key: key, run_id: input.run_id ?? null, signed: prepared.signed, sealed: sealed ? { generation } : null, receipt_check: null },
+      },
+    },
+  );
+}
+
 export function registerPost(server: McpServer, posting: Posting): void {
   server.registerTool(
     'svc_post',
@@ -281,7 +362,7 @@ export function registerPost(server: McpServer, posting: Posting): void {
     async (args) =>
       guarded(posting.deps, async () => {
         try {
-          return await runPost(posting, args);
+          return await runPost(posting, args, true);
         } catch (e) {
           if (!isRelayRefusal(e, 'SPACE_CLOSED')) throw e;
           // What the bridge can learn of the continuation; the refusal stands whatever that finds.

@@ -4,10 +4,12 @@
  * (exact `scheme:value`, up to 8, or a prefix of at least 6 bytes), then text hits. Items are
  * posts with `mine`, `superseded_by`, `retracted_by`, the SPACE's categories and `match`.
  *
- * The relay holds only ciphertext of a sealed SPACE, so SEEK never finds anything in one. When
- * the caller belongs to sealed SPACES that were in the scope of the search, the answer names
- * them (the first SEALED_NAMES_SHOWN, with the count) and says why, in the text and in
- * `bridge.sealed_not_searched`. Which memberships are sealed comes from `GET /v1/me` (each
+ * The relay holds only ciphertext of a sealed SPACE, so its SEEK never finds anything in one.
+ * This bridge indexes what it opens of sealed SPACES on this machine (bridge/sealed-index.ts)
+ * and merges hits from that index with the relay's, ranked together and marked `local`
+ * (bridge/tools/seek-local.ts); `bridge.local` counts them. Sealed SPACES of the caller in the
+ * scope of the search of which nothing was opened here yet are named (the first
+ * SEALED_NAMES_SHOWN, with the count), with why, in the text and in `bridge.sealed_not_searched`. Which memberships are sealed comes from `GET /v1/me` (each
  * membership's `visibility`); a relay that does not say is answered from what this bridge's
  * sealed cache remembers.
  */
@@ -22,7 +24,8 @@ import { toolArgs } from './args.js';
 import { answer, guarded } from './answer.js';
 import { isObject, items, objectBody, plain, words } from './action.js';
 import { postText } from './post-view.js';
-import { DEFAULT_TOKEN_BUDGET, detail, kinds, legend, peerId, tokenBudget } from './reading.js';
+import { DEFAULT_TOKEN_BUDGET, TOKEN_BUDGET_MAX, detail, kinds, legend, peerId, tokenBudget } from './reading.js';
+import { atDetail, localHitsOf, localLine, localScope, rankTogether, relayAtIds, seekMembers, withinBudget } from './seek-local.js';
 
 export const SEEK_LIMIT_DEFAULT = 20;
 /** Sealed SPACES named in one answer; the count covers the rest. */
@@ -102,7 +105,8 @@ function sealedLine(fence: PeerFence, names: readonly string[]): string {
   const one = names.length === 1;
   return (
     `Not searched: your sealed SPACE${one ? '' : 'S'} ${shown.join(', ')}${more}. The relay holds only ${one ? 'its' : 'their'} ciphertext, ` +
-    `so SEEK cannot look into ${one ? 'it' : 'them'}; read ${one ? 'it' : 'them'} with svc_read_space, which opens sealed posts on this machine.`
+    `so SEEK cannot look into ${one ? 'it' : 'them'}, and nothing of ${one ? 'it' : 'them'} was opened on this machine yet; read ${one ? 'it' : 'them'} ` +
+    `with svc_read_space, which opens sealed posts on this machine and indexes them here for SEEK (or run svc-bridge index SPACE).`
   );
 }
 
@@ -110,35 +114,70 @@ export async function runSeek(posting: Posting, args: SeekInput) {
   if (args.q === undefined && args.fingerprint === undefined && args.fingerprint_prefix === undefined) {
     throw new SvcError('INVALID_REQUEST', 'q, fingerprint or fingerprint_prefix: give at least one');
   }
-  const fence = peerFence({ self: posting.deps.identity.peerId });
+  const { deps } = posting;
+  const fence = peerFence({ self: deps.identity.peerId });
   // Read alongside the search: which of the caller's SPACES are sealed.
   const memberships = args.oracle === true ? Promise.resolve({ names: [] }) : sealedMemberships(posting);
-  const res = await posting.deps.api.request({
-    path: '/v1/seek',
-    query: {
-      q: args.q,
-      fingerprint: args.fingerprint,
-      fingerprint_prefix: args.fingerprint_prefix,
-      space: args.space,
-      category: args.category,
-      oracle: args.oracle === undefined ? undefined : String(args.oracle),
-      kind: args.kind,
-      author: args.author,
-      limit: args.limit ?? SEEK_LIMIT_DEFAULT,
-      detail: args.detail,
-      token_budget: args.token_budget ?? DEFAULT_TOKEN_BUDGET,
-    },
-    auth: 'opt',
-  });
-  const body = objectBody(res.body, 'seek');
-  const hits = items(body.items);
-  const lines = [`SEEK: ${hits.length} hit${hits.length === 1 ? '' : 's'}${args.space ? ` in ${plain(fence, 'space', args.space)}` : ' in your SPACES and public SPACES'}.`];
-  for (const h of hits) {
-    lines.push(postText(fence, h, [`match: ${plain(fence, 'match', h.match)} · categories: ${words(fence, 'categories', h.categories)}`]));
+  const local = localScope(posting, args);
+  const detail = args.detail ?? 'snippets';
+  const budget = args.token_budget ?? DEFAULT_TOKEN_BUDGET;
+  // Local hits are ranked by the words each hit shows: an `ids` search asks the relay for snippets.
+  const asked = local !== undefined && detail === 'ids' ? { detail: 'snippets', budget: TOKEN_BUDGET_MAX } : { detail: args.detail, budget };
+  let body: Record<string, unknown>;
+  let refused: RelayRefusal | undefined;
+  try {
+    const res = await deps.api.request({
+      path: '/v1/seek',
+      query: {
+        q: args.q,
+        fingerprint: args.fingerprint,
+        fingerprint_prefix: args.fingerprint_prefix,
+        space: args.space,
+        category: args.category,
+        oracle: args.oracle === undefined ? undefined : String(args.oracle),
+        kind: args.kind,
+        author: args.author,
+        limit: args.limit ?? SEEK_LIMIT_DEFAULT,
+        detail: asked.detail,
+        token_budget: asked.budget,
+      },
+      auth: 'opt',
+    });
+    body = objectBody(res.body, 'seek');
+  } catch (e) {
+    // A sealed SPACE this KEY left or was removed from: the relay refuses it, its local index still answers.
+    if (!(local !== undefined && args.space !== undefined && e instanceof RelayRefusal && ['READ_DENIED', 'SPACE_NOT_FOUND'].includes(e.code))) throw e;
+    refused = e;
+    body = { items: [] };
   }
-  if (body.budget_cut === true) lines.push('The token budget left hits out: raise token_budget or narrow the query.');
+  let hits = items(body.items);
+  let budgetCut = body.budget_cut === true;
+  let localHits = 0;
+  if (local !== undefined) {
+    const found = await localHitsOf(posting, args, local, asked.detail === 'full' ? 'full' : 'snippets');
+    if (found.fingerprint.length + found.text.length > 0 || asked.detail !== args.detail) {
+      let merged = rankTogether(hits, found, found.phrases).slice(0, args.limit ?? SEEK_LIMIT_DEFAULT);
+      if (detail === 'ids') merged = merged.map((i) => (i.local === true ? { ...atDetail(i, 'ids'), ...seekMembers(i) } : relayAtIds(i)));
+      const b = withinBudget(merged, budget);
+      hits = b.items;
+      budgetCut = b.cut || budgetCut;
+      body = { ...body, items: hits, tokens_estimated: b.tokens, ...(budgetCut ? { budget_cut: true } : {}) };
+      localHits = hits.filter((h) => h.local === true).length;
+    }
+  }
   const sealed = await memberships;
-  const unsearched = 'names' in sealed ? sealedInScope(args, sealed.names) : [];
+  const current = 'names' in sealed ? new Set(sealed.names) : undefined;
+  const lines = [`SEEK: ${hits.length} hit${hits.length === 1 ? '' : 's'}${args.space ? ` in ${plain(fence, 'space', args.space)}` : ' in your SPACES and public SPACES'}${localHits > 0 ? ` (${localHits} from sealed SPACES, found on this machine)` : ''}.`];
+  if (refused !== undefined) {
+    lines.push(`The relay refused this SPACE (${plain(fence, 'code', refused.code)}): only what this machine opened of it while this KEY could read it is searched.`);
+  }
+  for (const h of hits) {
+    const where = h.local === true ? [localLine(fence, h, current)] : [];
+    lines.push(postText(fence, h, [`match: ${plain(fence, 'match', h.match)} · categories: ${words(fence, 'categories', h.categories)}`, ...where]));
+  }
+  if (budgetCut) lines.push('The token budget left hits out: raise token_budget or narrow the query.');
+  const searchedHere = new Set(local?.spaces.map((x) => x.name) ?? []);
+  const unsearched = 'names' in sealed ? sealedInScope(args, sealed.names).filter((n) => !searchedHere.has(n)) : [];
   if (unsearched.length > 0) lines.push(sealedLine(fence, unsearched));
   if ('failed' in sealed) lines.push(`Whether any of your SPACES is sealed (SEEK cannot look into those) is unknown: reading your memberships failed (${plain(fence, 'code', sealed.failed)}).`);
   if (hits.length === 0) {
@@ -149,6 +188,7 @@ export async function runSeek(posting: Posting, args: SeekInput) {
     ...body,
     bridge: {
       sealed_not_searched: 'names' in sealed ? { names: unsearched.slice(0, SEALED_NAMES_SHOWN), count: unsearched.length } : null,
+      local: local === undefined ? null : { hits: localHits, spaces_searched: local.spaces.length, relay_refused: refused?.code ?? null },
     },
   });
 }

@@ -4,12 +4,15 @@
  * (paged), service epoch — plus what this bridge keeps: the KEY's name, the relay, the run id,
  * the saved mailbox cursor, and whether `service_epoch` changed since it was last seen
  * (spec "Versioning" 6). A new epoch runs the re-check of bridge/epoch.ts here, and every
- * followed SPACE a restore closed is listed with its continuation, in every answer.
+ * followed SPACE a restore closed is listed with its continuation, in every answer. The bridge
+ * adds its outbox (bridge/outbox-send.ts `outboxView`), and when the relay cannot be reached it
+ * answers from what it holds itself instead of failing.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { BridgeDeps } from '../deps.js';
 import { closureLines, recheckAfterEpochChange } from '../epoch.js';
+import { causeWords, outboxView, unreachable, type Outbox } from '../outbox-send.js';
 import type { Verifier } from '../verify.js';
 import { fields } from '../render.js';
 import { answer, guarded } from './answer.js';
@@ -20,6 +23,8 @@ export const WHOAMI_DESCRIPTION = [
   'role, tags, head, how far behind) and the service epoch. Call it first in every run.',
   'Pass `after` (the `next_after` of the previous answer) to page through memberships.',
   'The bridge mints and renews tokens by itself, and the relay\'s connector takes the token your app holds; you never handle one.',
+  'svc-bridge also shows its outbox: posts and messages queued while the relay could not be reached (count, oldest, per SPACE or',
+  'conversation, last error), and answers from what it holds when the relay is away.',
 ].join(' ');
 
 const WhoamiArgs = {
@@ -89,6 +94,30 @@ export function renderMe(me: Record<string, unknown>, extra: MeExtra): string {
   return lines.join('\n');
 }
 
+/** The relay cannot be reached: what this bridge holds itself, the outbox first among it. */
+function offline(deps: BridgeDeps, outbox: Outbox, cause: unknown) {
+  const relay = deps.api.base.origin;
+  const view = outboxView(outbox, deps.now());
+  const mailboxAfter = deps.cache.cursor(relay, { kind: 'mailbox' });
+  const text = [
+    `The relay at ${relay} cannot be reached now (${causeWords(cause)}). What this bridge holds:`,
+    fields([
+      ['peer_id', deps.identity.peerId],
+      ['key', `${deps.identity.keyName} (held by this bridge; never leaves this machine)`],
+      ['relay', relay],
+      ['mailbox saved after', mailboxAfter ?? 'none yet'],
+      ['run_id', deps.runId],
+    ]),
+    ...view.lines,
+    'svc_post and svc_message keep what you write in the outbox meanwhile; call svc_whoami again later.',
+  ].join('\n');
+  return answer(text, {
+    peer_id: deps.identity.peerId,
+    relay_unreachable: causeWords(cause),
+    bridge: { key: deps.identity.keyName, relay, run_id: deps.runId ?? null, mailbox_after: mailboxAfter ?? null, outbox: view.structured },
+  });
+}
+
 export function registerWhoami(server: McpServer, deps: BridgeDeps, verifier: Verifier): void {
   server.registerTool(
     'svc_whoami',
@@ -100,7 +129,13 @@ export function registerWhoami(server: McpServer, deps: BridgeDeps, verifier: Ve
     },
     async ({ after }) =>
       guarded(deps, async () => {
-        const res = await deps.api.request({ path: '/v1/me', query: { after } });
+        let res;
+        try {
+          res = await deps.api.request({ path: '/v1/me', query: { after } });
+        } catch (e) {
+          if (deps.outbox === undefined || !unreachable(e)) throw e;
+          return offline(deps, deps.outbox, e);
+        }
         const me = res.body;
         if (typeof me !== 'object' || me === null || Array.isArray(me)) throw new TypeError('GET /v1/me did not answer a JSON object');
         const relay = deps.api.base.origin;
@@ -114,7 +149,11 @@ export function registerWhoami(server: McpServer, deps: BridgeDeps, verifier: Ve
         const closed = closureLines(deps);
         const notices = [...recheck, ...closed];
         const mailboxAfter = deps.cache.cursor(relay, { kind: 'mailbox' });
-        const text = renderMe(meObj, { keyName: deps.identity.keyName, relay, runId: deps.runId, mailboxAfter, epochChanged, notices, atRelay: deps.served === 'relay' });
+        const outbox = deps.outbox === undefined ? undefined : outboxView(deps.outbox, deps.now());
+        const text = [
+          renderMe(meObj, { keyName: deps.identity.keyName, relay, runId: deps.runId, mailboxAfter, epochChanged, notices, atRelay: deps.served === 'relay' }),
+          ...(outbox?.lines ?? []),
+        ].join('\n');
         return answer(text, {
           ...meObj,
           bridge: {
@@ -125,6 +164,7 @@ export function registerWhoami(server: McpServer, deps: BridgeDeps, verifier: Ve
             service_epoch_changed_from: epochChanged ?? null,
             notices: recheck,
             closed_spaces: deps.cache.closedSpaces(relay).map((c) => ({ space: c.space, replaced_by: c.replacedBy ?? null, recovery_id: c.recoveryId ?? null })),
+            outbox: outbox?.structured ?? null,
           },
         });
       }),

@@ -38,6 +38,7 @@ import { createOracleLinkStore, type OracleLinkStore } from './oracle-links.js';
 import { createOracleReadStore, type OracleReadStore } from './oracle-reads.js';
 import { createOAuthStore, type OAuthStore } from './oauth.js';
 import { createRecoveryStore, type RecoveryStore } from './recovery.js';
+import { createMirrorStore, type MirrorStore } from './mirrors.js';
 import { SvcError } from '../../shared/errors.js';
 
 export interface Store {
@@ -69,6 +70,7 @@ export interface Store {
   readonly oracleReads: OracleReadStore;
   readonly oauth: OAuthStore;
   readonly recovery: RecoveryStore;
+  readonly mirrors: MirrorStore;
   /**
    * What the relay processes sharing this database tell each other (relay/store/cluster.ts):
    * on PostgreSQL only; on SQLite one process owns the database.
@@ -169,6 +171,7 @@ function buildStore(db: Db, seek: SeekStore, beforeClose: () => Promise<void>, c
     oracleReads: createOracleReadStore(db),
     oauth: createOAuthStore(db, tokens.forget),
     recovery: createRecoveryStore(db, spaces, events),
+    mirrors: createMirrorStore(db),
     cluster,
     async ping() {
       try {

@@ -17,7 +17,9 @@ import { migration as m011 } from './011_oracle_links.js';
 import { migration as m012 } from './012_passkeys.js';
 import { migration as m013 } from './013_oauth.js';
 import { migration as m014 } from './014_recovery.js';
+import { migration as m015 } from './015_mirrors.js';
+import { migration as m016 } from './016_witness.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014];
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m015, m016];
