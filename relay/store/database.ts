@@ -59,6 +59,12 @@ export interface Transaction<A extends unknown[], R> {
   (...args: A): Promise<R>;
   /** The same, taking the write lock at BEGIN (a read-then-write that must not interleave). */
   immediate(...args: A): Promise<R>;
+  /**
+   * The same for reads that must agree with each other (a page and its head): every statement
+   * sees one snapshot of the database. SQLite: a read transaction is one snapshot already;
+   * PostgreSQL: REPEATABLE READ. Inside another transaction, a savepoint of it.
+   */
+  snapshot(...args: A): Promise<R>;
 }
 
 export interface Db {

@@ -237,7 +237,7 @@ export function createPostReadStore(db: Db): PostReadStore {
       return (await mailboxStatement(f).all(params) as MailboxDbRow[]).map(toMailboxRow);
     },
     async snapshot<T>(fn: () => Promise<T>): Promise<T> {
-      return await readTx(fn) as T;
+      return (await readTx.snapshot(fn)) as T;
     },
   };
 }

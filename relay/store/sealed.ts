@@ -620,7 +620,7 @@ export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
       await markKeeperDropped.run(now, space.id);
     },
     async snapshot<T>(fn: () => Promise<T>): Promise<T> {
-      return await readTx(fn) as T;
+      return (await readTx.snapshot(fn)) as T;
     },
   };
 }

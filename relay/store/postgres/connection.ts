@@ -107,6 +107,9 @@ export function redactUrl(url: string): string {
   }
 }
 
+/** Reads that must agree with each other: one snapshot for the whole transaction. */
+const SNAPSHOT_BEGIN = 'BEGIN ISOLATION LEVEL REPEATABLE READ';
+
 export class PostgresDb implements Db {
   readonly dialect = 'postgres' as const;
   readonly name: string;
@@ -160,6 +163,10 @@ export class PostgresDb implements Db {
     };
     const tx = (async (...args: A) => await run(false, args)) as Transaction<A, R>;
     tx.immediate = async (...args: A) => await run(true, args);
+    tx.snapshot = async (...args: A) => {
+      const open = this.context.getStore();
+      return open?.active ? await this.savepoint(open, false, fn, args) : await this.topLevel(false, fn, args, SNAPSHOT_BEGIN);
+    };
     return tx;
   }
 
@@ -226,7 +233,7 @@ export class PostgresDb implements Db {
     }
   }
 
-  private async topLevel<A extends unknown[], R>(immediate: boolean, fn: (...args: A) => Promise<R>, args: A): Promise<R> {
+  private async topLevel<A extends unknown[], R>(immediate: boolean, fn: (...args: A) => Promise<R>, args: A, begin = 'BEGIN'): Promise<R> {
     const client = await this.pool.connect();
     const open: OpenTransaction = { client, active: true, depth: 0, locked: false, failed: undefined, committed: [] };
     // While checked out, the pool no longer listens for this client's errors; a connection lost
@@ -242,7 +249,7 @@ export class PostgresDb implements Db {
     try {
       let value: R;
       try {
-        await client.query('BEGIN');
+        await client.query(begin);
         if (immediate) await this.lock(open);
         value = await this.context.run(open, async () => await fn(...args));
         if (open.failed !== undefined) throw open.failed;

@@ -85,6 +85,8 @@ export class SqliteDb implements Db {
     };
     const tx = ((...args: A) => run('BEGIN', args)) as Transaction<A, R>;
     tx.immediate = (...args: A) => run('BEGIN IMMEDIATE', args);
+    // A read transaction in WAL mode reads one snapshot from its first statement on.
+    tx.snapshot = (...args: A) => run('BEGIN', args);
     return tx;
   }
 
