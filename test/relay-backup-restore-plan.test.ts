@@ -96,6 +96,6 @@ describe('planning a restore', () => {
     const { log, read } = entries(a, checkpoint(1, 2, null, { space: GONE }));
     expect((await planRestore(log, read, view(4))).missing).toEqual([GONE]);
     const forked = entries(checkpoint(1, 3, null, { fork: 'other ' }));
-    expect(async () => await planRestore(forked.log, forked.read, view(4))).toThrow(/does not match this backup: SPACE .* posts position 3/);
+    await expect(planRestore(forked.log, forked.read, view(4))).rejects.toThrow(/does not match this backup: SPACE .* posts position 3/);
   });
 });

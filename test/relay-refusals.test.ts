@@ -95,7 +95,7 @@ async function expectRefusal(act: () => Promise<Answer>, code: ErrorCode, detail
  * `SPACES_PER_KEY` SPACES owned by `peer`, written straight into the table (reaches SPACE_LIMIT).
  * Answers the removal of what it wrote, so the tables every refusal compares stay small.
  */
-async function seedOwnedSpaces(peer: string): Promise<() => void> {
+async function seedOwnedSpaces(peer: string): Promise<() => Promise<void>> {
   const insert = relay.store.db.prepare(
     `INSERT INTO spaces (space_id, name, owner, title, description, visibility, oracle, join_policy, signed_only, status,
        categories_json, service_reviewer, task_confirmations, task_confirmers, task_claim_hours, created_at, updated_at)
@@ -105,7 +105,7 @@ async function seedOwnedSpaces(peer: string): Promise<() => void> {
   await relay.store.db.transaction(async () => {
     for (let i = 0; i < SPACES_PER_KEY; i++) await insert.run(randomUUID(), `${prefix}${i}`, peer);
   })();
-  return () => void relay.store.db.prepare("DELETE FROM spaces WHERE name LIKE ? || '%'").run(prefix);
+  return async () => void (await relay.store.db.prepare("DELETE FROM spaces WHERE name LIKE ? || '%'").run(prefix));
 }
 
 /** The SPACE's member count at the limit (reaches MEMBER_LIMIT). */
@@ -114,7 +114,7 @@ async function fillMembers(name: string): Promise<void> {
 }
 
 /** `ADMINS_PER_SPACE` registered admins in the SPACE (reaches ADMIN_LIMIT); answers their removal. */
-async function fillAdmins(name: string, owner: string): Promise<() => void> {
+async function fillAdmins(name: string, owner: string): Promise<() => Promise<void>> {
   const space = (await relay.store.spaces.byName(name))!;
   const key = relay.store.db.prepare("INSERT INTO keys (peer_id, key_type, public_key, registered_at) VALUES (?, 'ed25519', ?, 0)");
   const member = relay.store.db.prepare(
@@ -300,7 +300,7 @@ describe('join requests', () => {
     const { asker, id } = await asked();
     const unseed = await seedOwnedSpaces(asker.peerId);
     await expectRefusal(() => approve(id), 'SPACE_LIMIT');
-    unseed();
+    await unseed();
     expect((await relay.store.requests.byId(id, relay.clock.now()))!.state).toBe('pending');
   });
 
@@ -308,7 +308,7 @@ describe('join requests', () => {
     const { name, id } = await asked();
     const unseed = await fillAdmins(name, owner.peerId);
     await expectRefusal(() => approve(id, { role: 'admin' }), 'ADMIN_LIMIT');
-    unseed();
+    await unseed();
     expect((await relay.store.requests.byId(id, relay.clock.now()))!.state).toBe('pending');
   });
 
@@ -375,7 +375,7 @@ describe('join by name with a code, join.link and hand-over acceptance', () => {
     const crowded = await mintToken(relay.url);
     const unseed = await seedOwnedSpaces(crowded.peerId);
     await expectRefusal(() => call(relay, 'POST', `/v1/spaces/${open.name}/join`, { token: crowded.token }), 'SPACE_LIMIT');
-    unseed();
+    await unseed();
     await fillMembers(open.name);
     await expectRefusal(() => call(relay, 'POST', `/v1/spaces/${open.name}/join`, { token: k.token }), 'MEMBER_LIMIT');
   });
@@ -417,7 +417,7 @@ describe('join by name with a code, join.link and hand-over acceptance', () => {
     const whole = await call(relay, 'POST', `/v1/spaces/${mine}/hand-over`, { token: own.token, body: { to: taker.peerId } });
     expect(whole.status).toBe(201);
     await expectRefusal(() => call(relay, 'POST', `/v1/hand-overs/${whole.body.offer_id}/accept`, { token: taker.token }), 'SPACE_LIMIT');
-    unseed();
+    await unseed();
     expect((await relay.store.spaces.byName(mine))!.owner).toBe(own.peerId);
   });
 });

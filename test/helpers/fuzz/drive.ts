@@ -1,8 +1,9 @@
 /**
  * Sends generated requests to a relay in process (Fastify's `inject`: the real app, routes and
  * SQLite, without sockets) and judges each answer (verdict.ts). A refusal must change nothing:
- * SQLite's `total_changes()` on the relay's one connection tells whether any row moved during
- * the request at all (it counts every insert, update and delete, rolled back or not), and only
+ * SQLite's `total_changes()` on the relay's one connection (on PostgreSQL, the next transaction
+ * id) tells whether any row moved during the request at all (it counts every insert, update
+ * and delete, rolled back or not), and only
  * then is the digest of every written table (state.ts) taken and compared with the one before.
  */
 import fc from 'fast-check';
@@ -30,7 +31,11 @@ export interface Driver {
 
 export async function createDriver(relay: RunningRelay, world: World): Promise<Driver> {
   const digest = await stateProbe(relay);
-  const changes = relay.store.db.prepare('SELECT total_changes() AS n');
+  // PostgreSQL's counterpart: the next transaction id, which moves whenever any transaction
+  // wrote a row (an id is assigned at the first write, whether it then commits or rolls back).
+  const changes = relay.store.db.prepare(
+    relay.store.db.dialect === 'sqlite' ? 'SELECT total_changes() AS n' : 'SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS n',
+  );
   const totalChanges = async () => (await changes.get() as { n: number }).n;
   let counts: Record<string, number> = {};
   const host = new URL(relay.url).host;
