@@ -288,6 +288,26 @@ describe.skipIf(onPostgres)('the commit queue on a real database', () => {
     expect(await parents()).toEqual(Array.from({ length: 10 }, (_, i) => 100 + i));
   });
 
+  it('works arriving over several turns while a batch is open all wait for it and then share the next commit', async () => {
+    await clear();
+    const queue = new CommitQueue(db);
+    const turn = () => new Promise((r) => setImmediate(r));
+    // The first work yields the event loop inside its transaction, as every statement does on
+    // PostgreSQL (a round trip); three more arrive meanwhile, each on a turn of its own.
+    const first = queue.enqueue(async () => {
+      for (let i = 0; i < 6; i++) await turn();
+      return await insertParent(30)();
+    });
+    const later: Promise<number>[] = [];
+    for (let i = 0; i < 3; i++) {
+      await turn();
+      later.push(queue.enqueue(insertParent(31 + i)));
+    }
+    expect(await Promise.all([first, ...later])).toEqual([1, 1, 1, 1]);
+    expect(queue.stats).toMatchObject({ batches: 2, works: 4, largest: 3 });
+    expect(await parents()).toEqual([30, 31, 32, 33]);
+  });
+
   it('a statement outside the batch waits for its transaction, so it never joins or sees it', async () => {
     await clear();
     const queue = new CommitQueue(db);

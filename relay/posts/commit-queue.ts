@@ -10,7 +10,8 @@
  * - a route prepares its append with no lock held (body, signature, object), then `enqueue`s
  *   the synchronous part, the work that must run under the write lock;
  * - the queue drains on the next turn of the event loop (setImmediate, never a timer, so a lone
- *   append waits for nothing) and runs up to COMMIT_BATCH_MAX pending works in ONE immediate
+ *   append waits for nothing), one batch at a time (works arriving meanwhile wait for the next),
+ *   and runs up to COMMIT_BATCH_MAX pending works in ONE immediate
  *   transaction, each inside its own savepoint: a work that throws (a refusal such as
  *   IDEMPOTENCY_CONFLICT) rolls back only itself, and the works after it see the database as if
  *   it had never been tried. Works run in arrival order and each sees the ones before it, so
@@ -55,6 +56,8 @@ export type BatchObserver = (works: number, transactionSeconds: number, commitSe
 export class CommitQueue {
   private pending: Pending[] = [];
   private scheduled = false;
+  /** A batch is between BEGIN and its promises settling; the next waits for it. */
+  private running = false;
   readonly stats: CommitQueueStats = { batches: 0, works: 0, largest: 0 };
   /** Set to be told of each committed batch; unset, no clock is read. */
   observer: BatchObserver | undefined;
@@ -98,7 +101,7 @@ export class CommitQueue {
   }
 
   private schedule(): void {
-    if (this.scheduled) return;
+    if (this.scheduled || this.running) return;
     this.scheduled = true;
     setImmediate(() => void this.drain());
   }
@@ -106,8 +109,21 @@ export class CommitQueue {
   private async drain(): Promise<void> {
     this.scheduled = false;
     const items = this.pending.splice(0, this.maxBatch);
-    if (this.pending.length > 0) this.schedule();
     if (items.length === 0) return;
+    // One batch at a time: what arrives while this one waits for the write lock, its statements
+    // and its COMMIT goes into the next, so concurrent appends share a commit. (Starting a
+    // transaction per turn instead would, on PostgreSQL, where each statement is a round trip,
+    // queue one-append transactions on the write lock, each paying its own COMMIT.)
+    this.running = true;
+    try {
+      await this.runAndSettle(items);
+    } finally {
+      this.running = false;
+      if (this.pending.length > 0) this.schedule();
+    }
+  }
+
+  private async runAndSettle(items: readonly Pending[]): Promise<void> {
     let outcomes: Outcome[];
     const observer = this.observer;
     const started = observer === undefined ? 0 : performance.now();
