@@ -17,6 +17,7 @@ import { signedPost } from './helpers/posts.js';
 import { grant } from './helpers/invites.js';
 import { call, startRelay, tempDataDir, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { createSpace, freshName } from './helpers/spaces.js';
+import { onPostgres } from './helpers/test-store.js';
 
 const PATH_ENV = { PATH: process.env.PATH ?? '' };
 
@@ -49,9 +50,9 @@ async function append(relay: RunningRelay, token: string, name: string, body: st
   expect(r.status, r.text).toBe(201);
 }
 
-function checkpointNow(relay: RunningRelay): void {
+async function checkpointNow(relay: RunningRelay): Promise<void> {
   relay.clock.advance(11 * 60_000);
-  (relay.app as any).checkpointer.runOnce(relay.clock.now());
+  await (relay.app as any).checkpointer.runOnce(relay.clock.now());
 }
 
 /** Wait until the closed relay's write-ahead log is folded into its database file (its checkpoint thread ends after close). */
@@ -114,7 +115,7 @@ describe('svc-bridge mirror between two relays', () => {
     expect(sent.status, sent.text).toBe(201);
     await append(origin, o.originToken, name, 'second');
     await append(origin, o.originToken, name, 'third');
-    checkpointNow(origin);
+    await checkpointNow(origin);
   }, 60_000);
 
   afterAll(async () => {
@@ -133,7 +134,7 @@ describe('svc-bridge mirror between two relays', () => {
 
     await append(origin, o.originToken, name, 'fourth');
     await append(origin, o.originToken, name, 'fifth');
-    checkpointNow(origin);
+    await checkpointNow(origin);
     const second = await mirrorRun(o, origin, mirror, name);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toContain('sent 2 lines and 1 checkpoints');
@@ -200,7 +201,7 @@ describe('svc-bridge mirror between two relays', () => {
 
   it('refuses a tampered line or checkpoint and stores nothing of the sync', async () => {
     await append(origin, o.originToken, name, 'sixth, as the origin wrote it');
-    checkpointNow(origin);
+    await checkpointNow(origin);
     const before = await status(mirror, spaceId);
     const head = Number(before.head_seq);
     const [line] = await originExport(origin, o.originToken, name, head);
@@ -253,7 +254,9 @@ describe('svc-bridge mirror between two relays', () => {
   }, 60_000);
 });
 
-describe('a mirror whose origin shows another history', () => {
+// The origin's data directory is copied to make it show another history: a SQLite file. On the
+// PostgreSQL test store (SVC_TEST_STORE=postgres) no such copy of an open database is made.
+describe.skipIf(onPostgres)('a mirror whose origin shows another history', () => {
   it('is reported loudly by svc-bridge mirror (exit 3, SPACE, position, both hashes) and the mirror keeps its copy', async () => {
     const dirA = tempDataDir();
     const dirFork = tempDataDir();
@@ -265,7 +268,7 @@ describe('a mirror whose origin shows another history', () => {
       const name = freshName('forked');
       const spaceId = (await createSpace(origin, o.originToken, { name })).space_id;
       for (const b of ['one', 'two', 'three']) await append(origin, o.originToken, name, b);
-      checkpointNow(origin);
+      await checkpointNow(origin);
       const first = await mirrorRun(o, origin, mirror, name);
       expect(first.code, first.stderr).toBe(0);
       // A private SPACE's mirror is read by its owner only.
@@ -280,7 +283,7 @@ describe('a mirror whose origin shows another history', () => {
       cpSync(dirA, dirFork, { recursive: true });
       origin = await reachable(await startRelay({ dataDir: dirA, port, publicSpaceKeyAgeSeconds: 0, rateLimits: false }));
       for (const b of ['four (A)', 'five (A)']) await append(origin, o.originToken, name, b);
-      checkpointNow(origin);
+      await checkpointNow(origin);
       const second = await mirrorRun(o, origin, mirror, name);
       expect(second.code, second.stderr).toBe(0);
       const kept = await status(mirror, spaceId, o.mirrorToken);
@@ -294,7 +297,7 @@ describe('a mirror whose origin shows another history', () => {
       expect(behind.stderr).toContain(`MIRROR DIFFERS FROM ITS ORIGIN: SPACE ${name} seq 5: the origin has no such position (CURSOR_AHEAD`);
       expect(behind.stderr).toContain(`the mirror holds chain_hash ${kept.head_chain_hash} there`);
       for (const b of ['four (B)', 'five (B)', 'six (B)']) await append(origin, o.originToken, name, b);
-      checkpointNow(origin);
+      await checkpointNow(origin);
       const forked = await originExport(origin, o.originToken, name);
       const originHash5 = JSON.parse(forked[4]!).proof.chain.chain_hash as string;
 
