@@ -244,7 +244,10 @@ export async function runPostgres(): Promise<SuiteReport> {
         `here, 16 clients: ${Math.round(at16(targets[1]!, 'one SPACE')).toLocaleString('en-US')}/s over HTTP into one relay process (signatures checked, receipts signed, each COMMIT fsync'd), ` +
         `${Math.round(grouped).toLocaleString('en-US')}/s in process without HTTP`,
       'on PostgreSQL every writing transaction takes one advisory lock (relay/store/database.ts "Write serialisation"), so appends commit one transaction at a time across ' +
-        'every process; each process groups the appends that arrive together into one transaction (relay/posts/commit-queue.ts), and two processes make two smaller groups',
+        'every process; each process groups the appends that arrive together into one transaction (relay/posts/commit-queue.ts), and two processes make two smaller groups ' +
+        'that wait for each other; inside a group each append runs about a dozen statements one after another (its savepoint, the SPACE, idempotency, ' +
+        'membership and block checks, both heads, the insert, SEEK), each a round trip to the server, so the time per append under the lock is about ' +
+        'a dozen round trips on a machine whose two cores the server, the relays and the clients share',
     ];
     return { rows, notes };
   } finally {
