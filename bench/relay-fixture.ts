@@ -74,6 +74,8 @@ export async function openInProcess(dataDir?: string, database?: string): Promis
   const store = database === undefined ? await openStore(dir) : await openPostgresStore(database);
   const config: RelayConfig = { host: '127.0.0.1', port: 0, dataDir: dir, publicUrl: undefined, dev: true };
   const serviceKeys = loadServiceKeys({ dataDir: dir, dev: true, now: clock(), random });
+  // Read once, as the relay's service mode keeps it between restores.
+  const epoch = await store.state.getOrCreate('service_epoch', () => newUuid(random));
   const ctx: RelayContext = {
     config,
     store,
@@ -82,7 +84,7 @@ export async function openInProcess(dataDir?: string, database?: string): Promis
     serviceKeys,
     rateLimits: false,
     limiter: createRateLimiter(clock, { enabled: false }),
-    serviceEpoch: async () => await store.state.getOrCreate('service_epoch', () => newUuid(random)),
+    serviceEpoch: async () => epoch,
     serviceMode: createServiceMode(store.state, () => newUuid(random)),
     audience: () => '127.0.0.1',
     baseUrl: () => 'http://127.0.0.1',
