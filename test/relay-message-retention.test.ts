@@ -187,7 +187,7 @@ describe('the retention job', () => {
     try {
       for (let i = 0; i < 400 && await exists(first); i++) await new Promise((r) => setTimeout(r, 5));
     } finally {
-      job.stop();
+      await job.stop();
     }
     expect(await exists(first)).toBe(false);
   });
@@ -209,7 +209,7 @@ describe('the retention job', () => {
       expect(await exists(first)).toBe(true);
       for (let i = 0; i < 400 && await exists(first); i++) await new Promise((r) => setTimeout(r, 5));
     } finally {
-      job.stop();
+      await job.stop();
     }
     expect(await exists(first)).toBe(false);
   });
@@ -240,7 +240,7 @@ describe('the retention job', () => {
         await new Promise((r) => setImmediate(r));
       }
     } finally {
-      job.stop();
+      await job.stop();
     }
     expect(await left()).toBe(0);
     expect(seen).toContain(total - RETENTION_BATCH);

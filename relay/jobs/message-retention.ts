@@ -128,6 +128,6 @@ export function registerMessageRetention(app: FastifyInstance, ctx: Pick<RelayCo
   const job = createMessageRetentionJob({ retention: ctx.store.messageRetention, clock: ctx.clock });
   app.decorate('messageRetention', job);
   app.addHook('onReady', async () => job.start());
-  app.addHook('onClose', async () => job.stop());
+  app.addHook('onClose', async () => await job.stop());
   return job;
 }
