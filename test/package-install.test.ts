@@ -77,7 +77,9 @@ describe('the installed package', () => {
       expect(files.has(f), f).toBe(true);
     }
     expect(pkg.files.filter((f) => /\.map$|\.ts$|^test\/|^bench\/|^scripts\//.test(f))).toEqual([]);
-    expect(pkg.files.some((f) => /^dist\/relay\/store\/migrations\/\d+.*\.js$/.test(f))).toBe(true);
+    for (const store of ['sqlite', 'postgres']) {
+      expect(pkg.files.some((f) => new RegExp(`^dist/relay/store/${store}/migrations/\\d+.*\\.js$`).test(f)), store).toBe(true);
+    }
   });
 
   it('puts svc-bridge and svc-relay on PATH, and svc-bridge --version answers the package version', () => {

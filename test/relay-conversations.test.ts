@@ -220,7 +220,7 @@ describe('conversations.list and conversations.get', () => {
   });
 
   it('refuses an unknown list state or a malformed before with INVALID_REQUEST', async () => {
-    for (const q of ['?state=declined', '?before=yesterday', '?limit=0']) {
+    for (const q of ['?state=declined', '?state=__proto__', '?state=constructor', '?before=yesterday', '?limit=0']) {
       const r = await list(relay, a, q);
       expect(r.status).toBe(400);
       expect(r.body.error.code).toBe('INVALID_REQUEST');

@@ -158,7 +158,8 @@ export const conversationsRoutes: FastifyPluginAsync<RelayContext> = async (app,
       const me = identityOf(req).peerId;
       const q = req.query as z.infer<typeof ListQuery>;
       const stateName = q.state ?? 'active';
-      const states = LIST_STATES[stateName];
+      // An own property only: `state=__proto__` or `constructor` names no list.
+      const states = Object.hasOwn(LIST_STATES, stateName) ? LIST_STATES[stateName] : undefined;
       if (states === undefined) throw new SvcError('INVALID_REQUEST', 'state: active or requested');
       const before = beforeParam(q.before);
       const limit = intParam(q.limit, 'limit', 1, PAGE_LIMIT_MAX) ?? CONVERSATIONS_LIMIT_DEFAULT;
