@@ -36,6 +36,7 @@ import type { Fingerprint } from '../../shared/validate.js';
 import { SEEKABLE_PUBLIC_POSTS_PER_DAY } from '../../shared/limits.js';
 import type { Db } from './database.js';
 import type { SqliteDb } from './sqlite/connection.js';
+import { MAX_CHAR, OWN_SPACES, scopeSql, type CandidateRow } from './seek-scope.js';
 
 const DAY_MS = 86_400_000;
 
@@ -135,57 +136,6 @@ export interface SeekStore {
   fingerprintPrefix(fp: Fingerprint, scope: SeekScope, cap: number, scan: number): Promise<SeekCandidate[]>;
 }
 
-/** The largest valid code point: `prefix + it` bounds every value starting with `prefix`. */
-const MAX_CHAR = String.fromCodePoint(0x10ffff);
-
-interface CandidateRow {
-  post_row: number;
-  space_row_id: number;
-  owner: string;
-  own: number;
-}
-
-/** The caller's own SPACES (owner or member), as a subquery SQLite materialises once per statement. */
-const OWN_SPACES = '(SELECT id FROM spaces WHERE owner = @caller UNION ALL SELECT space_row_id FROM members WHERE peer_id = @caller)';
-
-/**
- * The WHERE conditions of a scope over `d` (seek_docs), `s` (its SPACE) and `p` (posts) when a
- * post filter is asked, with named parameters. Per examined row it costs a seek_docs and a
- * spaces lookup and set probes: the caller's SPACES and categories are subqueries SQLite
- * materialises once per statement.
- */
-function scopeSql(scope: SeekScope): { sql: string; params: Record<string, unknown>; posts: boolean } {
-  const parts: string[] = [];
-  const params: Record<string, unknown> = { caller: scope.caller ?? '' };
-  if (scope.spaceRowId !== undefined) {
-    parts.push('d.space_row_id = @space');
-    params.space = scope.spaceRowId;
-  } else if (scope.caller === null) {
-    parts.push('(d.public = 1 AND d.unscoped = 1)');
-  } else {
-    parts.push(`(d.public = 1 AND d.unscoped = 1 OR d.space_row_id IN ${OWN_SPACES})`);
-  }
-  if (scope.categories !== undefined) {
-    parts.push(
-      'd.space_row_id IN (SELECT space_row_id FROM space_categories WHERE category IN (SELECT value FROM json_each(@categories)))',
-    );
-    params.categories = JSON.stringify(scope.categories);
-  }
-  if (scope.oracle !== undefined) {
-    parts.push('s.oracle = @oracle');
-    params.oracle = scope.oracle ? 1 : 0;
-  }
-  if (scope.kinds !== undefined) {
-    parts.push('p.kind IN (SELECT value FROM json_each(@kinds))');
-    params.kinds = JSON.stringify(scope.kinds);
-  }
-  if (scope.author !== undefined) {
-    parts.push('p.author = @author');
-    params.author = scope.author;
-  }
-  return { sql: parts.join(' AND '), params, posts: scope.kinds !== undefined || scope.author !== undefined };
-}
-
 export function createSeekStore(db: SqliteDb): SeekStore {
   // The candidate walk stops as soon as it has enough (FTS5 then walks no further): a
   // synchronous iteration over the driver's own statement, at a moment no transaction is open.
@@ -276,7 +226,7 @@ export function createSeekStore(db: SqliteDb): SeekStore {
 
   /** Fingerprint candidates (exact or prefix), newest first, at most `cap`. */
   async function fingerprintCandidates(kind: 'fp' | 'prefix', scope: SeekScope, bind: Record<string, unknown>): Promise<SeekCandidate[]> {
-    const { sql: where, params, posts } = scopeSql(scope);
+    const { sql: where, params, posts } = scopeSql('sqlite', scope);
     const joins = `JOIN seek_docs d ON d.post_row = f.post_row JOIN spaces s ON s.id = d.space_row_id${posts ? ' JOIN posts p ON p.id = f.post_row' : ''}`;
     const source =
       kind === 'fp'
@@ -297,7 +247,7 @@ export function createSeekStore(db: SqliteDb): SeekStore {
   }
 
   async function textCandidates(expression: string, scope: SeekScope, walk: TextWalk): Promise<TextCandidate[]> {
-    const { sql: where, params, posts } = scopeSql(scope);
+    const { sql: where, params, posts } = scopeSql('sqlite', scope);
     // The inner LIMIT bounds the walk; rows come out newest first with no sort (the
     // co-routine's order), so stopping the iteration stops FTS5. CROSS JOIN keeps the walk
     // outermost: left to itself the planner starts a scoped search from the SPACE's

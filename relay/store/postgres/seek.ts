@@ -29,6 +29,7 @@ import { SEEKABLE_PUBLIC_POSTS_PER_DAY } from '../../../shared/limits.js';
 import type { Db, Statement } from '../database.js';
 import type { PendingPost, PreparedDoc, SeekCandidate, SeekScope, SeekStore, TextCandidate, TextWalk } from '../seek.js';
 import { tsqueryLiteral, tsvectorLiteral } from './seek-text.js';
+import { MAX_CHAR, OWN_SPACES, scopeSql, type CandidateRow } from '../seek-scope.js';
 
 const DAY_MS = 86_400_000;
 
@@ -38,54 +39,6 @@ const DAY_MS = 86_400_000;
  * stops iterating, and a walk through matches the caller cannot see takes a few round trips.
  */
 const FIRST_PAGE = 128;
-
-/** The largest valid code point: `prefix + it` bounds every value starting with `prefix`. */
-const MAX_CHAR = String.fromCodePoint(0x10ffff);
-
-interface CandidateRow {
-  post_row: number;
-  space_row_id: number;
-  owner: string;
-  /** 1 in one of the caller's own SPACES, else 0 (an integer, as on SQLite). */
-  own: number;
-}
-
-/** The caller's own SPACES (owner or member). */
-const OWN_SPACES = '(SELECT id FROM spaces WHERE owner = @caller UNION ALL SELECT space_row_id FROM members WHERE peer_id = @caller)';
-
-/**
- * The WHERE conditions of a scope over `d` (seek_docs), `s` (its SPACE) and `p` (posts, joined
- * when a post filter is asked), with named parameters; relay/store/seek.ts `scopeSql` on SQLite.
- */
-function scopeSql(scope: SeekScope): { sql: string; params: Record<string, unknown>; posts: boolean } {
-  const parts: string[] = [];
-  const params: Record<string, unknown> = { caller: scope.caller ?? '' };
-  if (scope.spaceRowId !== undefined) {
-    parts.push('d.space_row_id = @space');
-    params.space = scope.spaceRowId;
-  } else if (scope.caller === null) {
-    parts.push('(d.public = 1 AND d.unscoped = 1)');
-  } else {
-    parts.push(`(d.public = 1 AND d.unscoped = 1 OR d.space_row_id IN ${OWN_SPACES})`);
-  }
-  if (scope.categories !== undefined) {
-    parts.push('d.space_row_id IN (SELECT space_row_id FROM space_categories WHERE category = ANY(@categories::text[]))');
-    params.categories = [...scope.categories];
-  }
-  if (scope.oracle !== undefined) {
-    parts.push('s.oracle = @oracle');
-    params.oracle = scope.oracle ? 1 : 0;
-  }
-  if (scope.kinds !== undefined) {
-    parts.push('p.kind = ANY(@kinds::text[])');
-    params.kinds = [...scope.kinds];
-  }
-  if (scope.author !== undefined) {
-    parts.push('p.author = @author');
-    params.author = scope.author;
-  }
-  return { sql: parts.join(' AND '), params, posts: scope.kinds !== undefined || scope.author !== undefined };
-}
 
 function ownSql(scope: SeekScope): string {
   return scope.caller === null ? '0' : `CASE WHEN d.space_row_id IN ${OWN_SPACES} THEN 1 ELSE 0 END`;
@@ -208,7 +161,7 @@ export function createPostgresSeekStore(db: Db): SeekStore {
   }
 
   async function fingerprintCandidates(kind: 'fp' | 'prefix', scope: SeekScope, bind: Record<string, unknown>): Promise<SeekCandidate[]> {
-    const { sql: where, params, posts } = scopeSql(scope);
+    const { sql: where, params, posts } = scopeSql('postgres', scope);
     const joins = `JOIN seek_docs d ON d.post_row = f.post_row JOIN spaces s ON s.id = d.space_row_id${posts ? ' JOIN posts p ON p.id = f.post_row' : ''}`;
     const source =
       kind === 'fp'
@@ -225,7 +178,7 @@ export function createPostgresSeekStore(db: Db): SeekStore {
 
   async function textCandidates(expression: string, scope: SeekScope, walk: TextWalk): Promise<TextCandidate[]> {
     if (walk.cap <= 0) return [];
-    const { sql: where, params, posts } = scopeSql(scope);
+    const { sql: where, params, posts } = scopeSql('postgres', scope);
     // One page of the walk: the next matches below `before`, newest first, each with whether
     // the scope lets it through. LEFT JOINs keep every match in the page, so the rows counted
     // are the matches walked.
