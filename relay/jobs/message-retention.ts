@@ -81,14 +81,15 @@ export function createMessageRetentionJob(deps: {
     }
   }
 
-  let passing = false;
+  /** The pass under way (from the hourly timer or the early one), which stopping waits for. */
+  let passing: Promise<unknown> | undefined;
   async function pass(): Promise<void> {
     if (passing) return;
-    passing = true;
+    passing = runOnce();
     try {
-      await runOnce();
+      await passing;
     } finally {
-      passing = false;
+      passing = undefined;
     }
   }
 
@@ -112,6 +113,8 @@ export function createMessageRetentionJob(deps: {
       if (first) clearTimeout(first);
       first = undefined;
       await hourly.stop();
+      // The early pass runs outside the hourly timer; its failure was reported by its own handler.
+      await passing?.catch(() => undefined);
     },
   };
 }
