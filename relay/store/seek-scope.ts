@@ -5,8 +5,8 @@
  * Only a list parameter is spelled per database: a JSON array walked by `json_each` on SQLite,
  * a text array with `= ANY` on PostgreSQL.
  */
-import type { Dialect } from './database.js';
-import type { SeekScope } from './seek.js';
+import type { Db, Dialect } from './database.js';
+import type { PendingPost, SeekScope, TextCandidate } from './seek.js';
 
 /** The largest valid code point: `prefix + it` bounds every value starting with `prefix`. */
 export const MAX_CHAR = String.fromCodePoint(0x10ffff);
@@ -64,4 +64,47 @@ export function scopeSql(dialect: Dialect, scope: SeekScope): { sql: string; par
     params.author = scope.author;
   }
   return { sql: parts.join(' AND '), params, posts: scope.kinds !== undefined || scope.author !== undefined };
+}
+
+/** Posts stored after row `after` (the indexer's backlog), at most `limit`, as both stores index them. */
+export function pendingPosts(db: Db): (after: number, limit: number) => Promise<PendingPost[]> {
+  const select = db.prepare<[number, number], {
+    id: number;
+    space_row_id: number;
+    author: string;
+    title: string | null;
+    body: string | null;
+    fingerprints_json: string | null;
+    posted_at: number;
+    visibility: string;
+  }>(
+    `SELECT p.id, p.space_row_id, p.author, p.title, p.body, p.fingerprints_json, p.posted_at, s.visibility
+       FROM posts p JOIN spaces s ON s.id = p.space_row_id
+      WHERE p.id > ? ORDER BY p.id LIMIT ?`,
+  );
+  return async (after, limit) =>
+    (await select.all(after, limit)).map((r) => ({
+      rowId: r.id,
+      spaceRowId: r.space_row_id,
+      author: r.author,
+      title: r.title,
+      body: r.body,
+      fingerprintsJson: r.fingerprints_json,
+      postedAt: r.posted_at,
+      public: r.visibility === 'public',
+    }));
+}
+
+/** The chosen candidates in walk order with their texts, hidden posts left out. */
+export function shownCandidates(
+  chosen: readonly CandidateRow[],
+  texts: ReadonlyMap<number, { hidden_at: number | null; title: string | null; body: string | null }>,
+): TextCandidate[] {
+  const out: TextCandidate[] = [];
+  for (const r of chosen) {
+    const t = texts.get(r.post_row);
+    if (!t || t.hidden_at !== null) continue;
+    out.push({ rowId: r.post_row, spaceRowId: r.space_row_id, owner: r.owner, own: r.own === 1, score: 0, title: t.title, body: t.body });
+  }
+  return out;
 }

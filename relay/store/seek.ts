@@ -36,7 +36,7 @@ import type { Fingerprint } from '../../shared/validate.js';
 import { SEEKABLE_PUBLIC_POSTS_PER_DAY } from '../../shared/limits.js';
 import type { Db } from './database.js';
 import type { SqliteDb } from './sqlite/connection.js';
-import { MAX_CHAR, OWN_SPACES, scopeSql, type CandidateRow } from './seek-scope.js';
+import { MAX_CHAR, OWN_SPACES, pendingPosts, scopeSql, shownCandidates, type CandidateRow } from './seek-scope.js';
 
 const DAY_MS = 86_400_000;
 
@@ -142,20 +142,6 @@ export function createSeekStore(db: SqliteDb): SeekStore {
   const rawStatements = new Map<string, ReturnType<SqliteDb['raw']['prepare']>>();
   const selectWatermark = db.prepare<[], { indexed_upto: number }>('SELECT indexed_upto FROM seek_state WHERE id = 1');
   const updateWatermark = db.prepare('UPDATE seek_state SET indexed_upto = ? WHERE id = 1');
-  const selectPending = db.prepare<[number, number], {
-    id: number;
-    space_row_id: number;
-    author: string;
-    title: string | null;
-    body: string | null;
-    fingerprints_json: string | null;
-    posted_at: number;
-    visibility: string;
-  }>(
-    `SELECT p.id, p.space_row_id, p.author, p.title, p.body, p.fingerprints_json, p.posted_at, s.visibility
-       FROM posts p JOIN spaces s ON s.id = p.space_row_id
-      WHERE p.id > ? ORDER BY p.id LIMIT ?`,
-  );
   const insertDoc = db.prepare('INSERT INTO seek_docs (post_row, space_row_id, public, unscoped) VALUES (?, ?, ?, ?)');
   const insertText = db.prepare('INSERT INTO seek_text (rowid, terms) VALUES (?, ?)');
   const insertFingerprint = db.prepare('INSERT OR IGNORE INTO seek_fingerprints (scheme, value, post_row) VALUES (?, ?, ?)');
@@ -283,29 +269,12 @@ export function createSeekStore(db: SqliteDb): SeekStore {
     });
     if (chosen.length === 0) return [];
     const texts = new Map((await selectTexts.all(walk.chars, JSON.stringify(chosen.map((r) => r.post_row)))).map((t) => [t.id, t]));
-    const out: TextCandidate[] = [];
-    for (const r of chosen) {
-      const t = texts.get(r.post_row);
-      if (!t || t.hidden_at !== null) continue;
-      out.push({ rowId: r.post_row, spaceRowId: r.space_row_id, owner: r.owner, own: r.own === 1, score: 0, title: t.title, body: t.body });
-    }
-    return out;
+    return shownCandidates(chosen, texts);
   }
 
   return {
     watermark,
-    async pending(after, limit) {
-      return (await selectPending.all(after, limit)).map((r) => ({
-        rowId: r.id,
-        spaceRowId: r.space_row_id,
-        author: r.author,
-        title: r.title,
-        body: r.body,
-        fingerprintsJson: r.fingerprints_json,
-        postedAt: r.posted_at,
-        public: r.visibility === 'public',
-      }));
-    },
+    pending: pendingPosts(db),
     index: async (from, upto, docs) => await indexTx.immediate(from, upto, docs),
     async indexNext(doc) {
       if (!db.inTransaction) throw new Error('indexNext: call it inside the write transaction that inserts the post');
