@@ -27,7 +27,7 @@
 import type { Fingerprint } from '../../../shared/validate.js';
 import { SEEKABLE_PUBLIC_POSTS_PER_DAY } from '../../../shared/limits.js';
 import type { Db, Statement } from '../database.js';
-import type { PendingPost, PreparedDoc, SeekCandidate, SeekScope, SeekStore, TextCandidate, TextWalk } from '../seek.js';
+import type { PreparedDoc, SeekCandidate, SeekScope, SeekStore, TextCandidate, TextWalk } from '../seek.js';
 import { tsqueryLiteral, tsvectorLiteral } from './seek-text.js';
 import { MAX_CHAR, OWN_SPACES, pendingPosts, scopeSql, shownCandidates, type CandidateRow } from '../seek-scope.js';
 
