@@ -111,7 +111,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     // On PostgreSQL the token buckets are spent in the database every relay process shares.
     limiter: createRateLimiter(deps.clock, { enabled: deps.rateLimits !== false, shared: cluster === undefined ? undefined : async (s) => await cluster.take(s) }),
     // Read through the service mode: a restore in another process may start a new epoch.
-    serviceEpoch: async () => await serviceMode.epoch(),
+    serviceEpoch: () => serviceMode.epoch(),
     serviceMode,
     audience: () => audienceOf(deps.config, listening()),
     baseUrl: () => publicBaseUrl(deps.config, listening()),

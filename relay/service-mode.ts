@@ -6,7 +6,7 @@
  * A restore (relay/backup/restore.ts) runs in another process on the same database: it places
  * the restored file with the read-only flag set, works, then in its last transaction writes the
  * new epoch and clears the flag. SQLite's `data_version` changes when another connection
- * commits, so the values are read again only then: a write pays one pragma, not a query.
+ * commits, so the values are read again only then: a write pays at most one pragma, not a query.
  */
 import type { ServiceStateStore } from './store/service-state.js';
 
@@ -29,8 +29,9 @@ export function createServiceMode(state: ServiceStateStore, newEpoch: () => stri
   let seen = Number.NaN;
   let epoch = '';
   let readOnly: string | undefined;
+  // Nearly every call finds the version unchanged and answers without waiting for anything.
   const refresh = async (): Promise<void> => {
-    const version = await state.dataVersion();
+    const version = state.dataVersion();
     if (version === seen) return;
     // Read before remembering the version: a commit in between only means one more read.
     epoch = await state.get(EPOCH_KEY) ?? await state.getOrCreate(EPOCH_KEY, newEpoch);
@@ -39,11 +40,11 @@ export function createServiceMode(state: ServiceStateStore, newEpoch: () => stri
   };
   return {
     async epoch() {
-      await refresh();
+      if (state.dataVersion() !== seen) await refresh();
       return epoch;
     },
     async readOnly() {
-      await refresh();
+      if (state.dataVersion() !== seen) await refresh();
       return readOnly;
     },
   };

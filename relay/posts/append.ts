@@ -91,7 +91,7 @@ async function prepareAppend(ctx: RelayContext, spaceName: string, author: strin
   // SEEK's text for the post, tokenised here with no lock held (STYLE.md rule 8).
   const terms = postTerms(found.id, prepared.input.title ?? null, prepared.input.body ?? null);
   const oracle = await prepareOracle(ctx, found, prepared);
-  return async () => await admit(ctx, found.id, author, key.registeredAt, prepared, terms, oracle);
+  return () => admit(ctx, found.id, author, key.registeredAt, prepared, terms, oracle);
 }
 
 /** For a post signed with webauthn: the relay's passkey policy and the author's credential. */
@@ -102,7 +102,7 @@ async function passkeyCheckOf(ctx: RelayContext, key: KeyRecord, body: unknown):
   return { policy: ctx.passkeyPolicy(), credentialId };
 }
 
-/** Step 2: everything under the write lock. Synchronous. */
+/** Step 2: everything under the write lock. */
 async function admit(
   ctx: RelayContext,
   spaceRowId: number,

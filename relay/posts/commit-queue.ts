@@ -73,7 +73,7 @@ export class CommitQueue {
     if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError('maxBatch: a positive integer');
     // A transaction function called while a transaction is open runs as a SAVEPOINT, rolled
     // back to (and released) when it throws (relay/store/database.ts).
-    this.inSavepoint = db.transaction(async (work: () => Promise<unknown>) => await work());
+    this.inSavepoint = db.transaction((work: () => Promise<unknown>) => work());
     const batch = db.transaction(async (items: readonly Pending[]): Promise<Outcome[]> => {
       const outcomes: Outcome[] = [];
       // One after another, in arrival order: each work sees the ones before it.
@@ -81,7 +81,7 @@ export class CommitQueue {
       if (this.observer !== undefined) this.worksEnded = performance.now();
       return outcomes;
     });
-    this.runBatch = async (items) => await batch.immediate(items);
+    this.runBatch = (items) => batch.immediate(items);
   }
 
   /**

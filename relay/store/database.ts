@@ -83,6 +83,13 @@ export interface Db {
    * what they will read is there for every connection to see.
    */
   afterCommit(fn: () => void): void;
+  /**
+   * A number that moves when a writer outside this process commits, so a cache of database
+   * values needs reading again only when it has moved. SQLite: `PRAGMA data_version` (another
+   * connection to the file: a restore, a tool). PostgreSQL: undefined; other relay processes
+   * write all the time, so read the database instead.
+   */
+  externalVersion(): number | undefined;
   /** True until `close`. */
   readonly open: boolean;
   close(): Promise<void>;

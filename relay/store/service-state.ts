@@ -15,10 +15,12 @@ export interface ServiceStateStore {
   /** Remove a value (inside the caller's transaction when there is one). */
   remove(key: string): Promise<void>;
   /**
-   * SQLite's `data_version` of this connection: it changes when another connection (a restore
-   * in another process) commits, so a cached value needs reading again only then.
+   * A number that changes when another connection (a restore in another process) commits, so
+   * a cached value needs reading again only then (Db.externalVersion). PostgreSQL has no such
+   * counter: a value that moves every second, so what is read through it (the service epoch,
+   * the read-only flag) is at most a second old.
    */
-  dataVersion(): Promise<number>;
+  dataVersion(): number;
 }
 
 export function createServiceStateStore(db: Db): ServiceStateStore {
@@ -26,7 +28,6 @@ export function createServiceStateStore(db: Db): ServiceStateStore {
   const insert = db.prepare('INSERT INTO service_state (key, value) VALUES (?, ?)');
   const upsert = db.prepare('INSERT INTO service_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
   const remove = db.prepare('DELETE FROM service_state WHERE key = ?');
-  const dataVersion = db.dialect === 'sqlite' ? db.prepare('PRAGMA data_version').pluck<number>() : undefined;
   const getOrCreateTx = db.transaction(async (key: string, make: () => string): Promise<string> => {
     const row = await select.get(key);
     if (row) return row.value;
@@ -39,8 +40,6 @@ export function createServiceStateStore(db: Db): ServiceStateStore {
     getOrCreate: async (key, make) => await getOrCreateTx.immediate(key, make),
     set: async (key, value) => void (await upsert.run(key, value)),
     remove: async (key) => void (await remove.run(key)),
-    // PostgreSQL has no counter of other connections' commits: a value that moves every second,
-    // so what is read through it (the service epoch, the read-only flag) is at most a second old.
-    dataVersion: async () => (dataVersion === undefined ? Math.floor(Date.now() / 1000) : ((await dataVersion.get()) as number)),
+    dataVersion: () => db.externalVersion() ?? Math.floor(Date.now() / 1000),
   };
 }

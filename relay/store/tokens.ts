@@ -100,7 +100,6 @@ export function createTokenStore(db: Db): TokenStore {
   //
   // PostgreSQL: several relay processes share the database and nothing tells one of another's
   // commits in time for a revocation, so every lookup reads the database (one indexed query).
-  const dataVersion = db.dialect === 'sqlite' ? db.prepare('PRAGMA data_version').pluck<number>() : undefined;
   const cache = new Map<string, TokenRecord>();
   let seenVersion: number | undefined;
   const forget = (): void => cache.clear();
@@ -118,8 +117,8 @@ export function createTokenStore(db: Db): TokenStore {
 
   return {
     async byHash(hash) {
-      if (dataVersion === undefined) return await lookUp(hash, keyOf(hash));
-      const version = await dataVersion.get();
+      const version = db.externalVersion();
+      if (version === undefined) return await lookUp(hash, keyOf(hash));
       if (version !== seenVersion) {
         forget();
         seenVersion = version;

@@ -170,6 +170,11 @@ export class PostgresDb implements Db {
     return tx;
   }
 
+  /** None: other relay processes commit all the time; callers read the database instead. */
+  externalVersion(): undefined {
+    return undefined;
+  }
+
   afterCommit(fn: () => void): void {
     const open = this.context.getStore();
     if (open?.active) open.committed.push(fn);

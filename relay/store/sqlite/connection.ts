@@ -45,8 +45,15 @@ export class SqliteDb implements Db {
   private current: Promise<void> | undefined;
   /** The tail of the queue of top-level transactions. */
   private tail: Promise<void> = Promise.resolve();
+  private readonly dataVersion: RawStatement;
+  /** The last `PRAGMA data_version` read and when (performance.now()). */
+  private version = { value: 0, at: Number.NEGATIVE_INFINITY };
+  /** BEGIN, COMMIT, SAVEPOINT spN, … prepared once (as better-sqlite3's own transactions do). */
+  private readonly control = new Map<string, RawStatement>();
 
-  constructor(readonly raw: Raw) {}
+  constructor(readonly raw: Raw) {
+    this.dataVersion = raw.prepare('PRAGMA data_version').pluck();
+  }
 
   get name(): string {
     return this.raw.memory ? ':memory:' : this.raw.name;
@@ -96,6 +103,17 @@ export class SqliteDb implements Db {
     else setImmediate(fn);
   }
 
+  /**
+   * `PRAGMA data_version`, read again at most once a millisecond: the token cache and the
+   * service state ask on every request, a write several times, and a value a millisecond old is
+   * what a request that began a millisecond earlier would have been told.
+   */
+  externalVersion(): number {
+    const now = performance.now();
+    if (now - this.version.at >= 1) this.version = { value: this.dataVersion.get() as number, at: now };
+    return this.version.value;
+  }
+
   async close(): Promise<void> {
     await this.tail;
     if (this.raw.open) this.raw.close();
@@ -111,26 +129,58 @@ export class SqliteDb implements Db {
     while (this.current !== undefined && !this.inTransaction) await this.current;
   }
 
+  /**
+   * A statement of the interface over a driver statement. better-sqlite3 answers on the calling
+   * turn, so when nothing needs waiting for (no transaction open, or the caller inside the open
+   * one: nearly always) the answer is a promise settled at once, made without an async function
+   * (an append runs about twenty statements; what is not allocated is not collected).
+   */
   private wrap(stmt: RawStatement): Statement<unknown[], unknown> {
     const self = this;
-    const bind = (params: unknown[]): unknown[] => params;
     return {
-      async get(...params: unknown[]) {
-        if (self.current !== undefined) await self.turn();
-        return stmt.get(...bind(params));
+      get(...params: unknown[]) {
+        if (!self.ready()) return self.waitIdle().then(() => stmt.get(...params));
+        try {
+          return Promise.resolve(stmt.get(...params));
+        } catch (e) {
+          return Promise.reject(e);
+        }
       },
-      async all(...params: unknown[]) {
-        if (self.current !== undefined) await self.turn();
-        return stmt.all(...bind(params));
+      all(...params: unknown[]) {
+        if (!self.ready()) return self.waitIdle().then(() => stmt.all(...params));
+        try {
+          return Promise.resolve(stmt.all(...params));
+        } catch (e) {
+          return Promise.reject(e);
+        }
       },
-      async run(...params: unknown[]): Promise<RunResult> {
-        if (self.current !== undefined) await self.turn();
-        return { changes: stmt.run(...bind(params)).changes };
+      run(...params: unknown[]): Promise<RunResult> {
+        if (!self.ready()) return self.waitIdle().then(() => ({ changes: stmt.run(...params).changes }));
+        try {
+          return Promise.resolve({ changes: stmt.run(...params).changes });
+        } catch (e) {
+          return Promise.reject(e);
+        }
       },
       pluck<V>() {
         return self.wrap(self.raw.prepare(stmt.source).pluck()) as unknown as Statement<unknown[], V>;
       },
     };
+  }
+
+  /** A statement may run now: no transaction is open, or the caller is inside the open one. */
+  private ready(): boolean {
+    return this.current === undefined || this.context.getStore()?.active === true;
+  }
+
+  /** Run a transaction-control statement (no parameters), prepared on first use. */
+  private command(sql: string): void {
+    let stmt = this.control.get(sql);
+    if (stmt === undefined) {
+      stmt = this.raw.prepare(sql);
+      this.control.set(sql, stmt);
+    }
+    stmt.run();
   }
 
   private async topLevel<A extends unknown[], R>(begin: string, fn: (...args: A) => Promise<R>, args: A): Promise<R> {
@@ -142,19 +192,19 @@ export class SqliteDb implements Db {
     this.current = ended;
     const open: OpenTransaction = { active: true, depth: 0, broken: undefined, committed: [] };
     try {
-      this.raw.exec(begin);
+      this.command(begin);
       let value: R;
       try {
         value = await this.context.run(open, () => fn(...args));
         if (open.broken !== undefined) throw open.broken;
       } catch (e) {
-        if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
+        if (this.raw.inTransaction) this.command('ROLLBACK');
         throw e;
       }
       try {
-        this.raw.exec('COMMIT');
+        this.command('COMMIT');
       } catch (e) {
-        if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
+        if (this.raw.inTransaction) this.command('ROLLBACK');
         throw e;
       }
       if (open.committed.length > 0) {
@@ -174,15 +224,15 @@ export class SqliteDb implements Db {
   private async savepoint<A extends unknown[], R>(open: OpenTransaction, fn: (...args: A) => Promise<R>, args: A): Promise<R> {
     if (open.broken !== undefined) throw open.broken;
     const name = `sp${++open.depth}`;
-    this.raw.exec(`SAVEPOINT ${name}`);
+    this.command(`SAVEPOINT ${name}`);
     try {
       const value = await fn(...args);
-      this.raw.exec(`RELEASE ${name}`);
+      this.command(`RELEASE ${name}`);
       return value;
     } catch (e) {
       if (this.raw.inTransaction) {
-        this.raw.exec(`ROLLBACK TO ${name}`);
-        this.raw.exec(`RELEASE ${name}`);
+        this.command(`ROLLBACK TO ${name}`);
+        this.command(`RELEASE ${name}`);
       } else {
         open.broken ??= e;
       }
