@@ -237,6 +237,8 @@ export async function setUpWriters(url: string, clients: readonly number[]): Pro
 }
 
 async function run(): Promise<SuiteReport> {
+  const against = valueOf('--against');
+  if (against !== undefined) return await (await import('./appends-against.js')).runAgainst(against);
   const store = storeOption();
   if (store === 'postgres') return await (await import('./appends-postgres.js')).runPostgres();
   const ceiling = await ceilingSetup();
@@ -325,11 +327,21 @@ async function run(): Promise<SuiteReport> {
   }
 }
 
+/** The value of `--name value` or `--name=value` on the command line, if given. */
+function valueOf(name: string): string | undefined {
+  const argv = process.argv.slice(2);
+  const at = argv.indexOf(name);
+  if (at >= 0) {
+    const value = argv[at + 1];
+    if (value === undefined || value.startsWith('--')) throw new Error(`${name}: give a value`);
+    return value;
+  }
+  return argv.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
+}
+
 /** `--store sqlite` (the default) or `--store postgres` (also `--store=postgres`). */
 function storeOption(): 'sqlite' | 'postgres' {
-  const argv = process.argv.slice(2);
-  const at = argv.indexOf('--store');
-  const value = at >= 0 ? argv[at + 1] : argv.find((a) => a.startsWith('--store='))?.slice('--store='.length);
+  const value = valueOf('--store');
   if (value === undefined || value === 'sqlite') return 'sqlite';
   if (value === 'postgres') return 'postgres';
   throw new Error(`--store: sqlite or postgres, not ${value}`);

@@ -251,6 +251,8 @@ export function collectGarbage(): void {
 export interface SuiteReport {
   rows: Row[];
   notes: string[];
+  /** A title of this run's own, when an option made the suite measure something else (appends --against). */
+  title?: string;
 }
 
 export interface Suite {

@@ -24,10 +24,11 @@ export { tempDataDir };
 
 /**
  * The relay as its own process on `dataDir`, every rate limit off (`env` added to its
- * environment, `args` to its command line, e.g. `--database postgres://…`).
+ * environment, `args` to its command line, e.g. `--database postgres://…`), from the sources
+ * of this checkout or of another one at `root`.
  */
-export async function spawnBenchRelay(dataDir: string, env: Record<string, string> = {}, args: string[] = []): Promise<SpawnedRelay> {
-  return await spawnRelay(dataDir, { args, env: { ...env, SVC_RELAY_NO_RATE_LIMITS: '1' } });
+export async function spawnBenchRelay(dataDir: string, env: Record<string, string> = {}, args: string[] = [], root?: string): Promise<SpawnedRelay> {
+  return await spawnRelay(dataDir, { args, env: { ...env, SVC_RELAY_NO_RATE_LIMITS: '1' }, ...(root === undefined ? {} : { root }) });
 }
 
 export interface Answer {

@@ -36,14 +36,14 @@ async function main(names: readonly string[]): Promise<void> {
     const started = performance.now();
     const report = await suite.run();
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    console.log(`\n== ${suite.title} (${seconds} s)\n`);
+    console.log(`\n== ${report.title ?? suite.title} (${seconds} s)\n`);
     console.log(formatTable(report.rows));
     if (report.notes.length > 0) console.log(`\n${report.notes.join('\n')}`);
   }
 }
 
-/** Options that take a value in the next argument (appends: --store postgres), not a suite name. */
-const VALUED_OPTIONS = new Set(['--store']);
+/** Options that take a value in the next argument (appends: --store postgres, --against <revision>), not a suite name. */
+const VALUED_OPTIONS = new Set(['--store', '--against']);
 
 /** The suite names among the arguments: options (starting with --) and their values are a suite's own (seek: --full). */
 function suiteNames(argv: readonly string[]): string[] {

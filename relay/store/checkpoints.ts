@@ -13,6 +13,7 @@ import { readCheckpointBytes, type CheckpointFields, type SignedCheckpoint, type
 import { toHex } from '../../shared/encoding.js';
 import type { ServedSigner } from '../../shared/service-keys.js';
 import { plainBytes, type Db } from './database.js';
+import { dialectOf } from './dialect.js';
 
 /** One position of a stream as a leaf needs it: position, object_id/command_id, link. */
 export interface StreamLink {
@@ -81,8 +82,10 @@ const SELECT_CHECKPOINT = `SELECT c.space_row_id, c.canonical, c.checkpoint_id, 
   FROM checkpoints c JOIN checkpoint_signers s ON s.id = c.signer_row`;
 
 export function createCheckpointStore(db: Db): CheckpointStore {
+  // Heads: parameters fixed so SQLite does not plan the statement again on each call (dialect.ts).
+  const sql = dialectOf(db);
   const selectLatest = db.prepare<[number, string], CheckpointRow>(
-    `${SELECT_CHECKPOINT} WHERE c.space_row_id = ? AND c.stream = ? ORDER BY c.last DESC LIMIT 1`,
+    `${SELECT_CHECKPOINT} WHERE c.space_row_id = ${sql.fixed('?')} AND c.stream = ${sql.fixed('?')} ORDER BY c.last DESC LIMIT 1`,
   );
   const selectCovering = db.prepare<[number, string, number], CheckpointRow & { first: number }>(
     `SELECT c.space_row_id, c.canonical, c.checkpoint_id, c.signature, s.rendering, c.first
@@ -96,7 +99,7 @@ export function createCheckpointStore(db: Db): CheckpointStore {
     `${SELECT_CHECKPOINT} WHERE c.space_row_id = ? AND c.stream = ? AND c.last < ? ORDER BY c.last DESC LIMIT ?`,
   );
   const selectLatestLast = db.prepare<[number, string], { last: number; checkpoint_id: Uint8Array }>(
-    'SELECT last, checkpoint_id FROM checkpoints WHERE space_row_id = ? AND stream = ? ORDER BY last DESC LIMIT 1',
+    `SELECT last, checkpoint_id FROM checkpoints WHERE space_row_id = ${sql.fixed('?')} AND stream = ${sql.fixed('?')} ORDER BY last DESC LIMIT 1`,
   );
   const selectSigner = db.prepare<[string], { id: number }>('SELECT id FROM checkpoint_signers WHERE rendering = ?');
   const insertSigner = db.prepare<[string, string], { id: number }>('INSERT INTO checkpoint_signers (key_id, rendering) VALUES (?, ?) RETURNING id');
@@ -114,9 +117,9 @@ export function createCheckpointStore(db: Db): CheckpointStore {
     `SELECT revision AS position, command_id AS id, previous_hash, chain_hash FROM space_events
       WHERE space_row_id = ? AND revision BETWEEN ? AND ? ORDER BY revision`,
   );
-  const postHead = db.prepare<[number], { head: number | null }>('SELECT MAX(seq) AS head FROM posts WHERE space_row_id = ?');
+  const postHead = db.prepare<[number], { head: number | null }>(`SELECT MAX(seq) AS head FROM posts WHERE space_row_id = ${sql.fixed('?')}`);
   const eventHead = db.prepare<[number], { head: number | null }>(
-    'SELECT MAX(revision) AS head FROM space_events WHERE space_row_id = ?',
+    `SELECT MAX(revision) AS head FROM space_events WHERE space_row_id = ${sql.fixed('?')}`,
   );
   const postTime = db.prepare<[number, number], { t: number }>('SELECT posted_at AS t FROM posts WHERE space_row_id = ? AND seq = ?');
   const eventTime = db.prepare<[number, number], { t: number }>(

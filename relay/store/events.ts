@@ -16,6 +16,7 @@ import { commandIdOf, controlGenesis, controlLink, governanceEventBytes } from '
 import { toHex } from '../../shared/encoding.js';
 import type { SpaceEvent } from '../../shared/vocabulary.js';
 import { plainBytes, type Db } from './database.js';
+import { dialectOf } from './dialect.js';
 
 /** The SPACE fields the log needs (a SpaceRow satisfies it). */
 export interface EventSpace {
@@ -87,8 +88,10 @@ function toRecord(r: EventRow): EventRecord {
 }
 
 export function createEventStore(db: Db): EventStore {
+  // The head is read on every append: its parameter fixed so SQLite does not plan it again each call (dialect.ts).
+  const sql = dialectOf(db);
   const selectHead = db.prepare<[number], { revision: number; chain_hash: Uint8Array }>(
-    'SELECT revision, chain_hash FROM space_events WHERE space_row_id = ? ORDER BY revision DESC LIMIT 1',
+    `SELECT revision, chain_hash FROM space_events WHERE space_row_id = ${sql.fixed('?')} ORDER BY revision DESC LIMIT 1`,
   );
   const selectSpaceId = db.prepare<[number], { space_id: string }>('SELECT space_id FROM spaces WHERE id = ?');
   const selectAt = db.prepare<[number, number], { chain_hash: Uint8Array }>(

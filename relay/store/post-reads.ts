@@ -112,7 +112,7 @@ const FROM = `FROM posts p JOIN spaces s ON s.id = p.space_row_id JOIN keys k ON
 
 export function createPostReadStore(db: Db): PostReadStore {
   const sql = dialectOf(db);
-  const selectHead = db.prepare<[number], { head: number | null }>('SELECT MAX(seq) AS head FROM posts WHERE space_row_id = ?');
+  const selectHead = db.prepare<[number], { head: number | null }>(`SELECT MAX(seq) AS head FROM posts WHERE space_row_id = ${sql.fixed('?')}`);
   const selectById = db.prepare<[string], Row>(`SELECT ${COLUMNS} ${FROM} WHERE p.post_id = ?`);
   const selectBySeq = db.prepare<[number, number], Row>(`SELECT ${COLUMNS} ${FROM} WHERE p.space_row_id = ? AND p.seq = ?`);
   const selectByIds = db.prepare<[string], Row>(

@@ -7,6 +7,7 @@
  * peer-written text, to be fenced when rendered.
  */
 import { plainBytes, type Db } from './database.js';
+import { dialectOf } from './dialect.js';
 
 /**
  * The columns of a post row that both sides show: the append pipeline (PostRow, below) and the
@@ -197,11 +198,13 @@ function toPostRow(r: Row): PostRow {
 }
 
 export function createPostStore(db: Db): PostStore {
+  // The head is read on every append: its parameter fixed so SQLite does not plan it again each call (dialect.ts).
+  const sql = dialectOf(db);
   const selectHead = db.prepare<
     [number],
     { seq: number; chain_hash: Uint8Array; object_id: Uint8Array; admission: Uint8Array; previous_hash: Uint8Array }
   >(
-    'SELECT seq, chain_hash, object_id, admission, previous_hash FROM posts WHERE space_row_id = ? ORDER BY seq DESC LIMIT 1',
+    `SELECT seq, chain_hash, object_id, admission, previous_hash FROM posts WHERE space_row_id = ${sql.fixed('?')} ORDER BY seq DESC LIMIT 1`,
   );
   const selectById = db.prepare<[string], Row>('SELECT * FROM posts WHERE post_id = ?');
   const selectBySeq = db.prepare<[number, number], Row>('SELECT * FROM posts WHERE space_row_id = ? AND seq = ?');

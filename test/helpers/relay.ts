@@ -244,14 +244,14 @@ export interface SpawnedRelay {
  */
 export async function spawnRelay(
   dataDir: string,
-  opts: { built?: boolean; args?: string[]; env?: Record<string, string> } = {},
+  opts: { built?: boolean; args?: string[]; env?: Record<string, string>; root?: string } = {},
 ): Promise<SpawnedRelay> {
   const entry = opts.built ? ['dist/relay/main.js'] : ['--import', 'tsx', 'relay/main.ts'];
   // On the PostgreSQL test store the data directory's own database, unless the test names one.
   const given = opts.args?.includes('--database') === true;
   const database = onPostgres && !given ? ['--database', (await testDatabase(dataDir, true)).location] : [];
   const child = spawn(process.execPath, [...entry, '--port', '0', '--data', dataDir, ...database, ...(opts.args ?? [])], {
-    cwd: REPO_ROOT,
+    cwd: opts.root ?? REPO_ROOT,
     env: { SVC_LOG_LEVEL: 'silent', ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
