@@ -1,6 +1,6 @@
 /**
- * Issue 4's append suite: signed posts.append over HTTP against the real relay process,
- * beside the in-process ceiling measured in the same run.
+ * The append suite: signed posts.append over HTTP against the real relay process, beside the
+ * in-process ceiling measured in the same run.
  *
  *   http <size> <layout> ×<c>   c concurrent clients (1, 2, 4, 16, 64), one KEY each, each
  *                               sending its next signed append as soon as the last is answered
@@ -19,7 +19,11 @@
  * The relay runs with SVC_RELAY_NO_RATE_LIMITS=1 (otherwise 30 writes a minute per KEY). The
  * relay process and this one (the clients) share the machine's cores.
  *
- * Targets (issue 4): at 16 clients into one SPACE at least 50% of the ceiling; throughput at 64
+ * Options: `--store postgres` measures the PostgreSQL store beside SQLite (bench/appends-postgres.ts);
+ * `--against <revision>` measures these SQLite figures beside another revision's relay in the same
+ * run (bench/appends-against.ts).
+ *
+ * Targets: at 16 clients into one SPACE at least 50% of the ceiling; throughput at 64
  * clients at least 90% of the best of its series (no collapse as writers are added); p99 under
  * 20 ms at 16 clients.
  */
@@ -349,6 +353,6 @@ function storeOption(): 'sqlite' | 'postgres' {
 
 export const appendsSuite: Suite = {
   name: 'appends',
-  title: 'Signed appends over HTTP vs the in-process ceiling (issue 4)',
+  title: 'Signed appends over HTTP vs the in-process ceiling',
   run,
 };
