@@ -1,5 +1,5 @@
 /**
- * Issue 5's bridge suite: how long an agent waits for the bridge after its MCP client spawns it.
+ * The bridge suite: how long an agent waits for the bridge after its MCP client spawns it.
  *
  * Each case spawns `svc-bridge` (the built dist/bridge/main.js when it is up to date, else it
  * builds it; tsx only if the build fails, and the notes say which) with a key directory made

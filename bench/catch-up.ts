@@ -1,5 +1,5 @@
 /**
- * Issue 4's catch-up suite: a reader that was away reads a SPACE of 100,000 posts by cursor,
+ * The catch-up suite: a reader that was away reads a SPACE of 100,000 posts by cursor,
  * pages of 200 with `detail=full`, over HTTP from the real relay process, beside a bare
  * SQLite scan of the same rows.
  *
@@ -146,6 +146,6 @@ async function run(): Promise<SuiteReport> {
 
 export const catchUpSuite: Suite = {
   name: 'catch-up',
-  title: `Catch-up: ${POSTS.toLocaleString('en-US')} posts by cursor pages of ${PAGE}, detail=full, vs a bare SQLite scan (issue 4)`,
+  title: `Catch-up: ${POSTS.toLocaleString('en-US')} posts by cursor pages of ${PAGE}, detail=full, vs a bare SQLite scan`,
   run,
 };

@@ -1,5 +1,5 @@
 /**
- * Issue 2's suite: the protocol's hot paths beside the node:crypto primitives they rest on.
+ * The core suite: the protocol's hot paths beside the node:crypto primitives they rest on.
  *
  *   object + object_id   buildPostObject (signed form) → RFC 8785 bytes → H(L("object") ‖ bytes),
  *                        for a post whose canonical object is exactly 1,024 bytes;
@@ -12,7 +12,7 @@
  * the same 60-byte preimage the submission check verifies; one SHA-256 of the 1 KiB canonical
  * bytes; 1,023 one-shot SHA-256 of 65 bytes (what a 1,024-leaf root hashes).
  *
- * Target (issue 2): checking a signed 1 KiB submission costs at most 1.3 times a bare verify.
+ * Target: checking a signed 1 KiB submission costs at most 1.3 times a bare verify.
  */
 import { createPrivateKey, createPublicKey, hash, sign, verify } from 'node:crypto';
 import { equalBytes, toBase64url, toHex } from '../shared/encoding.js';
@@ -174,6 +174,6 @@ function run(): SuiteReport {
 
 export const coreSuite: Suite = {
   name: 'core',
-  title: 'core (issue 2): objects, submission check, Merkle root vs node:crypto',
+  title: 'core: objects, submission check, Merkle root vs node:crypto',
   run,
 };

@@ -1,5 +1,5 @@
 /**
- * Issue 6's suite: sealed SPACES.
+ * The sealed suite: sealed SPACES.
  *
  *   seal post      shared/sealed/items.ts `sealPost`: header and content built and checked,
  *                  hd = H(L("sealed-header") ‖ header), k = HKDF(salt, secret, L("sealed-item") ‖ hd),
@@ -234,6 +234,6 @@ async function run(): Promise<SuiteReport> {
 
 export const sealedSuite: Suite = {
   name: 'sealed',
-  title: 'sealed (issue 6): seal and open posts beside bare AES-128-GCM; a 100-member key change end to end',
+  title: 'sealed: seal and open posts beside bare AES-128-GCM; a 100-member key change end to end',
   run,
 };

@@ -1,8 +1,8 @@
 /**
- * Issue 4's SEEK suite: GET /v1/seek over HTTP against the real relay process on a large
+ * The SEEK suite: GET /v1/seek over HTTP against the real relay process on a large
  * corpus, beside bare FTS5 / fingerprint-table counts on the same database.
  *
- * Corpus (default 200,000 posts in 2,000 SPACES; `--full` or SVC_BENCH_FULL=1: the issue's
+ * Corpus (default 200,000 posts in 2,000 SPACES; `--full` or SVC_BENCH_FULL=1: the full size,
  * 1,000,000 posts in 10,000 SPACES): 30% of SPACES public, posts spread over 100 days by 2,000
  * authors; bodies of 40-120 words drawn log-uniformly from 20,000 made-up words; the common
  * word `kernel` in 15% of posts; rare words (`quokkasaurus`, …) in one post in 50,000; one
@@ -22,7 +22,7 @@
  *   bare FTS5 count   SELECT count(*) FROM seek_text WHERE seek_text MATCH <same expression>
  *   bare fp count     SELECT count(*) FROM seek_fingerprints on (scheme, value) or its range
  *
- * Target (issue 4): p99 at most 10 ms for each query, common word included.
+ * Target: p99 at most 10 ms for each query, common word included.
  */
 import { sqliteRaw } from '../relay/store/sqlite/connection.js';
 import { request } from 'undici';
@@ -328,6 +328,6 @@ const LOCAL = process.argv.includes('--local');
 
 export const seekSuite: Suite = {
   name: 'seek',
-  title: LOCAL ? LOCAL_TITLE : `SEEK over ${POSTS.toLocaleString('en-US')} posts in ${SPACES.toLocaleString('en-US')} SPACES vs bare FTS5 and fingerprint counts (issue 4)`,
+  title: LOCAL ? LOCAL_TITLE : `SEEK over ${POSTS.toLocaleString('en-US')} posts in ${SPACES.toLocaleString('en-US')} SPACES vs bare FTS5 and fingerprint counts`,
   run: LOCAL ? runLocalSeek : run,
 };

@@ -1,6 +1,6 @@
 /**
- * Saved cursors for the reading tools (issue 5 "What it keeps and checks"; spec/1-concepts.md
- * "Mailbox"; spec "Versioning" 6).
+ * Saved cursors the bridge keeps for its reading tools (spec/1-concepts.md "Mailbox"; spec
+ * "Versioning" 6).
  *
  * - A read without `after` continues from the saved cursor of its SPACE (or of the mailbox).
  * - The cursor moves only after the page was rendered into the answer, and only when the read

@@ -1,7 +1,8 @@
 /**
- * The posting and reading half of the bridge (issue 5 "Tools, resources, prompts", "What it
- * keeps and checks"): `svc_post`, `svc_read_space`, `svc_get`, `svc_mailbox`, `svc_seek`, the
- * post resources and templates, resource subscriptions and the run-routine prompts.
+ * The posting and reading half of the bridge, its tools, resources and prompts and what it keeps
+ * and checks (spec/2-endpoints.md "Connector"; bridge/verify.ts, bridge/cursors.ts): `svc_post`,
+ * `svc_read_space`, `svc_get`, `svc_mailbox`, `svc_seek`, the post resources and templates,
+ * resource subscriptions and the run-routine prompts.
  *
  * `registerPosting(server, posting)` registers all of them on one server instance and gives
  * them one shared context (made by `createPosting(deps)`, which svc_whoami shares too): the verifier (capabilities, pinned root, checkpoint history) and a

@@ -1,6 +1,6 @@
 /**
- * The post resources and templates (spec/2-endpoints.md "Connector"; issue 5 "Tools, resources,
- * prompts"), beside bridge/resources.ts (guide, capabilities, me):
+ * The post resources and templates (spec/2-endpoints.md "Connector"), beside bridge/resources.ts
+ * (guide, capabilities, me):
  *
  *   svc://categories              the category outline (two levels), the relay's markdown
  *   svc://categories/{id}         one category, the relay's markdown

@@ -1,5 +1,5 @@
 /**
- * Settings by environment (issue 5 "Running it"):
+ * Settings by environment (how the bridge is run):
  *
  *   SVC_API       relay address (default http://127.0.0.1:8787). A token goes only over HTTPS
  *                 or to a loopback address (spec/1-concepts.md "Tokens" 2); anything else is
@@ -9,7 +9,8 @@
  *   SVC_TOKEN     use this token instead of minting
  *   SVC_KEYCHAIN  1: keep KEY seeds in the OS keychain when its native module is available
  *   SVC_UNSIGNED  1: post unsigned (origin-attested) where the SPACE allows it; a signed-only
- *                 SPACE still gets signed posts (issue 5: the only exception to signing)
+ *                 SPACE still gets signed posts (the only exception to the bridge signing every
+ *                 post; spec/1-concepts.md "Signed posts")
  *   SVC_WITNESSES name=base64key,... : witnesses whose cosignatures of a SPACE's checkpoint
  *                 the bridge needs before it calls the history verified (bridge/witnesses.ts)
  *   SVC_WITNESSES_REQUIRED  how many of them (default 1 when SVC_WITNESSES names any)

@@ -1,5 +1,5 @@
 /**
- * Resource subscriptions (issue 5 "Tools, resources, prompts"; spec/1-concepts.md "Connector
+ * Resource subscriptions (spec/2-endpoints.md "Connector"; spec/1-concepts.md "Connector
  * live updates", "Long polling"): `svc://mailbox` and the SPACE addresses `svc://spaces/{name}`,
  * `.../latest`, `.../dossier` and `.../document`, at most 16 per stream. A change sends
  * `notifications/resources/updated` with the address only, never content; the client re-reads.

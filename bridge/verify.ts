@@ -1,8 +1,8 @@
 /**
- * What the bridge checks before it tells an agent that the relay kept a post (issue 5 "What it
- * keeps and checks"; spec/1-concepts.md "Chains, checkpoints and proofs"; protocol/objects.md
- * §9-§13). Everything the relay sends is attacker-controlled input: a check that fails is
- * reported in the tool answer, never thrown past it.
+ * What the bridge checks before it tells an agent that the relay kept a post (spec/1-concepts.md
+ * "Chains, checkpoints and proofs"; protocol/objects.md §9-§13). Everything the relay sends is
+ * attacker-controlled input: a check that fails is reported in the tool answer, never thrown
+ * past it.
  *
  * - Trust: the relay's `service_root_key` (capabilities) is pinned in the cache the first time
  *   this KEY sees the relay (trust on first use) and every later check uses the pinned root. A

@@ -1,5 +1,5 @@
 /**
- * The issue's end-to-end run (issue 5 "Tests"): a real relay on loopback, real svc-bridge
+ * The bridge end to end: a real relay on loopback, real svc-bridge
  * processes over stdio with the MCP SDK's client, two KEYS in two key directories (A's client
  * speaks MCP 2025-11-25, B's 2026-07-28).
  *

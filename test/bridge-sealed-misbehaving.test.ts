@@ -1,5 +1,5 @@
 /**
- * A relay that misbehaves toward a member of a sealed SPACE (issue 6 "Tests"; protocol/sealed.md
+ * A relay that misbehaves toward a member of a sealed SPACE (protocol/sealed.md
  * §4, §5, §7, §10): a real HTTP proxy (test/helpers/proxy.ts) in front of the real relay
  * rewrites the answers a real bridge process gets. The owner plays its part straight against
  * the relay with test/helpers/sealed.ts (the shared/sealed formats a bridge sends).

@@ -1,5 +1,5 @@
 /**
- * Sealed SPACES end to end (issue 6 "Bridge", "Tests"; protocol/sealed.md): the real relay over
+ * Sealed SPACES end to end (protocol/sealed.md): the real relay over
  * HTTP and real bridge processes, one per KEY, driven over MCP (svc_space_control, svc_join,
  * svc_post, svc_read_space) and through the CLI (`svc-bridge keepers`, `stamp`, `keeper --once`).
  *

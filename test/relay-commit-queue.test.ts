@@ -1,6 +1,6 @@
 /**
- * Group commit for posts.append (relay/posts/commit-queue.ts; issue 4 "Durability": several
- * appends may share one commit if each 201 is sent only after its commit).
+ * Group commit for posts.append (relay/posts/commit-queue.ts): several appends may share one
+ * commit if each 201 is sent only after its commit.
  *
  * Over the real app: appends sent together, some of them refused, each get their own answer;
  * every accepted one is stored at a gap-free position and its chain verifies; a refusal rolls

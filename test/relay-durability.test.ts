@@ -1,5 +1,5 @@
 /**
- * Durability of acknowledged posts through kill -9 (issue 4 "Tests"; spec/1-concepts.md
+ * Durability of acknowledged posts through kill -9 (spec/1-concepts.md
  * "Chains, checkpoints and proofs"; DESIGN.md "Storage": SQLite WAL with synchronous=FULL, and
  * every 201 is sent only after its commit).
  *

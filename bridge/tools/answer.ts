@@ -1,5 +1,5 @@
 /**
- * Tool answers (issue 5 "Tools, resources, prompts"): a text rendering for the model plus
+ * Tool answers (spec/2-endpoints.md "Connector"): a text rendering for the model plus
  * `structuredContent` with the JSON. A refusal is a tool error (`isError: true`) whose text is
  * `CODE. message (detail) fix ...` and whose structured part carries code, message and fix, so
  * an agent can act on it; protocol misuse stays a protocol error (the SDK's).

@@ -1,7 +1,7 @@
 /**
- * Group commit for posts.append (issue 4 "Durability": "batching several appends into one
- * commit is welcome if each 201 is sent only after its commit"; DESIGN.md "Storage": WAL with
- * synchronous=FULL).
+ * Group commit for posts.append. Durability allows batching several appends into one commit as
+ * long as each 201 is sent only after the commit that holds its post (DESIGN.md "Storage": WAL
+ * with synchronous=FULL).
  *
  * With synchronous=FULL every COMMIT waits for an fsync (about a millisecond). One commit per
  * append makes concurrent writers queue behind each other's fsyncs; here the appends that

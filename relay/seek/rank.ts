@@ -1,5 +1,6 @@
 /**
- * Ranking SEEK's text hits (issue 4: "rank within a bounded, recency-ordered candidate set").
+ * Ranking SEEK's text hits (spec/1-concepts.md "SEEK") within a bounded, recency-ordered
+ * candidate set.
  *
  * FTS5's bm25() is not used. Before its first row it counts every document holding each
  * phrase of the query (a walk of the phrase's whole doclist, about 30 ns a match), so a word

@@ -1,6 +1,6 @@
 /**
- * SEEK's text search (spec/1-concepts.md "SEEK"; issue 4 "rank within a bounded,
- * recency-ordered candidate set"): the newest visible matches of the query are the candidates
+ * SEEK's text search (spec/1-concepts.md "SEEK"), ranked within a bounded, recency-ordered
+ * candidate set: the newest visible matches of the query are the candidates
  * (relay/store/seek.ts walks at most SEEK_SCAN matches, newest first, and keeps at most
  * SEEK_TEXT_CANDIDATES visible ones), then BM25 ranks them (relay/seek/rank.ts). Older
  * matches than the window are not found; a common word costs what a rare one does.

@@ -1,6 +1,6 @@
 /**
- * SEEK tokenising (spec/1-concepts.md "SEEK"; issue 4 "a path like `src/main.rs` findable by
- * its parts"). Pure functions: the indexer runs them before it takes the write lock, and the
+ * SEEK tokenising (spec/1-concepts.md "SEEK"): a path like `src/main.rs` must be findable by
+ * its parts. Pure functions: the indexer runs them before it takes the write lock, and the
  * query side runs the same ones, so a document and a query always agree on what a term is.
  *
  * A term is a maximal run of letters and digits after Unicode compatibility decomposition,

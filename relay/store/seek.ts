@@ -21,8 +21,8 @@
  * from their title and body start, read here for them only. So a common word in SPACES the
  * caller cannot read costs at most `scan` visibility checks, never its whole doclist. A search
  * scoped to one SPACE narrows inside FTS5 by the SPACE's token, so its `scan` newest matches
- * are all in that SPACE. Matches older than the window are not found: the bounded,
- * recency-ordered candidate set of issue 4. An unscoped walk also keeps at most `perSpace`
+ * are all in that SPACE. Matches older than the window are not found: SEEK ranks within a
+ * bounded, recency-ordered candidate set. An unscoped walk also keeps at most `perSpace`
  * candidates from one SPACE and `perOwner` from one owner's SPACES outside the caller's own
  * (of which the unscoped caps keep 2 and 3 after ranking), so one busy public SPACE cannot
  * fill the set. A fingerprint prefix looks at most at `scan` index entries.

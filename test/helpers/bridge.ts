@@ -38,7 +38,7 @@ export interface StartBridgeOptions {
   snapshot?: string;
 }
 
-/** The two revisions the bridge serves (issue 5 "Protocol revisions"). */
+/** The two MCP protocol revisions the bridge serves. */
 export type McpRevision = '2025-11-25' | '2026-07-28';
 
 export interface RunningBridge {
