@@ -42,6 +42,7 @@ import { newUuid } from '../ids.js';
 import { canPost, canReadPosts, type SpaceRole } from '../policy.js';
 import { applyOracle, checkOracle, prepareOracle, replayedOracle, type OracleAnswer, type OraclePrep } from '../oracle/versions.js';
 import type { KeyRecord } from '../store/keys.js';
+import type { AdmissionState } from '../store/admission.js';
 import type { PostHead, PostRow } from '../store/posts.js';
 import type { SpaceRow } from '../store/spaces.js';
 import { commitQueueFor } from './commit-queue.js';
@@ -113,22 +114,22 @@ async function admit(
   oracle: OraclePrep | undefined,
 ): Promise<AppendOutcome> {
   const { store } = ctx;
-  const space = (await store.spaces.byRowId(spaceRowId))!;
   const key = p.input.idempotency_key;
-  if (key !== undefined) {
-    const prior = await store.posts.byIdempotencyKey(space.id, author, key);
-    if (prior !== undefined) {
-      const post = checkReplay(prior, p);
-      const answer = await replayedOracle(ctx, space, post);
-      return { replayed: true, space, post, ...(answer === undefined ? {} : { oracle: answer }) };
-    }
+  // The SPACE, role, block, replay and both heads in one read (store/admission.ts).
+  const state = (await store.admission.read(spaceRowId, author, key ?? null))!;
+  const { space } = state;
+  if (key !== undefined && state.keyUsed) {
+    const prior = (await store.posts.byIdempotencyKey(space.id, author, key))!;
+    const post = checkReplay(prior, p);
+    const answer = await replayedOracle(ctx, space, post);
+    return { replayed: true, space, post, ...(answer === undefined ? {} : { oracle: answer }) };
   }
   if (space.signedOnly && !p.signed) {
     throw new SvcError('SIGNATURE_REQUIRED', 'this SPACE is signed-only: send alg, canonical and signature');
   }
   if (space.status === 'closed') throw new SvcError('SPACE_CLOSED', 'the SPACE takes no new posts');
-  const role: SpaceRole = await store.members.roleOf(space, author);
-  if (await store.blocks.isBlocked(space.id, author)) throw new SvcError('WRITE_BLOCKED', 'you are blocked from posting here');
+  const role: SpaceRole = state.role;
+  if (state.blocked) throw new SvcError('WRITE_BLOCKED', 'you are blocked from posting here');
   const may = canPost(space, role);
   if (may === false) {
     throw new SvcError(
@@ -155,7 +156,7 @@ async function admit(
   if (p.passkeyCounter !== undefined && !await store.keys.advancePasskeyCounter(author, p.passkeyCounter)) {
     throw new SvcError('POST_SIGNATURE_INVALID', 'authenticator_data: the signature counter did not increase');
   }
-  const post = await writePost(ctx, space, author, p, terms, { roleless, parent, now });
+  const post = await writePost(ctx, space, author, p, terms, { roleless, parent, now, heads: state });
   const servicePost = async (by: KeyRecord, body: Record<string, unknown>, to: PostRow): Promise<PostRow> => {
     const prepared = preparePost(space, by, body, ctx.random);
     const words = postTerms(space.id, prepared.input.title ?? null, prepared.input.body ?? null);
@@ -169,7 +170,8 @@ async function admit(
 
 /**
  * Chain and store one admitted post: head, link, receipt, row, SEEK rows, `to` and `reply`
- * deliveries. Inside the write transaction; every check is done.
+ * deliveries. Inside the write transaction; every check is done. `heads`: both heads as read
+ * earlier in this transaction (nothing was written since), else read here.
  */
 async function writePost(
   ctx: RelayContext,
@@ -177,15 +179,15 @@ async function writePost(
   author: string,
   p: PreparedPost,
   terms: string | null,
-  opts: { roleless: boolean; parent: PostRow | undefined; now: number },
+  opts: { roleless: boolean; parent: PostRow | undefined; now: number; heads?: Pick<AdmissionState, 'head' | 'control'> },
 ): Promise<PostRow> {
   const { store } = ctx;
   const { roleless, parent, now } = opts;
   const key = p.input.idempotency_key;
   // The link (objects.md §8): admitted under the current control revision.
-  const head = await store.posts.head(space.id);
+  const head = opts.heads?.head ?? (await store.posts.head(space.id));
   checkHeadLink(space.spaceId, head);
-  const control = await store.events.head(space.id);
+  const control = opts.heads?.control ?? (await store.events.head(space.id));
   const admission = objectAdmission(control.revision, control.chainHash);
   const seq = head.seq + 1;
   const previous = head.chainHash ?? objectGenesis(space.spaceId);

@@ -11,6 +11,7 @@ import { createKeyStore, type KeyStore } from './keys.js';
 import { createTokenStore, type TokenStore } from './tokens.js';
 import { createMailboxStore, type MailboxStore } from './mailbox.js';
 import { createPostStore, type PostStore } from './posts.js';
+import { createAdmissionStore, type AdmissionStore } from './admission.js';
 import { createEventStore, type EventStore } from './events.js';
 import { createSpaceStore, type SpaceStore } from './spaces.js';
 import { createMemberStore, type MemberStore } from './members.js';
@@ -48,6 +49,8 @@ export interface Store {
   readonly tokens: TokenStore;
   readonly mailbox: MailboxStore;
   readonly posts: PostStore;
+  /** What an append reads under the write lock, in one statement (admission.ts). */
+  readonly admission: AdmissionStore;
   readonly events: EventStore;
   readonly spaces: SpaceStore;
   readonly members: MemberStore;
@@ -149,6 +152,7 @@ function buildStore(db: Db, seek: SeekStore, beforeClose: () => Promise<void>, c
     tokens,
     mailbox,
     posts: createPostStore(db),
+    admission: createAdmissionStore(db),
     events,
     spaces,
     members,

@@ -144,7 +144,11 @@ interface Row {
   updated_at: number;
 }
 
-function toSpace(r: Row): SpaceRow {
+/** A row of `spaces` as the database answers it. */
+export type SpaceTableRow = Row;
+
+/** The SPACE a row describes, as the stores hand it out (also relay/store/admission.ts). */
+export function toSpace(r: Row): SpaceRow {
   return {
     id: r.id,
     spaceId: r.space_id,
