@@ -142,6 +142,8 @@ export function createSeekStore(db: SqliteDb): SeekStore {
   const rawStatements = new Map<string, ReturnType<SqliteDb['raw']['prepare']>>();
   const selectWatermark = db.prepare<[], { indexed_upto: number }>('SELECT indexed_upto FROM seek_state WHERE id = 1');
   const updateWatermark = db.prepare('UPDATE seek_state SET indexed_upto = ? WHERE id = 1');
+  /** Move the watermark one post on, only from the post before it: one statement for test and move. */
+  const advanceWatermark = db.prepare('UPDATE seek_state SET indexed_upto = ? WHERE id = 1 AND indexed_upto = ?');
   const insertDoc = db.prepare('INSERT INTO seek_docs (post_row, space_row_id, public, unscoped) VALUES (?, ?, ?, ?)');
   const insertText = db.prepare('INSERT INTO seek_text (rowid, terms) VALUES (?, ?)');
   const insertFingerprint = db.prepare('INSERT OR IGNORE INTO seek_fingerprints (scheme, value, post_row) VALUES (?, ?, ?)');
@@ -278,9 +280,9 @@ export function createSeekStore(db: SqliteDb): SeekStore {
     index: async (from, upto, docs) => await indexTx.immediate(from, upto, docs),
     async indexNext(doc) {
       if (!db.inTransaction) throw new Error('indexNext: call it inside the write transaction that inserts the post');
-      if (await watermark() !== doc.rowId - 1) return false;
+      // Not the next post (the index is behind): the indexer catches up in order instead.
+      if ((await advanceWatermark.run(doc.rowId, doc.rowId - 1)).changes === 0) return false;
       await storeDoc(doc);
-      await updateWatermark.run(doc.rowId);
       return true;
     },
     textCandidates,
