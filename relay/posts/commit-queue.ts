@@ -8,13 +8,14 @@
  * arrive together share one:
  *
  * - a route prepares its append with no lock held (body, signature, object), then `enqueue`s
- *   the synchronous part, the work that must run under the write lock;
+ *   the part that must run under the write lock;
  * - the queue drains on the next turn of the event loop (setImmediate, never a timer, so a lone
  *   append waits for nothing), one batch at a time (works arriving meanwhile wait for the next),
  *   and runs up to COMMIT_BATCH_MAX pending works in ONE immediate
  *   transaction, each inside its own savepoint: a work that throws (a refusal such as
  *   IDEMPOTENCY_CONFLICT) rolls back only itself, and the works after it see the database as if
- *   it had never been tried. Works run in arrival order and each sees the ones before it, so
+ *   it had never been tried (a batch of one is its own transaction, no savepoint needed). Works
+ *   run in arrival order and each sees the ones before it, so
  *   `seq` stays gap-free and a replay of a key first sent in the same batch answers that post;
  * - only after COMMIT returns does each promise settle: resolved with the work's value, or
  *   rejected with its own error. If the transaction fails as a whole (BEGIN, COMMIT, or SQLite
@@ -24,7 +25,7 @@
  * A stateful resource (the pending list), hence a class; one per database, found with
  * `commitQueueFor(db)` like the long-poll notifier (relay/posts/notify.ts).
  */
-import type { Db } from '../store/database.js';
+import type { Db, Transaction } from '../store/database.js';
 
 /** Works per transaction at most; the rest wait for the next turn. */
 export const COMMIT_BATCH_MAX = 64;
@@ -64,7 +65,8 @@ export class CommitQueue {
   /** When the batch's last work ended (performance.now()): COMMIT runs from there. */
   private worksEnded = 0;
   private readonly runBatch: (batch: readonly Pending[]) => Promise<Outcome[]>;
-  private readonly inSavepoint: (work: () => Promise<unknown>) => Promise<unknown>;
+  /** A work in a transaction of its own: a savepoint inside the batch's, or alone (`.immediate`). */
+  private readonly inSavepoint: Transaction<[() => Promise<unknown>], unknown>;
 
   constructor(
     db: Db,
@@ -124,6 +126,7 @@ export class CommitQueue {
   }
 
   private async runAndSettle(items: readonly Pending[]): Promise<void> {
+    if (items.length === 1) return await this.runAlone(items[0]!);
     let outcomes: Outcome[];
     const observer = this.observer;
     const started = observer === undefined ? 0 : performance.now();
@@ -146,6 +149,35 @@ export class CommitQueue {
       if (o.ok) item.resolve(o.value);
       else item.reject(o.error);
     });
+  }
+
+  /**
+   * A batch of one needs no savepoint: a refusal rolls back the transaction, which holds nothing
+   * else, and rejects the work's promise with it, as a refusal inside a batch does. Two
+   * statements fewer for a lone append (two round trips on PostgreSQL).
+   */
+  private async runAlone(item: Pending): Promise<void> {
+    const observer = this.observer;
+    const started = observer === undefined ? 0 : performance.now();
+    let value: unknown;
+    try {
+      value = await this.inSavepoint.immediate(async () => {
+        const v = await item.work();
+        if (observer !== undefined) this.worksEnded = performance.now();
+        return v;
+      });
+    } catch (e) {
+      item.reject(e);
+      return;
+    }
+    this.stats.batches++;
+    this.stats.works++;
+    this.stats.largest = Math.max(this.stats.largest, 1);
+    if (observer !== undefined) {
+      const ended = performance.now();
+      observer(1, (ended - started) / 1000, (ended - this.worksEnded) / 1000);
+    }
+    item.resolve(value);
   }
 
   /**
