@@ -245,9 +245,9 @@ export async function runPostgres(): Promise<SuiteReport> {
         `${Math.round(grouped).toLocaleString('en-US')}/s in process without HTTP`,
       'on PostgreSQL every writing transaction takes one advisory lock (relay/store/database.ts "Write serialisation"), so appends commit one transaction at a time across ' +
         'every process; each process groups the appends that arrive together into one transaction (relay/posts/commit-queue.ts), and two processes make two smaller groups ' +
-        'that wait for each other; inside a group each append runs about a dozen statements one after another (its savepoint, the SPACE, idempotency, ' +
-        'membership and block checks, both heads, the insert, SEEK), each a round trip to the server, so the time per append under the lock is about ' +
-        'a dozen round trips on a machine whose two cores the server, the relays and the clients share',
+        'that wait for each other; inside a group each append runs a handful of statements one after another (its savepoint, one read of the SPACE, ' +
+        'role, block, replay and both heads (relay/store/admission.ts), the insert, SEEK\'s rows, the release), each a round trip to the server, so the ' +
+        'time per append under the lock is a handful of round trips on a machine whose two cores the server, the relays and the clients share',
     ];
     return { rows, notes };
   } finally {
