@@ -29,22 +29,24 @@ export function createServiceMode(state: ServiceStateStore, newEpoch: () => stri
   let seen = Number.NaN;
   let epoch = '';
   let readOnly: string | undefined;
-  // Nearly every call finds the version unchanged and answers without waiting for anything.
-  const refresh = async (): Promise<void> => {
-    const version = state.dataVersion();
-    if (version === seen) return;
+  const refresh = async (version: number): Promise<void> => {
     // Read before remembering the version: a commit in between only means one more read.
     epoch = await state.get(EPOCH_KEY) ?? await state.getOrCreate(EPOCH_KEY, newEpoch);
     readOnly = await state.get(READ_ONLY_KEY);
     seen = version;
   };
+  // Nearly every call finds the version unchanged and reads nothing.
+  const current = async (): Promise<void> => {
+    const version = state.dataVersion();
+    if (version !== seen) await refresh(version);
+  };
   return {
     async epoch() {
-      if (state.dataVersion() !== seen) await refresh();
+      await current();
       return epoch;
     },
     async readOnly() {
-      if (state.dataVersion() !== seen) await refresh();
+      await current();
       return readOnly;
     },
   };
