@@ -7,8 +7,9 @@
  * The tests run in order, each building on the last: Ann's request to Ben and what Ben sees
  * (svc_messages, svc_mailbox, svc://mailbox), Ann held until Ben answers, Ben's reply accepting
  * it, Ben's read cursor continuing where it stopped, a group of three that Cat leaves, Ben
- * blocking Cat and what Cat is told, and a sealed pair whose words reach Ben's tool output and
- * appear nowhere in the relay's data directory.
+ * blocking Cat and what Cat is told, a sealed pair whose words reach Ben's tool output and
+ * appear nowhere in the relay's data directory, and a group that writes on while Cat's request
+ * waits.
  */
 import { storedContent } from './helpers/test-store.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -199,5 +200,29 @@ describe('direct messages through the bridge', () => {
     for (const form of forms) expect(stored(form), 'the relay holds the marker').toBe(false);
     // The check can fail: the plain words are there.
     expect(stored('Still in plain words.')).toBe(true);
+  }, 90_000);
+
+  it('lets a group write on while a member’s request waits, telling the sender that member sees it only once it accepts', async () => {
+    // Ann knows Ben (she started their pair); Cat does not, so Cat's part is a request.
+    const started = await ok('ben', 'svc_message', { action: 'start', to: [id.ann, id.cat], body: 'Ben asks Ann and Cat.' });
+    const waitId = started.data.conversation.conversation_id;
+    expect(started.data.conversation.members).toContainEqual({ peer_id: id.cat, state: 'requested' });
+    const ann = await ok('ann', 'svc_message', { action: 'send', conversation_id: waitId, body: 'Ann answers in the group.' });
+    expect(ann.data.not_yet_accepted).toEqual([id.cat]);
+    expect(ann.text).toContain(`${id.cat} has not accepted its message request yet: it is told of nothing sent here until it accepts, and will see it in the conversation then.`);
+    const got = await ok('ann', 'svc_messages', { action: 'get', conversation_id: waitId });
+    expect(got.text).toContain(`${id.cat} has not accepted its message request yet`);
+
+    const mailbox = await ok('cat', 'svc_mailbox', { limit: 200 });
+    const here = mailbox.data.items.filter((e: any) => e.message?.conversation_id === waitId);
+    expect(here.map((e: any) => [e.reason, e.message.author])).toEqual([['message_request', id.ben]]);
+
+    const accepted = await ok('cat', 'svc_message', { action: 'accept', conversation_id: waitId });
+    expect(accepted.text).toContain(`Messages sent while your request waited were not put in your mailbox: read them with svc_messages action=read conversation_id=${waitId}.`);
+    const cat = await ok('cat', 'svc_messages', { action: 'read', conversation_id: waitId });
+    expect(cat.data.items.map((m: any) => m.body)).toEqual(['Ben asks Ann and Cat.', 'Ann answers in the group.']);
+    const after = await ok('ann', 'svc_message', { action: 'send', conversation_id: waitId, body: 'Welcome, Cat.' });
+    expect(after.data.not_yet_accepted).toBeUndefined();
+    expect(after.text).not.toContain('has not accepted');
   }, 90_000);
 });

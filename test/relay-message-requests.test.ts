@@ -2,11 +2,13 @@
  * Message requests over the real HTTP relay (spec/1-concepts.md "States: Conversation", Limits
  * "message requests"; spec/3-errors.md MESSAGE_REQUEST_WAITING, MESSAGE_REQUEST_LIMIT,
  * NOT_A_REQUEST): who knows whom, the sender held until acceptance, acceptance by accept and by
- * reply, a silent decline, 20 a day (5 on the first day) and 200 waiting per recipient.
+ * reply, a silent decline, 20 a day (5 on the first day) and 200 waiting per recipient, and a
+ * group whose other members carry on while a member's request waits, reaching its mailbox with
+ * nothing more until it answers.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
-import { acquaint, act, expectRefusedUnchanged, getConversation, list, send, start, started } from './helpers/conversations.js';
+import { acquaint, act, call, expectRefusedUnchanged, getConversation, list, send, start, started } from './helpers/conversations.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -165,5 +167,90 @@ describe('request limits', () => {
     const waiting = await list(relay, b, '?state=requested&limit=200');
     expect(waiting.body.items).toHaveLength(200);
     expect(waiting.body.has_more).toBe(false);
+  });
+});
+
+describe('a group in which a request waits', () => {
+  const mailbox = async (who: MintedToken) => (await call(relay, 'GET', '/v1/mailbox?limit=200', { token: who.token })).body.items as any[];
+
+  /** a and b share a SPACE, e knows neither: a starts a group with both, e's request waits. */
+  async function groupWithStranger(): Promise<{ e: MintedToken; id: string }> {
+    await acquaint(relay, a, b);
+    const e = await mintToken(relay.url);
+    const s = await started(relay, a, [b, e], { body: 'hello' });
+    expect(stateOf(s.conversation, b.peerId)).toBe('accepted');
+    expect(stateOf(s.conversation, e.peerId)).toBe('requested');
+    return { e, id: s.conversation.conversation_id };
+  }
+
+  it('delivers nothing more to the waiting member, whoever writes: the others carry on, and its mailbox holds the one request', async () => {
+    const { e, id } = await groupWithStranger();
+    const held = await expectRefusedUnchanged(relay, () => send(relay, a, id, { body: 'again' }), 'MESSAGE_REQUEST_WAITING', 409);
+    expect(held.body.error.detail).toBe(e.peerId);
+    for (let i = 0; i < 20; i++) {
+      const r = await send(relay, b, id, { body: `B ${i}` });
+      expect(r.status, r.text).toBe(201);
+      expect(r.body.not_yet_accepted).toEqual([e.peerId]);
+    }
+    const waiting = await mailbox(e);
+    expect(waiting.map((env) => [env.reason, env.message.seq, env.message.author])).toEqual([['message_request', '1', a.peerId]]);
+    // The members who accepted have the conversation: a is told of each of b's messages.
+    expect((await mailbox(a)).filter((env) => env.message?.conversation_id === id).map((env) => env.reason)).toEqual(Array(20).fill('message'));
+    // The request shows the conversation as it stands, for the waiting member to decide on.
+    expect((await list(relay, e, '?state=requested')).body.items.map((c: any) => [c.conversation_id, c.head_seq])).toEqual([[id, '21']]);
+  });
+
+  it.each(['accept', 'reply'])('shows the waiting member what was sent once it answers (%s), and delivers to it from then on', async (answer) => {
+    const { e, id } = await groupWithStranger();
+    for (const body of ['B 0', 'B 1', 'B 2']) expect((await send(relay, b, id, { body })).status).toBe(201);
+    if (answer === 'accept') {
+      expect((await act(relay, e, id, 'accept')).body).toEqual({ conversation_id: id, state: 'accepted' });
+      const mine = (await getConversation(relay, e, id)).body;
+      expect(mine).toMatchObject({ state: 'accepted', head_seq: '4', unread: true });
+      const read = await call(relay, 'GET', `/v1/conversations/${id}/messages`, { token: e.token });
+      expect(read.body.items.map((m: any) => m.body)).toEqual(['hello', 'B 0', 'B 1', 'B 2']);
+    } else {
+      const r = await send(relay, e, id, { body: 'E here' });
+      expect(r.status, r.text).toBe(201);
+      expect(r.body.conversation.state).toBe('accepted');
+    }
+    // Answering brings no flood of items: the request is still the one item about this conversation.
+    expect((await mailbox(e)).map((env) => env.reason)).toEqual(['message_request']);
+    const later = await send(relay, b, id, { body: 'after' });
+    expect(later.body.not_yet_accepted).toBeUndefined();
+    expect((await send(relay, a, id, { body: 'from a' })).status).toBe(201);
+    expect((await mailbox(e)).map((env) => [env.reason, env.message.body ?? env.message.snippet])).toEqual([
+      ['message_request', 'hello'],
+      ['message', 'after'],
+      ['message', 'from a'],
+    ]);
+  });
+
+  it('keeps a declined member’s mailbox silent as well, and names it to the others as not yet accepted', async () => {
+    const { e, id } = await groupWithStranger();
+    expect((await act(relay, e, id, 'decline')).body.state).toBe('declined');
+    const r = await send(relay, b, id, { body: 'still here' });
+    expect(r.status).toBe(201);
+    expect(r.body.not_yet_accepted).toEqual([e.peerId]);
+    expect((await mailbox(e)).map((env) => env.reason)).toEqual(['message_request']);
+  });
+
+  it('keeps the request limit however groups are used: a stranger hears only of the requests the starter may send', async () => {
+    const fresh = await mintToken(relay.url);
+    const member = await mintToken(relay.url);
+    await acquaint(relay, fresh, member);
+    const strangers = await Promise.all(Array.from({ length: 6 }, () => mintToken(relay.url)));
+    const groups: string[] = [];
+    for (const s of strangers.slice(0, 5)) groups.push((await started(relay, fresh, [member, s])).conversation.conversation_id);
+    // The first day's 5 are spent: a sixth group with a stranger in it is refused, whoever else is in it.
+    await expectRefusedUnchanged(relay, () => start(relay, fresh, [member, strangers[5]!]), 'MESSAGE_REQUEST_LIMIT', 429);
+    // The member who accepted writes into every group; none of it reaches a stranger.
+    for (const id of groups) {
+      for (let i = 0; i < 10; i++) expect((await send(relay, member, id, { body: `m ${i}` })).status).toBe(201);
+    }
+    for (const s of strangers.slice(0, 5)) {
+      expect((await mailbox(s)).map((env) => [env.reason, env.message.author])).toEqual([['message_request', fresh.peerId]]);
+    }
+    expect(await mailbox(strangers[5]!)).toEqual([]);
   });
 });

@@ -11,6 +11,8 @@
  *   (a reply accepts it);
  * - the caller started it and a member is still `requested`: it is held, and sends nothing more
  *   into it nor starts anything including that KEY until it accepts or replies;
+ * - another member of a group is still `requested`: the caller writes on, and that member is
+ *   told of none of it until it accepts (it reads the conversation then);
  * - declined, left: what that means and what is left to do;
  * - otherwise: how to reply, and that a sealed conversation is sealed by this bridge.
  */
@@ -72,7 +74,17 @@ export function conversationHint(fence: PeerFence, c: Obj): string {
     return `Waiting for ${waiting.map((m) => plain(fence, 'peer_id', m.peer_id)).join(', ')} to accept your message request: send nothing more into it, and start nothing that includes ${waiting.length > 1 ? 'them' : 'that KEY'}, until it accepts or replies (MESSAGE_REQUEST_WAITING otherwise).`;
   }
   const sealed = c.sealed === true ? ' It is sealed: this bridge seals what you send and opens what you read.' : '';
-  return `Reply with svc_message action=send conversation_id=${id} body=... (reply_to=<message_id> to answer one message).${sealed}`;
+  const unanswered = waiting.length === 0 ? '' : ` ${notYetAcceptedLine(fence, waiting.map((m) => m.peer_id))}`;
+  return `Reply with svc_message action=send conversation_id=${id} body=... (reply_to=<message_id> to answer one message).${sealed}${unanswered}`;
+}
+
+/**
+ * What a sender needs to know of members whose message request still waits: nothing sent into
+ * the conversation reaches them until they accept, and then they read it there.
+ */
+export function notYetAcceptedLine(fence: PeerFence, peers: readonly unknown[]): string {
+  const one = peers.length === 1;
+  return `${peers.map((p) => plain(fence, 'peer_id', p)).join(', ')} ${one ? 'has' : 'have'} not accepted ${one ? 'its' : 'their'} message request yet: ${one ? 'it is' : 'they are'} told of nothing sent here until ${one ? 'it accepts' : 'they accept'}, and will see it in the conversation then.`;
 }
 
 /**

@@ -39,7 +39,7 @@ import { SealedPairs, conversationRecord, publishForPairs, sealingAdvice } from 
 import { toolArgs } from './args.js';
 import { answer } from './answer.js';
 import { describeActions, isObject, need, objectBody, plain, runAction, segment, type ActionContext, type ActionTable } from './action.js';
-import { conversationHint, conversationText, messageText } from './message-view.js';
+import { conversationHint, conversationText, messageText, notYetAcceptedLine } from './message-view.js';
 import { legend, peerId, position } from './reading.js';
 import { sealedNeedsBridge, servedByRelay } from '../served.js';
 import { causeWords, unreachable } from '../outbox-send.js';
@@ -241,7 +241,10 @@ async function sendInto(args: MessageInput, ctx: ActionContext): Promise<CallToo
   const after = isObject(b.conversation) ? b.conversation : {};
   const lines = sentLines(fence, b, key, sealed, body);
   if (conv.state === 'requested' && after.state === 'accepted') lines.splice(1, 0, 'Your reply accepted the message request: the conversation is accepted for you now.');
-  lines.push(conversationHint(fence, { ...conv, ...after }));
+  // Members whose request waits, as the relay counted them in the send itself.
+  const unanswered = Array.isArray(b.not_yet_accepted) ? b.not_yet_accepted : [];
+  if (unanswered.length > 0) lines.splice(1, 0, notYetAcceptedLine(fence, unanswered));
+  else lines.push(conversationHint(fence, { ...conv, ...after }));
   const advice = sealed ? undefined : await sealingAdvice(deps, conv);
   if (advice !== undefined) lines.push(advice);
   lines.push(...legend(fence));
@@ -264,6 +267,9 @@ async function change(action: 'accept' | 'decline' | 'leave' | 'clear', args: Me
   const b = await send(deps, `/v1/conversations/${segment(id, 'conversation_id')}/${action}`, {});
   const lines = [
     CHANGED[action]!,
+    ...(action === 'accept'
+      ? [`Messages sent while your request waited were not put in your mailbox: read them with svc_messages action=read conversation_id=${plain(fence, 'conversation_id', b.conversation_id)}.`]
+      : []),
     fields([
       ['conversation_id', plain(fence, 'conversation_id', b.conversation_id)],
       ['your state', plain(fence, 'state', b.state)],
@@ -326,6 +332,7 @@ export const MESSAGE_DESCRIPTION = [
   'Send and manage direct messages. Actions and what each takes:',
   `${describeActions(MESSAGE_TABLE)}.`,
   'A first message to a KEY that does not know you is a message request: you send nothing more to it until it accepts or replies.',
+  'In a group the other members write on meanwhile; a KEY whose request waits is told of none of it until it accepts, and reads the conversation then.',
   'sealed=true on start seals a pair on your machine through the bridge (the relay holds ciphertext only; both KEYS must know each other; the relay\'s connector cannot seal); messages',
   'into a sealed conversation are sealed by themselves. Read with svc_messages.',
   'Through svc-bridge, a start or send the relay cannot take now (unreachable, busy) is kept in the bridge\'s outbox and answered "Queued"',

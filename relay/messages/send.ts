@@ -23,10 +23,20 @@
  *      `reply_to` a live message it can read there (MESSAGE_NOT_FOUND), the sealed header
  *      (SEALED_HEADER_MISMATCH), the other members as above; replying where the caller's
  *      state is `requested` (or `declined`) accepts;
- *    - seq = last_seq + 1, the message, the idempotency key, mailbox rows (`message` to
- *      accepted members, `message_request` to requested ones; none to the author, declined or
- *      gone members, nor past 200 an hour from one KEY to another).
+ *    - seq = last_seq + 1, the message, the idempotency key, mailbox rows: `message` to
+ *      accepted members; `message_request` to requested ones for the message that makes the
+ *      request (the start) and for nothing after it; none to the author, declined or gone
+ *      members, nor past 200 an hour from one KEY to another.
  * A refusal rolls its savepoint back: nothing written.
+ *
+ * A member whose request waits (`requested`, or `declined`, which the others see as requested)
+ * receives nothing more from anyone in that conversation until it accepts or replies (spec
+ * "States: Conversation": a request waits for an answer; the starter is the one the spec holds
+ * back). In a group the members who accepted carry on: their messages are taken (201) and kept in
+ * the conversation, where the waiting member reads them once it accepts (or before, in its
+ * request), and no mailbox item tells it of each. So a group is no way around the request limits:
+ * the one item a stranger gets is the starter's request, counted against the starter. A send
+ * answer names these members (`not_yet_accepted`, when there are any): who has not been told.
  */
 import { SvcError } from '../../shared/errors.js';
 import { RATE_LIMITS } from '../../shared/limits.js';
@@ -52,6 +62,16 @@ export interface SendOutcome {
   /** The caller's state after the send. */
   state: MemberState;
   replayed: boolean;
+  /**
+   * The other members still asked to accept (their state `requested`, or `declined`, which the
+   * sender sees as requested), in peer id order: the message is kept for them, not delivered.
+   */
+  notYetAccepted: string[];
+}
+
+/** The members other than `me`, not gone, whose request still waits as `me` sees it. */
+function notYetAccepted(members: readonly Pick<MemberRow, 'peerId' | 'state'>[], me: string): string[] {
+  return members.filter((m) => m.peerId !== me && (m.state === 'requested' || m.state === 'declined')).map((m) => m.peerId).sort();
 }
 
 export function startConversation(ctx: RelayContext, me: string, body: Record<string, unknown>): Promise<SendOutcome> {
@@ -89,7 +109,8 @@ async function replayOf(ctx: RelayContext, me: string, input: MessageContent & {
   if (message === undefined || c === undefined || mine === undefined) {
     throw new SvcError('IDEMPOTENCY_CONFLICT', 'idempotency_key: the message it first sent is no longer kept; use a new key');
   }
-  return { conversation: c, message, state: mine.state, replayed: true };
+  const members = await ctx.store.conversations.members(c.conversationId);
+  return { conversation: c, message, state: mine.state, replayed: true, notYetAccepted: notYetAccepted(members, me) };
 }
 
 /**
@@ -174,7 +195,8 @@ async function startUnderLock(ctx: RelayContext, me: string, input: StartInput):
     members,
   );
   const c = (await store.conversations.byId(conversationId))!;
-  return { conversation: c, message: await append(ctx, me, c, members, input, undefined, now), state: 'accepted', replayed: false };
+  const message = await append(ctx, me, c, members, input, undefined, now, true);
+  return { conversation: c, message, state: 'accepted', replayed: false, notYetAccepted: notYetAccepted(members, me) };
 }
 
 /**
@@ -244,13 +266,15 @@ async function sendInto(ctx: RelayContext, me: string, c: ConversationRow, mine:
     await store.conversations.setState(c.conversationId, me, 'accepted', now);
     state = 'accepted';
   }
-  const message = await append(ctx, me, c, members, input, replyTo, now);
-  return { conversation: (await store.conversations.byId(c.conversationId))!, message, state, replayed: false };
+  const message = await append(ctx, me, c, members, input, replyTo, now, false);
+  return { conversation: (await store.conversations.byId(c.conversationId))!, message, state, replayed: false, notYetAccepted: notYetAccepted(members, me) };
 }
 
 /**
  * The message at last_seq + 1, its idempotency key and its mailbox rows, one per member in
- * `members` (the members as this same transaction read them) by its state.
+ * `members` (the members as this same transaction read them) by its state: `message` to an
+ * accepted member; `message_request` to a requested one only when `opening` (the start that
+ * makes the request), since a waiting request receives nothing more until it is answered.
  */
 async function append(
   ctx: RelayContext,
@@ -260,6 +284,7 @@ async function append(
   input: MessageContent & { requestHash?: string },
   replyTo: string | undefined,
   now: number,
+  opening: boolean,
 ): Promise<MessageRow> {
   const { store } = ctx;
   const seq = c.lastSeq + 1;
@@ -283,7 +308,7 @@ async function append(
   const deliveries: { peer: string; reason: MailboxReason }[] = [];
   for (const m of members) {
     if (m.peerId === me) continue;
-    const reason: MailboxReason | undefined = m.state === 'accepted' ? 'message' : m.state === 'requested' ? 'message_request' : undefined;
+    const reason: MailboxReason | undefined = m.state === 'accepted' ? 'message' : m.state === 'requested' && opening ? 'message_request' : undefined;
     if (reason !== undefined && await mayNotify(ctx, me, m.peerId)) deliveries.push({ peer: m.peerId, reason });
   }
   await store.mailbox.deliverEach(deliveries, { messageId: message.messageId }, now);

@@ -15,7 +15,9 @@
  *   → `{items, next_after, has_more, head_seq, tokens_estimated, notice}` (CURSOR_AHEAD past the
  *   head; `wait` long-polls an empty ascending read, 0 to 25 s);
  * - `POST /v1/conversations/{id}/messages` → 201 `{message, conversation: {conversation_id,
- *   kind, state}, replayed}`;
+ *   kind, state}, replayed, not_yet_accepted?}`, the last (only when there are any) the members
+ *   whose request still waits: the message is kept for them and reaches no mailbox of theirs
+ *   (relay/messages/send.ts);
  * - `POST /v1/conversations/{id}/accept|decline|leave|clear` → `{conversation_id, state}`
  *   (+ `cleared_seq`); `POST /v1/conversations/{id}/read` `{seq?}` → `{conversation_id, read_seq}`.
  *
@@ -109,7 +111,9 @@ export const conversationsRoutes: FastifyPluginAsync<RelayContext> = async (app,
   }
 
   function sendAnswer(o: SendOutcome): JsonObject {
-    return { message: renderMessage(o.message, 'full'), conversation: conversationRef(o.conversation, o.state), replayed: o.replayed };
+    const answer: JsonObject = { message: renderMessage(o.message, 'full'), conversation: conversationRef(o.conversation, o.state), replayed: o.replayed };
+    if (o.notYetAccepted.length > 0) answer.not_yet_accepted = o.notYetAccepted;
+    return answer;
   }
 
   /** Markdown whose legend names the markers the page used (the caller's words fenced as its own). */
