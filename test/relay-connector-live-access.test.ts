@@ -116,6 +116,11 @@ const WAYS: [string, (s: Scene) => Promise<Way>][] = [
     await grant(relay, coordinator, s.name, k.peerId, 'reader');
     return { lost: k, keeper: s.owner, lose: async () => ok('invites.remove', await call(relay, 'POST', `/v1/invites/${link.invite_id}/remove`, { token: s.owner.token })) };
   }],
+  ['its KEY blocked by the operator', async (s) => ({
+    lost: s.writer,
+    keeper: s.owner,
+    lose: async () => void (await relay.store.keys.setBlocked(s.writer.peerId, relay.clock.now())),
+  })],
   ['every token of its KEY revoked (tokens.revoke all)', async (s) => ({
     lost: s.writer,
     keeper: s.owner,
