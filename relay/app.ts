@@ -105,6 +105,9 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   const cluster = deps.store.cluster;
   // Revocations made through another relay process end this one's streams too.
   const tokenEvents = createTokenEvents(cluster);
+  // A blocked KEY's tokens authenticate nothing (KEY_BLOCKED): told as every token of the KEY
+  // revoked, which ends its live streams here and, through the cluster, in every other process.
+  const unhearBlocks = deps.store.keys.onBlocked((peerId) => tokenEvents.emit({ peerId, tokenId: null }));
   const serviceMode = createServiceMode(deps.store.state, () => newUuid(deps.random));
   const ctx: RelayContext = {
     ...deps,
@@ -228,7 +231,10 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   // Stopping ends connections with no request on them at once (relay/http/connections.ts).
   endQuietConnectionsOnClose(app);
 
-  app.addHook('onClose', async () => tokenEvents.unlink());
+  app.addHook('onClose', async () => {
+    unhearBlocks();
+    tokenEvents.unlink();
+  });
 
   // Background jobs: checkpoints signed per SPACE and stream, the SEEK index kept up, messages
   // past their sender's retention deleted.

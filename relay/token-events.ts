@@ -2,7 +2,8 @@
  * Token revocations told to whoever holds a stream open on a token (the connector's live
  * updates): a revoked token must stop receiving at once, not at its next request.
  *
- * Emitted after the revoking transaction commits. `tokenId: null` means every token of the KEY.
+ * Emitted after the revoking transaction commits. `tokenId: null` means every token of the KEY
+ * (also emitted when the KEY is blocked: its tokens then authenticate nothing; relay/app.ts).
  * A listener that throws is dropped from this emission's concerns: the others still hear it.
  *
  * Several relay processes on one database (`link`: Store.cluster): a revocation made through

@@ -8,7 +8,7 @@
  */
 import type { McpSubscription } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectConnector, type ConnectorClient } from './helpers/connector.js';
+import { liveClient, stillOpen, waitFor, type ConnectorClient, type Updated } from './helpers/connector.js';
 import { admit, newSpace, post } from './helpers/posts.js';
 import { call, mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
 
@@ -26,29 +26,9 @@ afterAll(async () => {
   await relay?.close();
 });
 
-type Updated = { uri: string } & Record<string, unknown>;
-
 /** A 2026-07-28 client at /mcp for `token`, with the updates it was sent. */
 async function listener(token: string | undefined, on: RunningRelay = relay): Promise<ConnectorClient & { updates: Updated[] }> {
-  const c = await connectConnector(on.url, { token, revision: '2026-07-28' });
-  const updates: Updated[] = [];
-  c.client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params as Updated));
-  return { ...c, updates };
-}
-
-async function waitFor<T>(what: string, probe: () => T | undefined, ms = 5_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-/** Whether the subscription is still open after `ms`. */
-async function stillOpen(sub: McpSubscription, ms = 300): Promise<boolean> {
-  return (await Promise.race([sub.closed, new Promise((r) => setTimeout(() => r('open'), ms))])) === 'open';
+  return await liveClient(on.url, token);
 }
 
 describe('the acknowledgement', () => {

@@ -2,8 +2,9 @@
  * Several relay processes on one PostgreSQL database behave as one relay
  * (relay/store/cluster.ts): a long poll held by one process wakes for a post or a mailbox
  * delivery written through another (spec/1-concepts.md "Long polling"), long before its wait
- * ends, and so does a connector live update; a token revoked, or a KEY removed from a private
- * SPACE, through one process ends the live streams the other holds; a KEY's rate limit is the same however many processes its requests reach (Limits:
+ * ends, and so does a connector live update; a token revoked, a KEY removed from a private
+ * SPACE, or a private SPACE handed over, through one process ends the live streams the other
+ * holds for the KEY that lost access; a KEY's rate limit is the same however many processes its requests reach (Limits:
  * "20 tokens an hour per KEY from one address"); and each range of a stream is signed once,
  * by one process, however many run the checkpointer at once.
  *
@@ -27,7 +28,7 @@ import { openPostgresStore, type Store } from '../relay/store/index.js';
 import { freshDatabase, testPostgres, type FreshDatabase } from './helpers/postgres.js';
 import { mintToken, spawnRelay, tempDataDir, type MintedToken, type SpawnedRelay } from './helpers/relay.js';
 import { killAll, send } from './helpers/relay-processes.js';
-import { connectConnector } from './helpers/connector.js';
+import { connectConnector, type ConnectorClient } from './helpers/connector.js';
 
 const cluster = testPostgres();
 if (cluster.skipReason !== undefined) process.stderr.write(`\n*** relay-processes-shared.test.ts skipped: ${cluster.skipReason} ***\n\n`);
@@ -134,6 +135,39 @@ describe.skipIf(cluster.url === undefined)(`two svc-relay processes on one datab
       await mailboxOnly.close();
     } finally {
       await c.close();
+    }
+  }, 40_000);
+
+  it('handing a private SPACE over through one process ends the former owner’s live stream on the other, which tells it nothing after', async () => {
+    const name = `handed-${randomBytes(4).toString('hex')}`;
+    const giver = await mintToken(a.url);
+    await newSpace(a.url, giver, name);
+    const successor = await mintToken(a.url);
+    expect([200, 201]).toContain((await send(`${a.url}/v1/spaces/${name}/members/${successor.peerId}`, 'PUT', giver.token, { role: 'writer' })).status);
+    const uri = `svc://spaces/${name}`;
+    const clients: ConnectorClient[] = [];
+    try {
+      const updatesOf = async (token: string) => {
+        const c = await connectConnector(a.url, { token, revision: '2026-07-28' });
+        clients.push(c);
+        const updates: string[] = [];
+        c.client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push((n.params as { uri: string }).uri));
+        return { stream: await c.client.listen({ resourceSubscriptions: [uri] }), updates };
+      };
+      const former = await updatesOf(giver.token);
+      const next = await updatesOf(successor.token);
+      const offer = await send(`${b.url}/v1/spaces/${name}/hand-over`, 'POST', giver.token, { to: successor.peerId });
+      expect(offer.status).toBe(201);
+      expect((await send(`${b.url}/v1/hand-overs/${offer.body.offer_id}/accept`, 'POST', successor.token, {})).status).toBe(200);
+      expect((await send(`${b.url}/v1/spaces/${name}/posts`, 'POST', successor.token, { kind: 'obs', body: 'after the hand-over' })).status).toBe(201);
+      for (let i = 0; i < 100 && !next.updates.includes(uri); i++) await sleep(50);
+      expect(next.updates).toContain(uri);
+      expect(await Promise.race([former.stream.closed, sleep(WOKEN_WITHIN_MS).then(() => 'still open')])).toBe('graceful');
+      expect(former.updates).toEqual([]);
+      expect(await Promise.race([next.stream.closed, sleep(300).then(() => 'open')])).toBe('open');
+      await next.stream.close();
+    } finally {
+      for (const c of clients) await c.close();
     }
   }, 40_000);
 

@@ -3,7 +3,8 @@
  * PostgreSQL has one (relay/store/postgres/cluster.ts); on SQLite there is one process per
  * database file and `Store.cluster` is undefined.
  *
- * - Topics: short strings ("read again" wake-ups of relay/posts/notify.ts, token revocations)
+ * - Topics: short strings ("read again" wake-ups of relay/posts/notify.ts, token revocations,
+ *   a SPACE whose governance changed, so the live streams following it are judged again)
  *   published after the commit that caused them and heard by every other process. Delivery is
  *   at most once; a process that may have missed some (its listening connection was lost) is
  *   told to resync, and every listener then re-reads as if woken: a spare re-read is harmless,

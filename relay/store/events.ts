@@ -10,6 +10,10 @@
  * and inserts revision head+1 inside the caller's write transaction, so revisions are gap-free.
  * Rows are never updated or deleted. The payload is read back from the canonical bytes (one
  * source of truth).
+ *
+ * Every governance change of a SPACE appends its event in the transaction that makes it, so
+ * `onAppended` is where whatever depends on a SPACE's governance (who may read it: the
+ * connector's live streams) hears that it may have changed, once the change has committed.
  */
 import { readCanonicalObject, type JsonObject } from '../../shared/canonical.js';
 import { commandIdOf, controlGenesis, controlLink, governanceEventBytes } from '../../shared/chain.js';
@@ -58,6 +62,11 @@ export interface EventStore {
   chainHashAt(spaceRowId: number, revision: number): Promise<Uint8Array>;
   /** Events with revision > after, ascending, at most `limit`. */
   list(spaceRowId: number, after: number, limit: number): Promise<EventRecord[]>;
+  /**
+   * Hear each event appended to a SPACE's log once the transaction that appended it has
+   * committed (never one rolled back); answers the function that stops listening.
+   */
+  onAppended(listener: (spaceRowId: number, event: SpaceEvent) => void): () => void;
 }
 
 interface EventRow {
@@ -106,6 +115,8 @@ export function createEventStore(db: Db): EventStore {
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
 
+  const appended = new Set<(spaceRowId: number, event: SpaceEvent) => void>();
+
   async function genesisOf(spaceRowId: number): Promise<Uint8Array> {
     const s = await selectSpaceId.get(spaceRowId);
     if (!s) throw new RangeError(`no SPACE with row id ${spaceRowId}`);
@@ -122,6 +133,11 @@ export function createEventStore(db: Db): EventStore {
       const commandId = commandIdOf(canonical);
       const chainHash = controlLink({ spaceId: space.spaceId, revision, previous, commandId });
       await insert.run(space.id, revision, event, actor, canonical, commandId, previous, chainHash, now);
+      if (appended.size > 0) {
+        db.afterCommit(() => {
+          for (const l of [...appended]) l(space.id, event);
+        });
+      }
       return { revision, commandId: toHex(commandId), chainHash: toHex(chainHash) };
     },
     async head(spaceRowId) {
@@ -137,6 +153,12 @@ export function createEventStore(db: Db): EventStore {
     },
     async list(spaceRowId, after, limit) {
       return (await selectPage.all(spaceRowId, after, limit)).map(toRecord);
+    },
+    onAppended(listener) {
+      // Each subscription its own entry, so one listener added twice is heard twice and taken back once per stop.
+      const entry = (spaceRowId: number, event: SpaceEvent): void => listener(spaceRowId, event);
+      appended.add(entry);
+      return () => void appended.delete(entry);
     },
   };
 }

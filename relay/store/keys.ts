@@ -82,6 +82,11 @@ export interface KeyStore {
   ensure(peerId: string, publicKey: string, now: number): Promise<KeyRecord>;
   /** Block or unblock a KEY (operator action). */
   setBlocked(peerId: string, blockedAt: number | null): Promise<boolean>;
+  /**
+   * Hear a KEY blocked, once the block has committed (a blocked KEY's tokens authenticate
+   * nothing: what it holds open on them must end); answers the function that stops listening.
+   */
+  onBlocked(listener: (peerId: string) => void): () => void;
   /** Forget spent nonces whose challenge has expired anyway (mint also does this). */
   pruneSpentChallenges(now: number): Promise<number>;
 }
@@ -145,6 +150,7 @@ export function createKeyStore(db: Db, onBlockChange: () => void = () => {}): Ke
   const updateCount = db.prepare('UPDATE passkeys SET sign_count = ? WHERE peer_id = ?');
   const updateBlocked = db.prepare('UPDATE keys SET blocked_at = ? WHERE peer_id = ?');
   const deleteSpent = db.prepare('DELETE FROM spent_challenges WHERE expires_at < ?');
+  const blockedListeners = new Set<(peerId: string) => void>();
 
   const advance = async (peerId: string, counter: number): Promise<boolean> => {
     const known = await selectPasskeyOf.get(peerId);
@@ -227,7 +233,20 @@ export function createKeyStore(db: Db, onBlockChange: () => void = () => {}): Ke
     },
     setBlocked: async (peerId, blockedAt) => {
       onBlockChange();
-      return await db.transaction(async () => (await updateBlocked.run(blockedAt, peerId)).changes > 0).immediate();
+      return await db.transaction(async () => {
+        const changed = (await updateBlocked.run(blockedAt, peerId)).changes > 0;
+        if (changed && blockedAt !== null) {
+          db.afterCommit(() => {
+            for (const l of [...blockedListeners]) l(peerId);
+          });
+        }
+        return changed;
+      }).immediate();
+    },
+    onBlocked(listener) {
+      const entry = (peerId: string): void => listener(peerId);
+      blockedListeners.add(entry);
+      return () => void blockedListeners.delete(entry);
     },
     pruneSpentChallenges: async (now) => await db.transaction(async () => (await deleteSpent.run(now)).changes).immediate(),
   };

@@ -2,9 +2,10 @@
  * Test helper for the relay's MCP connector: the SDK's own Streamable HTTP client
  * (@modelcontextprotocol/client) connected to `/mcp` or `/mcp/connect` of a real relay on a
  * loopback port, speaking revision 2025-11-25 (initialize, stateless) or 2026-07-28 (pinned:
- * `server/discover`, per-request), with an optional bearer token.
+ * `server/discover`, per-request), with an optional bearer token; and a 2026-07-28 client that
+ * keeps the live updates (`subscriptions/listen`) it is sent.
  */
-import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, type CallToolResult, type McpSubscription } from '@modelcontextprotocol/client';
 import type { McpRevision } from './bridge.js';
 
 export interface ConnectorClient {
@@ -29,4 +30,36 @@ export async function connectConnector(
 
 export async function callConnector(c: ConnectorClient, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
   return (await c.client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+/** A `notifications/resources/updated` as a client receives it. */
+export type Updated = { uri: string } & Record<string, unknown>;
+
+/** A 2026-07-28 client at `url`/mcp for `token`, with the live updates it was sent, in order. */
+export async function liveClient(url: string, token: string | undefined): Promise<ConnectorClient & { updates: Updated[] }> {
+  const c = await connectConnector(url, { token, revision: '2026-07-28' });
+  const updates: Updated[] = [];
+  c.client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params as Updated));
+  return { ...c, updates };
+}
+
+/** The first value of `probe` that is neither undefined nor false, read every 25 ms; throws after `ms`. */
+export async function waitFor<T>(what: string, probe: () => T | undefined, ms = 5_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Whether the subscription is still open after `ms`. */
+export async function stillOpen(sub: McpSubscription, ms = 300): Promise<boolean> {
+  return (await Promise.race([sub.closed, new Promise((r) => setTimeout(() => r('open'), ms))])) === 'open';
+}
+
+/** How the subscription closed, or 'still open' when it has not within `ms` (a bound on a failure, not a wait). */
+export async function closedWithin(sub: McpSubscription, ms = 2_000): Promise<'local' | 'graceful' | 'remote' | 'still open'> {
+  return await Promise.race([sub.closed, new Promise<'still open'>((r) => setTimeout(() => r('still open'), ms))]);
 }

@@ -13,7 +13,9 @@
  * topic stands (synchronously, from the store): a wake-up is raised only after the commit that
  * caused it, so a change committed while one check runs wakes the next wait and nothing is missed.
  * A wake-up with no change (a rolled-back write) tells nothing. Nothing read here leaves the relay:
- * the stream tells the address only.
+ * the stream tells the address only. Before telling a change of a SPACE that not everyone reads,
+ * a follower asks whether its KEY still may (`mayTell`, streams.ts `keeps`): a change read after
+ * a loss of access committed is never told, whether or not the stream has ended yet.
  */
 import type { RelayContext } from '../../context.js';
 import { notifierFor } from '../../posts/notify.js';
@@ -69,8 +71,18 @@ async function dossierLanded(ctx: RelayContext, spaceRowId: number, after: numbe
   return false;
 }
 
-/** Follow one SPACE's addresses and posts for the KEY until `signal` aborts. */
-export async function followSpace(ctx: RelayContext, f: SpaceFollow, peerId: string, notify: (uri: string) => void, signal: AbortSignal): Promise<void> {
+/**
+ * Follow one SPACE's addresses and posts for the KEY until `signal` aborts; `mayTell` (given for
+ * a private or sealed SPACE) is asked before each change is told.
+ */
+export async function followSpace(
+  ctx: RelayContext,
+  f: SpaceFollow,
+  peerId: string,
+  notify: (uri: string) => void,
+  signal: AbortSignal,
+  mayTell?: () => Promise<boolean>,
+): Promise<void> {
   const { store } = ctx;
   const notifier = notifierFor(store.db);
   const currentVersion = async () => (await store.oracle.current(f.spaceRowId))?.postId ?? null;
@@ -81,21 +93,22 @@ export async function followSpace(ctx: RelayContext, f: SpaceFollow, peerId: str
   return follow(
     (s) => notifier.waitSpace(f.spaceRowId, WAIT_MS, s),
     async () => {
+      const told: string[] = [];
       const now = (await store.posts.head(f.spaceRowId)).seq;
       if (now !== head) {
         const before = head;
         head = now;
         let dossier: boolean | undefined;
         for (const a of f.addresses) {
-          if (a.view === 'posts' || a.view === 'latest') notify(a.uri);
+          if (a.view === 'posts' || a.view === 'latest') told.push(a.uri);
           else if (a.view === 'dossier') {
             dossier ??= await dossierLanded(ctx, f.spaceRowId, before, now, peerId);
-            if (dossier) notify(a.uri);
+            if (dossier) told.push(a.uri);
           } else {
             const v = await currentVersion();
             if (v !== current) {
               current = v;
-              notify(a.uri);
+              told.push(a.uri);
             }
           }
         }
@@ -104,8 +117,10 @@ export async function followSpace(ctx: RelayContext, f: SpaceFollow, peerId: str
         const h = await hiddenOf(p.postId);
         if (h === await hidden.get(p.postId)) continue;
         hidden.set(p.postId, h);
-        notify(p.uri);
+        told.push(p.uri);
       }
+      if (told.length === 0 || (mayTell !== undefined && !await mayTell())) return;
+      for (const uri of told) notify(uri);
     },
     signal,
   );

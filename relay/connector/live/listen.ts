@@ -18,11 +18,11 @@ import { errorEnvelope, type ErrorCode } from '../../../shared/errors.js';
 import { LIVE_STREAMS_PER_KEY } from '../../../shared/limits.js';
 import type { RelayContext } from '../../context.js';
 import { tokenHash } from '../../http/auth.js';
-import { canReadPosts } from '../../policy.js';
+import type { SpaceRow } from '../../store/spaces.js';
 import type { Caller } from '../caller.js';
 import { followable, type Followed } from './addresses.js';
 import { followMailbox, followSpace, type SpaceFollow } from './follow.js';
-import { STREAM_LIFETIME_MS, type EndReason, type LiveStreams } from './streams.js';
+import { readableBy, STREAM_LIFETIME_MS, type EndReason, type LiveStreams } from './streams.js';
 
 /** SSE comment frames keep idle proxies from closing a quiet stream. */
 const KEEP_ALIVE_MS = 15_000;
@@ -64,19 +64,24 @@ function requested(message: JSONRPCRequest): readonly unknown[] {
   return Array.isArray(n?.resourceSubscriptions) ? n.resourceSubscriptions : [];
 }
 
-/** Which followable addresses the KEY may read now, grouped by what follows them. */
-async function readable(ctx: RelayContext, peerId: string, asked: readonly Followed[]): Promise<{ kept: Followed[]; mailbox: boolean; spaces: Map<number, SpaceFollow> }> {
+/**
+ * Which followable addresses the KEY may read now, grouped by what follows them, and which of
+ * the SPACES followed not everyone reads (private or sealed: a loss of access ends the stream).
+ */
+async function readable(
+  ctx: RelayContext,
+  peerId: string,
+  asked: readonly Followed[],
+): Promise<{ kept: Followed[]; mailbox: boolean; spaces: Map<number, SpaceFollow>; guarded: Set<number> }> {
   const { store } = ctx;
   const kept: Followed[] = [];
   const spaces = new Map<number, { spaceRowId: number; addresses: Extract<Followed, { on: 'space' }>[]; posts: Extract<Followed, { on: 'post' }>[] }>();
-  const group = (spaceRowId: number) => {
-    let g = spaces.get(spaceRowId);
-    if (g === undefined) spaces.set(spaceRowId, (g = { spaceRowId, addresses: [], posts: [] }));
+  const guarded = new Set<number>();
+  const group = (space: SpaceRow) => {
+    if (space.visibility !== 'public') guarded.add(space.id);
+    let g = spaces.get(space.id);
+    if (g === undefined) spaces.set(space.id, (g = { spaceRowId: space.id, addresses: [], posts: [] }));
     return g;
-  };
-  const mayRead = async (spaceRowId: number) => {
-    const space = await store.spaces.byRowId(spaceRowId);
-    return space !== undefined && canReadPosts(space, await store.members.roleOf(space, peerId)) ? space : undefined;
   };
   let mailbox = false;
   for (const f of asked) {
@@ -85,18 +90,19 @@ async function readable(ctx: RelayContext, peerId: string, asked: readonly Follo
       kept.push(f);
     } else if (f.on === 'space') {
       const row = await store.spaces.byName(f.space);
-      const space = row === undefined ? undefined : await mayRead(row.id);
+      const space = row === undefined ? undefined : await readableBy(ctx, row.id, peerId);
       if (space === undefined || (f.view === 'document' && !space.oracle)) continue;
-      group(space.id).addresses.push(f);
+      group(space).addresses.push(f);
       kept.push(f);
     } else {
       const post = await store.posts.byPostId(f.postId);
-      if (post === undefined || await mayRead(post.spaceRowId) === undefined) continue;
-      group(post.spaceRowId).posts.push(f);
+      const space = post === undefined ? undefined : await readableBy(ctx, post.spaceRowId, peerId);
+      if (space === undefined) continue;
+      group(space).posts.push(f);
       kept.push(f);
     }
   }
-  return { kept, mailbox, spaces };
+  return { kept, mailbox, spaces, guarded };
 }
 
 /** Answer one `subscriptions/listen`: the refusal, or the stream (an SSE response). */
@@ -111,7 +117,7 @@ export async function listen(ctx: RelayContext, live: LiveStreams, req: ListenRe
   if (!live.hasRoom(identity.peerId)) {
     return rpcError(id, -32603, 'BUSY', req.requestId, `live streams: at most ${LIVE_STREAMS_PER_KEY} per KEY are open; end one (cancel its subscriptions/listen) and listen again`);
   }
-  const { kept, mailbox, spaces } = await readable(ctx, identity.peerId, followable(requested(message)));
+  const { kept, mailbox, spaces, guarded } = await readable(ctx, identity.peerId, followable(requested(message)));
 
   const encoder = new TextEncoder();
   const followers = new AbortController();
@@ -160,7 +166,13 @@ export async function listen(ctx: RelayContext, live: LiveStreams, req: ListenRe
       const notify = (uri: string) => send({ method: 'notifications/resources/updated', params: { uri, _meta: stamp } });
       const failed = () => end('closed');
       if (mailbox) followMailbox(ctx, identity.peerId, notify, followers.signal).catch(failed);
-      for (const f of spaces.values()) followSpace(ctx, f, identity.peerId, notify, followers.signal).catch(failed);
+      for (const f of spaces.values()) {
+        const mayTell = guarded.has(f.spaceRowId) ? () => live.keeps(stream, f.spaceRowId) : undefined;
+        followSpace(ctx, f, identity.peerId, notify, followers.signal, mayTell).catch(failed);
+      }
+      // A loss of access committed after the addresses were judged above and before the stream
+      // was registered reached no judgement: judged once more now that the registry holds it.
+      for (const id of guarded) void live.keeps(stream, id);
       keepAlive = setInterval(() => frame(': keepalive\n\n'), Math.min(KEEP_ALIVE_MS, STREAM_LIFETIME_MS));
       keepAlive.unref?.();
       // The token may already be at its end, or the clock past it: the registry's sweep ends it.

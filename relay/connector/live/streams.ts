@@ -6,11 +6,20 @@
  * - `time`: 13 minutes after it opened, on the relay's clock (RelayDeps.clock, injected, so a
  *   test moves it instead of waiting);
  * - `expired`: its token's expiry, on the same clock;
- * - `revoked`: its token revoked, or every token of its KEY (RelayContext.tokenEvents), at once;
- * - `left`: its KEY left, or was removed from, a private or sealed SPACE it follows
- *   (MemberStore.onRemoved, judged again after the removing transaction commits, so a removal
- *   rolled back ends nothing; with several relay processes on one database the removal is
- *   published to the others, topic `l:<SPACE row id>:<peer id>`, which judge it the same way);
+ * - `revoked`: its token revoked, or every token of its KEY, or its KEY blocked
+ *   (RelayContext.tokenEvents), at once;
+ * - `left`: its KEY may no longer read a private or sealed SPACE it follows, whichever way it lost
+ *   access (removed, left, handed its role or the SPACE itself over, removed with the invite link
+ *   that admitted it or whoever brought it in). Every such change appends its event to the
+ *   SPACE's governance log in the transaction that makes it (spec/1-concepts.md "Audit log
+ *   events"), so, rather than a list of causes, each event appended (EventStore.onAppended,
+ *   after its commit: a change rolled back ends nothing) has every stream following that SPACE
+ *   judged again by what the database says now. With several relay processes on one database
+ *   the event is published to the others (topic `a:<SPACE row id>`), which judge theirs the same
+ *   way; a process that may have missed topics judges all its streams again. A stream is judged
+ *   once more right after it registers (a loss committed while it opened), and its followers ask
+ *   before telling a change of a private SPACE (`keeps`, follow.ts), so nothing that lands after
+ *   a loss is told, even in the moment before the judgement ends the stream;
  * - `stopped`: the relay stops (the app's preClose hook, before the server waits for its
  *   connections);
  * - `closed`: the client went away or cancelled (nothing is sent then);
@@ -18,12 +27,14 @@
  *
  * The clock is read by one sweep a second while any stream is open, so the 13 minutes and a
  * token's expiry need no timer per stream and follow the injected clock wherever it is moved.
+ *
+ * A SPACE's visibility is fixed at creation (spec/1-concepts.md "Space"): a public one stays
+ * readable by every KEY and is never judged. A closed SPACE is still read, so closing ends nothing.
  */
 import { LIVE_STREAMS_PER_KEY } from '../../../shared/limits.js';
 import type { RelayContext } from '../../context.js';
 import { canReadPosts } from '../../policy.js';
 import type { SpaceRow } from '../../store/spaces.js';
-import type { MemberStore } from '../../store/members.js';
 
 /** How long a stream stays open (spec: "after 13 minutes"). */
 export const STREAM_LIFETIME_MS = 13 * 60 * 1000;
@@ -41,28 +52,18 @@ export interface StreamOwner {
 /** One open stream as the registry sees it. */
 export interface LiveStream extends StreamOwner {
   readonly endsAt: number;
-  /** Row ids of the SPACES it follows (a removal from a private one ends it). */
+  /** Row ids of the SPACES it follows (a loss of access to a private one ends it). */
   readonly spaces: ReadonlySet<number>;
   /** End it (once; later calls do nothing). */
   end(reason: EndReason): void;
 }
 
-/** Member removals told per store: its listener list cannot be taken back, so one per store. */
-const removals = new WeakMap<MemberStore, Set<(space: SpaceRow, peer: string) => void>>();
-
-function onRemoved(members: MemberStore, listener: (space: SpaceRow, peer: string) => void): () => void {
-  let set = removals.get(members);
-  if (set === undefined) {
-    const listeners = new Set<(space: SpaceRow, peer: string) => void>();
-    set = listeners;
-    removals.set(members, listeners);
-    members.onRemoved(async (space, peer) => {
-      for (const l of [...listeners]) l(space, peer);
-    });
-  }
-  const mine = set;
-  mine.add(listener);
-  return () => void mine.delete(listener);
+/** The SPACE when `peer` may read its posts now, else undefined (a public SPACE: always). */
+export async function readableBy(ctx: RelayContext, spaceRowId: number, peer: string): Promise<SpaceRow | undefined> {
+  const space = await ctx.store.spaces.byRowId(spaceRowId);
+  if (space === undefined) return undefined;
+  if (space.visibility === 'public') return space;
+  return canReadPosts(space, await ctx.store.members.roleOf(space, peer)) ? space : undefined;
 }
 
 /** The open streams of one relay app; a stateful resource, hence a class. */
@@ -73,45 +74,95 @@ export class LiveStreams {
   private readonly stops: (() => void)[] = [];
   private stopped = false;
 
+  /** SPACES being judged now, each with whether another judgement was asked for meanwhile. */
+  private readonly judging = new Map<number, boolean>();
+
   constructor(ctx: RelayContext) {
     this.ctx = ctx;
+    const cluster = ctx.store.cluster;
     this.stops.push(
       ctx.tokenEvents.on((e) => {
         for (const s of this.of(e.peerId)) if (e.tokenId === null || e.tokenId === s.tokenId) s.end('revoked');
       }),
-      onRemoved(ctx.store.members, (space, peer) => {
-        if (space.visibility === 'public') return;
-        // Told inside the removing transaction: judged, and told to the other processes, once
-        // it has committed (dropped if it rolls back).
-        ctx.store.db.afterCommit(() => {
-          ctx.store.cluster?.publish(`l:${space.id}:${peer}`);
-          void this.judgeRemoval(space.id, peer);
-        });
+      // Told after the commit: judged here, and told to the other processes.
+      ctx.store.events.onAppended((spaceRowId) => {
+        cluster?.publish(`a:${spaceRowId}`);
+        this.judge(spaceRowId);
       }),
     );
-    const cluster = ctx.store.cluster;
     if (cluster !== undefined) {
       this.stops.push(
         cluster.subscribe((topic) => {
-          const m = /^l:(\d+):(.+)$/.exec(topic);
-          if (m !== null) void this.judgeRemoval(Number(m[1]), m[2]!);
+          const m = /^a:(\d+)$/.exec(topic);
+          if (m !== null) this.judge(Number(m[1]));
+        }),
+        // Topics may have been missed: every SPACE followed here is judged again.
+        cluster.onResync(() => {
+          for (const id of new Set([...this.open].flatMap((s) => [...s.spaces]))) this.judge(id);
         }),
       );
     }
   }
 
-  /** End the KEY's streams that follow this SPACE when the KEY may no longer read it. */
-  private async judgeRemoval(spaceRowId: number, peer: string): Promise<void> {
-    const following = this.of(peer).filter((s) => s.spaces.has(spaceRowId));
-    if (following.length === 0) return;
-    try {
-      const now = await this.ctx.store.spaces.byRowId(spaceRowId);
-      if (now !== undefined && now.visibility === 'public') return;
-      if (now !== undefined && canReadPosts(now, await this.ctx.store.members.roleOf(now, peer))) return;
-    } catch {
-      // The database did not answer: the stream ends, as a removal most likely stands.
+  /**
+   * Judge again every stream that follows this SPACE, ending those whose KEY may no longer read
+   * it. Asked again while a judgement runs, one more runs after it (which reads what the later
+   * change committed), however many times it was asked.
+   */
+  judge(spaceRowId: number): void {
+    if (this.judging.has(spaceRowId)) {
+      this.judging.set(spaceRowId, true);
+      return;
     }
-    for (const s of following) s.end('left');
+    const run = async (): Promise<void> => {
+      do {
+        this.judging.set(spaceRowId, false);
+        await this.judgeOnce(spaceRowId);
+      } while (this.judging.get(spaceRowId) === true);
+    };
+    void run().finally(() => this.judging.delete(spaceRowId));
+  }
+
+  private async judgeOnce(spaceRowId: number): Promise<void> {
+    const byPeer = new Map<string, LiveStream[]>();
+    for (const s of this.open) {
+      if (!s.spaces.has(spaceRowId)) continue;
+      const list = byPeer.get(s.peerId);
+      if (list === undefined) byPeer.set(s.peerId, [s]);
+      else list.push(s);
+    }
+    if (byPeer.size === 0) return;
+    let space: SpaceRow | undefined;
+    try {
+      space = await this.ctx.store.spaces.byRowId(spaceRowId);
+      if (space?.visibility === 'public') return;
+    } catch {
+      space = undefined;
+    }
+    for (const [peer, streams] of byPeer) {
+      let reads = false;
+      try {
+        reads = space !== undefined && canReadPosts(space, await this.ctx.store.members.roleOf(space, peer));
+      } catch {
+        // The database did not answer: the stream ends (its client listens again and is judged then).
+      }
+      if (!reads) for (const s of streams) s.end('left');
+    }
+  }
+
+  /**
+   * Whether the stream's KEY may still read this SPACE; when it may not, the stream ends
+   * (`left`) and the answer is false. A follower asks before it tells a change.
+   */
+  async keeps(stream: LiveStream, spaceRowId: number): Promise<boolean> {
+    let reads = false;
+    try {
+      reads = (await readableBy(this.ctx, spaceRowId, stream.peerId)) !== undefined;
+    } catch {
+      // The database did not answer: nothing is told, and the stream ends.
+    }
+    if (!reads) stream.end('left');
+    return reads;
   }
 
   /** The open streams of a KEY. */
