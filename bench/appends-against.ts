@@ -5,10 +5,10 @@
  * The other revision's sources are taken from git (`git archive`) into a temporary directory
  * that uses this checkout's installed packages, and both relays run as their own processes on
  * their own SQLite files, started the same way (`relay/main.ts` through tsx, every rate limit
- * off). The clients are this checkout's (bench/appends.ts `runHttp`): 1 KiB signed appends at
- * 1, 16 and 64 clients into one SPACE and into 64 SPACES. Every round runs every case on both
- * relays back to back, the order alternating from round to round, so whatever else the machine
- * does falls on both alike.
+ * off). The clients are this checkout's (bench/appends-cases.ts `runHttp`): 1 KiB signed
+ * appends at 1, 16 and 64 clients into one SPACE and into 64 SPACES. Every round runs every
+ * case on both relays back to back, the order alternating from round to round, so whatever else
+ * the machine does falls on both alike.
  *
  * For each case: the best round of each relay (as the other suites report) and the median
  * round, and "after/before", this checkout's figure over the other's. A store change is held to
@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SpawnedRelay } from '../test/helpers/relay.js';
 import { REPO_ROOT } from '../test/helpers/relay.js';
-import { best, latencyOf, LAYOUTS, ROUND_MS, runHttp, setUpWriters, WARMUP_MS, type CaseResult, type Layout, type Space, type Writer } from './appends.js';
+import { best, latencyOf, LAYOUTS, ROUND_MS, runHttp, setUpWriters, WARMUP_MS, type CaseResult, type Layout, type Space, type Writer } from './appends-cases.js';
 import { median, type Row, type SuiteReport } from './harness.js';
 import { spawnBenchRelay, tempDataDir } from './relay-fixture.js';
 
@@ -116,8 +116,9 @@ export async function runAgainst(revision: string): Promise<SuiteReport> {
 
     const rows: Row[] = [];
     const notes: string[] = [];
-    // Judged on the best rounds, as every suite reports its figures (bench/appends.ts `best`): the
-    // round least disturbed by other work. Medians swing more from run to run on a shared machine.
+    // Judged on the best rounds, as every suite reports its figures (bench/appends-cases.ts
+    // `best`): the round least disturbed by other work. Medians swing more from run to run on a
+    // shared machine.
     let worst = { ratio: Number.POSITIVE_INFINITY, median: Number.NaN, name: '' };
     for (const layout of LAYOUTS) {
       for (const c of CLIENTS) {

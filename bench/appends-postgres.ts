@@ -8,7 +8,7 @@
  *                                      relay on its own SQLite file; "postgres, 1 relay"; and
  *                                      "postgres, 2 relays", two processes on the one database
  *                                      (same SPACES and KEYS), client i talking to process i mod 2.
- *   ceiling 1 KiB (no HTTP, sqlite)    the baseline every ratio is against: bench/appends.ts's
+ *   ceiling 1 KiB (no HTTP, sqlite)    the baseline every ratio is against: bench/appends-cases.ts's
  *                                      ceiling, appendPost one after another, a commit each.
  *   in-process 1 KiB ×1 postgres       the same on the PostgreSQL store: what one round trip
  *                                      per statement and a durable COMMIT cost, no HTTP.
@@ -49,7 +49,7 @@ import {
   type Layout,
   type Space,
   type Writer,
-} from './appends.js';
+} from './appends-cases.js';
 import { collectGarbage, formatDuration, type Row, type SuiteReport } from './harness.js';
 import { spawnBenchRelay, tempDataDir } from './relay-fixture.js';
 

@@ -3,7 +3,8 @@
  * (test/helpers/package.ts), run with no checkout and no ../shared: from an empty directory,
  * with PATH holding only the prefix's bin and Node. svc-bridge answers --version and serves
  * tools/list over stdio to the MCP SDK client; svc-relay listens, answers /healthz and serves
- * the bridge bundle it was built with and the documents it reads from files; the archive holds
+ * the bridge bundle it was built with, the documents it reads from files and the category
+ * register from its data files; the archive holds
  * what the programs read at run time.
  * Everything is removed afterwards.
  */
@@ -15,6 +16,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packAndInstall, type InstalledPackage } from './helpers/package.js';
 import { REPO_ROOT } from './helpers/relay.js';
+import { TOP_IDS } from '../relay/categories/index.js';
 
 const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -71,6 +73,8 @@ describe('the installed package', () => {
       'dist/relay/documents/tools/verify-post.mjs',
       'dist/relay/documents/tools/sealed.mjs',
       'dist/relay/documents/tools/sealed.md',
+      'dist/relay/categories/register.schema.json',
+      ...TOP_IDS.map((id) => `dist/relay/categories/register/${id}.json`),
       'relay/web/authorize.html',
       'keys.example/README.md',
     ]) {
@@ -91,7 +95,7 @@ describe('the installed package', () => {
     expect(help.stdout).toContain('{"mcpServers": {"svc": {"command": "svc-bridge", "env": {"SVC_API": "http://127.0.0.1:8787"}}}}');
   });
 
-  it('svc-relay listens, answers /healthz, and serves the bridge bundle it was built with at /bridge.mjs', async () => {
+  it('svc-relay listens, answers /healthz, serves the bridge bundle it was built with at /bridge.mjs, and the category register from its data files', async () => {
     relay = await startInstalledRelay();
     const health = await fetch(`${relay.url}/healthz`);
     expect(health.status).toBe(200);
@@ -103,6 +107,10 @@ describe('the installed package', () => {
     expect(Buffer.from(await bundle.arrayBuffer()).equals(installed)).toBe(true);
     // The documents read from files: the download scripts and the app approval page.
     for (const path of ['/sign-post.mjs', '/verify-post.mjs', '/app/authorize']) expect((await fetch(`${relay.url}${path}`)).status, path).toBe(200);
+    // The category register, from its data files.
+    const categories = await fetch(`${relay.url}/v1/categories/rust-language`);
+    expect(categories.status).toBe(200);
+    expect(await categories.json()).toMatchObject({ id: 'rust-language', path: [{ id: 'computing' }, { id: 'programming-languages' }, { id: 'rust-language' }] });
   }, 60_000);
 
   it('svc-bridge serves tools/list over stdio to the MCP client, and svc_whoami at the installed relay', async () => {

@@ -11,7 +11,7 @@ import { admit, call, codeOf, get, newSpace, post, putSeekIndexBehind } from './
 import { createSeekIndexer } from '../relay/seek/indexer.js';
 import { SEEK_TEXT_CANDIDATES } from '../relay/seek/search.js';
 import { scopedExpression } from '../relay/seek/terms.js';
-import type { SeekScope, TextWalk } from '../relay/store/seek.js';
+import type { SeekScope, TextWalk } from '../relay/store/seek-store.js';
 
 let relay: RunningRelay;
 let owner: MintedToken;

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../relay/store/database.js';
 import { openPostgresStore, openStore, type Store } from '../relay/store/index.js';
-import type { SeekScope, SeekStore, TextWalk } from '../relay/store/seek.js';
+import type { SeekScope, SeekStore, TextWalk } from '../relay/store/seek-store.js';
 import { prepareDoc } from '../relay/seek/indexer.js';
 import { searchText } from '../relay/seek/search.js';
 import { textQuery, scopedExpression } from '../relay/seek/terms.js';

@@ -20,10 +20,12 @@ export interface Elsewhere {
   readonly id: string;
 }
 
-/** One entry as written in the register's data files. */
+/** One entry as written in the register's data files (./register.schema.json). */
 export interface EntryInput {
   readonly id: string;
   readonly name: string;
+  /** The entry it sits under; null for a top category. */
+  readonly parent: string | null;
   /** What goes in it: one or two sentences. */
   readonly covers: string;
   /** Typical SPACE subjects filed here. */
@@ -40,7 +42,7 @@ export interface EntryInput {
 export interface Category {
   readonly id: string;
   readonly name: string;
-  /** Null for the twelve top categories. */
+  /** Null for a top category. */
   readonly parent: string | null;
   readonly covers: string;
   readonly elsewhere: readonly Elsewhere[];
@@ -48,14 +50,4 @@ export interface Category {
   readonly aliases: readonly string[];
   /** Null for a live entry; the live id filings go to for a retired one. */
   readonly replacedBy: string | null;
-}
-
-/** A parent with the entries filed directly under it (the data files' building block). */
-export interface Group {
-  readonly parent: string | null;
-  readonly entries: readonly EntryInput[];
-}
-
-export function under(parent: string | null, entries: readonly EntryInput[]): Group {
-  return { parent, entries };
 }

@@ -42,7 +42,7 @@ import type { MailboxReason } from '../../shared/vocabulary.js';
 import type { RelayContext } from '../context.js';
 import { mayNotify } from '../joining.js';
 import { canDecideProposal, type SpaceRole } from '../policy.js';
-import type { PreparedPost } from '../posts/prepare.js';
+import type { PreparedPost } from '../posts/prepared.js';
 import type { KeyRecord } from '../store/keys.js';
 import type { VersionDecision, VersionRow, VersionState } from '../store/oracle.js';
 import type { PostRow } from '../store/posts.js';

@@ -47,7 +47,8 @@ import type { PostHead, PostRow } from '../store/posts.js';
 import type { SpaceRow } from '../store/spaces.js';
 import { commitQueueFor } from './commit-queue.js';
 import { notifierFor } from './notify.js';
-import { preparePost, type PreparedPost } from './prepare.js';
+import { preparePost } from './prepare.js';
+import type { PreparedPost } from './prepared.js';
 import { NO_PASSKEYS, type PasskeyCheck } from './signed-body.js';
 import { postTerms } from '../seek/terms.js';
 

@@ -28,46 +28,12 @@ import {
   objectIdOf,
   postFieldsOf,
   postObjectBytes,
-  type PostObject,
 } from '../../shared/objects.js';
-import { validatePostInput, type PostInput } from '../../shared/validate.js';
+import { validatePostInput } from '../../shared/validate.js';
 import type { Random } from '../ids.js';
-import type { SealedItemRow } from '../store/sealed.js';
+import type { PrepareAuthor, PrepareSpace, PreparedPost } from './prepared.js';
 import { prepareSealedPost } from './sealed.js';
 import { NO_PASSKEYS, checkSignedBody, type PasskeyCheck } from './signed-body.js';
-
-/** The SPACE fields preparing a post reads (a SpaceRow satisfies it). */
-export interface PrepareSpace {
-  spaceId: string;
-  visibility: 'private' | 'public' | 'sealed';
-  oracle: boolean;
-}
-
-/** The author's KEY as the store holds it. */
-export interface PrepareAuthor {
-  peerId: string;
-  keyType: 'ed25519' | 'passkey';
-  /** Hex: raw Ed25519 key, or SPKI for a passkey. */
-  publicKey: string;
-}
-
-/** A post ready to be admitted: its content, object, private part and signature. */
-export interface PreparedPost {
-  signed: boolean;
-  /** Normalised fields (idempotency key included when sent). */
-  input: PostInput;
-  object: PostObject;
-  canonical: Uint8Array;
-  objectId: Uint8Array;
-  private: Uint8Array | undefined;
-  signature: Uint8Array | undefined;
-  /** Unsigned only: SHA-256 of the canonical input without the idempotency key. */
-  inputDigest: Uint8Array | undefined;
-  /** Signed by a passkey: the assertion's signature counter, advanced when the post is admitted. */
-  passkeyCounter?: number | undefined;
-  /** A sealed post's header and ciphertext, and the generation its header names. */
-  sealed?: SealedItemRow | undefined;
-}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -27,7 +27,7 @@ import { isSealedPostObject, objectIdOf, postObjectBytes, sealedDigests } from '
 import { checkPostHeader, readSealedHeader, type PostHeader } from '../../shared/sealed/headers.js';
 import { readSealedTransport, sealedPostObject } from '../../shared/sealed/items.js';
 import { validatePostInput } from '../../shared/validate.js';
-import type { PrepareAuthor, PrepareSpace, PreparedPost } from './prepare.js';
+import type { PrepareAuthor, PrepareSpace, PreparedPost } from './prepared.js';
 import { NO_PASSKEYS, checkSignedBody, type PasskeyCheck } from './signed-body.js';
 
 /** The fields a sealed post carries inside its ciphertext, never beside it. */

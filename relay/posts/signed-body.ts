@@ -7,7 +7,7 @@ import { fromHex } from '../../shared/encoding.js';
 import { SvcError } from '../../shared/errors.js';
 import { checkSignedSubmission, type CheckedSubmission } from '../../shared/objects.js';
 import { passkeyKeyOf, type PasskeyPolicy } from '../../shared/passkey.js';
-import type { PrepareAuthor, PrepareSpace } from './prepare.js';
+import type { PrepareAuthor, PrepareSpace } from './prepared.js';
 
 /**
  * What checking a passkey's post needs beyond the KEY: the relay's policy (null: passkeys are

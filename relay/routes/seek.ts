@@ -46,7 +46,7 @@ import '../seek/indexer.js';
 import { SEEK_SCAN, searchText } from '../seek/search.js';
 import { textQuery } from '../seek/terms.js';
 import { createPostReadStore } from '../store/post-reads.js';
-import type { SeekCandidate, SeekScope } from '../store/seek.js';
+import type { SeekCandidate, SeekScope } from '../store/seek-store.js';
 
 export const SEEK_LIMIT_DEFAULT = 20;
 /** Fingerprint matches looked at per fingerprint. */

@@ -6,7 +6,7 @@
  * matches than the window are not found; a common word costs what a rare one does.
  */
 import { SEEK_RESULTS_PER_OWNER, SEEK_RESULTS_PER_PUBLIC_SPACE } from '../../shared/limits.js';
-import type { SeekCandidate, SeekScope, SeekStore } from '../store/seek.js';
+import type { SeekCandidate, SeekScope, SeekStore } from '../store/seek-store.js';
 import { RANK_DF_SCAN, RANK_TEXT_CHARS, estimateMatching, rankScores, type RankCollection } from './rank.js';
 import { phraseExpression, scopedExpression, type TextQuery } from './terms.js';
 

@@ -6,7 +6,7 @@
  * a text array with `= ANY` on PostgreSQL.
  */
 import type { Db, Dialect } from './database.js';
-import type { PendingPost, SeekScope, TextCandidate } from './seek.js';
+import type { PendingPost, SeekScope, TextCandidate } from './seek-store.js';
 
 /** The largest valid code point: `prefix + it` bounds every value starting with `prefix`. */
 export const MAX_CHAR = String.fromCodePoint(0x10ffff);

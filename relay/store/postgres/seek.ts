@@ -1,8 +1,8 @@
 /**
- * The SEEK index on PostgreSQL: relay/store/seek.ts's interface and rules, over `seek_text`
- * (one tsvector of the relay's own terms per post, under a GIN index; ./seek-text.ts) instead
- * of FTS5. The SQLite module documents the design; what follows is where PostgreSQL does the
- * same thing another way.
+ * The SEEK index on PostgreSQL: the interface of relay/store/seek-store.ts with the rules of
+ * relay/store/seek.ts, over `seek_text` (one tsvector of the relay's own terms per post, under
+ * a GIN index; ./seek-text.ts) instead of FTS5. The SQLite module documents the design; what
+ * follows is where PostgreSQL does the same thing another way.
  *
  * - Candidates. The walk is SQLite's, newest first, no further back than `scan` matches,
  *   stopping at `cap` kept candidates, with the same two counters for the unscoped caps; what
@@ -27,7 +27,7 @@
 import type { Fingerprint } from '../../../shared/validate.js';
 import { SEEKABLE_PUBLIC_POSTS_PER_DAY } from '../../../shared/limits.js';
 import type { Db, Statement } from '../database.js';
-import type { PreparedDoc, SeekCandidate, SeekScope, SeekStore, TextCandidate, TextWalk } from '../seek.js';
+import type { PreparedDoc, SeekCandidate, SeekScope, SeekStore, TextCandidate, TextWalk } from '../seek-store.js';
 import { tsqueryLiteral, tsvectorLiteral } from './seek-text.js';
 import { MAX_CHAR, OWN_SPACES, pendingPosts, scopeSql, shownCandidates, type CandidateRow } from '../seek-scope.js';
 
