@@ -20,7 +20,7 @@
  * reader, and names reach the model through the callers' fences.
  */
 import { type CheckpointLink } from '../shared/checkpoint.js';
-import { recoveryExplains, verifyRecovery, type RecoveryFields, type VerifiedRecovery } from '../shared/recovery.js';
+import { isWithheld, readableChain, recoveryExplains, verifyRecovery, type NoticeChain, type NoticeFields, type VerifiedRecovery } from '../shared/recovery.js';
 import { SvcError } from '../shared/errors.js';
 import { toHex } from '../shared/encoding.js';
 import { isSpaceNameText } from '../shared/oracle-text.js';
@@ -107,10 +107,10 @@ export function keptRecoveries(deps: RecoveryDeps, root: Uint8Array): VerifiedRe
  * of that SPACE and stream that ends within what survived, at the surviving link when it ends
  * exactly there. A notice never lets a history move on past what survived.
  */
-export function acceptsLoss(notice: RecoveryFields, kept: CheckpointLink, seen: CheckpointLink): boolean {
+export function acceptsLoss(notice: NoticeFields, kept: CheckpointLink, seen: CheckpointLink): boolean {
   if (!recoveryExplains(notice, kept.fields, kept.id)) return false;
   if (seen.fields.space_id !== notice.space_id || seen.fields.stream !== kept.fields.stream) return false;
-  const chain = notice.chains.find((c) => c.stream === kept.fields.stream)!;
+  const chain = readableChain(notice, kept.fields.stream)!;
   const seenLast = BigInt(seen.fields.last);
   const survived = BigInt(chain.survived_last);
   if (seenLast > survived) return false;
@@ -122,9 +122,15 @@ export function findAcceptingNotice(notices: readonly VerifiedRecovery[], kept: 
   return notices.find((n) => acceptsLoss(n.fields, kept, seen));
 }
 
-/** The verified notice for a SPACE id, newest first by `created_at` (a second restore may close it again). */
+/**
+ * The verified notice for a SPACE id, newest first by `created_at` (a second restore may close
+ * it again); a withheld form is passed over when its whole notice is here too.
+ */
 export function noticeFor(notices: readonly VerifiedRecovery[], spaceId: string): VerifiedRecovery | undefined {
-  return notices.filter((n) => n.fields.space_id === spaceId).sort((a, b) => (a.fields.created_at < b.fields.created_at ? 1 : -1))[0];
+  const mine = notices.filter((n) => n.fields.space_id === spaceId);
+  const whole = new Set(mine.filter((n) => n.fields.full_recovery_id === undefined).map((n) => toHex(n.id)));
+  const shown = mine.filter((n) => n.fields.full_recovery_id === undefined || !whole.has(n.fields.full_recovery_id));
+  return shown.sort((a, b) => (a.fields.created_at < b.fields.created_at ? 1 : -1))[0];
 }
 
 /** Whether a name the relay gave has the SPACE name pattern (spec "Space"), so it can name a SPACE to read or post to. */
@@ -140,8 +146,12 @@ export function spaceNameText(v: unknown): string {
 /** One sentence on what a notice declares lost (positions as decimal text, checked by the shared reader). */
 export function lossSentence(n: VerifiedRecovery): string {
   const f = n.fields;
-  const streams = f.chains
-    .map((c) => `${c.stream} signed up to ${c.signed_last}, survived up to ${c.survived_last} (positions ${BigInt(c.survived_last) + 1n}-${c.signed_last} are gone for good)`)
+  const streams = (f.chains as readonly NoticeChain[])
+    .map((c) =>
+      isWithheld(c)
+        ? `${c.stream}: positions withheld (this KEY may not read that chain)`
+        : `${c.stream} signed up to ${c.signed_last}, survived up to ${c.survived_last} (positions ${BigInt(c.survived_last) + 1n}-${c.signed_last} are gone for good)`,
+    )
     .join('; ');
   const dev = n.trusted.development ? ' (DEVELOPMENT signer: it vouches for nothing beyond one run of the relay)' : '';
   return `signed recovery notice ${toHex(n.id).slice(0, 16)}… verified under the pinned root${dev}: ${streams}`;

@@ -54,6 +54,7 @@ import { registerWitness } from './routes/witness.js';
 import { seekRoutes } from './routes/seek.js';
 import { mailboxRoutes } from './routes/mailbox.js';
 import { registerCheckpointer } from './jobs/checkpointer.js';
+import { signMissingWithheld } from './recovery-forms.js';
 import { registerSeekIndexer } from './seek/indexer.js';
 import { invitesRoutes } from './routes/invites.js';
 import { joinRoutes } from './routes/join.js';
@@ -234,6 +235,11 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.addHook('onClose', async () => {
     unhearBlocks();
     tokenEvents.unlink();
+  });
+  // Recovery notices a restore of an earlier version stored without their withheld form get it
+  // now (relay/recovery-forms.ts); a restore at work signs its own.
+  app.addHook('onReady', async () => {
+    if (await serviceMode.readOnly() === undefined) await signMissingWithheld(deps.store, deps.serviceKeys, deps.clock());
   });
 
   // Background jobs: checkpoints signed per SPACE and stream, the SEEK index kept up, messages

@@ -40,10 +40,32 @@
  *   valid for it, purpose `recovery`.
  * - `signer_key_id`: the online key's key id.
  *
+ * The withheld form. A SPACE's chains are not everyone's to read (spec/1-concepts.md "Roles
+ * matrix": the posts and their checkpoints of a private or sealed SPACE, and every SPACE's
+ * governance log, are its members' and owner's), yet anyone may read recovery.list. So the
+ * relay also signs, beside a notice that names a chain some outsider may not read, the notice
+ * with those chains withheld, and serves that to whoever may not read them:
+ *
+ *   withheld = canonical({"chains","created_at","full_recovery_id","name","previous_epoch",
+ *                         "replaced_by","replaced_by_space_id","service_epoch","signer_key_id",
+ *                         "space_id","v":1})
+ *
+ * with the id and signature formulas above. `full_recovery_id` is the id of the whole notice;
+ * the other members are its own, except `created_at` and `signer_key_id` (when this form was
+ * signed, and by which key) and `chains`: the same streams in the same order, each either as
+ * the whole notice has it or withheld as
+ * `{"stream","signed_last":null,"signed_checkpoint_id":null,"signed_ending_hash":null,
+ *   "survived_last":null,"survived_hash":null,"unavailable":true}` (the `unavailable` marker:
+ * not readable by this caller), at least one withheld. The member `full_recovery_id` tells the
+ * forms apart: the reader of either refuses the other's members, so a withheld form never
+ * passes for a whole notice. It declares no loss of any position (`recoveryExplains` is false
+ * for a withheld stream).
+ *
  * Served shape (`GET /v1/recovery`, each item):
  * `{"recovery_id","space_id","name","replaced_by","replaced_by_space_id","previous_epoch",
- *   "service_epoch","chains","created_at","canonical" (b64u),"signature" (128 hex),"signer":{signer}}`;
- * the repeated members must equal the signed ones.
+ *   "service_epoch","chains","created_at","canonical" (b64u),"signature" (128 hex),"signer":{signer}}`,
+ * and for the withheld form also `"full_recovery_id"` after `recovery_id`; the repeated members
+ * must equal the signed ones.
  *
  * Served notices are attacker-controlled: readers and verifiers throw
  * SvcError('CHECKPOINT_INVALID') with a detail naming the field, as for checkpoints.
@@ -78,7 +100,21 @@ export interface RecoveryChain {
   readonly survived_hash: string;
 }
 
-/** The signed members of a notice, as on the wire. */
+/** A stream of a withheld form whose positions and links the caller may not read. */
+export interface WithheldChain {
+  readonly stream: Stream;
+  readonly signed_last: null;
+  readonly signed_checkpoint_id: null;
+  readonly signed_ending_hash: null;
+  readonly survived_last: null;
+  readonly survived_hash: null;
+  readonly unavailable: true;
+}
+
+/** A chain entry of a notice: whole, or (in a withheld form only) withheld. */
+export type NoticeChain = RecoveryChain | WithheldChain;
+
+/** The signed members of a whole notice, as on the wire. */
 export interface RecoveryFields {
   readonly space_id: string;
   readonly name: string;
@@ -89,10 +125,21 @@ export interface RecoveryFields {
   readonly chains: readonly RecoveryChain[];
   readonly created_at: string;
   readonly signer_key_id: string;
+  readonly full_recovery_id?: undefined;
 }
 
+/** The signed members of a withheld form. */
+export interface WithheldRecoveryFields extends Omit<RecoveryFields, 'chains' | 'full_recovery_id'> {
+  readonly chains: readonly NoticeChain[];
+  /** The id of the whole notice whose chains this form withholds. */
+  readonly full_recovery_id: string;
+}
+
+/** Either form, as a reader finds it. */
+export type NoticeFields = RecoveryFields | WithheldRecoveryFields;
+
 export interface SignedRecovery {
-  readonly fields: RecoveryFields;
+  readonly fields: NoticeFields;
   readonly canonical: Uint8Array;
   readonly id: Uint8Array;
   readonly signature: Uint8Array;
@@ -101,13 +148,15 @@ export interface SignedRecovery {
 /** The served shape (each item of recovery.list). */
 export interface ServedRecovery {
   recovery_id: string;
+  /** The withheld form only. */
+  full_recovery_id?: string;
   space_id: string;
   name: string;
   replaced_by: string;
   replaced_by_space_id: string;
   previous_epoch: string;
   service_epoch: string;
-  chains: RecoveryChain[];
+  chains: NoticeChain[];
   created_at: string;
   canonical: string;
   signature: string;
@@ -136,6 +185,9 @@ const SIGNED_MEMBERS = [
   'v',
 ] as const;
 
+/** The withheld form's members: the whole notice's and `full_recovery_id`. */
+const WITHHELD_SIGNED_MEMBERS = [...SIGNED_MEMBERS, 'full_recovery_id'] as const;
+
 const CHAIN_MEMBERS = [
   'stream',
   'signed_last',
@@ -144,6 +196,8 @@ const CHAIN_MEMBERS = [
   'survived_last',
   'survived_hash',
 ] as const;
+
+const WITHHELD_CHAIN_MEMBERS = [...CHAIN_MEMBERS, 'unavailable'] as const;
 
 /** The members a served notice repeats from the signed ones. */
 const REPEATED = [
@@ -158,6 +212,22 @@ const REPEATED = [
 ] as const;
 
 const SERVED_MEMBERS = ['recovery_id', ...REPEATED, 'canonical', 'signature', 'signer'] as const;
+const WITHHELD_SERVED_MEMBERS = ['recovery_id', 'full_recovery_id', ...REPEATED, 'canonical', 'signature', 'signer'] as const;
+
+/** Whether a chain entry is withheld (carries the `unavailable` marker). */
+export function isWithheld(chain: NoticeChain): chain is WithheldChain {
+  return 'unavailable' in chain;
+}
+
+/** The chain of `stream` a notice names with its positions, if any (a withheld one names none). */
+export function readableChain(notice: NoticeFields, stream: Stream): RecoveryChain | undefined {
+  const chain = (notice.chains as readonly NoticeChain[]).find((c) => c.stream === stream);
+  return chain === undefined || isWithheld(chain) ? undefined : chain;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 function readName(value: unknown, field: string): string {
   if (typeof value !== 'string' || value.length < SPACE_NAME_MIN_CHARS || value.length > SPACE_NAME_MAX_CHARS) {
@@ -188,7 +258,30 @@ function checkChain(value: unknown, field: string, spaceId: string): RecoveryCha
   };
 }
 
-function checkFields(f: Record<string, unknown>, field: string): RecoveryFields {
+function checkWithheldChain(value: unknown, field: string): WithheldChain {
+  const c = readMembers(value, field, WITHHELD_CHAIN_MEMBERS);
+  if (c.stream !== 'posts' && c.stream !== 'events') throw evidenceError(`${field}.stream: expected posts or events`);
+  for (const name of CHAIN_MEMBERS) {
+    if (name !== 'stream' && c[name] !== null) throw evidenceError(`${field}.${name}: a withheld stream names no position or link`);
+  }
+  if (c.unavailable !== true) throw evidenceError(`${field}.unavailable: must be true`);
+  return withheldChain(c.stream);
+}
+
+function withheldChain(stream: Stream): WithheldChain {
+  return {
+    stream,
+    signed_last: null,
+    signed_checkpoint_id: null,
+    signed_ending_hash: null,
+    survived_last: null,
+    survived_hash: null,
+    unavailable: true,
+  };
+}
+
+/** Check every member; `withheld` reads the withheld form (which must withhold a chain and name the whole notice). */
+function checkFields(f: Record<string, unknown>, field: string, withheld: boolean): NoticeFields {
   if (!isUuid(f.space_id)) throw evidenceError(`${field}.space_id: expected a lowercase uuid`);
   const name = readName(f.name, `${field}.name`);
   const replacedBy = readName(f.replaced_by, `${field}.replaced_by`);
@@ -201,43 +294,52 @@ function checkFields(f: Record<string, unknown>, field: string): RecoveryFields 
   if (!Array.isArray(f.chains) || f.chains.length < 1 || f.chains.length > 2) {
     throw evidenceError(`${field}.chains: expected one or two streams`);
   }
-  const chains = f.chains.map((c: unknown, i: number) => checkChain(c, `${field}.chains[${i}]`, f.space_id as string));
+  const chains = f.chains.map((c: unknown, i: number): NoticeChain =>
+    withheld && isObject(c) && Object.hasOwn(c, 'unavailable')
+      ? checkWithheldChain(c, `${field}.chains[${i}]`)
+      : checkChain(c, `${field}.chains[${i}]`, f.space_id as string),
+  );
   if (chains.length === 2 && (chains[0]!.stream !== 'posts' || chains[1]!.stream !== 'events')) {
     throw evidenceError(`${field}.chains: posts comes before events, each once`);
   }
+  if (withheld && !chains.some(isWithheld)) throw evidenceError(`${field}.chains: a withheld form withholds at least one stream`);
   readIsoMillis(f.created_at, `${field}.created_at`);
   if (!isHex(f.signer_key_id, 32)) throw evidenceError(`${field}.signer_key_id: expected 64 lowercase hex`);
-  return {
+  if (withheld && !isHex(f.full_recovery_id, 32)) throw evidenceError(`${field}.full_recovery_id: expected 64 lowercase hex`);
+  const common = {
     space_id: f.space_id,
     name,
     replaced_by: replacedBy,
     replaced_by_space_id: f.replaced_by_space_id,
     previous_epoch: f.previous_epoch,
     service_epoch: f.service_epoch,
-    chains,
     created_at: f.created_at as string,
     signer_key_id: f.signer_key_id,
   };
+  if (withheld) return { full_recovery_id: f.full_recovery_id as string, ...common, chains };
+  return { ...common, chains: chains as RecoveryChain[] };
 }
 
-function toJson(f: RecoveryFields): JsonObject {
+function toJson(f: NoticeFields): JsonObject {
   return {
+    ...(f.full_recovery_id === undefined ? {} : { full_recovery_id: f.full_recovery_id }),
     space_id: f.space_id,
     name: f.name,
     replaced_by: f.replaced_by,
     replaced_by_space_id: f.replaced_by_space_id,
     previous_epoch: f.previous_epoch,
     service_epoch: f.service_epoch,
-    chains: f.chains.map((c) => ({ ...c })),
+    chains: (f.chains as readonly NoticeChain[]).map((c) => ({ ...c })),
     created_at: f.created_at,
     signer_key_id: f.signer_key_id,
     v: 1,
   };
 }
 
-/** The notice's canonical bytes (checks every member). */
-export function recoveryBytes(fields: RecoveryFields): Uint8Array {
-  return canonicalBytes(toJson(checkFields(fields as unknown as Record<string, unknown>, 'recovery')));
+/** The notice's canonical bytes, whole or withheld form (checks every member). */
+export function recoveryBytes(fields: NoticeFields): Uint8Array {
+  const withheld = fields.full_recovery_id !== undefined;
+  return canonicalBytes(toJson(checkFields(fields as unknown as Record<string, unknown>, 'recovery', withheld)));
 }
 
 /** recovery_id = H(L("recovery") ‖ notice). */
@@ -250,25 +352,56 @@ export function recoverySignatureMessage(id: Uint8Array): Uint8Array {
   return concatBytes(label('recovery-signature'), id);
 }
 
-/** Sign a notice with the online key; `signer_key_id` is the signer's. */
-export function signRecovery(signer: ServiceSigner, input: Omit<RecoveryFields, 'signer_key_id'>): SignedRecovery {
-  const fields = checkFields({ ...input, signer_key_id: signer.keyId }, 'recovery');
+function signFields(signer: ServiceSigner, fields: NoticeFields): SignedRecovery {
   const canonical = recoveryBytes(fields);
   const id = recoveryId(canonical);
   return { fields, canonical, id, signature: signer.sign(recoverySignatureMessage(id)) };
+}
+
+/** Sign a whole notice with the online key; `signer_key_id` is the signer's. */
+export function signRecovery(signer: ServiceSigner, input: Omit<RecoveryFields, 'signer_key_id'>): SignedRecovery {
+  return signFields(signer, checkFields({ ...input, signer_key_id: signer.keyId }, 'recovery', false));
+}
+
+/**
+ * Sign the withheld form of the whole notice `full`: the streams `withhold` answers true for
+ * withheld, signed at `createdAt` by `signer`. Undefined when it withholds none (the whole
+ * notice is then the one to serve).
+ */
+export function signWithheldRecovery(
+  signer: ServiceSigner,
+  full: SignedRecovery,
+  withhold: (stream: Stream) => boolean,
+  createdAt: string,
+): SignedRecovery | undefined {
+  if (full.fields.full_recovery_id !== undefined) throw new Error('signWithheldRecovery: takes a whole notice');
+  if (!full.fields.chains.some((c) => withhold(c.stream))) return undefined;
+  const fields = checkFields(
+    {
+      ...full.fields,
+      chains: full.fields.chains.map((c): NoticeChain => (withhold(c.stream) ? withheldChain(c.stream) : c)),
+      created_at: createdAt,
+      signer_key_id: signer.keyId,
+      full_recovery_id: toHex(full.id),
+    },
+    'recovery',
+    true,
+  );
+  return signFields(signer, fields);
 }
 
 export function renderRecovery(notice: SignedRecovery, signer: ServedSigner): ServedRecovery {
   const f = notice.fields;
   return {
     recovery_id: toHex(notice.id),
+    ...(f.full_recovery_id === undefined ? {} : { full_recovery_id: f.full_recovery_id }),
     space_id: f.space_id,
     name: f.name,
     replaced_by: f.replaced_by,
     replaced_by_space_id: f.replaced_by_space_id,
     previous_epoch: f.previous_epoch,
     service_epoch: f.service_epoch,
-    chains: f.chains.map((c) => ({ ...c })),
+    chains: (f.chains as readonly NoticeChain[]).map((c) => ({ ...c })),
     created_at: f.created_at,
     canonical: toBase64url(notice.canonical),
     signature: toHex(notice.signature),
@@ -276,12 +409,16 @@ export function renderRecovery(notice: SignedRecovery, signer: ServedSigner): Se
   };
 }
 
-/** Read notice canonical bytes strictly (canonical, exact members, every rule above). */
-export function readRecoveryBytes(canonical: Uint8Array, field = 'recovery.canonical'): RecoveryFields {
+/**
+ * Read notice canonical bytes strictly (canonical, exact members, every rule above): the
+ * whole notice, or the withheld form when it has `full_recovery_id`.
+ */
+export function readRecoveryBytes(canonical: Uint8Array, field = 'recovery.canonical'): NoticeFields {
   const obj = asEvidence(() => readCanonicalObject(canonical, field));
-  readMembers(obj, field, SIGNED_MEMBERS);
+  const withheld = Object.hasOwn(obj, 'full_recovery_id');
+  readMembers(obj, field, withheld ? WITHHELD_SIGNED_MEMBERS : SIGNED_MEMBERS);
   if (obj.v !== 1) throw evidenceError(`${field}.v: must be 1`);
-  return checkFields(obj, field);
+  return checkFields(obj, field, withheld);
 }
 
 /**
@@ -290,11 +427,15 @@ export function readRecoveryBytes(canonical: Uint8Array, field = 'recovery.canon
  * notice names. Checks no signature.
  */
 export function readServedRecovery(value: unknown, field = 'recovery'): ReadRecovery {
-  const served = readMembers(value, field, SERVED_MEMBERS);
+  const withheld = isObject(value) && Object.hasOwn(value, 'full_recovery_id');
+  const served = readMembers(value, field, withheld ? WITHHELD_SERVED_MEMBERS : SERVED_MEMBERS);
   const canonical = asEvidence(() => fromBase64url(served.canonical, `${field}.canonical`));
   const fields = readRecoveryBytes(canonical, `${field}.canonical`);
+  // The served form must be the signed one: a whole notice never passes as withheld, nor the reverse.
+  if ((fields.full_recovery_id !== undefined) !== withheld) throw evidenceError(`${field}.full_recovery_id: differs from the signed form`);
   const id = recoveryId(canonical);
   if (served.recovery_id !== toHex(id)) throw evidenceError(`${field}.recovery_id: is not the id of canonical`);
+  if (withheld && served.full_recovery_id !== fields.full_recovery_id) throw evidenceError(`${field}.full_recovery_id: differs from the signed member`);
   for (const name of REPEATED) {
     const same =
       name === 'chains'
@@ -331,11 +472,12 @@ export function verifyRecovery(value: unknown, trustedRoot: Uint8Array, field = 
  * for its stream, the kept range reaches past what survived and not past what was signed, and
  * when it is the newest signed one, its id and ending link are the ones the notice names. A
  * reader that holds such a checkpoint accepts a later one that does not extend it (and moves
- * to `replaced_by`) only with a verified notice for which this answers true.
+ * to `replaced_by`) only with a verified notice for which this answers true. A withheld
+ * stream explains nothing.
  */
-export function recoveryExplains(notice: RecoveryFields, kept: CheckpointFields, keptId: Uint8Array): boolean {
+export function recoveryExplains(notice: NoticeFields, kept: CheckpointFields, keptId: Uint8Array): boolean {
   if (notice.space_id !== kept.space_id) return false;
-  const chain = notice.chains.find((c) => c.stream === kept.stream);
+  const chain = readableChain(notice, kept.stream);
   if (chain === undefined) return false;
   const last = BigInt(kept.last);
   if (last <= BigInt(chain.survived_last) || last > BigInt(chain.signed_last)) return false;

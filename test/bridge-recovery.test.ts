@@ -424,6 +424,9 @@ describe('the loss rule and what the caches keep', () => {
     expect(acceptsLoss(fields('4'), kept, link({ first: '4', last: '4', ending_hash: '11'.repeat(32), stream: 'events' }))).toBe(false);
     // A notice about another checkpoint than the one kept at signed_last explains nothing.
     expect(acceptsLoss({ ...fields('4'), chains: [{ ...fields('4').chains[0]!, signed_checkpoint_id: 'ff'.repeat(32) }] }, kept, link({ first: '1', last: '3' }))).toBe(false);
+    // The withheld form a non-member is served declares no loss: the kept checkpoint stays CHANGED HISTORY.
+    const withheldChain = { stream: 'posts', signed_last: null, signed_checkpoint_id: null, signed_ending_hash: null, survived_last: null, survived_hash: null, unavailable: true } as const;
+    expect(acceptsLoss({ ...fields('4'), chains: [withheldChain], full_recovery_id: 'ab'.repeat(32) }, kept, link({ first: '1', last: '3' }))).toBe(false);
   });
 
   for (const [name, make] of [

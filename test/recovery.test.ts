@@ -12,6 +12,7 @@ import {
   recoveryId,
   renderRecovery,
   signRecovery,
+  signWithheldRecovery,
   verifyRecovery,
   type RecoveryFields,
   type ServedRecovery,
@@ -118,5 +119,62 @@ describe('recovery notices', () => {
     expect(recoveryExplains(notice.fields, kept(11, 12), fromHex(link(1)))).toBe(false);
     expect(recoveryExplains(notice.fields, { ...kept(6, 10), space_id: NEXT }, fromHex(signedId))).toBe(false);
     expect(recoveryExplains(notice.fields, { ...kept(6, 10), stream: 'events' }, fromHex(signedId))).toBe(false);
+  });
+
+  describe('the withheld form', () => {
+    const both = signRecovery(signer, {
+      ...input,
+      chains: [
+        input.chains[0]!,
+        { stream: 'events', signed_last: '4', signed_checkpoint_id: link(40), signed_ending_hash: link(4), survived_last: '2', survived_hash: link(2) },
+      ],
+    });
+    const withheld = signWithheldRecovery(signer, both, (stream) => stream === 'events', '2026-09-10T12:00:01.000Z')!;
+    const servedWithheld = () => renderRecovery(withheld, renderSigner(signer));
+    const hidden = { signed_last: null, signed_checkpoint_id: null, signed_ending_hash: null, survived_last: null, survived_hash: null, unavailable: true };
+
+    it('keeps the readable chains, withholds the others with the unavailable marker, names the whole notice, and verifies', () => {
+      const v = verifyRecovery(servedWithheld(), root.publicKey);
+      expect(v.fields).toEqual({
+        ...input,
+        chains: [input.chains[0], { stream: 'events', ...hidden }],
+        created_at: '2026-09-10T12:00:01.000Z',
+        signer_key_id: signer.keyId,
+        full_recovery_id: toHex(both.id),
+      });
+      expect(servedWithheld().full_recovery_id).toBe(toHex(both.id));
+      expect(JSON.stringify(servedWithheld())).not.toContain(link(40));
+      // The signed bytes are the canonical JSON of its members, under the notice's own labels.
+      const expected = canonicalBytes({ ...v.fields, v: 1 } as never);
+      expect(toHex(withheld.canonical)).toBe(toHex(expected));
+      expect(verifyEd25519(signer.publicKey, concatBytes(label('recovery-signature'), recoveryId(expected)), withheld.signature)).toBe(true);
+    });
+
+    it('is not made when nothing is withheld, and a withheld stream explains no kept checkpoint', () => {
+      expect(signWithheldRecovery(signer, both, () => false, '2026-09-10T12:00:01.000Z')).toBeUndefined();
+      expect(recoveryExplains(withheld.fields, kept(6, 10), fromHex(signedId))).toBe(true);
+      const eventsKept = { ...kept(3, 4), stream: 'events' as const, ending_hash: link(4) };
+      expect(recoveryExplains(both.fields, eventsKept, fromHex(link(40)))).toBe(true);
+      expect(recoveryExplains(withheld.fields, eventsKept, fromHex(link(40)))).toBe(false);
+    });
+
+    it('never passes for a whole notice, nor a whole notice for a withheld form, and a withheld stream names nothing', () => {
+      const { full_recovery_id: _, ...asWhole } = servedWithheld();
+      expectEvidenceRefused(() => readServedRecovery(asWhole), /full_recovery_id/);
+      expectEvidenceRefused(() => readServedRecovery({ ...served(), full_recovery_id: toHex(both.id) }), /full_recovery_id/);
+      expectEvidenceRefused(() => readServedRecovery({ ...servedWithheld(), full_recovery_id: link(1) }), /full_recovery_id/);
+      const resigned = (change: (o: Record<string, any>) => void) => {
+        const o = readCanonicalObject(withheld.canonical) as Record<string, any>;
+        change(o);
+        const canonical = canonicalBytes(o);
+        return { ...servedWithheld(), chains: o.chains, canonical: toBase64url(canonical), recovery_id: toHex(recoveryId(canonical)) };
+      };
+      expectEvidenceRefused(() => readServedRecovery(resigned((o) => { o.chains[1].signed_last = '4'; })), /chains\[1\]\.signed_last/);
+      expectEvidenceRefused(() => readServedRecovery(resigned((o) => { o.chains[1].unavailable = false; })), /unavailable/);
+      expectEvidenceRefused(() => readServedRecovery(resigned((o) => { o.chains = [o.chains[0]]; })), /withholds at least one/);
+      // A whole notice's chain never carries the marker.
+      const marked = canonicalBytes({ ...readCanonicalObject(notice.canonical), chains: [{ stream: 'posts', ...hidden }] } as never);
+      expectEvidenceRefused(() => readServedRecovery({ ...served(), chains: [{ stream: 'posts', ...hidden }], canonical: toBase64url(marked), recovery_id: toHex(recoveryId(marked)) }), /unavailable/);
+    });
   });
 });

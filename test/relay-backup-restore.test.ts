@@ -189,10 +189,12 @@ describe.skipIf(onPostgres)('svc-relay restore', () => {
       chains: [{ stream: 'posts', signed_last: '10', survived_last: '5' }],
     });
     expect(recoveryExplains(notice.fields, keptByClient.fields, keptByClient.id)).toBe(true);
-    // Anyone may read the notices, without a KEY; `space` narrows the list.
-    expect((await call(again, 'GET', '/v1/recovery')).body.items).toEqual(list.body.items);
-    expect((await call(again, 'GET', `/v1/recovery?space=${next.name}`)).body.items).toEqual([]);
-    expect((await call(again, 'GET', `/v1/recovery?space=${space.name}`)).body.items).toEqual(list.body.items);
+    // Anyone may read the notices, without a KEY (of this private SPACE, the withheld form); `space` narrows the list.
+    const anonymous = (await call(again, 'GET', '/v1/recovery')).body.items;
+    expect(anonymous).toHaveLength(1);
+    expect(verifyRecovery(anonymous[0], root).fields).toMatchObject({ space_id: space.spaceId, replaced_by: next.name, full_recovery_id: list.body.items[0].recovery_id });
+    expect((await call(again, 'GET', `/v1/recovery?space=${next.name}`, { token: owner.token })).body.items).toEqual([]);
+    expect((await call(again, 'GET', `/v1/recovery?space=${space.name}`, { token: owner.token })).body.items).toEqual(list.body.items);
     expect((await call(again, 'GET', '/v1/recovery?space=no-such-space')).body.items).toEqual([]);
 
     // The log got the restore's line and keeps going: the continuation's first checkpoint is in it, under the new epoch.
@@ -203,5 +205,77 @@ describe.skipIf(onPostgres)('svc-relay restore', () => {
     const after = logCheckpoints(log).filter((c) => c.space_id === next.spaceId);
     expect(after.map((c) => [c.first, c.last, c.service_epoch])).toContainEqual(['1', '1', me.body.service_epoch]);
     expect(readFileSync(log, 'utf8').endsWith('\n')).toBe(true);
+  });
+
+  it("serves a private SPACE's lost chains only to its members and owner, a public SPACE's posts chain to anyone and its governance log's to members, every notice signed", async () => {
+    const data = dir('svc-rw-data-');
+    const log = join(dir('svc-rw-log-'), 'checkpoints.log');
+    const relay = await relayOn(data, log);
+    const owner = await mintToken(relay.url);
+    const member = await mintToken(relay.url);
+    const outsider = await mintToken(relay.url);
+    const late = await mintToken(relay.url);
+    const secret = await newSpace(relay, owner);
+    const open = await newSpace(relay, owner, { visibility: 'public' });
+    await admit(relay, secret, member, 'writer');
+    await admit(relay, open, member, 'writer');
+    await posts(relay, owner, secret.name, 3);
+    await posts(relay, owner, open.name, 3);
+    await checkpointNow(relay);
+    const file = join(dir('svc-rw-out-'), 'relay.backup');
+    expect((await runCli(['backup', file, '--data', data])).code).toBe(0);
+    // Lost after the backup: posts of both SPACES, and a member change of the public one (its governance log).
+    await posts(relay, member, secret.name, 3);
+    await posts(relay, member, open.name, 3);
+    await admit(relay, open, late, 'reader');
+    await checkpointNow(relay);
+    const root = fromHex(relay.serviceKeys.rootKey, 32);
+    const newest = async (name: string, stream: string) =>
+      (await get(relay, `/v1/spaces/${name}/checkpoints?stream=${stream}&order=desc&limit=1`, owner)).body.items[0];
+    // What only members may read: the ids and links of the private SPACE's checkpoints and of the public one's governance log.
+    const secretIds = [(await newest(secret.name, 'posts')).checkpoint_id, (await newest(secret.name, 'posts')).ending_hash];
+    const logIds = [(await newest(open.name, 'events')).checkpoint_id, (await newest(open.name, 'events')).ending_hash];
+    const openPosts = await newest(open.name, 'posts');
+    await relay.close();
+    rmSync(data, { recursive: true, force: true });
+
+    const restored = join(dir('svc-rw-new-'), 'data');
+    expect((await runCli(['restore', file, '--data', restored, '--checkpoint-log', log])).code).toBe(0);
+    const again = await relayOn(restored, log);
+    const read = async (token?: string) => {
+      const r = await call(again, 'GET', '/v1/recovery', { token });
+      expect(r.status, r.text).toBe(200);
+      const items = r.body.items as Record<string, unknown>[];
+      // Every notice served verifies under the root key, whichever form it is.
+      const verified = items.map((item) => verifyRecovery(item, root).fields);
+      return { text: r.text, bySpace: (id: string) => verified.find((f) => f.space_id === id)! };
+    };
+    const whole = await read(owner.token);
+    const secretWhole = whole.bySpace(secret.spaceId);
+    const openWhole = whole.bySpace(open.spaceId);
+    expect(secretWhole.full_recovery_id).toBeUndefined();
+    expect(secretWhole.chains).toEqual([expect.objectContaining({ stream: 'posts', signed_last: '6', survived_last: '3', signed_checkpoint_id: secretIds[0], signed_ending_hash: secretIds[1] })]);
+    expect(openWhole.chains).toEqual([
+      expect.objectContaining({ stream: 'posts', signed_last: '6', survived_last: '3', signed_checkpoint_id: openPosts.checkpoint_id }),
+      expect.objectContaining({ stream: 'events', signed_checkpoint_id: logIds[0], signed_ending_hash: logIds[1] }),
+    ]);
+    const secretId = (await call(again, 'GET', `/v1/recovery?space=${secret.name}`, { token: owner.token })).body.items[0].recovery_id;
+    const openId = (await call(again, 'GET', `/v1/recovery?space=${open.name}`, { token: owner.token })).body.items[0].recovery_id;
+
+    // A member reads what the owner reads.
+    expect((await call(again, 'GET', '/v1/recovery', { token: member.token })).body).toEqual((await call(again, 'GET', '/v1/recovery', { token: owner.token })).body);
+
+    // No token, a KEY of neither SPACE, or a token that does not authenticate: the withheld forms.
+    const withheld = { signed_last: null, signed_checkpoint_id: null, signed_ending_hash: null, survived_last: null, survived_hash: null, unavailable: true };
+    for (const token of [undefined, outsider.token, `svc_${'0'.repeat(64)}`]) {
+      const seen = await read(token);
+      const s = seen.bySpace(secret.spaceId);
+      expect(s).toMatchObject({ name: secret.name, replaced_by: secretWhole.replaced_by, full_recovery_id: secretId });
+      expect(s.chains).toEqual([{ stream: 'posts', ...withheld }]);
+      const o = seen.bySpace(open.spaceId);
+      expect(o.full_recovery_id).toBe(openId);
+      expect(o.chains).toEqual([openWhole.chains[0], { stream: 'events', ...withheld }]);
+      for (const hidden of [...secretIds, ...logIds, secretWhole.chains[0]!.survived_hash]) expect(seen.text).not.toContain(hidden);
+    }
   });
 });

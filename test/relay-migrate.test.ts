@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { signRecovery } from '../shared/recovery.js';
+import { signRecovery, signWithheldRecovery } from '../shared/recovery.js';
 import { toHex } from '../shared/encoding.js';
 import { buildApp } from '../relay/app.js';
 import type { RelayConfig } from '../relay/config.js';
@@ -218,6 +218,12 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
       `INSERT INTO recovery_notices (recovery_id, space_row_id, canonical, signature, signer_row, created_at)
        VALUES (?, ?, ?, ?, (SELECT id FROM checkpoint_signers WHERE rendering = ?), ?)`,
     ).run(notice.id, closed.id, notice.canonical, notice.signature, JSON.stringify(keys.rendering), Date.now());
+    // And its withheld form, which outsiders of this private SPACE are served.
+    const withheld = signWithheldRecovery(keys.signer, notice, () => true, new Date().toISOString())!;
+    lite.prepare(
+      `INSERT INTO recovery_withheld (notice_row_id, recovery_id, canonical, signature, signer_row, created_at)
+       VALUES ((SELECT id FROM recovery_notices WHERE recovery_id = ?), ?, ?, ?, (SELECT id FROM checkpoint_signers WHERE rendering = ?), ?)`,
+    ).run(notice.id, withheld.id, withheld.canonical, withheld.signature, JSON.stringify(keys.rendering), Date.now());
     lite.close();
     const target = await database();
     const run = await runCli(['migrate', '--from', filled.dir, '--to', target.url]);
@@ -231,8 +237,10 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     const hiddenRow = after.posts.items.find((p: any) => p.post_id === filled.hidden);
     expect(hiddenRow).toBeDefined();
     expect(JSON.stringify(hiddenRow)).not.toContain('said in haste');
-    const notices = await call(relay, 'GET', '/v1/recovery');
+    const notices = await call(relay, 'GET', '/v1/recovery', { token: filled.owner.token });
     expect(notices.body.items.map((n: any) => n.recovery_id)).toEqual([toHex(notice.id)]);
+    const outsiders = await call(relay, 'GET', '/v1/recovery');
+    expect(outsiders.body.items.map((n: any) => [n.recovery_id, n.full_recovery_id])).toEqual([[toHex(withheld.id), toHex(notice.id)]]);
     // Writes go on after the copied ones: the next seq.
     const next = await send(relay, filled.writer, filled.spaces.open, { kind: 'obs', body: 'written on PostgreSQL' });
     expect(next.seq).toBe(String(filled.before.posts.items.length + 1));
@@ -257,6 +265,11 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
       `INSERT INTO recovery_notices (recovery_id, space_row_id, canonical, signature, signer_row, created_at)
        VALUES (randomblob(32), ${rowOf(filled.spaces.open)}, CAST('{"v":1}' AS BLOB), randomblob(64), (SELECT min(id) FROM checkpoint_signers), 0)`,
     ).run();
+    // A withheld form no service key signed.
+    lite.prepare(
+      `INSERT INTO recovery_withheld (notice_row_id, recovery_id, canonical, signature, signer_row, created_at)
+       VALUES (1, randomblob(32), CAST('{"v":1}' AS BLOB), randomblob(64), (SELECT min(id) FROM checkpoint_signers), 0)`,
+    ).run();
     lite.close();
     const target = await database(false);
     const run = await runCli(['migrate', '--from', filled.dir, '--to', target.url]);
@@ -266,6 +279,7 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     expect(run.stderr).toMatch(/\) events revision 2: command_id does not match the canonical bytes/);
     expect(run.stderr).toMatch(new RegExp(`SPACE ${filled.spaces.sealed} \\(.*\\) posts checkpoint 1-1: checkpoint.signature: does not verify`));
     expect(run.stderr).toMatch(/table recovery_notices: notice 1: recovery\.canonical/);
+    expect(run.stderr).toMatch(/table recovery_withheld: notice 1: recovery\.canonical/);
     expect(run.stderr).toMatch(/Do not start a relay on it.*drop it/s);
     expect(run.stderr).toContain(`DROP DATABASE "${target.name}"`);
     // Left as it is, for the operator to drop.

@@ -131,13 +131,52 @@ describe('without loopback documents (any real relay)', () => {
     }
   });
 
-  it('refuses every private, loopback, link-local and reserved address, and allows public ones', () => {
-    for (const a of ['10.1.2.3', '172.16.0.1', '192.168.1.1', '127.0.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '::1', '::', 'fe80::1', 'fc00::1', 'fd12::1', '::ffff:10.0.0.1', '::ffff:127.0.0.1', '::ffff:a00:1', '64:ff9b::a00:1']) {
-      expect(addressAllowed(a, false), a).toBe(false);
+  it('refuses IPv6 forms that carry a loopback or link-local IPv4 address as unknown_app, before any connection', async () => {
+    const relay = await startRelay();
+    try {
+      serve('/apps/inside.json');
+      const port = new URL(origin).port;
+      const before = hits.get('/apps/inside.json') ?? 0;
+      // IPv4-compatible, IPv4-mapped (which would reach the loopback server) and IPv4-translated forms of 127.0.0.1, and 169.254.169.254.
+      for (const host of ['[::7f00:1]', '[::ffff:7f00:1]', '[::ffff:0:7f00:1]', '[::a9fe:a9fe]', '[64:ff9b::7f00:1]', '[2002:7f00:1::1]']) {
+        const clientId = `https://${host}:${port}/apps/inside.json`;
+        const r = await authorize(relay, { response_type: 'code', client_id: clientId, redirect_uri: 'https://doc.example/cb', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' });
+        // A fetch that was tried and failed would answer unavailable.
+        expect(r.location, clientId).toBe(`${relay.url}/app/authorize?error=unknown_app`);
+      }
+      expect(hits.get('/apps/inside.json') ?? 0).toBe(before);
+    } finally {
+      await relay.close();
     }
-    for (const a of ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946', '::ffff:93.184.216.34']) expect(addressAllowed(a, false), a).toBe(true);
-    expect(addressAllowed('127.0.0.1', true)).toBe(true);
-    expect(addressAllowed('10.0.0.1', true)).toBe(false);
+  });
+
+  it('refuses every special-purpose IPv4 and IPv6 address and every IPv6 form with an IPv4 address inside, and allows public ones', () => {
+    const refused = [
+      // IPv4 (IANA IPv4 Special-Purpose Address Registry, multicast, reserved, broadcast)
+      '0.0.0.0', '0.1.2.3', '10.1.2.3', '100.64.0.1', '100.127.255.254', '127.0.0.1', '127.8.9.10', '169.254.169.254', '172.16.0.1',
+      '172.31.255.254', '192.0.0.8', '192.0.2.1', '192.88.99.1', '192.168.1.1', '198.18.0.1', '198.19.255.254', '198.51.100.7',
+      '203.0.113.9', '224.0.0.1', '239.255.255.250', '240.0.0.1', '255.255.255.255',
+      // IPv4-mapped, checked as the IPv4 address
+      '::ffff:10.0.0.1', '::ffff:127.0.0.1', '::ffff:a00:1', '::ffff:a9fe:a9fe', '::ffff:192.168.0.1',
+      // IPv4 inside, whatever the inner address: compatible, translated, NAT64 (both prefixes), 6to4, Teredo
+      '::7f00:1', '::a9fe:a9fe', '::5db8:d822', '::ffff:0:7f00:1', '::ffff:0:5db8:d822', '64:ff9b::a00:1', '64:ff9b::5db8:d822',
+      '64:ff9b:1::a00:1', '2002:a00:1::1', '2002:5db8:d822::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+      // IPv6 (IANA IPv6 Special-Purpose Address Registry), and what is not global unicast
+      '::', '::1', '::2', '100::1', '100:0:0:1::1', '2001:2::1', '2001:10::1', '2001:20::1', '2001:1ff::1', '2001:db8::1',
+      '2001:db8:1:2::1', '3fff::1', '3fff:fff::1', '5f00::1', 'fc00::1', 'fd12::1', 'fe80::1', 'febf::1', 'fec0::1', 'ff02::1',
+      'fe80::1%eth0', '4000::1', '1::1',
+      // not an address
+      'not-an-address', '',
+    ];
+    for (const a of refused) expect(addressAllowed(a, false), a).toBe(false);
+    const allowed = [
+      '1.1.1.1', '8.8.8.8', '93.184.216.34', '::ffff:93.184.216.34', '::ffff:1.1.1.1', '2606:4700::1', '2606:2800:220:1:248:1893:25c8:1946',
+      '2001:4860:4860::8888', '2001:200::1', '3fff:1000::1',
+    ];
+    for (const a of allowed) expect(addressAllowed(a, false), a).toBe(true);
+    // A test relay allows loopback, and nothing else more.
+    for (const a of ['127.0.0.1', '::1', '::ffff:127.0.0.1']) expect(addressAllowed(a, true), a).toBe(true);
+    for (const a of ['10.0.0.1', '::7f00:1', '::ffff:0:7f00:1', '64:ff9b::7f00:1']) expect(addressAllowed(a, true), a).toBe(false);
   });
 
   it('keeps a document between a minute and a day by its Cache-Control, an hour when it says nothing', () => {

@@ -15,7 +15,8 @@
  *   range as stored, extending the one before it, and its predecessor, ending link and Merkle
  *   root recomputed from the stored links it covers (shared/merkle.ts);
  * - every recovery notice (a SPACE closed by a restore that lost positions): its signed bytes,
- *   id, signature and signer under the root key (shared/recovery.ts), and its SPACE;
+ *   id, signature and signer under the root key (shared/recovery.ts), and its SPACE; and its
+ *   withheld form, if any, the same way, naming that notice;
  * - SEEK's rebuilt index covers every post, and where the source had indexed a post the
  *   target's document agrees (its SPACE, public and unscoped, the per-day cap of unscoped SEEK
  *   decided the same way).
@@ -155,26 +156,47 @@ export async function verifyTarget(input: VerifyInput): Promise<VerifyResult> {
   return result;
 }
 
-/** Every recovery notice verifies under the root key and names the SPACE it is stored for. */
+/** Every recovery notice and withheld form verifies under the root key and names the SPACE (and notice) it is stored for. */
 async function verifyNotices(input: VerifyInput, problem: (line: string) => void): Promise<void> {
+  type Row = { id: number; recovery_id: Uint8Array; canonical: Uint8Array; signature: Uint8Array; rendering: string; space_id: string | null; whole_id: Uint8Array };
+  const check = (n: Row, withheld: boolean): void => {
+    const canonical = plainBytes(n.canonical);
+    const fields = readRecoveryBytes(canonical);
+    verifyRecovery(
+      renderRecovery({ fields, canonical, id: plainBytes(n.recovery_id), signature: plainBytes(n.signature) }, JSON.parse(n.rendering) as ServedSigner),
+      input.rootKey,
+    );
+    if (fields.space_id !== n.space_id) throw new Error('names another SPACE than the one it is stored for');
+    if (!withheld && fields.full_recovery_id !== undefined) throw new Error('is a withheld form, not a whole notice');
+    if (withheld && fields.full_recovery_id !== toHex(plainBytes(n.whole_id))) throw new Error('is not the withheld form of the notice it is stored for');
+  };
   const notices = await input.db
-    .prepare<[], { id: number; recovery_id: Uint8Array; canonical: Uint8Array; signature: Uint8Array; rendering: string; space_id: string | null }>(
-      `SELECT n.id, n.recovery_id, n.canonical, n.signature, g.rendering, s.space_id
+    .prepare<[], Row>(
+      `SELECT n.id, n.recovery_id, n.canonical, n.signature, g.rendering, s.space_id, n.recovery_id AS whole_id
          FROM recovery_notices n JOIN checkpoint_signers g ON g.id = n.signer_row LEFT JOIN spaces s ON s.id = n.space_row_id
         ORDER BY n.id`,
     )
     .all();
   for (const n of notices) {
     try {
-      const canonical = plainBytes(n.canonical);
-      const fields = readRecoveryBytes(canonical);
-      verifyRecovery(
-        renderRecovery({ fields, canonical, id: plainBytes(n.recovery_id), signature: plainBytes(n.signature) }, JSON.parse(n.rendering) as ServedSigner),
-        input.rootKey,
-      );
-      if (fields.space_id !== n.space_id) throw new Error('names another SPACE than the one it is stored for');
+      check(n, false);
     } catch (e) {
       problem(`table recovery_notices: notice ${n.id}: ${detailOf(e)}`);
+    }
+  }
+  const withheld = await input.db
+    .prepare<[], Row>(
+      `SELECT w.notice_row_id AS id, w.recovery_id, w.canonical, w.signature, g.rendering, s.space_id, n.recovery_id AS whole_id
+         FROM recovery_withheld w JOIN checkpoint_signers g ON g.id = w.signer_row JOIN recovery_notices n ON n.id = w.notice_row_id
+         LEFT JOIN spaces s ON s.id = n.space_row_id
+        ORDER BY w.notice_row_id`,
+    )
+    .all();
+  for (const n of withheld) {
+    try {
+      check(n, true);
+    } catch (e) {
+      problem(`table recovery_withheld: notice ${n.id}: ${detailOf(e)}`);
     }
   }
 }

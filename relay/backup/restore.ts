@@ -14,7 +14,9 @@
  *    here a relay started on the directory serves reads and answers writes SERVICE_READ_ONLY;
  * 3. one write transaction: compare with the log (relay/backup/plan.ts), store the log's
  *    checkpoints the backup lacks, and when positions were lost a new service epoch, each cut
- *    SPACE closed and continued, one signed notice per SPACE; the read-only flag cleared. A restore that lost nothing keeps the epoch and closes nothing;
+ *    SPACE closed and continued, one signed notice per SPACE (with its withheld form for
+ *    outsiders when it names a chain they may not read: relay/recovery-forms.ts); the
+ *    read-only flag cleared. A restore that lost nothing keeps the epoch and closes nothing;
  * 4. a `restore` line appended to the checkpoint log (fsync'd), which the restored relay keeps
  *    appending; `restore.lock` removed.
  */
@@ -28,6 +30,7 @@ import { readCertificate, renderSigner } from '../../shared/service-keys.js';
 import { SPACE_NAME_MAX_CHARS } from '../../shared/limits.js';
 import { openCheckpointLog, readCheckpointLog, type LogEntry, type RestoreCut } from '../checkpoint-log.js';
 import { newUuid, type Random } from '../ids.js';
+import { signOutsidersForm } from '../recovery-forms.js';
 import { writeFileAtomic } from '../secret-files.js';
 import { CERTIFICATE_FILE, ROOT_SEED_FILE, loadServiceKeys } from '../service-keys.js';
 import { CHECKPOINT_LOG_KEY, EPOCH_KEY, READ_ONLY_KEY } from '../service-mode.js';
@@ -225,7 +228,7 @@ async function settle(
           chains,
           created_at: new Date(now).toISOString(),
         });
-        await store.recovery.insert(rowId, notice, keys.rendering, now);
+        await store.recovery.insert(rowId, notice, keys.rendering, now, signOutsidersForm(keys, notice, space, now));
         closed.push({ name: space.name, replacedBy: next.name, chains });
         for (const c of chains) records.push({ space_id: space.spaceId, stream: c.stream, survived_last: c.survived_last });
       }

@@ -5,8 +5,10 @@
  * and the document is attacker-controlled, and the fetch runs from inside the operator's
  * network, so:
  * - the address is https with a path, no credentials, no fragment, no dot segments;
- * - its host is resolved here and EVERY address checked: private, loopback, link-local,
- *   shared, multicast, reserved and documentation ranges are refused (loopback is allowed only
+ * - its host is resolved here and EVERY address checked (`addressAllowed`): private, loopback,
+ *   link-local, shared, multicast, reserved and documentation ranges of both IANA
+ *   special-purpose registries are refused, and every IPv6 form that carries an IPv4 address
+ *   inside but the mapped one, which is checked as its IPv4 address (loopback is allowed only
  *   for a test relay, `allowLoopbackClientDocuments`, which also allows http);
  * - the request is pinned to the checked address (the socket's `lookup` answers it), so a DNS
  *   answer that changes between check and connect cannot redirect the fetch;
@@ -47,32 +49,84 @@ export interface FetchedDocument {
   keepSeconds: number;
 }
 
-// IPv4-mapped IPv6 addresses are read as their IPv4 address (`addressAllowed`); Node's BlockList
-// also checks IPv4 rules against them, so no ::ffff:0:0/96 rule is listed (it would match every IPv4 address).
-const blocked = new BlockList();
+/**
+ * Where a document is never fetched from. IPv4: the IANA IPv4 Special-Purpose Address Registry
+ * and the multicast and reserved blocks. Node's BlockList matches these rules against an
+ * IPv4-mapped IPv6 address (::ffff:a.b.c.d) too, which is how such an address is checked: it is
+ * the IPv4 address itself, reached over IPv4.
+ */
+const refusedIpv4 = new BlockList();
 for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, bits, 'ipv4');
+  ['0.0.0.0', 8], // "this network"
+  ['10.0.0.0', 8], // private
+  ['100.64.0.0', 10], // shared address space (carrier-grade NAT)
+  ['127.0.0.0', 8], // loopback
+  ['169.254.0.0', 16], // link-local (cloud metadata services among them)
+  ['172.16.0.0', 12], // private
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation (TEST-NET-1)
+  ['192.88.99.0', 24], // 6to4 relay anycast
+  ['192.168.0.0', 16], // private
+  ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24], // documentation (TEST-NET-2)
+  ['203.0.113.0', 24], // documentation (TEST-NET-3)
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, with the limited broadcast 255.255.255.255
+] as const) refusedIpv4.addSubnet(net, bits, 'ipv4');
+
+/**
+ * IPv6: the IANA IPv6 Special-Purpose Address Registry, and every form that carries an IPv4
+ * address inside other than the mapped one. Those are refused whatever the inner address:
+ * what is reached through them (a translator, a 6to4 relay, a Teredo server) is decided by an
+ * address the relay would otherwise have to dig out and trust, and no document host needs them,
+ * since one with an IPv4 address is reached at that address. (So a relay on an IPv6-only
+ * network behind DNS64 fetches documents only from hosts that have an IPv6 address.)
+ */
+const refusedIpv6 = new BlockList();
 for (const [net, bits] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23],
-  ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) blocked.addSubnet(net, bits, 'ipv6');
+  ['::', 96], // IPv4-compatible (deprecated), with the unspecified address :: and the loopback ::1
+  ['::ffff:0:0:0', 96], // IPv4-translated (SIIT)
+  ['64:ff9b::', 96], // IPv4/IPv6 translation (NAT64), well-known prefix
+  ['64:ff9b:1::', 48], // IPv4/IPv6 translation, local use
+  ['100::', 64], // discard-only
+  ['100:0:0:1::', 64], // dummy prefix
+  ['2001::', 23], // IETF protocol assignments: Teredo 2001::/32 (an IPv4 address inside), benchmarking 2001:2::/48, ORCHID 2001:10::/28 and 2001:20::/28, ...
+  ['2001:db8::', 32], // documentation
+  ['2002::', 16], // 6to4 (an IPv4 address inside; the mechanism is deprecated)
+  ['3fff::', 20], // documentation
+  ['5f00::', 16], // SRv6 segment identifiers
+  ['fc00::', 7], // unique local
+  ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated)
+  ['ff00::', 8], // multicast
+] as const) refusedIpv6.addSubnet(net, bits, 'ipv6');
 
-function isLoopback(address: string): boolean {
-  return /^127\./.test(address) || address === '::1' || /^::ffff:127\./i.test(address);
-}
+/**
+ * IPv4-mapped IPv6 addresses (::ffff:a.b.c.d), checked as their IPv4 address. BlockList would
+ * match every IPv4 address against this rule as well, so only IPv6 addresses are checked here.
+ */
+const mappedIpv4 = new BlockList();
+mappedIpv4.addSubnet('::ffff:0:0', 96, 'ipv6');
 
-/** Whether the relay may fetch from this address. */
+/** Global unicast, the only IPv6 space assigned for use on the Internet; the rest is refused too. */
+const globalUnicast = new BlockList();
+globalUnicast.addSubnet('2000::', 3, 'ipv6');
+
+/** Loopback: 127.0.0.0/8 (mapped too) and ::1, allowed only to a test relay. */
+const loopback = new BlockList();
+loopback.addSubnet('127.0.0.0', 8, 'ipv4');
+loopback.addAddress('::1', 'ipv6');
+
+/** Whether the relay may fetch from this address (a socket's, or a DNS answer's). */
 export function addressAllowed(address: string, allowLoopback: boolean): boolean {
-  if (allowLoopback && isLoopback(address)) return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return !blocked.check(mapped[1]!, 'ipv4');
+  // A scoped address (fe80::1%eth0) belongs to one link.
+  if (address.includes('%')) return false;
   const family = isIP(address);
-  if (family === 4) return !blocked.check(address, 'ipv4');
-  if (family === 6) return !blocked.check(address, 'ipv6');
-  return false;
+  if (family === 4) return (allowLoopback && loopback.check(address, 'ipv4')) || !refusedIpv4.check(address, 'ipv4');
+  if (family !== 6) return false;
+  if (allowLoopback && loopback.check(address, 'ipv6')) return true;
+  if (mappedIpv4.check(address, 'ipv6')) return !refusedIpv4.check(address, 'ipv6');
+  return globalUnicast.check(address, 'ipv6') && !refusedIpv6.check(address, 'ipv6');
 }
 
 /** Whether a client_id names a document rather than a registered client. */

@@ -11,7 +11,10 @@
  * the closed SPACE gets `space.closed` naming the continuation and the new epoch. The per-KEY
  * SPACE limits are not applied: a restore never drops a member from its continuation.
  *
- * Every function runs inside the restore's one write transaction.
+ * Beside a notice, its withheld form when it has one (migration 017; shared/recovery.ts): the
+ * notice with the chains an outsider of the SPACE may not read withheld, served to them instead.
+ *
+ * `continueSpace` and `insert` run inside the restore's one write transaction.
  */
 import { readRecoveryBytes, type SignedRecovery } from '../../shared/recovery.js';
 import type { ServedSigner } from '../../shared/service-keys.js';
@@ -23,7 +26,11 @@ import { spaceParameters, type SpaceRow, type SpaceStore } from './spaces.js';
 export interface StoredRecovery extends SignedRecovery {
   /** Row id: the list's order and cursor. */
   rowId: number;
+  /** The closed SPACE's row. */
+  spaceRowId: number;
   signer: ServedSigner;
+  /** The withheld form signed beside it, if any. */
+  withheld: (SignedRecovery & { signer: ServedSigner }) | undefined;
 }
 
 export interface ContinueInput {
@@ -43,23 +50,46 @@ export interface RecoveryStore {
   list(opts: { after: number; limit: number; spaceRowId?: number | undefined }): Promise<StoredRecovery[]>;
   /** Close `closed` and make its continuation; answers the continuation. */
   continueSpace(input: ContinueInput): Promise<SpaceRow>;
-  /** Store a signed notice about the SPACE row `spaceRowId`. */
-  insert(spaceRowId: number, notice: SignedRecovery, signer: ServedSigner, createdAt: number): Promise<void>;
+  /** Store a signed notice about the SPACE row `spaceRowId`, with its withheld form when it has one. */
+  insert(spaceRowId: number, notice: SignedRecovery, signer: ServedSigner, createdAt: number, withheld?: SignedRecovery): Promise<void>;
+  /** Store the withheld form of the notice at row `rowId` unless it has one already; answers whether it was stored. */
+  insertWithheld(rowId: number, withheld: SignedRecovery, signer: ServedSigner, createdAt: number): Promise<boolean>;
 }
 
 interface NoticeRow {
   id: number;
+  space_row_id: number;
   recovery_id: Uint8Array;
   canonical: Uint8Array;
   signature: Uint8Array;
   rendering: string;
+  withheld_id: Uint8Array | null;
+  withheld_canonical: Uint8Array | null;
+  withheld_signature: Uint8Array | null;
+  withheld_rendering: string | null;
+}
+
+/** Our own bytes, read strictly anyway: a stored notice that no longer reads is a fault to surface. */
+function storedNotice(id: Uint8Array, canonical: Uint8Array, signature: Uint8Array, rendering: string, what: string) {
+  const bytes = plainBytes(canonical);
+  return {
+    fields: readRecoveryBytes(bytes, what),
+    canonical: bytes,
+    id: plainBytes(id),
+    signature: plainBytes(signature),
+    signer: JSON.parse(rendering) as ServedSigner,
+  };
 }
 
 export function createRecoveryStore(db: Db, spaces: SpaceStore, events: EventStore): RecoveryStore {
   const sql = dialectOf(db);
   const selectPage = db.prepare<[number, number | null, number | null, number], NoticeRow>(
-    `SELECT n.id, n.recovery_id, n.canonical, n.signature, s.rendering
+    `SELECT n.id, n.space_row_id, n.recovery_id, n.canonical, n.signature, s.rendering,
+            w.recovery_id AS withheld_id, w.canonical AS withheld_canonical, w.signature AS withheld_signature,
+            ws.rendering AS withheld_rendering
        FROM recovery_notices n JOIN checkpoint_signers s ON s.id = n.signer_row
+       LEFT JOIN recovery_withheld w ON w.notice_row_id = n.id
+       LEFT JOIN checkpoint_signers ws ON ws.id = w.signer_row
       WHERE n.id > ? AND (${sql.param('?', 'bigint')} IS NULL OR n.space_row_id = ?) ORDER BY n.id LIMIT ?`,
   );
   const insertSpace = db.prepare(
@@ -87,8 +117,12 @@ export function createRecoveryStore(db: Db, spaces: SpaceStore, events: EventSto
   const blocksOf = db.prepare<[number], { peer_id: string }>('SELECT peer_id FROM space_blocks WHERE space_row_id = ? ORDER BY peer_id');
   const selectSigner = db.prepare<[string], { id: number }>('SELECT id FROM checkpoint_signers WHERE rendering = ?');
   const insertSigner = db.prepare<[string, string], { id: number }>('INSERT INTO checkpoint_signers (key_id, rendering) VALUES (?, ?) RETURNING id');
-  const insertNotice = db.prepare(
-    'INSERT INTO recovery_notices (recovery_id, space_row_id, canonical, signature, signer_row, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+  const insertNotice = db.prepare<[Uint8Array, number, Uint8Array, Uint8Array, number, number], { id: number }>(
+    'INSERT INTO recovery_notices (recovery_id, space_row_id, canonical, signature, signer_row, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id',
+  );
+  const insertWithheldRow = db.prepare(
+    `INSERT INTO recovery_withheld (notice_row_id, recovery_id, canonical, signature, signer_row, created_at) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (notice_row_id) DO NOTHING`,
   );
 
   async function signerRow(signer: ServedSigner): Promise<number> {
@@ -99,18 +133,15 @@ export function createRecoveryStore(db: Db, spaces: SpaceStore, events: EventSto
   return {
     async list({ after, limit, spaceRowId }) {
       const scope = spaceRowId ?? null;
-      return (await selectPage.all(after, scope, scope, limit)).map((r) => {
-        const canonical = plainBytes(r.canonical);
-        return {
-          rowId: r.id,
-          // Our own bytes, read strictly anyway: a stored notice that no longer reads is a fault to surface.
-          fields: readRecoveryBytes(canonical, 'stored recovery notice'),
-          canonical,
-          id: plainBytes(r.recovery_id),
-          signature: plainBytes(r.signature),
-          signer: JSON.parse(r.rendering) as ServedSigner,
-        };
-      });
+      return (await selectPage.all(after, scope, scope, limit)).map((r) => ({
+        rowId: Number(r.id),
+        spaceRowId: Number(r.space_row_id),
+        ...storedNotice(r.recovery_id, r.canonical, r.signature, r.rendering, 'stored recovery notice'),
+        withheld:
+          r.withheld_id === null
+            ? undefined
+            : storedNotice(r.withheld_id, r.withheld_canonical!, r.withheld_signature!, r.withheld_rendering!, 'stored withheld recovery notice'),
+      }));
     },
 
     async continueSpace({ closed, spaceId, name, actor, serviceEpoch, now }) {
@@ -130,8 +161,15 @@ export function createRecoveryStore(db: Db, spaces: SpaceStore, events: EventSto
       return next;
     },
 
-    async insert(spaceRowId, notice, signer, createdAt) {
-      await insertNotice.run(notice.id, spaceRowId, notice.canonical, notice.signature, await signerRow(signer), createdAt);
+    async insert(spaceRowId, notice, signer, createdAt, withheld) {
+      const signerId = await signerRow(signer);
+      const rowId = (await insertNotice.get(notice.id, spaceRowId, notice.canonical, notice.signature, signerId, createdAt))!.id;
+      if (withheld !== undefined) await insertWithheldRow.run(rowId, withheld.id, withheld.canonical, withheld.signature, signerId, createdAt);
+    },
+
+    async insertWithheld(rowId, withheld, signer, createdAt) {
+      const r = await insertWithheldRow.run(rowId, withheld.id, withheld.canonical, withheld.signature, await signerRow(signer), createdAt);
+      return r.changes > 0;
     },
   };
 }

@@ -8,7 +8,8 @@ import type { Migration } from './types.js';
 import { migration as m001 } from './001_schema.js';
 import { migration as m002 } from './002_rate_buckets.js';
 import { migration as m003 } from './003_mirrors_witness.js';
+import { migration as m004 } from './004_recovery_withheld.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003];
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004];
