@@ -104,8 +104,9 @@ export function paramsOf(method: string, s: RpcSurface, tool?: string): fc.Arbit
           {
             name: fc.oneof({ arbitrary: fc.constant(p.name), weight: 8 }, { arbitrary: wrongType, weight: 1 }),
             arguments: fc.oneof(
-              fc.dictionary(p.arguments.length > 0 ? fc.constantFrom(...p.arguments) : anyText, fc.oneof(text(s.known), wrongType), { maxKeys: 4 }),
-              wrongType,
+              { arbitrary: fc.dictionary(p.arguments.length > 0 ? fc.constantFrom(...p.arguments) : anyText, text(s.known), { maxKeys: 4 }), weight: 3 },
+              { arbitrary: fc.dictionary(anyText, fc.oneof(text(s.known), wrongType), { maxKeys: 4 }), weight: 2 },
+              { arbitrary: wrongType, weight: 1 },
             ),
           },
           { requiredKeys: ['name'] },
