@@ -53,6 +53,12 @@ export interface SealingDeps {
   readonly privateSalt: PrivateSalt;
   readonly now: () => number;
   readonly log: (line: string) => void;
+  /**
+   * The key of the relay identity followed now at an address (bridge/cache.ts `relayScope`), so
+   * what this bridge keeps of another relay that stood at the same address stays apart; the
+   * address itself without it.
+   */
+  readonly relayScope?: ((relay: string) => string) | undefined;
 }
 
 /** A sealed SPACE as this bridge accepts it right now. */
@@ -129,8 +135,10 @@ export class Sealing {
     this.index = index;
   }
 
+  /** The key of what the sealed cache and index keep of the relay followed now. */
   get relay(): string {
-    return this.deps.api.base.origin;
+    const address = this.deps.api.base.origin;
+    return this.deps.relayScope?.(address) ?? address;
   }
 
   get me(): string {
