@@ -122,6 +122,7 @@ function noKey(name: string, generation: number, refused: readonly string[]): Br
 export class Sealing {
   readonly deps: SealingDeps;
   readonly cache: SealedCache;
+  /** What `target` learnt, by relay identity and SPACE name (another relay accepted at the same address has SPACES of its own). */
   private readonly targets = new Map<string, Target>();
   /** The keeper work in progress in this process (`inTurn`). */
   private keeping: Promise<unknown> = Promise.resolve();
@@ -170,7 +171,7 @@ export class Sealing {
    * saw sealed that the relay now shows unsealed is refused: words are never sent there.
    */
   async target(name: string, fresh = false): Promise<Target> {
-    const known = this.targets.get(name);
+    const known = this.targets.get(`${this.relay}\u0000${name}`);
     if (known !== undefined && !fresh) return known;
     const res = await this.deps.api.request({ path: `/v1/spaces/${seg(name)}`, auth: 'opt' });
     const b = isObj(res.body) ? res.body : {};
@@ -189,7 +190,7 @@ export class Sealing {
       }
     }
     const t = { sealed, spaceId: b.space_id };
-    this.targets.set(name, t);
+    this.targets.set(`${this.relay}\u0000${name}`, t);
     return t;
   }
 
@@ -347,7 +348,7 @@ export class Sealing {
       updatedAt: t,
     });
     this.cache.noteOwner(this.relay, spaceId, { owner: this.me, ownerWas: null, generation: 1, seenAt: t });
-    this.targets.set(name, { sealed: true, spaceId });
+    this.targets.set(`${this.relay}\u0000${name}`, { sealed: true, spaceId });
     return b;
   }
 
