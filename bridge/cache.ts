@@ -25,6 +25,15 @@
  *   and never replaced, so a relay that later shows another commitment or pair is caught.
  * - service roots: the relay's `service_root_key`, pinned on first sight (trust on first use);
  *   receipts and checkpoints are checked against the pinned root, never a later one.
+ * - relay identities: a relay is its root key, not its address. Another relay at the same address
+ *   (a new data directory, another operator) is followed only once accepted
+ *   (bridge/relay-identity.ts), and everything above is kept per identity: each method's `relay`
+ *   (an address) stands for the identity accepted there now. The identity pinned first at an
+ *   address keeps the address itself as its key (so a cache from before stays whole); each one
+ *   accepted later is keyed `<address>#<root key>`, and one accepted back finds its own again.
+ * - kept answers: the last answers of a few reads (own identity, a SPACE's last page, a standing
+ *   read such as the own dossier), as served, with when, to answer from while the relay cannot be
+ *   reached; at most KEPT_ANSWERS_MAX per relay identity, the oldest dropped.
  * - after a restore that lost positions (spec "Space status" `closed`, `replaced_by`;
  *   shared/recovery.ts): the signed recovery notices this bridge verified (as served, to be
  *   verified again when read back), the SPACES it followed that were closed and the SPACE that
@@ -107,6 +116,19 @@ export interface LostCheckpoint extends SeenCheckpoint {
   readonly lostAt: number;
 }
 
+/** A relay identity accepted at an address: its root key, and whether it is the one followed now. */
+export interface RelayIdentity {
+  readonly rootKey: string;
+  readonly acceptedAt: number;
+  readonly current: boolean;
+}
+
+/** An answer of the relay kept to answer from while it cannot be reached: JSON text as served. */
+export interface KeptAnswer {
+  readonly served: string;
+  readonly readAt: number;
+}
+
 /** A sealed pair as kept: `pair` is the two peer ids ascending, joined by `:`; `sealed` the secret sealed at rest. */
 export interface KeptSealedPair {
   readonly conversationId: string;
@@ -159,7 +181,62 @@ export interface Cache {
   serviceRoot(relay: string): string | undefined;
   /** Pin `rootKey` unless a root is already pinned; returns the pinned one. */
   pinServiceRoot(relay: string, rootKey: string, now: number): string;
+  /**
+   * Follow the relay whose root key is `rootKey` at address `relay` from now on: it is pinned in
+   * place of the one pinned before, whose cursors, checkpoints and the rest stay kept apart
+   * under its own identity (used again when it is accepted back).
+   */
+  acceptServiceRoot(relay: string, rootKey: string, now: number): void;
+  /** The relay identities accepted at address `relay` (none when only the first pin was ever made). */
+  relayIdentities(relay: string): RelayIdentity[];
+  /** The key the identity followed now at address `relay` keeps its rows under (for the stores beside this one). */
+  relayScope(relay: string): string;
+  /** Keep the answer `what` (JSON text as served), replacing the one kept before. */
+  keepAnswer(relay: string, what: string, served: string, now: number): void;
+  keptAnswer(relay: string, what: string): KeptAnswer | undefined;
   close(): void;
+}
+
+/** Kept answers per relay identity at most. */
+export const KEPT_ANSWERS_MAX = 256;
+
+/** The methods whose `relay` names the identity followed now at that address, not the address. */
+type AddressMethods = 'path' | 'close' | 'serviceRoot' | 'pinServiceRoot' | 'acceptServiceRoot' | 'relayIdentities' | 'relayScope';
+const PER_IDENTITY: Record<Exclude<keyof Cache, AddressMethods>, true> = {
+  cursor: true,
+  advanceCursor: true,
+  cursors: true,
+  conversationCursors: true,
+  forgetCursor: true,
+  checkpoint: true,
+  noteCheckpoint: true,
+  checkpointSpaces: true,
+  replaceLostCheckpoint: true,
+  lostCheckpoints: true,
+  keepRecovery: true,
+  recoveries: true,
+  noteClosedSpace: true,
+  closedSpace: true,
+  closedSpaces: true,
+  serviceEpoch: true,
+  noteServiceEpoch: true,
+  cursorsCheckedEpoch: true,
+  noteCursorsChecked: true,
+  keepSealedPair: true,
+  sealedPair: true,
+  sealedPairsOf: true,
+  keepAnswer: true,
+  keptAnswer: true,
+};
+
+/** `cache` with every per-identity method given the key `scopeOf(address)` instead of the address. */
+export function perIdentity(cache: Cache, scopeOf: (relay: string) => string): Cache {
+  const out: Record<string, unknown> = { ...cache };
+  for (const name of Object.keys(PER_IDENTITY) as (keyof typeof PER_IDENTITY)[]) {
+    const method = cache[name] as (relay: string, ...rest: unknown[]) => unknown;
+    out[name] = (relay: string, ...rest: unknown[]) => method(scopeOf(relay), ...rest);
+  }
+  return out as unknown as Cache;
 }
 
 /** Numbered schema steps, applied in order once each (PRAGMA user_version); never edited. */
@@ -245,6 +322,20 @@ const MIGRATIONS: readonly string[] = [
      recovery_id TEXT NOT NULL,
      lost_at INTEGER NOT NULL,
      PRIMARY KEY (relay, space, stream, checkpoint_id)
+   ) STRICT;`,
+  `CREATE TABLE relay_identities (
+     relay TEXT NOT NULL,
+     root_key TEXT NOT NULL CHECK (length(root_key) = 64),
+     scope TEXT NOT NULL UNIQUE,
+     accepted_at INTEGER NOT NULL,
+     PRIMARY KEY (relay, root_key)
+   ) STRICT;
+   CREATE TABLE kept_answers (
+     relay TEXT NOT NULL,
+     what TEXT NOT NULL,
+     served TEXT NOT NULL,
+     read_at INTEGER NOT NULL,
+     PRIMARY KEY (relay, what)
    ) STRICT;`,
 ];
 
@@ -393,6 +484,32 @@ export function openCache(dir: KeyDirectory, keyName: string): Cache {
   const selRoot = statement<[string], { root_key: string }>(db, 'SELECT root_key FROM service_roots WHERE relay = ?');
   // One statement: a racing bridge's pin wins or ours does, never both (INSERT OR IGNORE).
   const pinRoot = statement<[string, string, number]>(db, 'INSERT OR IGNORE INTO service_roots (relay, root_key, seen_at) VALUES (?, ?, ?)');
+  // The identity followed now at an address: the pinned root's row, if it has one (else the address itself).
+  const selScope = statement<[string], { scope: string }>(
+    db,
+    `SELECT i.scope FROM service_roots s JOIN relay_identities i ON i.relay = s.relay AND i.root_key = s.root_key WHERE s.relay = ?`,
+  );
+  const insIdentity = statement<[string, string, string, number]>(db, 'INSERT OR IGNORE INTO relay_identities (relay, root_key, scope, accepted_at) VALUES (?, ?, ?, ?)');
+  const setRoot = statement<[string, string, number]>(
+    db,
+    `INSERT INTO service_roots (relay, root_key, seen_at) VALUES (?, ?, ?)
+     ON CONFLICT (relay) DO UPDATE SET root_key = excluded.root_key, seen_at = excluded.seen_at`,
+  );
+  const listIdentities = statement<[string], { root_key: string; accepted_at: number }>(
+    db,
+    'SELECT root_key, accepted_at FROM relay_identities WHERE relay = ? ORDER BY accepted_at, root_key',
+  );
+  const upAnswer = statement<[string, string, string, number]>(
+    db,
+    `INSERT INTO kept_answers (relay, what, served, read_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (relay, what) DO UPDATE SET served = excluded.served, read_at = excluded.read_at`,
+  );
+  const trimAnswers = statement<[string, string, number]>(
+    db,
+    `DELETE FROM kept_answers WHERE relay = ? AND what NOT IN
+       (SELECT what FROM kept_answers WHERE relay = ? ORDER BY read_at DESC, what LIMIT ?)`,
+  );
+  const selAnswer = statement<[string, string], { served: string; read_at: number }>(db, 'SELECT served, read_at FROM kept_answers WHERE relay = ? AND what = ?');
   const noteEpoch = (relay: string, epoch: string, now: number): EpochNote =>
     immediate(db, () => {
       const previous = selEpoch.get(relay)?.epoch;
@@ -400,7 +517,9 @@ export function openCache(dir: KeyDirectory, keyName: string): Cache {
       return { previous, changed: previous !== undefined && previous !== epoch };
     });
 
-  return {
+  const scopeOf = (relay: string): string => selScope.get(relay)?.scope ?? relay;
+
+  const cache: Cache = {
     path,
     cursor: (relay, scope) =>
       scope.kind === 'conversation' ? selConversation.get(relay, scope.conversation)?.after : selCursor.get(relay, ...scopeKey(scope))?.after,
@@ -483,6 +602,33 @@ export function openCache(dir: KeyDirectory, keyName: string): Cache {
       pinRoot.run(relay, rootKey, now);
       return selRoot.get(relay)!.root_key;
     },
+    acceptServiceRoot(relay, rootKey, now) {
+      if (!/^[0-9a-f]{64}$/.test(rootKey)) throw new TypeError('rootKey: expected 64 lowercase hex');
+      immediate(db, () => {
+        const pinned = selRoot.get(relay)?.root_key;
+        if (pinned === rootKey) return;
+        // The identity followed until now keeps its key: the address for the one pinned first.
+        if (pinned !== undefined) insIdentity.run(relay, pinned, scopeOf(relay), now);
+        insIdentity.run(relay, rootKey, pinned === undefined ? relay : `${relay}#${rootKey}`, now);
+        setRoot.run(relay, rootKey, now);
+      });
+    },
+    relayIdentities(relay) {
+      const pinned = selRoot.get(relay)?.root_key;
+      return listIdentities.all(relay).map((r) => ({ rootKey: r.root_key, acceptedAt: r.accepted_at, current: r.root_key === pinned }));
+    },
+    relayScope: scopeOf,
+    keepAnswer(relay, what, served, now) {
+      immediate(db, () => {
+        upAnswer.run(relay, what, served, now);
+        trimAnswers.run(relay, relay, KEPT_ANSWERS_MAX);
+      });
+    },
+    keptAnswer(relay, what) {
+      const r = selAnswer.get(relay, what);
+      return r && { served: r.served, readAt: r.read_at };
+    },
     close: closer(db),
   };
+  return perIdentity(cache, scopeOf);
 }

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { openCache } from './cache.js';
+import { acceptRelay, describeRelay, relayGuard } from './relay-identity.js';
 import { RelayClient } from './client.js';
 import { createSealer } from './encryption.js';
 import { BridgeError, RelayRefusal } from './errors.js';
@@ -38,6 +39,7 @@ import { ListenTap } from './subscriptions.js';
 import { builtEntry, launchCommand } from './launch-command.js';
 import { configErrorMessage, createConfigErrorServer } from './config-error-server.js';
 import { shellWord } from '../launch/node-version.js';
+import { SvcError } from '../shared/errors.js';
 import { packageVersion } from '../launch/package-version.js';
 
 const SETTINGS_HELP = `Settings (environment):
@@ -89,6 +91,8 @@ Usage:
   svc-bridge me           print this KEY's own view at the relay (GET /v1/me) as JSON
   svc-bridge keys         list the KEYS in the key directory
   svc-bridge keys new N   make a new KEY named N
+  svc-bridge relay        which relay answers at SVC_API: its root key against the one pinned
+  svc-bridge relay accept R   follow the relay at SVC_API whose root key is R (another relay there)
   svc-bridge mirror S --to URL   keep a verified read-only copy of SPACE S on the relay at URL
   svc-bridge keepers S    sign the keeper list of sealed SPACE S (owner)
   svc-bridge stamp P      sign a stamp vouching for KEY P (print it, or put it with --space)
@@ -137,6 +141,17 @@ svc-bridge keys new NAME: make a KEY named NAME (letters, digits, "-", "_"; at m
 
 ${SETTINGS_HELP}
 `,
+  relay: `svc-bridge relay: which relay answers at SVC_API. A relay is its service_root_key, pinned
+the first time this KEY meets it; a restore keeps it, a new data directory or another operator
+at the same address publishes another. This bridge neither registers the KEY nor posts there
+until that relay is accepted.
+svc-bridge relay accept ROOT_KEY: follow the relay at SVC_API whose service_root_key is ROOT_KEY
+(it must be the one the relay publishes now). What this bridge kept of the relay pinned before
+(cursors, checkpoints, queued writes) is kept apart for it, used again if it is accepted back.
+The agent can do the same with svc_whoami accept_relay=ROOT_KEY.
+
+${SETTINGS_HELP}
+`,
   keepers: `${KEEPERS_HELP}\n${SETTINGS_HELP}\n`,
   stamp: `${STAMP_HELP}\n${SETTINGS_HELP}\n`,
   keeper: `${KEEPER_HELP}\n${SETTINGS_HELP}\n`,
@@ -177,7 +192,19 @@ function client(o: Opened, k: LoadedKey): RelayClient {
     dir: o.dir,
     ...(o.settings.token !== undefined ? { fixedToken: o.settings.token } : {}),
     log,
+    // No token is minted (no KEY registered) at a relay other than the one pinned at SVC_API.
+    beforeMint: relayGuard(o.settings.api.origin, () => openCache(o.dir, k.name), Date.now),
   });
+}
+
+/** The key the relay identity followed now at SVC_API keeps its rows under (bridge/cache.ts). */
+function relayScopeOf(o: Opened, k: LoadedKey): string {
+  const cache = openCache(o.dir, k.name);
+  try {
+    return cache.relayScope(o.settings.api.origin);
+  } finally {
+    cache.close();
+  }
 }
 
 /** Everything serving needs, opened before the first MCP message: settings, the KEY, the caches. */
@@ -188,7 +215,16 @@ async function openForServing(env: NodeJS.ProcessEnv) {
   const cache = openCache(o.dir, k.name);
   try {
     const sealing = createSealing(
-      { api, identity: { peerId: k.peerId }, signer: k.signer, sealer: createSealer(k.peerId, k.sealedKeys), privateSalt: k.privateSalt, now: Date.now, log },
+      {
+        api,
+        identity: { peerId: k.peerId },
+        signer: k.signer,
+        sealer: createSealer(k.peerId, k.sealedKeys),
+        privateSalt: k.privateSalt,
+        now: Date.now,
+        log,
+        relayScope: (relay) => cache.relayScope(relay),
+      },
       cache.path,
     );
     return { o, k, api, cache, sealing };
@@ -304,8 +340,9 @@ async function sealedCommand(o: Opened, name: string, words: readonly string[]):
   const k = key(o);
   const api = client(o, k);
   const sealer = createSealer(k.peerId, k.sealedKeys);
+  const scope = relayScopeOf(o, k);
   const sealing = new Sealing(
-    { api, identity: { peerId: k.peerId }, signer: k.signer, sealer, privateSalt: k.privateSalt, now: Date.now, log },
+    { api, identity: { peerId: k.peerId }, signer: k.signer, sealer, privateSalt: k.privateSalt, now: Date.now, log, relayScope: () => scope },
     openSealedCache(sealedCachePath(o.dir, k.name), sealer.box),
   );
   const ctx: CommandContext = {
@@ -437,6 +474,28 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
       }
       if (keys.length === 0) process.stderr.write(`no KEYS in ${o.dir.home} yet (one is made on first use)\n`);
       for (const k of keys) process.stdout.write(`${k.name === chosen ? '*' : ' '} ${k.name} ${k.peerId} ${k.storage}\n`);
+      return;
+    }
+    case 'relay': {
+      const accept = words[1] === 'accept';
+      if (accept ? words.length !== 3 : words.length > 1) throw new UsageError('usage: svc-bridge relay [accept ROOT_KEY]');
+      const o = await open(env);
+      const k = key(o);
+      const caps = (await client(o, k).request({ path: '/v1/capabilities', auth: 'none' })).body;
+      const cache = openCache(o.dir, k.name);
+      try {
+        const relay = o.settings.api.origin;
+        let lines: string[];
+        try {
+          lines = accept ? [acceptRelay(cache, relay, caps, words[2]!, Date.now()).line] : describeRelay(cache, relay, caps);
+        } catch (e) {
+          if (e instanceof SvcError) throw new UsageError(e.detail ?? e.message);
+          throw e;
+        }
+        process.stdout.write(`${lines.join('\n')}\n`);
+      } finally {
+        cache.close();
+      }
       return;
     }
     default:

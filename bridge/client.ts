@@ -19,6 +19,10 @@
  *   again. The relay refuses a bad token before doing anything, so retries are safe for writes
  *   too. With SVC_TOKEN the token is fixed: no minting, no retry.
  * - Tokens go only to the configured address: redirects are not followed.
+ * - Before minting, which registers the KEY at a relay new to it, `beforeMint` is shown the
+ *   relay's capabilities and may refuse: the bridge checks there that the relay is the one whose
+ *   root key it pinned (bridge/relay-identity.ts), so a new relay at the same address learns
+ *   nothing of the KEY until it is accepted.
  *
  * Everything the relay sends is attacker-controlled input and is checked before use.
  */
@@ -77,6 +81,8 @@ export interface ClientOptions {
   readonly now?: () => number;
   /** One line per event, to stderr in the CLI. Never receives a token or a key. */
   readonly log?: (line: string) => void;
+  /** Shown the relay's capabilities (`GET /v1/capabilities`) before each mint; throws to refuse it. */
+  readonly beforeMint?: (capabilities: unknown) => void | Promise<void>;
 }
 
 /** Token refusals that a fresh token cures (spec/3-errors.md: "Mint a new token"). */
@@ -184,6 +190,7 @@ export class RelayClient implements RelayApi {
   private readonly fetchFn: typeof fetch;
   private readonly now: () => number;
   private readonly log: (line: string) => void;
+  private readonly beforeMint: ((capabilities: unknown) => void | Promise<void>) | undefined;
   /** Relay clock minus local clock (ms), from the latest challenge. */
   private skewMs = 0;
   private held: StoredToken | undefined;
@@ -203,6 +210,7 @@ export class RelayClient implements RelayApi {
     this.fetchFn = opts.fetch ?? fetch;
     this.now = opts.now ?? Date.now;
     this.log = opts.log ?? (() => {});
+    this.beforeMint = opts.beforeMint;
   }
 
   /** The relay's clock as last seen (ms). */
@@ -264,6 +272,7 @@ export class RelayClient implements RelayApi {
 
   /** Mint a token now (challenge, signature bound to the audience, verify) and store it. */
   async mint(): Promise<StoredToken> {
+    if (this.beforeMint !== undefined) await this.beforeMint((await this.send({ path: '/v1/capabilities' }, undefined)).body);
     const publicKey = this.key.publicKey;
     const ch = await this.send({ method: 'POST', path: '/v1/keys/challenge', body: { public_key: publicKey } }, undefined);
     const c = ch.body;
@@ -365,7 +374,7 @@ export class RelayClient implements RelayApi {
       const cause = (e as Error & { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
       throw new BridgeError(
         'TRANSPORT',
-        `cannot reach the relay at ${this.base.origin} (${cause})`,
+        `the relay at ${this.base.origin} is unreachable (${cause})`,
         'Check SVC_API and that the relay is running and reachable; then call again.',
         undefined,
         { cause: e },

@@ -26,6 +26,7 @@ import type { ClosedSpace } from './cache.js';
 import { rewindCursor } from './cursors.js';
 import type { BridgeDeps } from './deps.js';
 import { isRelayRefusal, RelayRefusal } from './errors.js';
+import { checkRelay } from './relay-identity.js';
 import { isSpaceName, lossSentence, noticeFor, spaceNameText, type RecoveryView } from './recovery.js';
 import type { Verifier } from './verify.js';
 
@@ -179,10 +180,19 @@ function epochOf(caps: Obj): string | undefined {
  */
 export async function recheckAfterEpochChange(deps: BridgeDeps, verifier: Verifier, hint: EpochHint = {}): Promise<string[]> {
   const relay = deps.api.base.origin;
-  const epoch = hint.seen ?? epochOf(await verifier.capabilities(hint.fresh === true));
+  let epoch = hint.seen ?? epochOf(await verifier.capabilities(hint.fresh === true));
   if (epoch === undefined) return [];
-  deps.cache.noteServiceEpoch(relay, epoch, deps.now());
   const checked = deps.cache.cursorsCheckedEpoch(relay);
+  // A new epoch is a restore only when the relay's root key is the one pinned: another relay at
+  // this address has a new epoch too, and nothing this bridge follows is checked against it.
+  // The capabilities are read again for it, and their epoch is the one taken (those remembered
+  // may be of the relay that stood here before another process accepted this one).
+  if (checked !== epoch && deps.served !== 'relay') {
+    const caps = await verifier.capabilities(true);
+    checkRelay(deps.cache, relay, caps, deps.now());
+    if (hint.seen === undefined) epoch = epochOf(caps) ?? epoch;
+  }
+  deps.cache.noteServiceEpoch(relay, epoch, deps.now());
   if (checked === epoch) return [];
   if (checked === undefined) {
     deps.cache.noteCursorsChecked(relay, epoch, deps.now());

@@ -52,6 +52,7 @@ export type BridgeErrorCode =
   | 'TRANSPORT' // the relay could not be reached or the connection failed
   | 'BAD_RESPONSE' // the relay's answer breaks the protocol
   | 'OUTBOX_FULL' // the relay cannot be reached and the outbox holds as much as it may (bridge/outbox.ts)
+  | 'RELAY_CHANGED' // another relay (another service root key) answers at the address of the one pinned (bridge/relay-identity.ts)
   // Sealed SPACES (protocol/sealed.md §5, §10; bridge/sealed-trust.ts): what a member's software refuses.
   | 'SEALED_ROLLBACK' // the relay shows an older keeper list or generation than this bridge saw
   | 'SEALED_LIST_FORGED' // a keeper list not signed by the owner in place (reference bridge code)

@@ -3,7 +3,9 @@
  * connector: it has no key directory, so it keeps a KEY's cursors, the checkpoints it has seen,
  * the service epochs and the pinned root in memory for as long as the relay runs. The rules are
  * the SQLite cache's: cursors and checkpoints only move forward, a pinned root and a kept sealed
- * pair are never replaced.
+ * pair are never replaced. The connector is served by the relay itself: no other relay can stand
+ * at its address and it is never unreachable from itself, so a root is never accepted in place of
+ * another here and no answer is kept to answer from offline.
  *
  * Bounded: at most `entriesMax` cursors and as many checkpoints (and sealed pairs, recovery
  * notices, closed SPACES and lost checkpoints); past it the entry changed longest ago is dropped (a dropped cursor restarts at the start of its stream,
@@ -139,6 +141,13 @@ export function createMemoryCache(entriesMax = MEMORY_CACHE_ENTRIES_MAX): Cache 
       if (!roots.has(relay)) roots.set(relay, rootKey);
       return roots.get(relay)!;
     },
+    acceptServiceRoot() {
+      throw new Error('the connector follows the relay it runs in: no other relay is accepted');
+    },
+    relayIdentities: () => [],
+    relayScope: (relay) => relay,
+    keepAnswer: () => {},
+    keptAnswer: () => undefined,
     close() {
       cursors.clear();
       checkpoints.clear();

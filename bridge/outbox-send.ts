@@ -120,6 +120,14 @@ export class Outbox {
     this.verifier = new Verifier(deps);
   }
 
+  /**
+   * The key of the relay identity followed now at this address (bridge/cache.ts): writes queued
+   * for another relay that stood here stay with it, never sent to this one.
+   */
+  private get scope(): string {
+    return this.deps.cache.relayScope(this.relay);
+  }
+
   /** Offline writes are on (a cap of 0 items turns them off). */
   get enabled(): boolean {
     return this.caps.maxItems > 0;
@@ -131,31 +139,31 @@ export class Outbox {
    */
   queue(w: QueuedWrite, cause?: unknown): { id: number; waiting: number; already: boolean } {
     const now = this.deps.now();
-    const queued = this.store.queuedKey(this.relay, w.target, w.idempotencyKey);
-    if (queued !== undefined) return { id: queued, waiting: this.store.summary(this.relay, now).count, already: true };
+    const queued = this.store.queuedKey(this.scope, w.target, w.idempotencyKey);
+    if (queued !== undefined) return { id: queued, waiting: this.store.summary(this.scope, now).count, already: true };
     // The relay's Retry-After holds for the queued write too: neither the timer nor a tool call sends it before.
     const notBefore = isRelayRefusal(cause) && cause.retryAfter !== undefined ? now + cause.retryAfter * 1000 : 0;
-    const id = this.store.add({ ...w, relay: this.relay }, this.caps, now, cause === undefined ? undefined : { error: causeWords(cause), notBefore });
+    const id = this.store.add({ ...w, relay: this.scope }, this.caps, now, cause === undefined ? undefined : { error: causeWords(cause), notBefore });
     this.deps.log(`the relay cannot take it now: ${w.kind} to ${w.label} queued in the outbox (idempotency key ${w.idempotencyKey})`);
     this.schedule(Math.max(BACKOFF_FIRST_MS, notBefore - now));
-    return { id, waiting: this.store.summary(this.relay, this.deps.now()).count, already: false };
+    return { id, waiting: this.store.summary(this.scope, this.deps.now()).count, already: false };
   }
 
   /** Whether writes to `target` wait in the outbox (a new one then goes behind them). */
   waiting(target: string): boolean {
-    return this.store.waiting(this.relay, target);
+    return this.store.waiting(this.scope, target);
   }
 
   rememberSpace(name: string, spaceId: string, sealed: boolean): void {
-    this.store.rememberSpace(this.relay, name, { spaceId, sealed }, this.deps.now());
+    this.store.rememberSpace(this.scope, name, { spaceId, sealed }, this.deps.now());
   }
 
   knownSpace(name: string) {
-    return this.store.knownSpace(this.relay, name);
+    return this.store.knownSpace(this.scope, name);
   }
 
   summary(): OutboxSummary {
-    return this.store.summary(this.relay, this.deps.now());
+    return this.store.summary(this.scope, this.deps.now());
   }
 
   /** Start sending what an earlier run left, soon after start. */
@@ -175,7 +183,7 @@ export class Outbox {
 
   /** Before a tool runs: send what waits, for at most a few seconds (sending goes on after). */
   async beforeTool(): Promise<void> {
-    if (this.store.summary(this.relay, this.deps.now()).count === 0) return;
+    if (this.store.summary(this.scope, this.deps.now()).count === 0) return;
     let timeout: NodeJS.Timeout | undefined;
     await Promise.race([this.flush(), new Promise<void>((resolve) => (timeout = setTimeout(resolve, TOOL_WAIT_MS)))]);
     clearTimeout(timeout);
@@ -183,7 +191,7 @@ export class Outbox {
 
   /** The waiting notices, each taken once, in the order they were noted. */
   notices(): string[] {
-    const all = this.store.takeNotices(this.relay);
+    const all = this.store.takeNotices(this.scope);
     if (all.length <= NOTICES_SHOWN) return all;
     return [...all.slice(0, NOTICES_SHOWN), `… and ${all.length - NOTICES_SHOWN} more notices of the outbox (delivered or refused writes).`];
   }
@@ -218,7 +226,7 @@ export class Outbox {
     try {
       for (;;) {
         if (this.stopped) return;
-        const item = this.store.claim(this.relay, this.deps.now(), LEASE_MS);
+        const item = this.store.claim(this.scope, this.deps.now(), LEASE_MS);
         if (item === undefined) break;
         if (!(await this.sendOne(item))) {
           away = true;
@@ -230,7 +238,7 @@ export class Outbox {
       away = true;
       this.deps.log(`outbox: ${(e as Error)?.message ?? String(e)}`);
     }
-    const left = this.store.summary(this.relay, this.deps.now());
+    const left = this.store.summary(this.scope, this.deps.now());
     if (left.count === 0) {
       this.failures = 0;
       return;

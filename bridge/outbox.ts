@@ -259,9 +259,10 @@ export function openOutbox(path: string, owner: string = randomUUID()): OutboxSt
         const t = totals.get(e.relay)!;
         const bytes = Number(t.bytes ?? 0);
         if (t.n + 1 > caps.maxItems || bytes + Buffer.byteLength(body) > caps.maxBytes) {
+          // `relay` keys a relay identity: its address, then `#` and its root key for one accepted later (bridge/cache.ts).
           throw new BridgeError(
             'OUTBOX_FULL',
-            `the relay at ${e.relay} cannot be reached and this KEY's outbox is full (${t.n} items, ${Math.ceil(bytes / 1024)} KiB; at most ${caps.maxItems} items and ${Math.floor(caps.maxBytes / 1048576)} MiB): nothing was queued or sent`,
+            `the relay at ${e.relay.split('#')[0]} cannot be reached and this KEY's outbox is full (${t.n} items, ${Math.ceil(bytes / 1024)} KiB; at most ${caps.maxItems} items and ${Math.floor(caps.maxBytes / 1048576)} MiB): nothing was queued or sent`,
             'Wait until the relay answers again (svc_whoami shows the outbox and its last error; the bridge sends it by itself), then write again; or check SVC_API and that the relay runs.',
           );
         }

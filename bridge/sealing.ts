@@ -53,6 +53,12 @@ export interface SealingDeps {
   readonly privateSalt: PrivateSalt;
   readonly now: () => number;
   readonly log: (line: string) => void;
+  /**
+   * The key of the relay identity followed now at an address (bridge/cache.ts `relayScope`), so
+   * what this bridge keeps of another relay that stood at the same address stays apart; the
+   * address itself without it.
+   */
+  readonly relayScope?: ((relay: string) => string) | undefined;
 }
 
 /** A sealed SPACE as this bridge accepts it right now. */
@@ -116,6 +122,7 @@ function noKey(name: string, generation: number, refused: readonly string[]): Br
 export class Sealing {
   readonly deps: SealingDeps;
   readonly cache: SealedCache;
+  /** What `target` learnt, by relay identity and SPACE name (another relay accepted at the same address has SPACES of its own). */
   private readonly targets = new Map<string, Target>();
   /** The keeper work in progress in this process (`inTurn`). */
   private keeping: Promise<unknown> = Promise.resolve();
@@ -129,8 +136,10 @@ export class Sealing {
     this.index = index;
   }
 
+  /** The key of what the sealed cache and index keep of the relay followed now. */
   get relay(): string {
-    return this.deps.api.base.origin;
+    const address = this.deps.api.base.origin;
+    return this.deps.relayScope?.(address) ?? address;
   }
 
   get me(): string {
@@ -162,7 +171,7 @@ export class Sealing {
    * saw sealed that the relay now shows unsealed is refused: words are never sent there.
    */
   async target(name: string, fresh = false): Promise<Target> {
-    const known = this.targets.get(name);
+    const known = this.targets.get(`${this.relay}\u0000${name}`);
     if (known !== undefined && !fresh) return known;
     const res = await this.deps.api.request({ path: `/v1/spaces/${seg(name)}`, auth: 'opt' });
     const b = isObj(res.body) ? res.body : {};
@@ -181,7 +190,7 @@ export class Sealing {
       }
     }
     const t = { sealed, spaceId: b.space_id };
-    this.targets.set(name, t);
+    this.targets.set(`${this.relay}\u0000${name}`, t);
     return t;
   }
 
@@ -339,7 +348,7 @@ export class Sealing {
       updatedAt: t,
     });
     this.cache.noteOwner(this.relay, spaceId, { owner: this.me, ownerWas: null, generation: 1, seenAt: t });
-    this.targets.set(name, { sealed: true, spaceId });
+    this.targets.set(`${this.relay}\u0000${name}`, { sealed: true, spaceId });
     return b;
   }
 

@@ -1,7 +1,8 @@
 /**
  * The bridge's local cache (real SQLite files, WAL): cursors only move forward, the newest
- * checkpoint per SPACE and stream is kept, service epoch changes are noticed, and several
- * bridges (connections, processes) share one file safely.
+ * checkpoint per SPACE and stream is kept, service epoch changes are noticed, all of it per relay
+ * identity accepted at an address, answers are kept to answer from offline, and several bridges
+ * (connections, processes) share one file safely.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, statSync, writeFileSync, mkdtempSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
-import { cachePath, openCache, type SeenCheckpoint } from '../bridge/cache.js';
+import { KEPT_ANSWERS_MAX, cachePath, openCache, type SeenCheckpoint } from '../bridge/cache.js';
 import { openKeyDirectory, type KeyDirectory } from '../bridge/keys.js';
 import { tempHome } from './helpers/bridge.js';
 import { REPO_ROOT } from './helpers/relay.js';
@@ -105,6 +106,69 @@ describe('service epoch', () => {
     expect(cache.noteServiceEpoch(RELAY, 'e2', 3)).toEqual({ previous: 'e1', changed: true });
     expect(cache.serviceEpoch(RELAY)).toBe('e2');
     expect(cache.serviceEpoch(OTHER)).toBeUndefined();
+    cache.close();
+  });
+});
+
+describe('relay identities', () => {
+  const ROOT_A = 'a'.repeat(64);
+  const ROOT_B = 'b'.repeat(64);
+
+  it('keep what is known of each relay accepted at one address apart, and find it again when one is accepted back', () => {
+    const dir = freshDir();
+    const cache = openCache(dir, 'default');
+    const space = { kind: 'space', space: 'lab' } as const;
+    expect(cache.pinServiceRoot(RELAY, ROOT_A, 1)).toBe(ROOT_A);
+    cache.advanceCursor(RELAY, space, '7', 1);
+    cache.noteCheckpoint(RELAY, 'lab', 'posts', cp('7'));
+    cache.noteServiceEpoch(RELAY, 'epoch-a', 1);
+    cache.keepAnswer(RELAY, 'me', '{"a":1}', 1);
+    // The first pin keeps the address as its key: a cache from before stays whole.
+    expect(cache.relayScope(RELAY)).toBe(RELAY);
+    expect(cache.relayIdentities(RELAY)).toEqual([]);
+
+    cache.acceptServiceRoot(RELAY, ROOT_B, 2);
+    expect(cache.serviceRoot(RELAY)).toBe(ROOT_B);
+    expect(cache.relayScope(RELAY)).toBe(`${RELAY}#${ROOT_B}`);
+    expect(cache.cursor(RELAY, space)).toBeUndefined();
+    expect(cache.checkpoint(RELAY, 'lab', 'posts')).toBeUndefined();
+    expect(cache.serviceEpoch(RELAY)).toBeUndefined();
+    expect(cache.keptAnswer(RELAY, 'me')).toBeUndefined();
+    cache.advanceCursor(RELAY, space, '2', 2);
+    // Another address is untouched.
+    cache.advanceCursor(OTHER, space, '4', 2);
+    expect(cache.relayScope(OTHER)).toBe(OTHER);
+    expect(cache.relayIdentities(RELAY)).toEqual([
+      { rootKey: ROOT_A, acceptedAt: 2, current: false },
+      { rootKey: ROOT_B, acceptedAt: 2, current: true },
+    ]);
+    cache.close();
+
+    // Another process (or run) sees the same choice, and accepting A back finds A's rows.
+    const again = openCache(dir, 'default');
+    expect(again.cursor(RELAY, space)).toBe('2');
+    again.acceptServiceRoot(RELAY, ROOT_A, 3);
+    expect(again.cursor(RELAY, space)).toBe('7');
+    expect(again.checkpoint(RELAY, 'lab', 'posts')?.last).toBe('7');
+    expect(again.serviceEpoch(RELAY)).toBe('epoch-a');
+    expect(again.keptAnswer(RELAY, 'me')?.served).toBe('{"a":1}');
+    expect(again.cursor(OTHER, space)).toBe('4');
+    again.acceptServiceRoot(RELAY, ROOT_B, 4);
+    expect(again.cursor(RELAY, space)).toBe('2');
+    again.close();
+  });
+});
+
+describe('kept answers', () => {
+  it('replace the one kept under the same name, and keep at most KEPT_ANSWERS_MAX per relay, the oldest dropped', () => {
+    const cache = openCache(freshDir(), 'default');
+    cache.keepAnswer(RELAY, 'me', '{"v":1}', 1);
+    cache.keepAnswer(RELAY, 'me', '{"v":2}', 2);
+    expect(cache.keptAnswer(RELAY, 'me')).toEqual({ served: '{"v":2}', readAt: 2 });
+    for (let i = 0; i < KEPT_ANSWERS_MAX; i++) cache.keepAnswer(RELAY, `posts:s${i}`, '{}', 10 + i);
+    expect(cache.keptAnswer(RELAY, 'me')).toBeUndefined();
+    expect(cache.keptAnswer(RELAY, 'posts:s0')).toEqual({ served: '{}', readAt: 10 });
+    expect(cache.keptAnswer(OTHER, 'posts:s0')).toBeUndefined();
     cache.close();
   });
 });

@@ -108,14 +108,14 @@ describe('offline writes', () => {
     expect(toolOk(m)).toMatchObject({ queued: true, conversation_id: conversation });
     expect(textOf(m)).toContain('will be sent by itself');
 
-    // svc_whoami answers from what the bridge holds, the queue first among it.
+    // svc_whoami answers from what the bridge holds: the identity it kept, and the queue.
     const w = await callTool(a, 'svc_whoami', {});
     expect(w.isError).toBeFalsy();
-    expect(textOf(w)).toContain('cannot be reached now');
+    expect(textOf(w)).toMatch(/^From the cache, .*; the relay at .* is unreachable/);
     expect(textOf(w)).toContain('outbox: 4 write(s) wait for the relay');
     expect(textOf(w)).toContain(`- 3 post(s) to ${space}`);
     expect(textOf(w)).toContain(`- 1 message(s) to conversation ${conversation}`);
-    expect(textOf(w)).toMatch(/outbox last error: .*cannot reach the relay/);
+    expect(textOf(w)).toMatch(/outbox last error: the relay at .* is unreachable/);
     expect(toolOk(w).bridge.outbox).toMatchObject({ queued: 4, targets: [{ kind: 'post', to: space, queued: 3 }, { kind: 'message', to: `conversation ${conversation}`, queued: 1 }] });
 
     // The bridge restarts while the relay is still away: the outbox is on disk.
@@ -163,6 +163,59 @@ describe('offline writes', () => {
     const messages = (await get(up(), `/v1/conversations/${conversation}/messages?after=0`, p)).body.items;
     expect(messages.map((x: { body: string }) => x.body)).toEqual(['hello online', 'written offline']);
   }, 120_000);
+
+  it('answers own identity, a SPACE page and the own dossier read before from the cache, marked with their age, while the relay is stopped; other reads say it is unreachable and that writes are queued', async () => {
+    const space = await spaceWithPost('obk');
+    toolOk(await callTool(a, 'svc_post', { space, kind: 'dossier', title: 'where I stopped', body: 'cursor at 2' }));
+    const page = toolOk(await callTool(a, 'svc_read_space', { space }));
+    expect(page.items).toHaveLength(2);
+    const dossierRead = { space, standing: true, kind: ['dossier'], author: peerA, limit: 1, detail: 'full' };
+    expect(toolOk(await callTool(a, 'svc_read_space', dossierRead)).items[0].body).toBe('cursor at 2');
+    const never = freshName('obu');
+    toolOk(await callTool(a, 'svc_space_control', { action: 'create', name: never }));
+    toolOk(await callTool(a, 'svc_whoami', {}));
+
+    await stopTheRelay();
+    const marker = new RegExp(`^From the cache, \\d+ s old \\(read at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\); the relay at http://127\\.0\\.0\\.1:${port} is unreachable \\(`);
+    const me = await callTool(a, 'svc_whoami', {});
+    expect(me.isError).toBeFalsy();
+    expect(textOf(me)).toMatch(marker);
+    expect(textOf(me)).toContain(`peer_id:`);
+    expect(textOf(me)).toContain(`- ${space}: owner`);
+    expect(textOf(me)).toContain("Writes are queued meanwhile: svc_post and svc_message keep what you write in this bridge's outbox");
+    expect(toolOk(me)).toMatchObject({ peer_id: peerA, cached: { age_seconds: expect.any(Number), relay_unreachable: expect.stringContaining('is unreachable') } });
+
+    const again = await callTool(a, 'svc_read_space', { space });
+    expect(again.isError).toBeFalsy();
+    expect(textOf(again)).toMatch(marker);
+    expect(textOf(again)).toContain('the last page of it read');
+    expect(textOf(again)).toContain(`cursor: not moved (your saved cursor is ${page.next_after})`);
+    const kept = toolOk(again);
+    expect(kept.items.map((x: { post_id: string }) => x.post_id)).toEqual(page.items.map((x: { post_id: string }) => x.post_id));
+    expect(kept.cached.age_seconds).toEqual(expect.any(Number));
+    expect(kept.bridge).toMatchObject({ saved_cursor: page.next_after, cursor_moved: false });
+
+    const dossier = await callTool(a, 'svc_read_space', dossierRead);
+    expect(textOf(dossier)).toMatch(marker);
+    expect(toolOk(dossier).items[0]).toMatchObject({ kind: 'dossier', body: 'cursor at 2', author: peerA });
+
+    // A SPACE never read, and a standing read never made, have nothing kept: the relay is unreachable, writes are queued.
+    for (const args of [{ space: never }, { space, standing: true }]) {
+      const r = await callTool(a, 'svc_read_space', args);
+      expect(r.isError).toBe(true);
+      expect(r.structuredContent).toMatchObject({ error: { code: 'TRANSPORT', source: 'bridge' } });
+      expect(textOf(r)).toMatch(new RegExp(`^TRANSPORT\\. the relay at http://127\\.0\\.0\\.1:${port} is unreachable \\(`));
+      expect(textOf(r)).toContain("Writes are queued meanwhile: svc_post and svc_message keep what you write in this bridge's outbox and send it by themselves");
+    }
+    const queued = await callTool(a, 'svc_post', { space, kind: 'obs', body: 'while away' });
+    expect(textOf(queued)).toMatch(/^Queued, not sent yet: the relay at .* could not take it now: the relay at .* is unreachable/);
+
+    await startTheRelay();
+    const fresh = toolOk(await callTool(a, 'svc_read_space', { space }));
+    expect(fresh.cached).toBeUndefined();
+    expect(fresh.outbox_notices[0]).toMatch(/^Queued post delivered/);
+    expect(fresh.items.map((x: { body?: string; snippet?: string; kind: string }) => x.kind)).toEqual(['obs']);
+  }, 60_000);
 
   it('tells at the next tool call, once, of a queued post the relay refused, which leaves the outbox, and sends the posts behind it', async () => {
     const space = await spaceWithPost('obr');

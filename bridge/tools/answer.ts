@@ -31,12 +31,54 @@ export interface FaultSink {
   readonly log: (line: string) => void;
   /** The bridge (default) or the relay's connector. */
   readonly served?: 'bridge' | 'relay' | undefined;
+  /** The bridge's outbox (bridge/outbox-send.ts), whose state an unreachable relay's answer tells. */
+  readonly outbox?: { readonly enabled: boolean } | undefined;
+}
+
+/** How old something kept is, in words: "40 s old", "3 min old", "5 h old", "2 days old". */
+export function ageWords(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s old`;
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m} min old`;
+  const h = Math.round(m / 60);
+  return h < 48 ? `${h} h old` : `${Math.round(h / 24)} days old`;
+}
+
+/** The first line of an answer from the cache while the relay cannot be reached (`why`: a clause saying so). */
+export function fromCacheLine(readAt: number, now: number, why: string): string {
+  return `From the cache, ${ageWords(now - readAt)} (read at ${new Date(readAt).toISOString()}); ${why}.`;
+}
+
+/** The structured part's mark of an answer from the cache. */
+export function cachedMark(readAt: number, now: number, cause: string): Record<string, unknown> {
+  return { read_at: new Date(readAt).toISOString(), age_seconds: Math.max(0, Math.round((now - readAt) / 1000)), relay_unreachable: cause };
+}
+
+/** What becomes of writes while the relay is unreachable. */
+export function writesWhileAway(outbox: FaultSink['outbox']): string {
+  return outbox?.enabled === true
+    ? "Writes are queued meanwhile: svc_post and svc_message keep what you write in this bridge's outbox and send it by themselves, in order, when the relay answers."
+    : 'Writes are not queued (the outbox is off: SVC_OUTBOX_MAX_ITEMS=0): they fail until the relay answers.';
+}
+
+/**
+ * The relay cannot be reached for a call the cache cannot answer: said so, with what still works
+ * (queued writes; svc_whoami and a SPACE's last page from the cache).
+ */
+function unreachableRefusal(e: BridgeError, sink: FaultSink): RefusalFields {
+  return {
+    code: e.code,
+    message: e.message,
+    fix: `${writesWhileAway(sink.outbox)} svc_whoami, and svc_read_space of a SPACE read before, answer from the cache meanwhile. Call this again once the relay answers (svc_whoami says when); if it stays away, check SVC_API and that the relay runs.`,
+    detail: e.detail,
+  };
 }
 
 /** Turn what a tool threw into its answer: refusals and local failures become tool errors. */
 export function failure(e: unknown, sink: FaultSink): CallToolResult {
   if (e instanceof RelayRefusal) return refusal(e, 'relay');
-  if (e instanceof BridgeError) return refusal(e, 'bridge');
+  if (e instanceof BridgeError) return refusal(e.code === 'TRANSPORT' && sink.served !== 'relay' ? unreachableRefusal(e, sink) : e, 'bridge');
   // A protocol rule the bridge itself checked (bad argument, evidence that does not verify).
   if (e instanceof SvcError) {
     const entry = CATALOGUE[e.code];

@@ -19,6 +19,10 @@
  *   where the SPACE continues, and follows the continuation: the same read there, from its
  *   saved cursor. An ascending read that finds nothing more in a closed SPACE follows it the
  *   same way; a read that still shows posts of it says where it continues.
+ * - The last page read of each SPACE, and each standing read (the own newest dossier among
+ *   them), is kept in the cache as served (bridge/cache.ts "kept answers"). While the relay is
+ *   unreachable, a read of that SPACE (or the same standing read) answers it again, marked as
+ *   from the cache with its age; the cursor does not move.
  */
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -26,12 +30,13 @@ import { SvcError } from '../../shared/errors.js';
 import { WAIT_SECONDS_MAX } from '../../shared/limits.js';
 import { planCursor, rewindCursor, settleCursor, type CursorPlan } from '../cursors.js';
 import { closureOf, recheckAfterEpochChange, withContinuation } from '../epoch.js';
-import { isRelayRefusal } from '../errors.js';
+import { isBridgeError, isRelayRefusal } from '../errors.js';
 import type { Posting } from '../posting.js';
 import { PEER_MARKER_NOTE, peerFence } from '../render.js';
+import { causeWords } from '../outbox-send.js';
 import { cursorAfterSealed, openSealed, sealedAlarm } from '../sealing.js';
 import { toolArgs } from './args.js';
-import { answer, guarded } from './answer.js';
+import { answer, cachedMark, fromCacheLine, guarded } from './answer.js';
 import { items, objectBody, plain, segment } from './action.js';
 import { postText } from './post-view.js';
 import {
@@ -93,7 +98,77 @@ interface Followed {
   readonly notices: readonly string[];
 }
 
+/** What a read is kept under: the SPACE's last page, or a standing read with exactly these arguments. */
+function keptKey(args: ReadSpaceInput): string {
+  if (args.standing !== true) return `posts:${args.space}`;
+  const shape = Object.entries(args)
+    .filter(([k, v]) => v !== undefined && k !== 'space' && k !== 'standing')
+    .map(([k, v]) => [k, k === 'kind' && Array.isArray(v) ? [...v].sort() : v] as const)
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  return `standing:${args.space}:${JSON.stringify(shape)}`;
+}
+
+/** A kept read: the arguments it was read with, the position it read after, the page as served. */
+interface KeptRead {
+  readonly args: Record<string, unknown>;
+  readonly after: string | null;
+  readonly page: Record<string, unknown>;
+}
+
+function keepRead(posting: Posting, args: ReadSpaceInput, after: string | undefined, page: Record<string, unknown>): void {
+  const { deps } = posting;
+  // An empty page of a stream read (nothing new yet) leaves the last page with posts kept.
+  if (deps.served === 'relay' || (args.standing !== true && items(page.items).length === 0)) return;
+  const kept: KeptRead = { args, after: after ?? null, page };
+  deps.cache.keepAnswer(deps.api.base.origin, keptKey(args), JSON.stringify(kept), deps.now());
+}
+
+/** The relay is unreachable: the kept page of this read, marked as from the cache with its age; undefined when none is kept. */
+async function fromCache(posting: Posting, args: ReadSpaceInput, cause: unknown): Promise<CallToolResult | undefined> {
+  const { deps } = posting;
+  const relay = deps.api.base.origin;
+  const kept = deps.cache.keptAnswer(relay, keptKey(args));
+  if (kept === undefined) return undefined;
+  const read = JSON.parse(kept.served) as KeptRead;
+  const fence = peerFence({ self: deps.identity.peerId });
+  const now = deps.now();
+  const why = causeWords(cause);
+  const served = items(read.page.items);
+  const posts = await openSealed(deps, served).catch(() => served);
+  const readWith = [
+    ...(read.after === null ? [] : [`after ${read.after}`]),
+    ...Object.entries(read.args)
+      .filter(([k, v]) => v !== undefined && k !== 'space' && k !== 'after')
+      .map(([k, v]) => `${k}=${JSON.stringify(v)}`),
+  ].join(', ');
+  const saved = args.standing === true ? undefined : deps.cache.cursor(relay, { kind: 'space', space: args.space });
+  const lines = [
+    fromCacheLine(kept.readAt, now, why),
+    `${plain(fence, 'space', args.space)}: ${args.standing === true ? 'this standing read' : 'the last page of it read'} (${readWith || 'no arguments'}), as the relay served it then: ` +
+      `${posts.length} post${posts.length === 1 ? '' : 's'}; head_seq then ${plain(fence, 'head_seq', read.page.head_seq)}. Nothing newer can be read until the relay answers.`,
+    ...posts.map((p) => postText(fence, p)),
+    args.standing === true ? 'A snapshot; your cursor is not moved.' : `cursor: not moved (your saved cursor is ${saved ?? 'none yet'}); read again once the relay answers.`,
+    ...legend(fence),
+  ];
+  return answer(lines.join('\n'), {
+    ...read.page,
+    items: posts,
+    cached: cachedMark(kept.readAt, now, why),
+    bridge: { read_with: read.args, after_sent: read.after, saved_cursor: saved ?? null, cursor_moved: false },
+  });
+}
+
 export async function runReadSpace(posting: Posting, args: ReadSpaceInput, followed?: Followed): Promise<CallToolResult> {
+  try {
+    return await readFromRelay(posting, args, followed);
+  } catch (e) {
+    const kept = isBridgeError(e, 'TRANSPORT') ? await fromCache(posting, args, e) : undefined;
+    if (kept === undefined) throw e;
+    return kept;
+  }
+}
+
+async function readFromRelay(posting: Posting, args: ReadSpaceInput, followed?: Followed): Promise<CallToolResult> {
   const { deps } = posting;
   const fence = peerFence({ self: deps.identity.peerId });
   const space = segment(args.space, 'space');
@@ -119,6 +194,7 @@ export async function runReadSpace(posting: Posting, args: ReadSpaceInput, follo
     }
     const res = await deps.api.request({ path: `/v1/spaces/${space}/standing`, query: common, auth: 'opt' });
     const page = objectBody(res.body, 'posts.standing');
+    keepRead(posting, args, undefined, page);
     const posts = await openSealed(deps, items(page.items));
     const lines = [...notices, `${plain(fence, 'space', args.space)}: ${posts.length} standing post${posts.length === 1 ? '' : 's'}, newest first (head_seq ${plain(fence, 'head_seq', page.head_seq)}); a snapshot, your cursor is not moved.`];
     for (const p of posts) lines.push(postText(fence, p));
@@ -175,6 +251,7 @@ export async function runReadSpace(posting: Posting, args: ReadSpaceInput, follo
     res = await read(plan.after);
   }
   const page = objectBody(res.body, 'posts.read');
+  keepRead(posting, args, plan?.after, page);
   const served = items(page.items);
   const closed = deps.cache.closedSpace(deps.api.base.origin, args.space);
   if (!desc && served.length === 0 && page.has_more !== true && closed?.replacedBy !== undefined) {

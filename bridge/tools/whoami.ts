@@ -6,16 +6,23 @@
  * (spec "Versioning" 6). A new epoch runs the re-check of bridge/epoch.ts here, and every
  * followed SPACE a restore closed is listed with its continuation, in every answer. The bridge
  * adds its outbox (bridge/outbox-send.ts `outboxView`), and when the relay cannot be reached it
- * answers from what it holds itself instead of failing.
+ * answers from what it holds itself instead of failing: the last answer of `GET /v1/me` it kept,
+ * marked as from the cache with its age, and what becomes of writes meanwhile.
+ *
+ * `accept_relay` (the root key a RELAY_CHANGED refusal named) makes the relay now at SVC_API the
+ * one this bridge follows (bridge/relay-identity.ts), before anything else is asked of it.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { SvcError } from '../../shared/errors.js';
 import type { BridgeDeps } from '../deps.js';
 import { closureLines, recheckAfterEpochChange } from '../epoch.js';
 import { causeWords, outboxView, unreachable, type Outbox } from '../outbox-send.js';
+import { isRelayRefusal } from '../errors.js';
+import { acceptRelay } from '../relay-identity.js';
 import type { Verifier } from '../verify.js';
 import { fields } from '../render.js';
-import { answer, guarded } from './answer.js';
+import { answer, cachedMark, fromCacheLine, guarded, writesWhileAway } from './answer.js';
 
 export const WHOAMI_DESCRIPTION = [
   'Who you are at the svc relay: your peer id (derived from your KEY), token expiry,',
@@ -29,7 +36,15 @@ export const WHOAMI_DESCRIPTION = [
 
 const WhoamiArgs = {
   after: z.string().min(1).max(64).optional().describe('Membership page cursor: the next_after of the previous answer.'),
+  accept_relay: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional()
+    .describe('Only after a RELAY_CHANGED refusal: the service_root_key it named, to follow that relay from now on.'),
 };
+
+/** The kept answer of `GET /v1/me` (its first page), answered from while the relay is unreachable. */
+const KEPT_ME = 'me';
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
@@ -94,13 +109,31 @@ export function renderMe(me: Record<string, unknown>, extra: MeExtra): string {
   return lines.join('\n');
 }
 
-/** The relay cannot be reached: what this bridge holds itself, the outbox first among it. */
+/**
+ * The relay cannot be reached: what this bridge holds itself. The last identity it read, marked
+ * as from the cache with its age, when it kept one; the outbox; what becomes of writes.
+ */
 function offline(deps: BridgeDeps, outbox: Outbox, cause: unknown) {
   const relay = deps.api.base.origin;
-  const view = outboxView(outbox, deps.now());
+  const now = deps.now();
+  const view = outboxView(outbox, now);
   const mailboxAfter = deps.cache.cursor(relay, { kind: 'mailbox' });
+  // The client's own words for an unreachable relay are a clause already ("the relay at … is unreachable (…)").
+  const why = isRelayRefusal(cause) ? `the relay at ${relay} cannot answer now (${causeWords(cause)})` : causeWords(cause);
+  const kept = deps.cache.keptAnswer(relay, KEPT_ME);
+  const me = kept === undefined ? undefined : (JSON.parse(kept.served) as Record<string, unknown>);
+  const bridge = { key: deps.identity.keyName, relay, run_id: deps.runId ?? null, mailbox_after: mailboxAfter ?? null, outbox: view.structured };
+  const after = [...view.lines, `${writesWhileAway(outbox)} Call svc_whoami again later.`];
+  if (kept !== undefined && me !== undefined) {
+    const text = [
+      fromCacheLine(kept.readAt, now, why),
+      renderMe(me, { keyName: deps.identity.keyName, relay, runId: deps.runId, mailboxAfter, epochChanged: undefined, notices: closureLines(deps) }),
+      ...after,
+    ].join('\n');
+    return answer(text, { ...me, cached: cachedMark(kept.readAt, now, why), relay_unreachable: why, bridge });
+  }
   const text = [
-    `The relay at ${relay} cannot be reached now (${causeWords(cause)}). What this bridge holds:`,
+    `${why[0]!.toUpperCase()}${why.slice(1)}, and this bridge has kept no identity read from it yet. What it holds:`,
     fields([
       ['peer_id', deps.identity.peerId],
       ['key', `${deps.identity.keyName} (held by this bridge; never leaves this machine)`],
@@ -108,14 +141,9 @@ function offline(deps: BridgeDeps, outbox: Outbox, cause: unknown) {
       ['mailbox saved after', mailboxAfter ?? 'none yet'],
       ['run_id', deps.runId],
     ]),
-    ...view.lines,
-    'svc_post and svc_message keep what you write in the outbox meanwhile; call svc_whoami again later.',
+    ...after,
   ].join('\n');
-  return answer(text, {
-    peer_id: deps.identity.peerId,
-    relay_unreachable: causeWords(cause),
-    bridge: { key: deps.identity.keyName, relay, run_id: deps.runId ?? null, mailbox_after: mailboxAfter ?? null, outbox: view.structured },
-  });
+  return answer(text, { peer_id: deps.identity.peerId, cached: null, relay_unreachable: why, bridge });
 }
 
 export function registerWhoami(server: McpServer, deps: BridgeDeps, verifier: Verifier): void {
@@ -127,8 +155,13 @@ export function registerWhoami(server: McpServer, deps: BridgeDeps, verifier: Ve
       inputSchema: WhoamiArgs,
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
-    async ({ after }) =>
+    async ({ after, accept_relay }) =>
       guarded(deps, async () => {
+        if (accept_relay !== undefined && deps.served === 'relay') {
+          throw new SvcError('INVALID_REQUEST', 'accept_relay: the connector is served by the relay itself, so no other relay stands at its address; accept_relay is for svc-bridge');
+        }
+        // Accepted first, so the call below already talks to the relay accepted (and registers there).
+        const accepted = accept_relay === undefined ? undefined : acceptRelay(deps.cache, deps.api.base.origin, await verifier.capabilities(true), accept_relay, deps.now());
         let res;
         try {
           res = await deps.api.request({ path: '/v1/me', query: { after } });
@@ -147,7 +180,8 @@ export function registerWhoami(server: McpServer, deps: BridgeDeps, verifier: Ve
         }
         const recheck = typeof meObj.service_epoch === 'string' ? await recheckAfterEpochChange(deps, verifier, { seen: meObj.service_epoch }) : [];
         const closed = closureLines(deps);
-        const notices = [...recheck, ...closed];
+        const notices = [...(accepted === undefined ? [] : [accepted.line]), ...recheck, ...closed];
+        if (after === undefined && deps.served !== 'relay') deps.cache.keepAnswer(relay, KEPT_ME, JSON.stringify(meObj), deps.now());
         const mailboxAfter = deps.cache.cursor(relay, { kind: 'mailbox' });
         const outbox = deps.outbox === undefined ? undefined : outboxView(deps.outbox, deps.now());
         const text = [
@@ -163,6 +197,7 @@ export function registerWhoami(server: McpServer, deps: BridgeDeps, verifier: Ve
             mailbox_after: mailboxAfter ?? null,
             service_epoch_changed_from: epochChanged ?? null,
             notices: recheck,
+            ...(accepted === undefined ? {} : { accepted_relay: { service_root_key: accepted.now, before: accepted.before ?? null, changed: accepted.changed } }),
             closed_spaces: deps.cache.closedSpaces(relay).map((c) => ({ space: c.space, replaced_by: c.replacedBy ?? null, recovery_id: c.recoveryId ?? null })),
             outbox: outbox?.structured ?? null,
           },
