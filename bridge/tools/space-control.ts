@@ -227,7 +227,7 @@ export const CONTROL_TABLE: ActionTable<ControlInput> = {
       if (typeof b.space_id === 'string' && typeof b.name === 'string') outboxOf(ctx.deps)?.rememberSpace(b.name, b.space_id, sealed);
       const text = [
         `Created SPACE ${plain(ctx.fence, 'name', b.name)}; you own it (${revision(ctx.fence, b)}).`,
-        ...(input.oracle === true && input.visibility === undefined ? ['An oracle space is public: anyone reads it; members propose versions and the owner decides.'] : []),
+        ...(input.oracle === true && input.visibility === undefined ? ['An oracle space is public: anyone reads it and may propose versions; you (or an admin) decide which becomes current.'] : []),
         ...(filed === undefined
           ? []
           : [
