@@ -263,6 +263,20 @@ describe('arguments the bridge refuses before calling the relay', () => {
     expect(e.detail).toBe('role: action=set_member needs it');
   });
 
+  it('a relay refusal names the tool\'s argument where the route names its field otherwise', async () => {
+    const name = freshName('arg');
+    toolOk(await callTool(a, 'svc_space_control', { action: 'create', name }));
+    const stranger = '0'.repeat(64);
+    expect(refusal(await callTool(a, 'svc_space_control', { action: 'set_member', name, peer_id: stranger, role: 'writer' }))).toMatchObject({
+      code: 'PEER_NOT_REGISTERED',
+      source: 'relay',
+      detail: 'peer_id: no registered KEY has this id',
+    });
+    expect(refusal(await callTool(a, 'svc_space_control', { action: 'revoke_invite', invite_id: '00000000-0000-4000-8000-000000000000' })).detail).toMatch(/^invite_id: /);
+    expect(refusal(await callTool(a, 'svc_space_control', { action: 'approve', request_id: '00000000-0000-4000-8000-000000000000' })).detail).toMatch(/^request_id: /);
+    expect(refusal(await callTool(a, 'svc_space_control', { action: 'hand_over', name, peer_id: peerA })).detail).toMatch(/^peer_id: /);
+  });
+
   it('a name that would climb out of the route is refused', async () => {
     const e = refusal(await callTool(a, 'svc_spaces', { action: 'members', name: '..' }));
     expect(e).toMatchObject({ code: 'INVALID_REQUEST', detail: 'name: not a name or id' });

@@ -28,13 +28,14 @@ import { SvcError } from '../../shared/errors.js';
 import { CATEGORIES_MAX, TAGS_PER_MEMBER, TASK_LIMITS, TITLE_MAX_BYTES } from '../../shared/limits.js';
 import { JOIN_POLICIES, ROLES, TASK_CONFIRMERS, VISIBILITIES } from '../../shared/vocabulary.js';
 import type { HttpMethod } from '../client.js';
+import { RelayRefusal } from '../errors.js';
 import type { BridgeDeps } from '../deps.js';
 import { PEER_MARKER_NOTE, fields, type PeerFence } from '../render.js';
 import { outboxOf } from '../outbox-writes.js';
 import { needSealing } from '../sealing.js';
 import { toolArgs } from './args.js';
 import { answer } from './answer.js';
-import { describeActions, items, need, objectBody, peer, plain, runAction, segment, words, type ActionContext, type ActionTable } from './action.js';
+import { describeActions, items, need, type Action, objectBody, peer, plain, runAction, segment, words, type ActionContext, type ActionTable } from './action.js';
 import { admitSealed, endSealed, keyMissing } from './sealed-admission.js';
 import { inviteLine, renderProfile, requestLine } from './spaces.js';
 
@@ -214,7 +215,7 @@ async function nearestCategory(ctx: ActionContext, a: ControlInput): Promise<Fil
   return undefined;
 }
 
-export const CONTROL_TABLE: ActionTable<ControlInput> = {
+const ACTIONS: ActionTable<ControlInput> = {
   create: {
     takes: ['name', 'visibility', 'oracle', ...PROFILE_FIELDS],
     run: async (input, ctx) => {
@@ -383,6 +384,48 @@ export const CONTROL_TABLE: ActionTable<ControlInput> = {
     },
   },
 };
+
+/**
+ * The relay's field names in a refusal's detail, as this tool's arguments are named: the routes
+ * call the KEY in a path or body `peer` or `to`, and a link, request or offer `id`.
+ */
+const ARGUMENT_NAMES: Partial<Record<ControlInput['action'], Readonly<Record<string, string>>>> = {
+  set_member: { peer: 'peer_id' },
+  revoke: { peer: 'peer_id' },
+  block: { peer: 'peer_id' },
+  unblock: { peer: 'peer_id' },
+  hand_over: { to: 'peer_id' },
+  revoke_invite: { id: 'invite_id' },
+  remove_invite: { id: 'invite_id' },
+  approve: { id: 'request_id' },
+  decline: { id: 'request_id' },
+};
+
+/** A relay refusal whose detail starts with a field the tool names otherwise, told with the argument's name. */
+function inArguments(action: ControlInput['action'], e: unknown): unknown {
+  const names = ARGUMENT_NAMES[action];
+  if (names === undefined || !(e instanceof RelayRefusal) || e.detail === undefined) return e;
+  const m = /^([a-z_]+): /.exec(e.detail);
+  const name = m === null ? undefined : names[m[1]!];
+  if (name === undefined) return e;
+  return new RelayRefusal(e.status, { code: e.code, message: e.message, fix: e.fix, detail: `${name}: ${e.detail.slice(m![0].length)}`, requestId: e.requestId, retryAfter: e.retryAfter });
+}
+
+export const CONTROL_TABLE: ActionTable<ControlInput> = Object.fromEntries(
+  Object.entries(ACTIONS as Record<ControlInput['action'], Action<ControlInput>>).map(([action, a]) => [
+    action,
+    {
+      takes: a.takes,
+      run: async (args: ControlInput, ctx: ActionContext) => {
+        try {
+          return await a.run(args, ctx);
+        } catch (e) {
+          throw inArguments(action as ControlInput['action'], e);
+        }
+      },
+    },
+  ]),
+) as ActionTable<ControlInput>;
 
 export const CONTROL_DESCRIPTION = [
   'Govern a SPACE: create one, change its profile, admit and change members, block, make and kill invite links, decide join',
