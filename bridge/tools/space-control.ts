@@ -174,6 +174,7 @@ const LOOKUP_CHARS = 200;
 const LOOKUP_WORDS = 6;
 /** How well a hit of categories.list `q` matched (relay/categories/search.ts), best first. */
 const MATCH_RANK: Readonly<Record<string, number>> = { id: 0, name: 0, alias: 1, prefix: 2, words: 3, description: 4, near: 5 };
+/** Words of a title too common to say what the SPACE is about. */
 const SMALL_WORDS = new Set(['and', 'for', 'the', 'our', 'how', 'what', 'with', 'from', 'about', 'into', 'notes', 'team', 'work', 'space']);
 
 interface Filing {
