@@ -52,4 +52,10 @@ export interface BridgeDeps {
   readonly outbox?: Outbox | undefined;
   /** SVC_WITNESSES: the witnesses whose cosignatures make a SPACE's history verified (bridge/witnesses.ts). */
   readonly witnesses?: WitnessPolicy | undefined;
+  /**
+   * The caller may only read (at the relay's /mcp/connect, an app given read access only): a
+   * read writes nothing on the side, so `svc_messages` leaves the read position where it is
+   * (marking read is conversations.mark_read, a write; spec/1-concepts.md "App sign-in").
+   */
+  readonly readOnly?: boolean | undefined;
 }

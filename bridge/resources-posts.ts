@@ -15,14 +15,16 @@
  *   svc://posts/{id}              one post in full (svc_get checks its proof)
  *
  * Text for the model, rendered like the tools' answers with peer markers around everything a
- * PEER wrote. A read the relay refuses is a protocol error carrying the refusal; an address
- * naming no SPACE, post or category is "resource not found" (bridge/resources-errors.ts).
+ * PEER wrote. A read the relay refuses is a protocol error carrying the refusal (at the relay's
+ * connector a token problem is the read's ordinary text); an address naming no SPACE, post or
+ * category is "resource not found" (bridge/resources-errors.ts).
  */
 import { ProtocolError, ProtocolErrorCode, ResourceTemplate, type McpServer, type ReadResourceResult, type Variables } from '@modelcontextprotocol/server';
 import { isRelayRefusal } from './errors.js';
+import type { BridgeDeps } from './deps.js';
 import type { Posting } from './posting.js';
 import { fields, peerFence } from './render.js';
-import { readFailure } from './resources-errors.js';
+import { failedRead } from './resources-errors.js';
 import { openEnvelopes, openSealed } from './sealing.js';
 import { openMessageEnvelopes } from './sealed-pairs.js';
 import { isObject, items, objectBody, peer, plain, segment } from './tools/action.js';
@@ -32,11 +34,11 @@ import { DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, TOKEN_BUDGET_MAX, legend } from '.
 
 const MARKDOWN = 'text/markdown';
 
-async function text(uri: URL, body: () => Promise<string>): Promise<ReadResourceResult> {
+async function text(deps: BridgeDeps, uri: URL, body: () => Promise<string>): Promise<ReadResourceResult> {
   try {
     return { contents: [{ uri: uri.href, mimeType: MARKDOWN, text: await body() }] };
   } catch (e) {
-    throw readFailure(uri, e);
+    return failedRead(uri, e, deps);
   }
 }
 
@@ -121,19 +123,19 @@ export function registerPostResources(server: McpServer, posting: Posting): void
     'categories',
     'svc://categories',
     { title: 'svc categories', description: 'The category register: top categories and their children (markdown).', mimeType: MARKDOWN },
-    (uri) => text(uri, () => relayMarkdown(posting, '/v1/categories', { depth: '2' })),
+    (uri) => text(deps, uri, () => relayMarkdown(posting, '/v1/categories', { depth: '2' })),
   );
   server.registerResource(
     'mailbox',
     'svc://mailbox',
     { title: 'svc mailbox', description: 'Your mailbox after your saved cursor (reading it does not move the cursor; svc_mailbox does).', mimeType: MARKDOWN },
-    (uri) => text(uri, () => mailboxText(posting)),
+    (uri) => text(deps, uri, () => mailboxText(posting)),
   );
   server.registerResource(
     'category',
     new ResourceTemplate('svc://categories/{id}', { list: undefined }),
     { title: 'svc category', description: 'One category of the register by id (markdown).', mimeType: MARKDOWN },
-    (uri, vars) => text(uri, () => relayMarkdown(posting, `/v1/categories/${segment(variable(vars, 'id'), 'id')}`)),
+    (uri, vars) => text(deps, uri, () => relayMarkdown(posting, `/v1/categories/${segment(variable(vars, 'id'), 'id')}`)),
   );
   server.registerResource(
     'space',
@@ -157,14 +159,14 @@ export function registerPostResources(server: McpServer, posting: Posting): void
       },
     }),
     { title: 'svc SPACE', description: 'A SPACE: profile, head, status, your role and your saved cursor.', mimeType: MARKDOWN },
-    (uri, vars) => text(uri, () => spaceText(posting, variable(vars, 'name'))),
+    (uri, vars) => text(deps, uri, () => spaceText(posting, variable(vars, 'name'))),
   );
   server.registerResource(
     'space-latest',
     new ResourceTemplate('svc://spaces/{name}/latest', { list: undefined }),
     { title: 'svc SPACE latest', description: 'The newest posts of a SPACE, newest first (a snapshot).', mimeType: MARKDOWN },
     (uri, vars) =>
-      text(uri, () => {
+      text(deps, uri, () => {
         const name = variable(vars, 'name');
         return postsText(posting, `${name}: newest posts`, `/v1/spaces/${segment(name, 'name')}/posts`, { order: 'desc', limit: DEFAULT_LIMIT, token_budget: DEFAULT_TOKEN_BUDGET }, 'No posts yet.');
       }),
@@ -174,7 +176,7 @@ export function registerPostResources(server: McpServer, posting: Posting): void
     new ResourceTemplate('svc://spaces/{name}/dossier', { list: undefined }),
     { title: 'svc own dossier', description: 'Your own newest dossier in a SPACE (kind dossier, in full).', mimeType: MARKDOWN },
     (uri, vars) =>
-      text(uri, () => {
+      text(deps, uri, () => {
         const name = variable(vars, 'name');
         return postsText(
           posting,
@@ -190,7 +192,7 @@ export function registerPostResources(server: McpServer, posting: Posting): void
     new ResourceTemplate('svc://spaces/{name}/document', { list: undefined }),
     { title: 'svc oracle document', description: "An oracle space's current document: version, sections, references and text.", mimeType: MARKDOWN },
     (uri, vars) =>
-      text(uri, async () => {
+      text(deps, uri, async () => {
         const name = variable(vars, 'name');
         const fence = peerFence({ self: deps.identity.peerId });
         const d = objectBody((await deps.api.request({ path: `/v1/spaces/${segment(name, 'name')}/document`, auth: 'opt' })).body, 'oracle.document');
@@ -203,7 +205,7 @@ export function registerPostResources(server: McpServer, posting: Posting): void
     new ResourceTemplate('svc://posts/{id}', { list: undefined }),
     { title: 'svc post', description: 'One post in full (svc_get also checks its proof).', mimeType: MARKDOWN },
     (uri, vars) =>
-      text(uri, async () => {
+      text(deps, uri, async () => {
         const fence = peerFence({ self: deps.identity.peerId });
         const p = objectBody((await deps.api.request({ path: `/v1/posts/${segment(variable(vars, 'id'), 'id')}`, query: { proof: 'false' }, auth: 'opt' })).body, 'posts.get');
         const [shown] = await openSealed(deps, [p]);

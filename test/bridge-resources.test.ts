@@ -3,7 +3,7 @@
  * relay: an address naming nothing is "resource not found" with data {uri}, code -32002 on
  * revision 2025-11-25 and -32602 on 2026-07-28 (the wire code is read from the transport, since
  * the SDK client turns either into its ResourceNotFoundError); a malformed address is Invalid
- * Params; a refusal that is no "not found" stays Internal Error with the refusal as data.
+ * Params with the refusal as data.
  */
 import { randomUUID } from 'node:crypto';
 import { ProtocolError, ResourceNotFoundError, type JSONRPCMessage } from '@modelcontextprotocol/client';

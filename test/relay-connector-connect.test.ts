@@ -2,11 +2,13 @@
  * `/mcp/connect` with app tokens (spec/1-concepts.md "App sign-in", "Connector"): an app token
  * from OAuth app sign-in reaches the same tools as its KEY, plus the compatibility tools `search`
  * and `fetch`; a write by a read-only token is HTTP 403 `insufficient_scope` and writes nothing;
- * the same app token at `/mcp` is tool output TOKEN_INVALID.
+ * a read-only token reads direct messages without moving the read position (marking read is a
+ * write), and the answer says so; the same app token at `/mcp` is tool output TOKEN_INVALID.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textOf } from './helpers/bridge.js';
 import { callConnector, connectConnector } from './helpers/connector.js';
+import { acquaint, getConversation, send, started } from './helpers/conversations.js';
 import { appToken } from './helpers/oauth-flow.js';
 import { call, mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
 
@@ -76,6 +78,47 @@ for (const revision of ['2025-11-25', '2026-07-28'] as const) {
       );
       expect(JSON.parse(await res.text()).error.code).toBe('INSUFFICIENT_SCOPE');
       expect((await call(relay, 'GET', `/v1/spaces/${space}`, { token: key.token })).body.head_seq).toBe(head);
+    });
+
+    it('a read-only app token reads direct messages without moving the read position, says so, and is still refused a write with 403 insufficient_scope', async () => {
+      // A KEY that knows `key` (they share a SPACE), so its messages reach `key` as a conversation.
+      const peer = await mintToken(relay.url);
+      await acquaint(relay, peer, key);
+      const conv = await started(relay, peer, [key], { body: `first ${revision}` });
+      const id = conv.conversation.conversation_id as string;
+      expect((await send(relay, peer, id, { body: `second ${revision}` })).status).toBe(201);
+      const before = (await getConversation(relay, key, id)).body;
+      expect(before).toMatchObject({ read_seq: '0', unread: true });
+
+      const { accessToken } = await appToken(relay, { scope: 'read', keyToken: key.token });
+      const c = await connectConnector(relay.url, { token: accessToken, revision, path: '/mcp/connect' });
+      try {
+        const read = await callConnector(c, 'svc_messages', { action: 'read', conversation_id: id });
+        expect(read.isError ?? false, textOf(read)).toBe(false);
+        const text = textOf(read);
+        expect(text).toContain(`first ${revision}`);
+        expect(text).toContain(`second ${revision}`);
+        expect(text).toContain('read-only access: messages not marked read');
+        expect((read.structuredContent as any).items.map((m: any) => m.seq)).toEqual(['1', '2']);
+        expect((read.structuredContent as any).bridge).toMatchObject({ read_seq: null, read_only: true });
+        await expect(callConnector(c, 'svc_message', { action: 'mark_read', conversation_id: id })).rejects.toThrow(/403|insufficient|scope/i);
+      } finally {
+        await c.close();
+      }
+      // The read position, as the KEY itself sees it: not moved by the read-only app.
+      expect((await getConversation(relay, key, id)).body).toMatchObject({ read_seq: before.read_seq, unread: true });
+
+      // The same read by an app allowed to write does move it.
+      const writer = await appToken(relay, { scope: 'read write', keyToken: key.token });
+      const w = await connectConnector(relay.url, { token: writer.accessToken, revision, path: '/mcp/connect' });
+      try {
+        const read = await callConnector(w, 'svc_messages', { action: 'read', conversation_id: id, after: '0' });
+        expect(textOf(read)).not.toContain('read-only access');
+        expect((read.structuredContent as any).bridge.read_seq).toBe('2');
+      } finally {
+        await w.close();
+      }
+      expect((await getConversation(relay, key, id)).body).toMatchObject({ read_seq: '2', unread: false });
     });
 
     it('an app token at /mcp is tool output TOKEN_INVALID naming /mcp/connect, and search and fetch are not listed there', async () => {

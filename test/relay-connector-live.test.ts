@@ -155,6 +155,8 @@ describe('limits and ends', () => {
       const refused = await c.client.listen({ resourceSubscriptions: ['svc://mailbox'] }).catch((e: Error) => e);
       expect(refused).toBeInstanceOf(Error);
       expect((refused as Error).message).toMatch(/BUSY.*at most 4/);
+      // The client's doing, not a fault of the relay: Invalid Request, never -32603 Internal error.
+      expect((refused as { code?: unknown }).code).toBe(-32600);
       // Another KEY is not held back by this one's streams.
       const other = await listener(owner.token);
       const theirs = await other.client.listen({ resourceSubscriptions: ['svc://mailbox'] });

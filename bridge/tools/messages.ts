@@ -15,7 +15,10 @@
  * also marked read at the relay (`POST …/read {seq}` up to the saved cursor): what the agent was
  * shown is what a person's client marks read on screen, so `unread` and the mailbox's
  * `messages_waiting` stop counting them. A relay that refuses the marker does not fail the read;
- * the answer says so.
+ * the answer says so. A caller that may only read (an app given read access only, at the
+ * relay's /mcp/connect) is shown the messages and the marker is not moved: marking read is
+ * conversations.mark_read, a write, and a read-only token is refused every write
+ * (spec/1-concepts.md "App sign-in"); the answer says so in one line.
  */
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -83,6 +86,9 @@ async function get(args: MessagesInput, ctx: ActionContext): Promise<CallToolRes
   return answer([conversationText(fence, shown), ...legend(fence)].join('\n'), shown);
 }
 
+/** What a read-only caller's answer says instead of moving the read marker. */
+export const READ_ONLY_MARKER_LINE = 'read-only access: messages not marked read (this app may only read; unread counts stay as they were).';
+
 /** Mark read at the relay up to `seq` when it is past the caller's read_seq; a line when it could not. */
 async function markRead(deps: BridgeDeps, id: string, seq: string | undefined, readSeq: unknown): Promise<{ line?: string; readSeq?: string }> {
   if (seq === undefined || seq === '0') return {};
@@ -142,7 +148,7 @@ async function read(args: MessagesInput, ctx: ActionContext): Promise<CallToolRe
     if (plan.advances && hold.heldAt !== undefined && BigInt(saved ?? '0') < BigInt(hold.heldAt)) {
       lines.push(`cursor: held before seq ${hold.heldAt}: a sealed message there could not be opened yet (see above); the next read starts with it.`);
     }
-    if (plan.advances && messages.length > 0) marked = await markRead(deps, id, saved, conv.read_seq);
+    if (plan.advances && messages.length > 0) marked = deps.readOnly === true ? { line: READ_ONLY_MARKER_LINE } : await markRead(deps, id, saved, conv.read_seq);
     if (page.budget_cut === true) lines.push(BUDGET_CUT_LINE);
     lines.push(cursorLine(fence, plan, { saved, moved, filtered: false, hasMore: page.has_more === true, nextAfter: page.next_after, what: 'messages' }));
   } else if (page.has_more === true) {
@@ -155,7 +161,15 @@ async function read(args: MessagesInput, ctx: ActionContext): Promise<CallToolRe
     ...page,
     items: messages,
     conversation: conv,
-    bridge: { after_sent: plan?.after ?? null, cursor_from: plan?.from ?? null, saved_cursor: saved ?? null, cursor_moved: moved, read_seq: marked.readSeq ?? null, notices },
+    bridge: {
+      after_sent: plan?.after ?? null,
+      cursor_from: plan?.from ?? null,
+      saved_cursor: saved ?? null,
+      cursor_moved: moved,
+      read_seq: marked.readSeq ?? null,
+      ...(deps.readOnly === true ? { read_only: true } : {}),
+      notices,
+    },
   });
 }
 
@@ -184,7 +198,8 @@ export const MESSAGES_DESCRIPTION = [
   `${describeActions(MESSAGES_TABLE)}.`,
   'list shows your conversations (state=requested: message requests waiting for your answer) with who is in them, their states and',
   'unread marks; read continues a conversation where you stopped (a cursor per conversation is saved once you have been shown',
-  'the messages, and marks them read); sealed messages are opened by the bridge on your machine. Send, accept, decline, block with svc_message.',
+  'the messages, and marks them read, except for an app allowed to read only); sealed messages are opened by the bridge on your machine.',
+  'Send, accept, decline, block with svc_message.',
   PEER_MARKER_NOTE,
 ].join(' ');
 

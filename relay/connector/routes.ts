@@ -20,7 +20,9 @@
  *
  * The body reaches the SDK as the bytes sent (this plugin's own content-type parser, so a
  * malformed body is the SDK's JSON-RPC parse error, not the relay's envelope), bounded by the
- * relay's request limit (TOO_LARGE, 413). The routes take no rate limit of their own: every
+ * relay's request limit (TOO_LARGE, 413). A client's mistake is never answered -32603 Internal
+ * error: params a method does not take are -32602 (params.ts), a token problem reading a
+ * resource is the read's ordinary text (bridge/resources-errors.ts). The routes take no rate limit of their own: every
  * tool's call of a route is limited as that route is, for the caller's KEY or address.
  */
 import { Readable } from 'node:stream';
@@ -36,6 +38,7 @@ import { createPublicReads } from './public-reads.js';
 import { CONNECT_METADATA_PATH, CONNECT_PATH, MCP_PATH } from './paths.js';
 import { callerOf, connectRefusal, type Caller } from './caller.js';
 import { foreignRequest } from './origin.js';
+import { invalidParams, relabel } from './params.js';
 import { CONNECTOR_NAME, createConnectorServer, type ConnectorBase, type ConnectorHooks } from './server.js';
 import { liveUpdates, type LiveUpdates } from './live/index.js';
 
@@ -67,26 +70,34 @@ function webRequest(req: FastifyRequest, reply: FastifyReply, base: string): Req
   return new Request(`${base}${req.url}`, { method: req.method, headers, body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body, signal: abort.signal });
 }
 
-/** Whether the body is a tools/call (its answer is read whole before it is sent: see 403). */
-function isToolCall(body: unknown): boolean {
-  if (!Buffer.isBuffer(body)) return false;
+/** The body as JSON, or undefined when there is none or it is not JSON (the SDK answers those). */
+function jsonBody(body: unknown): unknown {
+  if (!Buffer.isBuffer(body)) return undefined;
   try {
-    const msg = JSON.parse(body.toString('utf8')) as unknown;
-    return typeof msg === 'object' && msg !== null && (msg as { method?: unknown }).method === 'tools/call';
+    return JSON.parse(body.toString('utf8')) as unknown;
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** Whether the message is a tools/call (its answer is read whole before it is sent: see 403). */
+function isToolCall(msg: unknown): boolean {
+  return typeof msg === 'object' && msg !== null && (msg as { method?: unknown }).method === 'tools/call';
 }
 
 async function serve(handler: McpHttpHandler, live: LiveUpdates, ctx: RelayContext, req: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<FastifyReply> {
   const web = webRequest(req, reply, ctx.baseUrl());
+  const body = jsonBody(req.body);
+  const invalid = invalidParams(body);
   // A 2026-07-28 subscriptions/listen is a live stream of the caller's KEY (live/), not the SDK's.
-  const res =
+  const answered =
     await live.answer(req, caller, web.signal) ??
     (await handler.fetch(web, {
       authInfo: { token: '', clientId: caller.identity?.app?.clientId ?? '', scopes: [], extra: { caller } },
     }));
-  const whole = isToolCall(req.body);
+  // Params a method does not take: the SDK's -32603 for them is -32602 (params.ts).
+  const res = invalid === undefined ? answered : await relabel(answered, invalid);
+  const whole = isToolCall(body);
   const text = whole && res.body !== null ? await res.text() : undefined;
   if (caller.connect && caller.scopeDenied) {
     reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="read write", resource_metadata="${metadataUrl(ctx)}"`);

@@ -66,6 +66,7 @@ export function connectorDeps(base: ConnectorBase, caller: Caller): BridgeDeps {
     now: base.ctx.clock,
     log: base.log,
     unsigned: true,
+    readOnly: caller.identity?.app?.write === false,
   };
 }
 

@@ -12,6 +12,9 @@
  * to listen again; `_meta["svc/ended"]` says why (time, expired, revoked, left, stopped, nothing). Refusals
  * come before any acknowledgement as a JSON-RPC error (HTTP 200) whose `data` is the relay's
  * error envelope: a token problem (a KEY's token is needed) and BUSY (the KEY's streams are open).
+ * Both are -32600 Invalid Request: the request cannot be served as sent, and the envelope says
+ * why and what to do. Neither is -32603 Internal error, which would tell the client the relay
+ * failed (a KEY holding its four streams is its client's doing, not a fault).
  */
 import { SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY, type JSONRPCRequest } from '@modelcontextprotocol/server';
 import { errorEnvelope, type ErrorCode } from '../../../shared/errors.js';
@@ -115,7 +118,7 @@ export async function listen(ctx: RelayContext, live: LiveStreams, req: ListenRe
     return rpcError(id, -32600, p.code, req.requestId, p.detail);
   }
   if (!live.hasRoom(identity.peerId)) {
-    return rpcError(id, -32603, 'BUSY', req.requestId, `live streams: at most ${LIVE_STREAMS_PER_KEY} per KEY are open; end one (cancel its subscriptions/listen) and listen again`);
+    return rpcError(id, -32600, 'BUSY', req.requestId, `live streams: at most ${LIVE_STREAMS_PER_KEY} per KEY are open; end one (cancel its subscriptions/listen) and listen again`);
   }
   const { kept, mailbox, spaces, guarded } = await readable(ctx, identity.peerId, followable(requested(message)));
 
