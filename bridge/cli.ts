@@ -77,8 +77,8 @@ function helpText(): Record<string, string> {
 }
 
 function makeHelp(): Record<string, string> {
-  // What an MCP client launches: `svc-bridge` when installed and on PATH, else node and the built entry's path.
-  const LAUNCH = launchCommand(builtEntry(entryUrl), process.env.PATH);
+  // What an MCP client launches: `svc-bridge` when installed and on PATH, else node and the built entry's path; through npx's node@N when that is what runs this bridge.
+  const LAUNCH = launchCommand(builtEntry(entryUrl), process.env.PATH, { execPath: process.execPath, version: process.versions.node });
   const LAUNCH_JSON = `{"command": ${JSON.stringify(LAUNCH.command)}, ${LAUNCH.args.length > 0 ? `"args": [${LAUNCH.args.map((a) => JSON.stringify(a)).join(', ')}], ` : ''}"env": {"SVC_API": "${DEFAULT_API}"}}`;
   const LAUNCH_SHELL = [LAUNCH.command, ...LAUNCH.args].map(shellWord).join(' ');
   return {

@@ -4,6 +4,11 @@
  * command, `svc-bridge`, when that name on PATH is this very bridge; anything else, a checkout
  * above all, by `node` and the absolute path of the built entry: dist/bridge/main.js, or the
  * one-file bundle itself (`bridge.mjs`, scripts/bundle-bridge.mjs) when that is what runs.
+ *
+ * A bridge that runs on the Node.js npx fetched (`npx -y node@24 …`, as README says to do where
+ * the system's Node is too old) is launched the same way again: its `node` is in npx's cache,
+ * first on the PATH npx gave this process only, and the `node` an MCP client finds on its own
+ * PATH may be the old one that made npx necessary.
  */
 import { realpathSync } from 'node:fs';
 import { delimiter, join, sep } from 'node:path';
@@ -12,6 +17,12 @@ import { fileURLToPath } from 'node:url';
 export interface LaunchCommand {
   readonly command: string;
   readonly args: readonly string[];
+}
+
+/** The Node.js running the bridge: its executable and version (process.execPath, process.versions.node). */
+export interface RunningNode {
+  readonly execPath: string;
+  readonly version: string;
 }
 
 /** The built entry beside the running module: the bundle itself, main.js once built, else where `npm run build` puts it. */
@@ -28,14 +39,31 @@ function real(path: string): string | undefined {
   }
 }
 
-/** The launch command for the entry at `entry`, given the PATH the bridge was started with. */
-export function launchCommand(entry: string, pathEnv: string | undefined): LaunchCommand {
+/**
+ * The `node@MAJOR` package npx ran this Node.js from, or undefined when it is not npx's: npx
+ * installs a package into `_npx/<hash>/node_modules/<package>` in its cache, and the `node`
+ * package's executable is `node_modules/node/bin/node` there.
+ */
+export function npxNode(node: RunningNode | undefined): string | undefined {
+  if (node === undefined) return undefined;
+  const parts = node.execPath.split(/[\\/]/);
+  const at = parts.lastIndexOf('_npx');
+  const major = /^v?(\d+)\./.exec(node.version)?.[1];
+  if (at < 0 || major === undefined || !parts.slice(at).join('/').includes('/node_modules/node/')) return undefined;
+  return `node@${major}`;
+}
+
+/** The launch command for the entry at `entry`, given the PATH the bridge was started with and the Node.js it runs on. */
+export function launchCommand(entry: string, pathEnv: string | undefined, node?: RunningNode): LaunchCommand {
   const entryReal = real(entry) ?? entry;
   const installed = entryReal.split(sep).includes('node_modules');
+  const npx = npxNode(node);
   if (installed) {
     for (const dir of (pathEnv ?? '').split(delimiter)) {
-      if (dir !== '' && real(join(dir, 'svc-bridge')) === entryReal) return { command: 'svc-bridge', args: [] };
+      if (dir !== '' && real(join(dir, 'svc-bridge')) === entryReal) {
+        return npx === undefined ? { command: 'svc-bridge', args: [] } : { command: 'npx', args: ['-y', '-p', npx, 'svc-bridge'] };
+      }
     }
   }
-  return { command: 'node', args: [entry] };
+  return npx === undefined ? { command: 'node', args: [entry] } : { command: 'npx', args: ['-y', npx, entry] };
 }

@@ -7,10 +7,11 @@
  * - A write to a target with writes still waiting goes behind them (a SPACE's posts in order),
  *   even when the relay answers meanwhile.
  * - A post needs its SPACE's uuid to be signed: when the relay cannot be asked, the one learnt
- *   by an earlier post to that name is used (bridge/outbox.ts "known SPACES"). A sealed SPACE is
- *   sealed with what the sealed cache remembers (the newest generation in use this bridge
- *   accepted, and its secret). A name this bridge never posted to, or a sealed SPACE whose key it
- *   does not hold, is not queued: the answer is the failure, with what to do.
+ *   by an earlier post to that name (through any tool) or by its creation here is used
+ *   (bridge/outbox.ts "known SPACES"). A sealed SPACE is sealed with what the sealed cache
+ *   remembers (the newest generation in use this bridge accepted, and its secret). A name this
+ *   bridge neither posted to nor created, or a sealed SPACE whose key it does not hold, is not
+ *   queued: the answer is the failure, with what to do.
  * - Offline writes are the bridge's only: the relay's connector (no KEY, no cache of its own)
  *   has no outbox, and SVC_OUTBOX_MAX_ITEMS=0 turns them off.
  */
@@ -35,10 +36,10 @@ export function outboxOf(deps: BridgeDeps): Outbox | undefined {
 export const BEHIND = 'earlier writes to the same place still wait in the outbox, and they are sent in order';
 
 /**
- * SPACE `name` as an earlier post learnt it (a sealed one as the sealed cache remembers it),
- * when the relay cannot be asked now (`cause`); the failure, told as one, when this bridge never
- * posted there: it cannot sign for it (a signed post names its SPACE's id) nor tell whether it is
- * sealed.
+ * SPACE `name` as an earlier post (svc_post's or svc_oracle's) or its creation here learnt it (a
+ * sealed one as the sealed cache remembers it), when the relay cannot be asked now (`cause`); the
+ * failure, told as one, when this bridge did neither: it cannot sign for it (a signed post names
+ * its SPACE's id) nor tell whether it is sealed.
  */
 export function offlineSpace(deps: BridgeDeps, outbox: Outbox, name: string, cause: unknown): KnownSpace {
   const sealing = deps.sealing;
@@ -48,8 +49,8 @@ export function offlineSpace(deps: BridgeDeps, outbox: Outbox, name: string, cau
   if (known === undefined) {
     throw new BridgeError(
       'TRANSPORT',
-      `the relay at ${outbox.relay} cannot be reached (${causeWords(cause)}), and this bridge has not posted to ${name} before, so it cannot sign for it (a signed post names its SPACE's id) nor tell whether it is sealed: nothing was queued`,
-      'Post again when the relay answers (svc_whoami says when it does). Posts to SPACES this KEY posted to before are queued while the relay is away.',
+      `the relay at ${outbox.relay} cannot be reached (${causeWords(cause)}), and this bridge has neither posted to ${name} nor created it, so it does not know its SPACE id to sign for (a signed post names it) nor whether it is sealed: nothing was queued`,
+      'Post again when the relay answers (svc_whoami says when it does). Posts to SPACES this bridge posted to or created before are queued while the relay is away.',
     );
   }
   return known;

@@ -15,6 +15,7 @@ import {
   checkPasskeyOrigin,
   checkPasskeyRpId,
   checkPublicUrl,
+  defaultPublicSpaceKeyAge,
   parsePublicSpaceKeyAge,
   publicBaseUrl,
   type RelayConfig,
@@ -58,8 +59,8 @@ Usage: svc-relay [--host H] [--port P] [--data DIR] [--database URL] [--checkpoi
                     challenge audience (default http://HOST:PORT; env SVC_PUBLIC_URL)
   --public-space-key-age SECONDS
                     how long a KEY must be registered before it creates a public or oracle
-                    SPACE (default ${DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS}; 0 turns the wait off, for a team's own
-                    relay; env SVC_PUBLIC_SPACE_KEY_AGE)
+                    SPACE (default ${DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS}, a day; 0, no wait, for a relay that listens on
+                    loopback only and has no public URL; env SVC_PUBLIC_SPACE_KEY_AGE)
   --no-app-sign-in  turn OAuth app sign-in off (env SVC_APP_SIGN_IN=off); it is also off when
                     passkeys are off
   --allow-loopback-client-documents
@@ -107,6 +108,17 @@ function databaseOf(text: string | undefined): string | undefined {
 
 interface Settings extends RelayConfig {
   readonly checkpointLog: string | undefined;
+  /** Whether the operator set --public-space-key-age (or its variable) rather than leaving the default. */
+  readonly keyAgeGiven: boolean;
+}
+
+/**
+ * The line a relay with no key age by default says when it starts: a person who ran `npm start`
+ * on their own machine creates public and oracle SPACES at once, and learns how to ask for the wait.
+ */
+function keyAgeLine(settings: Settings): string | undefined {
+  if (settings.keyAgeGiven || settings.publicSpaceKeyAgeSeconds !== 0) return undefined;
+  return 'svc-relay: no key age: new KEYS may create public and oracle SPACES at once, since this relay listens on loopback only and has no public URL (--public-space-key-age 86400 asks a day, as a relay with a public URL does)\n';
 }
 
 function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings | 'help' {
@@ -135,19 +147,20 @@ function parseSettings(argv: string[], env: NodeJS.ProcessEnv): Settings | 'help
     allowPositionals: false,
   });
   if (values.help) return 'help';
-  const publicUrl = values['public-url'] ?? env.SVC_PUBLIC_URL;
+  const publicUrl = (values['public-url'] ?? env.SVC_PUBLIC_URL) || undefined;
   if (publicUrl !== undefined) checkPublicUrl(publicUrl);
+  const host = values.host ?? env.SVC_RELAY_HOST ?? DEFAULT_HOST;
+  const keyAge = values['public-space-key-age'] ?? env.SVC_PUBLIC_SPACE_KEY_AGE;
   return {
-    host: values.host ?? env.SVC_RELAY_HOST ?? DEFAULT_HOST,
+    host,
     port: parsePort(values.port ?? env.SVC_RELAY_PORT ?? String(DEFAULT_PORT)),
     dataDir: values.data ?? env.SVC_RELAY_DATA ?? DEFAULT_DATA_DIR,
     database: databaseOf(values.database ?? env.SVC_DATABASE_URL),
     checkpointLog: values['checkpoint-log'] ?? env.SVC_RELAY_CHECKPOINT_LOG,
-    publicUrl: publicUrl || undefined,
+    publicUrl,
     dev: values.dev,
-    publicSpaceKeyAgeSeconds: parsePublicSpaceKeyAge(
-      values['public-space-key-age'] ?? env.SVC_PUBLIC_SPACE_KEY_AGE ?? String(DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS),
-    ),
+    publicSpaceKeyAgeSeconds: keyAge === undefined ? defaultPublicSpaceKeyAge({ host, publicUrl }) : parsePublicSpaceKeyAge(keyAge),
+    keyAgeGiven: keyAge !== undefined,
     passkeys: parsePasskeys(values, env),
     ...parseMonitoring(values, env),
     ...parseWitnessSettings(values, env),
@@ -288,6 +301,8 @@ async function main(): Promise<void> {
     ...(metricsServer !== undefined ? [`metrics on ${metricsServer.url}`] : []),
   ];
   process.stdout.write(`svc-relay listening on ${publicBaseUrl({ ...config, publicUrl: undefined }, bound)}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}\n`);
+  const keyAge = keyAgeLine(config);
+  if (keyAge !== undefined) process.stdout.write(keyAge);
 }
 
 main().catch((e: unknown) => {

@@ -27,7 +27,8 @@ export interface RelayConfig {
   /**
    * How long a KEY must have been registered before it creates a public or oracle SPACE
    * (KEY_TOO_NEW), in seconds; 0 turns the wait off (a team's own relay, tests). Undefined is
-   * the default, DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS.
+   * DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS; the command line sets it always, to
+   * `defaultPublicSpaceKeyAge` unless told (none on loopback without a public URL).
    */
   readonly publicSpaceKeyAgeSeconds?: number | undefined;
   /**
@@ -116,6 +117,27 @@ export const DEFAULT_DATA_DIR = './data';
 export const DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS = 24 * 60 * 60;
 /** The longest wait an operator may set: a year. */
 export const PUBLIC_SPACE_KEY_AGE_MAX_SECONDS = 365 * 24 * 60 * 60;
+
+/**
+ * Whether `host` names this machine only: 127.0.0.0/8, ::1 (also as ::ffff:127.x.y.z) or
+ * localhost. A relay that listens there and has no public URL serves its own machine only.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  if (h === '::1' || /^(0{0,4}:){1,7}0{0,3}1$/.test(h)) return true;
+  const v4 = /^(?:::ffff:)?(\d{1,3})\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.exec(h);
+  return v4 !== null && v4[1] === '127';
+}
+
+/**
+ * The key age when the operator sets none (`--public-space-key-age`): none for a relay that
+ * listens on loopback only and has no public URL, where the KEYS are this machine's own (the
+ * wait defends a public relay against KEYS made to spam it); a day for any other.
+ */
+export function defaultPublicSpaceKeyAge(config: Pick<RelayConfig, 'host' | 'publicUrl'>): number {
+  return config.publicUrl === undefined && isLoopbackHost(config.host) ? 0 : DEFAULT_PUBLIC_SPACE_KEY_AGE_SECONDS;
+}
 
 /** The key age this relay asks of a public or oracle SPACE's creator, in seconds. */
 export function publicSpaceKeyAge(config: Pick<RelayConfig, 'publicSpaceKeyAgeSeconds'>): number {

@@ -11,7 +11,7 @@
  * `check*` functions throw SvcError (CONTROL_DENIED and friends) with a detail naming the rule;
  * `can*` functions answer a boolean or a small verdict.
  */
-import { SvcError } from '../shared/errors.js';
+import { SvcError, waitWords } from '../shared/errors.js';
 import { ROLE_RANK, type RankedRole, type Role } from '../shared/vocabulary.js';
 
 /** A KEY's standing in a SPACE: a role, `owner`, or null for no role. */
@@ -238,8 +238,11 @@ export function oldEnoughForPublic(registeredAt: number, now: number, ageSeconds
 export function checkPublicSpaceKeyAge(ageSeconds: number, registeredAt: number, now: number): void {
   if (oldEnoughForPublic(registeredAt, now, ageSeconds)) return;
   const wait = Math.max(1, Math.ceil((registeredAt + ageSeconds * 1000 - now) / 1000));
+  // Waiting is the fix, so the wait left is also `retry_after` (api-notes §1); the operator's setting is named for whoever runs the relay.
   throw new SvcError(
     'KEY_TOO_NEW',
-    `a public or oracle SPACE needs a KEY registered ${ageSeconds} seconds ago (limits.public_space_key_age_seconds); yours is ready in ${wait} seconds`,
+    `a public or oracle SPACE needs a KEY registered ${ageSeconds} seconds ago; yours is ready in ${wait} seconds (${waitWords(wait)}); the relay's operator sets the wait with --public-space-key-age`,
+    wait,
   );
 }
+

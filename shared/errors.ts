@@ -75,3 +75,12 @@ export function errorEnvelope(
   if (retryAfter !== undefined) error.retry_after = Math.max(1, Math.ceil(retryAfter));
   return { error };
 }
+
+/** A wait in seconds as a refusal states it to a person: "23 h 59 min", "5 min", "40 s". */
+export function waitWords(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const min = Math.floor((seconds % 3600) / 60);
+  if (h > 0) return min > 0 ? `${h} h ${min} min` : `${h} h`;
+  if (min > 0) return `${min} min`;
+  return `${seconds} s`;
+}

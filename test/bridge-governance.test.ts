@@ -229,6 +229,18 @@ describe('reading SPACES and the register', () => {
     expect(toolOk(await callTool(b, 'svc_spaces', { action: 'list', q: name })).items).toEqual([]);
   });
 
+  it('a search that misses a private SPACE says such SPACES are listed to members only and how to read one by name, which works', async () => {
+    const name = freshName('unl');
+    toolOk(await callTool(a, 'svc_space_control', { action: 'create', name, title: 'Told about, not listed' }));
+    const r = await callTool(b, 'svc_spaces', { action: 'list', q: name });
+    expect(textOf(r)).toMatch(/^No SPACES match\.\nPrivate and sealed SPACES are listed only to their members/);
+    expect(textOf(r)).toContain('svc_spaces action=get name=<its name>');
+    // What it says to do reads the profile.
+    expect(toolOk(await callTool(b, 'svc_spaces', { action: 'get', name }))).toMatchObject({ name, visibility: 'private', access: { role: null } });
+    // A list that is not a search has no such line.
+    expect(textOf(await callTool(b, 'svc_spaces', { action: 'list', limit: 1 }))).not.toContain('listed only to their members');
+  });
+
   it('categories outlines the register and shows one category in full', async () => {
     const top = toolOk(await callTool(a, 'svc_spaces', { action: 'categories' }));
     expect(top.items.length).toBeGreaterThan(5);
@@ -251,6 +263,20 @@ describe('arguments the bridge refuses before calling the relay', () => {
     expect(e.detail).toBe('role: action=set_member needs it');
   });
 
+  it('a relay refusal names the tool\'s argument where the route names its field otherwise', async () => {
+    const name = freshName('arg');
+    toolOk(await callTool(a, 'svc_space_control', { action: 'create', name }));
+    const stranger = '0'.repeat(64);
+    expect(refusal(await callTool(a, 'svc_space_control', { action: 'set_member', name, peer_id: stranger, role: 'writer' }))).toMatchObject({
+      code: 'PEER_NOT_REGISTERED',
+      source: 'relay',
+      detail: 'peer_id: no registered KEY has this id',
+    });
+    expect(refusal(await callTool(a, 'svc_space_control', { action: 'revoke_invite', invite_id: '00000000-0000-4000-8000-000000000000' })).detail).toMatch(/^invite_id: /);
+    expect(refusal(await callTool(a, 'svc_space_control', { action: 'approve', request_id: '00000000-0000-4000-8000-000000000000' })).detail).toMatch(/^request_id: /);
+    expect(refusal(await callTool(a, 'svc_space_control', { action: 'hand_over', name, peer_id: peerA })).detail).toMatch(/^peer_id: /);
+  });
+
   it('a name that would climb out of the route is refused', async () => {
     const e = refusal(await callTool(a, 'svc_spaces', { action: 'members', name: '..' }));
     expect(e).toMatchObject({ code: 'INVALID_REQUEST', detail: 'name: not a name or id' });
@@ -258,11 +284,16 @@ describe('arguments the bridge refuses before calling the relay', () => {
 });
 
 describe('a public SPACE', () => {
-  it('is refused to a KEY younger than a day with KEY_TOO_NEW, then made once the KEY is old enough', async () => {
+  it('is refused to a KEY younger than a day with KEY_TOO_NEW, whose fix names the wait left and the operator\'s flag, then made once the KEY is old enough', async () => {
     const name = freshName('pub');
     const args = { action: 'create', name, title: 'Open findings', visibility: 'public', categories: ['general'] };
-    const e = refusal(await callTool(a, 'svc_space_control', args));
-    expect(e).toMatchObject({ code: 'KEY_TOO_NEW', source: 'relay', fix: CATALOGUE.KEY_TOO_NEW.fix });
+    const e = refusal(await callTool(a, 'svc_space_control', args)) as ReturnType<typeof refusal> & { retry_after?: number };
+    expect(e).toMatchObject({ code: 'KEY_TOO_NEW', source: 'relay' });
+    expect(e.fix).not.toBe(CATALOGUE.KEY_TOO_NEW.fix);
+    expect(e.fix).toMatch(/^This KEY may create a public or oracle SPACE in 2[34] h( \d+ min)?; a private SPACE/);
+    expect(e.fix).toContain('--public-space-key-age');
+    expect(e.retry_after).toBeGreaterThan(86_000);
+    expect(e.detail).toMatch(/yours is ready in \d+ seconds \(2[34] h/);
     expect(await relay.store.spaces.byName(name)).toBeUndefined();
     ageKeys(relay);
     const s = toolOk(await callTool(a, 'svc_space_control', args));
@@ -270,5 +301,48 @@ describe('a public SPACE', () => {
     // Anyone finds it by category now, B included.
     const found = toolOk(await callTool(b, 'svc_spaces', { action: 'list', category: 'general', q: 'Open findings' }));
     expect(found.items.map((i: { name: string }) => i.name)).toContain(name);
+  });
+
+  it('an oracle space is made in one call with a name, title and description: public, filed under the category the relay\'s search finds, said in the answer', async () => {
+    ageKeys(relay);
+    const name = freshName('orc');
+    const r = await callTool(a, 'svc_space_control', { action: 'create', name, title: 'Rust error handling guide', description: 'How our crates report errors.', oracle: true });
+    const s = toolOk(r);
+    expect(s).toMatchObject({ name, visibility: 'public', oracle: true, categories: ['rust-language'], bridge: { filed_under: 'rust-language' } });
+    expect(textOf(r)).toContain('Filed under category rust-language');
+    expect(textOf(r)).toContain(`svc_space_control action=update name=${name} categories=[...]`);
+    expect(textOf(r)).toContain('svc_oracle action=propose');
+    const row = await relay.store.spaces.byName(name);
+    expect(row).toMatchObject({ visibility: 'public', oracle: true, categories: ['rust-language'] });
+    // What the answer says to do next works: the first version, current at once.
+    const v = toolOk(await callTool(a, 'svc_oracle', { action: 'propose', space: name, text: '# Errors\n\nUse thiserror.\n', summary: 'first version' }));
+    expect(v.oracle).toMatchObject({ state: 'current' });
+    // A title whose words name no category as a whole is filed by its best word.
+    const byWord = toolOk(await callTool(a, 'svc_space_control', { action: 'create', name: freshName('orw'), title: 'Parser design notes', oracle: true }));
+    expect(byWord.categories).toEqual(['design']);
+    // Given categories are kept as they are.
+    expect(toolOk(await callTool(a, 'svc_space_control', { action: 'create', name: freshName('org'), title: 'x', oracle: true, categories: ['general'] })).categories).toEqual(['general']);
+  });
+
+  it('what an oracle space cannot be is refused in the tool\'s arguments before anything is sent, and nothing is made', async () => {
+    const cases: [Record<string, unknown>, string, RegExp][] = [
+      [{ visibility: 'private', oracle: true }, 'INVALID_REQUEST', /^visibility: an oracle space is public; with oracle=true leave visibility out/],
+      [{ oracle: true, task_confirmations: 1 }, 'ORACLE_HAS_NO_TASKS', /^task_confirmations: an oracle space has no task list/],
+      [{ service_reviewer: false }, 'INVALID_REQUEST', /^service_reviewer: only an oracle space has a reviewer; give it with oracle=true/],
+      [{ join_policy: 'open' }, 'INVALID_REQUEST', /^join_policy: open is for a public work space \(visibility=public\)/],
+    ];
+    for (const [extra, code, detail] of cases) {
+      const name = freshName('orn');
+      const e = refusal(await callTool(a, 'svc_space_control', { action: 'create', name, title: 'No', ...extra }));
+      expect(e, JSON.stringify(extra)).toMatchObject({ code, source: 'bridge' });
+      expect(e.detail).toMatch(detail);
+      if (code === 'INVALID_REQUEST') expect(e.message).toBe('INVALID_REQUEST. An argument of this tool call is not valid.');
+      expect(await relay.store.spaces.byName(name)).toBeUndefined();
+    }
+    // The relay's own INVALID_REQUEST through a tool speaks of arguments too.
+    const relayRefused = refusal(await callTool(a, 'svc_space_control', { action: 'create', name: freshName('orc'), title: 'x', visibility: 'public', categories: ['no-such-category-here'] }));
+    expect(relayRefused.message).not.toMatch(/body|query|path/);
+    const update = refusal(await callTool(a, 'svc_space_control', { action: 'update', name: 'x-space' }));
+    expect(update.detail).toBe('action=update needs at least one of title, description, categories, join_policy, signed_only, service_reviewer, task_confirmations, task_confirmers, task_claim_hours');
   });
 });

@@ -1,14 +1,16 @@
 /**
  * The command `svc-bridge --help` tells people to give their MCP client
  * (bridge/launch-command.ts): `svc-bridge` for an installed package whose command is on PATH,
- * else node and the absolute path of the built entry, as in a checkout.
+ * else node and the absolute path of the built entry, as in a checkout; each through
+ * `npx -y node@N` when the Node.js running the bridge is the one npx fetched.
  */
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { copyFileSync, linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { builtEntry, launchCommand } from '../bridge/launch-command.js';
+import { builtEntry, launchCommand, npxNode } from '../bridge/launch-command.js';
 import { REPO_ROOT } from './helpers/relay.js';
 import { runBridge, tempHome } from './helpers/bridge.js';
 
@@ -41,6 +43,43 @@ describe('how --help says to launch the bridge', () => {
     const entry = join(REPO_ROOT, 'dist/bridge/main.js');
     expect(launchCommand(entry, join(prefix, 'bin'))).toEqual({ command: 'node', args: [entry] });
   });
+
+  it('a bridge run on the Node.js npx fetched is launched through npx the same way', () => {
+    const npx = { execPath: '/home/you/.npm/_npx/387698761821791d/node_modules/node/bin/node', version: '24.11.1' };
+    const entry = join(REPO_ROOT, 'dist/bridge/main.js');
+    expect(launchCommand(entry, '/usr/bin', npx)).toEqual({ command: 'npx', args: ['-y', 'node@24', entry] });
+    const { prefix, entry: installed } = fakeGlobalInstall();
+    expect(launchCommand(installed, join(prefix, 'bin'), npx)).toEqual({ command: 'npx', args: ['-y', '-p', 'node@24', 'svc-bridge'] });
+    // Any other Node.js keeps the plain forms.
+    for (const execPath of ['/usr/bin/node', '/home/you/.nvm/versions/node/v24.11.1/bin/node', '/home/you/_npx/tools/bin/node']) {
+      expect(npxNode({ execPath, version: '24.11.1' }), execPath).toBeUndefined();
+      expect(launchCommand(entry, '/usr/bin', { execPath, version: '24.11.1' })).toEqual({ command: 'node', args: [entry] });
+    }
+  });
+
+  it('--help, run on a node in npx\'s cache, gives the npx -y node@N forms with this checkout\'s path', async () => {
+    // npx's layout: _npx/<hash>/node_modules/node/bin/node, here a link to (or copy of) this very Node.js.
+    const cache = mkdtempSync(join(tmpdir(), 'svc-npx-'));
+    const bin = join(cache, '_npx/0123456789abcdef/node_modules/node/bin');
+    mkdirSync(bin, { recursive: true });
+    const node = join(bin, 'node');
+    try {
+      linkSync(process.execPath, node);
+    } catch {
+      copyFileSync(process.execPath, node);
+    }
+    let r: SpawnSyncReturns<string>;
+    try {
+      r = spawnSync(node, ['--import', 'tsx', 'bridge/main.ts', '--help'], { cwd: REPO_ROOT, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: tempHome() } });
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
+    expect(r.status, r.stderr).toBe(0);
+    const entry = join(REPO_ROOT, 'dist/bridge/main.js');
+    const major = process.versions.node.split('.')[0];
+    expect(r.stdout).toContain(`{"mcpServers": {"svc": {"command": "npx", "args": ["-y", "node@${major}", ${JSON.stringify(entry)}], "env": {"SVC_API": "http://127.0.0.1:8787"}}}}`);
+    expect(r.stdout).toContain(`claude mcp add svc --env SVC_API=http://127.0.0.1:8787 -- npx -y node@${major} ${entry}`);
+  }, 60_000);
 
   it('the built entry is main.js beside the running module once built, else the checkout build', () => {
     expect(builtEntry(pathToFileURL(join(REPO_ROOT, 'dist/bridge/cli.js')).href)).toBe(join(REPO_ROOT, 'dist/bridge/main.js'));

@@ -15,7 +15,7 @@ import { verifyObjectSignature } from '../shared/objects.js';
 import { callTool, startBridge, tempHome, textOf, toolOk, type RunningBridge } from './helpers/bridge.js';
 import { admit, get } from './helpers/posts.js';
 import { mintToken, startRelay, tempDataDir, type MintedToken, type RunningRelay } from './helpers/relay.js';
-import { freshName } from './helpers/spaces.js';
+import { createSpace, freshName } from './helpers/spaces.js';
 
 const dataDir = tempDataDir('svc-outbox-relay-');
 const home = tempHome('svc-outbox-bridge-');
@@ -27,7 +27,7 @@ let p: MintedToken;
 let peerA: string;
 
 async function startTheRelay(): Promise<RunningRelay> {
-  relay = await startRelay({ dataDir, port, rateLimits: false });
+  relay = await startRelay({ dataDir, port, rateLimits: false, publicSpaceKeyAgeSeconds: 0 });
   port = Number(new URL(relay.url).port);
   return relay;
 }
@@ -288,15 +288,48 @@ describe('offline writes', () => {
     }
   }, 60_000);
 
-  it('does not queue a post to a SPACE it never posted to, since it cannot sign for it, and says so', async () => {
+  it('does not queue a post to a SPACE it neither posted to nor created, since it cannot sign for it, and says so', async () => {
     const space = freshName('obn');
-    toolOk(await callTool(a, 'svc_space_control', { action: 'create', name: space }));
+    await createSpace(up(), p.token, { name: space });
+    await admit(up(), (await up().store.spaces.byName(space))!, { peerId: peerA } as MintedToken, 'writer');
     await stopTheRelay();
     const r = await callTool(a, 'svc_post', { space, kind: 'obs', body: 'nowhere' });
     expect(r.isError).toBe(true);
-    expect(textOf(r)).toContain('has not posted to');
+    expect(textOf(r)).toContain(`this bridge has neither posted to ${space} nor created it`);
     expect(textOf(r)).toContain('nothing was queued');
     expect(toolOk(await callTool(a, 'svc_whoami', {})).bridge.outbox.queued).toBe(0);
     await startTheRelay();
+  }, 60_000);
+
+  it('queues a post to a SPACE it created or posted to only through svc_oracle in an earlier run, and delivers it', async () => {
+    // Created through the tool, never posted to.
+    const created = freshName('obk');
+    toolOk(await callTool(a, 'svc_space_control', { action: 'create', name: created }));
+    await admit(up(), (await up().store.spaces.byName(created))!, p, 'reader');
+    // Another KEY's oracle space where A posted only versions, through svc_oracle.
+    const oracle = freshName('obo');
+    await createSpace(up(), p.token, { name: oracle, title: 'doc', visibility: 'public', oracle: true, categories: ['general'] });
+    await admit(up(), (await up().store.spaces.byName(oracle))!, { peerId: peerA } as MintedToken, 'admin');
+    for (const text of ['# Doc\n\nOne.\n', '# Doc\n\nTwo.\n']) {
+      expect(toolOk(await callTool(a, 'svc_oracle', { action: 'propose', space: oracle, text, summary: 'a version' })).oracle.state).toBe('current');
+    }
+    // The next run of the KEY (a new bridge process, nothing in its memory) starts with the relay away.
+    const next = await startBridge({ relayUrl: up().url, home, env: ENV });
+    try {
+      await stopTheRelay();
+      for (const space of [created, oracle]) {
+        const r = await callTool(next, 'svc_post', { space, kind: 'obs', body: `offline to ${space}` });
+        expect(r.isError, textOf(r)).toBeFalsy();
+        expect(textOf(r)).not.toContain('posted to');
+        expect(toolOk(r)).toMatchObject({ queued: true, space, bridge: { signed: true } });
+      }
+    } finally {
+      await next.close();
+    }
+    await startTheRelay();
+    // The KEY's other bridge sends what the closed one queued, at the start of its next tool call.
+    await callTool(a, 'svc_whoami', {});
+    await waitFor('both queued posts', async () => ((await postsOf(created)).length === 1 && (await postsOf(oracle)).length === 3 ? true : undefined));
+    expect((await postsOf(oracle)).at(-1)!.body).toBe(`offline to ${oracle}`);
   }, 60_000);
 });

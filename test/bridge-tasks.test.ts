@@ -76,6 +76,8 @@ describe('a task list worked by three bridges', () => {
     const first = await ok('ann', 'svc_task', { action: 'add', space, title: 'Port the parser', body: 'Port parse.c to TypeScript.' });
     expect(first.text).toContain(`Added task 1 to ${space}.`);
     expect(first.data.task).toMatchObject({ number: 1, state: 'open', created_by: id.ann });
+    // The SPACE asks one confirmation: the answer says so and how a check is made.
+    expect(first.text).toContain(`Confirmations: 1 in ${space}: a task marked done is accepted once 1 other member checked it (svc_task action=next space=${space} verify=true`);
     await ok('ann', 'svc_task', { action: 'add', space, title: 'Write the docs', tag: 'docs' });
     const third = await ok('ann', 'svc_task', { action: 'add', space, title: 'Release it', after: [1] });
     expect(third.text).toContain('after: 1 (taken only once these are accepted)');
@@ -170,5 +172,18 @@ describe('tasks in a sealed SPACE', () => {
     expect(added.data.task.number).toBe(1);
     expect(added.data.bridge).toEqual({ sealed_space: true, words_sealed: false });
     expect(added.text).toContain('Task words are NOT sealed');
+    // A sealed SPACE asks no confirmation by default: the answer says done is accepted at once, and it is.
+    expect(added.text).toContain(`Confirmations: none in ${sealed} (task_confirmations 0): a task marked done with its result post is accepted at once`);
+  }, 60_000);
+
+  it('says in the answer of add that a private SPACE made with the defaults accepts a task marked done at once, which it does', async () => {
+    const plain = freshName('tdef');
+    await ok('ann', 'svc_space_control', { action: 'create', name: plain, title: 'Defaults' });
+    const added = await ok('ann', 'svc_task', { action: 'add', space: plain, title: 'Count the lines' });
+    expect(added.text).toContain(`Confirmations: none in ${plain} (task_confirmations 0): a task marked done with its result post is accepted at once`);
+    await ok('ann', 'svc_task', { action: 'next', space: plain });
+    const posted = await ok('ann', 'svc_post', { space: plain, kind: 'result', body: '1,204 lines.' });
+    const done = await ok('ann', 'svc_task', { action: 'done', space: plain, number: 1, post_id: posted.data.post_id });
+    expect(done.data.task.state).toBe('accepted');
   }, 60_000);
 });

@@ -5,7 +5,7 @@
  * (`--public-space-key-age`, capabilities `limits.public_space_key_age_seconds`, KEY_TOO_NEW).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parsePublicSpaceKeyAge } from '../relay/config.js';
+import { defaultPublicSpaceKeyAge, isLoopbackHost, parsePublicSpaceKeyAge } from '../relay/config.js';
 import { admit } from './helpers/posts.js';
 import { oracleSpace, oracleStateProbe } from './helpers/oracle-documents.js';
 import { call, mintToken, spawnRelay, startRelay, tempDataDir, type Answer, type MintedToken, type RunningRelay } from './helpers/relay.js';
@@ -176,15 +176,70 @@ describe('the key age public and oracle SPACES need', () => {
   it('is read from --public-space-key-age and SVC_PUBLIC_SPACE_KEY_AGE: whole seconds from 0 to a year', async () => {
     for (const good of ['0', '86400', '31536000']) expect(parsePublicSpaceKeyAge(good)).toBe(Number(good));
     for (const bad of ['', '-1', '1.5', '1e3', 'day', '31536001']) expect(() => parsePublicSpaceKeyAge(bad), bad).toThrow(/--public-space-key-age/);
-    const byFlag = await spawnRelay(tempDataDir(), { args: ['--public-space-key-age', '0'] });
+    const byFlag = await spawnRelay(tempDataDir(), { args: ['--public-space-key-age', '0', '--public-url', 'https://relay.example'] });
     const byEnv = await spawnRelay(tempDataDir(), { env: { SVC_PUBLIC_SPACE_KEY_AGE: '7200' } });
     try {
       const flagCaps = (await (await fetch(`${byFlag.url}/v1/capabilities`)).json()) as any;
       const envCaps = (await (await fetch(`${byEnv.url}/v1/capabilities`)).json()) as any;
       expect(flagCaps.limits.public_space_key_age_seconds).toBe(0);
       expect(envCaps.limits.public_space_key_age_seconds).toBe(7200);
+      // Set by the operator, the wait is not announced as a default.
+      expect(byFlag.stdout() + byEnv.stdout()).not.toContain('no key age');
     } finally {
       await Promise.all([byFlag.kill(), byEnv.kill()]);
     }
   }, 60_000);
+
+  it('is none by default on a relay that listens on loopback only with no public URL, which says so in its first lines; a day with a public URL', async () => {
+    const local = await spawnRelay(tempDataDir());
+    const published = await spawnRelay(tempDataDir(), { args: ['--public-url', 'https://relay.example'] });
+    try {
+      const localCaps = (await (await fetch(`${local.url}/v1/capabilities`)).json()) as any;
+      const publishedCaps = (await (await fetch(`${published.url}/v1/capabilities`)).json()) as any;
+      expect(localCaps.limits.public_space_key_age_seconds).toBe(0);
+      expect(publishedCaps.limits.public_space_key_age_seconds).toBe(86_400);
+      const [first, second] = local.stdout().split('\n');
+      expect(first).toMatch(/^svc-relay listening on http:\/\/127\.0\.0\.1:\d+$/);
+      expect(second).toMatch(/^svc-relay: no key age: new KEYS may create public and oracle SPACES at once, since this relay listens on loopback only and has no public URL \(--public-space-key-age 86400/);
+      expect(published.stdout()).not.toContain('no key age');
+      // A new KEY makes an oracle space at once on the local relay.
+      const k = await mintToken(local.url);
+      const r = await fetch(`${local.url}/v1/spaces`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${k.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: freshName('lo'), title: 'doc', visibility: 'public', oracle: true, categories: ['general'] }),
+      });
+      expect(r.status).toBe(201);
+    } finally {
+      await Promise.all([local.kill(), published.kill()]);
+    }
+  }, 60_000);
+
+  it('takes loopback to be 127.0.0.0/8, ::1 and localhost; any other address, or a public URL, keeps the day', () => {
+    for (const host of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', 'localhost', 'LOCALHOST', 'relay.localhost']) {
+      expect(isLoopbackHost(host), host).toBe(true);
+      expect(defaultPublicSpaceKeyAge({ host, publicUrl: undefined }), host).toBe(0);
+      expect(defaultPublicSpaceKeyAge({ host, publicUrl: 'https://relay.example' }), host).toBe(86_400);
+    }
+    for (const host of ['0.0.0.0', '::', '10.0.0.1', '192.168.1.2', 'relay.example', '128.0.0.1', '::2', 'localhost.example']) {
+      expect(isLoopbackHost(host), host).toBe(false);
+      expect(defaultPublicSpaceKeyAge({ host, publicUrl: undefined }), host).toBe(86_400);
+    }
+  });
+
+  it('KEY_TOO_NEW says the wait left (also as retry_after) and names the operator\'s flag', async () => {
+    const relay = await startRelay();
+    try {
+      const k = await mintToken(relay.url);
+      relay.clock.advance(HOUR);
+      const r = await call(relay, 'POST', '/v1/spaces', { token: k.token, body: { name: freshName('pb'), title: 'pub', visibility: 'public', categories: ['general'] } });
+      expect(r.body.error.code).toBe('KEY_TOO_NEW');
+      expect(r.body.error.retry_after).toBeGreaterThanOrEqual(23 * 3600 - 5);
+      expect(r.body.error.retry_after).toBeLessThanOrEqual(23 * 3600);
+      expect(r.headers.get('retry-after')).toBe(String(r.body.error.retry_after));
+      expect(r.body.error.detail).toMatch(/^a public or oracle SPACE needs a KEY registered 86400 seconds ago; yours is ready in \d+ seconds \(2[23] h( \d+ min)?\); the relay's operator sets the wait with --public-space-key-age$/);
+    } finally {
+      await relay.close();
+    }
+  });
 });

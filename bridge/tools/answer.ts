@@ -5,7 +5,7 @@
  * an agent can act on it; protocol misuse stays a protocol error (the SDK's).
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { CATALOGUE, SvcError } from '../../shared/errors.js';
+import { CATALOGUE, SvcError, waitWords } from '../../shared/errors.js';
 import { BridgeError, RelayRefusal, type RefusalFields } from '../errors.js';
 import { refusalText } from '../render.js';
 
@@ -75,14 +75,47 @@ function unreachableRefusal(e: BridgeError, sink: FaultSink): RefusalFields {
   };
 }
 
+/**
+ * A tool's INVALID_REQUEST is about its arguments: the request the relay refused was made from
+ * them, and the detail names the field, which is the argument of that name. The catalogue's
+ * words speak of an HTTP request's body, path or query, which a tool's caller never wrote.
+ */
+const ARGUMENT_REFUSAL = {
+  message: 'INVALID_REQUEST. An argument of this tool call is not valid.',
+  fix: 'The detail names the argument and what it takes; correct it and call again.',
+};
+
+/**
+ * KEY_TOO_NEW says how long this KEY waits (the relay's `retry_after`), that a private SPACE
+ * needs no wait, and, for whoever runs the relay, the setting that sets the wait.
+ */
+function keyTooNewFix(retryAfter: number | undefined): string {
+  const left = retryAfter === undefined ? 'after the wait the relay sets (svc_guide part=capabilities: limits.public_space_key_age_seconds)' : `in ${waitWords(retryAfter)}`;
+  return (
+    `This KEY may create a public or oracle SPACE ${left}; a private SPACE (visibility private, no oracle) needs no wait and can be made now. ` +
+    "The relay's operator sets the wait with --public-space-key-age (0: none; a relay on loopback with no public URL starts with none)."
+  );
+}
+
+function relayRefusal(e: RelayRefusal): RefusalFields {
+  if (e.code === 'INVALID_REQUEST') return { ...fieldsOf(e), ...ARGUMENT_REFUSAL };
+  if (e.code === 'KEY_TOO_NEW') return { ...fieldsOf(e), fix: keyTooNewFix(e.retryAfter) };
+  return e;
+}
+
+function fieldsOf(e: RelayRefusal): RefusalFields {
+  return { code: e.code, message: e.message, fix: e.fix, detail: e.detail, requestId: e.requestId, retryAfter: e.retryAfter };
+}
+
 /** Turn what a tool threw into its answer: refusals and local failures become tool errors. */
 export function failure(e: unknown, sink: FaultSink): CallToolResult {
-  if (e instanceof RelayRefusal) return refusal(e, 'relay');
+  if (e instanceof RelayRefusal) return refusal(relayRefusal(e), 'relay');
   if (e instanceof BridgeError) return refusal(e.code === 'TRANSPORT' && sink.served !== 'relay' ? unreachableRefusal(e, sink) : e, 'bridge');
   // A protocol rule the bridge itself checked (bad argument, evidence that does not verify).
   if (e instanceof SvcError) {
     const entry = CATALOGUE[e.code];
-    return refusal({ code: e.code, message: `${e.code}. ${entry.message}`, fix: entry.fix, detail: e.detail }, 'bridge');
+    const words = e.code === 'INVALID_REQUEST' ? ARGUMENT_REFUSAL : { message: `${e.code}. ${entry.message}`, fix: entry.fix };
+    return refusal({ code: e.code, ...words, detail: e.detail }, 'bridge');
   }
   if (sink.served === 'relay') {
     // At the relay the failure is the service's own: INTERNAL, its message kept in the relay's log only.

@@ -207,6 +207,8 @@ export async function runPost(posting: Posting, args: PostInputArgs, offline = f
   const sealing = deps.sealing;
   // Offline writes (bridge/outbox-writes.ts): a post the relay cannot take now is kept and sent later.
   const outbox = offline ? outboxOf(deps) : undefined;
+  // Every post of this KEY teaches the outbox its SPACE's id, whichever tool made it (svc_oracle's versions and decisions too).
+  const known = outboxOf(deps);
   let generation: number | undefined;
   const seal = async (unsigned = deps.unsigned): Promise<Prepared> => {
     const s = await sealing!.sealPost(args.space, input, unsigned);
@@ -220,7 +222,7 @@ export async function runPost(posting: Posting, args: PostInputArgs, offline = f
     sealedTo = target?.sealed === true;
     prepared = sealedTo ? await seal() : await prepare(posting, args.space, input, deps.unsigned);
     const spaceId = target?.spaceId ?? prepared.spaceId;
-    if (outbox !== undefined && spaceId !== undefined) outbox.rememberSpace(args.space, spaceId, sealedTo);
+    if (known !== undefined && spaceId !== undefined) known.rememberSpace(args.space, spaceId, sealedTo);
   } catch (e) {
     if (outbox === undefined || !unreachable(e)) throw e;
     const known = offlineSpace(deps, outbox, args.space, e);

@@ -24,15 +24,18 @@
  */
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { SvcError } from '../../shared/errors.js';
 import { CATEGORIES_MAX, TAGS_PER_MEMBER, TASK_LIMITS, TITLE_MAX_BYTES } from '../../shared/limits.js';
 import { JOIN_POLICIES, ROLES, TASK_CONFIRMERS, VISIBILITIES } from '../../shared/vocabulary.js';
 import type { HttpMethod } from '../client.js';
+import { RelayRefusal } from '../errors.js';
 import type { BridgeDeps } from '../deps.js';
 import { PEER_MARKER_NOTE, fields, type PeerFence } from '../render.js';
+import { outboxOf } from '../outbox-writes.js';
 import { needSealing } from '../sealing.js';
 import { toolArgs } from './args.js';
 import { answer } from './answer.js';
-import { describeActions, need, objectBody, peer, plain, runAction, segment, words, type ActionContext, type ActionTable } from './action.js';
+import { describeActions, items, need, type Action, objectBody, peer, plain, runAction, segment, words, type ActionContext, type ActionTable } from './action.js';
 import { admitSealed, endSealed, keyMissing } from './sealed-admission.js';
 import { inviteLine, renderProfile, requestLine } from './spaces.js';
 
@@ -140,29 +143,117 @@ function renderHidden(fence: PeerFence, b: Record<string, unknown>): string {
   return `Post ${plain(fence, 'post_id', b.post_id)} (seq ${plain(fence, 'seq', b.seq)} in ${plain(fence, 'space', b.space)}) is ${state}; ${b.changed === true ? revision(fence, b) : 'nothing changed'}.`;
 }
 
-export const CONTROL_TABLE: ActionTable<ControlInput> = {
+const TASK_FIELDS = ['task_confirmations', 'task_confirmers', 'task_claim_hours'] as const;
+
+/**
+ * What spaces.create would refuse in the words of its HTTP body, refused here in the tool's
+ * arguments' (spec/2-endpoints.md spaces.create; relay/routes/spaces.ts `createSpaceFor`), and
+ * what the spec fixes filled in: an oracle space is public (spec/1-concepts.md "oracle space").
+ */
+function createInput(a: ControlInput): ControlInput {
+  const name = need(a, 'name');
+  if (a.oracle === true) {
+    if (a.visibility !== undefined && a.visibility !== 'public') {
+      throw new SvcError('INVALID_REQUEST', `visibility: an oracle space is public; with oracle=true leave visibility out (or give public), not ${a.visibility}`);
+    }
+    const tasks = TASK_FIELDS.filter((f) => a[f] !== undefined);
+    if (tasks.length > 0) throw new SvcError('ORACLE_HAS_NO_TASKS', `${tasks.join(', ')}: an oracle space has no task list; leave them out with oracle=true`);
+    if (a.join_policy === 'open') throw new SvcError('INVALID_REQUEST', 'join_policy: open is for a public work space; an oracle space takes request or invite');
+    return { ...a, name, visibility: 'public' };
+  }
+  if (a.service_reviewer !== undefined) throw new SvcError('INVALID_REQUEST', 'service_reviewer: only an oracle space has a reviewer; give it with oracle=true');
+  if (a.join_policy === 'open' && a.visibility !== 'public') {
+    throw new SvcError('INVALID_REQUEST', `join_policy: open is for a public work space (visibility=public); a ${a.visibility ?? 'private'} SPACE takes ${a.visibility === 'sealed' ? 'request' : 'invite or request'}`);
+  }
+  return { ...a, name };
+}
+
+/** Longest text sent as a category lookup (the relay reads at most 200 characters of `q`). */
+const LOOKUP_CHARS = 200;
+/** Words of a title looked up one by one when the whole title matches no category by name. */
+const LOOKUP_WORDS = 6;
+/** How well a hit of categories.list `q` matched (relay/categories/search.ts), best first. */
+const MATCH_RANK: Readonly<Record<string, number>> = { id: 0, name: 0, alias: 1, prefix: 2, words: 3, description: 4, near: 5 };
+/** Words of a title too common to say what the SPACE is about. */
+const SMALL_WORDS = new Set(['and', 'for', 'the', 'our', 'how', 'what', 'with', 'from', 'about', 'into', 'notes', 'team', 'work', 'space']);
+
+interface Filing {
+  readonly id: string;
+  readonly name: string;
+  readonly from: string;
+}
+
+async function lookUp(ctx: ActionContext, text: string, from: string): Promise<(Filing & { rank: number }) | undefined> {
+  const res = await ctx.deps.api.request({ path: '/v1/categories', query: { q: text.slice(0, LOOKUP_CHARS) }, auth: 'none' });
+  const hit = items(objectBody(res.body, 'GET /v1/categories').items)[0];
+  if (hit === undefined || typeof hit.id !== 'string') return undefined;
+  return { id: hit.id, name: typeof hit.name === 'string' ? hit.name : hit.id, from, rank: MATCH_RANK[String(hit.matched)] ?? MATCH_RANK.near! };
+}
+
+/**
+ * The category a public SPACE given none is filed under, by the relay's own category search
+ * (categories.list `q`): the best hit for its title, or when the title as a whole matches no
+ * category by name, for one of its words (the first of the best); without a title, its
+ * description, else its name (a name always finds one: the search falls back to the nearest
+ * entries by spelling).
+ */
+async function nearestCategory(ctx: ActionContext, a: ControlInput): Promise<Filing | undefined> {
+  const title = a.title?.trim() ?? '';
+  if (title !== '') {
+    let best = await lookUp(ctx, title, 'title');
+    const words = [...new Set(title.toLowerCase().split(/[^\p{L}\p{N}+#]+/u))].filter((w) => w.length >= 3 && !SMALL_WORDS.has(w)).slice(0, LOOKUP_WORDS);
+    for (const w of best !== undefined && best.rank < MATCH_RANK.near! ? [] : words) {
+      const hit = await lookUp(ctx, w, `title's word "${w}"`);
+      if (hit !== undefined && (best === undefined || hit.rank < best.rank)) best = hit;
+    }
+    if (best !== undefined) return best;
+  }
+  for (const [from, text] of [['description', a.description?.trim()], ['name', a.name]] as const) {
+    if (text === undefined || text === '') continue;
+    const hit = await lookUp(ctx, text, from);
+    if (hit !== undefined) return hit;
+  }
+  return undefined;
+}
+
+const ACTIONS: ActionTable<ControlInput> = {
   create: {
     takes: ['name', 'visibility', 'oracle', ...PROFILE_FIELDS],
-    run: async (a, ctx) => {
-      const body = pick(a, ['name', 'visibility', 'oracle', ...PROFILE_FIELDS]);
+    run: async (input, ctx) => {
+      const a = createInput(input);
+      const filed = a.visibility === 'public' && (a.categories === undefined || a.categories.length === 0) ? await nearestCategory(ctx, a) : undefined;
+      const body = pick(filed === undefined ? a : { ...a, categories: [filed.id] }, ['name', 'visibility', 'oracle', ...PROFILE_FIELDS]);
       const sealed = a.visibility === 'sealed';
       const b = sealed ? await needSealing(ctx.deps, 'visibility: a sealed SPACE gets its first key on your machine').createSpace(body) : await call(ctx, 'POST', '/v1/spaces', body);
+      // Its creator can post to it while the relay is away (bridge/outbox-writes.ts): a signed post names the SPACE's id.
+      if (typeof b.space_id === 'string' && typeof b.name === 'string') outboxOf(ctx.deps)?.rememberSpace(b.name, b.space_id, sealed);
       const text = [
         `Created SPACE ${plain(ctx.fence, 'name', b.name)}; you own it (${revision(ctx.fence, b)}).`,
+        ...(input.oracle === true && input.visibility === undefined ? ['An oracle space is public: anyone reads it and may propose versions; you (or an admin) decide which becomes current.'] : []),
+        ...(filed === undefined
+          ? []
+          : [
+              `Filed under category ${plain(ctx.fence, 'category', filed.id)} (${filed.name}), the one the relay's category search finds nearest to its ${filed.from}, since a public SPACE needs one. ` +
+                `To file it elsewhere: svc_space_control action=update name=${plain(ctx.fence, 'name', b.name)} categories=[...] (svc_spaces action=categories q=... finds ids).`,
+            ]),
         renderProfile(ctx.fence, b),
         sealed
           ? 'Sealed: the relay holds ciphertext only; its first key was made on this machine. KEYS ask to join (svc_join action=join); ' +
             'approve them with action=approve (or add one with action=set_member): this bridge vouches for each and locks the key for it, ' +
             'and while it serves it keeps the SPACE (locks for vouched members, a new key after a member leaves).'
-          : 'Next: post with svc_post, invite KEYS with action=invite (the link is shown once).',
+          : b.oracle === true
+            ? `Next: write its first version with svc_oracle action=propose space=${plain(ctx.fence, 'name', b.name)} text=<the document> summary=<one line> (yours is current at once); others read it with action=read, propose changes and watch it.`
+            : 'Next: post with svc_post, invite KEYS with action=invite (the link is shown once).',
       ].join('\n');
-      return done('create', text, b);
+      return done('create', text, filed === undefined ? b : { ...b, bridge: { filed_under: filed.id, filed_by: `the relay's category search for the ${filed.from}` } });
     },
   },
   update: {
     takes: ['name', ...PROFILE_FIELDS],
     run: async (a, ctx) => {
-      const b = await call(ctx, 'PATCH', spacePath(a), pick(a, PROFILE_FIELDS));
+      const changes = pick(a, PROFILE_FIELDS);
+      if (Object.keys(changes).length === 0) throw new SvcError('INVALID_REQUEST', `action=update needs at least one of ${PROFILE_FIELDS.join(', ')}`);
+      const b = await call(ctx, 'PATCH', spacePath(a), changes);
       const changed = Array.isArray(b.changed) && b.changed.length > 0 ? `changed ${words(ctx.fence, 'changed', b.changed)}` : 'nothing changed';
       return done('update', [`Updated ${plain(ctx.fence, 'name', b.name)}: ${changed} (${revision(ctx.fence, b)}).`, renderProfile(ctx.fence, b)].join('\n'), b);
     },
@@ -294,6 +385,48 @@ export const CONTROL_TABLE: ActionTable<ControlInput> = {
     },
   },
 };
+
+/**
+ * The relay's field names in a refusal's detail, as this tool's arguments are named: the routes
+ * call the KEY in a path or body `peer` or `to`, and a link, request or offer `id`.
+ */
+const ARGUMENT_NAMES: Partial<Record<ControlInput['action'], Readonly<Record<string, string>>>> = {
+  set_member: { peer: 'peer_id' },
+  revoke: { peer: 'peer_id' },
+  block: { peer: 'peer_id' },
+  unblock: { peer: 'peer_id' },
+  hand_over: { to: 'peer_id' },
+  revoke_invite: { id: 'invite_id' },
+  remove_invite: { id: 'invite_id' },
+  approve: { id: 'request_id' },
+  decline: { id: 'request_id' },
+};
+
+/** A relay refusal whose detail starts with a field the tool names otherwise, told with the argument's name. */
+function inArguments(action: ControlInput['action'], e: unknown): unknown {
+  const names = ARGUMENT_NAMES[action];
+  if (names === undefined || !(e instanceof RelayRefusal) || e.detail === undefined) return e;
+  const m = /^([a-z_]+): /.exec(e.detail);
+  const name = m === null ? undefined : names[m[1]!];
+  if (name === undefined) return e;
+  return new RelayRefusal(e.status, { code: e.code, message: e.message, fix: e.fix, detail: `${name}: ${e.detail.slice(m![0].length)}`, requestId: e.requestId, retryAfter: e.retryAfter });
+}
+
+export const CONTROL_TABLE: ActionTable<ControlInput> = Object.fromEntries(
+  Object.entries(ACTIONS as Record<ControlInput['action'], Action<ControlInput>>).map(([action, a]) => [
+    action,
+    {
+      takes: a.takes,
+      run: async (args: ControlInput, ctx: ActionContext) => {
+        try {
+          return await a.run(args, ctx);
+        } catch (e) {
+          throw inArguments(action as ControlInput['action'], e);
+        }
+      },
+    },
+  ]),
+) as ActionTable<ControlInput>;
 
 export const CONTROL_DESCRIPTION = [
   'Govern a SPACE: create one, change its profile, admit and change members, block, make and kill invite links, decide join',

@@ -108,7 +108,15 @@ export function renderProfile(fence: PeerFence, s: Record<string, unknown>): str
   return [`SPACE ${p('name')}`, fields(rows)].join('\n');
 }
 
-function renderList(fence: PeerFence, body: Record<string, unknown>): string {
+/**
+ * What a search of the list cannot find (relay/routes/spaces.ts spaces.list: public SPACES and
+ * those filed in a category, plus the caller's own): a SPACE the agent was told of may be one.
+ */
+const UNLISTED =
+  'Private and sealed SPACES are listed only to their members (unless filed in a category), so one you were told of may not show here: ' +
+  'svc_spaces action=get name=<its name> reads any SPACE\'s profile by its name, with its join policy and your role.';
+
+function renderList(fence: PeerFence, body: Record<string, unknown>, searched: boolean): string {
   const list = items(body.items);
   const lines = [list.length === 0 ? 'No SPACES match.' : `SPACES (${list.length}${body.has_more === true ? ', more' : ''}):`];
   for (const s of list) {
@@ -122,6 +130,7 @@ function renderList(fence: PeerFence, body: Record<string, unknown>): string {
   }
   const more = pageLine(fence, body);
   if (more) lines.push(more);
+  if (searched) lines.push(UNLISTED);
   return lines.join('\n');
 }
 
@@ -292,7 +301,7 @@ export const SPACES_TABLE: ActionTable<SpacesInput> = {
     run: async (a, ctx) => {
       const oracle = a.oracle === undefined ? undefined : String(a.oracle);
       const body = await get(ctx, '/v1/spaces', { q: a.q, category: a.category, oracle, order: a.order, ...page(a) }, 'opt');
-      return done('list', renderList(ctx.fence, body), body);
+      return done('list', renderList(ctx.fence, body, a.q !== undefined || a.category !== undefined), body);
     },
   },
   get: {

@@ -102,6 +102,23 @@ async function isSealed(deps: BridgeDeps, space: string): Promise<boolean> {
 
 export const PLAIN_WORDS_LINE = 'Task words are NOT sealed: the relay stores this task\'s title, body and tag in plain text, readable by the relay\'s operator (a task is a row, not a sealed post).';
 
+/**
+ * How the SPACE confirms a finished task (its `task_confirmations`, which the task carries as
+ * `confirmations_needed`; spec "Space": 0 by default in a private or sealed SPACE, 2 in a public
+ * one): accepted at once when its taker marks it done, or after that many checks by others.
+ */
+export function confirmationLine(fence: PeerFence, space: string, t: Obj): string {
+  const n = t.confirmations_needed;
+  const s = plain(fence, 'space', space);
+  const change = `the owner or an admin changes this with svc_space_control action=update name=${s} task_confirmations=N`;
+  if (n === 0) return `Confirmations: none in ${s} (task_confirmations 0): a task marked done with its result post is accepted at once, and tasks waiting for it are handed out next; ${change}.`;
+  if (typeof n !== 'number') return `Confirmations: svc_spaces action=get name=${s} shows how many checks a finished task needs (task settings).`;
+  return (
+    `Confirmations: ${n} in ${s}: a task marked done is accepted once ${n} other member${n === 1 ? '' : 's'} checked it ` +
+    `(svc_task action=next space=${s} verify=true hands one out to check, then action=confirm or action=reject); ${change}.`
+  );
+}
+
 async function add(args: TaskInput, ctx: ActionContext): Promise<CallToolResult> {
   const { deps } = ctx;
   const fence = ownFence(deps);
@@ -119,7 +136,7 @@ async function add(args: TaskInput, ctx: ActionContext): Promise<CallToolResult>
   if (args.after !== undefined) body.after = args.after;
   const b = await post(deps, tasksPath(args.space), body);
   const t = taskOf(b, 'tasks.add');
-  const extra = sealed ? [PLAIN_WORDS_LINE] : [];
+  const extra = [confirmationLine(fence, args.space, t), ...(sealed ? [PLAIN_WORDS_LINE] : [])];
   return answer(
     [`Added task ${plain(fence, 'number', t.number)} to ${plain(fence, 'space', args.space)}.`, taskText(fence, args.space, t, { full: true }), ...extra, ...legend(fence)].join('\n'),
     { ...b, bridge: { sealed_space: sealed, words_sealed: false } },
