@@ -257,6 +257,7 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
     privateSalt: k.privateSalt,
     unsigned: o.settings.unsigned,
     witnesses: o.settings.witnesses,
+    toolset: o.settings.toolset,
     listen,
     sealing,
     outbox,

@@ -15,6 +15,7 @@ import type { PrivateSalt } from './keys.js';
 import type { Outbox } from './outbox-send.js';
 import type { Sealing } from './sealing.js';
 import type { ListenTap } from './subscriptions.js';
+import type { Toolset } from './toolsets.js';
 import type { WitnessPolicy } from './witnesses.js';
 
 export interface BridgeIdentity {
@@ -52,4 +53,6 @@ export interface BridgeDeps {
   readonly outbox?: Outbox | undefined;
   /** SVC_WITNESSES: the witnesses whose cosignatures make a SPACE's history verified (bridge/witnesses.ts). */
   readonly witnesses?: WitnessPolicy | undefined;
+  /** The tools the server lists (bridge/toolsets.ts: SVC_TOOLS, or `?tools=` at the connector); every tool when absent. */
+  readonly toolset?: Toolset | undefined;
 }
