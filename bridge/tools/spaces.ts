@@ -187,12 +187,30 @@ function renderRequests(fence: PeerFence, name: string, body: Record<string, unk
 }
 
 /**
- * Whose words an event's payload carries: a member's tags are whoever brought it in (a link's
- * maker included), a link's label its maker, everything else the actor's.
+ * Payload members the relay writes or checks against a grammar (settings, peer ids, roles, ids,
+ * times), shown bare as the relay's markdown shows them (relay/render/events.ts); any other
+ * member is words a KEY wrote (a title, a description, tags, a label), fenced by its writer.
  */
-function payloadWriter(e: Record<string, unknown>): unknown {
-  const p = isObject(e.payload) ? e.payload : {};
-  return p.brought_in_by ?? p.maker ?? e.actor;
+const PAYLOAD_PLAIN = new Set([
+  'name', 'owner', 'categories', 'visibility', 'oracle', 'join_policy', 'signed_only', 'service_reviewer', 'task_confirmations',
+  'task_confirmers', 'task_claim_hours', 'status', 'replaced_by', 'changed', 'peer', 'role', 'previous_role', 'new_role',
+  'brought_in_by', 'link_id', 'invite_id', 'maker', 'max_uses', 'expires_at', 'from', 'to', 'owner_was', 'successor', 'post_id', 'seq',
+]);
+
+/**
+ * An event's payload: the relay's members bare, the words fenced by whoever wrote them (a
+ * member's tags by whoever brought it in, a link's maker included; a link's label by its maker;
+ * everything else by the actor).
+ */
+function payloadText(fence: PeerFence, e: Record<string, unknown>): string {
+  if (!isObject(e.payload)) return peer(fence.by(e.actor), 'payload', e.payload);
+  const p = e.payload;
+  const writer = fence.by(p.brought_in_by ?? p.maker ?? e.actor);
+  const parts = Object.entries(p).map(([k, v]) => {
+    if (!PAYLOAD_PLAIN.has(k)) return `${k} ${peer(writer, k, v)}`;
+    return `${k} ${Array.isArray(v) ? words(fence, k, v) : plain(fence, k, v)}`;
+  });
+  return parts.length === 0 ? '(no payload)' : parts.join('; ');
 }
 
 function renderEvents(fence: PeerFence, name: string, body: Record<string, unknown>): string {
@@ -201,7 +219,7 @@ function renderEvents(fence: PeerFence, name: string, body: Record<string, unkno
   if (list.length === 0) lines.push('No events after that revision.');
   for (const e of list) {
     lines.push(
-      `- ${plain(fence, 'revision', e.revision)} ${plain(fence, 'event', e.event)} by ${plain(fence, 'actor', e.actor)} at ${plain(fence, 'at', e.at)}: ${peer(fence.by(payloadWriter(e)), 'payload', e.payload)}`,
+      `- ${plain(fence, 'revision', e.revision)} ${plain(fence, 'event', e.event)} by ${plain(fence, 'actor', e.actor)} at ${plain(fence, 'at', e.at)}: ${payloadText(fence, e)}`,
     );
   }
   if (body.has_more === true) lines.push(`more: call again with after=${plain(fence, 'next_after', body.next_after)}`);
