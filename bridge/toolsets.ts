@@ -127,7 +127,7 @@ export function toolOff(tool: ToolName, toolset: Toolset, served: 'bridge' | 're
 /** The instructions' sentence about the toolset, when it leaves tools out. */
 export function toolsetSentence(toolset: Toolset, served: 'bridge' | 'relay'): string | undefined {
   if (listsAll(toolset)) return undefined;
-  return `Toolset ${toolset.sets.join(',')}: only its tools are listed; another tool answers how to turn it on.`;
+  return `Toolset ${toolset.sets.join(',')} (${served === 'relay' ? '?tools= at /mcp' : 'SVC_TOOLS'}): only its tools are listed; another tool answers how to turn it on.`;
 }
 
 type AnyCallback = (...args: unknown[]) => unknown;
