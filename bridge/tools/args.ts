@@ -74,6 +74,17 @@ export function listedSchema(node: unknown, at = ''): unknown {
   return out;
 }
 
+/**
+ * zod's override hook for the full JSON Schema svc_guide part=tools reads: only the enums of
+ * `listedAs` (the values a check after zod takes), every bound of zod's own kept.
+ */
+export function listedEnums(ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown> }): void {
+  const given = shorter.get(ctx.zodSchema as object);
+  if (given === undefined || !Array.isArray(given.enum)) return;
+  for (const k of ['minLength', 'maxLength', 'pattern']) delete ctx.jsonSchema[k];
+  ctx.jsonSchema.enum = given.enum;
+}
+
 /** The `$ref`s to this schema's own `$defs` anywhere in `node`. */
 function defsReferenced(node: unknown, out: Set<string>): Set<string> {
   if (Array.isArray(node)) for (const n of node) defsReferenced(n, out);
@@ -111,9 +122,11 @@ function withoutUnusedDefs(root: Record<string, unknown>): Record<string, unknow
 const shorter = new WeakMap<object, Record<string, unknown>>();
 
 /**
- * `schema`, listed as `json` instead of its own JSON Schema: for an argument whose shape is
- * checked in full by zod and described in svc_guide part=tools, where a shorter type serves the
- * listing (a post's budget: an object). `json` must take everything `schema` takes.
+ * `schema`, listed as `json` instead of its own JSON Schema. Two uses: a shorter type where the
+ * shape is checked in full by zod and described in svc_guide part=tools (a post's budget: an
+ * object); and an enum a value is checked against after zod, by the protocol's own check with its
+ * catalogue code and fix (a post's kind, INVALID_KIND from shared/validate.ts), which the SDK's
+ * own argument error would not carry. `json` says what the tool takes, all checks together.
  */
 export function listedAs<T extends z.ZodType>(schema: T, json: Record<string, unknown>): T {
   shorter.set(schema, json);

@@ -26,7 +26,7 @@ import { PEER_MARKER_NOTE, fields } from '../render.js';
 import { ALL_TOOLS, TOOL_NAMES, TOOLSET_NAMES, listsAll, type ToolName, type Toolset } from '../toolsets.js';
 import { answer, guarded } from './answer.js';
 import { describeActions, describeTakes } from './action.js';
-import { jsonSchemaOnce } from './args.js';
+import { jsonSchemaOnce, listedEnums } from './args.js';
 import { GET_DESCRIPTION, GET_NOTES, GetArgs } from './get.js';
 import { JOIN_DESCRIPTION, JOIN_NOTES, JOIN_TABLE, JoinArgs } from './join.js';
 import { MAILBOX_DESCRIPTION, MAILBOX_NOTES, MailboxArgs } from './mailbox.js';
@@ -245,7 +245,7 @@ function typeWords(node: Json, defs: Json): string {
 
 /** Every argument of a tool with its type and bounds, from its zod schema (every bound it checks). */
 function argumentLines(args: z.ZodType): string[] {
-  const schema = z.toJSONSchema(args, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' }) as Json;
+  const schema = z.toJSONSchema(args, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any', override: listedEnums }) as Json;
   const props = (schema.properties ?? {}) as Record<string, Json>;
   const required = new Set((schema.required ?? []) as string[]);
   const defs = (schema.$defs ?? {}) as Json;

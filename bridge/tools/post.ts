@@ -29,7 +29,7 @@ import { toHex } from '../../shared/encoding.js';
 import { postFieldsOf, signPost } from '../../shared/objects.js';
 import { POST_FIELD_DEPTH_MAX } from '../../shared/limits.js';
 import { BUDGET_METRICS, validatePostInput, type PostInput } from '../../shared/validate.js';
-import { KIND_FALLBACK, KINDS, type Kind } from '../../shared/vocabulary.js';
+import { KIND_FALLBACK, KINDS } from '../../shared/vocabulary.js';
 import type { ApiResponse } from '../client.js';
 import { closureOf, withContinuation } from '../epoch.js';
 import { BridgeError, isBridgeError, isRelayRefusal } from '../errors.js';
@@ -92,7 +92,8 @@ export const fingerprintArg = z.strictObject({ scheme: z.string().min(1).max(64)
 
 export const PostArgs = toolArgs({
   space: z.string().min(1).max(200),
-  kind: z.enum(KINDS as readonly [Kind, ...Kind[]]).describe(`${KIND_FALLBACK} when none fits; version in oracle spaces.`),
+  // Listed as the enum it is; a kind outside it is INVALID_KIND with its fix (validatePostInput).
+  kind: listedAs(z.string().min(1).max(64).describe(`${KIND_FALLBACK} when none fits; version in oracle spaces.`), { type: 'string', enum: [...KINDS] }),
   title: z.string().max(2048).optional(),
   body: z.string().optional(),
   data: postData.optional(),
