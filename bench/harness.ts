@@ -253,6 +253,8 @@ export interface SuiteReport {
   notes: string[];
   /** A title of this run's own, when an option made the suite measure something else (appends --against). */
   title?: string;
+  /** A table of the suite's own columns, printed instead of `rows` (tools: counts, not rates). */
+  table?: string;
 }
 
 export interface Suite {

@@ -14,8 +14,9 @@ import { messagesSuite } from './messages.js';
 import { tasksSuite } from './tasks.js';
 import { oracleSuite } from './oracle.js';
 import { connectorSuite } from './connector.js';
+import { toolsSuite } from './tools.js';
 
-const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite, bridgeSuite, sealedSuite, messagesSuite, oracleSuite, tasksSuite, connectorSuite];
+const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite, bridgeSuite, sealedSuite, messagesSuite, oracleSuite, tasksSuite, connectorSuite, toolsSuite];
 
 function pick(names: readonly string[]): Suite[] {
   if (names.length === 0) return [...SUITES];
@@ -37,7 +38,7 @@ async function main(names: readonly string[]): Promise<void> {
     const report = await suite.run();
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     console.log(`\n== ${report.title ?? suite.title} (${seconds} s)\n`);
-    console.log(formatTable(report.rows));
+    console.log(report.table ?? formatTable(report.rows));
     if (report.notes.length > 0) console.log(`\n${report.notes.join('\n')}`);
   }
 }

@@ -55,7 +55,9 @@ const SETTINGS_HELP = `Settings (environment):
   SVC_WITNESSES_REQUIRED  how many of them (default 1)
   SVC_KEEPER_INTERVAL  seconds between keeper rounds for the sealed SPACES this KEY keeps (default 60; 0: none)
   SVC_OUTBOX_MAX_ITEMS  posts and messages kept while the relay cannot be reached (default 1000; 0: none, the write fails)
-  SVC_OUTBOX_MAX_MIB    and at most this many MiB of them (default 16)`;
+  SVC_OUTBOX_MAX_MIB    and at most this many MiB of them (default 16)
+  SVC_TOOLS     toolsets to list: memory, messages, tasks, research, coordinate or all
+                (default all), several comma-separated`;
 
 /**
  * The URL of the module an MCP client launches. The ES module knows its own; a bridge started
@@ -293,6 +295,7 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
     privateSalt: k.privateSalt,
     unsigned: o.settings.unsigned,
     witnesses: o.settings.witnesses,
+    toolset: o.settings.toolset,
     listen,
     sealing,
     outbox,

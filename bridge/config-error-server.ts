@@ -9,24 +9,10 @@
  */
 import { McpServer } from '@modelcontextprotocol/server';
 import { SERVER_NAME } from './server.js';
+import { TOOL_NAMES } from './toolsets.js';
 
 /** Every tool the real server offers (test/bridge-config-error.test.ts holds the two lists equal). */
-export const BRIDGE_TOOL_NAMES = [
-  'svc_whoami',
-  'svc_guide',
-  'svc_spaces',
-  'svc_join',
-  'svc_space_control',
-  'svc_messages',
-  'svc_message',
-  'svc_post',
-  'svc_read_space',
-  'svc_get',
-  'svc_mailbox',
-  'svc_seek',
-  'svc_task',
-  'svc_oracle',
-] as const;
+export const BRIDGE_TOOL_NAMES = TOOL_NAMES;
 
 /** The message every tool answers: why the bridge is not working, and what to do. */
 export function configErrorMessage(problem: string): string {

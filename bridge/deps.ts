@@ -15,6 +15,7 @@ import type { PrivateSalt } from './keys.js';
 import type { Outbox } from './outbox-send.js';
 import type { Sealing } from './sealing.js';
 import type { ListenTap } from './subscriptions.js';
+import type { Toolset } from './toolsets.js';
 import type { WitnessPolicy } from './witnesses.js';
 
 export interface BridgeIdentity {
@@ -58,4 +59,6 @@ export interface BridgeDeps {
    * (marking read is conversations.mark_read, a write; spec/1-concepts.md "App sign-in").
    */
   readonly readOnly?: boolean | undefined;
+  /** The tools the server lists (bridge/toolsets.ts: SVC_TOOLS, or `?tools=` at the connector); every tool when absent. */
+  readonly toolset?: Toolset | undefined;
 }

@@ -68,8 +68,8 @@ async function spaceText(posting: Posting, name: string): Promise<string> {
   return [
     `# SPACE ${plain(fence, 'name', s.name)}`,
     fields([
-      ['title', peer(fence, 'title', s.title)],
-      ['description', peer(fence, 'description', s.description)],
+      ['title', peer(fence.by(s.owner), 'title', s.title)],
+      ['description', peer(fence.by(s.owner), 'description', s.description)],
       ['visibility', plain(fence, 'visibility', s.visibility)],
       ['join_policy', plain(fence, 'join_policy', s.join_policy)],
       ['oracle', plain(fence, 'oracle', s.oracle)],

@@ -14,6 +14,11 @@
  * `server/discover`), whichever the client's opening message asks for. Nothing registered here
  * keeps per-session state: SPACE names and cursors are tool arguments or live in the cache.
  *
+ * `deps.toolset` (bridge/toolsets.ts; SVC_TOOLS at the bridge, `?tools=` at the connector) keeps
+ * the server to a set of tools: the others are not registered, and a call of one by name answers
+ * how to turn it on. The server is made without the tools capability, which registering the
+ * first tool declares, so that the toolset can wrap the tools/call handler the SDK installs then.
+ *
  * `startBackground(deps, keeperMs)` starts what a serving bridge does besides answering: the
  * keeper duty for the sealed SPACES its KEY keeps (bridge/keeper-duty.ts), every
  * SVC_KEEPER_INTERVAL seconds. cli.ts starts it with the server and stops it before closing the
@@ -25,6 +30,8 @@ import { KEEPER_INTERVAL_ENV, startKeeperDuty } from './keeper-duty.js';
 import { withOutbox } from './outbox-tools.js';
 import { createPosting, registerPosting, type Posting } from './posting.js';
 import { PEER_MARKER_NOTE } from './render.js';
+import { refusal } from './tools/answer.js';
+import { ALL_TOOLS, keepToToolset, toolOff, toolsetSentence } from './toolsets.js';
 import { registerResources } from './resources.js';
 import { registerGuide } from './tools/guide.js';
 import { registerJoin } from './tools/join.js';
@@ -38,14 +45,19 @@ import { registerWhoami } from './tools/whoami.js';
 
 export const SERVER_NAME = 'svc-bridge';
 
+/** What both programs tell the model about reading the tools' arguments and answers. */
+export const CONVENTIONS = [
+  'Peer ids are 64 lowercase hex, post ids lowercase uuids, positions (after, before, seq) decimal strings; a read without after continues from your saved cursor.',
+  'A refusal is a tool error with a code and a fix: act on the fix.',
+  PEER_MARKER_NOTE,
+].join(' ');
+
 export const INSTRUCTIONS = [
   'svc gives you shared, persistent, verifiable state and messaging with other agents through a relay.',
   'This bridge holds your KEY on this machine, signs for you and keeps your cursors; you never handle keys or tokens.',
-  'Run routine: svc_whoami first; read your own newest dossier; read the mailbox after the saved cursor;',
-  'SEEK before working; post what you learn with fingerprints; post a dossier before your context ends.',
-  'svc_guide explains the service (part=primer) and lists limits and operations (part=capabilities).',
-  'A refusal comes back as a tool error with a code and a fix: act on the code and the fix.',
-  PEER_MARKER_NOTE,
+  'Run routine: svc_whoami first; your own newest dossier; the mailbox; SEEK before working; post what you learn with',
+  'fingerprints; a dossier with your cursors before your context ends. svc_guide gives the routine as tool calls, and part=tools every tool in detail.',
+  CONVENTIONS,
 ].join(' ');
 
 /** What one program calls its server and tells the model about it. */
@@ -70,10 +82,11 @@ export function createServer(deps: BridgeDeps): McpServer {
 
 /** Every tool, resource and prompt of the connector on one new server instance. */
 export function createToolServer(deps: BridgeDeps, surface: ServerSurface): ToolServer {
-  const server = new McpServer(
-    { name: surface.name, title: surface.title, version: deps.version },
-    { capabilities: { tools: {}, resources: {} }, instructions: surface.instructions },
-  );
+  const toolset = deps.toolset ?? ALL_TOOLS;
+  const served = deps.served ?? 'bridge';
+  const instructions = [surface.instructions, toolsetSentence(toolset, served)].filter((s) => s !== undefined).join(' ');
+  const server = new McpServer({ name: surface.name, title: surface.title, version: deps.version }, { capabilities: { resources: {} }, instructions });
+  keepToToolset(server, toolset, (tool) => refusal(toolOff(tool, toolset, served), served === 'relay' ? 'relay' : 'bridge'));
   // Writes queued while the relay was away are sent, and their fate told, at every tool call.
   if (deps.outbox !== undefined) withOutbox(server, deps.outbox, deps.log);
   const posting = createPosting(deps);

@@ -14,12 +14,16 @@
  *   SVC_WITNESSES name=base64key,... : witnesses whose cosignatures of a SPACE's checkpoint
  *                 the bridge needs before it calls the history verified (bridge/witnesses.ts)
  *   SVC_WITNESSES_REQUIRED  how many of them (default 1 when SVC_WITNESSES names any)
+ *   SVC_TOOLS     the toolsets to list (bridge/toolsets.ts): memory, messages, tasks, research,
+ *                 coordinate or all (the default), several comma-separated; an unknown name is
+ *                 refused at start, as any unusable setting is
  */
 import { isIP } from 'node:net';
 import { BridgeError } from './errors.js';
 import { keyHome } from './keys.js';
 import { TOKEN_RE } from './token-file.js';
 import { readCosignerList } from '../shared/signed-note.js';
+import { parseToolsets, unknownSetsText, type Toolset } from './toolsets.js';
 import type { WitnessPolicy } from './witnesses.js';
 
 export const DEFAULT_API = 'http://127.0.0.1:8787';
@@ -34,6 +38,17 @@ export interface Settings {
   readonly unsigned: boolean;
   /** SVC_WITNESSES and SVC_WITNESSES_REQUIRED; undefined when no witness is named. */
   readonly witnesses?: WitnessPolicy | undefined;
+  /** SVC_TOOLS: the tools the server lists. */
+  readonly toolset: Toolset;
+}
+
+/** SVC_TOOLS, checked: set names the bridge knows. */
+export function readToolset(env: NodeJS.ProcessEnv): Toolset {
+  const parsed = parseToolsets(env.SVC_TOOLS);
+  if ('unknown' in parsed) {
+    throw new BridgeError('CONFIG', `SVC_TOOLS: ${unknownSetsText(parsed.unknown, true)}`, 'Set SVC_TOOLS to one of those sets (or several, comma-separated), or unset it for every tool.');
+  }
+  return parsed.toolset;
 }
 
 /** SVC_WITNESSES and SVC_WITNESSES_REQUIRED, checked: a list, and how many of it must have cosigned. */
@@ -113,5 +128,6 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     keychain: keychain === '1',
     unsigned: unsigned === '1',
     witnesses: readWitnessPolicy(env),
+    toolset: readToolset(env),
   };
 }

@@ -14,6 +14,7 @@ import {
   summarizeLatency,
   type Row,
 } from '../bench/harness.js';
+import { figuresTable } from '../bench/tools.js';
 
 describe('percentile (nearest rank)', () => {
   const ten = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
@@ -219,5 +220,19 @@ describe('measuring (structure only, never speed)', () => {
     expect(latency.p50).toBeLessThanOrEqual(latency.p99);
     expect(latency.p99).toBeLessThanOrEqual(latency.max);
     expect(opsPerSec).toBeGreaterThan(0);
+  });
+});
+
+describe('the tools suite table (bench/tools.ts)', () => {
+  it('puts each figure beside the other revision\'s with the change, and a flow one side lacks as -', () => {
+    const before = { label: 'HEAD~1', tools: new Map([['svc_a', 200], ['svc_b', 100]]), total: 320, sets: new Map([['memory', 220]]), flows: new Map([['join by link', 6]]) };
+    const after = { label: 'this checkout', tools: new Map([['svc_a', 100], ['svc_b', 100]]), total: 220, sets: new Map([['memory', 120]]), flows: new Map([['join by link', 4], ['oracle space', 3]]) };
+    const lines = figuresTable(before, after).split('\n');
+    expect(lines[0]).toMatch(/^figure +HEAD~1 +this checkout +change$/);
+    expect(lines).toContainEqual(expect.stringMatching(/^tools\/list characters +320 +220 +-100 \(69%\)$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^ {2}svc_b +100 +100 +\+0 \(100%\)$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^ {2}toolset memory +220 +120 +-100 \(55%\)$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^ {2}join by link +6 +4 +-2 \(67%\)$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^ {2}oracle space +- +3$/));
   });
 });

@@ -44,12 +44,12 @@ function refusal(r: CallToolResult): { code: string; message: string; fix: strin
   return (r.structuredContent as { error: { code: string; message: string; fix: string; detail?: string; source: string } }).error;
 }
 
-/** The fenced form of `value` as field `field` in `text`, with the nonce the answer used. */
-function fenced(text: string, field: string, value: string): string {
-  const m = new RegExp(`⟦peer ${field} ([0-9a-f]{8})⟧`).exec(text);
-  expect(m, `no ${field} fence in:\n${text}`).not.toBeNull();
+/** The fenced form of `value` as field `field` in `text`, written by another KEY (`peer`) or the reader's own (`own`), with the nonce the answer used. */
+function fenced(text: string, field: string, value: string, writer: 'peer' | 'own' = 'peer'): string {
+  const m = new RegExp(`⟦${writer} ${field} ([0-9a-f]{8})⟧`).exec(text);
+  expect(m, `no ${writer} ${field} fence in:\n${text}`).not.toBeNull();
   const nonce = m![1]!;
-  return value.includes('\n') ? `⟦peer ${field} ${nonce}⟧\n${value}\n⟦/peer ${nonce}⟧` : `⟦peer ${field} ${nonce}⟧${value}⟦/peer ${nonce}⟧`;
+  return value.includes('\n') ? `⟦${writer} ${field} ${nonce}⟧\n${value}\n⟦/${writer} ${nonce}⟧` : `⟦${writer} ${field} ${nonce}⟧${value}⟦/${writer} ${nonce}⟧`;
 }
 
 describe('a private SPACE from creation to a member leaving', () => {
@@ -57,19 +57,20 @@ describe('a private SPACE from creation to a member leaving', () => {
   let link: string;
   let inviteId: string;
 
-  it('A creates a private SPACE; the answer fences the title and description A wrote', async () => {
+  it('A creates a private SPACE; the answer fences the title and description A wrote as its own', async () => {
     const r = await callTool(a, 'svc_space_control', { action: 'create', name, title: HOSTILE_TITLE, description: DESCRIPTION });
     const s = toolOk(r);
     expect(s).toMatchObject({ action: 'create', name, visibility: 'private', join_policy: 'invite', owner: peerA, access: { role: 'owner' } });
     expect((await relay.store.spaces.byName(name))?.owner).toBe(peerA);
     const text = textOf(r);
-    expect(text).toContain(fenced(text, 'title', HOSTILE_TITLE));
-    expect(text).toContain(fenced(text, 'description', DESCRIPTION));
+    expect(text).toContain(fenced(text, 'title', HOSTILE_TITLE, 'own'));
+    expect(text).toContain(fenced(text, 'description', DESCRIPTION, 'own'));
+    expect(text).not.toMatch(/⟦peer (title|description) /);
     // The fake closing marker in the title does not match this answer's nonce.
     expect(text).not.toContain(`⟦peer title 00000000⟧`);
   });
 
-  it('A makes an invite link for a writer; the link is in the answer once, the label fenced', async () => {
+  it('A makes an invite link for a writer; the link is in the answer once, the label and tags fenced as its own', async () => {
     const r = await callTool(a, 'svc_space_control', { action: 'invite', name, role: 'writer', tags: ['helper'], max_uses: 1, label: 'for B' });
     const s = toolOk(r);
     expect(s).toMatchObject({ space: name, role: 'writer', tags: ['helper'], max_uses: 1, state: 'live' });
@@ -78,8 +79,8 @@ describe('a private SPACE from creation to a member leaving', () => {
     expect(link).toMatch(/\/join\/svc_/);
     const text = textOf(r);
     expect(text).toContain(`link: ${link}`);
-    expect(text).toContain(fenced(text, 'label', 'for B'));
-    expect(text).toContain(fenced(text, 'tags', 'helper'));
+    expect(text).toContain(fenced(text, 'label', 'for B', 'own'));
+    expect(text).toContain(fenced(text, 'tags', 'helper', 'own'));
   });
 
   it('B looks at the link before using it: SPACE, role and that it works', async () => {
@@ -101,7 +102,10 @@ describe('a private SPACE from creation to a member leaving', () => {
     expect(s.items).toEqual([expect.objectContaining({ peer: peerB, role: 'writer', tags: ['helper'], brought_in_by: peerA, link_id: inviteId })]);
     const text = textOf(r);
     expect(text).toContain(`owner: ${peerA}`);
-    expect(text).toMatch(new RegExp(`^- ${peerB} writer tags ⟦peer tags [0-9a-f]{8}⟧helper⟦/peer [0-9a-f]{8}⟧`, 'm'));
+    // The tags are the words of whoever brought B in: A, through its link.
+    expect(text).toMatch(new RegExp(`^- ${peerB} writer tags ⟦own tags [0-9a-f]{8}⟧helper⟦/own [0-9a-f]{8}⟧`, 'm'));
+    const seenByB = textOf(await callTool(b, 'svc_spaces', { action: 'members', name }));
+    expect(seenByB).toMatch(new RegExp(`^- ${peerB} writer tags ⟦peer tags [0-9a-f]{8}⟧helper⟦/peer [0-9a-f]{8}⟧`, 'm'));
   });
 
   it('A sees the link used up in the invites list', async () => {
@@ -148,14 +152,18 @@ describe('a private SPACE from creation to a member leaving', () => {
     expect(list.items).toEqual([]);
   });
 
-  it('A reads the audit log with every step, payloads fenced; after= continues from a revision', async () => {
+  it('A reads the audit log with every step, the words in payloads fenced by their writer and the relay\'s members bare; after= continues from a revision', async () => {
     const r = await callTool(a, 'svc_spaces', { action: 'events', name });
     const s = toolOk(r);
     const events = s.items.map((e: { event: string }) => e.event);
     expect(events.length).toBeGreaterThanOrEqual(5);
     expect(s.head_revision).toBe(s.items[s.items.length - 1].revision);
     const text = textOf(r);
-    expect(text).toMatch(/⟦peer payload [0-9a-f]{8}⟧/);
+    // A wrote the title it created the SPACE with, and the tags of the link B joined through.
+    expect(text).toMatch(/title ⟦own title [0-9a-f]{8}⟧/);
+    expect(text).toMatch(/tags ⟦own tags [0-9a-f]{8}⟧helper⟦\/own [0-9a-f]{8}⟧/);
+    expect(text).toContain(`peer ${peerB}`);
+    expect(text).not.toMatch(/⟦(peer|own) (peer|role|seq|post_id) /);
     const later = toolOk(await callTool(a, 'svc_spaces', { action: 'events', name, after: s.items[1].revision }));
     expect(later.items.map((e: { event: string }) => e.event)).toEqual(events.slice(2));
   });
@@ -224,7 +232,7 @@ describe('reading SPACES and the register', () => {
     toolOk(await callTool(a, 'svc_space_control', { action: 'create', name, title }));
     const r = await callTool(a, 'svc_spaces', { action: 'list', q: name });
     expect(toolOk(r).items).toEqual([expect.objectContaining({ name, role: 'owner', title })]);
-    expect(textOf(r)).toContain(fenced(textOf(r), 'title', title));
+    expect(textOf(r)).toContain(fenced(textOf(r), 'title', title, 'own'));
     // B holds no role there and the SPACE is private and filed nowhere: not in B's list.
     expect(toolOk(await callTool(b, 'svc_spaces', { action: 'list', q: name })).items).toEqual([]);
   });

@@ -20,7 +20,7 @@ import { guarded } from './answer.js';
 
 export interface ActionContext {
   readonly deps: BridgeDeps;
-  /** The peer fence of this answer (one nonce per answer). */
+  /** The peer fence of this answer (one nonce per answer); `by(author)` fences the caller's own words as its own. */
   readonly fence: PeerFence;
 }
 
@@ -32,10 +32,15 @@ export interface Action<A> {
 
 export type ActionTable<A extends { action: string }> = { readonly [K in A['action']]: Action<A> };
 
-/** The arguments each action takes, for tool descriptions: `get (name); members (name, role?)`. */
+/** The arguments each action takes, for tool descriptions: `get (name); members (name, role, after)`. */
 export function describeActions<A extends { action: string }>(table: ActionTable<A>): string {
-  return Object.entries(table as Record<string, Action<A>>)
-    .map(([name, a]) => `${name} (${a.takes.join(', ') || 'nothing else'})`)
+  return describeTakes(Object.fromEntries(Object.entries(table as Record<string, Action<A>>).map(([name, a]) => [name, a.takes])));
+}
+
+/** `describeActions` from the arguments alone: `watch (space); watching (nothing else)`. */
+export function describeTakes(takes: Readonly<Record<string, readonly string[]>>): string {
+  return Object.entries(takes)
+    .map(([name, args]) => `${name} (${args.join(', ') || 'nothing else'})`)
     .join('; ');
 }
 
@@ -51,7 +56,7 @@ export function runAction<A extends { action: string }>(deps: BridgeDeps, table:
         `${extra.map(([k]) => k).join(', ')}: action=${args.action} does not take ${extra.length > 1 ? 'these' : 'it'}; it takes ${action.takes.join(', ') || 'nothing else'}`,
       );
     }
-    return action.run(args, { deps, fence: peerFence() });
+    return action.run(args, { deps, fence: peerFence({ self: deps.identity.peerId }) });
   });
 }
 

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import { BATCH_IDS_MAX } from '../../shared/limits.js';
 import type { Posting } from '../posting.js';
-import { PEER_MARKER_NOTE, peerFence } from '../render.js';
+import { peerFence } from '../render.js';
 import { openSealed } from '../sealing.js';
 import { toolArgs } from './args.js';
 import { answer, guarded } from './answer.js';
@@ -22,23 +22,28 @@ import { postText } from './post-view.js';
 import { DEFAULT_TOKEN_BUDGET, checkLines, checkPosts, checksJson, detail, historyAlarm, legend, postId, tokenBudget, type PostChecks } from './reading.js';
 
 export const GetArgs = toolArgs({
-  post_id: postId.optional().describe('One post by id (full, with its proof checked unless proof=false).'),
-  post_ids: z.array(postId).min(1).max(BATCH_IDS_MAX).optional().describe(`Up to ${BATCH_IDS_MAX} posts by id, in the order asked.`),
-  space: z.string().min(1).max(200).optional().describe('With seq: the SPACE of the post at that position.'),
-  seq: z.string().regex(/^[1-9][0-9]{0,15}$/).optional().describe('With space: the position of the post, a decimal string such as "1".'),
-  proof: z.boolean().optional().describe('Check proofs (default true for post_id and space+seq, false for post_ids).'),
-  detail: detail.optional().describe('post_ids only: ids, snippets or full (default).'),
-  token_budget: tokenBudget.optional().describe(`post_ids only: bound the answer at about this many tokens (default ${DEFAULT_TOKEN_BUDGET}).`),
+  post_id: postId.optional(),
+  post_ids: z.array(postId).min(1).max(BATCH_IDS_MAX).optional(),
+  space: z.string().min(1).max(200).optional(),
+  seq: z.string().regex(/^[1-9][0-9]{0,15}$/).optional(),
+  proof: z.boolean().optional(),
+  detail: detail.optional(),
+  token_budget: tokenBudget.optional(),
 });
 
 export type GetInput = z.infer<typeof GetArgs>;
 
 export const GET_DESCRIPTION = [
-  'Fetch posts by id (post_id, or up to 20 post_ids) or by position (space and seq), in full. With a proof (the default',
-  'for one post) the author\'s signature, the chain link and the post\'s inclusion under a checkpoint',
-  'signed by the relay, and reports CHANGED HISTORY if the relay rewrote the SPACE.',
-  PEER_MARKER_NOTE,
+  `Fetch posts in full by post_id, post_ids (up to ${BATCH_IDS_MAX}) or space and seq; one post comes with its proof checked`,
+  'against the relay\'s signed checkpoints.',
 ].join(' ');
+
+/** What svc_guide part=tools says of svc_get beyond its description. */
+export const GET_NOTES = [
+  'Give post_id, or post_ids, or space with seq (a position, a decimal string such as "1").',
+  `proof: checked by default for post_id and space+seq, not for post_ids (proof=true checks each, at full detail). post_ids only: detail ids, snippets or full (default) and token_budget (default ${DEFAULT_TOKEN_BUDGET}); ids not found or not readable by you, and ids the budget left out, are named.`,
+  "The relay's connector does not check its own proofs: svc-bridge on your machine does.",
+];
 
 function pick(args: GetInput): 'one' | 'many' | 'position' {
   const ways = [args.post_id !== undefined, args.post_ids !== undefined, args.space !== undefined || args.seq !== undefined].filter(Boolean).length;
@@ -109,7 +114,7 @@ export function registerGet(server: McpServer, posting: Posting): void {
       title: 'Get posts',
       description: GET_DESCRIPTION,
       inputSchema: GetArgs,
-      annotations: { readOnlyHint: true, openWorldHint: true },
+      annotations: { readOnlyHint: true },
     },
     async (args) => guarded(posting.deps, () => runGet(posting, args)),
   );

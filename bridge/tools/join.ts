@@ -17,7 +17,7 @@ import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import type { BridgeDeps } from '../deps.js';
-import { PEER_MARKER_NOTE, fields, type PeerFence } from '../render.js';
+import { fields, type PeerFence } from '../render.js';
 import { toolArgs } from './args.js';
 import { answer } from './answer.js';
 import { describeActions, need, objectBody, peer, plain, runAction, segment, type ActionContext, type ActionTable } from './action.js';
@@ -26,13 +26,13 @@ import { requestLine } from './spaces.js';
 export const JOIN_ACTIONS = ['join', 'look', 'accept', 'decline', 'withdraw', 'leave'] as const;
 
 export const JoinArgs = toolArgs({
-  action: z.enum(JOIN_ACTIONS).describe('What to do; see the tool description for the arguments each action takes.'),
-  name: z.string().min(1).max(200).optional().describe('The SPACE name (join without a link, leave; with a link or code: the SPACE it must be for).'),
-  link: z.string().min(1).max(4096).optional().describe('join, look: an invite or hand-over link exactly as you were given it.'),
-  code: z.string().min(1).max(4096).optional().describe('join, look: the code of a link instead of the link (with name).'),
-  message: z.string().min(1).max(1024).optional().describe('join without a link: a short note to the SPACE\'s coordinators when its join policy is request.'),
-  offer_id: z.string().min(1).max(200).optional().describe('accept, decline: the offer_id of a hand-over offer from your mailbox.'),
-  request_id: z.string().min(1).max(200).optional().describe('withdraw: the request_id your join request was given.'),
+  action: z.enum(JOIN_ACTIONS),
+  name: z.string().min(1).max(200).optional(),
+  link: z.string().min(1).max(4096).optional(),
+  code: z.string().min(1).max(4096).optional(),
+  message: z.string().min(1).max(1024).optional(),
+  offer_id: z.string().min(1).max(200).optional(),
+  request_id: z.string().min(1).max(200).optional(),
 });
 
 export type JoinInput = z.infer<typeof JoinArgs>;
@@ -94,7 +94,7 @@ function renderOffer(fence: PeerFence, b: Record<string, unknown>): string {
       ['role', plain(fence, 'role', b.role)],
       ['from', plain(fence, 'from', b.from)],
       ['to', b.to === null ? 'whoever uses the link' : plain(fence, 'to', b.to)],
-      ['label', peer(fence, 'label', b.label)],
+      ['label', peer(fence.by(b.from), 'label', b.label)],
       ['expires_at', b.expires_at === null ? 'never' : plain(fence, 'expires_at', b.expires_at)],
     ]),
   ].join('\n');
@@ -166,14 +166,18 @@ export const JOIN_TABLE: ActionTable<JoinInput> = {
 };
 
 export const JOIN_DESCRIPTION = [
-  'Join a SPACE, or handle your own joining. Given an invite link for your task, use action=join with that link first',
-  '(action=look shows what a link would do, role and SPACE, before you use it). Without a link, action=join with name joins',
-  'an open SPACE, or files a join request (add a short message) where the SPACE admits by request; the answer gives a',
-  'request_id and the decision arrives in your mailbox; action=withdraw takes it back. A hand-over offer in your mailbox',
-  'is taken with action=accept or refused with action=decline (offer_id). action=leave gives up your role in a SPACE.',
-  `Arguments per action: ${describeActions(JOIN_TABLE)}.`,
-  PEER_MARKER_NOTE,
+  'Join a SPACE or settle your joining. With an invite link, join with it first (look shows what it gives); by name, an',
+  `open SPACE admits you or you ask (decided in your mailbox). Takes: ${describeActions(JOIN_TABLE)}.`,
 ].join(' ');
+
+/** What svc_guide part=tools says of svc_join beyond its description. */
+export const JOIN_NOTES = [
+  'join with link: the invite or hand-over link exactly as you were given it (name, when given, must be the SPACE it is for). join with name: an open SPACE admits you at once; one that admits by request files a join request (message: a short note to its coordinators), whose request_id the answer gives; the decision arrives in your mailbox (reason decision), and withdraw (request_id) takes the request back. code: the code of a link instead of the link, with name.',
+  'look: what a link (or code with name) would do, its SPACE and role, before you use it.',
+  'accept, decline: a hand-over offer from your mailbox (offer_id); accept gives you the offered role.',
+  'leave: give up your role in a SPACE (name).',
+  'A sealed SPACE takes only KEYS with an encryption key: svc-bridge publishes yours on this first need.',
+];
 
 export function registerJoin(server: McpServer, deps: BridgeDeps): void {
   server.registerTool(
@@ -182,7 +186,7 @@ export function registerJoin(server: McpServer, deps: BridgeDeps): void {
       title: 'Join',
       description: JOIN_DESCRIPTION,
       inputSchema: JoinArgs,
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      annotations: { destructiveHint: false },
     },
     async (args) => runAction(deps, JOIN_TABLE, args),
   );

@@ -16,7 +16,7 @@ import { MAILBOX_REASONS } from '../../shared/vocabulary.js';
 import { planCursor, settleCursor } from '../cursors.js';
 import { recheckAfterEpochChange } from '../epoch.js';
 import type { Posting } from '../posting.js';
-import { PEER_MARKER_NOTE, peerFence } from '../render.js';
+import { peerFence } from '../render.js';
 import { openEnvelopes } from '../sealing.js';
 import { openMessageEnvelopes } from '../sealed-pairs.js';
 import { toolArgs } from './args.js';
@@ -26,24 +26,30 @@ import { envelopeText } from './post-view.js';
 import { BUDGET_CUT_LINE, DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, cursorLine, detail, kinds, legend, peerId, position, startedAfter, tokenBudget } from './reading.js';
 
 export const MailboxArgs = toolArgs({
-  after: position.optional().describe('Read after this mailbox position, a decimal string such as "0" (the start); omit to continue from your saved cursor.'),
-  reason: z.array(z.enum(MAILBOX_REASONS)).min(1).max(MAILBOX_REASONS.length).optional().describe('Only these reasons (to, reply, request, decision, hand_over, …).'),
-  kind: kinds.optional().describe('Only posts of these kinds (leaves requests, decisions and offers out).'),
-  author: peerId.optional().describe('Only posts by this peer id (leaves requests, decisions and offers out).'),
-  limit: z.number().int().min(1).max(200).optional().describe(`At most this many items (default ${DEFAULT_LIMIT}).`),
-  detail: detail.optional().describe('ids, snippets (default) or full.'),
-  token_budget: tokenBudget.optional().describe(`Bound the page at about this many tokens (default ${DEFAULT_TOKEN_BUDGET}).`),
-  wait: z.number().int().min(0).max(WAIT_SECONDS_MAX).optional().describe('Seconds (up to 25) to wait for something new when nothing is there yet.'),
+  after: position.optional(),
+  reason: z.array(z.enum(MAILBOX_REASONS)).min(1).max(MAILBOX_REASONS.length).optional(),
+  kind: kinds.optional(),
+  author: peerId.optional(),
+  limit: z.number().int().min(1).max(200).optional(),
+  detail: detail.optional(),
+  token_budget: tokenBudget.optional(),
+  wait: z.number().int().min(0).max(WAIT_SECONDS_MAX).optional(),
 });
 
 export type MailboxInput = z.infer<typeof MailboxArgs>;
 
 export const MAILBOX_DESCRIPTION = [
-  'Your mailbox: posts addressed to you, replies to your posts, join requests to decide, decisions on your requests,',
-  'hand-over offers, direct messages and message requests (sealed ones opened by the bridge on your machine). Without `after` it continues from where you stopped; your cursor is saved once you have been',
-  'shown the items (reads without filters only). `wait` (up to 25 s) waits for something new.',
-  PEER_MARKER_NOTE,
+  'Read what is addressed to you: posts to you, replies, join requests, decisions, hand-over offers, direct messages.',
+  `Continues from your saved cursor; wait holds an empty read up to ${WAIT_SECONDS_MAX} s.`,
 ].join(' ');
+
+/** What svc_guide part=tools says of svc_mailbox beyond its description. */
+export const MAILBOX_NOTES = [
+  'after: a mailbox position (a decimal string, "0" for the start); leave it out to continue from your saved cursor, which moves only once the items were shown to you, and only for a read without reason, kind or author that started at or before it.',
+  `reason: only these (${MAILBOX_REASONS.join(', ')}). kind and author keep posts only (they leave requests, decisions and offers out).`,
+  `limit 1 to 200 (default ${DEFAULT_LIMIT}); detail ids, snippets (default) or full; token_budget about that many tokens (default ${DEFAULT_TOKEN_BUDGET}).`,
+  'Each item says what to do next: a join request is decided with svc_space_control (approve, decline), a hand-over offer taken with svc_join (accept, decline), a message request answered with svc_message (accept, decline, or a reply). Sealed items are opened by svc-bridge on your machine.',
+];
 
 export async function runMailbox(posting: Posting, args: MailboxInput) {
   const { deps } = posting;
@@ -92,7 +98,7 @@ export function registerMailbox(server: McpServer, posting: Posting): void {
       title: 'Mailbox',
       description: MAILBOX_DESCRIPTION,
       inputSchema: MailboxArgs,
-      annotations: { readOnlyHint: true, openWorldHint: true },
+      annotations: { readOnlyHint: true },
     },
     async (args) => guarded(posting.deps, () => runMailbox(posting, args)),
   );

@@ -34,7 +34,7 @@ import { SvcError } from '../../shared/errors.js';
 import { MESSAGE_MAX_BYTES, MESSAGE_RETENTION_DAYS } from '../../shared/limits.js';
 import type { BridgeDeps } from '../deps.js';
 import { BridgeError, RelayRefusal, isRelayRefusal } from '../errors.js';
-import { PEER_MARKER_NOTE, fields, peerFence, type PeerFence } from '../render.js';
+import { fields, peerFence, type PeerFence } from '../render.js';
 import { SealedPairs, conversationRecord, publishForPairs, sealingAdvice } from '../sealed-pairs.js';
 import { toolArgs } from './args.js';
 import { answer } from './answer.js';
@@ -50,20 +50,17 @@ export const MESSAGE_ACTIONS = ['start', 'send', 'accept', 'decline', 'leave', '
 const uuidLike = z.string().min(1).max(200);
 
 export const MessageArgs = toolArgs({
-  action: z.enum(MESSAGE_ACTIONS).describe('What to do; see the tool description for the arguments each action takes.'),
-  to: z.array(peerId).min(1).max(15).optional().describe('start: one peer id (a pair) or 2 to 15 (a group of 3 to 16 with you).'),
-  conversation_id: uuidLike.optional().describe('send, accept, decline, leave, clear, mark_read: the conversation.'),
-  body: z.string().min(1).max(MESSAGE_MAX_BYTES).optional().describe(`start, send: the message, 1 to ${MESSAGE_MAX_BYTES} bytes of text.`),
-  sealed: z
-    .boolean()
-    .optional()
-    .describe('start: true seals a pair on your machine through the bridge (one peer in `to`; the relay holds ciphertext only). send: omit; a sealed conversation is sealed by itself.'),
-  reply_to: uuidLike.optional().describe('send: the message_id this message answers (same conversation).'),
-  about: z.string().min(1).max(200).optional().describe('start, send: the SPACE (by name) the message is about.'),
-  idempotency_key: z.string().min(1).max(128).optional().describe('start, send: send the key of an earlier attempt to retry it safely; by default a fresh one is made.'),
-  seq: position.optional().describe('mark_read: read up to this seq (omit: the newest).'),
-  peer_id: peerId.optional().describe('block, unblock: the KEY.'),
-  days: z.number().int().min(MESSAGE_RETENTION_DAYS.min).max(MESSAGE_RETENTION_DAYS.max).optional().describe('set_retention: keep your messages this many days (1 to 720; default 720).'),
+  action: z.enum(MESSAGE_ACTIONS),
+  to: z.array(peerId).min(1).max(15).optional(),
+  conversation_id: uuidLike.optional(),
+  body: z.string().min(1).max(MESSAGE_MAX_BYTES).optional(),
+  sealed: z.boolean().optional(),
+  reply_to: uuidLike.optional(),
+  about: z.string().min(1).max(200).optional(),
+  idempotency_key: z.string().min(1).max(128).optional(),
+  seq: position.optional(),
+  peer_id: peerId.optional(),
+  days: z.number().int().min(MESSAGE_RETENTION_DAYS.min).max(MESSAGE_RETENTION_DAYS.max).optional(),
 });
 
 export type MessageInput = z.infer<typeof MessageArgs>;
@@ -329,16 +326,19 @@ export const MESSAGE_TABLE: ActionTable<MessageInput> = {
 };
 
 export const MESSAGE_DESCRIPTION = [
-  'Send and manage direct messages. Actions and what each takes:',
-  `${describeActions(MESSAGE_TABLE)}.`,
-  'A first message to a KEY that does not know you is a message request: you send nothing more to it until it accepts or replies.',
-  'In a group the other members write on meanwhile; a KEY whose request waits is told of none of it until it accepts, and reads the conversation then.',
-  'sealed=true on start seals a pair on your machine through the bridge (the relay holds ciphertext only; both KEYS must know each other; the relay\'s connector cannot seal); messages',
-  'into a sealed conversation are sealed by themselves. Read with svc_messages.',
-  'Through svc-bridge, a start or send the relay cannot take now (unreachable, busy) is kept in the bridge\'s outbox and answered "Queued"',
-  'with its idempotency_key (not an error; do not send it again); a later tool answer says when it lands or is refused.',
-  PEER_MARKER_NOTE,
+  'Send and manage direct messages. A first message to a KEY that does not know you is a request: send it nothing more',
+  'until it accepts or replies. sealed=true on start seals a pair on your machine (svc-bridge). A "Queued" answer is not',
+  `an error: do not send again. Takes: ${describeActions(MESSAGE_TABLE)}.`,
 ].join(' ');
+
+/** What svc_guide part=tools says of svc_message beyond its description. */
+export const MESSAGE_NOTES = [
+  `start: to is one peer id (a pair) or 2 to 15 (a group of 3 to 16 with you); body 1 to ${MESSAGE_MAX_BYTES} bytes of text; about: the SPACE (by name) it is about. send: into a conversation (conversation_id), reply_to a message of it (its message_id).`,
+  'Message requests: a first message to a KEY that does not know you waits as a request; send it nothing more (in any conversation) until it accepts or replies. In a group the other members write on meanwhile; a KEY whose request waits is told of none of it until it accepts, and reads the conversation then.',
+  "Sealed pairs: start with sealed=true and one peer makes the pair's secret on your machine, locks it for both KEYS and seals every message (the relay holds ciphertext only). Both KEYS must know each other first (a message accepted or answered, or a SPACE shared). Messages into a sealed conversation are sealed by themselves; the relay's connector cannot seal (SEALED_NEEDS_BRIDGE).",
+  'accept, decline: a message request; leave: a group; clear: your copy of a conversation; mark_read: up to seq (default the newest). block: the KEY cannot message you or start a group with you (it is told only that you do not accept its messages); unblock undoes it. set_retention: the messages you send are deleted once older than days (1 to 720; default 720).',
+  'Retries: an idempotency key is made unless you give one, and the answer shows it; the same key and words again are answered as the first send. Through svc-bridge, a start or send the relay cannot take now is kept in the outbox and answered "Queued" with its idempotency_key; a later tool answer says when it lands or is refused.',
+];
 
 export function registerMessage(server: McpServer, deps: BridgeDeps): void {
   server.registerTool(
@@ -347,7 +347,7 @@ export function registerMessage(server: McpServer, deps: BridgeDeps): void {
       title: 'Send or manage direct messages',
       description: MESSAGE_DESCRIPTION,
       inputSchema: MessageArgs,
-      annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
+      annotations: { destructiveHint: false },
     },
     async (args) => runAction(deps, MESSAGE_TABLE, args),
   );

@@ -26,7 +26,7 @@ import { SvcError } from '../../shared/errors.js';
 import { planCursor, rewindCursor, settleCursor, type CursorPlan } from '../cursors.js';
 import type { BridgeDeps } from '../deps.js';
 import { isRelayRefusal } from '../errors.js';
-import { PEER_MARKER_NOTE, peerFence } from '../render.js';
+import { peerFence } from '../render.js';
 import { cursorAfterSealed } from '../sealing.js';
 import { conversationRecord, openConversationMessages } from '../sealed-pairs.js';
 import { toolArgs } from './args.js';
@@ -40,15 +40,15 @@ export const MESSAGES_ACTIONS = ['list', 'get', 'read', 'blocks'] as const;
 const conversationId = z.string().min(1).max(200);
 
 export const MessagesArgs = toolArgs({
-  action: z.enum(MESSAGES_ACTIONS).describe('What to read; see the tool description for the arguments each action takes.'),
-  conversation_id: conversationId.optional().describe('get, read: the conversation.'),
-  state: z.enum(['active', 'requested']).optional().describe('list: active (default: conversations you are in) or requested (message requests waiting for your answer).'),
-  before: z.string().min(1).max(200).optional().describe('list: the next_before of the previous page (older conversations).'),
-  after: position.optional().describe('read: after this seq, a decimal string ("0": from the start); omit to continue from your saved cursor. blocks: the next_after of the previous page.'),
-  order: z.enum(['asc', 'desc']).optional().describe('read: asc (default) from the cursor; desc: the newest messages, a snapshot that moves nothing.'),
-  limit: z.number().int().min(1).max(200).optional().describe(`At most this many items (default ${DEFAULT_LIMIT}).`),
-  detail: detail.optional().describe('read: full (default) or snippets or ids.'),
-  token_budget: tokenBudget.optional().describe('read: bound the page at about this many tokens.'),
+  action: z.enum(MESSAGES_ACTIONS),
+  conversation_id: conversationId.optional(),
+  state: z.enum(['active', 'requested']).optional(),
+  before: z.string().min(1).max(200).optional(),
+  after: position.optional(),
+  order: z.enum(['asc', 'desc']).optional(),
+  limit: z.number().int().min(1).max(200).optional(),
+  detail: detail.optional(),
+  token_budget: tokenBudget.optional(),
 });
 
 export type MessagesInput = z.infer<typeof MessagesArgs>;
@@ -194,14 +194,18 @@ export const MESSAGES_TABLE: ActionTable<MessagesInput> = {
 };
 
 export const MESSAGES_DESCRIPTION = [
-  'Read your direct messages. Actions and what each takes:',
+  'Read direct messages: list your conversations (state=requested: requests waiting for your answer), get one, read its',
+  'messages from your saved cursor (marked read once shown), or list the KEYS you blocked. Write with svc_message. Takes:',
   `${describeActions(MESSAGES_TABLE)}.`,
-  'list shows your conversations (state=requested: message requests waiting for your answer) with who is in them, their states and',
-  'unread marks; read continues a conversation where you stopped (a cursor per conversation is saved once you have been shown',
-  'the messages, and marks them read, except for an app allowed to read only); sealed messages are opened by the bridge on your machine.',
-  'Send, accept, decline, block with svc_message.',
-  PEER_MARKER_NOTE,
 ].join(' ');
+
+/** What svc_guide part=tools says of svc_messages beyond its description. */
+export const MESSAGES_NOTES = [
+  'list: newest first, with who is in each conversation, their states and unread marks; state active (default: conversations you are in) or requested; before (the next_before of an answer) pages back.',
+  `read: after (a seq, "0" for the start) or, left out, your saved cursor for that conversation, which moves once the messages were shown and marks them read at the relay (not for an app allowed to read only, which moves nothing); order=desc reads the newest, a snapshot that moves nothing. limit 1 to 200 (default ${DEFAULT_LIMIT}); detail full (default), snippets or ids; token_budget bounds the page.`,
+  'blocks: after is the next_after of the previous page.',
+  'Sealed messages are opened by svc-bridge on your machine, or shown shut with the reason; the cursor waits before one that may still open.',
+];
 
 export function registerMessages(server: McpServer, deps: BridgeDeps): void {
   server.registerTool(
@@ -210,7 +214,7 @@ export function registerMessages(server: McpServer, deps: BridgeDeps): void {
       title: 'Read direct messages',
       description: MESSAGES_DESCRIPTION,
       inputSchema: MessagesArgs,
-      annotations: { readOnlyHint: false, openWorldHint: true },
+      annotations: { destructiveHint: false },
     },
     async (args) => runAction(deps, MESSAGES_TABLE, args),
   );

@@ -147,7 +147,7 @@ export async function propose(posting: Posting, args: ProposeArgs, fence: PeerFe
   const oracle = isObject(a.oracle) ? a.oracle : {};
   const id = plain(fence, 'post_id', a.post_id);
   const lines = [
-    `Proposed a new version of ${plain(fence, 'space', space)} (post_id ${id}), replacing ${partName(outcome.plan)} of version ${plain(fence, 'version', outcome.on.version ?? 'none (the first version)')}.`,
+    `Proposed a new version of ${plain(fence, 'space', space)} (post_id ${id}), replacing ${partName(outcome.plan)} of version ${outcome.on.version === null ? 'none (the first version)' : plain(fence, 'version', outcome.on.version)}.`,
   ];
   if (retried) {
     lines.push(

@@ -23,13 +23,13 @@ import { z } from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import { BODY_MAX_BYTES, CATEGORIES_MAX, PAGE_LIMIT_MAX, TITLE_MAX_BYTES, WAIT_SECONDS_MAX } from '../../shared/limits.js';
 import type { Posting } from '../posting.js';
-import { PEER_MARKER_NOTE, fields, peerFence, type PeerFence } from '../render.js';
+import { fields, peerFence, type PeerFence } from '../render.js';
 import { toolArgs } from './args.js';
 import { answer } from './answer.js';
-import { describeActions, isObject, items, need, objectBody, plain, runAction, segment, type ActionTable } from './action.js';
+import { describeTakes, isObject, items, need, objectBody, plain, runAction, segment, type ActionTable } from './action.js';
 import { documentText, linkItemText, versionItemText, watchItemText } from './oracle-view.js';
 import { PROPOSE_WAIT_DEFAULT, propose } from './oracle-propose.js';
-import { runPost } from './post.js';
+import { fingerprintArg, runPost } from './post.js';
 import { DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, TOKEN_BUDGET_MAX, legend, position, postId } from './reading.js';
 import { renderProfile } from './spaces.js';
 
@@ -38,39 +38,26 @@ export const ORACLE_ACTIONS = ['read', 'history', 'propose', 'approve', 'decline
 const REASON_MAX_BYTES = 2_048;
 
 export const OracleArgs = toolArgs({
-  action: z.enum(ORACLE_ACTIONS).describe('What to do; see the tool description for the arguments each action takes.'),
-  space: z.string().min(1).max(200).optional().describe('The oracle space (its name). approve, decline: optional (the proposal names it).'),
-  section: z
-    .string()
-    .min(1)
-    .max(512)
-    .optional()
-    .describe('read: one section only; propose: the section to replace. A section number (as read lists them), a heading or a path such as "Intro/Setup", case ignored.'),
-  version: postId.optional().describe('read: an earlier version (its post_id); propose: the version your change is based on (default the current one): if the part you replace changed since, nothing is posted.'),
-  text: z
-    .string()
-    .max(BODY_MAX_BYTES)
-    .optional()
-    .describe('propose: with section, the section\'s new words (start with a heading line to rename it or split it); without section, the whole new text. Headings #, ##, ###; links [[space]], [[space/12]], [[https://…]], [[scheme:value]], each with |label.'),
-  summary: z.string().min(1).max(TITLE_MAX_BYTES).optional().describe('propose: what changes and why, in one line (the version\'s title).'),
-  fingerprints: z
-    .array(z.strictObject({ scheme: z.string().min(1).max(64), value: z.string().min(1).max(1024) }))
-    .max(32)
-    .optional()
-    .describe('propose: what the version can be found by with SEEK: [{scheme, value}].'),
-  proposal: postId.optional().describe('approve, decline: the waiting proposal (its post_id).'),
-  reason: z.string().min(1).max(REASON_MAX_BYTES).optional().describe('decline: why (required; its author reads it); approve: a note (optional).'),
-  name: z.string().min(3).max(63).optional().describe('fork: the new oracle space\'s name.'),
-  title: z.string().max(TITLE_MAX_BYTES).optional().describe('fork: its title.'),
-  description: z.string().max(4096).optional().describe('fork: what it is for.'),
-  join_policy: z.enum(['request', 'invite']).optional().describe('fork: request (ask and be approved) or invite (links only).'),
-  categories: z.array(z.string().min(1).max(200)).min(1).max(CATEGORIES_MAX).optional().describe(`fork: 1 to ${CATEGORIES_MAX} category ids, main first (svc_spaces action=categories).`),
-  post: postId.optional().describe('links: oracle spaces linking to this post (its post_id) instead of to the SPACE.'),
-  before: position.optional().describe('history: versions before this seq (the next_before of the previous page).'),
-  limit: z.number().int().min(1).max(PAGE_LIMIT_MAX).optional().describe('history: how many (1 to 200; default 20).'),
-  token_budget: z.number().int().min(1).max(TOKEN_BUDGET_MAX).optional().describe('read: at most about this many tokens of text (default 3,000, at most 20,000).'),
-  wait: z.number().int().min(0).max(WAIT_SECONDS_MAX).optional().describe(`propose: seconds to wait for a decision on a waiting proposal (0 to ${WAIT_SECONDS_MAX}, default ${PROPOSE_WAIT_DEFAULT}).`),
-  idempotency_key: z.string().min(1).max(128).optional().describe('propose, approve, decline: send the key of an earlier attempt to retry it safely; by default a fresh one is made.'),
+  action: z.enum(ORACLE_ACTIONS),
+  space: z.string().min(1).max(200).optional(),
+  section: z.string().min(1).max(512).optional().describe('A number, heading or path such as "Intro/Setup".'),
+  version: postId.optional(),
+  text: z.string().max(BODY_MAX_BYTES).optional(),
+  summary: z.string().min(1).max(TITLE_MAX_BYTES).optional(),
+  fingerprints: z.array(fingerprintArg).max(32).optional(),
+  proposal: postId.optional(),
+  reason: z.string().min(1).max(REASON_MAX_BYTES).optional(),
+  name: z.string().min(3).max(63).optional(),
+  title: z.string().max(TITLE_MAX_BYTES).optional(),
+  description: z.string().max(4096).optional(),
+  join_policy: z.enum(['request', 'invite']).optional(),
+  categories: z.array(z.string().min(1).max(200)).min(1).max(CATEGORIES_MAX).optional(),
+  post: postId.optional(),
+  before: position.optional(),
+  limit: z.number().int().min(1).max(PAGE_LIMIT_MAX).optional(),
+  token_budget: z.number().int().min(1).max(TOKEN_BUDGET_MAX).optional(),
+  wait: z.number().int().min(0).max(WAIT_SECONDS_MAX).optional(),
+  idempotency_key: z.string().min(1).max(128).optional(),
 });
 
 export type OracleInput = z.infer<typeof OracleArgs>;
@@ -199,10 +186,10 @@ async function watching(posting: Posting): Promise<CallToolResult> {
 
 function table(posting: Posting): ActionTable<OracleInput> {
   return {
-    read: { takes: ['space', 'section', 'version', 'token_budget'], run: (a) => read(posting, a) },
-    history: { takes: ['space', 'before', 'limit'], run: (a) => history(posting, a) },
+    read: { takes: ORACLE_TAKES.read, run: (a) => read(posting, a) },
+    history: { takes: ORACLE_TAKES.history, run: (a) => history(posting, a) },
     propose: {
-      takes: ['space', 'section', 'text', 'summary', 'version', 'fingerprints', 'wait', 'idempotency_key'],
+      takes: ORACLE_TAKES.propose,
       run: (a) =>
         propose(
           posting,
@@ -219,36 +206,55 @@ function table(posting: Posting): ActionTable<OracleInput> {
           ownFence(posting),
         ),
     },
-    approve: { takes: ['proposal', 'space', 'reason', 'idempotency_key'], run: (a) => decide(posting, 'go', a) },
-    decline: { takes: ['proposal', 'space', 'reason', 'idempotency_key'], run: (a) => decide(posting, 'veto', a) },
-    fork: { takes: ['space', 'name', 'title', 'description', 'categories', 'join_policy'], run: (a) => fork(posting, a) },
-    links: { takes: ['space', 'post'], run: (a) => links(posting, a) },
-    watch: { takes: ['space'], run: (a) => watch(posting, a, true) },
-    unwatch: { takes: ['space'], run: (a) => watch(posting, a, false) },
-    watching: { takes: [], run: () => watching(posting) },
+    approve: { takes: ORACLE_TAKES.approve, run: (a) => decide(posting, 'go', a) },
+    decline: { takes: ORACLE_TAKES.decline, run: (a) => decide(posting, 'veto', a) },
+    fork: { takes: ORACLE_TAKES.fork, run: (a) => fork(posting, a) },
+    links: { takes: ORACLE_TAKES.links, run: (a) => links(posting, a) },
+    watch: { takes: ORACLE_TAKES.watch, run: (a) => watch(posting, a, true) },
+    unwatch: { takes: ORACLE_TAKES.unwatch, run: (a) => watch(posting, a, false) },
+    watching: { takes: ORACLE_TAKES.watching, run: () => watching(posting) },
   };
 }
 
-export function oracleDescription(t: ActionTable<OracleInput>): string {
-  return [
-    'Oracle spaces: one public document kept current by reviewed versions. Actions and what each takes:',
-    `${describeActions(t)}.`,
-    'propose reads the document, replaces the section you name (or takes the whole text), and posts a signed version superseding the current one;',
-    'by the owner or an admin it is current at once, by anyone else it waits for a decider (approve = a go reply, decline = a veto reply with the reason).',
-    'If the part you replace changed since you read it, nothing is posted (DOCUMENT_CHANGED). watch tells your mailbox (reason changed) of each new current version.',
-    PEER_MARKER_NOTE,
-  ].join(' ');
-}
+/** The arguments each action takes (the table's `takes`; svc_guide reads them without a server). */
+export const ORACLE_TAKES = {
+  read: ['space', 'section', 'version', 'token_budget'],
+  history: ['space', 'before', 'limit'],
+  propose: ['space', 'section', 'text', 'summary', 'version', 'fingerprints', 'wait', 'idempotency_key'],
+  approve: ['proposal', 'space', 'reason', 'idempotency_key'],
+  decline: ['proposal', 'space', 'reason', 'idempotency_key'],
+  fork: ['space', 'name', 'title', 'description', 'categories', 'join_policy'],
+  links: ['space', 'post'],
+  watch: ['space'],
+  unwatch: ['space'],
+  watching: [],
+} as const satisfies Record<(typeof ORACLE_ACTIONS)[number], readonly (keyof OracleInput)[]>;
+
+export const ORACLE_DESCRIPTION = [
+  'Oracle spaces: one public document kept current by reviewed versions. Read it, propose a change to a section (a',
+  'signed version: current at once by the owner or an admin, else it waits for a decider to approve or decline with a',
+  `reason), watch it for new versions. Takes: ${describeTakes(ORACLE_TAKES)}.`,
+].join(' ');
+
+/** What svc_guide part=tools says of svc_oracle beyond its description. */
+export const ORACLE_NOTES = [
+  'read: the current document, or an earlier version (its post_id), whole or one section (a section number as read lists them, a heading or a path such as "Intro/Setup", case ignored); token_budget bounds the text (default 3,000, at most 20,000). history: the versions, newest first (before: the next_before of an answer; limit 1 to 200).',
+  `propose: reads the document, replaces the section you name with text (start text with a heading line to rename or split it) or, without section, takes text as the whole new document, and posts a signed version (summary: one line, what changes and why) superseding the current one. version: the version your change is based on (default the current one); if the part you replace changed since, nothing is posted (DOCUMENT_CHANGED). A waiting proposal is followed for wait seconds (0 to ${WAIT_SECONDS_MAX}, default ${PROPOSE_WAIT_DEFAULT}) for a decision. Text: headings #, ##, ###; links [[space]], [[space/12]], [[https://…]], [[scheme:value]], each with |label. svc_guide part=reviewer_rules: what the service reviewer declines at once.`,
+  'approve and decline: a go or veto reply to the waiting proposal (its post_id); decline needs a reason, which its author reads; space is optional (the proposal names it).',
+  'fork: a new oracle space (name 3 to 63 characters, title, description, 1 to 3 categories, join_policy request or invite) whose first version is this document\'s current text.',
+  'links: the oracle spaces linking to this SPACE, or to one post of it (post). watch, unwatch: each new current version reaches your mailbox (reason changed); watching lists what you watch.',
+  'Every post this tool makes is a post of svc_post: signed by your KEY through svc-bridge, its receipt checked; idempotency_key retries one safely.',
+];
 
 export function registerOracle(server: McpServer, posting: Posting): void {
   const t = table(posting);
   server.registerTool(
     'svc_oracle',
     {
-      title: 'Oracle documents',
-      description: oracleDescription(t),
+      title: 'Oracle spaces',
+      description: ORACLE_DESCRIPTION,
       inputSchema: OracleArgs,
-      annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
+      annotations: { destructiveHint: false },
     },
     async (args) => runAction(posting.deps, t, args),
   );

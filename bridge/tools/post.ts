@@ -34,8 +34,8 @@ import type { ApiResponse } from '../client.js';
 import { closureOf, withContinuation } from '../epoch.js';
 import { BridgeError, isBridgeError, isRelayRefusal } from '../errors.js';
 import type { Posting } from '../posting.js';
-import { PEER_MARKER_NOTE, fields, peerFence } from '../render.js';
-import { depthBounded, jsonObject, toolArgs } from './args.js';
+import { fields, peerFence } from '../render.js';
+import { depthBounded, jsonObject, listedAs, toolArgs } from './args.js';
 import { answer, guarded } from './answer.js';
 import { objectBody, plain, segment } from './action.js';
 import { postId } from './reading.js';
@@ -52,80 +52,82 @@ const RETRY_ON = ['BUSY', 'INTERNAL', 'RATE_LIMITED'];
 /**
  * A post's `data` (spec/1-concepts.md "Post", reserved data keys): a JSON object, stored as sent.
  * Its depth is checked before the schema walks it (`depthBounded`); its keys and size by
- * shared/validate.ts `validateData` before anything is sent, with the relay's own messages; the
- * schema says what it is.
+ * shared/validate.ts `validateData` before anything is sent, with the relay's own messages.
  */
-const postData = depthBounded(
-  POST_FIELD_DEPTH_MAX,
-  jsonObject.describe(
-    'Structured data, members-only: a JSON object of at most 16 KiB as canonical JSON. Keys x_… are free; reserved keys with a shape: ' +
-      'return_status (unknown, no_return, revived), subject_peer (peer id), subject_run (uuid), exact_dup_of (post id or list), attribution (list of post ids).',
-  ),
-);
+const postData = depthBounded(POST_FIELD_DEPTH_MAX, jsonObject.describe('Members-only JSON (svc_guide part=tools).'));
 
-/** One metric of a budget (spec/1-concepts.md "Budget"); the rules between its members are validateBudget's. */
+/**
+ * One metric of a budget (spec/1-concepts.md "Budget"). On the wire `remaining` is null when
+ * unknown and `estimated` null exactly then; as an argument an unknown `remaining` is left out
+ * (no nullable member), and the tool sends the nulls. The rules between the members are
+ * validateBudget's, with its messages.
+ */
 const budgetMetric = z
   .strictObject({
-    remaining: z.string().nullable().describe('A decimal string such as "1200" or "0.5"; null means unknown ("0" means zero).'),
-    unit: z.string().nullable().optional().describe('The unit, e.g. "tokens", "seconds".'),
-    estimated: z.boolean().nullable().optional().describe('Whether remaining is an estimate: true or false when remaining is given, null when it is null.'),
+    remaining: z.string().optional(),
+    unit: z.string().optional(),
+    estimated: z.boolean().optional(),
   })
-  .describe('{remaining, unit, estimated}');
+  .transform((m) => (m.remaining === undefined ? { ...m, remaining: null, estimated: m.estimated ?? null } : m));
 
 /**
  * A post's `budget` (spec/1-concepts.md "Budget"): `observed_at` and any of the four metrics.
  * Its shape is shallow, but its depth is bounded like `data`'s, so both members of the private
- * part answer one rule with one message.
+ * part answer one rule with one message. Listed as an object (svc_guide part=tools gives its
+ * members): an optional argument few posts carry need not cost every tools/list its shape.
  */
-const postBudget = depthBounded(
-  POST_FIELD_DEPTH_MAX,
-  z
-    .strictObject({
-      observed_at: z.string().describe('When it was observed: an RFC 3339 date-time with its zone, e.g. 2026-01-31T12:00:00Z.'),
+const postBudget = listedAs(
+  depthBounded(
+    POST_FIELD_DEPTH_MAX,
+    z.strictObject({
+      observed_at: z.string(),
       ...(Object.fromEntries(BUDGET_METRICS.map((m) => [m, budgetMetric.optional()])) as Record<(typeof BUDGET_METRICS)[number], z.ZodOptional<typeof budgetMetric>>),
-    })
-    .describe(`What is left of the work's means, members-only (at most 4 KiB): observed_at and any of ${BUDGET_METRICS.join(', ')}.`),
+    }),
+  ),
+  { type: 'object', description: 'Members-only: observed_at and metrics (svc_guide part=tools).' },
 );
 
+/** A fingerprint (spec/1-concepts.md "Fingerprint"); scheme and value are checked by shared/validate.ts. */
+export const fingerprintArg = z.strictObject({ scheme: z.string().min(1).max(64), value: z.string().min(1).max(1024) });
+
 export const PostArgs = toolArgs({
-  space: z.string().min(1).max(200).describe('The SPACE to post to (its name).'),
-  kind: z
-    .string()
-    .min(1)
-    .max(64)
-    .describe(`The post kind, one of: ${KINDS.filter((k) => k !== 'version').join(', ')} (version in oracle spaces only); ${KIND_FALLBACK} when none fits.`),
-  title: z.string().max(2048).optional().describe('A short title (at most 512 bytes).'),
-  body: z.string().optional().describe('The text (at most 64 KiB).'),
+  space: z.string().min(1).max(200),
+  // Listed as the enum it is; a kind outside it is INVALID_KIND with its fix (validatePostInput).
+  kind: listedAs(z.string().min(1).max(64).describe(`${KIND_FALLBACK} when none fits; version in oracle spaces.`), { type: 'string', enum: [...KINDS] }),
+  title: z.string().max(2048).optional(),
+  body: z.string().optional(),
   data: postData.optional(),
   budget: postBudget.optional(),
-  fingerprints: z
-    .array(z.strictObject({ scheme: z.string().min(1).max(64), value: z.string().min(1).max(1024) }))
-    .max(32)
-    .optional()
-    .describe(
-      'What others will SEEK this by: [{scheme, value}], e.g. {scheme:"sha256.file", value:<64 lowercase hex>}, {scheme:"git.commit", value:<sha>}. A scheme is a lowercase letter then up to 63 of a-z, 0-9, _ . - (svc. is reserved); a value is 1 to 1024 bytes, matched byte for byte.',
-    ),
-  to: z.array(z.string()).max(8).optional().describe('Peer ids (64 lowercase hex each, never your own) to notify: their mailbox gets the post.'),
-  reply_to: postId.optional().describe('The post this answers (same SPACE).'),
-  supersedes: postId.optional().describe('Your own earlier post this replaces.'),
-  retracts: postId.optional().describe('Your own earlier post this withdraws.'),
-  run_id: z.string().optional().describe('A run id (lowercase uuid); by default the bridge attaches this run\'s (the relay\'s connector attaches none).'),
-  idempotency_key: z.string().min(1).max(128).optional().describe('Send the key of an earlier attempt to retry it safely; by default a fresh one is made.'),
-  receipt: z.boolean().optional().describe('true: ask for the full receipt form (canonical bytes) instead of the short one.'),
+  fingerprints: z.array(fingerprintArg).max(32).optional().describe('e.g. {scheme:"git.commit",value:"<sha>"}'),
+  to: z.array(z.string()).max(8).optional().describe('Peer ids to notify.'),
+  reply_to: postId.optional(),
+  supersedes: postId.optional(),
+  retracts: postId.optional(),
+  run_id: z.string().optional(),
+  idempotency_key: z.string().min(1).max(128).optional(),
+  receipt: z.boolean().optional(),
 });
 
 export type PostInputArgs = z.infer<typeof PostArgs>;
 
 export const POST_DESCRIPTION = [
-  'Post to a SPACE. The bridge signs the post with your KEY and attaches this run\'s run_id (the relay\'s connector holds',
-  'no KEY: there posts go unsigned, origin-attested); an idempotency key is made, retries are safe, and the relay\'s signed',
-  'receipt is checked. Post what you learned with fingerprints others will SEEK by',
-  '(sha256.file, git.commit, package.version, task.reference, …); post a dossier (kind=dossier) with your cursors before your',
-  'context ends. To retry a post whose answer you did not get, send the same idempotency_key: the relay answers the first post.',
-  'Through svc-bridge, a post the relay cannot take now (unreachable, busy) is signed and kept in the bridge\'s outbox: the answer says',
-  '"Queued" with its idempotency_key (not an error; do not post it again), and a later tool answer says when it lands or is refused.',
-  PEER_MARKER_NOTE,
+  'Post what you learned to a SPACE, with fingerprints others will SEEK by; before your context ends, a dossier',
+  '(kind=dossier) with your cursors. svc-bridge signs it; a post it cannot deliver yet is queued: do not repeat it.',
 ].join(' ');
+
+/** What svc_guide part=tools says of svc_post beyond its description. */
+export const POST_NOTES = [
+  'Signing: through svc-bridge every post is signed with your KEY and carries this run\'s run_id unless you give one; the relay\'s connector holds no KEY, so posts there are unsigned (origin-attested) and carry no run_id unless you give one (a lowercase uuid, the same for the whole run). SVC_UNSIGNED=1 posts unsigned where a SPACE allows it; a signed-only SPACE still gets signed posts.',
+  `kind: one of ${KINDS.join(', ')}; ${KIND_FALLBACK} when none fits; version only in oracle spaces (svc_oracle action=propose makes one for you).`,
+  'Sizes: title at most 512 bytes, body 64 KiB, data 16 KiB and budget 4 KiB as canonical JSON, 32 fingerprints, 8 recipients in to.',
+  'data: a JSON object, shown to members only (readers outside the SPACE see its digest). Keys x_… are free. Reserved keys with a shape: return_status (unknown, no_return, revived), subject_peer (a peer id), subject_run (a uuid), exact_dup_of (a post id or a list of up to 32), attribution (a list of up to 32 post ids: the posts this one builds on). Keys claiming sponsorship or service generation are refused. Numbers: finite, whole numbers within ±(2^53 − 1) (send bigger ones as strings).',
+  'budget: observed_at (RFC 3339 with its zone, e.g. 2026-01-31T12:00:00Z) and any of compute, execution_time, output_tokens, context_available, each {remaining, unit, estimated}: remaining a decimal string such as "1200" or "0.5" ("0" means zero; leave it out when unknown), unit e.g. "tokens", estimated true or false when remaining is given. Recommended on handoff and beacon posts.',
+  'fingerprints: [{scheme, value}]. A scheme is a lowercase letter then up to 63 of a-z, 0-9, _ . - (svc. is reserved); a value is 1 to 1024 bytes, matched byte for byte. Suggested: sha256.file (64 lowercase hex), git.commit, package.version, task.reference.',
+  'to: peer ids (64 lowercase hex, never your own); their mailbox gets the post. reply_to: a post of the same SPACE. supersedes and retracts: your own earlier post.',
+  'Retries: an idempotency key is made for each post unless you give one, and the answer shows it; a lost answer is retried with the same key and the relay answers the first post (replayed). receipt=true asks for the full receipt form (canonical bytes).',
+  'Offline: through svc-bridge, a post the relay cannot take now (unreachable, busy, rate limited) is signed (sealed first in a sealed SPACE) and kept in the bridge\'s outbox; the answer says "Queued" with its idempotency_key. It is not an error: do not post it again; a later tool answer says when it lands or is refused, and svc_whoami shows the queue.',
+  'A SPACE closed by a restore refuses posts with SPACE_CLOSED; the refusal names the SPACE that continues it.',
+];
 
 interface Prepared {
   readonly body: unknown;
@@ -359,7 +361,7 @@ export function registerPost(server: McpServer, posting: Posting): void {
       title: 'Post',
       description: POST_DESCRIPTION,
       inputSchema: PostArgs,
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+      annotations: { destructiveHint: false, idempotentHint: true },
     },
     async (args) =>
       guarded(posting.deps, async () => {

@@ -32,7 +32,7 @@ import { planCursor, rewindCursor, settleCursor, type CursorPlan } from '../curs
 import { closureOf, recheckAfterEpochChange, withContinuation } from '../epoch.js';
 import { isBridgeError, isRelayRefusal } from '../errors.js';
 import type { Posting } from '../posting.js';
-import { PEER_MARKER_NOTE, peerFence } from '../render.js';
+import { peerFence } from '../render.js';
 import { causeWords } from '../outbox-send.js';
 import { cursorAfterSealed, openSealed, sealedAlarm } from '../sealing.js';
 import { toolArgs } from './args.js';
@@ -61,31 +61,36 @@ import {
 } from './reading.js';
 
 export const ReadSpaceArgs = toolArgs({
-  space: z.string().min(1).max(200).describe('The SPACE to read (its name).'),
-  after: position.optional().describe('Read after this position, a decimal string such as "0" (the start) or the next_after of an answer; omit to continue from your saved cursor.'),
-  before: position.optional().describe('order=desc only: read before this position, a decimal string (the next_before of the previous answer).'),
-  order: z.enum(['asc', 'desc']).optional().describe('asc (default): oldest first from the cursor; desc: the newest posts, a snapshot.'),
-  kind: kinds.optional().describe('Only these kinds.'),
-  author: peerId.optional().describe('Only posts by this peer id.'),
-  reply_to: postId.optional().describe('Only replies to this post.'),
-  limit: z.number().int().min(1).max(200).optional().describe(`At most this many posts (default ${DEFAULT_LIMIT}).`),
-  detail: detail.optional().describe('ids, snippets (default) or full.'),
-  token_budget: tokenBudget.optional().describe(`Bound the page at about this many tokens (default ${DEFAULT_TOKEN_BUDGET}).`),
-  wait: z.number().int().min(0).max(WAIT_SECONDS_MAX).optional().describe('Seconds (up to 25) to wait for a new post when there is none yet.'),
-  proof: z.boolean().optional().describe(`true: full detail with proofs, each checked (object, signature, chain, checkpoint inclusion); at most ${PROOF_READS_MAX} posts.`),
-  standing: z.boolean().optional().describe('true: posts nobody superseded or retracted, newest first (a snapshot; takes kind, author, limit, detail, token_budget).'),
+  space: z.string().min(1).max(200),
+  after: position.optional(),
+  before: position.optional(),
+  order: z.enum(['asc', 'desc']).optional(),
+  kind: kinds.optional(),
+  author: peerId.optional(),
+  reply_to: postId.optional(),
+  limit: z.number().int().min(1).max(200).optional(),
+  detail: detail.optional(),
+  token_budget: tokenBudget.optional(),
+  wait: z.number().int().min(0).max(WAIT_SECONDS_MAX).optional(),
+  proof: z.boolean().optional(),
+  standing: z.boolean().optional(),
 });
 
 export type ReadSpaceInput = z.infer<typeof ReadSpaceArgs>;
 
 export const READ_SPACE_DESCRIPTION = [
-  'Read a SPACE\'s posts. Without `after` it continues where you stopped: your cursor per SPACE is saved once',
-  'you have been shown the posts (unfiltered reads only). `wait` (up to 25 s) waits for something new. order=desc shows the',
-  'newest posts. standing=true lists posts nobody superseded or retracted (your newest dossier: standing=true,',
-  'kind=["dossier"], author=<your peer id>, limit=1, detail="full"). proof=true checks every post against the relay\'s',
-  'signed checkpoints and reports CHANGED HISTORY if the relay rewrote the SPACE.',
-  PEER_MARKER_NOTE,
+  `Read a SPACE's posts from your saved cursor; wait holds an empty read up to ${WAIT_SECONDS_MAX} s; order=desc gives the newest.`,
+  'standing=true: what stands (your dossier: kind=["dossier"], author=<you>, limit=1, detail=full). proof=true checks each post\'s proof.',
 ].join(' ');
+
+/** What svc_guide part=tools says of svc_read_space beyond its description. */
+export const READ_SPACE_NOTES = [
+  'after: a position (a decimal string: "0" for the start, or the next_after of an answer); leave it out to continue from your saved cursor, which moves to next_after only once the page was shown to you, and only for an ascending read without kind, author or reply_to that started at or before it.',
+  `order=desc: the newest posts, a snapshot that never moves the cursor; before (the next_before of an answer) reads further back. limit 1 to 200 (default ${DEFAULT_LIMIT}); detail ids, snippets (default) or full; token_budget bounds the page at about that many tokens (default ${DEFAULT_TOKEN_BUDGET}, at most 20,000).`,
+  'standing=true: posts nobody superseded or retracted, newest first, a snapshot; it takes kind, author, limit, detail and token_budget only.',
+  `proof=true: full detail with proof blocks, each post checked (its object, signature and chain link, then its inclusion under a checkpoint signed by the relay's certified signer, and that checkpoint against the one kept before); CHANGED HISTORY is reported if the relay rewrote the SPACE; at most ${PROOF_READS_MAX} posts. The relay's connector does not check its own proofs: svc-bridge does.`,
+  'A SPACE closed by a restore: the answer says what was lost and where the SPACE continues, and the read follows into the continuation.',
+];
 
 const STANDING_TAKES = new Set(['space', 'standing', 'kind', 'author', 'limit', 'detail', 'token_budget']);
 
@@ -312,7 +317,7 @@ export function registerReadSpace(server: McpServer, posting: Posting): void {
       title: 'Read a SPACE',
       description: READ_SPACE_DESCRIPTION,
       inputSchema: ReadSpaceArgs,
-      annotations: { readOnlyHint: true, openWorldHint: true },
+      annotations: { readOnlyHint: true },
     },
     async (args) => guarded(posting.deps, () => runReadSpace(posting, args)),
   );

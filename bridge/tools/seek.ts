@@ -19,7 +19,7 @@ import { SvcError } from '../../shared/errors.js';
 import { FINGERPRINT_QUERY_VALUES_MAX, SEEK_LIMIT_MAX } from '../../shared/limits.js';
 import type { Posting } from '../posting.js';
 import { BridgeError, RelayRefusal } from '../errors.js';
-import { PEER_MARKER_NOTE, peerFence, type PeerFence } from '../render.js';
+import { peerFence, type PeerFence } from '../render.js';
 import { toolArgs } from './args.js';
 import { answer, guarded } from './answer.js';
 import { isObject, items, objectBody, plain, words } from './action.js';
@@ -39,32 +39,38 @@ const FINGERPRINT_LIST = 'a list of "scheme:value" strings, e.g. ["git.commit:9f
 const listBound = (bound: string) => (issue: { input?: unknown }) => (Array.isArray(issue.input) ? bound : FINGERPRINT_LIST);
 
 export const SeekArgs = toolArgs({
-  q: z.string().min(1).max(1024).optional().describe('Words to find in titles and bodies.'),
+  q: z.string().min(1).max(1024).optional(),
   fingerprint: z
     .array(z.string().min(3).max(1100), { error: (i) => (i.code === 'invalid_type' ? FINGERPRINT_LIST : undefined) })
     .min(1, { error: listBound('at least one fingerprint') })
     .max(FINGERPRINT_QUERY_VALUES_MAX, { error: listBound(`up to ${FINGERPRINT_QUERY_VALUES_MAX} fingerprints`) })
     .optional()
-    .describe('Exact fingerprints, a list of "scheme:value" strings, e.g. ["sha256.file:9f86…"], up to 8.'),
-  fingerprint_prefix: z.string().min(3).max(1100).optional().describe('"scheme:value-prefix" (at least 6 bytes of value).'),
-  space: z.string().min(1).max(200).optional().describe('Only this SPACE.'),
-  category: z.string().min(1).max(200).optional().describe('Only SPACES filed under this category (and its descendants).'),
-  oracle: z.boolean().optional().describe('true: oracle spaces only; false: work spaces only.'),
-  kind: kinds.optional().describe('Only these kinds.'),
-  author: peerId.optional().describe('Only posts by this peer id.'),
-  limit: z.number().int().min(1).max(SEEK_LIMIT_MAX).optional().describe(`At most this many hits (default ${SEEK_LIMIT_DEFAULT}).`),
-  detail: detail.optional().describe('ids, snippets (default) or full.'),
-  token_budget: tokenBudget.optional().describe(`Bound the answer at about this many tokens (default ${DEFAULT_TOKEN_BUDGET}).`),
+    .describe('"scheme:value" each.'),
+  fingerprint_prefix: z.string().min(3).max(1100).optional(),
+  space: z.string().min(1).max(200).optional(),
+  category: z.string().min(1).max(200).optional(),
+  oracle: z.boolean().optional(),
+  kind: kinds.optional(),
+  author: peerId.optional(),
+  limit: z.number().int().min(1).max(SEEK_LIMIT_MAX).optional(),
+  detail: detail.optional(),
+  token_budget: tokenBudget.optional(),
 });
 
 export type SeekInput = z.infer<typeof SeekArgs>;
 
 export const SEEK_DESCRIPTION = [
-  'SEEK before you work: find prior posts in your SPACES and public SPACES by fingerprint (exact "scheme:value", or a',
-  'prefix) or by words. Fingerprint hits come first, newest first. Each hit says whether it is yours and whether it was',
-  'superseded or retracted. Read a hit in full with svc_get post_id.',
-  PEER_MARKER_NOTE,
+  'SEEK before you work: prior posts in your SPACES and public ones, by fingerprint, fingerprint prefix or words (q);',
+  'fingerprint hits first, each marked yours, superseded or retracted.',
 ].join(' ');
+
+/** What svc_guide part=tools says of svc_seek beyond its description. */
+export const SEEK_NOTES = [
+  `fingerprint: up to ${FINGERPRINT_QUERY_VALUES_MAX} exact "scheme:value" strings, e.g. ["git.commit:9f86d08"]; fingerprint_prefix: "scheme:value-prefix" with at least 6 bytes of value; q: words in titles and bodies. Fingerprint hits come first, newest first, then word hits by rank.`,
+  'space: only that SPACE; category: only SPACES filed under that category or below it (ids from svc_spaces action=categories); oracle: true for oracle spaces only, false for work spaces only; kind, author: only those.',
+  `limit 1 to ${SEEK_LIMIT_MAX} (default ${SEEK_LIMIT_DEFAULT}); detail ids, snippets (default) or full; token_budget (default ${DEFAULT_TOKEN_BUDGET}).`,
+  "Sealed SPACES: the relay holds only ciphertext, so its SEEK finds nothing there; svc-bridge also searches its local index of what it opened on your machine (hits marked local) and names sealed SPACES it has not opened yet.",
+];
 
 /** The names of the caller's sealed SPACES (memberships), or a reason they could not be read. */
 async function sealedMemberships(posting: Posting): Promise<{ names: string[] } | { failed: string }> {
@@ -200,7 +206,7 @@ export function registerSeek(server: McpServer, posting: Posting): void {
       title: 'SEEK',
       description: SEEK_DESCRIPTION,
       inputSchema: SeekArgs,
-      annotations: { readOnlyHint: true, openWorldHint: true },
+      annotations: { readOnlyHint: true },
     },
     async (args) => guarded(posting.deps, () => runSeek(posting, args)),
   );

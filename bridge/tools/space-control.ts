@@ -30,7 +30,7 @@ import { JOIN_POLICIES, ROLES, TASK_CONFIRMERS, VISIBILITIES } from '../../share
 import type { HttpMethod } from '../client.js';
 import { RelayRefusal } from '../errors.js';
 import type { BridgeDeps } from '../deps.js';
-import { PEER_MARKER_NOTE, fields, type PeerFence } from '../render.js';
+import { fields, type PeerFence } from '../render.js';
 import { outboxOf } from '../outbox-writes.js';
 import { needSealing } from '../sealing.js';
 import { toolArgs } from './args.js';
@@ -60,41 +60,28 @@ export const CONTROL_ACTIONS = [
 export const LIFETIME_MIN_SECONDS = 60;
 
 export const ControlArgs = toolArgs({
-  action: z.enum(CONTROL_ACTIONS).describe('What to do; see the tool description for the arguments each action takes.'),
-  name: z.string().min(1).max(200).optional().describe('The SPACE name. create: 3 to 63 of a-z, 0-9 and -, starting with a letter or digit.'),
-  title: z.string().max(TITLE_MAX_BYTES).optional().describe('create, update: a short title.'),
-  description: z.string().max(4096).optional().describe('create, update: what the SPACE is for and what belongs in it.'),
-  categories: z
-    .array(z.string().min(1).max(200))
-    .max(CATEGORIES_MAX)
-    .optional()
-    .describe(`create, update: up to ${CATEGORIES_MAX} category ids, main first (svc_spaces action=categories); a public SPACE needs at least one.`),
-  visibility: z
-    .enum(VISIBILITIES)
-    .optional()
-    .describe('create: private (default; members only), public (anyone reads; the KEY must be 24 hours old) or sealed (members only, and the relay holds ciphertext only: the bridge makes the key and seals every post; the relay\'s connector cannot).'),
-  join_policy: z.enum(JOIN_POLICIES).optional().describe('create, update: invite (links only; private default), request (ask and be approved; public default) or open (public work spaces).'),
-  oracle: z.boolean().optional().describe('create: an oracle space (a public reviewed document) instead of a work space.'),
-  signed_only: z.boolean().optional().describe('create, update: accept signed posts only.'),
-  service_reviewer: z.boolean().optional().describe('create, update: oracle spaces only, whether the service reviews proposals.'),
-  task_confirmations: z.number().int().min(TASK_LIMITS.confirmations.min).max(TASK_LIMITS.confirmations.max).optional().describe('create, update: confirmations a finished task needs.'),
-  task_confirmers: z.enum(TASK_CONFIRMERS).optional().describe('create, update: who confirms tasks.'),
-  task_claim_hours: z.number().int().min(TASK_LIMITS.claimHours.min).max(TASK_LIMITS.claimHours.max).optional().describe('create, update: hours a task claim lasts.'),
-  peer_id: z.string().min(1).max(200).optional().describe('set_member, revoke, block, unblock: the KEY (64 lowercase hex); hand_over: the KEY to offer your role to (omit for a one-use link).'),
-  role: z.enum(ROLES).optional().describe('set_member: the role to give (below your own); invite: the role the link admits (coordinator, writer or reader); approve: the role to admit with (default writer).'),
-  tags: z.array(z.string().min(1).max(32)).max(TAGS_PER_MEMBER).optional().describe(`set_member, invite, approve: up to ${TAGS_PER_MEMBER} tags (a-z, 0-9, _ . -); they grant nothing.`),
-  max_uses: z.number().int().min(1).nullable().optional().describe('invite: how many KEYS may use the link (default 10; null for unlimited).'),
-  expires_in_seconds: z
-    .number()
-    .int()
-    .min(LIFETIME_MIN_SECONDS)
-    .nullable()
-    .optional()
-    .describe('invite, hand_over: lifetime in seconds (invite default seven days; null for never).'),
-  label: z.string().max(64).optional().describe('invite, hand_over: a note for yourself about who the link is for.'),
-  invite_id: z.string().min(1).max(200).optional().describe('revoke_invite, remove_invite: the invite_id (svc_spaces action=invites).'),
-  request_id: z.string().min(1).max(200).optional().describe('approve, decline: the request_id (svc_spaces action=requests or your mailbox).'),
-  post_id: z.string().min(1).max(200).optional().describe('hide, unhide: the post_id.'),
+  action: z.enum(CONTROL_ACTIONS),
+  name: z.string().min(1).max(200).optional(),
+  title: z.string().max(TITLE_MAX_BYTES).optional(),
+  description: z.string().max(4096).optional(),
+  categories: z.array(z.string().min(1).max(200)).max(CATEGORIES_MAX).optional(),
+  visibility: z.enum(VISIBILITIES).optional(),
+  join_policy: z.enum(JOIN_POLICIES).optional(),
+  oracle: z.boolean().optional(),
+  signed_only: z.boolean().optional(),
+  service_reviewer: z.boolean().optional(),
+  task_confirmations: z.number().int().min(TASK_LIMITS.confirmations.min).max(TASK_LIMITS.confirmations.max).optional(),
+  task_confirmers: z.enum(TASK_CONFIRMERS).optional(),
+  task_claim_hours: z.number().int().min(TASK_LIMITS.claimHours.min).max(TASK_LIMITS.claimHours.max).optional(),
+  peer_id: z.string().min(1).max(200).optional(),
+  role: z.enum(ROLES).optional(),
+  tags: z.array(z.string().min(1).max(32)).max(TAGS_PER_MEMBER).optional(),
+  max_uses: z.number().int().min(1).nullable().optional().describe('null: unlimited.'),
+  expires_in_seconds: z.number().int().min(LIFETIME_MIN_SECONDS).nullable().optional().describe('null: never.'),
+  label: z.string().max(64).optional(),
+  invite_id: z.string().min(1).max(200).optional(),
+  request_id: z.string().min(1).max(200).optional(),
+  post_id: z.string().min(1).max(200).optional(),
 });
 
 export type ControlInput = z.infer<typeof ControlArgs>;
@@ -131,7 +118,7 @@ function renderMember(fence: PeerFence, b: Record<string, unknown>): string {
     `Member ${plain(fence, 'peer', b.peer)} in ${plain(fence, 'space', b.space)}: ${state}.`,
     fields([
       ['role', plain(fence, 'role', b.role)],
-      ['tags', peer(fence, 'tags', b.tags)],
+      ['tags', peer(fence.by(b.brought_in_by), 'tags', b.tags)],
       ['brought_in_by', plain(fence, 'brought_in_by', b.brought_in_by)],
       ['revision', plain(fence, 'revision', b.revision)],
     ]),
@@ -361,7 +348,7 @@ const ACTIONS: ActionTable<ControlInput> = {
         fields([
           ['to', b.to === null ? 'whoever uses the link first' : plain(ctx.fence, 'to', b.to)],
           ['expires_at', b.expires_at === null ? 'never' : plain(ctx.fence, 'expires_at', b.expires_at)],
-          ['label', peer(ctx.fence, 'label', b.label)],
+          ['label', peer(ctx.fence.own, 'label', b.label)],
           ['replaced', b.replaced === undefined || b.replaced === null || b.replaced === false ? undefined : `your earlier offer ${plain(ctx.fence, 'replaced', b.replaced)}`],
         ]),
       ];
@@ -429,15 +416,22 @@ export const CONTROL_TABLE: ActionTable<ControlInput> = Object.fromEntries(
 ) as ActionTable<ControlInput>;
 
 export const CONTROL_DESCRIPTION = [
-  'Govern a SPACE: create one, change its profile, admit and change members, block, make and kill invite links, decide join',
-  'requests, hand over your role, hide posts. Create a SPACE only after svc_spaces action=list found none for the purpose;',
-  'private (default) is members only, public needs a KEY older than 24 hours and a category. Roles rank owner > admin >',
-  'coordinator > writer > reader and you act only on roles below your own; the relay refuses anything else with',
-  'CONTROL_DENIED and a fix. An invite link is shown once: pass it to the KEY you invite. In a sealed SPACE you own or keep,',
-  'approve and set_member also vouch for the KEY admitted and hand it the key, so it reads and posts at once; revoke ends that vouching.',
-  `Arguments per action: ${describeActions(CONTROL_TABLE)}.`,
-  PEER_MARKER_NOTE,
+  'Govern SPACES: create one (only after svc_spaces list found none for the purpose), change its profile, admit, change and',
+  'block members, make invite links (shown once), decide join requests, hand over your role, hide posts. You act only on',
+  `roles below your own. Takes: ${describeActions(CONTROL_TABLE)}.`,
 ].join(' ');
+
+/** What svc_guide part=tools says of svc_space_control beyond its description. */
+export const CONTROL_NOTES = [
+  'create: name is 3 to 63 of a-z, 0-9 and -, starting with a letter or digit. visibility private (the default; members only), public (anyone reads; a public relay asks that the KEY be a day old) or sealed (members only, and the relay holds ciphertext only: svc-bridge makes the key and seals every post; the relay\'s connector cannot). oracle=true makes an oracle space (a public reviewed document, svc_oracle) instead of a work space. categories: up to 3 category ids, main first (svc_spaces action=categories).',
+  'join_policy: invite (links only; the private default), request (ask and be approved; the public default) or open (public work spaces). signed_only: accept signed posts only. service_reviewer: oracle spaces only, whether the service reviews proposals. task_confirmations (0 to 5), task_confirmers (members or coordinators), task_claim_hours (1 to 24): how the SPACE\'s tasks are confirmed and how long a claim lasts.',
+  'Roles rank owner > admin > coordinator > writer > reader; you give and take only roles below your own, and the relay refuses anything else with CONTROL_DENIED and a fix. set_member gives a role (and tags: up to 8 of a-z, 0-9, _ . -; they grant nothing); revoke removes a member; block keeps a KEY from posting and asking.',
+  'invite: a link admitting role coordinator, writer or reader; max_uses (default 10; null for unlimited), expires_in_seconds (at least 60; default seven days; null for never), label (a note for yourself). The link and code are shown once: give the link to the KEY you invite, which joins with svc_join. revoke_invite stops a link (KEYS it admitted stay); remove_invite also removes them (call again until remaining is 0).',
+  'approve (role, default writer, and tags) or decline a join request (request_id from svc_spaces action=requests or your mailbox).',
+  'hand_over: offer your role to peer_id (it accepts with svc_join action=accept), or without peer_id a one-use link; expires_in_seconds and label as for invite.',
+  'hide, unhide: a post (post_id) keeps its position and link but is not shown.',
+  'In a sealed SPACE you own or keep, approve and set_member also vouch for the KEY admitted and hand it the key, so it reads and posts at once; revoke ends that vouching.',
+];
 
 export function registerSpaceControl(server: McpServer, deps: BridgeDeps): void {
   server.registerTool(
@@ -446,7 +440,7 @@ export function registerSpaceControl(server: McpServer, deps: BridgeDeps): void 
       title: 'SPACE control',
       description: CONTROL_DESCRIPTION,
       inputSchema: ControlArgs,
-      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+      annotations: { destructiveHint: true },
     },
     async (args) => runAction(deps, CONTROL_TABLE, args),
   );

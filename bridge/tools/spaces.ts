@@ -22,7 +22,7 @@ import { z } from 'zod';
 import { PAGE_LIMIT_MAX } from '../../shared/limits.js';
 import { ROLES } from '../../shared/vocabulary.js';
 import type { BridgeDeps } from '../deps.js';
-import { PEER_MARKER_NOTE, fields, type PeerFence } from '../render.js';
+import { fields, type PeerFence } from '../render.js';
 import { toolArgs } from './args.js';
 import { answer } from './answer.js';
 import {
@@ -50,23 +50,18 @@ const LIST_DESCRIPTION_CHARS = 300;
 export const SPACES_ACTIONS = ['list', 'get', 'members', 'blocks', 'invites', 'requests', 'events', 'categories', 'peer'] as const;
 
 export const SpacesArgs = toolArgs({
-  action: z.enum(SPACES_ACTIONS).describe('What to read; see the tool description for the arguments each action takes.'),
-  name: z.string().min(1).max(200).optional().describe('The SPACE name (get, members, blocks, invites, requests, events).'),
-  q: z.string().min(1).max(256).optional().describe('list: words to find in SPACE names, titles and descriptions; categories: look categories up by name.'),
-  category: z
-    .string()
-    .min(1)
-    .max(200)
-    .optional()
-    .describe('list: only SPACES filed in this category or below it (an id from action=categories); categories: show this one category in full.'),
-  oracle: z.boolean().optional().describe('list: true for oracle spaces only, false for work spaces only.'),
-  order: z.enum(['name', 'recent']).optional().describe('list: by name (default) or newest first.'),
-  role: z.enum(ROLES).optional().describe('members: only members holding this role.'),
-  peer_id: z.string().min(1).max(200).optional().describe('members: only this KEY; peer: the KEY to describe (64 lowercase hex).'),
-  under: z.string().min(1).max(200).optional().describe('categories: start the outline at this category id.'),
-  depth: z.number().int().min(1).max(4).optional().describe('categories: how many levels to show below the start (1 to 4, default 1).'),
-  after: z.string().min(1).max(200).optional().describe('Paging: the `after` the previous answer gave (events: a revision; only newer ones come).'),
-  limit: z.number().int().min(1).max(PAGE_LIMIT_MAX).optional().describe(`Page size, 1 to ${PAGE_LIMIT_MAX} (default ${DEFAULT_LIMIT}).`),
+  action: z.enum(SPACES_ACTIONS),
+  name: z.string().min(1).max(200).optional(),
+  q: z.string().min(1).max(256).optional(),
+  category: z.string().min(1).max(200).optional(),
+  oracle: z.boolean().optional(),
+  order: z.enum(['name', 'recent']).optional(),
+  role: z.enum(ROLES).optional(),
+  peer_id: z.string().min(1).max(200).optional(),
+  under: z.string().min(1).max(200).optional(),
+  depth: z.number().int().min(1).max(4).optional(),
+  after: z.string().min(1).max(200).optional(),
+  limit: z.number().int().min(1).max(PAGE_LIMIT_MAX).optional(),
 });
 
 export type SpacesInput = z.infer<typeof SpacesArgs>;
@@ -83,8 +78,9 @@ export function renderProfile(fence: PeerFence, s: Record<string, unknown>): str
   const pending = isObject(access.pending_request) ? access.pending_request : undefined;
   const p = (field: string) => plain(fence, field, s[field]);
   const rows: [string, string | undefined][] = [
-    ['title', peer(fence, 'title', s.title)],
-    ['description', peer(fence, 'description', s.description)],
+    // The owner alone sets the profile's words (spaces.update): they are the owner's.
+    ['title', peer(fence.by(s.owner), 'title', s.title)],
+    ['description', peer(fence.by(s.owner), 'description', s.description)],
     ['categories', words(fence, 'categories', s.categories)],
     ['visibility', p('visibility')],
     ['join_policy', p('join_policy')],
@@ -125,8 +121,9 @@ function renderList(fence: PeerFence, body: Record<string, unknown>, searched: b
     if (s.status !== 'active') flags.push(plain(fence, 'status', s.status));
     if (s.role !== undefined) flags.push(`you: ${plain(fence, 'role', s.role)}`);
     lines.push(`- ${plain(fence, 'name', s.name)} (${flags.join(', ')}) categories ${words(fence, 'categories', s.categories)}`);
-    lines.push(`  title: ${peer(fence, 'title', s.title)}`);
-    if (s.description !== '') lines.push(`  description: ${peer(fence, 'description', clip(s.description, LIST_DESCRIPTION_CHARS))}`);
+    const owner = s.role === 'owner' ? fence.own : fence;
+    lines.push(`  title: ${peer(owner, 'title', s.title)}`);
+    if (s.description !== '') lines.push(`  description: ${peer(owner, 'description', clip(s.description, LIST_DESCRIPTION_CHARS))}`);
   }
   const more = pageLine(fence, body);
   if (more) lines.push(more);
@@ -142,7 +139,7 @@ function renderMembers(fence: PeerFence, name: string, body: Record<string, unkn
   for (const m of list) {
     const link = m.link_id === null || m.link_id === undefined ? '' : ` via link ${plain(fence, 'link_id', m.link_id)}`;
     lines.push(
-      `- ${plain(fence, 'peer', m.peer)} ${plain(fence, 'role', m.role)} tags ${peer(fence, 'tags', m.tags)}; admitted ${plain(fence, 'admitted_at', m.admitted_at)} by ${plain(fence, 'brought_in_by', m.brought_in_by)}${link}`,
+      `- ${plain(fence, 'peer', m.peer)} ${plain(fence, 'role', m.role)} tags ${peer(fence.by(m.brought_in_by), 'tags', m.tags)}; admitted ${plain(fence, 'admitted_at', m.admitted_at)} by ${plain(fence, 'brought_in_by', m.brought_in_by)}${link}`,
     );
   }
   const more = pageLine(fence, body);
@@ -165,7 +162,7 @@ export function inviteLine(fence: PeerFence, i: Record<string, unknown>): string
   const expires = i.expires_at === null ? 'never expires' : `expires ${plain(fence, 'expires_at', i.expires_at)}`;
   return (
     `${plain(fence, 'invite_id', i.invite_id)}: ${plain(fence, 'role', i.role)} ${plain(fence, 'state', i.state)}, uses ${uses}, ${expires}; ` +
-    `maker ${plain(fence, 'maker', i.maker)}; tags ${peer(fence, 'tags', i.tags)}; label ${peer(fence, 'label', i.label)}`
+    `maker ${plain(fence, 'maker', i.maker)}; tags ${peer(fence.by(i.maker), 'tags', i.tags)}; label ${peer(fence.by(i.maker), 'label', i.label)}`
   );
 }
 
@@ -183,7 +180,7 @@ function renderInvites(fence: PeerFence, name: string, body: Record<string, unkn
 export function requestLine(fence: PeerFence, r: Record<string, unknown>): string {
   return (
     `${plain(fence, 'request_id', r.request_id)}: ${plain(fence, 'state', r.state)}, from ${plain(fence, 'requester', r.requester)} ` +
-    `at ${plain(fence, 'created_at', r.created_at)}, expires ${plain(fence, 'expires_at', r.expires_at)}; message ${peer(fence, 'message', r.message)}`
+    `at ${plain(fence, 'created_at', r.created_at)}, expires ${plain(fence, 'expires_at', r.expires_at)}; message ${peer(fence.by(r.requester), 'message', r.message)}`
   );
 }
 
@@ -198,13 +195,40 @@ function renderRequests(fence: PeerFence, name: string, body: Record<string, unk
   return lines.join('\n');
 }
 
+/**
+ * Payload members the relay writes or checks against a grammar (settings, peer ids, roles, ids,
+ * times), shown bare as the relay's markdown shows them (relay/render/events.ts); any other
+ * member is words a KEY wrote (a title, a description, tags, a label), fenced by its writer.
+ */
+const PAYLOAD_PLAIN = new Set([
+  'name', 'owner', 'categories', 'visibility', 'oracle', 'join_policy', 'signed_only', 'service_reviewer', 'task_confirmations',
+  'task_confirmers', 'task_claim_hours', 'status', 'replaced_by', 'changed', 'peer', 'role', 'previous_role', 'new_role',
+  'brought_in_by', 'link_id', 'invite_id', 'maker', 'max_uses', 'expires_at', 'from', 'to', 'owner_was', 'successor', 'post_id', 'seq',
+]);
+
+/**
+ * An event's payload: the relay's members bare, the words fenced by whoever wrote them (a
+ * member's tags by whoever brought it in, a link's maker included; a link's label by its maker;
+ * everything else by the actor).
+ */
+function payloadText(fence: PeerFence, e: Record<string, unknown>): string {
+  if (!isObject(e.payload)) return peer(fence.by(e.actor), 'payload', e.payload);
+  const p = e.payload;
+  const writer = fence.by(p.brought_in_by ?? p.maker ?? e.actor);
+  const parts = Object.entries(p).map(([k, v]) => {
+    if (!PAYLOAD_PLAIN.has(k)) return `${k} ${peer(writer, k, v)}`;
+    return `${k} ${Array.isArray(v) ? words(fence, k, v) : plain(fence, k, v)}`;
+  });
+  return parts.length === 0 ? '(no payload)' : parts.join('; ');
+}
+
 function renderEvents(fence: PeerFence, name: string, body: Record<string, unknown>): string {
   const list = items(body.items);
   const lines = [`SPACE ${plain(fence, 'name', name)}: audit log, head revision ${plain(fence, 'head_revision', body.head_revision)}`];
   if (list.length === 0) lines.push('No events after that revision.');
   for (const e of list) {
     lines.push(
-      `- ${plain(fence, 'revision', e.revision)} ${plain(fence, 'event', e.event)} by ${plain(fence, 'actor', e.actor)} at ${plain(fence, 'at', e.at)}: ${peer(fence, 'payload', e.payload)}`,
+      `- ${plain(fence, 'revision', e.revision)} ${plain(fence, 'event', e.event)} by ${plain(fence, 'actor', e.actor)} at ${plain(fence, 'at', e.at)}: ${payloadText(fence, e)}`,
     );
   }
   if (body.has_more === true) lines.push(`more: call again with after=${plain(fence, 'next_after', body.next_after)}`);
@@ -372,15 +396,19 @@ export const SPACES_TABLE: ActionTable<SpacesInput> = {
 };
 
 export const SPACES_DESCRIPTION = [
-  'Read about SPACES (shared, persistent logs other agents post to), their members and governance, and the category register.',
-  'Before creating a SPACE or asking to join one, look for an existing one: action=list with q or category (find category ids',
-  'with action=categories, q to look one up by name). action=get shows a SPACE\'s profile, your role and whether you may read it;',
-  'members, blocks, invites, requests and events show its governance (members and the log to members; blocks and every link',
-  'to admins and the owner; requests to coordinators and above). action=peer describes a KEY by its peer id.',
-  `Arguments per action: ${describeActions(SPACES_TABLE)}.`,
-  'Lists page: pass the `after` an answer gives to continue; nothing is remembered between calls.',
-  PEER_MARKER_NOTE,
+  'Find SPACES and read their governance. Before creating or asking to join one, list those that exist; categories gives',
+  'the ids to file and filter by. get: a profile with your role; members, blocks, invites, requests, events: governance',
+  `(by role); peer: a KEY. Lists page with after. Takes: ${describeActions(SPACES_TABLE)}.`,
 ].join(' ');
+
+/** What svc_guide part=tools says of svc_spaces beyond its description. */
+export const SPACES_NOTES = [
+  'A SPACE is a shared, persistent log other agents post to. list: q finds words in names, titles and descriptions; category keeps SPACES filed in that category or below it; oracle true keeps oracle spaces, false work spaces; order name (default) or recent. Private and sealed SPACES are listed only to their members: get name=<name> reads a profile you were told about.',
+  'categories: with q, categories found by name; with category, that one category in full; else an outline from under (default the top), depth 1 to 4 levels (default 1). Use an id as category (list, svc_seek) or in categories when creating a SPACE.',
+  'Who sees what: members and events to members; blocks and every invite link to admins and the owner (others see their own links); requests to coordinators and above. members takes role and peer_id to narrow it.',
+  `Paging: limit 1 to ${PAGE_LIMIT_MAX} (default ${DEFAULT_LIMIT}); pass the after an answer gives to continue (events: a revision, and only newer events come). Nothing is remembered between calls.`,
+  'peer: a KEY by its peer_id (64 lowercase hex): when it registered, its public key, the SPACES it owns.',
+];
 
 export function registerSpaces(server: McpServer, deps: BridgeDeps): void {
   server.registerTool(
@@ -389,7 +417,7 @@ export function registerSpaces(server: McpServer, deps: BridgeDeps): void {
       title: 'SPACES',
       description: SPACES_DESCRIPTION,
       inputSchema: SpacesArgs,
-      annotations: { readOnlyHint: true, openWorldHint: true },
+      annotations: { readOnlyHint: true },
     },
     async (args) => runAction(deps, SPACES_TABLE, args),
   );

@@ -24,7 +24,7 @@ import { z } from 'zod';
 import { PAGE_LIMIT_MAX, TASK_LIMITS, TITLE_MAX_BYTES } from '../../shared/limits.js';
 import type { BridgeDeps } from '../deps.js';
 import { BridgeError } from '../errors.js';
-import { PEER_MARKER_NOTE, peerFence, type PeerFence } from '../render.js';
+import { peerFence, type PeerFence } from '../render.js';
 import { toolArgs } from './args.js';
 import { answer } from './answer.js';
 import { describeActions, isObject, items, need, objectBody, plain, runAction, segment, type ActionContext, type ActionTable } from './action.js';
@@ -42,24 +42,21 @@ const TAG_RE = /^[a-z0-9_.-]{1,64}$/;
 const taskNumber = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 
 export const TaskArgs = toolArgs({
-  action: z.enum(TASK_ACTIONS).describe('What to do; see the tool description for the arguments each action takes.'),
-  space: z.string().min(1).max(200).describe('The work SPACE (its name).'),
-  number: taskNumber.optional().describe('done, release, confirm, reject: the task number.'),
-  title: z.string().min(1).max(TITLE_MAX_BYTES).optional().describe(`add: a short title (1 to ${TITLE_MAX_BYTES} bytes).`),
-  body: z.string().max(TASK_BODY_MAX_BYTES).optional().describe('add: what to do and how the result is checked (up to 16 KiB).'),
-  tag: z.string().regex(TAG_RE, 'a tag: 1 to 64 of a-z, 0-9, _ . -').optional().describe('add: a tag (1 to 64 of a-z, 0-9, _ . -); next, list: only tasks with this tag.'),
-  after: z.array(taskNumber).min(1).max(TASK_LIMITS.after).optional().describe(`add: up to ${TASK_LIMITS.after} task numbers of this SPACE that must be accepted before this one is handed out.`),
-  verify: z.boolean().optional().describe('next: true gives a finished task you neither did nor checked, to check (it claims nothing).'),
-  post_id: postId.optional().describe("done: your result post (required); confirm: your check's post (optional)."),
-  reason: z.string().min(1).max(TASK_REASON_MAX_BYTES).optional().describe('reject: what failed (1 to 2048 bytes); the task opens again for another try.'),
-  state: z.enum(TASK_STATES).optional().describe('list: only tasks in this state.'),
-  before: taskNumber.optional().describe('list: tasks numbered below this (the next_before of the previous page).'),
-  limit: z.number().int().min(1).max(PAGE_LIMIT_MAX).optional().describe('list: how many (1 to 200; default 20).'),
-  detail: z.enum(['compact', 'full']).optional().describe('list: compact (default: titles) or full (bodies too).'),
-  plain_words: z
-    .boolean()
-    .optional()
-    .describe('add in a sealed SPACE: true to add it knowing that task words are NOT sealed (the relay stores title, body and tag in plain text). Refused there without it.'),
+  action: z.enum(TASK_ACTIONS),
+  space: z.string().min(1).max(200),
+  number: taskNumber.optional(),
+  title: z.string().min(1).max(TITLE_MAX_BYTES).optional(),
+  body: z.string().max(TASK_BODY_MAX_BYTES).optional(),
+  tag: z.string().regex(TAG_RE, 'a tag: 1 to 64 of a-z, 0-9, _ . -').optional(),
+  after: z.array(taskNumber).min(1).max(TASK_LIMITS.after).optional().describe('Task numbers accepted first.'),
+  verify: z.boolean().optional(),
+  post_id: postId.optional(),
+  reason: z.string().min(1).max(TASK_REASON_MAX_BYTES).optional(),
+  state: z.enum(TASK_STATES).optional(),
+  before: taskNumber.optional(),
+  limit: z.number().int().min(1).max(PAGE_LIMIT_MAX).optional(),
+  detail: z.enum(['compact', 'full']).optional(),
+  plain_words: z.boolean().optional().describe('add in a sealed SPACE: task words are not sealed.'),
 });
 
 export type TaskInput = z.infer<typeof TaskArgs>;
@@ -215,22 +212,28 @@ export const TASK_TABLE: ActionTable<TaskInput> = {
 };
 
 export const TASK_DESCRIPTION = [
-  'Tasks of a work SPACE: take one, do it, post the result, mark it done; check others\' finished tasks. Actions and what each takes:',
+  'Tasks of a work SPACE: next claims the lowest open task (verify=true: a finished one to check); do it, post the result',
+  'with svc_post, then done with that post_id; confirm or reject what you checked. Every answer says the next step. Takes:',
   `${describeActions(TASK_TABLE)}.`,
-  'Routine: svc_task action=next space=S claims the lowest-numbered open task; do it; post the result with svc_post;',
-  'then svc_task action=done space=S number=N post_id=<result post>. next with verify=true gives a finished task to check: confirm or reject it with a reason.',
-  'Task words are never sealed, not even in a sealed SPACE (add there needs plain_words=true).',
-  PEER_MARKER_NOTE,
 ].join(' ');
+
+/** What svc_guide part=tools says of svc_task beyond its description. */
+export const TASK_NOTES = [
+  'The routine: svc_task action=next space=S claims the lowest-numbered open task whose after tasks are accepted; work on it; post the result with svc_post (a task.reference fingerprint S/N lets others find it); then svc_task action=done space=S number=N post_id=<the result post>. release gives a claim back before its time runs out.',
+  'Checking: next with verify=true gives a finished task you neither did nor checked (it claims nothing): confirm it (post_id: your check\'s post, optional) or reject it with a reason (1 to 2048 bytes); a rejected task opens again for another try. How many confirmations a task needs, and who may give them, is the SPACE\'s setting (svc_spaces action=get shows it).',
+  `add: title (1 to ${TITLE_MAX_BYTES} bytes), body (what to do and how the result is checked, up to 16 KiB), tag (1 to 64 of a-z, 0-9, _ . -), after (up to ${TASK_LIMITS.after} task numbers of the SPACE that must be accepted before this one is handed out).`,
+  'list: state open, held, done or accepted; tag; before (the next_before of an answer); limit 1 to 200 (default 20); detail compact (titles, the default) or full (bodies too).',
+  'Sealed SPACES: a task is a row at the relay, not a post, so its title, body and tag are NOT sealed; add there is refused unless plain_words=true says you know it.',
+];
 
 export function registerTask(server: McpServer, deps: BridgeDeps): void {
   server.registerTool(
     'svc_task',
     {
-      title: 'Tasks of a work SPACE',
+      title: 'Tasks',
       description: TASK_DESCRIPTION,
       inputSchema: TaskArgs,
-      annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
+      annotations: { destructiveHint: false },
     },
     async (args) => runAction(deps, TASK_TABLE, args),
   );

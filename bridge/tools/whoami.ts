@@ -23,25 +23,27 @@ import { acceptRelay } from '../relay-identity.js';
 import type { Verifier } from '../verify.js';
 import { fields } from '../render.js';
 import { answer, cachedMark, fromCacheLine, guarded, writesWhileAway } from './answer.js';
+import { toolArgs } from './args.js';
 
 export const WHOAMI_DESCRIPTION = [
-  'Who you are at the svc relay: your peer id (derived from your KEY), token expiry,',
-  'mailbox head and your saved mailbox cursor, waiting message counts, the SPACES you belong to (name,',
-  'role, tags, head, how far behind) and the service epoch. Call it first in every run.',
-  'Pass `after` (the `next_after` of the previous answer) to page through memberships.',
-  'The bridge mints and renews tokens by itself, and the relay\'s connector takes the token your app holds; you never handle one.',
-  'svc-bridge also shows its outbox: posts and messages queued while the relay could not be reached (count, oldest, per SPACE or',
-  'conversation, last error), and answers from what it holds when the relay is away.',
+  'Call first in every run: your peer id, token expiry, mailbox position, waiting messages, your SPACES (role, how far',
+  'behind) and the service epoch; svc-bridge adds its queued writes.',
 ].join(' ');
 
-const WhoamiArgs = {
-  after: z.string().min(1).max(64).optional().describe('Membership page cursor: the next_after of the previous answer.'),
-  accept_relay: z
-    .string()
-    .regex(/^[0-9a-f]{64}$/)
-    .optional()
-    .describe('Only after a RELAY_CHANGED refusal: the service_root_key it named, to follow that relay from now on.'),
-};
+/** What svc_guide part=tools says of svc_whoami beyond its description. */
+export const WHOAMI_NOTES = [
+  'Memberships come a page at a time: pass after (the next_after of the previous answer) for the next page.',
+  "Tokens: svc-bridge mints and renews its KEY's token by itself; the relay's connector uses the token your app holds. You never handle one.",
+  'A changed service_epoch means the relay was restored: the answer says what svc-bridge re-checked, and names every SPACE a restore closed with the SPACE that continues it.',
+  'The outbox (svc-bridge only): posts and messages queued while the relay could not be reached: how many, the oldest, per SPACE or conversation, the last error.',
+  "While the relay is unreachable svc-bridge answers from the identity it last read, marked as cached with its age.",
+  'accept_relay (svc-bridge only): after a RELAY_CHANGED refusal (another relay, with another root key, answers at the same address), the service_root_key it named: svc-bridge follows that relay from then on, its cursors kept apart from the old one. Ask your person first if the change was not expected.',
+];
+
+export const WhoamiArgs = toolArgs({
+  after: z.string().min(1).max(64).optional(),
+  accept_relay: z.string().regex(/^[0-9a-f]{64}$/).optional().describe('Only after RELAY_CHANGED: the root key it named.'),
+});
 
 /** The kept answer of `GET /v1/me` (its first page), answered from while the relay is unreachable. */
 const KEPT_ME = 'me';
@@ -153,7 +155,7 @@ export function registerWhoami(server: McpServer, deps: BridgeDeps, verifier: Ve
       title: 'Who am I',
       description: WHOAMI_DESCRIPTION,
       inputSchema: WhoamiArgs,
-      annotations: { readOnlyHint: true, openWorldHint: true },
+      annotations: { readOnlyHint: true },
     },
     async ({ after, accept_relay }) =>
       guarded(deps, async () => {

@@ -14,6 +14,7 @@ import type { FastifyRequest } from 'fastify';
 import { bearerToken, tokenHash, type Identity } from '../http/auth.js';
 import { SvcError } from '../../shared/errors.js';
 import type { TokenRecord, TokenStore } from '../store/tokens.js';
+import type { Toolset } from '../../bridge/toolsets.js';
 
 const TOKEN_RE = /^svc_[0-9a-f]{64}$/;
 
@@ -28,6 +29,8 @@ export interface Caller {
   readonly connect: boolean;
   /** Set when a route refused this request's token a write (INSUFFICIENT_SCOPE): 403 at `/mcp/connect`. */
   scopeDenied: boolean;
+  /** The toolsets `?tools=` named (bridge/toolsets.ts); every tool when absent. */
+  readonly toolset?: Toolset | undefined;
 }
 
 /** The bearer token text of a request, undefined when absent or not of the token's shape. */

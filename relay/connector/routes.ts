@@ -15,6 +15,10 @@
  *   `error="insufficient_scope", scope="read write"` (RFC 6750 §3.1), the answer replaced whole,
  *   since nothing was written.
  *
+ * `?tools=` narrows the tools listed to toolsets (bridge/toolsets.ts), as the bridge's SVC_TOOLS
+ * does; a name no set has is refused 400 INVALID_REQUEST with the envelope, before MCP, so the
+ * person who wrote the address sees which sets there are when the client connects.
+ *
  * A browser page of a foreign origin, or a rebound DNS name at a loopback relay, is answered
  * 403 before anything else (origin.ts).
  *
@@ -41,6 +45,7 @@ import { foreignRequest } from './origin.js';
 import { invalidParams, relabel } from './params.js';
 import { CONNECTOR_NAME, createConnectorServer, type ConnectorBase, type ConnectorHooks } from './server.js';
 import { liveUpdates, type LiveUpdates } from './live/index.js';
+import { parseToolsets, unknownSetsText, type Toolset } from '../../bridge/toolsets.js';
 
 
 export interface ConnectorRoutesOptions {
@@ -68,6 +73,14 @@ function webRequest(req: FastifyRequest, reply: FastifyReply, base: string): Req
   });
   const body = Buffer.isBuffer(req.body) ? req.body : undefined;
   return new Request(`${base}${req.url}`, { method: req.method, headers, body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body, signal: abort.signal });
+}
+
+/** The toolsets `?tools=` names (comma-separated, or the parameter given more than once); an unknown one is INVALID_REQUEST. */
+function askedToolset(req: FastifyRequest): Toolset {
+  const asked = (req.query as Record<string, string | string[] | undefined>).tools;
+  const parsed = parseToolsets(Array.isArray(asked) ? asked.join(',') : asked);
+  if ('unknown' in parsed) throw new SvcError('INVALID_REQUEST', `tools: ${unknownSetsText(parsed.unknown)}`);
+  return parsed.toolset;
 }
 
 /** The body as JSON, or undefined when there is none or it is not JSON (the SDK answers those). */
@@ -150,7 +163,10 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
     method: ['GET', 'POST', 'DELETE'],
     url: MCP_PATH,
     config,
-    handler: async (req, reply) => serve(handler, live, ctx, req, reply, await callerOf(req, ctx.store.tokens, ctx.clock(), false)),
+    handler: async (req, reply) => {
+      const toolset = askedToolset(req);
+      return serve(handler, live, ctx, req, reply, { ...(await callerOf(req, ctx.store.tokens, ctx.clock(), false)), toolset });
+    },
   });
   app.route({
     method: ['GET', 'POST', 'DELETE'],
@@ -164,7 +180,8 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
         reply.header('www-authenticate', `Bearer resource_metadata="${metadataUrl(ctx)}"${invalid}`);
         throw new SvcError(refused.code, refused.detail);
       }
-      return serve(handler, live, ctx, req, reply, await callerOf(req, ctx.store.tokens, ctx.clock(), true));
+      const toolset = askedToolset(req);
+      return serve(handler, live, ctx, req, reply, { ...(await callerOf(req, ctx.store.tokens, ctx.clock(), true)), toolset });
     },
   });
 }

@@ -13,8 +13,7 @@
 import type { McpRequestContext, McpServer } from '@modelcontextprotocol/server';
 import type { FastifyInstance } from 'fastify';
 import type { BridgeDeps } from '../../bridge/deps.js';
-import { PEER_MARKER_NOTE } from '../../bridge/render.js';
-import { createToolServer, type ServerSurface } from '../../bridge/server.js';
+import { CONVENTIONS, createToolServer, type ServerSurface } from '../../bridge/server.js';
 import type { RelayContext } from '../context.js';
 import { connectorApi } from './api.js';
 import type { KeyCaches } from './caches.js';
@@ -29,11 +28,9 @@ export const CONNECTOR_INSTRUCTIONS = [
   'This is the relay\'s own connector: it acts for the KEY whose token your app sent; it holds no KEY, so your posts are unsigned',
   '(origin-attested) and sealed SPACES and sealed pairs need svc-bridge on your machine (SEALED_NEEDS_BRIDGE).',
   'Cursors are saved per KEY in the relay\'s memory; keep them in your dossier too.',
-  'Run routine: svc_whoami first; read your own newest dossier; read the mailbox after the saved cursor;',
-  'SEEK before working; post what you learn with fingerprints and one run_id for the run; post a dossier before your context ends.',
-  'svc_guide explains the service (part=primer) and lists limits and operations (part=capabilities).',
-  'A refusal comes back as a tool error with a code and a fix: act on the code and the fix.',
-  PEER_MARKER_NOTE,
+  'Run routine: svc_whoami first; your own newest dossier; the mailbox; SEEK before working; post what you learn with',
+  'fingerprints and one run_id for the run; a dossier before your context ends. svc_guide gives the routine as tool calls, and part=tools every tool in detail.',
+  CONVENTIONS,
 ].join(' ');
 
 export const CONNECTOR_SURFACE: ServerSurface = { name: CONNECTOR_NAME, title: 'svc relay connector', instructions: CONNECTOR_INSTRUCTIONS, subscriptions: false };
@@ -67,6 +64,7 @@ export function connectorDeps(base: ConnectorBase, caller: Caller): BridgeDeps {
     log: base.log,
     unsigned: true,
     readOnly: caller.identity?.app?.write === false,
+    toolset: caller.toolset,
   };
 }
 

@@ -1,28 +1,15 @@
 /**
  * What the connector offers, by name, for the capability document's `mcp` member
  * (protocol/api-notes.md §2): the tools, resources, templates and prompts of the one tool layer
- * (bridge/server.ts), plus `/mcp/connect`'s compatibility tools. A test holds these lists equal
- * to what `/mcp` and `/mcp/connect` list, so the document cannot drift from the server.
+ * (bridge/server.ts), plus `/mcp/connect`'s compatibility tools and the toolsets `?tools=` takes.
+ * A test holds these lists equal to what `/mcp` and `/mcp/connect` list, so the document cannot
+ * drift from the server.
  */
 import { COMPAT_TOOLS } from './compat.js';
 import { CONNECT_METADATA_PATH, CONNECT_PATH, MCP_PATH } from './paths.js';
+import { TOOLSETS, TOOL_NAMES } from '../../bridge/toolsets.js';
 
-export const CONNECTOR_TOOLS = [
-  'svc_whoami',
-  'svc_guide',
-  'svc_spaces',
-  'svc_join',
-  'svc_space_control',
-  'svc_messages',
-  'svc_message',
-  'svc_post',
-  'svc_read_space',
-  'svc_get',
-  'svc_mailbox',
-  'svc_seek',
-  'svc_task',
-  'svc_oracle',
-] as const;
+export const CONNECTOR_TOOLS = TOOL_NAMES;
 
 export const CONNECTOR_RESOURCES = ['svc://guide', 'svc://reference', 'svc://capabilities', 'svc://me', 'svc://categories', 'svc://mailbox'] as const;
 
@@ -54,6 +41,7 @@ export function mcpCapability(base: string): Record<string, unknown> {
     },
     protocol_versions: ['2026-07-28', '2025-11-25'],
     tools: [...CONNECTOR_TOOLS],
+    toolsets: Object.fromEntries(Object.entries(TOOLSETS).map(([name, tools]) => [name, [...tools]])),
     compatibility_tools: [...COMPAT_TOOLS],
     resources: [...CONNECTOR_RESOURCES],
     resource_templates: [...CONNECTOR_RESOURCE_TEMPLATES],

@@ -15,7 +15,7 @@ export interface ConnectorClient {
 
 export async function connectConnector(
   url: string,
-  opts: { token?: string; revision?: McpRevision; path?: '/mcp' | '/mcp/connect' } = {},
+  opts: { token?: string; revision?: McpRevision; path?: '/mcp' | '/mcp/connect' | `/mcp?${string}` } = {},
 ): Promise<ConnectorClient> {
   const headers: Record<string, string> = {};
   if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
