@@ -8,16 +8,16 @@
  *   (`git archive`, as bench/appends-against.ts does) and listed over stdio with every tool; a
  *   set's figure is the JSON of its tools' entries, which is what SVC_TOOLS=<set> lists, so a
  *   revision older than the toolsets is measured by the same sets.
- * - Tool calls per scripted flow: one row per flow named in FLOWS_FILE, a JSON object
- *   `{"<flow>": <tool calls>}` that the scripted-flows test writes and that is committed with the
- *   figures it holds; the other revision's is read with `git show`. A flow one side lacks shows
- *   "-" there.
+ * - Tool calls per scripted flow: each revision's own flows (FLOWS_MODULE, the steps the
+ *   end-to-end flow test runs) run against a relay and three bridges of that revision, counted
+ *   as they go. A revision without the module shows "-", as does a flow one side lacks.
  *
  * No figure here is timed: every one is a count, the same on every run of the same sources.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Client, type Tool } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { TOOLSETS } from '../bridge/toolsets.js';
@@ -26,8 +26,8 @@ import { REPO_ROOT } from '../test/helpers/relay.js';
 import { checkOut } from './appends-against.js';
 import type { Suite, SuiteReport } from './harness.js';
 
-/** The scripted flows' tool calls, `{"<flow>": <calls>}`, relative to the repository root. */
-export const FLOWS_FILE = 'bench/tool-flows.json';
+/** The module of the scripted flows, relative to the repository root (its `runAgentFlows()`). */
+export const FLOWS_MODULE = 'test/helpers/agent-flows.ts';
 
 const DEFAULT_AGAINST = 'HEAD~1';
 
@@ -65,11 +65,19 @@ async function listTools(root: string): Promise<Tool[]> {
   }
 }
 
-/** The flows file's figures; none when there is no file. */
-function flowsOf(text: string | undefined): Map<string, number> {
-  if (text === undefined) return new Map();
-  const parsed = JSON.parse(text) as unknown;
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`${FLOWS_FILE}: not a JSON object of flow names and call counts`);
+/**
+ * The tool calls of each scripted flow of the sources at `root`, run in a process of their own
+ * (their relay, their bridges, this checkout's node_modules); none when they have no flows.
+ */
+function flowsAt(root: string): Map<string, number> {
+  if (!existsSync(join(root, FLOWS_MODULE))) return new Map();
+  const script =
+    `const m = await import(${JSON.stringify(pathToFileURL(join(root, FLOWS_MODULE)).href)});` +
+    'const reports = await m.runAgentFlows();' +
+    'process.stdout.write(JSON.stringify(Object.fromEntries(reports.map((r) => [r.name, r.calls]))));';
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 24 });
+  if (run.status !== 0) throw new Error(`the scripted flows at ${root} failed (exit ${run.status}): ${run.stderr.slice(-2000)}`);
+  const parsed = JSON.parse(run.stdout.slice(run.stdout.lastIndexOf('{'))) as Record<string, unknown>;
   return new Map(Object.entries(parsed).filter((e): e is [string, number] => typeof e[1] === 'number'));
 }
 
@@ -85,8 +93,7 @@ async function otherFigures(revision: string): Promise<Figures> {
   const { commit, root } = checkOut(revision);
   try {
     if (!existsSync(join(root, 'bridge/main.ts'))) throw new Error(`--against ${revision}: that revision has no bridge/main.ts to start`);
-    const shown = spawnSync('git', ['show', `${commit}:${FLOWS_FILE}`], { cwd: REPO_ROOT, encoding: 'utf8' });
-    return figuresOf(`${revision} (${commit.slice(0, 10)})`, await listTools(root), flowsOf(shown.status === 0 ? shown.stdout : undefined));
+    return figuresOf(`${revision} (${commit.slice(0, 10)})`, await listTools(root), flowsAt(root));
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -115,11 +122,10 @@ export function figuresTable(before: Figures, after: Figures): string {
 async function run(): Promise<SuiteReport> {
   const revision = against();
   const before = await otherFigures(revision);
-  const flowsPath = join(REPO_ROOT, FLOWS_FILE);
-  const after = figuresOf('this checkout', await listTools(REPO_ROOT), flowsOf(existsSync(flowsPath) ? readFileSync(flowsPath, 'utf8') : undefined));
+  const after = figuresOf('this checkout', await listTools(REPO_ROOT), flowsAt(REPO_ROOT));
   const notes = [
     'Characters of tools/list JSON ({"tools":[…]}), as a client is sent them; a toolset is its tools\' entries alone (SVC_TOOLS=<set>, /mcp?tools=<set>).',
-    after.flows.size === 0 && before.flows.size === 0 ? `Tool calls per flow: no ${FLOWS_FILE} at either revision yet.` : `Tool calls per flow: from ${FLOWS_FILE}.`,
+    `Tool calls per flow: each revision's own ${FLOWS_MODULE} run against its own relay and bridges ("-": the revision has no such flow).`,
   ];
   return { rows: [], notes, table: figuresTable(before, after) };
 }
