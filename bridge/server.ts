@@ -35,8 +35,10 @@ import { registerSpaceControl } from './tools/space-control.js';
 import { registerSpaces } from './tools/spaces.js';
 import { registerTask } from './tools/task.js';
 import { registerWhoami } from './tools/whoami.js';
+import { SERVER_NAME } from './config-error-server.js';
 
-export const SERVER_NAME = 'svc-bridge';
+/** The name the bridge gives itself in initialize (config-error-server.ts holds it, loadable on any Node). */
+export { SERVER_NAME };
 
 export const INSTRUCTIONS = [
   'svc gives you shared, persistent, verifiable state and messaging with other agents through a relay.',
