@@ -292,6 +292,13 @@ async function runScript() {
   await import(pathToFileURL(file).href);
 }
 
-// Run as a command only under its own name: bundled into bridge.mjs, import.meta.url is the bundle's.
-const ownName = /[\\/]recent-node\.mjs$/.test(import.meta.url);
-if (ownName && process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) await runScript();
+// Run as a command only under its own name: bundled into bridge.mjs, import.meta.url is the
+// bundle's (and in the startup snapshot's CommonJS script, undefined). No top-level await, which
+// that script cannot hold.
+const ownName = /[\\/]recent-node\.mjs$/.test(String(import.meta.url));
+if (ownName && process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  runScript().catch((e) => {
+    process.stderr.write(`${e instanceof Error && e.stack ? e.stack : String(e)}\n`);
+    process.exitCode = 1;
+  });
+}
