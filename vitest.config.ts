@@ -23,6 +23,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // test/setup/skip-reasons.ts lists every skipped test with why, which the default reporter does not.
+    reporters: ['default', './test/setup/skip-reasons.ts'],
     globalSetup: ['test/setup/bridge-bundle.ts', ...(onPostgres ? ['test/setup/postgres.ts'] : [])],
   },
 });

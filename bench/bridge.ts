@@ -19,6 +19,8 @@
  *                                    an empty directory
  *   tools/list, bridge.mjs alone     the one-file bundle (scripts/bundle-bridge.mjs, built now
  *                                    from the sources) alone in an empty directory
+ *   tools/list, bridge.mjs on Node 20  the same, launched by the system Node when it is older than
+ *                                    22.13 (/usr/bin/node): it re-launches itself on Node 24
  *
  * and two starts from a startup snapshot of that bundle (scripts/bundle-bridge.mjs --snapshot,
  * built now for this Node.js), to weigh whether the package should start that way:
@@ -50,6 +52,7 @@ import { buildBridgeBundle, buildBridgeSnapshot } from '../test/helpers/bundle.j
 import { packAndInstall } from '../test/helpers/package.js';
 import { median, summarizeLatency, formatDuration, type Row, type Suite, type SuiteReport } from './harness.js';
 import { spawnBenchRelay } from './relay-fixture.js';
+import { nodeIsRecentEnough } from '../launch/node-version.js';
 
 const RUNS = 20;
 const TARGET_LIST_MS = 300;
@@ -72,10 +75,17 @@ function newest(dir: string): number {
   return t;
 }
 
-/** How to start a bridge: node's arguments before the command, the directory to run in. */
+/** How to start a bridge: node's arguments before the command, the directory to run in, and which node (default: this one). */
 interface Entry {
   args: string[];
   cwd: string;
+  node?: string;
+}
+
+/** The system Node (/usr/bin/node) when it is older than the bridge needs, so that it re-launches on Node 24. */
+function olderSystemNode(): string | undefined {
+  const r = spawnSync('/usr/bin/node', ['--version'], { encoding: 'utf8' });
+  return r.status === 0 && !nodeIsRecentEnough(r.stdout.trim()) ? '/usr/bin/node' : undefined;
 }
 
 /** The command that starts the bridge, and how it was chosen. */
@@ -119,7 +129,7 @@ function timeBridge(
 ): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [...entry.args, 'serve'], { cwd: entry.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(entry.node ?? process.execPath, [...entry.args, 'serve'], { cwd: entry.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const send = (ms: unknown[]) => {
@@ -182,6 +192,7 @@ export const bridgeSuite: Suite = {
       const installed: Entry = { args: [realpathSync(pkg.bin.bridge)], cwd: pkg.scratch };
       buildBridgeBundle(join(aloneDir, 'bridge.mjs'));
       const alone: Entry = { args: [join(aloneDir, 'bridge.mjs')], cwd: aloneDir };
+      const systemNode = olderSystemNode();
       const blob = join(aloneDir, 'bridge.blob');
       buildBridgeSnapshot(blob);
       const direct = ['--snapshot-blob', blob, pathToFileURL(join(aloneDir, 'bridge.mjs')).href];
@@ -220,6 +231,15 @@ export const bridgeSuite: Suite = {
           ratio: TARGET_RATIO,
           run: () => timeBridge(alone, env, [initialize], afterInit({ method: 'tools/list', params: {} }), 2),
         },
+        ...(systemNode === undefined
+          ? []
+          : [
+              {
+                name: 'tools/list, bridge.mjs on Node 20',
+                ratio: TARGET_RATIO + 1,
+                run: () => timeBridge({ ...alone, node: systemNode }, env, [initialize], afterInit({ method: 'tools/list', params: {} }), 2),
+              },
+            ]),
         {
           name: 'tools/list, snapshot direct',
           ratio: TARGET_RATIO,
@@ -278,6 +298,9 @@ export const bridgeSuite: Suite = {
         chosen.note,
         `installed package: npm pack of this checkout, npm install -g --offline into a temporary prefix; its svc-bridge is ${installed.args[0]!.slice(pkg.prefix.length + 1)}`,
         'bridge.mjs alone: scripts/bundle-bridge.mjs built now, copied into an empty directory',
+        systemNode === undefined
+          ? 'bridge.mjs on Node 20: not measured (no /usr/bin/node older than 22.13 on this machine)'
+          : `bridge.mjs on Node 20: the same file launched by ${systemNode} (${spawnSync(systemNode, ['--version'], { encoding: 'utf8' }).stdout.trim()}), which re-launches it on Node 24 from npm's cache (launch/recent-node.mjs): one more Node start, so its target is one more than the others'`,
         `snapshot: scripts/bundle-bridge.mjs --snapshot built now for Node ${process.version} (${(statSync(blob).size / 1e6).toFixed(1)} MB); launched: process.execve ${typeof process.execve === 'function' ? 'replaces the launcher' : 'is missing, the launcher spawns the snapshot with stdio inherited'}`,
         `${RUNS} runs per case, interleaved; time/op is the median start, p99 and max beside it.`,
       ];

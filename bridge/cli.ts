@@ -37,7 +37,7 @@ import { Outbox, outboxCaps } from './outbox-send.js';
 import { DEFAULT_API, readSettings, type Settings } from './settings.js';
 import { ListenTap } from './subscriptions.js';
 import { builtEntry, launchCommand } from './launch-command.js';
-import { configErrorMessage, createConfigErrorServer } from './config-error-server.js';
+import { configErrorMessage, serveMessage } from './config-error-server.js';
 import { shellWord } from '../launch/node-version.js';
 import { SvcError } from '../shared/errors.js';
 import { packageVersion } from '../launch/package-version.js';
@@ -243,22 +243,7 @@ async function openForServing(env: NodeJS.ProcessEnv) {
  */
 function serveConfigError(e: unknown): void {
   const problem = e instanceof BridgeError ? refusalText(e) : e instanceof Error ? e.message : String(e);
-  const message = configErrorMessage(problem);
-  log(message);
-  const handle = serveStdio(() => createConfigErrorServer(message, version()), { transport: new StdioServerTransport(), onerror: (err) => log(`MCP: ${err.message}`) });
-  let closing = false;
-  const stop = async () => {
-    if (closing) return;
-    closing = true;
-    try {
-      await handle.close();
-    } finally {
-      process.exit(2);
-    }
-  };
-  process.stdin.on('end', () => void stop());
-  process.on('SIGTERM', () => void stop());
-  process.on('SIGINT', () => void stop());
+  serveMessage(configErrorMessage(problem), version(), 2);
 }
 
 async function serve(env: NodeJS.ProcessEnv): Promise<void> {

@@ -6,10 +6,17 @@
  * An MCP client that launches a process which prints to stderr and exits shows the person only
  * "Connection closed"; a server that is up and answers every tool call puts the message where
  * the person and the agent look. Nothing here touches the relay, a key or the cache.
+ *
+ * It is also what the bridge serves when started by a Node.js too old for it that could not
+ * run it on Node 24 instead (bridge/main.ts): so this module loads nothing but the MCP SDK,
+ * which runs on Node 20, and nothing of the bridge that needs Node 22 (server.ts, node:sqlite).
  */
 import { McpServer } from '@modelcontextprotocol/server';
-import { SERVER_NAME } from './server.js';
 import { TOOL_NAMES } from './toolsets.js';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
+
+/** The name the bridge gives itself in initialize, whether it serves its tools or this message. */
+export const SERVER_NAME = 'svc-bridge';
 
 /** Every tool the real server offers (test/bridge-config-error.test.ts holds the two lists equal). */
 export const BRIDGE_TOOL_NAMES = TOOL_NAMES;
@@ -32,4 +39,27 @@ export function createConfigErrorServer(message: string, version: string): McpSe
     );
   }
   return server;
+}
+
+/**
+ * Serve the message over stdio until the client closes stdin (or SIGTERM, SIGINT), then exit
+ * with `exitCode`. Logs the message once on stderr too.
+ */
+export function serveMessage(message: string, version: string, exitCode: number): void {
+  const log = (line: string) => void process.stderr.write(`${line}\n`);
+  log(message);
+  const handle = serveStdio(() => createConfigErrorServer(message, version), { transport: new StdioServerTransport(), onerror: (err) => log(`svc-bridge: MCP: ${err.message}`) });
+  let closing = false;
+  const stop = async () => {
+    if (closing) return;
+    closing = true;
+    try {
+      await handle.close();
+    } finally {
+      process.exit(exitCode);
+    }
+  };
+  process.stdin.on('end', () => void stop());
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
 }

@@ -1,7 +1,8 @@
 /**
  * How an MCP client launches this bridge, as `svc-bridge --help` shows it. An installed package
  * (its files under a `node_modules` directory, as after `npm install -g`) is launched by its
- * command, `svc-bridge`, when that name on PATH is this very bridge; anything else, a checkout
+ * command, `svc-bridge`, when that name on PATH is this very bridge (not through the
+ * node_modules/.bin that npx puts on PATH while it runs); anything else, a checkout
  * above all, by `node` and the absolute path of the built entry: dist/bridge/main.js, or the
  * one-file bundle itself (`bridge.mjs`, scripts/bundle-bridge.mjs) when that is what runs.
  *
@@ -60,7 +61,10 @@ export function launchCommand(entry: string, pathEnv: string | undefined, node?:
   const npx = npxNode(node);
   if (installed) {
     for (const dir of (pathEnv ?? '').split(delimiter)) {
-      if (dir !== '' && real(join(dir, 'svc-bridge')) === entryReal) {
+      // npm and npx put a node_modules/.bin on PATH only while they run (npx -p PACKAGE svc-bridge):
+      // a client started elsewhere would not find the command there.
+      if (dir === '' || dir.split(sep).slice(-2).join('/') === 'node_modules/.bin') continue;
+      if (real(join(dir, 'svc-bridge')) === entryReal) {
         return npx === undefined ? { command: 'svc-bridge', args: [] } : { command: 'npx', args: ['-y', '-p', npx, 'svc-bridge'] };
       }
     }

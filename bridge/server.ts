@@ -42,8 +42,10 @@ import { registerSpaceControl } from './tools/space-control.js';
 import { registerSpaces } from './tools/spaces.js';
 import { registerTask } from './tools/task.js';
 import { registerWhoami } from './tools/whoami.js';
+import { SERVER_NAME } from './config-error-server.js';
 
-export const SERVER_NAME = 'svc-bridge';
+/** The name the bridge gives itself in initialize (config-error-server.ts holds it, loadable on any Node). */
+export { SERVER_NAME };
 
 /** What both programs tell the model about reading the tools' arguments and answers. */
 export const CONVENTIONS = [

@@ -14,7 +14,7 @@ const head = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: REPO_ROOT, encoding:
 const inGit = head.status === 0;
 
 describe('appends --against', () => {
-  it.skipIf(!inGit)('unpacks the named commit with relay/main.ts, on this checkout\'s node_modules', () => {
+  it.skipIf(!inGit)(`unpacks the named commit with relay/main.ts, on this checkout's node_modules${(inGit ? '' : ' (skipped: this checkout is not a git repository)')}`, () => {
     const { commit, root } = checkOut('HEAD');
     try {
       expect(commit).toBe(head.stdout.trim());
@@ -28,7 +28,7 @@ describe('appends --against', () => {
     }
   });
 
-  it.skipIf(!inGit)('names a revision git does not know and says how to find one', () => {
+  it.skipIf(!inGit)(`names a revision git does not know and says how to find one${(inGit ? '' : ' (skipped: this checkout is not a git repository)')}`, () => {
     expect(() => checkOut('no-such-revision-4f1c')).toThrow(/--against no-such-revision-4f1c: not a commit of this checkout .*git log --oneline/);
   });
 });

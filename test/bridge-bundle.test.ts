@@ -5,28 +5,33 @@
  * against the real relay. The same run as the other bridge tests, in brief: tools/list,
  * svc_whoami, a SPACE made, a signed post checked by its receipt, read back with its proof and
  * checkpoint, and a sealed SPACE with a second bundled bridge admitted and reading what the
- * owner sealed. The whole suite can also run on the bundle: SVC_TEST_BRIDGE=bundle.
+ * owner sealed. Launched by a client with this machine's system Node when it is too old (20),
+ * it runs itself on Node 24 from the npm registry, or serves the reason where it cannot fetch it.
+ * The whole suite can also run on the bundle: SVC_TEST_BRIDGE=bundle.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, runBridge, startBridge, tempHome, textOf, toolOk, type RunningBridge } from './helpers/bridge.js';
 import { bundleAlone, type LoneBundle } from './helpers/bundle.js';
 import { REPO_ROOT, startRelay, type RunningRelay } from './helpers/relay.js';
 import { freshName } from './helpers/spaces.js';
-import { EXIT_NODE_TOO_OLD, nodeIsRecentEnough, nodeTooOldLine } from '../launch/node-version.js';
+import { nodeIsRecentEnough } from '../launch/node-version.js';
+import { BRIDGE_TOOL_NAMES } from '../bridge/config-error-server.js';
 
-/** A `node` on PATH or in the usual places older than the programs need, if this machine has one. */
-function olderNode(): { path: string; version: string } | undefined {
-  for (const path of [...(process.env.PATH ?? '').split(delimiter).map((d) => join(d, 'node')), '/usr/bin/node', '/usr/local/bin/node']) {
-    const r = spawnSync(path, ['--version'], { encoding: 'utf8' });
-    const version = r.status === 0 ? r.stdout.trim() : '';
-    if (version !== '' && !nodeIsRecentEnough(version)) return { path, version };
-  }
-  return undefined;
+/** The system Node an MCP client would launch the bridge with, when older than the bridge needs; else why there is nothing to test. */
+function systemNode(): { path: string; version: string } | { skip: string } {
+  const r = spawnSync('/usr/bin/node', ['--version'], { encoding: 'utf8' });
+  if (r.error !== undefined || r.status !== 0) return { skip: 'skipped: this machine has no /usr/bin/node to launch the bridge with' };
+  const version = r.stdout.trim();
+  if (nodeIsRecentEnough(version)) return { skip: `skipped: /usr/bin/node is ${version}, recent enough, so nothing is re-launched` };
+  return { path: '/usr/bin/node', version };
 }
-const older = olderNode();
+const system = systemNode();
+const older = 'path' in system ? system : undefined;
+const skipOld = 'skip' in system ? ` (${system.skip})` : '';
 
 let relay: RunningRelay;
 let lone: LoneBundle;
@@ -58,13 +63,46 @@ describe('node bridge.mjs, alone in a directory', () => {
   });
 
   it.skipIf(older === undefined)(
-    `on an older Node (${older?.version ?? 'none on this machine: skipped'}) prints the one line of the version check and exits 1, loading nothing it lacks`,
-    () => {
-      const r = spawnSync(older!.path, [lone.file, 'serve'], { cwd: lone.dir, encoding: 'utf8', timeout: 30_000 });
-      expect(r.status).toBe(EXIT_NODE_TOO_OLD);
-      expect(r.stdout).toBe('');
-      expect(r.stderr).toBe(`${nodeTooOldLine('svc-bridge', older!.version, lone.file, ['serve'])}\n`);
+    `launched by an MCP client with the system Node, runs on Node 24: tools/list and svc_whoami answer, one line on stderr says so${skipOld}`,
+    async () => {
+      const a = await startBridge({ relayUrl: relay.url, home: tempHome(), bundle: lone.file, node: older!.path });
+      open.push(a);
+      const tools = (await a.client.listTools()).tools.map((t) => t.name);
+      expect([...tools].sort()).toEqual([...BRIDGE_TOOL_NAMES].sort());
+      expect(toolOk(await callTool(a, 'svc_whoami', {})).peer_id).toMatch(/^[0-9a-f]{64}$/);
+      const lines = a.stderr().split('\n').filter((l) => l.includes('needs Node.js'));
+      expect(lines).toEqual([expect.stringMatching(new RegExp(`^svc-bridge needs Node\\.js 22\\.13 or later and this is Node ${older!.version.slice(1)}: (running on Node 24|fetching Node 24)`))]);
     },
+    120_000,
+  );
+
+  it.skipIf(older === undefined)(
+    `launched with the system Node where Node 24 cannot be fetched, serves initialize, tools/list and every tool call with the reason and what to install${skipOld}`,
+    async () => {
+      const cache = mkdtempSync(join(tmpdir(), 'svc-empty-npm-cache-'));
+      try {
+        const a = await startBridge({
+          relayUrl: relay.url,
+          home: tempHome(),
+          bundle: lone.file,
+          node: older!.path,
+          env: { npm_config_registry: 'http://127.0.0.1:9', npm_config_cache: cache },
+        });
+        open.push(a);
+        const reason = `svc-bridge needs Node.js 22.13 or later and this is Node ${older!.version.slice(1)}; Node 24 could not be fetched from the npm registry (npm: ECONNREFUSED). Install Node.js 24 (or 22.13 or later) and start it again.`;
+        expect(a.client.getInstructions()).toContain(reason);
+        const tools = (await a.client.listTools()).tools;
+        expect(tools.map((t) => t.name).sort()).toEqual([...BRIDGE_TOOL_NAMES].sort());
+        for (const t of tools) {
+          const r = await callTool(a, t.name, {});
+          expect(r.isError, t.name).toBe(true);
+          expect(textOf(r), t.name).toContain(reason);
+        }
+      } finally {
+        rmSync(cache, { recursive: true, force: true });
+      }
+    },
+    120_000,
   );
 
   it('serves tools/list and svc_whoami over stdio, having made its KEY', async () => {

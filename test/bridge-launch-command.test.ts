@@ -38,6 +38,16 @@ describe('how --help says to launch the bridge', () => {
     expect(launchCommand(entry, join(other.prefix, 'bin'))).toEqual({ command: 'node', args: [entry] });
   });
 
+  it('a bridge run by npx (its command on PATH only through the node_modules/.bin of npx) is launched by node and its path', () => {
+    const cache = mkdtempSync(join(tmpdir(), 'svc-npx-'));
+    const entry = join(cache, '_npx/0123abcd/node_modules/svc/dist/bridge.mjs');
+    mkdirSync(join(cache, '_npx/0123abcd/node_modules/svc/dist'), { recursive: true });
+    mkdirSync(join(cache, '_npx/0123abcd/node_modules/.bin'));
+    writeFileSync(entry, '');
+    symlinkSync('../svc/dist/bridge.mjs', join(cache, '_npx/0123abcd/node_modules/.bin/svc-bridge'));
+    expect(launchCommand(entry, [join(cache, '_npx/0123abcd/node_modules/.bin'), '/usr/bin'].join(delimiter))).toEqual({ command: 'node', args: [entry] });
+  });
+
   it('a checkout is launched by node and the absolute path of its build, even with an svc-bridge on PATH', () => {
     const { prefix } = fakeGlobalInstall();
     const entry = join(REPO_ROOT, 'dist/bridge/main.js');

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HAVE_SHARED_DOCS, sharedDoc } from './helpers/shared-docs.js';
+import { HAVE_SHARED_DOCS, sharedDoc, WITHOUT_SHARED_DOCS } from './helpers/shared-docs.js';
 import { DETAIL_MAX, SvcError } from '../shared/errors.js';
 import {
   allCategories,
@@ -46,7 +46,7 @@ function refusal(fn: () => unknown): SvcError {
   throw new Error('expected a refusal');
 }
 
-describe.skipIf(!HAVE_SHARED_DOCS)('the register matches the spec', () => {
+describe.skipIf(!HAVE_SHARED_DOCS)(`the register matches the spec${WITHOUT_SHARED_DOCS}`, () => {
   it('has the release, licence and size the spec names', () => {
     const m = /One register, release (\S+), licence (\S+), (\d+) categories/.exec(section);
     expect(m).not.toBeNull();

@@ -23,7 +23,7 @@
  * A small real HTTP proxy (no rewrites) stands at the relay's public address, so the bridge
  * reaches every relay of the drill at one address, as clients reach a service after a restore.
  */
-import { onPostgres } from './helpers/test-store.js';
+import { onPostgres, ON_POSTGRES_SKIP } from './helpers/test-store.js';
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -144,7 +144,7 @@ async function beforeTheDisaster(): Promise<BeforeTheDisaster> {
 
 // The drill restores a SQLite backup file (svc-relay backup/restore); a PostgreSQL relay is backed
 // up with PostgreSQL's own tools, so on the PostgreSQL test store (SVC_TEST_STORE=postgres) it skips.
-describe.skipIf(onPostgres)('the disaster drill', () => {
+describe.skipIf(onPostgres)(`the disaster drill${ON_POSTGRES_SKIP}`, () => {
   it('a restore from an older backup closes the SPACE with a verified notice; the same bridge reports it, follows the continuation, posts there, and keeps everything it held', async () => {
     const d = await beforeTheDisaster();
     const { proxy, bridge, home, space } = d;

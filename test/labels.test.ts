@@ -4,7 +4,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HAVE_SHARED_DOCS, sharedDoc } from './helpers/shared-docs.js';
+import { HAVE_SHARED_DOCS, sharedDoc, WITHOUT_SHARED_DOCS } from './helpers/shared-docs.js';
 import { fromHex, toHex, utf8, uuid16 } from '../shared/encoding.js';
 import {
   LABEL_NAMES,
@@ -48,7 +48,7 @@ describe('label texts', () => {
     }
   });
 
-  it.skipIf(!HAVE_SHARED_DOCS)('names each label of labels.md except the reference-only app connection labels', () => {
+  it.skipIf(!HAVE_SHARED_DOCS)(`names each label of labels.md except the reference-only app connection labels${WITHOUT_SHARED_DOCS}`, () => {
     const sections = documentedLabels();
     expect(sections.size).toBeGreaterThanOrEqual(5);
     const documented = [...sections].filter(([title]) => title !== 'App connections').flatMap(([, names]) => names);
@@ -56,7 +56,7 @@ describe('label texts', () => {
     expect(LABEL_NAMES).toHaveLength(new Set(LABEL_NAMES).size);
   });
 
-  it.skipIf(!HAVE_SHARED_DOCS)('matches the reserved list of labels.md, and no reserved name is a label', () => {
+  it.skipIf(!HAVE_SHARED_DOCS)(`matches the reserved list of labels.md, and no reserved name is a label${WITHOUT_SHARED_DOCS}`, () => {
     const reservedLine = labelsMd.slice(labelsMd.indexOf('### Reserved'), labelsMd.indexOf('A test should fail'));
     const reserved = [...reservedLine.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]!);
     expect([...RESERVED_LABEL_NAMES]).toEqual(reserved);
@@ -99,7 +99,7 @@ describe('labelled hashes', () => {
 });
 
 describe('capabilityLabels()', () => {
-  it.skipIf(!HAVE_SHARED_DOCS)('publishes exactly the keys labels.md lists, each with its full label text', () => {
+  it.skipIf(!HAVE_SHARED_DOCS)(`publishes exactly the keys labels.md lists, each with its full label text${WITHOUT_SHARED_DOCS}`, () => {
     const listed = labelsMd.slice(labelsMd.indexOf('with these keys'), labelsMd.indexOf('plus `protocol.peer_id_label`'));
     const keys = /`([a-z_, \n]+)`/.exec(listed)![1]!.split(/[,\s]+/).filter(Boolean);
     const caps = capabilityLabels();

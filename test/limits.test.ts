@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HAVE_SHARED_DOCS, sharedDoc } from './helpers/shared-docs.js';
+import { HAVE_SHARED_DOCS, sharedDoc, WITHOUT_SHARED_DOCS } from './helpers/shared-docs.js';
 import * as L from '../shared/limits.js';
 
 /**
@@ -37,7 +37,7 @@ function expectRow(area: string, phrase: string, ...numbers: number[]): void {
 
 const KIB = 1024;
 
-describe.skipIf(!HAVE_SHARED_DOCS)('limits match the spec Limits table', () => {
+describe.skipIf(!HAVE_SHARED_DOCS)(`limits match the spec Limits table${WITHOUT_SHARED_DOCS}`, () => {
   it('the table was read', () => {
     expect(rows.size).toBeGreaterThan(30);
   });
@@ -160,7 +160,7 @@ describe('capabilityLimits() uses the reference names of api-notes §2', () => {
   const bullet = apiNotes.slice(apiNotes.indexOf('- `limits` (reference names)'), apiNotes.indexOf('- `modules`'));
   const caps = L.capabilityLimits();
 
-  it.skipIf(!HAVE_SHARED_DOCS)('gives every numbered limit api-notes lists with the same number', () => {
+  it.skipIf(!HAVE_SHARED_DOCS)(`gives every numbered limit api-notes lists with the same number${WITHOUT_SHARED_DOCS}`, () => {
     const pairs = [...bullet.matchAll(/`([a-z_]+)` (\d+)/g)];
     expect(pairs.length).toBeGreaterThan(15);
     for (const [, name, n] of pairs) {
@@ -168,7 +168,7 @@ describe('capabilityLimits() uses the reference names of api-notes §2', () => {
     }
   });
 
-  it.skipIf(!HAVE_SHARED_DOCS)('names every limit api-notes lists, numbered or not', () => {
+  it.skipIf(!HAVE_SHARED_DOCS)(`names every limit api-notes lists, numbered or not${WITHOUT_SHARED_DOCS}`, () => {
     const names = [...bullet.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!).filter((n) => n !== 'limits');
     for (const name of names) expect(caps, name).toHaveProperty(name);
     expect(caps.token_estimator).toBe('bytes/3');

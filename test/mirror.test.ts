@@ -17,7 +17,7 @@ import { signedPost } from './helpers/posts.js';
 import { grant } from './helpers/invites.js';
 import { call, startRelay, tempDataDir, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { createSpace, freshName } from './helpers/spaces.js';
-import { onPostgres } from './helpers/test-store.js';
+import { onPostgres, ON_POSTGRES_SKIP } from './helpers/test-store.js';
 
 const PATH_ENV = { PATH: process.env.PATH ?? '' };
 
@@ -256,7 +256,7 @@ describe('svc-bridge mirror between two relays', () => {
 
 // The origin's data directory is copied to make it show another history: a SQLite file. On the
 // PostgreSQL test store (SVC_TEST_STORE=postgres) no such copy of an open database is made.
-describe.skipIf(onPostgres)('a mirror whose origin shows another history', () => {
+describe.skipIf(onPostgres)(`a mirror whose origin shows another history${ON_POSTGRES_SKIP}`, () => {
   it('is reported loudly by svc-bridge mirror (exit 3, SPACE, position, both hashes) and the mirror keeps its copy', async () => {
     const dirA = tempDataDir();
     const dirFork = tempDataDir();

@@ -102,7 +102,7 @@ describe('the plugin marketplace and archive', () => {
     expect((await fetch(`${relay.url}/plugins/svc.zip`, { headers: { 'if-none-match': etag } })).status).toBe(304);
   });
 
-  it.skipIf(systemUnzip === undefined)('passes the system unzip program\'s own test of every entry', async () => {
+  it.skipIf(systemUnzip === undefined)(`passes the system unzip program's own test of every entry${(systemUnzip === undefined ? ' (skipped: no unzip program in /usr/bin or /bin)' : '')}`, async () => {
     const archive = Buffer.from(await (await fetch(`${relay.url}/plugins/svc.zip`)).arrayBuffer());
     const dir = mkdtempSync(join(tmpdir(), 'svc-zip-'));
     try {

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { codeOf, newSpace, post } from './helpers/posts.js';
 import { call, mintToken, spawnRelay, startRelay, tempDataDir, type RunningRelay, type SpawnedRelay } from './helpers/relay.js';
 import { runCli, startCli } from './helpers/relay-cli.js';
-import { onPostgres } from './helpers/test-store.js';
+import { onPostgres, ON_POSTGRES_SKIP } from './helpers/test-store.js';
 
 const TEN_MINUTES = 10 * 60_000 + 1_000;
 const cleanup: (() => Promise<unknown> | void)[] = [];
@@ -52,7 +52,7 @@ async function lostRelay(): Promise<{ backup: string; log: string; space: string
 }
 
 // backup and restore copy SQLite's file (PostgreSQL: pg_dump): not run on the PostgreSQL test store (SVC_TEST_STORE=postgres).
-describe.skipIf(onPostgres)('a relay serving on a directory while a restore runs', () => {
+describe.skipIf(onPostgres)(`a relay serving on a directory while a restore runs${ON_POSTGRES_SKIP}`, () => {
   it('answers reads, refuses writes with SERVICE_READ_ONLY, and takes the restored state once the restore is done', async () => {
     const { backup, log, space, owner, epoch } = await lostRelay();
     const data = join(dir('svc-cli-new-'), 'data');
@@ -100,7 +100,7 @@ describe.skipIf(onPostgres)('a relay serving on a directory while a restore runs
 });
 
 // backup and restore copy SQLite's file (PostgreSQL: pg_dump): not run on the PostgreSQL test store (SVC_TEST_STORE=postgres).
-describe.skipIf(onPostgres)('bad inputs to backup and restore', () => {
+describe.skipIf(onPostgres)(`bad inputs to backup and restore${ON_POSTGRES_SKIP}`, () => {
   it('backup refuses a directory with no relay database, an existing target and a missing file name', async () => {
     const empty = dir('svc-cli-empty-');
     const out = dir('svc-cli-out-');

@@ -16,7 +16,7 @@ import { CHECKPOINT_LOG_KEY } from '../relay/service-mode.js';
 import { admit, codeOf, get, newSpace, post } from './helpers/posts.js';
 import { call, mintToken, startRelay, tempDataDir, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { runCli } from './helpers/relay-cli.js';
-import { onPostgres } from './helpers/test-store.js';
+import { onPostgres, ON_POSTGRES_SKIP } from './helpers/test-store.js';
 
 const TEN_MINUTES = 10 * 60_000 + 1_000;
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -51,7 +51,7 @@ function logCheckpoints(path: string): CheckpointFields[] {
 }
 
 // backup and restore copy SQLite's file (PostgreSQL: pg_dump): not run on the PostgreSQL test store (SVC_TEST_STORE=postgres).
-describe.skipIf(onPostgres)('svc-relay backup', () => {
+describe.skipIf(onPostgres)(`svc-relay backup${ON_POSTGRES_SKIP}`, () => {
   it('copies a serving relay while appends run, and the copy opens, checks and restores with every post linked', async () => {
     const data = dir('svc-bk-data-');
     const relay = await relayOn(data);
@@ -95,7 +95,7 @@ describe.skipIf(onPostgres)('svc-relay backup', () => {
 });
 
 // backup and restore copy SQLite's file (PostgreSQL: pg_dump): not run on the PostgreSQL test store (SVC_TEST_STORE=postgres).
-describe.skipIf(onPostgres)('svc-relay restore', () => {
+describe.skipIf(onPostgres)(`svc-relay restore${ON_POSTGRES_SKIP}`, () => {
   it('a restore that lost nothing keeps the epoch, closes nothing and keeps every checkpoint the log has', async () => {
     const data = dir('svc-rs-data-');
     const log = join(dir('svc-rs-log-'), 'checkpoints.log');

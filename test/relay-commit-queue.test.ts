@@ -24,7 +24,7 @@ import { openDatabase } from '../relay/store/sqlite/open.js';
 import { sqliteRaw } from '../relay/store/sqlite/connection.js';
 import type { Db } from '../relay/store/database.js';
 import type { SpaceRow } from '../relay/store/spaces.js';
-import { onPostgres } from './helpers/test-store.js';
+import { onPostgres, ON_POSTGRES_SKIP } from './helpers/test-store.js';
 
 let relay: RunningRelay;
 let signerKey: Uint8Array;
@@ -142,7 +142,7 @@ describe('appends sent together over HTTP, some refused', () => {
 // Appends issued in one turn reach the queue in that turn only where the reads before it answer
 // without a round trip (SQLite): on PostgreSQL they arrive over several turns, in any order,
 // and commit in several batches. Not run on the PostgreSQL test store (SVC_TEST_STORE=postgres).
-describe.skipIf(onPostgres)('appends in one batch', () => {
+describe.skipIf(onPostgres)(`appends in one batch${ON_POSTGRES_SKIP}`, () => {
   /** Issue every append in one turn of the event loop; the queue drains them in one batch. */
   async function sendInOneTurn(space: SpaceRow, sends: { w: MintedToken; body: unknown }[]) {
     const queue = commitQueueFor(relay.store.db);
@@ -214,7 +214,7 @@ describe.skipIf(onPostgres)('appends in one batch', () => {
 });
 
 // the queue over a SQLite database opened here: not run on the PostgreSQL test store (SVC_TEST_STORE=postgres).
-describe.skipIf(onPostgres)('the commit queue on a real database', () => {
+describe.skipIf(onPostgres)(`the commit queue on a real database${ON_POSTGRES_SKIP}`, () => {
   let db: Db;
   beforeAll(async () => {
     db = openDatabase(':memory:');

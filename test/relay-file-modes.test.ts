@@ -11,7 +11,7 @@ import { DATABASE_FILE } from '../relay/store/sqlite/open.js';
 import { openStore } from '../relay/store/index.js';
 import { post, newSpace } from './helpers/posts.js';
 import { mintToken, startRelay, tempDataDir, type RunningRelay } from './helpers/relay.js';
-import { onPostgres } from './helpers/test-store.js';
+import { onPostgres, ON_POSTGRES_SKIP } from './helpers/test-store.js';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 const files = (dir: string) => ['', '-wal', '-shm'].map((side) => join(dir, DATABASE_FILE + side));
@@ -26,7 +26,7 @@ afterAll(() => {
 });
 
 // the modes of SQLite's database files: not run on the PostgreSQL test store (SVC_TEST_STORE=postgres).
-describe.skipIf(onPostgres)('the relay data directory', () => {
+describe.skipIf(onPostgres)(`the relay data directory${ON_POSTGRES_SKIP}`, () => {
   it('holds the database, -wal and -shm at mode 0600 after start and after writes, in a 0700 directory', async () => {
     const parent = tempDataDir();
     const relay: RunningRelay = await startRelay({ dataDir: join(parent, 'data') });

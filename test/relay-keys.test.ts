@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HAVE_SHARED_DOCS, sharedDoc } from './helpers/shared-docs.js';
+import { HAVE_SHARED_DOCS, sharedDoc, WITHOUT_SHARED_DOCS } from './helpers/shared-docs.js';
 import { fromHex, toHex } from '../shared/encoding.js';
 import { peerIdHexOf, signerFromSeed, tokenChallengeMessage, type Signer } from '../shared/identity.js';
 import { getJson, mintToken, postJson, startRelay, type RunningRelay } from './helpers/relay.js';
@@ -434,7 +434,7 @@ describe('documents and service state', () => {
     return { top, nested };
   }
 
-  it.skipIf(!HAVE_SHARED_DOCS)('capabilities carries every member the endpoint catalogue lists', async () => {
+  it.skipIf(!HAVE_SHARED_DOCS)(`capabilities carries every member the endpoint catalogue lists${WITHOUT_SHARED_DOCS}`, async () => {
     const caps = (await getJson(`${relay.url}/v1/capabilities`)).body;
     const { top, nested } = catalogueCapabilityKeys();
     expect(top.length).toBeGreaterThan(25);

@@ -10,7 +10,7 @@ import { migrate, openDatabase } from '../relay/store/sqlite/open.js';
 import { openStore } from '../relay/store/index.js';
 import { tempDataDir } from './helpers/relay.js';
 import { rmSync } from 'node:fs';
-import { onPostgres } from './helpers/test-store.js';
+import { onPostgres, ON_POSTGRES_SKIP } from './helpers/test-store.js';
 
 describe('token buckets', () => {
   it('allow the burst at once, then refill at the rate', () => {
@@ -84,7 +84,7 @@ describe('concurrency gates', () => {
 });
 
 // SQLite's migration runner and pragmas (PostgreSQL's: test/postgres-schema.test.ts): not run on the PostgreSQL test store (SVC_TEST_STORE=postgres).
-describe.skipIf(onPostgres)('migrations', () => {
+describe.skipIf(onPostgres)(`migrations${ON_POSTGRES_SKIP}`, () => {
   it('are applied once, in order, and recorded', async () => {
     const dir = tempDataDir();
     try {

@@ -189,7 +189,7 @@ async function filledRelay(): Promise<Filled> {
   return { dir, offset, owner, writer, sealedOwner, spaces, hidden, before };
 }
 
-describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
+describe.skipIf(cluster.url === undefined)(`svc-relay migrate${(cluster.skipReason ? ` (skipped: ${cluster.skipReason})` : '')}`, () => {
   it('copies a stopped SQLite relay into an empty PostgreSQL database, and a relay on it answers every read the same, tokens included', async () => {
     const filled = await filledRelay();
     // Enough rows of one table to take several batches.
@@ -329,7 +329,7 @@ describe.skipIf(cluster.url === undefined)('svc-relay migrate', () => {
     expect(await reads(relay, filled, filled.spaces)).toEqual(filled.before);
   });
 
-  it.skipIf(process.platform !== 'linux')('refuses a database a process still has open (a relay serving from it), naming the process', async () => {
+  it.skipIf(process.platform !== 'linux')(`refuses a database a process still has open (a relay serving from it), naming the process${(process.platform === 'linux' ? '' : ' (skipped: Linux only, it reads /proc)')}`, async () => {
     const dir = dataDir();
     await relayOn(dir, dir);
     const target = await database();

@@ -4,7 +4,7 @@
  * current text posted by the caller, linked back; watches with both limits; every refusal with
  * its envelope and nothing changed.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SPACES_PER_KEY } from '../shared/limits.js';
 import { mintToken, type MintedToken, type RunningRelay, startRelay } from './helpers/relay.js';
 import { ageKeys, call, createSpace, freshName } from './helpers/spaces.js';
@@ -107,15 +107,23 @@ describe('oracle.fork', () => {
            END $$;
          CREATE TRIGGER fork_version_fails BEFORE INSERT ON oracle_versions FOR EACH ROW EXECUTE FUNCTION fork_version_fails()`,
     );
+    // The relay logs the fault it could not answer otherwise; the test reads that line here
+    // instead of letting it reach the console, where it would read as a failure of the run.
+    const said = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {
       const before = await probe();
       const r = await fork(source, forker, { name, categories: ['general'] });
+      const logged = said.mock.calls.map((c) => String(c[0])).join('');
+      said.mockRestore();
       expect(r.status).toBe(500);
       expect(r.body.error).toMatchObject({ code: 'INTERNAL', request_id: expect.any(String) });
+      expect(logged).toContain(`svc-relay: INTERNAL request ${r.body.error.request_id} POST`);
+      expect(logged).toContain('the disk refused the first version');
       expect(await probe()).toBe(before);
       expect(await relay.store.spaces.byName(name)).toBeUndefined();
       expect((await get(relay, `/v1/spaces/${name}`)).status).toBe(404);
     } finally {
+      said.mockRestore();
       await relay.store.db.exec(
         relay.store.db.dialect === 'sqlite' ? 'DROP TRIGGER fork_version_fails' : 'DROP TRIGGER fork_version_fails ON oracle_versions; DROP FUNCTION fork_version_fails()',
       );

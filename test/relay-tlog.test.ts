@@ -80,7 +80,7 @@ describe('signed notes', () => {
     expect(await noteAt(sizes[sizes.length - 1])).toBe(text);
   });
 
-  it.skipIf(!HAVE_PYTHON_CRYPTOGRAPHY)('Python checks each note: key id, Ed25519 signature, and the root recomputed from the posts as served', async () => {
+  it.skipIf(!HAVE_PYTHON_CRYPTOGRAPHY)(`Python checks each note: key id, Ed25519 signature, and the root recomputed from the posts as served${(HAVE_PYTHON_CRYPTOGRAPHY ? '' : ' (skipped: no python3 with the cryptography package)')}`, async () => {
     const items = await postLinks(relay, space.name);
     for (const size of sizes) {
       const found = pythonCheck({ note: await noteAt(size), origin_key: { name: noteKey().name, public_key_b64: noteKey().b64 }, posts: { space_id: space.spaceId, items } });

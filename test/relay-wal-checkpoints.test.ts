@@ -11,7 +11,7 @@ import { DATABASE_FILE } from '../relay/store/sqlite/open.js';
 import { openStore, type Store } from '../relay/store/index.js';
 import { startWalCheckpoints } from '../relay/store/sqlite/wal-checkpoints.js';
 import { tempDataDir } from './helpers/relay.js';
-import { onPostgres } from './helpers/test-store.js';
+import { onPostgres, ON_POSTGRES_SKIP } from './helpers/test-store.js';
 
 const autocheckpoint = (store: Store) => sqliteRaw(store.db).pragma('wal_autocheckpoint', { simple: true }) as number;
 
@@ -31,7 +31,7 @@ afterEach(async () => {
 });
 
 // SQLite's WAL and its checkpoints: not run on the PostgreSQL test store (SVC_TEST_STORE=postgres).
-describe.skipIf(onPostgres)('WAL checkpoints', () => {
+describe.skipIf(onPostgres)(`WAL checkpoints${ON_POSTGRES_SKIP}`, () => {
   it('leave the relay connection: its commits never checkpoint, and the worker copies the log into the database file', async () => {
     const dir = tempDataDir();
     store = await openStore(dir);

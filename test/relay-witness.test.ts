@@ -21,7 +21,7 @@ import { call, mintToken, startRelay, tempDataDir, type MintedToken, type Runnin
 import { newSpace, post } from './helpers/posts.js';
 import { startProxy, type RunningProxy } from './helpers/proxy.js';
 import { HAVE_PYTHON_CRYPTOGRAPHY, pythonCheck, signCheckpoints } from './helpers/tlog.js';
-import { onPostgres } from './helpers/test-store.js';
+import { onPostgres, ON_POSTGRES_SKIP } from './helpers/test-store.js';
 
 const ORIGIN_URL = 'https://relay-a.example';
 const WITNESS_NAME = 'witness-1.example';
@@ -138,7 +138,7 @@ describe('an older head', () => {
 
 // The second relay starts from a copy of A's SQLite file (the online backup API); not run on
 // the PostgreSQL test store (SVC_TEST_STORE=postgres), where no such copy of an open database is made.
-describe.skipIf(onPostgres)('a split view', () => {
+describe.skipIf(onPostgres)(`a split view${ON_POSTGRES_SKIP}`, () => {
   let a2: RunningRelay;
 
   beforeAll(async () => {

@@ -403,7 +403,7 @@ const VOCABULARY = [
   'v1.2.3', 'GPU', 'gpu-driver', 'naïve', '東京', 'データ', 'x86_64', 'OOM', 'oom-killer', 'cache', 'miss', 'hit',
 ];
 
-describe.skipIf(cluster.url === undefined)('SEEK on SQLite and on PostgreSQL', () => {
+describe.skipIf(cluster.url === undefined)(`SEEK on SQLite and on PostgreSQL${(cluster.skipReason ? ` (skipped: ${cluster.skipReason})` : '')}`, () => {
   it('answer a generated corpus the same, search for search: candidates, scores, fingerprints and counts', async () => {
     const sides = [await Corpus.open('sqlite'), await Corpus.open('postgres')];
     try {

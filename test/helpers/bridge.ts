@@ -36,6 +36,8 @@ export interface StartBridgeOptions {
   revision?: McpRevision;
   /** Start from this startup snapshot of `bundle` (scripts/bundle-bridge.mjs --snapshot). */
   snapshot?: string;
+  /** The `node` the client launches (default: the one running the tests). */
+  node?: string;
 }
 
 /** The two MCP protocol revisions the bridge serves. */
@@ -75,7 +77,7 @@ export async function startBridge(opts: StartBridgeOptions): Promise<RunningBrid
   const home = opts.home ?? tempHome();
   const how = launch(opts);
   const transport = new StdioClientTransport({
-    command: process.execPath,
+    command: opts.node ?? process.execPath,
     args: [...how.args, 'serve'],
     cwd: how.cwd,
     env: bridgeEnv(opts, home),

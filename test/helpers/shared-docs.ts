@@ -13,6 +13,9 @@ const SHARED = fileURLToPath(new URL('../../../shared/', import.meta.url));
 /** True when ../shared holds the spec (a CI run, or a checkout beside the shared folder). */
 export const HAVE_SHARED_DOCS = existsSync(join(SHARED, 'spec', '1-concepts.md'));
 
+/** Said in the title of a test that compares with the spec, where it is skipped for want of it. */
+export const WITHOUT_SHARED_DOCS = HAVE_SHARED_DOCS ? '' : ' (skipped: no ../shared/spec beside this checkout to compare with)';
+
 /** A document of ../shared (`spec/1-concepts.md`), or '' when the folder is not there. */
 export function sharedDoc(path: string): string {
   return HAVE_SHARED_DOCS ? readFileSync(join(SHARED, path), 'utf8') : '';

@@ -21,6 +21,9 @@ export const onPostgres = process.env[TEST_STORE_ENV] === 'postgres';
 /** Why a SQLite-only test does not run here (for skip messages). */
 export const SQLITE_ONLY = 'SQLite only: this test is about the SQLite file itself';
 
+/** Said in the title of a SQLite-only test where this run, on PostgreSQL, skips it. */
+export const ON_POSTGRES_SKIP = onPostgres ? ` (skipped: ${SQLITE_ONLY})` : '';
+
 /** Where a test relay keeps its data, and how to remove it once the relay is closed. */
 export interface TestDatabase {
   /** What openStore takes: the data directory (SQLite) or a postgres:// URL. */
