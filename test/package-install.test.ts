@@ -103,7 +103,7 @@ describe('the installed package', () => {
     const bundle = await fetch(`${relay.url}/bridge.mjs`);
     expect(bundle.status).toBe(200);
     expect(bundle.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
-    const installed = readFileSync(join(pkg.prefix, 'lib', 'node_modules', 'svc', 'dist', 'bridge.mjs'));
+    const installed = readFileSync(join(pkg.prefix, 'lib', 'node_modules', 'svc-bridge', 'dist', 'bridge.mjs'));
     expect(Buffer.from(await bundle.arrayBuffer()).equals(installed)).toBe(true);
     // The documents read from files: the download scripts and the app approval page.
     for (const path of ['/sign-post.mjs', '/verify-post.mjs', '/app/authorize']) expect((await fetch(`${relay.url}${path}`)).status, path).toBe(200);
