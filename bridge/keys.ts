@@ -140,10 +140,19 @@ function sealedKeysOf(seed: Uint8Array, peerId: string): SealedKeyMaterial {
   });
 }
 
+/**
+ * A setting from the environment, or undefined when it is unset, empty or a placeholder an MCP
+ * Bundle host left unfilled: such a host passes `${user_config.NAME}` as it is when the person
+ * left that optional setting empty (relay/documents/mcpb.ts).
+ */
+export function envSetting(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const given = env[name];
+  return given === undefined || given === '' || /^\$\{user_config\.[^}]*\}$/.test(given) ? undefined : given;
+}
+
 /** `$SVC_HOME`, else `~/.svc`. */
 export function keyHome(env: NodeJS.ProcessEnv = process.env): string {
-  const given = env.SVC_HOME;
-  return given !== undefined && given !== '' ? given : join(homedir(), '.svc');
+  return envSetting(env, 'SVC_HOME') ?? join(homedir(), '.svc');
 }
 
 /** Open (and make, mode 0700) the key directory and its sub-directories. */

@@ -20,7 +20,7 @@
  */
 import { isIP } from 'node:net';
 import { BridgeError } from './errors.js';
-import { keyHome } from './keys.js';
+import { envSetting, keyHome } from './keys.js';
 import { TOKEN_RE } from './token-file.js';
 import { readCosignerList } from '../shared/signed-note.js';
 import { parseToolsets, unknownSetsText, type Toolset } from './toolsets.js';
@@ -107,7 +107,7 @@ export function checkApi(text: string): URL {
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
-  const api = checkApi(env.SVC_API !== undefined && env.SVC_API !== '' ? env.SVC_API : DEFAULT_API);
+  const api = checkApi(envSetting(env, 'SVC_API') ?? DEFAULT_API);
   const token = env.SVC_TOKEN !== undefined && env.SVC_TOKEN !== '' ? env.SVC_TOKEN : undefined;
   if (token !== undefined && !TOKEN_RE.test(token)) {
     throw new BridgeError('CONFIG', 'SVC_TOKEN is not a token (svc_ followed by 64 lowercase hex)', 'Unset SVC_TOKEN to let the bridge mint one, or paste the whole token.');

@@ -7,8 +7,14 @@
  * command runs it: one file loads several times faster than the hundreds of modules it is
  * made of (`npm run bench -- bridge`).
  *
- *   node scripts/bundle-bridge.mjs [--outfile dist/bridge.mjs]
+ *   node scripts/bundle-bridge.mjs [--outfile dist/bridge.mjs]   (and dist/svc.mcpb beside it)
  *   node scripts/bundle-bridge.mjs --snapshot FILE     (a startup snapshot: buildBridgeSnapshot)
+ *   node scripts/bundle-bridge.mjs --mcpb FILE [--bridge BUNDLE]
+ *                                   (the MCP Bundle of BUNDLE, else of a bundle built afresh)
+ *
+ * Without --outfile the run also writes dist/svc.mcpb, the MCP Bundle (relay/documents/mcpb.ts:
+ * manifest.json and this bundle as server/bridge.mjs) that a desktop MCP host installs in one
+ * click and runs with its own Node.js.
  *
  * `npm run build` runs it after tsc. Two sources are replaced inside the bundle only:
  * - `node:sqlite` is taken with process.getBuiltinModule when a database is first opened
@@ -17,8 +23,8 @@
  *   (which lacks node:sqlite) before the Node.js version check of bridge/main.ts could print
  *   its one line; the check loads the program with a dynamic import, which the bundle keeps
  *   lazy. And a startup snapshot cannot hold node:sqlite's native functions at all.
- * - launch/package-version.ts returns the version being built: the bundle may run from any
- *   directory, with no package.json of svc above it.
+ * - launch/package-version.ts returns the name and version being built: the bundle may run from
+ *   any directory, with no package.json of svc above it.
  *
  * And the WebAuthn parsing shared/passkey.ts takes from @simplewebauthn/server (two helpers)
  * comes through a barrel that also re-exports its attestation and certificate code, whose
@@ -27,7 +33,7 @@
  * only what the helpers use stays, 0.8 MB less to load at every start.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -40,7 +46,7 @@ const SIDE_EFFECT_FREE = /[\\/]node_modules[\\/](@simplewebauthn[\\/]server|@pec
 const RESOLVING = Symbol('resolving');
 
 /** What the bundle takes differently from the sources (see above). */
-function bundlePlugin(version) {
+function bundlePlugin({ name, version }) {
   return {
     name: 'svc-bundle',
     setup(b) {
@@ -59,11 +65,37 @@ function bundlePlugin(version) {
         return { path: found.path, sideEffects: false };
       });
       b.onLoad({ filter: /[\\/]launch[\\/]package-version\.ts$/ }, () => ({
-        contents: `export function packageVersion() {\n  return ${JSON.stringify(version)};\n}\n`,
+        contents:
+          `export const PACKAGE_NAME = ${JSON.stringify(name)};\n` +
+          `export function packageVersion() {\n  return ${JSON.stringify(version)};\n}\n`,
         loader: 'ts',
       }));
     },
   };
+}
+
+/**
+ * Write the MCP Bundle of the bridge bundle `bridgeFile` to `outfile`. Its manifest and zip come
+ * from relay/documents/mcpb.ts, the code the relay serves /plugins/svc.mcpb with, taken from
+ * the sources (bundled in memory, as the bridge is) so no compiled relay is needed.
+ */
+export async function bundleMcpb(bridgeFile, outfile = join(ROOT, 'dist', 'svc.mcpb')) {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  const built = await build({
+    absWorkingDir: ROOT,
+    entryPoints: [join(ROOT, 'relay', 'documents', 'mcpb.ts')],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'node',
+    target: 'node22',
+    external: ['node:*'],
+    plugins: [bundlePlugin(pkg)],
+    logLevel: 'warning',
+  });
+  const mcpb = await import(`data:text/javascript;base64,${Buffer.from(built.outputFiles[0].contents).toString('base64')}`);
+  const target = resolve(ROOT, outfile);
+  writeFileSync(target, mcpb.mcpbArchive(readFileSync(resolve(ROOT, bridgeFile)), { version: pkg.version }));
 }
 
 /** Write the bundle to `outfile` (absolute, or relative to the checkout). */
@@ -105,7 +137,7 @@ export async function buildBridgeSnapshot(blobFile) {
 }
 
 async function bundle(entry, format, outfile) {
-  const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   await build({
     absWorkingDir: ROOT,
     entryPoints: [join(ROOT, 'bridge', entry)],
@@ -117,7 +149,7 @@ async function bundle(entry, format, outfile) {
     // Node's own modules stay imports; the optional OS keychain module (SVC_KEYCHAIN=1) is
     // loaded by name at run time, from wherever the person installed it.
     external: ['node:*', '@napi-rs/keyring'],
-    plugins: [bundlePlugin(version)],
+    plugins: [bundlePlugin(pkg)],
     // A script has no import.meta; the snapshot's main function names the bundle instead (bridge/cli.ts).
     define: format === 'cjs' ? { 'import.meta.url': 'undefined' } : {},
     legalComments: 'eof',
@@ -127,10 +159,28 @@ async function bundle(entry, format, outfile) {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  const snapshot = process.argv.indexOf('--snapshot');
-  if (snapshot !== -1) await buildBridgeSnapshot(process.argv[snapshot + 1]);
-  else {
-    const at = process.argv.indexOf('--outfile');
-    await bundleBridge(at === -1 ? undefined : process.argv[at + 1]);
+  const option = (name) => {
+    const at = process.argv.indexOf(name);
+    return at === -1 ? undefined : process.argv[at + 1];
+  };
+  const snapshot = option('--snapshot');
+  const mcpb = option('--mcpb');
+  if (snapshot !== undefined) await buildBridgeSnapshot(snapshot);
+  else if (mcpb !== undefined) {
+    const given = option('--bridge');
+    if (given !== undefined) await bundleMcpb(given, mcpb);
+    else {
+      const dir = mkdtempSync(join(tmpdir(), 'svc-mcpb-'));
+      try {
+        await bundleBridge(join(dir, 'bridge.mjs'));
+        await bundleMcpb(join(dir, 'bridge.mjs'), mcpb);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  } else {
+    const outfile = option('--outfile');
+    await bundleBridge(outfile);
+    if (outfile === undefined) await bundleMcpb(join(ROOT, 'dist', 'bridge.mjs'));
   }
 }

@@ -14,14 +14,14 @@ import { builtEntry, launchCommand, npxNode } from '../bridge/launch-command.js'
 import { REPO_ROOT } from './helpers/relay.js';
 import { runBridge, tempHome } from './helpers/bridge.js';
 
-/** A global install's layout: PREFIX/lib/node_modules/svc/dist/bridge/main.js and PREFIX/bin/svc-bridge linking to it. */
+/** A global install's layout: PREFIX/lib/node_modules/svc-bridge/dist/bridge/main.js and PREFIX/bin/svc-bridge linking to it. */
 function fakeGlobalInstall(): { prefix: string; entry: string } {
   const prefix = mkdtempSync(join(tmpdir(), 'svc-prefix-'));
-  const entry = join(prefix, 'lib/node_modules/svc/dist/bridge/main.js');
-  mkdirSync(join(prefix, 'lib/node_modules/svc/dist/bridge'), { recursive: true });
+  const entry = join(prefix, 'lib/node_modules/svc-bridge/dist/bridge/main.js');
+  mkdirSync(join(prefix, 'lib/node_modules/svc-bridge/dist/bridge'), { recursive: true });
   writeFileSync(entry, '');
   mkdirSync(join(prefix, 'bin'));
-  symlinkSync('../lib/node_modules/svc/dist/bridge/main.js', join(prefix, 'bin/svc-bridge'));
+  symlinkSync('../lib/node_modules/svc-bridge/dist/bridge/main.js', join(prefix, 'bin/svc-bridge'));
   return { prefix, entry };
 }
 
@@ -40,8 +40,8 @@ describe('how --help says to launch the bridge', () => {
 
   it('a bridge run by npx (its command on PATH only through the node_modules/.bin of npx) is launched by node and its path', () => {
     const cache = mkdtempSync(join(tmpdir(), 'svc-npx-'));
-    const entry = join(cache, '_npx/0123abcd/node_modules/svc/dist/bridge.mjs');
-    mkdirSync(join(cache, '_npx/0123abcd/node_modules/svc/dist'), { recursive: true });
+    const entry = join(cache, '_npx/0123abcd/node_modules/svc-bridge/dist/bridge.mjs');
+    mkdirSync(join(cache, '_npx/0123abcd/node_modules/svc-bridge/dist'), { recursive: true });
     mkdirSync(join(cache, '_npx/0123abcd/node_modules/.bin'));
     writeFileSync(entry, '');
     symlinkSync('../svc/dist/bridge.mjs', join(cache, '_npx/0123abcd/node_modules/.bin/svc-bridge'));

@@ -80,7 +80,7 @@ describe('the installed package', () => {
     ]) {
       expect(files.has(f), f).toBe(true);
     }
-    expect(pkg.files.filter((f) => /\.map$|\.ts$|^test\/|^bench\/|^scripts\//.test(f))).toEqual([]);
+    expect(pkg.files.filter((f) => /\.map$|\.ts$|\.mcpb$|^test\/|^bench\/|^scripts\//.test(f))).toEqual([]);
     for (const store of ['sqlite', 'postgres']) {
       expect(pkg.files.some((f) => new RegExp(`^dist/relay/store/${store}/migrations/\\d+.*\\.js$`).test(f)), store).toBe(true);
     }
@@ -103,8 +103,12 @@ describe('the installed package', () => {
     const bundle = await fetch(`${relay.url}/bridge.mjs`);
     expect(bundle.status).toBe(200);
     expect(bundle.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
-    const installed = readFileSync(join(pkg.prefix, 'lib', 'node_modules', 'svc', 'dist', 'bridge.mjs'));
+    const installed = readFileSync(join(pkg.prefix, 'lib', 'node_modules', 'svc-bridge', 'dist', 'bridge.mjs'));
     expect(Buffer.from(await bundle.arrayBuffer()).equals(installed)).toBe(true);
+    // The MCP Bundle, built by the installed relay from that same bridge (the package ships no .mcpb of its own).
+    const mcpb = await fetch(`${relay.url}/plugins/svc.mcpb`);
+    expect(mcpb.status).toBe(200);
+    expect(mcpb.headers.get('content-type')).toBe('application/zip');
     // The documents read from files: the download scripts and the app approval page.
     for (const path of ['/sign-post.mjs', '/verify-post.mjs', '/app/authorize']) expect((await fetch(`${relay.url}${path}`)).status, path).toBe(200);
     // The category register, from its data files.

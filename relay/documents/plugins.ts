@@ -12,13 +12,13 @@
  * `GET /plugins/marketplace.json` is `{name, owner, plugins[]}`, its one plugin naming the
  * archive's address and SHA-256, so a client can check what it downloaded.
  *
- * The server entry runs `svc-bridge` (the svc package installed from its archive; `svc` on the
- * npm registry is another project) with SVC_API set to this relay: the bridge holds the KEY on
+ * The server entry runs `svc-bridge` (the `svc-bridge` package, launch/package-version.ts
+ * PACKAGE_NAME) with SVC_API set to this relay: the bridge holds the KEY on
  * the person's machine, signs and seals. A client that cannot start a local process uses the connector at /mcp/connect instead.
  */
 import { createHash } from 'node:crypto';
 import type { RelayContext } from '../context.js';
-import { packageVersion } from '../../launch/package-version.js';
+import { PACKAGE_NAME, packageVersion } from '../../launch/package-version.js';
 import { SERVICE_SUMMARY } from './primer.js';
 import { SKILL_DESCRIPTION, SKILL_NAME, skillMarkdown } from './skill.js';
 import { zipArchive } from './zip.js';
@@ -59,10 +59,10 @@ export function buildPluginBundle(ctx: RelayContext, bridge?: Uint8Array): Plugi
   const servers = { mcpServers: { [PLUGIN_NAME]: server } };
   const how =
     bridge === undefined
-      ? `starts \`svc-bridge\` pointed at ${base} (Node.js 22.13 or later): install the svc
-  package from its archive, \`npm install -g ./svc-<version>.tgz\` (\`svc\` on the npm registry is
-  another project), or save ${base}/bridge.mjs, the bridge in one file, and make the command
-  \`node\` with that file.`
+      ? `starts \`svc-bridge\` pointed at ${base} (Node.js 22.13 or later): install the
+  ${PACKAGE_NAME} package (\`npm install -g ${PACKAGE_NAME}\`, or \`npm install -g
+  ./${PACKAGE_NAME}-<version>.tgz\` from its archive), or save ${base}/bridge.mjs, the bridge in
+  one file, and make the command \`node\` with that file.`
       : `runs \`bridge.mjs\`, the whole bridge in one file (Node.js 22.13 or later; no npm
   install), pointed at ${base}.`;
   const readme = `# svc plugin

@@ -12,6 +12,7 @@ import type { OperationEntry } from '../context.js';
 export const DOCUMENT_OPERATIONS: ReadonlySet<string> = new Set([
   'guide', 'reference', 'llms', 'robots', 'openapi', 'skill', 'sealed.spec', 'oracle.reviewer_rules',
   'tools.sign_post', 'tools.verify_post', 'tools.bridge', 'tools.sealed', 'plugins.marketplace', 'plugins.archive',
+  'plugins.bundle',
 ]);
 
 /** A path's rule form: `/` exactly as `/$`; parameters cut the path at their start. */

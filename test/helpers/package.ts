@@ -1,6 +1,6 @@
 /**
  * The npm package as a person gets it: `npm pack` (whose prepack builds dist/ afresh), then
- * `npm install -g --prefix <dir> ./svc-<version>.tgz` into a temporary prefix. Used by
+ * `npm install -g --prefix <dir> ./svc-bridge-<version>.tgz` into a temporary prefix. Used by
  * test/package-install.test.ts and the bridge bench.
  *
  * The pack runs in a copy of the checkout's package sources (node_modules linked, not copied),
@@ -20,7 +20,7 @@ const PACK_SOURCES = ['package.json', 'README.md', 'ARCHITECTURE.md', 'keys.exam
 export interface InstalledPackage {
   /** The packed archive. */
   readonly tarball: string;
-  /** The install prefix: bin/svc-bridge, bin/svc-relay, lib/node_modules/svc. */
+  /** The install prefix: bin/svc-bridge, bin/svc-relay, lib/node_modules/svc-bridge. */
   readonly prefix: string;
   readonly bin: { readonly bridge: string; readonly relay: string };
   /** PATH for the installed programs: the prefix's bin, then this Node's own directory (node, npm), and nothing of the checkout. */
@@ -57,7 +57,7 @@ export function packAndInstall(): InstalledPackage {
       npm_config_loglevel: 'error',
     };
     run('npm', ['pack', '--pack-destination', root], src, env);
-    const tarball = join(root, readdirSync(root).find((f) => /^svc-.*\.tgz$/.test(f))!);
+    const tarball = join(root, readdirSync(root).find((f) => /^svc-bridge-.*\.tgz$/.test(f))!);
     const files = run('tar', ['-tzf', tarball], root, env)
       .split('\n')
       .filter((f) => f !== '')
