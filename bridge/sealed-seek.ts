@@ -13,8 +13,7 @@
  * fingerprint or prefix itself), which also rules out a collision of truncated hashes.
  */
 import type { Fingerprint } from '../shared/validate.js';
-import { phraseCounter } from '../relay/seek/rank.js';
-import { SEEK_SCAN, SEEK_TEXT_CANDIDATES } from '../relay/seek/search.js';
+import { SEEK_SCAN, SEEK_TEXT_CANDIDATES, phraseCounter } from '../relay/seek/rank.js';
 import type { TextQuery } from '../relay/seek/terms.js';
 import type { SearchKeys } from './search-keys.js';
 import { fingerprintEntry, fingerprintsIn, prefixEntry, prefixLookup, termEntry, type DocRow, type DocScope, type SealedIndex } from './sealed-index.js';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { admit, call, codeOf, get, newSpace, post, putSeekIndexBehind } from './helpers/posts.js';
 import { createSeekIndexer } from '../relay/seek/indexer.js';
-import { SEEK_TEXT_CANDIDATES } from '../relay/seek/search.js';
+import { SEEK_TEXT_CANDIDATES } from '../relay/seek/rank.js';
 import { scopedExpression } from '../relay/seek/terms.js';
 import type { SeekScope, TextWalk } from '../relay/store/seek-store.js';
 

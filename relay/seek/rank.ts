@@ -21,6 +21,11 @@
  */
 import { TERM_MAX_CHARS, foldText } from './terms.js';
 
+/** Visible matches ranked per query, at most (the newest ones). */
+export const SEEK_TEXT_CANDIDATES = 100;
+/** A text query looks back at most this many matches (a prefix at this many index entries). */
+export const SEEK_SCAN = 10_000;
+
 export const RANK_K1 = 1.2;
 export const RANK_B = 0.75;
 /** Of a post's body, ranking reads the first this many characters (its title always whole). */

@@ -7,13 +7,9 @@
  */
 import { SEEK_RESULTS_PER_OWNER, SEEK_RESULTS_PER_PUBLIC_SPACE } from '../../shared/limits.js';
 import type { SeekCandidate, SeekScope, SeekStore } from '../store/seek-store.js';
-import { RANK_DF_SCAN, RANK_TEXT_CHARS, estimateMatching, rankScores, type RankCollection } from './rank.js';
+import { RANK_DF_SCAN, RANK_TEXT_CHARS, SEEK_SCAN, SEEK_TEXT_CANDIDATES, estimateMatching, rankScores, type RankCollection } from './rank.js';
 import { phraseExpression, scopedExpression, type TextQuery } from './terms.js';
 
-/** Visible matches ranked per query, at most (the newest ones). */
-export const SEEK_TEXT_CANDIDATES = 100;
-/** A text query looks back at most this many matches (a prefix at this many index entries). */
-export const SEEK_SCAN = 10_000;
 /**
  * Unscoped, candidates from one public SPACE / one owner's public SPACES, at most: a few more
  * than the 2 and 3 results the unscoped caps keep, so ranking chooses among them.
