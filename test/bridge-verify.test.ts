@@ -1,5 +1,5 @@
 /**
- * The bridge's proof-block check (bridge/verify.ts `checkPostProof`, objects.md §13 steps 1-5)
+ * The proof-block check every reader runs (shared/post-proof.ts `checkPostProof`, objects.md §13 steps 1-5)
  * on posts a real relay served at full detail with proofs, then changed one member at a time
  * as a lying relay would. The admission a member sees is recomputed from its admitted revision
  * and control hash (shared/chain.ts), so changing either is caught. A hidden post (no object
@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkPostProof } from '../bridge/verify.js';
+import { checkPostProof } from '../shared/post-proof.js';
 import { mintToken, startRelay, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { call, createSpaceInStore, get, newSpace, post, signedPost } from './helpers/posts.js';
 import { passkeyKey, passkeyPolicyOf, signPostWebauthn, softAuthenticator } from './helpers/passkey-authenticator.js';

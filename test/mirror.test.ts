@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { patiently } from '../bridge/commands/mirror.js';
 import { RelayRefusal } from '../bridge/errors.js';
 import { openKeyDirectory, chooseKey } from '../bridge/keys.js';
-import { checkPostProof } from '../bridge/verify.js';
+import { checkPostProof } from '../shared/post-proof.js';
 import { verifyCheckpointInclusion } from '../shared/checkpoint.js';
 import { fromHex } from '../shared/encoding.js';
 import { runBridge, tempHome } from './helpers/bridge.js';

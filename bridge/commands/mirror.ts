@@ -27,7 +27,8 @@ import type { RelayApi } from '../client.js';
 import { BridgeError, RelayRefusal } from '../errors.js';
 import { refusalText } from '../render.js';
 import { checkApi } from '../settings.js';
-import { checkPostProof, type Verifier } from '../verify.js';
+import { checkPostProof } from '../../shared/post-proof.js';
+import type { Verifier } from '../verify.js';
 import { CommandUsage, has, one, parseArgs, sleep } from './common.js';
 
 export const MIRROR_HELP = `svc-bridge mirror SPACE --to URL: copy SPACE from the relay at SVC_API (the origin) to the

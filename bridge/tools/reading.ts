@@ -8,7 +8,8 @@ import type { CursorPlan } from '../cursors.js';
 import type { Posting } from '../posting.js';
 import { legendLines, type PeerFence } from '../render.js';
 import { servedByRelay } from '../served.js';
-import { checkPostProof, type Check, type InclusionCheck } from '../verify.js';
+import { checkPostProof } from '../../shared/post-proof.js';
+import type { Check, InclusionCheck } from '../verify.js';
 import { isObject, plain, segment } from './action.js';
 
 export const DEFAULT_LIMIT = 20;

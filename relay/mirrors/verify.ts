@@ -4,7 +4,7 @@
  *
  * - Each line is one post of the origin's export (protocol/objects.md §14) and passes the
  *   verifier's steps 1-5 of §13 (object id, object against the post, private part, author's
- *   signature, chain link: bridge/verify.ts `checkPostProof`, the same code the bridge runs).
+ *   signature, chain link: shared/post-proof.ts `checkPostProof`, the same code the bridge runs).
  * - Lines continue the mirror's head: seq = head + 1 and `previous_hash` = the head's
  *   `chain_hash`. A line for a position already held must carry the same `chain_hash`: the
  *   mirror keeps its copy and never takes another history.
@@ -28,7 +28,7 @@ import { fromHex, isHex, toHex } from '../../shared/encoding.js';
 import { SvcError } from '../../shared/errors.js';
 import { nestsDeeperThan } from '../../shared/json-text.js';
 import { merkleRoot, postLeaf } from '../../shared/merkle.js';
-import { checkPostProof } from '../../bridge/verify.js';
+import { checkPostProof } from '../../shared/post-proof.js';
 import type { MirrorCheckpoint, MirrorLeaf, MirrorLine, MirrorRow, MirrorStore } from '../store/mirrors.js';
 
 /** Deepest nesting a line may have (a post's `data` is bounded well below this). */
