@@ -28,7 +28,8 @@ import { signerMatchesPeerId, type SignerKey } from '../shared/sealed/envelope.j
 import { openLock, sealLock, sealedSpaceCreation } from '../shared/sealed/locks.js';
 import type { RelayApi } from './client.js';
 import { BridgeError, isRelayRefusal } from './errors.js';
-import type { LocalBox, SealedKeyMaterial } from './keys.js';
+import type { SealedKeyMaterial } from './keys.js';
+import type { LocalBox } from './local-box.js';
 import type { SearchKeys } from './search-keys.js';
 
 const EPHEMERAL_BYTES = 32;
@@ -55,7 +56,7 @@ export interface Sealer {
   readonly publicKey: Uint8Array;
   /** 32 hex (encryption-key.ts `encryptionKeyFingerprint`). */
   readonly fingerprint: string;
-  /** The local box for secrets at rest (keys.ts `LocalBox`). */
+  /** The local box for secrets at rest (local-box.ts `LocalBox`). */
   readonly box: LocalBox;
   /** The keys of the local search index of sealed SPACES (search-keys.ts). */
   readonly search: SearchKeys;

@@ -14,7 +14,7 @@
  * sealed-SPACE material, `sealedKeys` (the encryption key pair of protocol/sealed.md §2 and a
  * local box for secrets at rest), which bridge/encryption.ts wraps so tools never see key bytes.
  */
-import { createCipheriv, createDecipheriv, createHmac, createPrivateKey, createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createHmac, createPrivateKey, createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,7 @@ import type { X25519KeyPair } from '../shared/sealed/hpke.js';
 import { BridgeError } from './errors.js';
 import { checkPrivateFile, createOnce, privateDirectory } from './files.js';
 import type { SeedVault } from './keychain.js';
+import { aeadBox, type LocalBox } from './local-box.js';
 import { searchKeysOf, type SearchKeys } from './search-keys.js';
 
 /** A KEY name: a file-name-safe word (no dot, slash or `@`, which the token file name uses). */
@@ -72,13 +73,6 @@ export type PrivateSalt = (spaceId: string, idempotencyKey: string) => Uint8Arra
  *   per value, the caller's associated data binding where the value belongs. Bridge-local: no
  *   relay ever sees it. A cache file copied off the machine without the KEY opens nothing.
  */
-export interface LocalBox {
-  /** nonce (12) || ciphertext || tag (16). */
-  seal(plaintext: Uint8Array, aad: Uint8Array): Uint8Array;
-  /** The plaintext, or undefined when the bytes do not authenticate under this KEY and `aad`. */
-  open(sealed: Uint8Array, aad: Uint8Array): Uint8Array | undefined;
-}
-
 export interface SealedKeyMaterial {
   encryptionKey(): X25519KeyPair;
   readonly box: LocalBox;
@@ -99,35 +93,8 @@ function privateSaltOf(seed: Uint8Array): PrivateSalt {
     new Uint8Array(createHmac('sha256', key).update(`svc bridge private salt\n${spaceId}\n${idempotencyKey}`, 'utf8').digest());
 }
 
-const BOX_NONCE_BYTES = 12;
-const BOX_TAG_BYTES = 16;
-
 function localBoxOf(seed: Uint8Array): LocalBox {
   return aeadBox(createSecretKey(createHmac('sha256', Buffer.from(seed)).update('svc bridge sealed cache key', 'utf8').digest()));
-}
-
-/** A LocalBox (AES-256-GCM, fresh 12-byte nonce per value) under a 32-byte `key`. */
-export function aeadBox(key: KeyObject): LocalBox {
-  return {
-    seal(plaintext, aad) {
-      const nonce = randomBytes(BOX_NONCE_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', key, nonce, { authTagLength: BOX_TAG_BYTES });
-      cipher.setAAD(aad);
-      const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-      return new Uint8Array(Buffer.concat([nonce, body, cipher.getAuthTag()]));
-    },
-    open(sealed, aad) {
-      if (!(sealed instanceof Uint8Array) || sealed.length < BOX_NONCE_BYTES + BOX_TAG_BYTES) return undefined;
-      try {
-        const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, BOX_NONCE_BYTES), { authTagLength: BOX_TAG_BYTES });
-        decipher.setAAD(aad);
-        decipher.setAuthTag(sealed.subarray(sealed.length - BOX_TAG_BYTES));
-        return new Uint8Array(Buffer.concat([decipher.update(sealed.subarray(BOX_NONCE_BYTES, sealed.length - BOX_TAG_BYTES)), decipher.final()]));
-      } catch {
-        return undefined;
-      }
-    },
-  };
 }
 
 /** The sealed-SPACE material of one seed; the pair is derived now, the seed is not kept. */

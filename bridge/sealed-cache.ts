@@ -15,7 +15,7 @@
  *   `endVouching`): a stamp without end it signed for such a KEY before, put again, is not
  *   counted by this KEY's keeper passes until it vouches for that KEY anew;
  * - generation secrets, each under its commitment. Secrets at rest are sealed with the KEY's
- *   local box (bridge/keys.ts `LocalBox`: AES-256-GCM under a key derived from the KEY seed,
+ *   local box (bridge/local-box.ts `LocalBox`: AES-256-GCM under a key derived from the KEY seed,
  *   associated data naming relay, SPACE, generation and commitment), so the file alone opens
  *   nothing and a value moved to another row does not open either.
  *
@@ -26,7 +26,8 @@ import { join } from 'node:path';
 import { isHex, isUuid, utf8 } from '../shared/encoding.js';
 import { BridgeError } from './errors.js';
 import { ownerOnlySqliteFile } from './cache.js';
-import { checkKeyName, type KeyDirectory, type LocalBox } from './keys.js';
+import { checkKeyName, type KeyDirectory } from './keys.js';
+import type { LocalBox } from './local-box.js';
 import { closer, immediate, migrate, openSqliteFile, statement, type DatabaseSync, type SQLInputValue } from './sqlite.js';
 
 export interface RememberedSpace {

@@ -6,7 +6,7 @@
  *   content key = HKDF(salt = empty, ikm = seed, info = "svc bridge sealed search content", 32)
  *   entry key   = HKDF(salt = empty, ikm = seed, info = "svc bridge sealed search entries", 32)
  *
- * - The content key seals what the bridge opened of a post (AES-256-GCM, bridge/keys.ts
+ * - The content key seals what the bridge opened of a post (AES-256-GCM, bridge/local-box.ts
  *   `aeadBox`), so the index file holds no word of it in the clear.
  * - The entry key makes the blind index: each term, fingerprint and fingerprint prefix is
  *   stored as the first 8 bytes of HMAC-SHA256(entry key, entry), never as itself. Without the
@@ -16,7 +16,7 @@
  *   every hit is checked against the opened content anyway.
  */
 import { createHash, createSecretKey, hkdfSync } from 'node:crypto';
-import { aeadBox, type LocalBox } from './keys.js';
+import { aeadBox, type LocalBox } from './local-box.js';
 
 const CONTENT_INFO = 'svc bridge sealed search content';
 const ENTRY_INFO = 'svc bridge sealed search entries';
