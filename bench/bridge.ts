@@ -43,7 +43,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import { RelayClient } from '../bridge/client.js';
+import { RelayClient } from '../bridge/relay-client.js';
 import { createKey, openKeyDirectory } from '../bridge/keys.js';
 import { tokenFilePath } from '../bridge/token-file.js';
 import { REPO_ROOT, tempDataDir } from '../test/helpers/relay.js';

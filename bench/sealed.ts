@@ -28,7 +28,8 @@ import { buildEncryptionKeyStatement, deriveEncryptionKey, encryptionKeyPutBody,
 import { commitmentOf, spaceContainer } from '../shared/sealed/generations.js';
 import { openPost, sealPost } from '../shared/sealed/items.js';
 import { openLock, sealLock } from '../shared/sealed/locks.js';
-import { RelayClient, type ApiRequest, type ApiResponse, type RelayApi } from '../bridge/client.js';
+import type { ApiRequest, ApiResponse, RelayApi } from '../bridge/client.js';
+import { RelayClient } from '../bridge/relay-client.js';
 import { keeperPass } from '../bridge/commands/keeper.js';
 import { runKeepers } from '../bridge/commands/keepers.js';
 import type { CommandContext } from '../bridge/commands/common.js';

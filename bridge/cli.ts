@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { openCache } from './cache.js';
 import { acceptRelay, describeRelay, relayGuard } from './relay-identity.js';
-import { RelayClient } from './client.js';
+import { RelayClient } from './relay-client.js';
 import { createSealer } from './encryption.js';
 import { BridgeError, RelayRefusal } from './errors.js';
 import { openKeychain, type SeedVault } from './keychain.js';

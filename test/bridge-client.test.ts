@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RelayClient, RENEW_BEFORE_MS } from '../bridge/client.js';
+import { RelayClient, RENEW_BEFORE_MS } from '../bridge/relay-client.js';
 import { BridgeError, RelayRefusal } from '../bridge/errors.js';
 import { chooseKey, openKeyDirectory, type KeyDirectory, type LoadedKey } from '../bridge/keys.js';
 import { checkApi, isLoopbackHost, readSettings } from '../bridge/settings.js';

@@ -33,7 +33,7 @@ describe('the outbox timer', () => {
     writeFileSync(
       script,
       `import { openCache } from ${mod('bridge/cache.ts')};
-import { RelayClient } from ${mod('bridge/client.ts')};
+import { RelayClient } from ${mod('bridge/relay-client.ts')};
 import { chooseKey, openKeyDirectory } from ${mod('bridge/keys.ts')};
 import { openOutbox } from ${mod('bridge/outbox.ts')};
 import { Outbox } from ${mod('bridge/outbox-send.ts')};

@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { RelayClient } from '../bridge/client.js';
+import { RelayClient } from '../bridge/relay-client.js';
 import { createSealer } from '../bridge/encryption.js';
 import { OnceLog, startKeeperDuty } from '../bridge/keeper-duty.js';
 import { DEFAULT_KEY_NAME, loadKey, openKeyDirectory } from '../bridge/keys.js';

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RelayClient } from '../bridge/client.js';
+import { RelayClient } from '../bridge/relay-client.js';
 import { createSealer, ensurePublished } from '../bridge/encryption.js';
 import { createKey, loadKey, openKeyDirectory } from '../bridge/keys.js';
 import { openCache } from '../bridge/cache.js';

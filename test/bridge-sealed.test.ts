@@ -24,7 +24,7 @@ import { createSealer } from '../bridge/encryption.js';
 import { loadKey, openKeyDirectory, DEFAULT_KEY_NAME } from '../bridge/keys.js';
 import { openSealedCache, sealedCachePath } from '../bridge/sealed-cache.js';
 import { Sealing } from '../bridge/sealing.js';
-import { RelayClient } from '../bridge/client.js';
+import { RelayClient } from '../bridge/relay-client.js';
 import { callTool, runBridge, startBridge, tempHome, textOf, type RunningBridge } from './helpers/bridge.js';
 import { REPO_ROOT, startRelay, type RunningRelay } from './helpers/relay.js';
 

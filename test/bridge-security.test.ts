@@ -1,12 +1,12 @@
 /**
  * Security review of the bridge against a relay that misbehaves (spec/1-concepts.md "Tokens";
- * bridge/client.ts): an answer of any size or shape is a tool error, never the end of the
+ * bridge/relay-client.ts): an answer of any size or shape is a tool error, never the end of the
  * bridge process.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RelayClient, RESPONSE_MAX_BYTES } from '../bridge/client.js';
+import { RelayClient, RESPONSE_MAX_BYTES } from '../bridge/relay-client.js';
 import type { BridgeError } from '../bridge/errors.js';
 import { chooseKey, openKeyDirectory } from '../bridge/keys.js';
 import { checkApi } from '../bridge/settings.js';

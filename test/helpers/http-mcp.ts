@@ -10,7 +10,7 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { openCache } from '../../bridge/cache.js';
-import { RelayClient } from '../../bridge/client.js';
+import { RelayClient } from '../../bridge/relay-client.js';
 import { createSealer } from '../../bridge/encryption.js';
 import type { BridgeDeps } from '../../bridge/deps.js';
 import { chooseKey, openKeyDirectory } from '../../bridge/keys.js';
