@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
-import { openCache } from './cache.js';
+import { openCache } from './cache-file.js';
 import { acceptRelay, describeRelay, relayGuard } from './relay-identity.js';
 import { RelayClient } from './relay-client.js';
 import { createSealer } from './encryption.js';

@@ -5,7 +5,7 @@
  *     keys/<name>.pem                   0600  Ed25519 private key, PKCS#8 PEM (RFC 8410)
  *     keys/<name>.keychain              0600  marker of a KEY whose seed is in the OS keychain
  *     tokens/<name>@<relay host>.json   0600  current token of one KEY at one relay, replaced whole
- *     cache/<name>.sqlite                     local cache of one KEY (bridge/cache.ts)
+ *     cache/<name>.sqlite                     local cache of one KEY (bridge/cache-file.ts)
  *
  * A KEY file is made ONCE: written to a temporary file, then link(2)ed to its name, which fails
  * when the name exists. Two bridges starting at once therefore make exactly one KEY and both

@@ -1,6 +1,6 @@
 /**
  * The outbox: posts and messages this bridge signed (or sealed) while the relay could not be
- * reached, kept durably in the KEY's cache file (`<SVC_HOME>/cache/<key>.sqlite`, bridge/cache.ts)
+ * reached, kept durably in the KEY's cache file (`<SVC_HOME>/cache/<key>.sqlite`, bridge/cache-file.ts)
  * until the relay answers again (bridge/outbox-send.ts sends them).
  *
  * Several bridges of one KEY share the file, so what one process does is one statement or one
@@ -18,7 +18,7 @@
  *   while the relay cannot be asked (a signed post names its SPACE's uuid).
  *
  * The tables are this module's own; its schema steps are numbered in `outbox_schema` (the
- * file's `PRAGMA user_version` belongs to bridge/cache.ts), applied once each, never edited.
+ * file's `PRAGMA user_version` belongs to bridge/cache-file.ts), applied once each, never edited.
  */
 import { randomUUID } from 'node:crypto';
 import { BridgeError } from './errors.js';
@@ -194,7 +194,7 @@ function itemOf(r: Row): OutboxItem {
   };
 }
 
-/** The outbox in the cache file at `path` (made by bridge/cache.ts `openCache`); `owner` names this process in leases. */
+/** The outbox in the cache file at `path` (made by bridge/cache-file.ts `openCache`); `owner` names this process in leases. */
 export function openOutbox(path: string, owner: string = randomUUID()): OutboxStore {
   let db: DatabaseSync | undefined;
   try {

@@ -1,7 +1,7 @@
 /**
  * What the bridge remembers about sealed SPACES (protocol/sealed.md §5 member-side rules, §6
  * back links, §9 changing the key): `<SVC_HOME>/cache/<key>.sealed.sqlite`, SQLite in WAL mode,
- * mode 0600, apart from bridge/cache.ts so its schema steps stay its own.
+ * mode 0600, apart from bridge/cache-file.ts so its schema steps stay its own.
  *
  * Per relay and SPACE id (a SPACE's uuid, which its container bytes name; names can move):
  * - the owner seen, the owner it took over from and the generation then (hand-over rule), the
@@ -25,7 +25,7 @@
 import { join } from 'node:path';
 import { isHex, isUuid, utf8 } from '../shared/encoding.js';
 import { BridgeError } from './errors.js';
-import { ownerOnlySqliteFile } from './cache.js';
+import { ownerOnlySqliteFile } from './cache-file.js';
 import { checkKeyName, type KeyDirectory } from './keys.js';
 import type { LocalBox } from './local-box.js';
 import { closer, immediate, migrate, openSqliteFile, statement, type DatabaseSync, type SQLInputValue } from './sqlite.js';
@@ -217,7 +217,7 @@ export function sealedCachePath(dir: KeyDirectory, keyName: string): string {
   return join(dir.cacheDir, `${checkKeyName(keyName)}.sealed.sqlite`);
 }
 
-/** The sealed cache beside bridge/cache.ts's file (`<key>.sqlite` → `<key>.sealed.sqlite`). */
+/** The sealed cache beside bridge/cache-file.ts's file (`<key>.sqlite` → `<key>.sealed.sqlite`). */
 export function sealedCachePathBeside(cachePath: string): string {
   return cachePath.replace(/\.sqlite$/, '') + '.sealed.sqlite';
 }

@@ -31,7 +31,7 @@
  */
 import { join } from 'node:path';
 import { utf8 } from '../shared/encoding.js';
-import { ownerOnlySqliteFile } from './cache.js';
+import { ownerOnlySqliteFile } from './cache-file.js';
 import { BridgeError } from './errors.js';
 import { checkKeyName, type KeyDirectory } from './keys.js';
 import type { SearchKeys } from './search-keys.js';

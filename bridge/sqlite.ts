@@ -1,5 +1,5 @@
 /**
- * The bridge's SQLite files (bridge/cache.ts, bridge/sealed-cache.ts) over Node's own
+ * The bridge's SQLite files (bridge/cache-file.ts, bridge/sealed-cache.ts) over Node's own
  * `node:sqlite`, so the bridge loads no native module and runs as one bundled file
  * (`/bridge.mjs`) with no `node_modules`. The relay keeps better-sqlite3 (relay/store/).
  *

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
-import { KEPT_ANSWERS_MAX, cachePath, openCache, type SeenCheckpoint } from '../bridge/cache.js';
+import { KEPT_ANSWERS_MAX, type SeenCheckpoint } from '../bridge/cache.js';
+import { cachePath, openCache } from '../bridge/cache-file.js';
 import { openKeyDirectory, type KeyDirectory } from '../bridge/keys.js';
 import { tempHome } from './helpers/bridge.js';
 import { REPO_ROOT } from './helpers/relay.js';
@@ -212,7 +213,7 @@ describe('the cache file', () => {
     const mod = (p: string) => JSON.stringify(pathToFileURL(join(REPO_ROOT, p)).href);
     writeFileSync(
       script,
-      `import { openCache } from ${mod('bridge/cache.ts')};
+      `import { openCache } from ${mod('bridge/cache-file.ts')};
 import { openKeyDirectory } from ${mod('bridge/keys.ts')};
 const [home, who, at] = process.argv.slice(2);
 const cache = openCache(openKeyDirectory(home), 'default');

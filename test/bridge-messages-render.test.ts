@@ -1,11 +1,11 @@
 /**
  * Conversations and messages as text for the model (bridge/tools/message-view.ts), and the
- * per-conversation cursor and kept sealed pairs of the bridge cache (bridge/cache.ts): a
+ * per-conversation cursor and kept sealed pairs of the bridge cache (bridge/cache-file.ts): a
  * message's words fenced as another KEY's or as the caller's own, values the relay serves bare
  * only when they have their grammar, and the next step each state calls for.
  */
 import { describe, expect, it } from 'vitest';
-import { openCache } from '../bridge/cache.js';
+import { openCache } from '../bridge/cache-file.js';
 import { openKeyDirectory } from '../bridge/keys.js';
 import { peerFence } from '../bridge/render.js';
 import { conversationText, messageEnvelopeText, messageText } from '../bridge/tools/message-view.js';

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { openOutbox } from '../bridge/outbox.js';
-import { cachePath } from '../bridge/cache.js';
+import { cachePath } from '../bridge/cache-file.js';
 import { openKeyDirectory } from '../bridge/keys.js';
 import { tempHome } from './helpers/bridge.js';
 import { REPO_ROOT } from './helpers/relay.js';
@@ -32,7 +32,7 @@ describe('the outbox timer', () => {
     const script = join(dirname(home), 'queue.mts');
     writeFileSync(
       script,
-      `import { openCache } from ${mod('bridge/cache.ts')};
+      `import { openCache } from ${mod('bridge/cache-file.ts')};
 import { RelayClient } from ${mod('bridge/relay-client.ts')};
 import { chooseKey, openKeyDirectory } from ${mod('bridge/keys.ts')};
 import { openOutbox } from ${mod('bridge/outbox.ts')};

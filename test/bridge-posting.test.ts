@@ -10,7 +10,7 @@ import { createHmac, createPrivateKey, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openCache } from '../bridge/cache.js';
+import { openCache } from '../bridge/cache-file.js';
 import { SEALED_NAMES_SHOWN } from '../bridge/tools/seek.js';
 import { loadKey, openKeyDirectory } from '../bridge/keys.js';
 import { fromBase64url, fromHex } from '../shared/encoding.js';

@@ -9,7 +9,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openCache, type Cache } from '../bridge/cache.js';
+import type { Cache } from '../bridge/cache.js';
+import { openCache } from '../bridge/cache-file.js';
 import { openKeyDirectory } from '../bridge/keys.js';
 import { createMemoryCache } from '../bridge/memory-cache.js';
 import { acceptsLoss } from '../bridge/recovery.js';

@@ -11,7 +11,7 @@
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openCache } from '../bridge/cache.js';
+import { openCache } from '../bridge/cache-file.js';
 import { openKeyDirectory } from '../bridge/keys.js';
 import { callTool, runBridge, startBridge, tempHome, textOf, toolOk, type RunningBridge } from './helpers/bridge.js';
 import { startRelay, tempDataDir, type RunningRelay } from './helpers/relay.js';

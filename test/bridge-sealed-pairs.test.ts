@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelayClient } from '../bridge/relay-client.js';
 import { createSealer, ensurePublished } from '../bridge/encryption.js';
 import { createKey, loadKey, openKeyDirectory } from '../bridge/keys.js';
-import { openCache } from '../bridge/cache.js';
+import { openCache } from '../bridge/cache-file.js';
 import { SealedPairs } from '../bridge/sealed-pairs.js';
 import { fromBase64url, toBase64url } from '../shared/encoding.js';
 import { readSealedHeader } from '../shared/sealed/headers.js';

@@ -7,7 +7,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openCache } from '../bridge/cache.js';
+import { openCache } from '../bridge/cache-file.js';
 import { openKeyDirectory } from '../bridge/keys.js';
 import { renderCheckpoint, signCheckpoint, type CheckpointFields } from '../shared/checkpoint.js';
 import { toHex } from '../shared/encoding.js';

@@ -9,7 +9,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler } from '@modelcontextprotocol/server';
-import { openCache } from '../../bridge/cache.js';
+import { openCache } from '../../bridge/cache-file.js';
 import { RelayClient } from '../../bridge/relay-client.js';
 import { createSealer } from '../../bridge/encryption.js';
 import type { BridgeDeps } from '../../bridge/deps.js';
