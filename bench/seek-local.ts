@@ -25,7 +25,8 @@ import { SEEK_TEXT_CANDIDATES, rankScores } from '../relay/seek/rank.js';
 import { documentTerms, textQuery, type TextQuery } from '../relay/seek/terms.js';
 import { searchKeysOf } from '../bridge/search-keys.js';
 import { openSealedIndex, type OpenedPost } from '../bridge/sealed-index.js';
-import { FINGERPRINT_CANDIDATES, seekLocal, type LocalSeekArgs } from '../bridge/sealed-seek.js';
+import type { LocalSeekArgs } from '../bridge/ports.js';
+import { FINGERPRINT_CANDIDATES, seekLocal } from '../bridge/sealed-seek.js';
 import { measureLatency, type Row, type SuiteReport } from './harness.js';
 
 /** SVC_BENCH_LOCAL_POSTS: a smaller corpus for a quick look (the figures are for 100,000). */

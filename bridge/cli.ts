@@ -23,6 +23,7 @@ import { Verifier } from './verify.js';
 import { notFoundCodes } from './resources-errors.js';
 import type { BridgeDeps } from './deps.js';
 import { Sealing, createSealing } from './sealing.js';
+import { sealingPort } from './sealing-port.js';
 import { openSealedCache, sealedCachePath } from './sealed-cache.js';
 import { CommandUsage, type CommandContext } from './commands/common.js';
 import { KEEPER_HELP, runKeeper } from './commands/keeper.js';
@@ -282,14 +283,14 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
     witnesses: o.settings.witnesses,
     toolset: o.settings.toolset,
     listen,
-    sealing,
+    sealing: sealingPort(sealing, cache),
     outbox,
   };
   // One connection per process; the opening message picks the revision (2025-11-25 through
   // initialize, 2026-07-28 through a message carrying its _meta claim) and the factory makes
   // the one server instance pinned to it (bridge/README.md "MCP protocol revisions").
   // The tap lets the subscription feed see the entry's subscriptions/listen streams (2026-07-28).
-  const background = startBackground(deps, keeperMs);
+  const background = startBackground(sealing, log, keeperMs);
   outbox.start();
   // notFoundCodes: a resource not found is -32002 on the revisions before 2026-07-28 (bridge/resources-errors.ts).
   const handle = serveStdio(() => createServer(deps), { transport: notFoundCodes(listen.wrap(new StdioServerTransport())), onerror: (e) => log(`MCP: ${e.message}`) });

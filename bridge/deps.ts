@@ -11,10 +11,7 @@
 import type { Signer } from '../shared/identity.js';
 import type { Cache } from './cache.js';
 import type { RelayApi } from './client.js';
-import type { PrivateSalt } from './keys.js';
-import type { Outbox } from './outbox-send.js';
-import type { Sealing } from './sealing.js';
-import type { ListenTap } from './subscriptions.js';
+import type { ListenStreams, Outbox, Sealing } from './ports.js';
 import type { Toolset } from './toolsets.js';
 import type { WitnessPolicy } from './witnesses.js';
 
@@ -41,14 +38,14 @@ export interface BridgeDeps {
   readonly now: () => number;
   /** One line to stderr; stdout belongs to the protocol. */
   readonly log: (line: string) => void;
-  /** The KEY's private-part salt for signed posts (bridge/keys.ts); no key bytes. Given with `signer`. */
-  readonly privateSalt?: PrivateSalt | undefined;
+  /** The KEY's private-part salt for signed posts, per SPACE and idempotency key (bridge/keys.ts); no key bytes. Given with `signer`. */
+  readonly privateSalt?: ((spaceId: string, idempotencyKey: string) => Uint8Array) | undefined;
   /** SVC_UNSIGNED=1: post unsigned where a SPACE allows it (always, without a signer). */
   readonly unsigned: boolean;
-  /** Sealed SPACES: seals and opens with the KEY's encryption key (bridge/sealing.ts); none without a KEY seed. */
+  /** Sealed SPACES and pairs: seals and opens with the KEY's encryption key (bridge/sealing-port.ts); none without a KEY seed. */
   readonly sealing?: Sealing | undefined;
-  /** The stdio entry's `subscriptions/listen` streams (bridge/subscriptions.ts), when serving stdio. */
-  readonly listen?: ListenTap | undefined;
+  /** The stdio entry's `subscriptions/listen` streams (bridge/subscriptions.ts `ListenTap`), when serving stdio. */
+  readonly listen?: ListenStreams | undefined;
   /** Offline writes (bridge/outbox-send.ts): posts and messages kept while the relay cannot be reached. None at the relay. */
   readonly outbox?: Outbox | undefined;
   /** SVC_WITNESSES: the witnesses whose cosignatures make a SPACE's history verified (bridge/witnesses.ts). */

@@ -9,6 +9,8 @@
  *   bridge-local code, a message and a fix, so a tool can show it the same way as a refusal.
  */
 
+import { SvcError } from '../shared/errors.js';
+
 export interface RefusalFields {
   readonly code: string;
   readonly message: string;
@@ -85,4 +87,11 @@ export function isRelayRefusal(e: unknown, ...codes: string[]): e is RelayRefusa
 
 export function isBridgeError(e: unknown, code?: BridgeErrorCode): e is BridgeError {
   return e instanceof BridgeError && (code === undefined || e.code === code);
+}
+
+/** Plain words for a failure (a refusal, the bridge's own, a protocol check), for an item that could not be opened. */
+export function failureWords(e: unknown): string {
+  if (e instanceof BridgeError || e instanceof RelayRefusal) return `${e.code}: ${e.message}${e.detail ? ` (${e.detail})` : ''}`;
+  if (e instanceof SvcError) return `${e.code}${e.detail ? `: ${e.detail}` : ''}`;
+  return (e as Error)?.message ?? String(e);
 }

@@ -22,9 +22,9 @@
  * not said again while it keeps coming back round after round; work done is news every time.
  */
 import { readKeeperList } from '../shared/sealed/keepers.js';
-import { BridgeError } from './errors.js';
+import { BridgeError, failureWords } from './errors.js';
 import { keeperContext, keeperPass, type KeeperContext } from './keeping.js';
-import { failureWords, type Sealing } from './sealing.js';
+import type { Sealing } from './sealing.js';
 import type { RememberedSpace } from './sealed-cache.js';
 
 export const KEEPER_INTERVAL_ENV = 'SVC_KEEPER_INTERVAL';

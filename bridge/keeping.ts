@@ -43,9 +43,10 @@ import { isKeeper, isVouched, vouching as vouchersOf, type SpaceAuthority } from
 import { readStamp, stampCurrent, verifyStamp, type Stamp } from '../shared/sealed/stamps.js';
 import type { RelayApi } from './client.js';
 import { fetchPeerKey, readKeyView, type PeerKey } from './encryption.js';
-import { BridgeError, isRelayRefusal } from './errors.js';
+import { BridgeError, failureWords, isRelayRefusal } from './errors.js';
 import { refusalText } from './render.js';
-import { failureWords, type Sealing, type SpaceKeys } from './sealing.js';
+import type { Ended, Handed } from './ports.js';
+import type { Sealing, SpaceKeys } from './sealing.js';
 import { endedNotAfter, putStamp, signedStamp } from './stamping.js';
 
 /** What a keeper works with: the relay, this KEY (signer and Sealing), a clock and stderr. */
@@ -329,26 +330,6 @@ export async function keeperPass(ctx: KeeperContext, name: string, opts: { chang
 
 // ---- admitting one KEY by hand -----------------------------------------------------------------
 
-/** What `vouchAndLock` could do for a KEY just admitted. */
-export type Handed =
-  /** It holds the key of `generation` now; `stamped`: this keeper vouched for it with a stamp. */
-  | { readonly state: 'locked'; readonly generation: number; readonly stamped: boolean }
-  /**
-   * It held the key of `generation` already (a lock left from before a removal stays until the
-   * next key change); `stamped`: this keeper vouched for it anew, having ended that on the removal.
-   */
-  | { readonly state: 'held'; readonly generation: number; readonly stamped: boolean }
-  /** This KEY is neither the owner nor a keeper of the list in force. */
-  | { readonly state: 'not_keeper' }
-  /** This keeper holds no key for the generation in use itself. */
-  | { readonly state: 'no_key_here'; readonly generation: number; readonly why: string }
-  /** The KEY has published no encryption key; vouched for (`stamped` by this keeper, or already). */
-  | { readonly state: 'no_encryption_key'; readonly generation: number; readonly stamped: boolean }
-  /** A stamp from another issuer stands that this keeper does not count. */
-  | { readonly state: 'not_vouched'; readonly generation: number }
-  /** Something failed on the way (trust rules, the relay); the keeper duty tries again. */
-  | { readonly state: 'failed'; readonly why: string };
-
 /**
  * Vouch for `peer` in sealed SPACE `name` (a stamp signed by this keeper, unless the list in
  * force or a stamp it checks vouches already) and lock the key in use for it.
@@ -396,20 +377,6 @@ export function vouchAndLock(ctx: KeeperContext, name: string, peer: string): Pr
 }
 
 // ---- removing one KEY ----------------------------------------------------------------------------
-
-/** What `endVouching` did for a KEY just removed. */
-export type Ended =
-  /**
-   * A stamp from this KEY that ended at `notAfter` (seconds) stands for it now, replacing any of
-   * this KEY's; `still`: the keeper list vouches for it anyway (admission open, or it is listed).
-   */
-  | { readonly state: 'ended'; readonly notAfter: number; readonly still: 'open' | 'listed' | undefined }
-  /** Another issuer's stamp that counts and has not run out stands; this KEY cannot replace it. */
-  | { readonly state: 'other_issuer'; readonly issuer: string }
-  /** This KEY is neither the owner nor a keeper of the list in force: it puts no stamp for others. */
-  | { readonly state: 'not_keeper' }
-  /** Something failed on the way (trust rules, the relay); `remembered`: this KEY's passes count its stamps for it no more. */
-  | { readonly state: 'failed'; readonly why: string; readonly remembered: boolean };
 
 /**
  * End this KEY's vouching for `peer`, just removed from sealed SPACE `name`: remember it (so

@@ -1,7 +1,7 @@
 /**
  * Sending the outbox (bridge/outbox.ts) once the relay answers again.
  *
- * What queues a write (`unreachable`): the relay could not be reached (connection refused, DNS,
+ * What queues a write (bridge/outbox-writes.ts `unreachable`): the relay could not be reached (connection refused, DNS,
  * timeout), or answered that it cannot take it now: a 5xx (BUSY, SERVICE_READ_ONLY, INTERNAL; a
  * gateway's 5xx without the envelope) or a rate limit (429). Every other refusal is an answer
  * about the write itself and is the caller's to act on.
@@ -23,7 +23,9 @@
 import type { ApiResponse, RelayApi } from './client.js';
 import type { Cache } from './cache.js';
 import { BridgeError, isBridgeError, isRelayRefusal } from './errors.js';
-import type { OutboxCaps, OutboxEntry, OutboxItem, OutboxStore, OutboxSummary } from './outbox.js';
+import type { OutboxItem, OutboxStore } from './outbox.js';
+import { causeWords, unreachable } from './outbox-writes.js';
+import type { Outbox as OutboxPort, OutboxCaps, OutboxSummary, QueuedWrite } from './ports.js';
 import { peerFence, refusalText } from './render.js';
 import { plain } from './tools/action.js';
 import { Verifier } from './verify.js';
@@ -62,24 +64,6 @@ export function outboxCaps(env: NodeJS.ProcessEnv): OutboxCaps {
   return { maxItems: read(OUTBOX_MAX_ITEMS_ENV, OUTBOX_MAX_ITEMS_DEFAULT, 1_000_000), maxBytes: read(OUTBOX_MAX_MIB_ENV, OUTBOX_MAX_MIB_DEFAULT, 4096) * 1048576 };
 }
 
-/** A gateway's 5xx in front of the relay comes without the envelope (bridge/client.ts `refusalFrom`). */
-function gatewayFailure(e: unknown): boolean {
-  return isBridgeError(e, 'BAD_RESPONSE') && /\bstatus 5\d\d without an error envelope/.test(e.message);
-}
-
-/** The relay cannot take a write now: a write that fails so is queued, a queued one kept. */
-export function unreachable(e: unknown): boolean {
-  if (isBridgeError(e, 'TRANSPORT') || gatewayFailure(e)) return true;
-  return isRelayRefusal(e) && (e.status >= 500 || e.status === 429 || e.code === 'BUSY' || e.code === 'RATE_LIMITED');
-}
-
-/** Why the write could not be sent, in a few words. */
-export function causeWords(e: unknown): string {
-  if (isRelayRefusal(e)) return `${e.code}${e.retryAfter === undefined ? '' : `, Retry-After ${e.retryAfter} s`}`;
-  if (e instanceof Error) return e.message;
-  return String(e);
-}
-
 export interface OutboxDeps {
   readonly api: RelayApi;
   readonly cache: Cache;
@@ -88,9 +72,6 @@ export interface OutboxDeps {
   /** Randomness for the jitter (Math.random unless given). */
   readonly random?: () => number;
 }
-
-/** What a tool queues: an entry without its relay. */
-export type QueuedWrite = Omit<OutboxEntry, 'relay'>;
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
@@ -101,7 +82,7 @@ function isObj(v: unknown): v is Record<string, unknown> {
 }
 
 /** The outbox of one KEY at one relay in this process: queue, send, tell. */
-export class Outbox {
+export class Outbox implements OutboxPort {
   readonly relay: string;
   readonly caps: OutboxCaps;
   private readonly deps: OutboxDeps;
@@ -300,27 +281,4 @@ export class Outbox {
   private refusedNotice(item: OutboxItem, e: Parameters<typeof refusalText>[0]): string {
     return `NOT SENT: the relay refused a ${item.kind} queued at ${iso(item.createdAt)} for ${item.label} (idempotency_key ${item.idempotencyKey}); it left the outbox. ${refusalText(e)}`;
   }
-}
-
-/** The outbox as svc_whoami shows it: lines and the structured part. */
-export function outboxView(o: Outbox, now: number): { lines: string[]; structured: Record<string, unknown> } {
-  const s = o.summary();
-  const structured = {
-    queued: s.count,
-    bytes: s.bytes,
-    oldest_queued_at: s.oldestAt === undefined ? null : iso(s.oldestAt),
-    targets: s.targets.map((t) => ({ kind: t.kind, to: t.label, queued: t.count })),
-    last_error: s.lastError === undefined ? null : { error: s.lastError.text, at: iso(s.lastError.at) },
-    retry_not_before: s.notBefore === undefined ? null : iso(s.notBefore),
-    caps: { items: o.caps.maxItems, mib: o.caps.maxBytes / 1048576 },
-  };
-  if (s.count === 0) return { lines: ['outbox: empty (nothing waits to be sent)'], structured };
-  const age = Math.max(0, Math.round((now - (s.oldestAt ?? now)) / 1000));
-  const lines = [
-    `outbox: ${s.count} write(s) wait for the relay (oldest queued ${age} s ago, at ${iso(s.oldestAt ?? now)}); they are sent by themselves, in order, when it answers:`,
-    ...s.targets.map((t) => `- ${t.count} ${t.kind}(s) to ${t.label}`),
-  ];
-  if (s.lastError !== undefined) lines.push(`outbox last error: ${s.lastError.text} (at ${iso(s.lastError.at)})`);
-  if (s.notBefore !== undefined) lines.push(`outbox: the relay asked to wait until ${iso(s.notBefore)}`);
-  return { lines, structured };
 }

@@ -1,5 +1,5 @@
 /**
- * Every tool call starts by sending what waits in the outbox (bridge/outbox-send.ts `beforeTool`)
+ * Every tool call starts by sending what waits in the outbox (bridge/ports.ts `Outbox.beforeTool`)
  * and its answer shows what became of queued writes since the last call: a delivered post's seq
  * and receipt, a refusal of a queued write (which left the outbox), each once, ahead of the
  * tool's own answer (a text block of its own, and `outbox_notices` in the structured part).
@@ -8,7 +8,7 @@
  * registered, so no tool has to remember it. A failure of the outbox never fails the tool.
  */
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
-import type { Outbox } from './outbox-send.js';
+import type { Outbox } from './ports.js';
 
 type AnyCallback = (...args: unknown[]) => unknown;
 

@@ -1,8 +1,8 @@
 /**
- * What `svc_post` and `svc_message` do when the relay cannot take a write (bridge/outbox-send.ts
- * `unreachable`): the write, signed as usual (sealed first for a sealed SPACE or pair), goes to
- * the outbox, and the answer says "queued" with its idempotency key, which is no error: the
- * bridge sends it by itself once the relay answers, and tells the model then.
+ * What `svc_post` and `svc_message` do when the relay cannot take a write (`unreachable`): the
+ * write, signed as usual (sealed first for a sealed SPACE or pair), goes to the outbox
+ * (bridge/ports.ts `Outbox`), and the answer says "queued" with its idempotency key, which is no
+ * error: the bridge sends it by itself once the relay answers, and tells the model then.
  *
  * - A write to a target with writes still waiting goes behind them (a SPACE's posts in order),
  *   even when the relay answers meanwhile.
@@ -17,11 +17,28 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { BridgeDeps } from './deps.js';
-import { BridgeError } from './errors.js';
-import { causeWords, type Outbox, type QueuedWrite } from './outbox-send.js';
-import type { KnownSpace } from './outbox.js';
+import { BridgeError, isBridgeError, isRelayRefusal } from './errors.js';
+import type { KnownSpace, Outbox, QueuedWrite } from './ports.js';
 import { fields } from './render.js';
 import { answer } from './tools/answer.js';
+
+/** A gateway's 5xx in front of the relay comes without the envelope (bridge/client.ts `refusalFrom`). */
+function gatewayFailure(e: unknown): boolean {
+  return isBridgeError(e, 'BAD_RESPONSE') && /\bstatus 5\d\d without an error envelope/.test(e.message);
+}
+
+/** The relay cannot take a write now: a write that fails so is queued, a queued one kept. */
+export function unreachable(e: unknown): boolean {
+  if (isBridgeError(e, 'TRANSPORT') || gatewayFailure(e)) return true;
+  return isRelayRefusal(e) && (e.status >= 500 || e.status === 429 || e.code === 'BUSY' || e.code === 'RATE_LIMITED');
+}
+
+/** Why the write could not be sent, in a few words. */
+export function causeWords(e: unknown): string {
+  if (isRelayRefusal(e)) return `${e.code}${e.retryAfter === undefined ? '' : `, Retry-After ${e.retryAfter} s`}`;
+  if (e instanceof Error) return e.message;
+  return String(e);
+}
 
 export const spaceTarget = (name: string): string => `space:${name}`;
 export const conversationTarget = (id: string): string => `conversation:${id}`;
@@ -85,4 +102,31 @@ export function queuedAnswer(
     outbox: { id, waiting, already_queued: already, to: w.label, cause: cause === BEHIND ? 'behind earlier writes' : causeWords(cause) },
     ...what.structured,
   });
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** The outbox as svc_whoami shows it: lines and the structured part. */
+export function outboxView(o: Outbox, now: number): { lines: string[]; structured: Record<string, unknown> } {
+  const s = o.summary();
+  const structured = {
+    queued: s.count,
+    bytes: s.bytes,
+    oldest_queued_at: s.oldestAt === undefined ? null : iso(s.oldestAt),
+    targets: s.targets.map((t) => ({ kind: t.kind, to: t.label, queued: t.count })),
+    last_error: s.lastError === undefined ? null : { error: s.lastError.text, at: iso(s.lastError.at) },
+    retry_not_before: s.notBefore === undefined ? null : iso(s.notBefore),
+    caps: { items: o.caps.maxItems, mib: o.caps.maxBytes / 1048576 },
+  };
+  if (s.count === 0) return { lines: ['outbox: empty (nothing waits to be sent)'], structured };
+  const age = Math.max(0, Math.round((now - (s.oldestAt ?? now)) / 1000));
+  const lines = [
+    `outbox: ${s.count} write(s) wait for the relay (oldest queued ${age} s ago, at ${iso(s.oldestAt ?? now)}); they are sent by themselves, in order, when it answers:`,
+    ...s.targets.map((t) => `- ${t.count} ${t.kind}(s) to ${t.label}`),
+  ];
+  if (s.lastError !== undefined) lines.push(`outbox last error: ${s.lastError.text} (at ${iso(s.lastError.at)})`);
+  if (s.notBefore !== undefined) lines.push(`outbox: the relay asked to wait until ${iso(s.notBefore)}`);
+  return { lines, structured };
 }

@@ -22,66 +22,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { BridgeError } from './errors.js';
+import type { KnownSpace, OutboxCaps, OutboxCheck, OutboxEntry, OutboxKind, OutboxSummary } from './ports.js';
 import { closer, immediate, openSqliteFile, statement, type DatabaseSync } from './sqlite.js';
-
-export type OutboxKind = 'post' | 'message';
-
-/** What to check once an item is delivered. */
-export interface OutboxCheck {
-  /** A post: the SPACE uuid and the object id this bridge signed (the receipt must name them). */
-  readonly spaceId?: string | undefined;
-  readonly objectId?: string | undefined;
-  /** A sealed post: the generation it was sealed under. */
-  readonly generation?: number | undefined;
-  /** A plain message into this conversation: look first that the relay does not show it sealed. */
-  readonly plainInto?: string | undefined;
-}
-
-/** An item to keep. */
-export interface OutboxEntry {
-  readonly relay: string;
-  readonly kind: OutboxKind;
-  /** Order is kept per target: `space:<name>`, `conversation:<id>`, `start:<peer ids>`. */
-  readonly target: string;
-  /** The target in words (a SPACE name, a conversation id, recipients). */
-  readonly label: string;
-  readonly path: string;
-  readonly query: Readonly<Record<string, string>>;
-  /** The JSON body to send, signed or sealed already. */
-  readonly body: unknown;
-  readonly idempotencyKey: string;
-  readonly check: OutboxCheck;
-}
 
 export interface OutboxItem extends OutboxEntry {
   readonly id: number;
   readonly createdAt: number;
   readonly attempts: number;
   readonly lastError: string | undefined;
-}
-
-export interface OutboxCaps {
-  /** At most this many items per KEY and relay. */
-  readonly maxItems: number;
-  /** At most this many bytes of bodies per KEY and relay. */
-  readonly maxBytes: number;
-}
-
-export interface OutboxSummary {
-  readonly count: number;
-  readonly bytes: number;
-  readonly oldestAt: number | undefined;
-  /** Per target, oldest first. */
-  readonly targets: readonly { readonly kind: OutboxKind; readonly label: string; readonly count: number }[];
-  /** The newest failure to send, with when. */
-  readonly lastError: { readonly text: string; readonly at: number } | undefined;
-  /** The earliest time the relay asked to be left alone until (Retry-After), if later than now. */
-  readonly notBefore: number | undefined;
-}
-
-export interface KnownSpace {
-  readonly spaceId: string;
-  readonly sealed: boolean;
 }
 
 export interface OutboxStore {

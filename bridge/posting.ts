@@ -4,21 +4,12 @@
  * `svc_read_space`, `svc_get`, `svc_mailbox`, `svc_seek`, the post resources and templates,
  * resource subscriptions and the run-routine prompts.
  *
- * `registerPosting(server, posting)` registers all of them on one server instance and gives
- * them one shared context (made by `createPosting(deps)`, which svc_whoami shares too): the verifier (capabilities, pinned root, checkpoint history) and a
- * memo of SPACE ids (a signed post names its SPACE's uuid). Nothing in it is MCP session
+ * `createPosting(deps)` makes the one context they share on a server instance (bridge/tool-server.ts
+ * `registerPosting`), which svc_whoami shares too: the verifier (capabilities, pinned root,
+ * checkpoint history) and a memo of SPACE ids (a signed post names its SPACE's uuid). Nothing in it is MCP session
  * state: SPACE names and cursors come in tool arguments or from the cache.
  */
-import type { McpServer } from '@modelcontextprotocol/server';
 import type { BridgeDeps } from './deps.js';
-import { registerPrompts } from './prompts.js';
-import { registerPostResources } from './resources-posts.js';
-import { registerSubscriptions } from './subscriptions.js';
-import { registerGet } from './tools/get.js';
-import { registerMailbox } from './tools/mailbox.js';
-import { registerPost } from './tools/post.js';
-import { registerReadSpace } from './tools/read-space.js';
-import { registerSeek } from './tools/seek.js';
 import { BridgeError } from './errors.js';
 import { Verifier } from './verify.js';
 
@@ -53,18 +44,4 @@ export function createPosting(deps: PostingDeps): Posting {
       return id;
     },
   };
-}
-
-/** Register the posting and reading tools, post resources, subscriptions (unless told not to) and prompts. */
-export function registerPosting(server: McpServer, posting: Posting, subscriptions = true): Posting {
-  const { deps } = posting;
-  registerPost(server, posting);
-  registerReadSpace(server, posting);
-  registerGet(server, posting);
-  registerMailbox(server, posting);
-  registerSeek(server, posting);
-  registerPostResources(server, posting);
-  if (subscriptions) registerSubscriptions(server, posting);
-  registerPrompts(server, deps);
-  return posting;
 }

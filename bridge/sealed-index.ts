@@ -34,6 +34,7 @@ import { utf8 } from '../shared/encoding.js';
 import { ownerOnlySqliteFile } from './cache-file.js';
 import { BridgeError } from './errors.js';
 import { checkKeyName, type KeyDirectory } from './keys.js';
+import type { IndexedSpace } from './ports.js';
 import type { SearchKeys } from './search-keys.js';
 import { closer, immediate, migrate, openSqliteFile, statement, type DatabaseSync, type SQLInputValue } from './sqlite.js';
 import { termsOf } from '../relay/seek/terms.js';
@@ -104,13 +105,6 @@ export interface OpenedPost {
   readonly fingerprints: readonly { scheme: string; value: string }[];
   /** The post as the bridge shows it once opened (the fields of a `full` read it had, with its words). */
   readonly record: Obj;
-}
-
-/** An indexed SPACE (one with at least one post indexed). */
-export interface IndexedSpace {
-  readonly row: number;
-  readonly spaceId: string;
-  readonly name: string;
 }
 
 /** A document row found by a query (its content still sealed). */

@@ -14,7 +14,7 @@
  */
 import type { Fingerprint } from '../shared/validate.js';
 import { SEEK_SCAN, SEEK_TEXT_CANDIDATES, phraseCounter } from '../relay/seek/rank.js';
-import type { TextQuery } from '../relay/seek/terms.js';
+import type { LocalSeek, LocalSeekArgs } from './ports.js';
 import type { SearchKeys } from './search-keys.js';
 import { fingerprintEntry, fingerprintsIn, prefixEntry, prefixLookup, termEntry, type DocRow, type DocScope, type SealedIndex } from './sealed-index.js';
 
@@ -22,32 +22,6 @@ type Obj = Record<string, unknown>;
 
 /** Fingerprint matches looked at per fingerprint, as the relay's SEEK route. */
 export const FINGERPRINT_CANDIDATES = 200;
-
-export interface LocalSeekArgs {
-  readonly relay: string;
-  readonly text?: TextQuery | undefined;
-  readonly fingerprints: readonly Fingerprint[];
-  readonly prefix?: Fingerprint | undefined;
-  /** Only the indexed SPACE of this name. */
-  readonly space?: string | undefined;
-  readonly kinds?: readonly string[] | undefined;
-  readonly author?: string | undefined;
-}
-
-export interface LocalHit {
-  /** The opened post as kept (a `full` rendering with its words). */
-  readonly record: Obj;
-  readonly match: 'fingerprint' | 'text';
-  /** Document id: orders hits by when their posts were made. */
-  readonly doc: number;
-  readonly spaceId: string;
-}
-
-export interface LocalSeek {
-  readonly fingerprint: LocalHit[];
-  readonly text: LocalHit[];
-}
-
 
 /** The text a post is matched on: its title and whole body, as the relay's index holds them. */
 export function matchText(record: Obj): string {

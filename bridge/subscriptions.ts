@@ -24,6 +24,7 @@
 import { ProtocolError, ProtocolErrorCode, type JSONRPCMessage, type McpServer, type Transport } from '@modelcontextprotocol/server';
 import { SUBSCRIPTIONS_PER_STREAM } from '../shared/limits.js';
 import { isRelayRefusal } from './errors.js';
+import type { ListenStreams } from './ports.js';
 import type { Posting } from './posting.js';
 import { tapTransport } from './transport-tap.js';
 
@@ -67,7 +68,7 @@ function isObject(v: unknown): v is Obj {
  * `notifications/cancelled` naming a listen request, or the entry's final answer to it, closes
  * that stream.
  */
-export class ListenTap {
+export class ListenTap implements ListenStreams {
   private readonly streams = new Map<string | number, readonly string[]>();
   private readonly listeners = new Set<(addresses: readonly string[]) => void>();
 

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isBridgeError } from '../bridge/errors.js';
-import { openOutbox, type OutboxEntry, type OutboxStore } from '../bridge/outbox.js';
+import { openOutbox, type OutboxStore } from '../bridge/outbox.js';
+import type { OutboxEntry } from '../bridge/ports.js';
 
 const RELAY = 'http://127.0.0.1:1';
 const CAPS = { maxItems: 100, maxBytes: 1 << 20 };

@@ -16,7 +16,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keeperIntervalMs } from '../bridge/keeper-duty.js';
 import { isBridgeError } from '../bridge/errors.js';
-import type { Ended, Handed } from '../bridge/keeping.js';
+import type { Ended, Handed } from '../bridge/ports.js';
 import { peerFence } from '../bridge/render.js';
 import { endedLine, handedLine } from '../bridge/tools/sealed-admission.js';
 import { callTool, runBridge, startBridge, tempHome, textOf, type RunningBridge } from './helpers/bridge.js';

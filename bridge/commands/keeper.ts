@@ -11,7 +11,7 @@
  */
 import { WAIT_SECONDS_MAX } from '../../shared/limits.js';
 import { keeperPass, type PassReport } from '../keeping.js';
-import { failureWords } from '../sealing.js';
+import { failureWords } from '../errors.js';
 import { CommandUsage, has, parseArgs, sleep, type CommandContext } from './common.js';
 
 export { keeperPass, STALE_STAGE_MS, type PassReport } from '../keeping.js';

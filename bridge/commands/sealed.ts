@@ -9,8 +9,7 @@
  * takes the key from the locks the relay holds for this KEY.
  */
 import { displayFingerprint } from '../../shared/sealed/encryption-key.js';
-import { isBridgeError } from '../errors.js';
-import { failureWords } from '../sealing.js';
+import { failureWords, isBridgeError } from '../errors.js';
 import { CommandUsage, has, parseArgs, type CommandContext } from './common.js';
 
 export const SEALED_HELP = `svc-bridge sealed SPACE [--forget]: what this bridge remembers of a sealed SPACE (owner,

@@ -14,7 +14,7 @@ import { SvcError } from '../../shared/errors.js';
 import { BATCH_IDS_MAX } from '../../shared/limits.js';
 import type { Posting } from '../posting.js';
 import { peerFence } from '../render.js';
-import { openSealed } from '../sealing.js';
+import { openSealed } from '../sealed-posts.js';
 import { toolArgs } from './args.js';
 import { answer, guarded } from './answer.js';
 import { isObject, items, objectBody, plain, segment } from './action.js';

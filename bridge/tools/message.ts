@@ -35,15 +35,15 @@ import { MESSAGE_MAX_BYTES, MESSAGE_RETENTION_DAYS } from '../../shared/limits.j
 import type { BridgeDeps } from '../deps.js';
 import { BridgeError, RelayRefusal, isRelayRefusal } from '../errors.js';
 import { fields, peerFence, type PeerFence } from '../render.js';
-import { SealedPairs, conversationRecord, publishForPairs, sealingAdvice } from '../sealed-pairs.js';
+import type { SealedPairs, StartedPair } from '../ports.js';
+import { conversationRecord, publishForPairs, sealingAdvice } from '../sealed-messages.js';
 import { toolArgs } from './args.js';
 import { answer } from './answer.js';
 import { describeActions, isObject, need, objectBody, plain, runAction, segment, type ActionContext, type ActionTable } from './action.js';
 import { conversationHint, conversationText, messageText, notYetAcceptedLine } from './message-view.js';
 import { legend, peerId, position } from './reading.js';
 import { sealedNeedsBridge, servedByRelay } from '../served.js';
-import { causeWords, unreachable } from '../outbox-send.js';
-import { BEHIND, conversationTarget, outboxOf, queuedAnswer, startTarget } from '../outbox-writes.js';
+import { BEHIND, causeWords, conversationTarget, outboxOf, queuedAnswer, startTarget, unreachable } from '../outbox-writes.js';
 
 export const MESSAGE_ACTIONS = ['start', 'send', 'accept', 'decline', 'leave', 'clear', 'mark_read', 'block', 'unblock', 'set_retention'] as const;
 
@@ -72,7 +72,7 @@ function ownFence(deps: BridgeDeps): PeerFence {
 }
 
 function needPairs(deps: BridgeDeps): SealedPairs {
-  const pairs = SealedPairs.of(deps);
+  const pairs = deps.sealing?.pairs();
   if (pairs === undefined) {
     if (servedByRelay(deps)) throw sealedNeedsBridge('sealed: a sealed pair is sealed on your machine');
     throw new BridgeError('CONFIG', "this bridge was started without its KEY's encryption key, so it cannot seal or open", 'Run the bridge with its key directory (svc-bridge serve).');
@@ -132,7 +132,7 @@ async function start(args: MessageInput, ctx: ActionContext): Promise<CallToolRe
   await publishForPairs(deps);
   const request: Obj = { to, idempotency_key: key };
   if (args.about !== undefined) request.about = args.about;
-  let started: Awaited<ReturnType<SealedPairs['startBody']>> | undefined;
+  let started: StartedPair | undefined;
   const pairs = args.sealed === true ? needPairs(deps) : undefined;
   if (pairs !== undefined) {
     if (to.length !== 1) throw new SvcError('INVALID_REQUEST', 'to: a sealed conversation is a pair: exactly one peer id (groups are not sealed)');
@@ -176,7 +176,7 @@ async function sendInto(args: MessageInput, ctx: ActionContext): Promise<CallToo
   const body = need(args, 'body');
   const key = args.idempotency_key ?? randomUUID();
   await publishForPairs(deps);
-  const pairs = SealedPairs.of(deps);
+  const pairs = deps.sealing?.pairs();
   const keptSealed = pairs?.cache.sealedPair(pairs.relay, id) !== undefined;
   const outbox = outboxOf(deps);
   const target = conversationTarget(id);

@@ -27,8 +27,8 @@ import { planCursor, rewindCursor, settleCursor, type CursorPlan } from '../curs
 import type { BridgeDeps } from '../deps.js';
 import { isRelayRefusal } from '../errors.js';
 import { peerFence } from '../render.js';
-import { cursorAfterSealed } from '../sealing.js';
-import { conversationRecord, openConversationMessages } from '../sealed-pairs.js';
+import { cursorAfterSealed } from '../sealed-posts.js';
+import { conversationRecord, openConversationMessages } from '../sealed-messages.js';
 import { toolArgs } from './args.js';
 import { answer } from './answer.js';
 import { describeActions, items, need, objectBody, plain, runAction, segment, type ActionContext, type ActionTable } from './action.js';

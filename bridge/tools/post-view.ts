@@ -7,7 +7,7 @@
  * unchanged into structuredContent beside it.
  */
 import type { PeerFence } from '../render.js';
-import { sealedLine } from '../sealing.js';
+import { sealedLine } from '../sealed-posts.js';
 import { isObject, peer, plain } from './action.js';
 import { messageEnvelopeText } from './message-view.js';
 

@@ -40,8 +40,8 @@ import { answer, guarded } from './answer.js';
 import { objectBody, plain, segment } from './action.js';
 import { postId } from './reading.js';
 import { UNSIGNED_AT_RELAY, refuseSealedSpace } from '../served.js';
-import { unreachable, type Outbox } from '../outbox-send.js';
-import { BEHIND, cannotSealOffline, offlineSpace, outboxOf, queuedAnswer, spaceTarget } from '../outbox-writes.js';
+import { BEHIND, cannotSealOffline, offlineSpace, outboxOf, queuedAnswer, spaceTarget, unreachable } from '../outbox-writes.js';
+import type { Outbox } from '../ports.js';
 
 /** Attempts of one post (the first and two retries). */
 export const POST_ATTEMPTS = 3;

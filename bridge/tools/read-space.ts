@@ -33,8 +33,8 @@ import { closureOf, recheckAfterEpochChange, withContinuation } from '../epoch.j
 import { isBridgeError, isRelayRefusal } from '../errors.js';
 import type { Posting } from '../posting.js';
 import { peerFence } from '../render.js';
-import { causeWords } from '../outbox-send.js';
-import { cursorAfterSealed, openSealed, sealedAlarm } from '../sealing.js';
+import { causeWords } from '../outbox-writes.js';
+import { cursorAfterSealed, openSealed, sealedAlarm } from '../sealed-posts.js';
 import { toolArgs } from './args.js';
 import { answer, cachedMark, fromCacheLine, guarded } from './answer.js';
 import { items, objectBody, plain, segment } from './action.js';

@@ -18,8 +18,8 @@
  * join the sealed SPACE (svc_join action=join) is that need: `keyMissing` puts this in the
  * refusal's fix, keeping the relay's code, message and detail.
  */
-import { endVouching, keeperContext, vouchAndLock, type Ended, type Handed } from '../keeping.js';
 import { RelayRefusal, isRelayRefusal } from '../errors.js';
+import type { Ended, Handed } from '../ports.js';
 import type { PeerFence } from '../render.js';
 import type { ActionContext } from './action.js';
 import { plain } from './action.js';
@@ -42,7 +42,7 @@ export async function admitSealed(ctx: ActionContext, space: unknown, peer: unkn
     return undefined;
   }
   if (!sealed) return undefined;
-  const handed = await vouchAndLock(keeperContext(sealing), space, peer);
+  const handed = await sealing.vouchAndLock(space, peer);
   return { handed, line: handedLine(ctx.fence, space, peer, handed) };
 }
 
@@ -64,7 +64,7 @@ async function sealedHere(ctx: ActionContext, space: unknown, peer: unknown): Pr
  */
 export async function endSealed(ctx: ActionContext, space: unknown, peer: unknown): Promise<{ ended: Ended; line: string } | undefined> {
   if (peer === ctx.deps.identity.peerId || !(await sealedHere(ctx, space, peer))) return undefined;
-  const ended = await endVouching(keeperContext(ctx.deps.sealing!), space as string, peer as string);
+  const ended = await ctx.deps.sealing!.endVouching(space as string, peer as string);
   return { ended, line: endedLine(ctx.fence, space as string, peer as string, ended) };
 }
 

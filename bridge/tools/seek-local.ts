@@ -22,11 +22,8 @@ import { parseFingerprintPrefix, validateFingerprintQueries } from '../../shared
 import type { RelayApi } from '../client.js';
 import type { Posting } from '../posting.js';
 import type { PeerFence } from '../render.js';
-import type { SearchKeys } from '../search-keys.js';
-import type { IndexedSpace, SealedIndex } from '../sealed-index.js';
-import { seekLocal, type LocalHit } from '../sealed-seek.js';
+import type { IndexedSpace, LocalHit, LocalIndex } from '../ports.js';
 import { isObject, plain } from './action.js';
-import type { SeekInput } from './seek.js';
 
 type Obj = Record<string, unknown>;
 export type Detail = 'ids' | 'snippets' | 'full';
@@ -60,7 +57,7 @@ export function atDetail(record: Obj, detail: Detail): Obj {
 }
 
 /** A local hit as a SEEK item. */
-export function localItem(hit: LocalHit, detail: Detail, me: string, index: SealedIndex, relay: string, categories: readonly string[]): Obj {
+export function localItem(hit: LocalHit, detail: Detail, me: string, index: LocalIndex, relay: string, categories: readonly string[]): Obj {
   const item = atDetail(hit.record, detail);
   const id = String(hit.record.post_id);
   const rev = index.revisions(relay, [id]).get(id);
@@ -200,33 +197,44 @@ export function seekMembers(item: Obj): Obj {
   return out;
 }
 
+/** What of svc_seek's arguments the local half reads (bridge/tools/seek.ts `SeekInput`). */
+export interface LocalQuery {
+  readonly space?: string | undefined;
+  readonly oracle?: boolean | undefined;
+  readonly q?: string | undefined;
+  readonly fingerprint?: readonly string[] | undefined;
+  readonly fingerprint_prefix?: string | undefined;
+  readonly kind?: readonly string[] | undefined;
+  readonly author?: string | undefined;
+  readonly category?: string | undefined;
+}
+
 /** The local index and what of it a search covers; undefined when it covers nothing. */
 export interface LocalScope {
-  readonly index: SealedIndex;
-  readonly keys: SearchKeys;
+  readonly index: LocalIndex;
   readonly relay: string;
   readonly spaces: readonly IndexedSpace[];
 }
 
 /** What of the local index a search with `args` covers (oracle SPACES are public: none of it). */
-export function localScope(posting: Posting, args: SeekInput): LocalScope | undefined {
+export function localScope(posting: Posting, args: LocalQuery): LocalScope | undefined {
   const sealing = posting.deps.sealing;
   const index = sealing?.index;
   if (sealing === undefined || index === undefined || args.oracle === true) return undefined;
   const relay = posting.deps.api.base.origin;
   const spaces = index.spaces(relay).filter((s) => args.space === undefined || s.name === args.space);
-  return spaces.length === 0 ? undefined : { index, keys: sealing.deps.sealer.search, relay, spaces };
+  return spaces.length === 0 ? undefined : { index, relay, spaces };
 }
 
 /** The local hits of a search as SEEK items at `detail`, with the query's phrases. */
 export async function localHitsOf(
   posting: Posting,
-  args: SeekInput,
+  args: LocalQuery,
   scope: LocalScope,
   detail: Detail,
 ): Promise<{ fingerprint: Obj[]; text: Obj[]; phrases: string[][] | undefined }> {
   const text = args.q === undefined ? undefined : textQuery(args.q);
-  const found = seekLocal(scope.index, scope.keys, {
+  const found = scope.index.seek({
     relay: scope.relay,
     text,
     fingerprints: validateFingerprintQueries(args.fingerprint),

@@ -32,7 +32,7 @@ import { RelayRefusal } from '../errors.js';
 import type { BridgeDeps } from '../deps.js';
 import { fields, type PeerFence } from '../render.js';
 import { outboxOf } from '../outbox-writes.js';
-import { needSealing } from '../sealing.js';
+import { needSealing } from '../sealed-posts.js';
 import { toolArgs } from './args.js';
 import { answer } from './answer.js';
 import { describeActions, items, need, type Action, objectBody, peer, plain, runAction, segment, words, type ActionContext, type ActionTable } from './action.js';

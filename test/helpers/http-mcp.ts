@@ -15,6 +15,7 @@ import { createSealer } from '../../bridge/encryption.js';
 import type { BridgeDeps } from '../../bridge/deps.js';
 import { chooseKey, openKeyDirectory } from '../../bridge/keys.js';
 import { createSealing } from '../../bridge/sealing.js';
+import { sealingPort } from '../../bridge/sealing-port.js';
 import { createServer } from '../../bridge/server.js';
 import { packageVersion } from '../../launch/package-version.js';
 import { tempHome } from './bridge.js';
@@ -111,7 +112,7 @@ export function bridgeDeps(relayUrl: string): { deps: BridgeDeps; close(): void 
     log,
     privateSalt: k.privateSalt,
     unsigned: false,
-    sealing,
+    sealing: sealingPort(sealing, cache),
   };
   return {
     deps,
