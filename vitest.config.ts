@@ -9,11 +9,11 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const onPostgres = process.env.SVC_TEST_STORE === 'postgres';
 const POSTGRES_STORE_FILES = [
   'test/postgres-*.test.ts',
-  'test/seek-stores.test.ts',
-  'test/relay-cli-database.test.ts',
-  'test/relay-migrate.test.ts',
-  'test/relay-multiprocess.test.ts',
-  'test/relay-processes-shared.test.ts',
+  'test/postgres/seek-stores.test.ts',
+  'test/postgres/cli-database.test.ts',
+  'test/postgres/migrate.test.ts',
+  'test/postgres/multiprocess.test.ts',
+  'test/postgres/processes-shared.test.ts',
 ];
 
 export default defineConfig({

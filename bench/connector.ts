@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { Agent, request } from 'undici';
 import { appendPost } from '../relay/posts/append.js';
-import { DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET } from '../bridge/tools/reading.js';
+import { DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET } from '../tools/posts/reading.js';
 import { signerFromSeed } from '../shared/identity.js';
 import { mintToken } from '../test/helpers/relay.js';
 import { collectGarbage, type Row, type Suite, type SuiteReport } from './harness.js';

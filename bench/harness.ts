@@ -10,7 +10,7 @@
  * beside it. Each figure is printed beside its ratio to a baseline measured in the same run.
  *
  * The maths (percentile, median, ops/s, ratio, table text) are pure functions, tested on fixed
- * inputs in test/bench-harness.test.ts; only `measureThroughput` and `measureLatency` read the
+ * inputs in test/bench/harness.test.ts; only `measureThroughput` and `measureLatency` read the
  * clock.
  */
 

@@ -8,7 +8,7 @@
  * for post content of exactly 1 KiB and 64 KiB (canonical JSON bytes), beside bare AES-128-GCM
  * seal and open (node:crypto, the same key schedule skipped) over the same content bytes and the
  * same 32-byte aad, in the same interleaved rounds. The salt is fixed per case: drawing or
- * deriving it is not measured (the bridge derives it with one HMAC, bridge/sealing.ts).
+ * deriving it is not measured (the bridge derives it with one HMAC, bridge/sealed/sealing.ts).
  *
  *   lock           one HPKE SealAuth lock (sealed.md §4) and its opening, the unit of a key change.
  *
@@ -28,15 +28,15 @@ import { buildEncryptionKeyStatement, deriveEncryptionKey, encryptionKeyPutBody,
 import { commitmentOf, spaceContainer } from '../shared/sealed/generations.js';
 import { openPost, sealPost } from '../shared/sealed/items.js';
 import { openLock, sealLock } from '../shared/sealed/locks.js';
-import type { ApiRequest, ApiResponse, RelayApi } from '../bridge/client.js';
+import type { ApiRequest, ApiResponse, RelayApi } from '../tools/api.js';
 import { RelayClient } from '../bridge/relay-client.js';
 import { keeperPass } from '../bridge/commands/keeper.js';
 import { runKeepers } from '../bridge/commands/keepers.js';
 import type { CommandContext } from '../bridge/commands/common.js';
-import { createSealer } from '../bridge/encryption.js';
-import { createKey, openKeyDirectory } from '../bridge/keys.js';
-import { openSealedCache, sealedCachePath } from '../bridge/sealed-cache.js';
-import { Sealing } from '../bridge/sealing.js';
+import { createSealer } from '../bridge/sealed/encryption.js';
+import { createKey, openKeyDirectory } from '../bridge/keys/keys.js';
+import { openSealedCache, sealedCachePath } from '../bridge/sealed/sealed-cache.js';
+import { Sealing } from '../bridge/sealed/sealing.js';
 import { mintToken } from '../test/helpers/relay.js';
 import { formatDuration, measureLatency, measureThroughput, summarizeLatency, type LatencySummary, type Row, type Suite, type SuiteReport } from './harness.js';
 import { expectCall, spawnBenchRelay, tempDataDir } from './relay-fixture.js';

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- seek --local`: SEEK over the bridge's local index of sealed SPACES
- * (bridge/sealed-index.ts, bridge/sealed-seek.ts), no relay.
+ * (bridge/sealed/local-index.ts, bridge/sealed/local-seek.ts), no relay.
  *
  * Corpus: 100,000 opened sealed posts in 10 SPACES, put into the index through its own `add`
  * (the code every read's opening calls): titles of 4 words and bodies of 40-120 words drawn
@@ -9,7 +9,7 @@
  *
  * Each query runs as svc_seek runs it locally: the blind walk (keyed hashes of the relay's SEEK
  * terms), every candidate opened (AES-256-GCM) and held to the query, then BM25 over the hits
- * (relay/seek/rank.ts). Queries: a rare word, the common word, two words, an exact fingerprint,
+ * (shared/seek/rank.ts). Queries: a rare word, the common word, two words, an exact fingerprint,
  * a fingerprint prefix (12 hex characters).
  *
  * Baseline, in the same run over the same posts: a plain-text index as one would keep it
@@ -21,12 +21,12 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { SEEK_TEXT_CANDIDATES, rankScores } from '../relay/seek/rank.js';
-import { documentTerms, textQuery, type TextQuery } from '../relay/seek/terms.js';
-import { searchKeysOf } from '../bridge/search-keys.js';
-import { openSealedIndex, type OpenedPost } from '../bridge/sealed-index.js';
-import type { LocalSeekArgs } from '../bridge/ports.js';
-import { FINGERPRINT_CANDIDATES, seekLocal } from '../bridge/sealed-seek.js';
+import { SEEK_TEXT_CANDIDATES, rankScores } from '../shared/seek/rank.js';
+import { documentTerms, textQuery, type TextQuery } from '../shared/seek/terms.js';
+import { searchKeysOf } from '../bridge/keys/search-keys.js';
+import { openSealedIndex, type OpenedPost } from '../bridge/sealed/local-index.js';
+import type { LocalSeekArgs } from '../tools/ports.js';
+import { FINGERPRINT_CANDIDATES, seekLocal } from '../bridge/sealed/local-seek.js';
 import { measureLatency, type Row, type SuiteReport } from './harness.js';
 
 /** SVC_BENCH_LOCAL_POSTS: a smaller corpus for a quick look (the figures are for 100,000). */

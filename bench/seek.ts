@@ -31,7 +31,7 @@ import { hash, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSeekIndexer } from '../relay/seek/indexer.js';
-import { queryExpression } from '../relay/seek/terms.js';
+import { queryExpression } from '../shared/seek/terms.js';
 import { DATABASE_FILE } from '../relay/store/sqlite/open.js';
 import type { NewPost } from '../relay/store/posts.js';
 import type { SpaceRow } from '../relay/store/spaces.js';

@@ -4,7 +4,7 @@
  * another revision: `--against <revision>`, by default HEAD~1, the commit before this one.
  *
  * - tools/list characters, the JSON of `{"tools":[…]}` a client is sent: in total, per tool, and
- *   per toolset (bridge/toolsets.ts). Each revision's bridge is started from its own sources
+ *   per toolset (tools/toolsets.ts). Each revision's bridge is started from its own sources
  *   (`git archive`, as bench/appends-against.ts does) and listed over stdio with every tool; a
  *   set's figure is the JSON of its tools' entries, which is what SVC_TOOLS=<set> lists, so a
  *   revision older than the toolsets is measured by the same sets.
@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client, type Tool } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { TOOLSETS } from '../bridge/toolsets.js';
+import { TOOLSETS } from '../tools/toolsets.js';
 import { tempHome } from '../test/helpers/bridge.js';
 import { REPO_ROOT } from '../test/helpers/relay.js';
 import { checkOut } from './appends-against.js';

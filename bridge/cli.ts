@@ -10,33 +10,33 @@
  */
 import { randomUUID } from 'node:crypto';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
-import { openCache } from './cache-file.js';
-import { acceptRelay, describeRelay, relayGuard } from './relay-identity.js';
+import { openCache } from './cache/cache-file.js';
+import { acceptRelay, describeRelay, relayGuard } from '../tools/verify/relay-identity.js';
 import { RelayClient } from './relay-client.js';
-import { createSealer } from './encryption.js';
-import { BridgeError, RelayRefusal } from './errors.js';
-import { openKeychain, type SeedVault } from './keychain.js';
-import { chooseKey, createKey, listKeys, openKeyDirectory, type KeyDirectory, type LoadedKey } from './keys.js';
-import { refusalText } from './render.js';
+import { createSealer } from './sealed/encryption.js';
+import { BridgeError, RelayRefusal } from '../tools/errors.js';
+import { openKeychain, type SeedVault } from './keys/keychain.js';
+import { chooseKey, createKey, listKeys, openKeyDirectory, type KeyDirectory, type LoadedKey } from './keys/keys.js';
+import { refusalText } from '../tools/render.js';
 import { MIRROR_HELP, runMirror } from './commands/mirror.js';
-import { Verifier } from './verify.js';
-import { notFoundCodes } from './resources-errors.js';
-import type { BridgeDeps } from './deps.js';
-import { Sealing, createSealing } from './sealing.js';
-import { sealingPort } from './sealing-port.js';
-import { openSealedCache, sealedCachePath } from './sealed-cache.js';
+import { Verifier } from '../tools/verify/verify.js';
+import { notFoundCodes } from '../tools/resources/errors.js';
+import type { BridgeDeps } from '../tools/deps.js';
+import { Sealing, createSealing } from './sealed/sealing.js';
+import { sealingPort } from './sealed/sealing-port.js';
+import { openSealedCache, sealedCachePath } from './sealed/sealed-cache.js';
 import { CommandUsage, type CommandContext } from './commands/common.js';
 import { KEEPER_HELP, runKeeper } from './commands/keeper.js';
 import { KEEPERS_HELP, runKeepers } from './commands/keepers.js';
 import { SEALED_HELP, runSealed } from './commands/sealed.js';
 import { INDEX_HELP, runIndex } from './commands/seek-index.js';
 import { STAMP_HELP, runStamp } from './commands/stamp.js';
-import { keeperIntervalMs } from './keeper-duty.js';
+import { keeperIntervalMs } from './sealed/keeper-duty.js';
 import { createServer, startBackground } from './server.js';
-import { openOutbox } from './outbox.js';
-import { Outbox, outboxCaps } from './outbox-send.js';
+import { openOutbox } from './outbox/store.js';
+import { Outbox, outboxCaps } from './outbox/send.js';
 import { DEFAULT_API, readSettings, type Settings } from './settings.js';
-import { ListenTap } from './subscriptions.js';
+import { ListenTap } from '../tools/resources/subscriptions.js';
 import { builtEntry, launchCommand } from './launch-command.js';
 import { configErrorMessage, serveMessage } from './config-error-server.js';
 import { shellWord } from '../launch/node-version.js';
@@ -200,7 +200,7 @@ function client(o: Opened, k: LoadedKey): RelayClient {
   });
 }
 
-/** The key the relay identity followed now at SVC_API keeps its rows under (bridge/cache.ts). */
+/** The key the relay identity followed now at SVC_API keeps its rows under (tools/cache/cache.ts). */
 function relayScopeOf(o: Opened, k: LoadedKey): string {
   const cache = openCache(o.dir, k.name);
   try {
@@ -292,7 +292,7 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   // The tap lets the subscription feed see the entry's subscriptions/listen streams (2026-07-28).
   const background = startBackground(sealing, log, keeperMs);
   outbox.start();
-  // notFoundCodes: a resource not found is -32002 on the revisions before 2026-07-28 (bridge/resources-errors.ts).
+  // notFoundCodes: a resource not found is -32002 on the revisions before 2026-07-28 (tools/resources/errors.ts).
   const handle = serveStdio(() => createServer(deps), { transport: notFoundCodes(listen.wrap(new StdioServerTransport())), onerror: (e) => log(`MCP: ${e.message}`) });
   let closing = false;
   const stop = async (why: string) => {

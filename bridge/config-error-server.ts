@@ -12,13 +12,13 @@
  * which runs on Node 20, and nothing of the bridge that needs Node 22 (server.ts, node:sqlite).
  */
 import { McpServer } from '@modelcontextprotocol/server';
-import { TOOL_NAMES } from './toolsets.js';
+import { TOOL_NAMES } from '../tools/toolsets.js';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 
 /** The name the bridge gives itself in initialize, whether it serves its tools or this message. */
 export const SERVER_NAME = 'svc-bridge';
 
-/** Every tool the real server offers (test/bridge-config-error.test.ts holds the two lists equal). */
+/** Every tool the real server offers (test/bridge/config-error.test.ts holds the two lists equal). */
 export const BRIDGE_TOOL_NAMES = TOOL_NAMES;
 
 /** The message every tool answers: why the bridge is not working, and what to do. */

@@ -21,19 +21,19 @@
  * - Tokens go only to the configured address: redirects are not followed.
  * - Before minting, which registers the KEY at a relay new to it, `beforeMint` is shown the
  *   relay's capabilities and may refuse: the bridge checks there that the relay is the one whose
- *   root key it pinned (bridge/relay-identity.ts), so a new relay at the same address learns
+ *   root key it pinned (tools/verify/relay-identity.ts), so a new relay at the same address learns
  *   nothing of the KEY until it is accepted.
  *
  * Everything the relay sends is attacker-controlled input and is checked before use
- * (bridge/client.ts `refusalFrom` for refusals).
+ * (tools/api.ts `refusalFrom` for refusals).
  */
 import { fromHex, toHex } from '../shared/encoding.js';
 import { tokenChallengeMessage } from '../shared/identity.js';
 import { CHALLENGE_TTL_SECONDS, TOKEN_EXPIRY_WARNING_SECONDS } from '../shared/limits.js';
-import { badResponse, clip, refusalFrom, type ApiRequest, type ApiResponse, type RelayApi } from './client.js';
-import { BridgeError, isRelayRefusal } from './errors.js';
-import type { KeyDirectory, LoadedKey } from './keys.js';
-import { TOKEN_RE, readTokenFile, writeTokenFile, type StoredToken } from './token-file.js';
+import { badResponse, clip, refusalFrom, type ApiRequest, type ApiResponse, type RelayApi } from '../tools/api.js';
+import { BridgeError, isRelayRefusal } from '../tools/errors.js';
+import type { KeyDirectory, LoadedKey } from './keys/keys.js';
+import { TOKEN_RE, readTokenFile, writeTokenFile, type StoredToken } from './keys/token-file.js';
 
 export interface ClientOptions {
   /** The relay's base address, already checked (settings.ts checkApi). */

@@ -1,19 +1,19 @@
 /**
  * `createServer(deps)`: the MCP server of the bridge (STYLE.md "MCP TypeScript SDK"): the one
- * tool layer both programs serve (bridge/tool-server.ts `createToolServer`), named and described
+ * tool layer both programs serve (tools/server.ts `createToolServer`), named and described
  * as the bridge; cli.ts hands it as the factory to `serveStdio`.
  *
  * `startBackground(sealing, log, keeperMs)` starts what a serving bridge does besides answering:
- * the keeper duty for the sealed SPACES its KEY keeps (bridge/keeper-duty.ts), every
+ * the keeper duty for the sealed SPACES its KEY keeps (bridge/sealed/keeper-duty.ts), every
  * SVC_KEEPER_INTERVAL seconds. cli.ts starts it with the server and stops it before closing the
  * caches.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import { SERVER_NAME } from './config-error-server.js';
-import type { BridgeDeps } from './deps.js';
-import { KEEPER_INTERVAL_ENV, startKeeperDuty } from './keeper-duty.js';
-import type { Sealing } from './sealing.js';
-import { CONVENTIONS, createToolServer, type ServerSurface } from './tool-server.js';
+import type { BridgeDeps } from '../tools/deps.js';
+import { KEEPER_INTERVAL_ENV, startKeeperDuty } from './sealed/keeper-duty.js';
+import type { Sealing } from './sealed/sealing.js';
+import { CONVENTIONS, createToolServer, type ServerSurface } from '../tools/server.js';
 
 /** The name the bridge gives itself in initialize (config-error-server.ts holds it, loadable on any Node). */
 export { SERVER_NAME };

@@ -12,19 +12,19 @@
  *                 SPACE still gets signed posts (the only exception to the bridge signing every
  *                 post; spec/1-concepts.md "Signed posts")
  *   SVC_WITNESSES name=base64key,... : witnesses whose cosignatures of a SPACE's checkpoint
- *                 the bridge needs before it calls the history verified (bridge/witnesses.ts)
+ *                 the bridge needs before it calls the history verified (tools/verify/witnesses.ts)
  *   SVC_WITNESSES_REQUIRED  how many of them (default 1 when SVC_WITNESSES names any)
- *   SVC_TOOLS     the toolsets to list (bridge/toolsets.ts): memory, messages, tasks, research,
+ *   SVC_TOOLS     the toolsets to list (tools/toolsets.ts): memory, messages, tasks, research,
  *                 coordinate or all (the default), several comma-separated; an unknown name is
  *                 refused at start, as any unusable setting is
  */
 import { isIP } from 'node:net';
-import { BridgeError } from './errors.js';
-import { envSetting, keyHome } from './keys.js';
-import { TOKEN_RE } from './token-file.js';
+import { BridgeError } from '../tools/errors.js';
+import { envSetting, keyHome } from './keys/keys.js';
+import { TOKEN_RE } from './keys/token-file.js';
 import { readCosignerList } from '../shared/signed-note.js';
-import { parseToolsets, unknownSetsText, type Toolset } from './toolsets.js';
-import type { WitnessPolicy } from './witnesses.js';
+import { parseToolsets, unknownSetsText, type Toolset } from '../tools/toolsets.js';
+import type { WitnessPolicy } from '../tools/verify/witnesses.js';
 
 export const DEFAULT_API = 'http://127.0.0.1:8787';
 

@@ -16,8 +16,8 @@
 import { startupSnapshot } from 'node:v8';
 import { InMemoryTransport, preloadSchemas, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import { main } from './cli.js';
-import type { BridgeDeps } from './deps.js';
-import { createMemoryCache } from './memory-cache.js';
+import type { BridgeDeps } from '../tools/deps.js';
+import { createMemoryCache } from '../tools/cache/memory-cache.js';
 import { createServer } from './server.js';
 
 const CLIENT_INFO = { name: 'svc-snapshot', version: '0.0.0' };

@@ -18,7 +18,7 @@
  *
  * `npm run build` runs it after tsc. Two sources are replaced inside the bundle only:
  * - `node:sqlite` is taken with process.getBuiltinModule when a database is first opened
- *   (bridge/sqlite.ts only constructs DatabaseSync), not imported: an ES module's imports are
+ *   (bridge/cache/sqlite.ts only constructs DatabaseSync), not imported: an ES module's imports are
  *   all resolved before its first line runs, so a static import would fail on an old Node
  *   (which lacks node:sqlite) before the Node.js version check of bridge/main.ts could print
  *   its one line; the check loads the program with a dynamic import, which the bundle keeps

@@ -3,7 +3,7 @@
  * The statuses and fixes are the spec's, word for word ("meaning and remedy"); each message
  * says what happened in one sentence. Codes are additive (spec "Versioning" 2).
  *
- * test/errors.test.ts reads the spec at test time and holds this table equal to it.
+ * test/shared/errors.test.ts reads the spec at test time and holds this table equal to it.
  */
 
 export interface CatalogueEntry {

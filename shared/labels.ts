@@ -4,7 +4,7 @@
  *   L(name) = UTF-8("agent-state:" + name + ":v1") || 0x00
  *   labelled hash = SHA-256(L(name) || parts...)
  *
- * This is the only module that spells a label string; test/labels.test.ts fails if one
+ * This is the only module that spells a label string; test/shared/labels.test.ts fails if one
  * appears anywhere else in the source.
  */
 import { sha256 } from './hash.js';

@@ -3,11 +3,11 @@
  * the context cli.ts builds for them (the relay client, the KEY's signer and its Sealing,
  * stdout for results, stderr for logs) and a small strict reader of `--flag value` arguments.
  * The commands never see key bytes: the KEY signs through its signer and seals through the
- * Sealing (bridge/sealing.ts).
+ * Sealing (bridge/sealed/sealing.ts).
  */
 import type { Signer } from '../../shared/identity.js';
-import type { RelayApi } from '../client.js';
-import type { Sealing } from '../sealing.js';
+import type { RelayApi } from '../../tools/api.js';
+import type { Sealing } from '../sealed/sealing.js';
 
 export interface CommandContext {
   readonly api: RelayApi;

@@ -1,7 +1,7 @@
 /**
  * `svc-bridge keeper <space>`: a long-running keeper of a sealed SPACE (protocol/sealed.md §8,
  * §9), run as the owner or as a KEY the owner's keeper list names. Each pass is
- * bridge/keeping.ts `keeperPass` with admission on: admit waiting join requests by the keeper
+ * bridge/sealed/keeping.ts `keeperPass` with admission on: admit waiting join requests by the keeper
  * list's rule, lock the key for every member it vouches for, change the key when a change is
  * due (or with `--change-now`), abandon a change nobody can finish.
  *
@@ -10,11 +10,11 @@
  * (non-zero when the pass failed). It keeps no mailbox cursor of its own.
  */
 import { WAIT_SECONDS_MAX } from '../../shared/limits.js';
-import { keeperPass, type PassReport } from '../keeping.js';
-import { failureWords } from '../errors.js';
+import { keeperPass, type PassReport } from '../sealed/keeping.js';
+import { failureWords } from '../../tools/errors.js';
 import { CommandUsage, has, parseArgs, sleep, type CommandContext } from './common.js';
 
-export { keeperPass, STALE_STAGE_MS, type PassReport } from '../keeping.js';
+export { keeperPass, STALE_STAGE_MS, type PassReport } from '../sealed/keeping.js';
 
 export const KEEPER_HELP = `svc-bridge keeper SPACE [--once] [--change-now]: keep a sealed SPACE's key.
 As its owner or a keeper the owner's keeper list names: admit waiting join requests by the

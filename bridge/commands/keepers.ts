@@ -9,7 +9,7 @@
  * defaults: no keepers, no stampers, admission stamped, change every day). The revision is the
  * next one; when another list was put meanwhile (KEEPER_LIST_STALE) the command signs again at
  * the revision the relay expects, once. The list goes through the bridge's own trust check
- * before and after (bridge/sealing.ts `status`), so the new revision is remembered here.
+ * before and after (bridge/sealed/sealing.ts `status`), so the new revision is remembered here.
  */
 import { toBase64url } from '../../shared/encoding.js';
 import { SvcError } from '../../shared/errors.js';
@@ -24,7 +24,7 @@ import {
   type KeeperList,
   type KeeperListFields,
 } from '../../shared/sealed/keepers.js';
-import { BridgeError, isRelayRefusal } from '../errors.js';
+import { BridgeError, isRelayRefusal } from '../../tools/errors.js';
 import { CommandUsage, has, one, parseArgs, peerArg, secondsArg, type CommandContext } from './common.js';
 
 export const KEEPERS_HELP = `svc-bridge keepers SPACE [options]: sign and put the keeper list of a sealed SPACE you own.

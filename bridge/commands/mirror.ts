@@ -23,12 +23,12 @@ import { createHash } from 'node:crypto';
 import { verifyCheckpointInclusion } from '../../shared/checkpoint.js';
 import { fromHex, isHex, toHex } from '../../shared/encoding.js';
 import { validateSpaceName } from '../../shared/validate.js';
-import type { RelayApi } from '../client.js';
-import { BridgeError, RelayRefusal } from '../errors.js';
-import { refusalText } from '../render.js';
+import type { RelayApi } from '../../tools/api.js';
+import { BridgeError, RelayRefusal } from '../../tools/errors.js';
+import { refusalText } from '../../tools/render.js';
 import { checkApi } from '../settings.js';
 import { checkPostProof } from '../../shared/post-proof.js';
-import type { Verifier } from '../verify.js';
+import type { Verifier } from '../../tools/verify/verify.js';
 import { CommandUsage, has, one, parseArgs, sleep } from './common.js';
 
 export const MIRROR_HELP = `svc-bridge mirror SPACE --to URL: copy SPACE from the relay at SVC_API (the origin) to the

@@ -1,6 +1,6 @@
 /**
  * `svc-bridge sealed <space> [--forget]`: what this bridge remembers of a sealed SPACE
- * (bridge/sealed-cache.ts) beside what the relay shows now, with the fingerprints to compare
+ * (bridge/sealed/sealed-cache.ts) beside what the relay shows now, with the fingerprints to compare
  * outside the service (protocol/sealed.md §2, §5).
  *
  * `--forget` clears the memory of the SPACE (owner, keeper lists, generation, secrets): the
@@ -9,7 +9,7 @@
  * takes the key from the locks the relay holds for this KEY.
  */
 import { displayFingerprint } from '../../shared/sealed/encryption-key.js';
-import { failureWords, isBridgeError } from '../errors.js';
+import { failureWords, isBridgeError } from '../../tools/errors.js';
 import { CommandUsage, has, parseArgs, type CommandContext } from './common.js';
 
 export const SEALED_HELP = `svc-bridge sealed SPACE [--forget]: what this bridge remembers of a sealed SPACE (owner,

@@ -1,13 +1,13 @@
 /**
  * `svc-bridge index <space>`: index a sealed SPACE's history for svc_seek on demand. Every
- * read opens and indexes what it shows (bridge/sealing.ts `openPosts`); this reads the SPACE
+ * read opens and indexes what it shows (bridge/sealed/sealing.ts `openPosts`); this reads the SPACE
  * from its first post to its head, 200 at a time at `full`, through the same opening, so what
- * this KEY can open of it lands in the local index (bridge/sealed-index.ts). Posts indexed
+ * this KEY can open of it lands in the local index (bridge/sealed/local-index.ts). Posts indexed
  * already are skipped; posts this KEY cannot open (a generation it never held) are counted.
  */
-import { isObject, items } from '../tools/action.js';
-import { Sealing } from '../sealing.js';
-import { openSealedIndex, type SealedIndex } from '../sealed-index.js';
+import { isObject, items } from '../../tools/action.js';
+import { Sealing } from '../sealed/sealing.js';
+import { openSealedIndex, type SealedIndex } from '../sealed/local-index.js';
 import { CommandUsage, parseArgs, type CommandContext } from './common.js';
 
 export const INDEX_HELP = `svc-bridge index SPACE: read sealed SPACE SPACE from its first post and index, on this

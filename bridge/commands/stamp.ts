@@ -11,7 +11,7 @@
  *   hand; or for yourself.
  *   Either way, a stamp that counts now is this KEY vouching for PEER anew: its keeper passes
  *   count its stamps for PEER again where its vouching for PEER was ended on a removal
- *   (bridge/keeping.ts `endVouching`). One that ended already (`--until` a past time, with
+ *   (bridge/sealed/keeping.ts `endVouching`). One that ended already (`--until` a past time, with
  *   `--space`) ends this KEY's vouching there for a KEY that left on its own.
  * - `svc-bridge stamp --put JSON --space S` puts a stamp someone gave you (before asking to
  *   join: a keeper reads it with the request). The JSON must be a stamp naming this KEY, with
@@ -19,7 +19,7 @@
  */
 import { fromBase64url, toBase64url } from '../../shared/encoding.js';
 import { NOT_AFTER_MAX, readStamp, readStampPut, type Stamp } from '../../shared/sealed/stamps.js';
-import { putStamp, signedStamp } from '../stamping.js';
+import { putStamp, signedStamp } from '../sealed/stamping.js';
 import { CommandUsage, has, one, parseArgs, peerArg, type CommandContext } from './common.js';
 
 export const STAMP_HELP = `svc-bridge stamp PEER [--until TIME | --days N] [--space SPACE]

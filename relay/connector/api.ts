@@ -1,5 +1,5 @@
 /**
- * The relay's own `RelayApi` for the tool layer (bridge/client.ts interface; DESIGN.md "MCP"):
+ * The relay's own `RelayApi` for the tool layer (tools/api.ts interface; DESIGN.md "MCP"):
  * each tool calls the same route an HTTP client would, in process with `app.inject`, so every
  * check, limit and refusal of that route applies unchanged. The request carries the caller's
  * Authorization header as sent and the caller's address (rate limits by address stay the
@@ -14,8 +14,8 @@
  * every caller for a moment.
  */
 import type { FastifyInstance } from 'fastify';
-import { refusalFrom, type ApiRequest, type ApiResponse, type RelayApi } from '../../bridge/client.js';
-import { isRelayRefusal } from '../../bridge/errors.js';
+import { refusalFrom, type ApiRequest, type ApiResponse, type RelayApi } from '../../tools/api.js';
+import { isRelayRefusal } from '../../tools/errors.js';
 import { CONNECTOR_HEADER } from '../http/auth.js';
 import type { RelayContext } from '../context.js';
 import type { Caller } from './caller.js';

@@ -1,5 +1,5 @@
 /**
- * The connector's cursors: one in-memory cache per KEY (bridge/memory-cache.ts), as the bridge
+ * The connector's cursors: one in-memory cache per KEY (tools/cache/memory-cache.ts), as the bridge
  * keeps one cache file per KEY. A read without `after` continues from where that KEY stopped,
  * whichever connection or app made the read, as two bridges of one KEY share their cache. Kept
  * in memory only: a relay restart starts every cursor again at the beginning of its stream
@@ -8,8 +8,8 @@
  * Bounded: at most `keysMax` KEYS, the one used longest ago dropped first, and each KEY's cache
  * bounded by memory-cache.ts.
  */
-import type { Cache } from '../../bridge/cache.js';
-import { createMemoryCache } from '../../bridge/memory-cache.js';
+import type { Cache } from '../../tools/cache/cache.js';
+import { createMemoryCache } from '../../tools/cache/memory-cache.js';
 
 export const CONNECTOR_KEYS_MAX = 1_000;
 

@@ -14,7 +14,7 @@ import type { FastifyRequest } from 'fastify';
 import { bearerToken, tokenHash, type Identity } from '../http/auth.js';
 import { SvcError } from '../../shared/errors.js';
 import type { TokenRecord, TokenStore } from '../store/tokens.js';
-import type { Toolset } from '../../bridge/toolsets.js';
+import type { Toolset } from '../../tools/toolsets.js';
 
 const TOKEN_RE = /^svc_[0-9a-f]{64}$/;
 
@@ -29,7 +29,7 @@ export interface Caller {
   readonly connect: boolean;
   /** Set when a route refused this request's token a write (INSUFFICIENT_SCOPE): 403 at `/mcp/connect`. */
   scopeDenied: boolean;
-  /** The toolsets `?tools=` named (bridge/toolsets.ts); every tool when absent. */
+  /** The toolsets `?tools=` named (tools/toolsets.ts); every tool when absent. */
   readonly toolset?: Toolset | undefined;
 }
 

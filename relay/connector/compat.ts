@@ -12,11 +12,11 @@
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { guarded } from '../../bridge/tools/answer.js';
-import { jsonSchemaOnce } from '../../bridge/tools/args.js';
-import { isObject, items, objectBody, segment } from '../../bridge/tools/action.js';
-import type { BridgeDeps } from '../../bridge/deps.js';
-import { peerFence } from '../../bridge/render.js';
+import { guarded } from '../../tools/answer.js';
+import { jsonSchemaOnce } from '../../tools/args.js';
+import { isObject, items, objectBody, segment } from '../../tools/action.js';
+import type { BridgeDeps } from '../../tools/deps.js';
+import { peerFence } from '../../tools/render.js';
 
 export const COMPAT_TOOLS = ['search', 'fetch'] as const;
 /** How many SEEK hits `search` returns. */

@@ -9,7 +9,7 @@
  * service epoch or of the read-only mode (a restore changes both, and the tool layer's epoch
  * notice must see it on the next call).
  */
-import type { ApiRequest, ApiResponse } from '../../bridge/client.js';
+import type { ApiRequest, ApiResponse } from '../../tools/api.js';
 import type { RelayContext } from '../context.js';
 
 export const PUBLIC_READ_MS = 1_000;

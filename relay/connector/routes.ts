@@ -15,7 +15,7 @@
  *   `error="insufficient_scope", scope="read write"` (RFC 6750 §3.1), the answer replaced whole,
  *   since nothing was written.
  *
- * `?tools=` narrows the tools listed to toolsets (bridge/toolsets.ts), as the bridge's SVC_TOOLS
+ * `?tools=` narrows the tools listed to toolsets (tools/toolsets.ts), as the bridge's SVC_TOOLS
  * does; a name no set has is refused 400 INVALID_REQUEST with the envelope, before MCP, so the
  * person who wrote the address sees which sets there are when the client connects.
  *
@@ -26,7 +26,7 @@
  * malformed body is the SDK's JSON-RPC parse error, not the relay's envelope), bounded by the
  * relay's request limit (TOO_LARGE, 413). A client's mistake is never answered -32603 Internal
  * error: params a method does not take are -32602 (params.ts), a token problem reading a
- * resource is the read's ordinary text (bridge/resources-errors.ts). The routes take no rate limit of their own: every
+ * resource is the read's ordinary text (tools/resources/errors.ts). The routes take no rate limit of their own: every
  * tool's call of a route is limited as that route is, for the caller's KEY or address.
  */
 import { Readable } from 'node:stream';
@@ -45,7 +45,7 @@ import { foreignRequest } from './origin.js';
 import { invalidParams, relabel } from './params.js';
 import { CONNECTOR_NAME, createConnectorServer, type ConnectorBase, type ConnectorHooks } from './server.js';
 import { liveUpdates, type LiveUpdates } from './live/index.js';
-import { parseToolsets, unknownSetsText, type Toolset } from '../../bridge/toolsets.js';
+import { parseToolsets, unknownSetsText, type Toolset } from '../../tools/toolsets.js';
 
 
 export interface ConnectorRoutesOptions {

@@ -1,7 +1,7 @@
 /**
  * The connector's MCP server for one request (spec/1-concepts.md "Connector"; DESIGN.md "MCP"):
- * the bridge's one tool layer (bridge/tool-server.ts `createToolServer`), given deps that hold no KEY
- * (bridge/deps.ts: `served: 'relay'`, no signer, salt, sealing or run id), the caller's identity,
+ * the bridge's one tool layer (tools/server.ts `createToolServer`), given deps that hold no KEY
+ * (tools/deps.ts: `served: 'relay'`, no signer, salt, sealing or run id), the caller's identity,
  * the relay's in-process API for the caller (api.ts) and the KEY's in-memory cursors
  * (caches.ts). `/mcp/connect` adds the compatibility tools `search` and `fetch` (compat.ts).
  *
@@ -12,8 +12,8 @@
  */
 import type { McpRequestContext, McpServer } from '@modelcontextprotocol/server';
 import type { FastifyInstance } from 'fastify';
-import type { BridgeDeps } from '../../bridge/deps.js';
-import { CONVENTIONS, createToolServer, type ServerSurface } from '../../bridge/tool-server.js';
+import type { BridgeDeps } from '../../tools/deps.js';
+import { CONVENTIONS, createToolServer, type ServerSurface } from '../../tools/server.js';
 import type { RelayContext } from '../context.js';
 import { connectorApi } from './api.js';
 import type { KeyCaches } from './caches.js';

@@ -7,7 +7,7 @@
  */
 import { COMPAT_TOOLS } from './compat.js';
 import { CONNECT_METADATA_PATH, CONNECT_PATH, MCP_PATH } from './paths.js';
-import { TOOLSETS, TOOL_NAMES } from '../../bridge/toolsets.js';
+import { TOOLSETS, TOOL_NAMES } from '../../tools/toolsets.js';
 
 export const CONNECTOR_TOOLS = TOOL_NAMES;
 

@@ -9,7 +9,7 @@
  * The host runs `node ${__dirname}/server/bridge.mjs` with two settings from the person
  * (`user_config`): the relay address (SVC_API) and, optionally, the key directory (SVC_HOME,
  * else ~/.svc). A host leaves an optional setting the person left empty as its placeholder
- * (`${user_config.key_directory}`), which the bridge reads as unset (bridge/keys.ts envSetting).
+ * (`${user_config.key_directory}`), which the bridge reads as unset (bridge/keys/keys.ts envSetting).
  *
  * `npm run build` writes dist/svc.mcpb with the default address a relay started by `npm start`
  * has; `GET /plugins/svc.mcpb` (routes/agent-files.ts) is built the same way with the serving

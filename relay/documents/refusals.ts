@@ -5,7 +5,7 @@
  * per operation with their statuses from the error catalogue.
  *
  * The table is the spec's column, row by row ("same as approve" written out);
- * test/spec-endpoints-sweep.test.ts reads the spec and holds the table equal to it.
+ * test/relay/spec-endpoints-sweep.test.ts reads the spec and holds the table equal to it.
  */
 import type { ErrorCode } from '../../shared/errors.js';
 import type { AuthMode } from '../http/auth.js';

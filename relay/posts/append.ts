@@ -50,7 +50,7 @@ import { notifierFor } from './notify.js';
 import { preparePost } from './prepare.js';
 import type { PreparedPost } from './prepared.js';
 import { NO_PASSKEYS, type PasskeyCheck } from './signed-body.js';
-import { postTerms } from '../seek/terms.js';
+import { postTerms } from '../../shared/seek/terms.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

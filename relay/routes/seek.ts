@@ -43,9 +43,9 @@ import {
 } from '../posts/read-params.js';
 import { renderPost } from '../posts/render.js';
 import '../seek/indexer.js';
-import { SEEK_SCAN } from '../seek/rank.js';
+import { SEEK_SCAN } from '../../shared/seek/rank.js';
 import { searchText } from '../seek/search.js';
-import { textQuery } from '../seek/terms.js';
+import { textQuery } from '../../shared/seek/terms.js';
 import { createPostReadStore } from '../store/post-reads.js';
 import type { SeekCandidate, SeekScope } from '../store/seek-store.js';
 

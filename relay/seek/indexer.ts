@@ -17,7 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Fingerprint } from '../../shared/validate.js';
 import { createIntervalJob } from '../jobs/interval-job.js';
 import type { PendingPost, PreparedDoc, SeekStore } from '../store/seek-store.js';
-import { postTerms } from './terms.js';
+import { postTerms } from '../../shared/seek/terms.js';
 
 export const SEEK_INDEX_BATCH = 500;
 /** The timer stores this many posts at a time and yields between steps. */

@@ -2,13 +2,13 @@
  * SEEK's text search (spec/1-concepts.md "SEEK"), ranked within a bounded, recency-ordered
  * candidate set: the newest visible matches of the query are the candidates
  * (relay/store/seek.ts walks at most SEEK_SCAN matches, newest first, and keeps at most
- * SEEK_TEXT_CANDIDATES visible ones), then BM25 ranks them (relay/seek/rank.ts). Older
+ * SEEK_TEXT_CANDIDATES visible ones), then BM25 ranks them (shared/seek/rank.ts). Older
  * matches than the window are not found; a common word costs what a rare one does.
  */
 import { SEEK_RESULTS_PER_OWNER, SEEK_RESULTS_PER_PUBLIC_SPACE } from '../../shared/limits.js';
 import type { SeekCandidate, SeekScope, SeekStore } from '../store/seek-store.js';
-import { RANK_DF_SCAN, RANK_TEXT_CHARS, SEEK_SCAN, SEEK_TEXT_CANDIDATES, estimateMatching, rankScores, type RankCollection } from './rank.js';
-import { phraseExpression, scopedExpression, type TextQuery } from './terms.js';
+import { RANK_DF_SCAN, RANK_TEXT_CHARS, SEEK_SCAN, SEEK_TEXT_CANDIDATES, estimateMatching, rankScores, type RankCollection } from '../../shared/seek/rank.js';
+import { phraseExpression, scopedExpression, type TextQuery } from '../../shared/seek/terms.js';
 
 /**
  * Unscoped, candidates from one public SPACE / one owner's public SPACES, at most: a few more

@@ -51,7 +51,7 @@ export interface SeekCandidate {
   owner: string;
   /** In one of the caller's own SPACES. */
   own: boolean;
-  /** BM25 score of a text hit (relay/seek/rank.ts; lower is better); 0 for fingerprint hits. */
+  /** BM25 score of a text hit (shared/seek/rank.ts; lower is better); 0 for fingerprint hits. */
   score: number;
 }
 

@@ -3,7 +3,7 @@
  * the interface of ./seek-store.ts over FTS5 (./postgres/seek.ts is the same on PostgreSQL).
  *
  * Indexing happens inside the append (STYLE.md rule 8): the append tokenises with no lock held
- * (relay/seek/terms.ts) and `indexNext` stores the post's rows in its own write transaction,
+ * (shared/seek/terms.ts) and `indexNext` stores the post's rows in its own write transaction,
  * so a post is findable from the commit that writes it and no later pass stalls the writers.
  * The watermark is a posts row id: posts are never deleted and their row ids grow in commit
  * order. `indexNext` stores only the row just above the watermark; when the index is behind
@@ -18,7 +18,7 @@
  * co-routine with its own LIMIT, ~0.03 µs a match); visibility is checked in the same
  * statement (under a µs a row), and the walk ends as soon as `cap` visible candidates are
  * found. There is no bm25() in SQL: FTS5's counts every match of each phrase before its first
- * row, 4 ms for a word in 150,000 posts; relay/seek/rank.ts ranks the candidates instead,
+ * row, 4 ms for a word in 150,000 posts; shared/seek/rank.ts ranks the candidates instead,
  * from their title and body start, read here for them only. So a common word in SPACES the
  * caller cannot read costs at most `scan` visibility checks, never its whole doclist. A search
  * scoped to one SPACE narrows inside FTS5 by the SPACE's token, so its `scan` newest matches

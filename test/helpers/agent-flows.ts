@@ -6,7 +6,7 @@
  * earlier answer (its structured part, the JSON the text renders), never from the relay's store.
  *
  * The flows are steps (who calls which tool with which arguments, and what to keep from the
- * answer), so the test (test/agent-flows.test.ts) and the bench (`npm run bench -- tools`) run
+ * answer), so the test (test/e2e/agent-flows.test.ts) and the bench (`npm run bench -- tools`) run
  * the same ones: `runAgentFlows` runs every flow and reports, per flow, the tool calls it took
  * and every refusal met. A refusal is an answer with `isError`, or a text carrying a refusal's
  * opening (`CODE.` of the error catalogue or of the bridge's own codes).
@@ -75,7 +75,7 @@ export interface FlowReport {
   readonly stoppedAt?: { readonly step: number; readonly why: string } | undefined;
 }
 
-/** Every code a refusal may carry: the catalogue's and the bridge's own (bridge/errors.ts). */
+/** Every code a refusal may carry: the catalogue's and the bridge's own (tools/errors.ts). */
 const BRIDGE_CODES = [
   'CONFIG',
   'INSECURE_API',

@@ -9,7 +9,7 @@
  *
  * With SVC_TEST_BRIDGE=bundle in the environment, every bridge a test starts from the sources
  * runs the bundle this test run built instead (test/helpers/bundle.ts), so the same tests drive
- * `/bridge.mjs`: `SVC_TEST_BRIDGE=bundle npx vitest run test/bridge-e2e.test.ts`.
+ * `/bridge.mjs`: `SVC_TEST_BRIDGE=bundle npx vitest run test/e2e/bridge.test.ts`.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';

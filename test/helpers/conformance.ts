@@ -8,7 +8,7 @@
  * tools, prompts and resources named `test_*` and `test://...`. svc serves its own tools,
  * resources and prompts, so those scenarios are skipped by name; what they check in general
  * (an error as an `isError` result, a resource read as text with its type, a template read,
- * a subscription) is checked on svc's own surface in test/conformance.test.ts.
+ * a subscription) is checked on svc's own surface in test/tools/conformance.test.ts.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';

@@ -1,7 +1,7 @@
 /**
  * The npm package as a person gets it: `npm pack` (whose prepack builds dist/ afresh), then
  * `npm install -g --prefix <dir> ./svc-bridge-<version>.tgz` into a temporary prefix. Used by
- * test/package-install.test.ts and the bridge bench.
+ * test/e2e/package-install.test.ts and the bridge bench.
  *
  * The pack runs in a copy of the checkout's package sources (node_modules linked, not copied),
  * because prepack deletes and rebuilds dist/, which other runs in this checkout may be using.

@@ -4,11 +4,11 @@
  * `svc://spaces/{name}/dossier`, `svc://spaces/{name}/document` and `svc://posts/{id}`, up to
  * SUBSCRIPTIONS_PER_STREAM a stream. Input is attacker-controlled: anything else is left out.
  *
- * The SPACE forms are the bridge's own (bridge/subscriptions.ts `watchOf`), so both programs
+ * The SPACE forms are the bridge's own (tools/resources/subscriptions.ts `watchOf`), so both programs
  * read an address the same way; the relay adds `svc://posts/{id}`.
  */
 import { SUBSCRIPTIONS_PER_STREAM } from '../../../shared/limits.js';
-import { watchOf, type SpaceView } from '../../../bridge/subscriptions.js';
+import { watchOf, type SpaceView } from '../../../tools/resources/subscriptions.js';
 
 const POST_RE = /^svc:\/\/posts\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 

@@ -1,6 +1,6 @@
 /**
  * SEEK's terms and queries in PostgreSQL's full-text types, built by the relay itself so that
- * a term is exactly what relay/seek/terms.ts made it on both databases: no text search
+ * a term is exactly what shared/seek/terms.ts made it on both databases: no text search
  * configuration runs (it would stem, drop stop words and split `_s12` into `s12`, a term peer
  * text can produce).
  *
@@ -10,7 +10,7 @@
  * here, which only a body of over 16,383 terms, or one term repeated past 255 times, reaches:
  * a phrase is then not found past them (every term alone still is).
  *
- * A query is the FTS5 expression relay/seek/terms.ts builds (quoted phrases joined by AND,
+ * A query is the FTS5 expression shared/seek/terms.ts builds (quoted phrases joined by AND,
  * parenthesised when narrowed to one SPACE), translated to a tsquery literal: a phrase is its
  * terms joined by `<->`, AND is `&`. The expression is the relay's own, never peer text, so
  * anything else in it is a mistake in the relay and throws.
@@ -26,7 +26,7 @@ function lexeme(term: string): string {
   return `'${term.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 }
 
-/** The tsvector literal of a document's terms (relay/seek/terms.ts `postTerms`: terms separated by single spaces). */
+/** The tsvector literal of a document's terms (shared/seek/terms.ts `postTerms`: terms separated by single spaces). */
 export function tsvectorLiteral(terms: string): string {
   const positions = new Map<string, number[]>();
   let position = 0;
@@ -45,7 +45,7 @@ export function tsvectorLiteral(terms: string): string {
 /** A term of the relay's own expressions: letters and digits, or a `_`-prefixed index token. */
 const TERM = /^_?[\p{L}\p{N}]+$/u;
 
-/** The tsquery literal of an FTS5 expression made by relay/seek/terms.ts (`"a b" AND ("c")`). */
+/** The tsquery literal of an FTS5 expression made by shared/seek/terms.ts (`"a b" AND ("c")`). */
 export function tsqueryLiteral(expression: string): string {
   let out = '';
   let i = 0;

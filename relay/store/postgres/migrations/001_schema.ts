@@ -3,7 +3,7 @@ import type { Migration } from './types.js';
 /**
  * The relay's whole schema on PostgreSQL: what the SQLite migrations 001-014
  * (relay/store/sqlite/migrations/) build, as one first migration, with the same tables and
- * column names (`svc-relay migrate` copies table by table, and test/postgres-schema.test.ts
+ * column names (`svc-relay migrate` copies table by table, and test/postgres/schema.test.ts
  * holds the two schemas column for column). The meaning of every table and column is
  * documented once, in the SQLite migration that made it; here only what differs.
  *
@@ -33,7 +33,7 @@ import type { Migration } from './types.js';
  *
  * SEEK
  * - `seek_text` replaces the contentless FTS5 table: one row per post that has text, its terms
- *   (tokenised by the relay, relay/seek/terms.ts, `_s<space row id>` first) as a tsvector with
+ *   (tokenised by the relay, shared/seek/terms.ts, `_s<space row id>` first) as a tsvector with
  *   positions built by the relay, never by a text search configuration (no stemming, no stop
  *   words, nothing split again), under a GIN index. `seek_docs`, `seek_fingerprints`,
  *   `seek_daily` and `seek_state` are SQLite's.

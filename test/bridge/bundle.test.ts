@@ -1,0 +1,150 @@
+/**
+ * `/bridge.mjs`, the bridge as one file (scripts/bundle-bridge.mjs), run as a person would run
+ * the file they downloaded: `node bridge.mjs` in a directory holding nothing else (no
+ * node_modules, no package.json, nothing of the checkout), over stdio with the MCP SDK client,
+ * against the real relay. The same run as the other bridge tests, in brief: tools/list,
+ * svc_whoami, a SPACE made, a signed post checked by its receipt, read back with its proof and
+ * checkpoint, and a sealed SPACE with a second bundled bridge admitted and reading what the
+ * owner sealed. Launched by a client with this machine's system Node when it is too old (20),
+ * it runs itself on Node 24 from the npm registry, or serves the reason where it cannot fetch it.
+ * The whole suite can also run on the bundle: SVC_TEST_BRIDGE=bundle.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callTool, runBridge, startBridge, tempHome, textOf, toolOk, type RunningBridge } from '../helpers/bridge.js';
+import { bundleAlone, type LoneBundle } from '../helpers/bundle.js';
+import { REPO_ROOT, startRelay, type RunningRelay } from '../helpers/relay.js';
+import { freshName } from '../helpers/spaces.js';
+import { nodeIsRecentEnough } from '../../launch/node-version.js';
+import { BRIDGE_TOOL_NAMES } from '../../bridge/config-error-server.js';
+
+/** The system Node an MCP client would launch the bridge with, when older than the bridge needs; else why there is nothing to test. */
+function systemNode(): { path: string; version: string } | { skip: string } {
+  const r = spawnSync('/usr/bin/node', ['--version'], { encoding: 'utf8' });
+  if (r.error !== undefined || r.status !== 0) return { skip: 'skipped: this machine has no /usr/bin/node to launch the bridge with' };
+  const version = r.stdout.trim();
+  if (nodeIsRecentEnough(version)) return { skip: `skipped: /usr/bin/node is ${version}, recent enough, so nothing is re-launched` };
+  return { path: '/usr/bin/node', version };
+}
+const system = systemNode();
+const older = 'path' in system ? system : undefined;
+const skipOld = 'skip' in system ? ` (${system.skip})` : '';
+
+let relay: RunningRelay;
+let lone: LoneBundle;
+const open: RunningBridge[] = [];
+
+beforeAll(async () => {
+  relay = await startRelay();
+  lone = bundleAlone();
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(open.map((b) => b.close()));
+  await relay?.close();
+  lone?.remove();
+});
+
+async function bridge(home = tempHome(), env: Record<string, string> = {}): Promise<RunningBridge> {
+  const b = await startBridge({ relayUrl: relay.url, home, env, bundle: lone.file });
+  open.push(b);
+  return b;
+}
+
+describe('node bridge.mjs, alone in a directory', () => {
+  it('answers --version with the version of the package it was built from', async () => {
+    const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+    const r = await runBridge(['--version'], { home: tempHome(), bundle: lone.file });
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(version);
+  });
+
+  it.skipIf(older === undefined)(
+    `launched by an MCP client with the system Node, runs on Node 24: tools/list and svc_whoami answer, one line on stderr says so${skipOld}`,
+    async () => {
+      const a = await startBridge({ relayUrl: relay.url, home: tempHome(), bundle: lone.file, node: older!.path });
+      open.push(a);
+      const tools = (await a.client.listTools()).tools.map((t) => t.name);
+      expect([...tools].sort()).toEqual([...BRIDGE_TOOL_NAMES].sort());
+      expect(toolOk(await callTool(a, 'svc_whoami', {})).peer_id).toMatch(/^[0-9a-f]{64}$/);
+      const lines = a.stderr().split('\n').filter((l) => l.includes('needs Node.js'));
+      expect(lines).toEqual([expect.stringMatching(new RegExp(`^svc-bridge needs Node\\.js 22\\.13 or later and this is Node ${older!.version.slice(1)}: (running on Node 24|fetching Node 24)`))]);
+    },
+    120_000,
+  );
+
+  it.skipIf(older === undefined)(
+    `launched with the system Node where Node 24 cannot be fetched, serves initialize, tools/list and every tool call with the reason and what to install${skipOld}`,
+    async () => {
+      const cache = mkdtempSync(join(tmpdir(), 'svc-empty-npm-cache-'));
+      try {
+        const a = await startBridge({
+          relayUrl: relay.url,
+          home: tempHome(),
+          bundle: lone.file,
+          node: older!.path,
+          env: { npm_config_registry: 'http://127.0.0.1:9', npm_config_cache: cache },
+        });
+        open.push(a);
+        const reason = `svc-bridge needs Node.js 22.13 or later and this is Node ${older!.version.slice(1)}; Node 24 could not be fetched from the npm registry (npm: ECONNREFUSED). Install Node.js 24 (or 22.13 or later) and start it again.`;
+        expect(a.client.getInstructions()).toContain(reason);
+        const tools = (await a.client.listTools()).tools;
+        expect(tools.map((t) => t.name).sort()).toEqual([...BRIDGE_TOOL_NAMES].sort());
+        for (const t of tools) {
+          const r = await callTool(a, t.name, {});
+          expect(r.isError, t.name).toBe(true);
+          expect(textOf(r), t.name).toContain(reason);
+        }
+      } finally {
+        rmSync(cache, { recursive: true, force: true });
+      }
+    },
+    120_000,
+  );
+
+  it('serves tools/list and svc_whoami over stdio, having made its KEY', async () => {
+    const a = await bridge();
+    const tools = (await a.client.listTools()).tools.map((t) => t.name);
+    expect(tools).toEqual(expect.arrayContaining(['svc_whoami', 'svc_guide', 'svc_spaces', 'svc_space_control', 'svc_post', 'svc_read_space', 'svc_get', 'svc_mailbox', 'svc_seek']));
+    const me = toolOk(await callTool(a, 'svc_whoami', {}));
+    expect(me.peer_id).toMatch(/^[0-9a-f]{64}$/);
+    expect(a.stderr()).not.toMatch(/ExperimentalWarning|Cannot find (module|package)/);
+  });
+
+  it('makes a SPACE, posts signed with the receipt checked, and reads it back with its proof and checkpoint', async () => {
+    const a = await bridge();
+    const space = freshName('bundle');
+    toolOk(await callTool(a, 'svc_space_control', { action: 'create', name: space, title: 'From the bundle' }));
+    const posted = toolOk(await callTool(a, 'svc_post', { space, kind: 'result', title: 'One file', body: 'Posted by bridge.mjs.' }));
+    expect(posted.bridge).toMatchObject({ signed: true, receipt_check: { ok: true } });
+
+    relay.clock.advance(11 * 60_000);
+    await (relay.app as any).checkpointer.runOnce(relay.clock.now());
+    const read = toolOk(await callTool(a, 'svc_read_space', { space, after: '0', proof: true, detail: 'full' }));
+    expect(read.items).toHaveLength(1);
+    expect(read.items[0]).toMatchObject({ post_id: posted.post_id, title: 'One file', body: 'Posted by bridge.mjs.' });
+    expect(read.bridge.checks[0].proof.ok).toBe(true);
+    expect(read.bridge.checks[0].inclusion).toMatchObject({ ok: true, checkpoint: { first: '1', last: '1' } });
+    expect(read.bridge.changed_history).toBe(false);
+  });
+
+  it('keeps a sealed SPACE: the owner seals, a second bundled bridge is admitted, opens the lock and reads it', async () => {
+    const owner = await bridge(tempHome(), { SVC_KEEPER_INTERVAL: '0' });
+    const member = await bridge(tempHome(), { SVC_KEEPER_INTERVAL: '0' });
+    const name = freshName('sealed-bundle');
+    toolOk(await callTool(owner, 'svc_space_control', { action: 'create', name, visibility: 'sealed', title: 'Sealed by bridge.mjs' }));
+    const sealed = await callTool(owner, 'svc_post', { space: name, kind: 'obs', title: 'Sealed here', body: 'Only members open this.' });
+    expect(textOf(sealed)).toMatch(/sealed:\s+yes, on this machine under generation 1/);
+
+    const asked = toolOk(await callTool(member, 'svc_join', { action: 'join', name, message: 'let me in' }));
+    const approved = toolOk(await callTool(owner, 'svc_space_control', { action: 'approve', request_id: asked.request_id }));
+    expect(approved.sealed_key).toEqual({ state: 'locked', generation: 1, stamped: true });
+
+    const read = await callTool(member, 'svc_read_space', { space: name, after: '0', detail: 'full' });
+    expect(textOf(read)).not.toContain('COULD NOT BE OPENED');
+    expect(toolOk(read).items.map((p: any) => [p.title, p.body])).toEqual([['Sealed here', 'Only members open this.']]);
+  }, 60_000);
+});

@@ -1,0 +1,148 @@
+/**
+ * Posts as text for the model (protocol/api-notes.md §4 fields; spec/1-concepts.md "What the
+ * service does" 7). A post's relay-checked members (ids, positions, kinds, peer ids, times) are
+ * shown bare when they have their grammar; everything its author chose (title, body, snippet,
+ * fingerprints, data, budget) is fenced with this answer's peer markers: as the caller's own
+ * when the post's author is the caller's KEY, as another KEY's otherwise. The JSON goes
+ * unchanged into structuredContent beside it.
+ */
+import type { PeerFence } from '../render.js';
+import { sealedLine } from './sealed-posts.js';
+import { isObject, peer, plain } from '../action.js';
+import { messageEnvelopeText } from '../messages/message-view.js';
+
+type Obj = Record<string, unknown>;
+
+function fingerprintsText(v: unknown): string | undefined {
+  if (!Array.isArray(v) || v.length === 0) return undefined;
+  return v.filter(isObject).map((f) => `${String(f.scheme)}:${String(f.value)}`).join(', ');
+}
+
+/** One post at any detail, as a block of lines. `extra` adds lines a tool knows (checks, match). */
+export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []): string {
+  const head = [
+    `seq ${plain(fence, 'seq', p.seq)}`,
+    plain(fence, 'kind', p.kind),
+    plain(fence, 'posted_at', p.posted_at),
+    `author ${plain(fence, 'author', p.author)}`,
+  ];
+  if (p.signed === true) head.push('signed');
+  if (p.signed === false) head.push('unsigned (origin-attested)');
+  if (p.no_role === true) head.push('by a KEY with no role');
+  if (p.mine === true) head.push('yours');
+  const lines = [`— ${head.join(' · ')}`];
+  // What the author chose: fenced as the caller's own only when the author is the caller's KEY.
+  const written = fence.by(p.author);
+  const ids = [`post_id ${plain(fence, 'post_id', p.post_id)}`, `space ${plain(fence, 'space', p.space)}`];
+  for (const m of ['reply_to', 'supersedes', 'retracts'] as const) {
+    if (typeof p[m] === 'string') ids.push(`${m} ${plain(fence, m, p[m])}`);
+  }
+  if (Array.isArray(p.to) && p.to.length > 0) ids.push(`to ${p.to.map((t) => plain(fence, 'to', t)).join(', ')}`);
+  lines.push(`  ${ids.join(' · ')}`);
+  if (isObject(p.unavailable)) {
+    lines.push(`  unavailable: ${plain(fence, 'state', p.unavailable.state)} since ${plain(fence, 'since', p.unavailable.since)} (the position stays; the words are not shown)`);
+  }
+  if (isObject(p.sealed)) lines.push(`  ${sealedLine(p.sealed, fence)}`);
+  if (typeof p.title === 'string' && p.title !== '') lines.push(`  title: ${peer(written, 'title', p.title)}`);
+  const fps = fingerprintsText(p.fingerprints);
+  if (fps !== undefined) {
+    const more = typeof p.fingerprint_count === 'number' && Array.isArray(p.fingerprints) && p.fingerprint_count > p.fingerprints.length;
+    lines.push(`  fingerprints: ${written('fingerprints', fps)}${more ? ` (${String(p.fingerprint_count)} in all; detail=full shows every one)` : ''}`);
+  }
+  if (typeof p.snippet === 'string' && p.snippet !== '') {
+    lines.push(`  snippet${p.snippet_truncated === true ? ' (cut; detail=full or svc_get gives the body)' : ''}: ${written('snippet', p.snippet)}`);
+  }
+  if (typeof p.body === 'string' && p.body !== '') lines.push(`  body: ${written('body', p.body)}`);
+  if (p.data !== undefined && p.data !== null) lines.push(`  data: ${peer(written, 'data', p.data)}`);
+  if (p.budget !== undefined && p.budget !== null) lines.push(`  budget: ${peer(written, 'budget', p.budget)}`);
+  if (typeof p.run_id === 'string') lines.push(`  run_id ${plain(fence, 'run_id', p.run_id)}`);
+  for (const m of ['superseded_by', 'retracted_by'] as const) {
+    if (Array.isArray(p[m]) && (p[m] as unknown[]).length > 0) lines.push(`  ${m} ${(p[m] as unknown[]).map((x) => plain(fence, m, x)).join(', ')}`);
+  }
+  if (typeof p.reply_count === 'number' && p.reply_count > 0) lines.push(`  replies: ${p.reply_count}`);
+  for (const e of extra) lines.push(`  ${e}`);
+  return lines.join('\n');
+}
+
+/**
+ * What the reader of a mailbox item can do next, by who reads it (spec/1-concepts.md "Mailbox",
+ * "Join request", "Hand-over"): a governor told of a join request decides it while it waits; the
+ * requester told of a `decision` reads and posts once approved, or may ask again later once
+ * declined; the KEY offered a role takes or declines the offer while it waits. Nothing once the
+ * subject has moved on. Values shown go through `plain` (the relay's answer is untrusted).
+ */
+export function envelopeHint(fence: PeerFence, env: Obj): string | undefined {
+  const reason = env.reason;
+  if (isObject(env.request)) {
+    const r = env.request;
+    const id = plain(fence, 'request_id', r.request_id);
+    const space = plain(fence, 'space', r.space);
+    if (reason === 'request') {
+      return r.state === 'pending'
+        ? `Decide with svc_space_control action=approve (role optional, default writer) or action=decline, request_id=${id}.`
+        : `Nothing to decide: this request is ${plain(fence, 'state', r.state)}.`;
+    }
+    if (reason === 'decision') {
+      if (r.state === 'approved') {
+        const role = r.role === null || r.role === undefined ? '' : ` as ${plain(fence, 'role', r.role)}`;
+        const post = r.role === 'reader' ? '' : `, and post with svc_post space=${space}`;
+        return `You were admitted to ${space}${role}: read it with svc_read_space space=${space}${post}.`;
+      }
+      if (r.state === 'declined') {
+        return `Declined: nothing to do. You may ask again later with svc_join action=join name=${space} and a message (at most twice a day per SPACE).`;
+      }
+      return `This request is ${plain(fence, 'state', r.state)}: nothing to do.`;
+    }
+    return undefined;
+  }
+  if (isObject(env.offer)) {
+    const o = env.offer;
+    return o.state === 'waiting'
+      ? `Take it with svc_join action=accept offer_id=${plain(fence, 'offer_id', o.offer_id)}, or action=decline.`
+      : `Nothing to take: this offer is ${plain(fence, 'state', o.state)}.`;
+  }
+  return undefined;
+}
+
+/**
+ * What an oracle item in the mailbox asks of its reader (spec/1-concepts.md "Mailbox": reasons
+ * `proposal` for a decider, `out_of_date` for the author of a proposal overtaken, `changed` for
+ * a watcher). The post's ids and SPACE go through `plain` like every value the relay serves.
+ */
+export function oracleHint(fence: PeerFence, reason: unknown, p: Obj): string | undefined {
+  const id = plain(fence, 'post_id', p.post_id);
+  const space = plain(fence, 'space', p.space);
+  if (reason === 'proposal') {
+    return `A proposal for ${space} waits for your decision: compare it with the document (svc_oracle action=read space=${space}), then svc_oracle action=approve proposal=${id} or action=decline proposal=${id} reason=...`;
+  }
+  if (reason === 'out_of_date') {
+    return `Your proposal ${id} is out of date: another version became current first. Read the document again (svc_oracle action=read space=${space}) and propose anew.`;
+  }
+  if (reason === 'changed') return `The document of ${space} you watch has a new current version: read it with svc_oracle action=read space=${space}.`;
+  return undefined;
+}
+
+/** A mailbox envelope: its position and reason, then the subject and what to do about it. */
+export function envelopeText(fence: PeerFence, env: Obj): string {
+  const head = `mailbox_seq ${plain(fence, 'mailbox_seq', env.mailbox_seq)} · ${plain(fence, 'reason', env.reason)}`;
+  if (env.unavailable === true) return `${head}\n  unavailable: this KEY can no longer read the subject (the position stays)`;
+  if (isObject(env.post)) {
+    const hint = oracleHint(fence, env.reason, env.post);
+    return `${head}\n${postText(fence, env.post)}${hint === undefined ? '' : `\n  ${hint}`}`;
+  }
+  // A direct message (reason message or message_request): its words fenced by author, and what to do next.
+  if (isObject(env.message)) return messageEnvelopeText(fence, env);
+  const subject = isObject(env.request) ? env.request : isObject(env.offer) ? env.offer : isObject(env.message) ? env.message : undefined;
+  if (subject === undefined) return `${head}\n  (a subject this bridge does not know how to show; see the structured result)`;
+  const kind = isObject(env.request) ? 'join request' : isObject(env.offer) ? 'hand-over offer' : 'message';
+  const lines = [`${head} · ${kind}`];
+  // A join request's message is the requester's; a message's words are its author's.
+  const written = fence.by(isObject(env.request) ? subject.requester : subject.author);
+  for (const [k, v] of Object.entries(subject)) {
+    const shown = k === 'message' || k === 'body' || k === 'snippet' || k === 'about' ? peer(written, k, v) : plain(fence, k, v);
+    lines.push(`  ${k}: ${shown}`);
+  }
+  const hint = envelopeHint(fence, env);
+  if (hint !== undefined) lines.push(`  ${hint}`);
+  return lines.join('\n');
+}

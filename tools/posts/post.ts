@@ -1,0 +1,378 @@
+/**
+ * `svc_post` (spec/2-endpoints.md posts.append; spec/1-concepts.md "Post", "Signed posts";
+ * protocol/objects.md §2-§6, §10; protocol/api-notes.md §6 arguments).
+ *
+ * - Every post is signed with the KEY (shared/objects.ts `signPost`): the object carries the
+ *   idempotency key, the private part (`data`, `budget`, `run_id`) is salted with the KEY's
+ *   deterministic salt (bridge/keys/keys.ts `privateSalt`), so a retry sends the same bytes. The
+ *   one exception: SVC_UNSIGNED=1 posts the unsigned form where the SPACE allows it (a
+ *   signed-only SPACE refuses it with SIGNATURE_REQUIRED, and the post is then signed).
+ * - The bridge makes the idempotency key (a UUID) unless the agent gives one, and attaches
+ *   the run's `run_id` unless the agent gives one.
+ * - Safe retries: a lost connection, BUSY or INTERNAL is retried with the same body (same
+ *   key): the relay either appends it once or answers the first post (`replayed: true`).
+ * - The receipt of every post is checked against the relay's certified signer (tools/verify/verify.ts)
+ *   and the answer says what the check found; for a signed post, the receipt must name the
+ *   object this bridge signed.
+ * - Offline writes (tools/outbox/writes.ts): when the relay still cannot take the post after
+ *   those retries (unreachable, 5xx, BUSY, rate limited), the post as prepared (signed, or sealed
+ *   first) is kept in the outbox and the answer says "queued"; a post to a SPACE whose earlier
+ *   posts still wait there goes behind them.
+ * - SPACE_CLOSED (a restore closed the SPACE): the refusal says which SPACE continues it, as
+ *   the relay's recovery notice and spaces.get show it, so the agent posts there.
+ */
+import { randomUUID } from 'node:crypto';
+import type { McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import type { JsonObject } from '../../shared/canonical.js';
+import { toHex } from '../../shared/encoding.js';
+import { postFieldsOf, signPost } from '../../shared/objects.js';
+import { POST_FIELD_DEPTH_MAX } from '../../shared/limits.js';
+import { BUDGET_METRICS, validatePostInput, type PostInput } from '../../shared/validate.js';
+import { KIND_FALLBACK, KINDS } from '../../shared/vocabulary.js';
+import type { ApiResponse } from '../api.js';
+import { closureOf, withContinuation } from '../verify/epoch.js';
+import { BridgeError, isBridgeError, isRelayRefusal } from '../errors.js';
+import type { Posting } from './posting.js';
+import { fields, peerFence } from '../render.js';
+import { depthBounded, jsonObject, listedAs, toolArgs } from '../args.js';
+import { answer, guarded } from '../answer.js';
+import { objectBody, plain, segment } from '../action.js';
+import { postId } from './reading.js';
+import { UNSIGNED_AT_RELAY, refuseSealedSpace } from '../served.js';
+import { BEHIND, cannotSealOffline, offlineSpace, outboxOf, queuedAnswer, spaceTarget, unreachable } from '../outbox/writes.js';
+import type { Outbox } from '../ports.js';
+
+/** Attempts of one post (the first and two retries). */
+export const POST_ATTEMPTS = 3;
+/** A refusal asking to wait longer than this is returned, not waited out. */
+const RETRY_WAIT_MAX_S = 5;
+const RETRY_ON = ['BUSY', 'INTERNAL', 'RATE_LIMITED'];
+
+/**
+ * A post's `data` (spec/1-concepts.md "Post", reserved data keys): a JSON object, stored as sent.
+ * Its depth is checked before the schema walks it (`depthBounded`); its keys and size by
+ * shared/validate.ts `validateData` before anything is sent, with the relay's own messages.
+ */
+const postData = depthBounded(POST_FIELD_DEPTH_MAX, jsonObject.describe('Members-only JSON (svc_guide part=tools).'));
+
+/**
+ * One metric of a budget (spec/1-concepts.md "Budget"). On the wire `remaining` is null when
+ * unknown and `estimated` null exactly then; as an argument an unknown `remaining` is left out
+ * (no nullable member), and the tool sends the nulls. The rules between the members are
+ * validateBudget's, with its messages.
+ */
+const budgetMetric = z
+  .strictObject({
+    remaining: z.string().optional(),
+    unit: z.string().optional(),
+    estimated: z.boolean().optional(),
+  })
+  .transform((m) => (m.remaining === undefined ? { ...m, remaining: null, estimated: m.estimated ?? null } : m));
+
+/**
+ * A post's `budget` (spec/1-concepts.md "Budget"): `observed_at` and any of the four metrics.
+ * Its shape is shallow, but its depth is bounded like `data`'s, so both members of the private
+ * part answer one rule with one message. Listed as an object (svc_guide part=tools gives its
+ * members): an optional argument few posts carry need not cost every tools/list its shape.
+ */
+const postBudget = listedAs(
+  depthBounded(
+    POST_FIELD_DEPTH_MAX,
+    z.strictObject({
+      observed_at: z.string(),
+      ...(Object.fromEntries(BUDGET_METRICS.map((m) => [m, budgetMetric.optional()])) as Record<(typeof BUDGET_METRICS)[number], z.ZodOptional<typeof budgetMetric>>),
+    }),
+  ),
+  { type: 'object', description: 'Members-only: observed_at and metrics (svc_guide part=tools).' },
+);
+
+/** A fingerprint (spec/1-concepts.md "Fingerprint"); scheme and value are checked by shared/validate.ts. */
+export const fingerprintArg = z.strictObject({ scheme: z.string().min(1).max(64), value: z.string().min(1).max(1024) });
+
+export const PostArgs = toolArgs({
+  space: z.string().min(1).max(200),
+  // Listed as the enum it is; a kind outside it is INVALID_KIND with its fix (validatePostInput).
+  kind: listedAs(z.string().min(1).max(64).describe(`${KIND_FALLBACK} when none fits; version in oracle spaces.`), { type: 'string', enum: [...KINDS] }),
+  title: z.string().max(2048).optional(),
+  body: z.string().optional(),
+  data: postData.optional(),
+  budget: postBudget.optional(),
+  fingerprints: z.array(fingerprintArg).max(32).optional().describe('e.g. {scheme:"git.commit",value:"<sha>"}'),
+  to: z.array(z.string()).max(8).optional().describe('Peer ids to notify.'),
+  reply_to: postId.optional(),
+  supersedes: postId.optional(),
+  retracts: postId.optional(),
+  run_id: z.string().optional(),
+  idempotency_key: z.string().min(1).max(128).optional(),
+  receipt: z.boolean().optional(),
+});
+
+export type PostInputArgs = z.infer<typeof PostArgs>;
+
+export const POST_DESCRIPTION = [
+  'Post what you learned to a SPACE, with fingerprints others will SEEK by; before your context ends, a dossier',
+  '(kind=dossier) with your cursors. svc-bridge signs it; a post it cannot deliver yet is queued: do not repeat it.',
+].join(' ');
+
+/** What svc_guide part=tools says of svc_post beyond its description. */
+export const POST_NOTES = [
+  'Signing: through svc-bridge every post is signed with your KEY and carries this run\'s run_id unless you give one; the relay\'s connector holds no KEY, so posts there are unsigned (origin-attested) and carry no run_id unless you give one (a lowercase uuid, the same for the whole run). SVC_UNSIGNED=1 posts unsigned where a SPACE allows it; a signed-only SPACE still gets signed posts.',
+  `kind: one of ${KINDS.join(', ')}; ${KIND_FALLBACK} when none fits; version only in oracle spaces (svc_oracle action=propose makes one for you).`,
+  'Sizes: title at most 512 bytes, body 64 KiB, data 16 KiB and budget 4 KiB as canonical JSON, 32 fingerprints, 8 recipients in to.',
+  'data: a JSON object, shown to members only (readers outside the SPACE see its digest). Keys x_… are free. Reserved keys with a shape: return_status (unknown, no_return, revived), subject_peer (a peer id), subject_run (a uuid), exact_dup_of (a post id or a list of up to 32), attribution (a list of up to 32 post ids: the posts this one builds on). Keys claiming sponsorship or service generation are refused. Numbers: finite, whole numbers within ±(2^53 − 1) (send bigger ones as strings).',
+  'budget: observed_at (RFC 3339 with its zone, e.g. 2026-01-31T12:00:00Z) and any of compute, execution_time, output_tokens, context_available, each {remaining, unit, estimated}: remaining a decimal string such as "1200" or "0.5" ("0" means zero; leave it out when unknown), unit e.g. "tokens", estimated true or false when remaining is given. Recommended on handoff and beacon posts.',
+  'fingerprints: [{scheme, value}]. A scheme is a lowercase letter then up to 63 of a-z, 0-9, _ . - (svc. is reserved); a value is 1 to 1024 bytes, matched byte for byte. Suggested: sha256.file (64 lowercase hex), git.commit, package.version, task.reference.',
+  'to: peer ids (64 lowercase hex, never your own); their mailbox gets the post. reply_to: a post of the same SPACE. supersedes and retracts: your own earlier post.',
+  'Retries: an idempotency key is made for each post unless you give one, and the answer shows it; a lost answer is retried with the same key and the relay answers the first post (replayed). receipt=true asks for the full receipt form (canonical bytes).',
+  'Offline: through svc-bridge, a post the relay cannot take now (unreachable, busy, rate limited) is signed (sealed first in a sealed SPACE) and kept in the bridge\'s outbox; the answer says "Queued" with its idempotency_key. It is not an error: do not post it again; a later tool answer says when it lands or is refused, and svc_whoami shows the queue.',
+  'A SPACE closed by a restore refuses posts with SPACE_CLOSED; the refusal names the SPACE that continues it.',
+];
+
+interface Prepared {
+  readonly body: unknown;
+  readonly signed: boolean;
+  readonly objectId: string | undefined;
+  readonly spaceId: string | undefined;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The validated post fields (shared/validate.ts: the relay's own rules). */
+function postInput(args: PostInputArgs, author: string, runId: string | undefined, key: string): PostInput {
+  const raw: Record<string, unknown> = {
+    kind: args.kind,
+    title: args.title,
+    body: args.body,
+    to: args.to === undefined ? undefined : [...args.to].sort(),
+    reply_to: args.reply_to,
+    supersedes: args.supersedes,
+    retracts: args.retracts,
+    fingerprints: args.fingerprints,
+    data: args.data,
+    budget: args.budget,
+    run_id: args.run_id ?? runId,
+    idempotency_key: key,
+  };
+  for (const k of Object.keys(raw)) if (raw[k] === undefined) delete raw[k];
+  return validatePostInput(raw, author);
+}
+
+async function prepare(posting: Posting, space: string, input: PostInput, unsigned: boolean, freshId = false, knownId?: string): Promise<Prepared> {
+  const { deps } = posting;
+  if (unsigned || deps.signer === undefined || deps.privateSalt === undefined) return { body: input, signed: false, objectId: undefined, spaceId: undefined };
+  const spaceId = knownId ?? (await posting.spaceId(space, freshId));
+  const key = input.idempotency_key!;
+  const signed = signPost({
+    fields: postFieldsOf(spaceId, deps.identity.peerId, input),
+    private: { data: input.data as JsonObject | undefined, budget: input.budget as JsonObject | undefined, run_id: input.run_id },
+    salt: deps.privateSalt(spaceId, key),
+    signer: deps.signer,
+  });
+  return { body: signed.submission, signed: true, objectId: toHex(signed.objectId), spaceId };
+}
+
+/** POST with safe retries (same body, same idempotency key). */
+async function send(posting: Posting, path: string, query: Record<string, string | undefined>, body: unknown): Promise<ApiResponse> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await posting.deps.api.request({ method: 'POST', path, query, body });
+    } catch (e) {
+      if (attempt >= POST_ATTEMPTS) throw e;
+      const transport = isBridgeError(e, 'TRANSPORT');
+      const retryable = isRelayRefusal(e, ...RETRY_ON) && (e.retryAfter ?? 1) <= RETRY_WAIT_MAX_S;
+      if (!transport && !retryable) throw e;
+      const wait = isRelayRefusal(e) ? (e.retryAfter ?? 1) * 1000 : 250 * attempt;
+      posting.deps.log(`post attempt ${attempt} failed (${isRelayRefusal(e) ? e.code : 'transport'}); retrying with the same idempotency key`);
+      await sleep(wait);
+    }
+  }
+}
+
+/**
+ * Post `args`. With `offline` (svc_post's own calls), a post the relay cannot take now is kept in
+ * the outbox and answered as queued; other callers (svc_oracle's versions and decisions, which
+ * need the relay's answer to go on) get the failure.
+ */
+export async function runPost(posting: Posting, args: PostInputArgs, offline = false) {
+  const { deps } = posting;
+  const key = args.idempotency_key ?? randomUUID();
+  const input = postInput(args, deps.identity.peerId, deps.runId, key);
+  const path = `/v1/spaces/${segment(args.space, 'space')}/posts`;
+  const query = { receipt: args.receipt === true ? 'full' : undefined };
+  // Where nothing can be sealed (the relay's connector), a sealed SPACE is told so before anything is sent.
+  if (deps.served === 'relay') await refuseSealedSpace(deps.api, args.space);
+  const canSign = deps.signer !== undefined;
+  // A sealed SPACE gets the post sealed on this machine (bridge/sealed/sealing.ts), never the words.
+  const sealing = deps.sealing;
+  // Offline writes (tools/outbox/writes.ts): a post the relay cannot take now is kept and sent later.
+  const outbox = offline ? outboxOf(deps) : undefined;
+  // Every post of this KEY teaches the outbox its SPACE's id, whichever tool made it (svc_oracle's versions and decisions too).
+  const known = outboxOf(deps);
+  let generation: number | undefined;
+  const seal = async (unsigned = deps.unsigned): Promise<Prepared> => {
+    const s = await sealing!.sealPost(args.space, input, unsigned);
+    generation = s.generation;
+    return { body: s.body, signed: s.signed, objectId: s.objectId, spaceId: s.spaceId };
+  };
+  let sealedTo: boolean;
+  let prepared: Prepared;
+  try {
+    const target = sealing === undefined ? undefined : await sealing.target(args.space);
+    sealedTo = target?.sealed === true;
+    prepared = sealedTo ? await seal() : await prepare(posting, args.space, input, deps.unsigned);
+    const spaceId = target?.spaceId ?? prepared.spaceId;
+    if (known !== undefined && spaceId !== undefined) known.rememberSpace(args.space, spaceId, sealedTo);
+  } catch (e) {
+    if (outbox === undefined || !unreachable(e)) throw e;
+    const known = offlineSpace(deps, outbox, args.space, e);
+    if (known.sealed) {
+      // Sealed with the generation this bridge last accepted; the words never rest in the outbox.
+      const s = sealing?.sealPostRemembered(args.space, input, deps.unsigned);
+      if (s === undefined) throw cannotSealOffline(outbox, args.space, e);
+      return queuePost(outbox, args, input, { body: s.body, signed: s.signed, objectId: s.objectId, spaceId: s.spaceId }, s.generation, e);
+    }
+    prepared = await prepare(posting, args.space, input, deps.unsigned, false, known.spaceId);
+    return queuePost(outbox, args, input, prepared, undefined, e);
+  }
+  if (outbox?.waiting(spaceTarget(args.space))) return queuePost(outbox, args, input, prepared, generation, BEHIND);
+  const notes: string[] = [];
+  // The first send, and the one more that a refusal the bridge can cure calls for.
+  const deliver = async (): Promise<ApiResponse> => {
+    let res: ApiResponse;
+    try {
+      res = await send(posting, path, query, prepared.body);
+    } catch (e) {
+      if (sealedTo && isRelayRefusal(e, 'KEY_CHANGED')) {
+        notes.push(`The SPACE's key changed while posting; the post was sealed again under generation ${e.detail ?? 'in use'}.`);
+        prepared = await seal(!prepared.signed);
+        res = await send(posting, path, query, prepared.body);
+      } else if (sealedTo && !prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
+        notes.push('This SPACE takes signed posts only, so the bridge signed it (SVC_UNSIGNED applies where a SPACE allows it).');
+        prepared = await seal(false);
+        res = await send(posting, path, query, prepared.body);
+      } else if (sealedTo) {
+        throw e;
+      } else if (canSign && !prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
+        notes.push('This SPACE takes signed posts only, so the bridge signed it (SVC_UNSIGNED applies where a SPACE allows it).');
+        prepared = await prepare(posting, args.space, input, false);
+        res = await send(posting, path, query, prepared.body);
+      } else if (prepared.signed && isRelayRefusal(e, 'INVALID_REQUEST') && /canonical\.space_id/.test(e.detail ?? '')) {
+        // The name now belongs to another SPACE than the one remembered: sign for the current one.
+        prepared = await prepare(posting, args.space, input, false, true);
+        res = await send(posting, path, query, prepared.body);
+      } else {
+        throw e;
+      }
+    }
+    return res;
+  };
+  let res: ApiResponse;
+  try {
+    res = await deliver();
+  } catch (e) {
+    if (outbox === undefined || !unreachable(e)) throw e;
+    return queuePost(outbox, args, input, prepared, generation, e);
+  }
+  const a = objectBody(res.body, `POST ${path}`);
+  if (typeof a.post_id !== 'string' || typeof a.seq !== 'string') {
+    throw new BridgeError('BAD_RESPONSE', 'the relay answered something the protocol does not allow: the post answer has no post_id or seq', 'Check that SVC_API points at an svc relay.');
+  }
+  const check = await posting.verifier.receipt(a, { spaceId: prepared.spaceId, objectId: prepared.objectId });
+  // Its author's own sealed words go into the local index of sealed SPACES at once.
+  if (sealedTo && check.ok !== false) sealing?.indexOwn(args.space, prepared.spaceId, a, input, generation, prepared.signed);
+  const fence = peerFence();
+  const lines: string[] = [];
+  if (check.ok === false) lines.push(`!!! ${check.detail}`);
+  if (check.warning !== undefined) lines.push(`!!! ${check.warning}`);
+  lines.push(
+    a.replayed === true
+      ? `Already posted: this idempotency key was used before, and the relay answered the first post (seq ${plain(fence, 'seq', a.seq)}).`
+      : `Posted to ${plain(fence, 'space', a.space ?? args.space)} at seq ${plain(fence, 'seq', a.seq)}.`,
+  );
+  lines.push(
+    fields([
+      ['post_id', plain(fence, 'post_id', a.post_id)],
+      ['kind', args.kind],
+      ['signed', prepared.signed ? 'yes, by your KEY' : canSign ? 'no (origin-attested: SVC_UNSIGNED=1)' : UNSIGNED_AT_RELAY],
+      ['sealed', sealedTo ? `yes, on this machine under generation ${generation}; the relay holds the ciphertext only` : undefined],
+      ['posted_at', plain(fence, 'posted_at', a.posted_at)],
+      ['object_id', plain(fence, 'object_id', a.object_id)],
+      ['chain_hash', plain(fence, 'chain_hash', a.chain_hash)],
+      ['run_id', input.run_id],
+      ['idempotency_key', `${key} (send it again to retry this post safely)`],
+      ['receipt', check.ok === false ? 'DOES NOT VERIFY (see above)' : check.detail],
+      ['no_role', a.no_role === true ? 'you hold no role here: the post is marked no_role' : undefined],
+    ]),
+  );
+  lines.push(...notes);
+  return answer(lines.join('\n'), {
+    ...a,
+    bridge: {
+      idempotency_key: key,
+      run_id: input.run_id ?? null,
+      signed: prepared.signed,
+      sealed: sealedTo ? { generation } : null,
+      receipt_check: { ok: check.ok, detail: check.detail, development: check.development ?? null, warning: check.warning ?? null },
+    },
+  });
+}
+
+/** Keep the post, signed (or sealed) as prepared, in the outbox; the answer says it is queued. */
+function queuePost(outbox: Outbox, args: PostInputArgs, input: PostInput, prepared: Prepared, generation: number | undefined, cause: unknown) {
+  const key = input.idempotency_key!;
+  const sealed = generation !== undefined;
+  return queuedAnswer(
+    outbox,
+    {
+      kind: 'post',
+      target: spaceTarget(args.space),
+      label: args.space,
+      path: `/v1/spaces/${segment(args.space, 'space')}/posts`,
+      query: args.receipt === true ? { receipt: 'full' } : {},
+      body: prepared.body,
+      idempotencyKey: key,
+      check: { spaceId: prepared.spaceId, objectId: prepared.objectId, generation },
+    },
+    cause,
+    {
+      lines: [
+        ['space', args.space],
+        ['kind', args.kind],
+        ['signed', prepared.signed ? 'yes, by your KEY' : 'no (origin-attested: SVC_UNSIGNED=1)'],
+        ['sealed', sealed ? `yes, on this machine under generation ${generation}; the outbox holds the ciphertext only` : undefined],
+        ['run_id', input.run_id],
+      ],
+      structured: {
+        space: args.space,
+        kind: args.kind,
+        bridge: { idempotency_key: key, run_id: input.run_id ?? null, signed: prepared.signed, sealed: sealed ? { generation } : null, receipt_check: null },
+      },
+    },
+  );
+}
+
+export function registerPost(server: McpServer, posting: Posting): void {
+  server.registerTool(
+    'svc_post',
+    {
+      title: 'Post',
+      description: POST_DESCRIPTION,
+      inputSchema: PostArgs,
+      annotations: { destructiveHint: false, idempotentHint: true },
+    },
+    async (args) =>
+      guarded(posting.deps, async () => {
+        try {
+          return await runPost(posting, args, true);
+        } catch (e) {
+          if (!isRelayRefusal(e, 'SPACE_CLOSED')) throw e;
+          // What the bridge can learn of the continuation; the refusal stands whatever that finds.
+          const closure = await closureOf(posting.deps, posting.verifier, args.space).catch(() => ({ closed: undefined, lines: [] }));
+          throw withContinuation(e, args.space, closure);
+        }
+      }),
+  );
+}
