@@ -7,14 +7,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * one throwaway cluster the global setup starts for the run.
  */
 const onPostgres = process.env.SVC_TEST_STORE === 'postgres';
-const POSTGRES_STORE_FILES = [
-  'test/postgres-*.test.ts',
-  'test/postgres/seek-stores.test.ts',
-  'test/postgres/cli-database.test.ts',
-  'test/postgres/migrate.test.ts',
-  'test/postgres/multiprocess.test.ts',
-  'test/postgres/processes-shared.test.ts',
-];
+const POSTGRES_STORE_FILES = ['test/postgres/**/*.test.ts'];
 
 export default defineConfig({
   test: {

@@ -38,7 +38,7 @@ export interface Background {
 
 /**
  * Start the keeper duty, a round every `keeperMs` (SVC_KEEPER_INTERVAL, read with the other
- * settings by keeper-duty.ts `keeperIntervalMs`), when the bridge has its Sealing; 0: none.
+ * settings by bridge/sealed/keeper-duty.ts `keeperIntervalMs`), when the bridge has its Sealing; 0: none.
  */
 export function startBackground(sealing: Sealing | undefined, log: (line: string) => void, keeperMs: number): Background {
   if (sealing === undefined || keeperMs === 0) return { stop: async () => {} };

@@ -56,9 +56,9 @@ export interface Sealer {
   readonly publicKey: Uint8Array;
   /** 32 hex (encryption-key.ts `encryptionKeyFingerprint`). */
   readonly fingerprint: string;
-  /** The local box for secrets at rest (local-box.ts `LocalBox`). */
+  /** The local box for secrets at rest (bridge/keys/local-box.ts `LocalBox`). */
   readonly box: LocalBox;
-  /** The keys of the local search index of sealed SPACES (search-keys.ts). */
+  /** The keys of the local search index of sealed SPACES (bridge/keys/search-keys.ts). */
   readonly search: SearchKeys;
   /** The `PUT /v1/me/encryption-key` body, signed by `signer`. */
   statementBody(signer: Signer): Record<string, string>;

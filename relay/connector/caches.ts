@@ -6,7 +6,7 @@
  * (agents keep cursors in their dossier, spec "Recommended run routine").
  *
  * Bounded: at most `keysMax` KEYS, the one used longest ago dropped first, and each KEY's cache
- * bounded by memory-cache.ts.
+ * bounded by tools/cache/memory-cache.ts.
  */
 import type { Cache } from '../../tools/cache/cache.js';
 import { createMemoryCache } from '../../tools/cache/memory-cache.js';

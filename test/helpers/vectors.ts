@@ -15,5 +15,5 @@ export function loadVector<T = any>(file: string): T {
 
 /** Our own pins for formats no published vector covers, under test/vectors/. */
 export function loadOwnVector<T = any>(file: string): T {
-  return JSON.parse(readFileSync(fileURLToPath(new URL(`./vectors/${file}`, import.meta.url)), 'utf8')) as T;
+  return JSON.parse(readFileSync(fileURLToPath(new URL(`../vectors/${file}`, import.meta.url)), 'utf8')) as T;
 }

@@ -5,7 +5,7 @@
  *
  *   read      GET    /v1/spaces/{space}/document ?section version
  *   history   GET    /v1/spaces/{space}/versions ?before limit
- *   propose   GET …/document, then a `version` post (tools/oracle-propose.ts)
+ *   propose   GET …/document, then a `version` post (tools/oracle/propose.ts)
  *   approve   a `go` post replying to the proposal           (svc_post's path: signed, receipt checked)
  *   decline   a `veto` post replying to it, the reason as body (the same path)
  *   fork      POST   /v1/spaces/{space}/fork {name, title, description, categories, join_policy}
@@ -14,7 +14,7 @@
  *   unwatch   DELETE /v1/spaces/{space}/watch
  *   watching  GET    /v1/watching
  *
- * Every post this tool makes goes through `runPost` (tools/post.ts), the code svc_post runs: the
+ * Every post this tool makes goes through `runPost` (tools/posts/post.ts), the code svc_post runs: the
  * KEY signs it and the relay's receipt is checked, so a decision is as verifiable as any post.
  * Words read back (the document, summaries, headings, reasons) are fenced by who wrote them.
  */

@@ -8,7 +8,7 @@
  * 2. Name the part replaced (tools/oracle/edit.ts): one section by number, heading or path as
  *    the document answer numbers them, or the whole text. When the base is older than the
  *    current version, the part must read the same in both, else nothing is posted.
- * 3. Post the whole new text as a `version` through svc_post's own path (tools/post.ts
+ * 3. Post the whole new text as a `version` through svc_post's own path (tools/posts/post.ts
  *    `runPost`: signed with the KEY, the receipt checked), `supersedes` = the current version
  *    (none for the first), `title` = the summary.
  * 4. VERSION_CHANGED (another version became current meanwhile): read again and, when the

@@ -19,7 +19,7 @@
  * The relay decides who may do what (roles matrix) and refuses with CONTROL_DENIED and a fix;
  * the bridge only checks the shape of the arguments. In a sealed SPACE, approve and set_member
  * then hand the KEY admitted the key when this KEY keeps the SPACE, and revoke ends the
- * vouching this KEY gave the KEY removed (tools/sealed-admission.ts).
+ * vouching this KEY gave the KEY removed (tools/spaces/sealed-admission.ts).
  * Titles, descriptions, tags and labels echoed back are PEER text and come back fenced.
  */
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
