@@ -91,7 +91,7 @@ function olderSystemNode(): string | undefined {
 /** The command that starts the bridge, and how it was chosen. */
 function bridgeEntry(): { args: string[]; note: string } {
   const dist = join(REPO_ROOT, 'dist/bridge/main.js');
-  const sources = Math.max(...['bridge', 'shared'].map((d) => newest(join(REPO_ROOT, d))));
+  const sources = Math.max(...['bridge', 'tools', 'shared'].map((d) => newest(join(REPO_ROOT, d))));
   if (existsSync(dist) && statSync(dist).mtimeMs >= sources) return { args: [dist], note: 'bridge: dist/bridge/main.js (built, up to date)' };
   const build = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, encoding: 'utf8' });
   if (build.status === 0 && existsSync(dist)) return { args: [dist], note: 'bridge: dist/bridge/main.js (built now: npm run build)' };
