@@ -15,12 +15,12 @@
  * in the relay's flag table must be in `svc-relay --help`, and every `SVC_…` variable the
  * documents name must be read somewhere in the code, so a renamed flag or setting fails here.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, startRelay } from '../helpers/relay.js';
+import { REPO_ROOT } from '../helpers/relay.js';
 
 const DOCUMENTS = ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 
@@ -155,9 +155,22 @@ async function sandbox(name: string): Promise<{ dir: string; env: NodeJS.Process
     writeFileSync(shim, `#!/bin/sh\nexec "${process.execPath}" --import "${join(REPO_ROOT, 'node_modules/tsx/dist/esm/index.mjs')}" "${join(REPO_ROOT, main)}" "$@"\n`);
     chmodSync(shim, 0o755);
   }
-  const relay = await startRelay({ dataDir: join(dir, 'data'), checkpointLog: join(dir, 'disk2', 'checkpoints.log') });
-  await relay.close();
-  return { dir, env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, SVC_HOME: join(dir, 'svc-home') } };
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}`, SVC_HOME: join(dir, 'svc-home') };
+  // The relay the lines back up, as a person runs it: its own process on its SQLite file (the
+  // backup and restore commands are the SQLite store's), started once and stopped.
+  delete env.SVC_DATABASE_URL;
+  await new Promise<void>((resolve, reject) => {
+    const relay = spawn('svc-relay', ['--data', './data', '--port', '0', '--checkpoint-log', 'disk2/checkpoints.log'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const seen = (d: Buffer) => {
+      out += d.toString();
+      if (/listening on/.test(out)) relay.kill('SIGTERM');
+    };
+    relay.stdout.on('data', seen);
+    relay.stderr.on('data', seen);
+    relay.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`svc-relay exited ${code}:\n${out}`))));
+  });
+  return { dir, env };
 }
 
 /** The line as run in the sandbox: absolute paths the documents use moved under it, the launch forms as the shims. */
