@@ -18,7 +18,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/relay.js';
 
@@ -127,6 +127,9 @@ function check(command: string): string[] {
     else if (args[0] !== 'vitest' && !(args[0] === '-y' && /svc-bridge/.test(args.join(' ')))) wrong.push(`npx ${args[0]} is not a form the documents use`);
   } else if (program === 'node') {
     if (!existsSync(join(REPO_ROOT, args[0]!))) wrong.push(`no ${args[0]} in the checkout`);
+  } else if (program === 'claude' && args.includes('--')) {
+    // `claude mcp add … -- <the launch command>`: the launch command is checked as any other.
+    wrong.push(...check(args.slice(args.indexOf('--') + 1).join(' ')));
   } else if (!EXTERNAL.has(program)) {
     wrong.push(`${program} is not this project's program nor a known external one`);
   }
@@ -214,6 +217,22 @@ describe('the commands in README.md and docs/', () => {
     expect(flags.filter((f) => !new RegExp(`(^|\\s)${f}(?![a-z0-9-])`, 'm').test(relayHelp))).toEqual([]);
   });
 
+  it('every relative link of the documents reaches a file, and its #anchor a heading there', () => {
+    const broken: string[] = [];
+    for (const doc of DOCUMENTS) {
+      const text = readFileSync(join(REPO_ROOT, doc), 'utf8');
+      for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        const target = m[1]!;
+        if (/^[a-z]+:/.test(target)) continue;
+        const [path, anchor] = target.split('#') as [string, string | undefined];
+        const file = path === '' ? join(REPO_ROOT, doc) : join(REPO_ROOT, dirname(doc), path);
+        if (!existsSync(file)) broken.push(`${doc}: ${target}: no such file`);
+        else if (anchor !== undefined && !anchorsOf(readFileSync(file, 'utf8')).has(anchor)) broken.push(`${doc}: ${target}: no such heading`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
   it('every SVC_ setting the documents name is read by the code', () => {
     const named = new Set(DOCUMENTS.flatMap((d) => [...readFileSync(join(REPO_ROOT, d), 'utf8').matchAll(/\bSVC_[A-Z0-9_]+\b/g)].map((m) => m[0])));
     expect(named.size).toBeGreaterThan(20);
@@ -235,4 +254,16 @@ function codeText(): string {
   for (const d of ['relay', 'bridge', 'tools', 'shared', 'launch', 'scripts', 'test/helpers', 'test/setup', '.ci']) if (existsSync(join(REPO_ROOT, d))) walk(d);
   parts.push(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'), readFileSync(join(REPO_ROOT, 'vitest.config.ts'), 'utf8'));
   return parts.join('\n');
+}
+
+/** The anchors a markdown file's headings get, as GitHub makes them. */
+function anchorsOf(text: string): Set<string> {
+  return new Set(
+    [...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+      m[1]!
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .replace(/ /g, '-'),
+    ),
+  );
 }
