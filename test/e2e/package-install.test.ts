@@ -65,6 +65,9 @@ describe('the installed package', () => {
     for (const f of [
       'package.json',
       'README.md',
+      'docs/operating.md',
+      'docs/bridge.md',
+      'docs/trust.md',
       'dist/bridge.mjs',
       'dist/bridge/main.js',
       'dist/relay/main.js',

@@ -15,7 +15,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { REPO_ROOT } from './relay.js';
 
 /** What `npm pack` needs of the checkout: the package's own files and what builds them. */
-const PACK_SOURCES = ['package.json', 'README.md', 'ARCHITECTURE.md', 'keys.example', 'tsconfig.json', 'tsconfig.build.json', 'launch', 'shared', 'tools', 'relay', 'bridge', 'scripts'];
+const PACK_SOURCES = ['package.json', 'README.md', 'docs', 'ARCHITECTURE.md', 'keys.example', 'tsconfig.json', 'tsconfig.build.json', 'launch', 'shared', 'tools', 'relay', 'bridge', 'scripts'];
 
 export interface InstalledPackage {
   /** The packed archive. */
