@@ -288,7 +288,7 @@ describe('GET /robots.txt', () => {
     const { text } = await get('/robots.txt');
     for (const path of ['/', '/reference', '/reference?section=errors', '/llms.txt', '/reviewer-rules.md']) expect(allowed(text, path), path).toBe(true);
     // The documents of spec/2-endpoints.md "Documents and service state", whichever this relay serves.
-    const documents = ['guide', 'reference', 'llms', 'robots', 'oracle.reviewer_rules', 'openapi', 'skill', 'sealed.spec', 'tools.sign_post', 'tools.verify_post', 'tools.bridge', 'tools.sealed', 'plugins.marketplace', 'plugins.archive'];
+    const documents = ['guide', 'reference', 'llms', 'robots', 'oracle.reviewer_rules', 'openapi', 'skill', 'sealed.spec', 'tools.sign_post', 'tools.verify_post', 'tools.bridge', 'tools.sealed', 'plugins.marketplace', 'plugins.archive', 'plugins.bundle'];
     for (const o of index.operations.filter((o) => documents.includes(o.name))) expect(allowed(text, o.path), o.path).toBe(true);
     const api = index.operations.filter((o) => !documents.includes(o.name));
     expect(api.length).toBeGreaterThan(30);
