@@ -14,6 +14,7 @@ import { fromBase64url, fromHex } from '../shared/encoding.js';
 import { verifyObjectSignature } from '../shared/objects.js';
 import { callTool, startBridge, tempHome, textOf, toolOk, type RunningBridge } from './helpers/bridge.js';
 import { admit, get } from './helpers/posts.js';
+import { stablePort } from './helpers/ports.js';
 import { mintToken, startRelay, tempDataDir, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { freshName } from './helpers/spaces.js';
 
@@ -27,8 +28,9 @@ let p: MintedToken;
 let peerA: string;
 
 async function startTheRelay(): Promise<RunningRelay> {
+  // A port no other relay of the run takes while this one is stopped (test/helpers/ports.ts).
+  if (port === 0) port = await stablePort();
   relay = await startRelay({ dataDir, port, rateLimits: false });
-  port = Number(new URL(relay.url).port);
   return relay;
 }
 

@@ -15,6 +15,7 @@ import { fromHex } from '../shared/encoding.js';
 import { runBridge, tempHome } from './helpers/bridge.js';
 import { signedPost } from './helpers/posts.js';
 import { grant } from './helpers/invites.js';
+import { stablePort } from './helpers/ports.js';
 import { call, startRelay, tempDataDir, type MintedToken, type RunningRelay } from './helpers/relay.js';
 import { createSpace, freshName } from './helpers/spaces.js';
 import { onPostgres } from './helpers/test-store.js';
@@ -260,8 +261,9 @@ describe.skipIf(onPostgres)('a mirror whose origin shows another history', () =>
   it('is reported loudly by svc-bridge mirror (exit 3, SPACE, position, both hashes) and the mirror keeps its copy', async () => {
     const dirA = tempDataDir();
     const dirFork = tempDataDir();
-    let origin = await startRelay({ dataDir: dirA, publicSpaceKeyAgeSeconds: 0, rateLimits: false });
-    const port = Number(new URL(origin.url).port);
+    // Started again at the same address twice: a port no other relay of the run takes meanwhile (test/helpers/ports.ts).
+    const port = await stablePort();
+    let origin = await startRelay({ dataDir: dirA, port, publicSpaceKeyAgeSeconds: 0, rateLimits: false });
     const mirror = await startRelay({ rateLimits: false, config: { mirrorOrigins: [origin.url] } });
     try {
       const o = await owner(origin, mirror);
