@@ -2,6 +2,8 @@
  * Mirrors end to end: two real relays on loopback (the origin, and a mirror that accepts it with
  * --mirror-from), the real `svc-bridge mirror` command, and readers checking what the mirror
  * serves with the protocol's own verifiers under the origin's root.
+ *
+ * @module-tag slow
  */
 import { cpSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

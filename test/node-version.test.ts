@@ -5,6 +5,8 @@
  * failing to find node:sqlite.
  * The end-to-end cases build the real entries with the project's build settings and run them
  * with an older Node found on this machine.
+ *
+ * @module-tag slow
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -6,6 +6,8 @@
  * the bridge bundle it was built with and the documents it reads from files; the archive holds
  * what the programs read at run time.
  * Everything is removed afterwards.
+ *
+ * @module-tag slow
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
