@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
@@ -5,6 +6,16 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * (SVC_TEST_STORE=postgres) runs it again on PostgreSQL, together with the files about the
  * PostgreSQL store itself (its connection, schema, SEEK, several processes, migrate), against
  * one throwaway cluster the global setup starts for the run.
+ *
+ * The files run in as many worker processes as there are cores, two at least, each taking the
+ * next file when it is done, and a worker keeps what it loaded from one file to the next
+ * (`isolate: false`): the relay, the bridge and the helpers are loaded once per worker instead of
+ * once per file, a quarter of the suite's CPU time before. So a test file closes what it started
+ * (relays, bridges, servers, timers) and puts back any process-wide setting it changes (umask,
+ * environment); a port it lets go and needs again comes from test/helpers/ports.ts.
+ *
+ * Files tagged `slow` (a `@module-tag slow` line in their header: the fuzz, the package, the
+ * browser, and those that mostly start relay processes) are left out by `npm run test:quick`.
  */
 const onPostgres = process.env.SVC_TEST_STORE === 'postgres';
 const POSTGRES_STORE_FILES = ['test/postgres/**/*.test.ts'];
@@ -18,6 +29,9 @@ export default defineConfig({
     pool: 'forks',
     // test/setup/skip-reasons.ts lists every skipped test with why, which the default reporter does not.
     reporters: ['default', './test/setup/skip-reasons.ts'],
+    maxWorkers: Math.max(2, availableParallelism()),
+    isolate: false,
+    tags: [{ name: 'slow', description: 'seconds of processes, builds or generated requests; left out by npm run test:quick' }],
     globalSetup: ['test/setup/bridge-bundle.ts', ...(onPostgres ? ['test/setup/postgres.ts'] : [])],
   },
 });

@@ -13,6 +13,7 @@ import { checkApi, isLoopbackHost, readSettings } from '../../bridge/settings.js
 import { readTokenFile } from '../../bridge/keys/token-file.js';
 import { callTool, runBridge, startBridge, tempHome, textOf } from '../helpers/bridge.js';
 import { getJson, startRelay, type RunningRelay } from '../helpers/relay.js';
+import { stablePort } from '../helpers/ports.js';
 
 const DAY = 86_400_000;
 
@@ -275,11 +276,8 @@ describe('errors', () => {
   });
 
   it('an unreachable relay is a TRANSPORT failure, not a refusal', async () => {
-    const probe = createServer();
-    await new Promise<void>((res) => probe.listen(0, '127.0.0.1', res));
-    const port = (probe.address() as AddressInfo).port;
-    await new Promise<void>((res) => probe.close(() => res()));
-    const r = rig({ url: `http://127.0.0.1:${port}` });
+    // Nothing listens there, and no other worker's relay takes it meanwhile (test/helpers/ports.ts).
+    const r = rig({ url: `http://127.0.0.1:${await stablePort()}` });
     const err = await r.client.request({ path: '/v1/capabilities', auth: 'none' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BridgeError);
     expect((err as BridgeError).code).toBe('TRANSPORT');

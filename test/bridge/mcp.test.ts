@@ -271,8 +271,8 @@ describe('the CLI', () => {
       expect(r.stdout).toContain('svc-bridge');
       expect(r.stdout).toContain('SVC_API');
     }
-    // The client configuration it shows launches this checkout's build, not a registry package.
-    const main = await runBridge(['--help'], { home });
+    // From the sources, the client configuration it shows launches this checkout's build, not a registry package.
+    const main = await runBridge(['--help'], { home, bundle: false });
     expect(main.stdout).toContain('"command": "node", "args": ["');
     expect(main.stdout).toContain('dist/bridge/main.js');
     expect(main.stdout).not.toContain('npx');
@@ -280,7 +280,7 @@ describe('the CLI', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('unknown command');
     // `help [command]` says the same as `[command] --help`.
-    expect((await runBridge(['help'], { home })).stdout).toBe(main.stdout);
+    expect((await runBridge(['help'], { home, bundle: false })).stdout).toBe(main.stdout);
     const keysHelp = await runBridge(['keys', '--help'], { home });
     expect((await runBridge(['help', 'keys'], { home })).stdout).toBe(keysHelp.stdout);
     const noTopic = await runBridge(['help', 'frobnicate'], { home });

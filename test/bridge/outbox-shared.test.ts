@@ -113,6 +113,9 @@ describe('one outbox, two bridges of the KEY', () => {
     expect(sends).toHaveLength(5);
     expect(answered).toHaveLength(5);
     expect(answered.every((x) => x.replayed === false)).toBe(true);
+    // The relay holds all six once the last answer left it; the bridge that sent it notes the
+    // delivery when the answer arrives, which the next calls must come after.
+    await waitFor('the last delivery noted', async () => (outboxBodies().length === 0 ? true : undefined));
     // Each delivery is told once, to whichever bridge called first.
     const later = await Promise.all([one, two].map((b) => callTool(b, 'svc_whoami', {})));
     const notices = [...calls, ...later].flatMap((c) => (toolOk(c).outbox_notices ?? []) as string[]);
@@ -193,6 +196,11 @@ describe('one outbox, two bridges of the KEY', () => {
     expect(outboxBodies()).toHaveLength(1);
 
     await startTheRelay();
+    // Sent by whichever bridge of the KEY comes first: this one at the start of a tool call, or
+    // the other, whose retry timer may still run from the tests before and be due at this moment
+    // (a tool call then finds the post leased to the other and does not wait for it). The
+    // delivery is told once, at the next tool call after it landed.
+    await waitFor('the delivery', async () => (outboxBodies().length === 0 ? true : undefined));
     const delivered = (toolOk(await callTool(one, 'svc_whoami', {})).outbox_notices as string[]).filter((n) => n.startsWith('Queued post delivered'));
     expect(delivered).toHaveLength(1);
     expect(delivered[0]).toContain('receipt verified');

@@ -4,7 +4,6 @@
  * has nothing else to do ends by itself, its write still on disk for the next bridge.
  */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,21 +13,15 @@ import { cachePath } from '../../bridge/cache/cache-file.js';
 import { openKeyDirectory } from '../../bridge/keys/keys.js';
 import { tempHome } from '../helpers/bridge.js';
 import { REPO_ROOT } from '../helpers/relay.js';
-
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const port = (probe.address() as { port: number }).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
+import { stablePort } from '../helpers/ports.js';
 
 const mod = (path: string) => JSON.stringify(pathToFileURL(join(REPO_ROOT, path)).href);
 
 describe('the outbox timer', () => {
   it('does not keep a process alive that queued a write and has nothing else to do', async () => {
     const home = tempHome('svc-outbox-timer-');
-    const port = await closedPort();
+    // Nothing listens there, and no other worker's relay takes it meanwhile (test/helpers/ports.ts).
+    const port = await stablePort();
     const script = join(dirname(home), 'queue.mts');
     writeFileSync(
       script,

@@ -16,6 +16,7 @@ import { callTool, startBridge, tempHome, textOf, toolOk, type RunningBridge } f
 import { admit, get } from '../helpers/posts.js';
 import { mintToken, startRelay, tempDataDir, type MintedToken, type RunningRelay } from '../helpers/relay.js';
 import { createSpace, freshName } from '../helpers/spaces.js';
+import { stablePort } from '../helpers/ports.js';
 
 const dataDir = tempDataDir('svc-outbox-relay-');
 const home = tempHome('svc-outbox-bridge-');
@@ -27,8 +28,9 @@ let p: MintedToken;
 let peerA: string;
 
 async function startTheRelay(): Promise<RunningRelay> {
+  // A port no other relay of the run takes while this one is stopped (test/helpers/ports.ts).
+  if (port === 0) port = await stablePort();
   relay = await startRelay({ dataDir, port, rateLimits: false, publicSpaceKeyAgeSeconds: 0 });
-  port = Number(new URL(relay.url).port);
   return relay;
 }
 

@@ -7,6 +7,8 @@
  * then Approve or Decline.
  *
  * The approval page's screenshots go to test/output/app-sign-in-browser/.
+ *
+ * @module-tag slow
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';

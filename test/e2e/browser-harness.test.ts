@@ -3,6 +3,8 @@
  * authenticator makes a passkey on a loopback page and signs with it, the signature checked
  * here with node:crypto against the public key the browser handed out at creation. The app
  * sign-in test builds on this, so a failure here points at the machine, not at the relay.
+ *
+ * @module-tag slow
  */
 import { createHash, randomBytes, verify } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -22,6 +22,8 @@
  *
  * A small real HTTP proxy (no rewrites) stands at the relay's public address, so the bridge
  * reaches every relay of the drill at one address, as clients reach a service after a restore.
+ *
+ * @module-tag slow
  */
 import { onPostgres, ON_POSTGRES_SKIP } from '../helpers/test-store.js';
 import { readFileSync, readdirSync, rmSync } from 'node:fs';

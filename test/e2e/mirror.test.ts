@@ -2,6 +2,8 @@
  * Mirrors end to end: two real relays on loopback (the origin, and a mirror that accepts it with
  * --mirror-from), the real `svc-bridge mirror` command, and readers checking what the mirror
  * serves with the protocol's own verifiers under the origin's root.
+ *
+ * @module-tag slow
  */
 import { cpSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,6 +20,7 @@ import { grant } from '../helpers/invites.js';
 import { call, startRelay, tempDataDir, type MintedToken, type RunningRelay } from '../helpers/relay.js';
 import { createSpace, freshName } from '../helpers/spaces.js';
 import { onPostgres, ON_POSTGRES_SKIP } from '../helpers/test-store.js';
+import { stablePort } from '../helpers/ports.js';
 
 const PATH_ENV = { PATH: process.env.PATH ?? '' };
 
@@ -260,8 +263,9 @@ describe.skipIf(onPostgres)(`a mirror whose origin shows another history${ON_POS
   it('is reported loudly by svc-bridge mirror (exit 3, SPACE, position, both hashes) and the mirror keeps its copy', async () => {
     const dirA = tempDataDir();
     const dirFork = tempDataDir();
-    let origin = await startRelay({ dataDir: dirA, publicSpaceKeyAgeSeconds: 0, rateLimits: false });
-    const port = Number(new URL(origin.url).port);
+    // Started again at the same address twice: a port no other relay of the run takes meanwhile (test/helpers/ports.ts).
+    const port = await stablePort();
+    let origin = await startRelay({ dataDir: dirA, port, publicSpaceKeyAgeSeconds: 0, rateLimits: false });
     const mirror = await startRelay({ rateLimits: false, config: { mirrorOrigins: [origin.url] } });
     try {
       const o = await owner(origin, mirror);

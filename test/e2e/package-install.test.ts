@@ -7,6 +7,8 @@
  * register from its data files; the archive holds
  * what the programs read at run time.
  * Everything is removed afterwards.
+ *
+ * @module-tag slow
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';

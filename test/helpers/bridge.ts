@@ -7,9 +7,13 @@
  * session). `runBridge` runs one CLI command and collects its output. `callTool` and `textOf`
  * shorten tool calls in tests.
  *
- * With SVC_TEST_BRIDGE=bundle in the environment, every bridge a test starts from the sources
- * runs the bundle this test run built instead (test/helpers/bundle.ts), so the same tests drive
- * `/bridge.mjs`: `SVC_TEST_BRIDGE=bundle npx vitest run test/e2e/bridge.test.ts`.
+ * A bridge runs as the one-file bundle this test run built (test/helpers/bundle.ts), the program
+ * the package installs as `svc-bridge` and the relay serves as `/bridge.mjs`: one file starts in
+ * a fraction of the time the sources take through tsx (hundreds of modules, each through its
+ * loader), and the suite starts a few hundred bridges. With SVC_TEST_BRIDGE=sources every bridge
+ * a test starts runs bridge/main.ts through tsx instead (stack traces name the sources):
+ * `SVC_TEST_BRIDGE=sources npx vitest run test/e2e/bridge.test.ts`. A test that is about the
+ * sources themselves says `bundle: false`.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -30,7 +34,7 @@ export interface StartBridgeOptions {
   env?: Record<string, string>;
   /** Run dist/bridge/main.js instead of bridge/main.ts through tsx. */
   built?: boolean;
-  /** Run this one-file bundle (from its own directory); false: never the bundle, whatever SVC_TEST_BRIDGE says. */
+  /** Run this one-file bundle (from its own directory); false: bridge/main.ts through tsx, whatever SVC_TEST_BRIDGE says. */
   bundle?: string | false;
   /** MCP protocol revision the client speaks (default 2025-11-25). */
   revision?: McpRevision;
@@ -57,7 +61,7 @@ export function tempHome(prefix = 'svc-bridge-test-'): string {
 
 /** How to run the bridge: node's arguments before the command, and the directory to run in. */
 function launch(opts: { built?: boolean | undefined; bundle?: string | false | undefined; snapshot?: string | undefined }): { args: string[]; cwd: string } {
-  const bundle = opts.bundle ?? (!opts.built && process.env.SVC_TEST_BRIDGE === 'bundle' ? bridgeBundle() : false);
+  const bundle = opts.bundle ?? (!opts.built && process.env.SVC_TEST_BRIDGE !== 'sources' ? bridgeBundle() : false);
   if (bundle !== false && opts.snapshot !== undefined) return { args: ['--snapshot-blob', opts.snapshot, pathToFileURL(bundle).href], cwd: dirname(bundle) };
   if (bundle !== false) return { args: [bundle], cwd: dirname(bundle) };
   return { args: opts.built ? ['dist/bridge/main.js'] : ['--import', 'tsx', 'bridge/main.ts'], cwd: REPO_ROOT };

@@ -6,6 +6,8 @@
  * The end-to-end cases build the real entries with the project's build settings and run them
  * with this machine's system Node (/usr/bin/node) when it is older than 22.13, as a person's
  * `npm start` and `npm test` would.
+ *
+ * @module-tag slow
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

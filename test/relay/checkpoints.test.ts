@@ -90,7 +90,7 @@ async function exportAll(space: SpaceRow, who: MintedToken): Promise<any[]> {
   }
 }
 
-describe('a long random history', () => {
+describe('a long random history', { tags: ['slow'] }, () => {
   it('every checkpoint and every proof of both streams verifies with the shared verifiers only', async () => {
     const space = await newSpace(relay, owner, { visibility: 'public', joinPolicy: 'request', categories: ['general'] });
     await admit(relay, space, writer, 'writer');

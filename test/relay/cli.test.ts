@@ -1,6 +1,8 @@
 /**
  * The svc-relay command line (relay/main.ts) as an operator meets it: help, usage errors, and
  * the line that says where it listens, run as a real process through tsx.
+ *
+ * @module-tag slow
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';

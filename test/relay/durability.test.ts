@@ -23,6 +23,8 @@
  * The relay runs with SVC_RELAY_NO_RATE_LIMITS=1: the write limit (30 a minute, burst 60 per
  * KEY) would otherwise stop each client after 60 posts within the first second. The setting
  * only skips the limiter; the append path and its commit are the same.
+ *
+ * @module-tag slow
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';

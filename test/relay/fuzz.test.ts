@@ -3,9 +3,10 @@
  * `inject`: the real app on a real SQLite file, with the world of the bad-input sweep in it
  * (test/helpers/fuzz/world.ts). Routes are read from /openapi.json, which the relay generates
  * from every route it registered, and checked against the router's own listing so none is
- * missed. Each route gets `SVC_FUZZ_RUNS` generated requests: 2,000 in the test suite (about
- * 246,000 requests, 96 s alone on two cores), and as many with `npm run fuzz`,
- * which also prints each route's time and answers as it goes. A request is its address with
+ * missed. Each route gets `SVC_FUZZ_RUNS` generated requests: 500 in `npm test` (about 62,000
+ * requests, a quarter of the time), 300 in `npm run test:postgres`, and 2,000 with `npm run fuzz`
+ * (about 246,000 requests, 96 s alone on two cores), which CI runs as well and which also prints
+ * each route's time and answers as it goes. A request is its address with
  * parameters from the world or not, a query from its declared parameters and others, headers (who signs in, media types, connector headers) and a body near
  * a well-formed sample or built from the route's body schema, or broken (test/helpers/fuzz/).
  *
@@ -14,6 +15,8 @@
  * at register and token; JSON-RPC errors at the connector), never a hang, and no written table
  * changed by a refusal. Rate limits are off, so every answer is about the input. Afterwards the
  * relay still answers /healthz and takes a post. `SVC_FUZZ_SEED` replays a run.
+ *
+ * @module-tag slow
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, startRelay, type RunningRelay } from '../helpers/relay.js';
@@ -25,7 +28,7 @@ import type { ConnectorSurface } from '../helpers/fuzz/bodies.js';
 import { createDriver, type RouteResult } from '../helpers/fuzz/drive.js';
 import type { Json } from '../helpers/fuzz/values.js';
 
-const RUNS = Number(process.env.SVC_FUZZ_RUNS ?? 2000);
+const RUNS = Number(process.env.SVC_FUZZ_RUNS ?? 500);
 const SEED = process.env.SVC_FUZZ_SEED === undefined ? undefined : Number(process.env.SVC_FUZZ_SEED);
 
 let relay: RunningRelay;

@@ -5,6 +5,8 @@
  * Scenarios svc does not answer are skipped by name with the reason (test/helpers/conformance.ts);
  * what the fixture scenarios check in general is checked here on svc's own tools, resources and
  * prompts with the SDK's Streamable HTTP client.
+ *
+ * @module-tag slow
  */
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

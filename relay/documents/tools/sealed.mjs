@@ -961,29 +961,49 @@ function required(v, name) {
   return v;
 }
 
+/**
+ * An option that takes a value takes the argument after it whatever that begins with, as getopt
+ * does: a base64url header or ciphertext begins with '-' one time in 64, and a title or body may
+ * too, where parseArgs alone refuses `--header -x…` as ambiguous. Each such pair is handed to it
+ * as `--name=value`.
+ * @param {string[]} argv @param {Record<string, { type: string }>} options
+ */
+function joinValues(argv, options) {
+  const out = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = /** @type {string} */ (argv[i]);
+    if (a === '--') return [...out, ...argv.slice(i)];
+    const takesValue = a.startsWith('--') && !a.includes('=') && options[a.slice(2)]?.type === 'string';
+    if (takesValue && i + 1 < argv.length) out.push(`${a}=${argv[++i]}`);
+    else out.push(a);
+  }
+  return out;
+}
+
 /** @param {string[]} argv @param {NodeJS.ProcessEnv} env */
 export async function main(argv, env) {
+  const options = /** @type {const} */ ({
+    help: { type: 'boolean', short: 'h' },
+    key: { type: 'string' },
+    secret: { type: 'string' },
+    'space-id': { type: 'string' },
+    pair: { type: 'string' },
+    generation: { type: 'string' },
+    kind: { type: 'string' },
+    title: { type: 'string' },
+    body: { type: 'string' },
+    to: { type: 'string', multiple: true },
+    'reply-to': { type: 'string' },
+    header: { type: 'string' },
+    ciphertext: { type: 'string' },
+    lock: { type: 'string' },
+    commitment: { type: 'string' },
+    sender: { type: 'string' },
+    'sender-key': { type: 'string' },
+  });
   const { values, positionals } = parseArgs({
-    args: argv,
-    options: {
-      help: { type: 'boolean', short: 'h' },
-      key: { type: 'string' },
-      secret: { type: 'string' },
-      'space-id': { type: 'string' },
-      pair: { type: 'string' },
-      generation: { type: 'string' },
-      kind: { type: 'string' },
-      title: { type: 'string' },
-      body: { type: 'string' },
-      to: { type: 'string', multiple: true },
-      'reply-to': { type: 'string' },
-      header: { type: 'string' },
-      ciphertext: { type: 'string' },
-      lock: { type: 'string' },
-      commitment: { type: 'string' },
-      sender: { type: 'string' },
-      'sender-key': { type: 'string' },
-    },
+    args: joinValues(argv, options),
+    options,
     strict: true,
     allowPositionals: true,
   });

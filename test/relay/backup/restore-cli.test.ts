@@ -3,6 +3,8 @@
  * directory a restore works in (reads answered, writes SERVICE_READ_ONLY until it is done, then
  * the new epoch and the closed SPACE), and every bad input refused with one line saying what to
  * do next and its exit code, changing nothing.
+ *
+ * @module-tag slow
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

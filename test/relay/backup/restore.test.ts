@@ -3,6 +3,8 @@
  * restore` as processes) against a relay serving on the data directory: the copy while appends
  * run, a restore that lost nothing, a restore that lost signed positions (closed SPACE,
  * continuation, HISTORY_ROLLBACK, signed notices, a new epoch, the checkpoint log kept going).
+ *
+ * @module-tag slow
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -306,4 +306,15 @@ describe('sealed.mjs as a command line', () => {
     const usage = await runNode(sealedJs, ['open-post']);
     expect(usage.code).toBe(2);
   });
+
+  it("takes the argument after an option as its value even when it begins with '-', as a base64url header, a title or a body may", async () => {
+    const secretHex = toHex(randomBytes(32));
+    const spaceId = randomUUID();
+    const sealed = await runNode(sealedJs, ['seal-post', '--key', dir.write('cli3.pem', pemOfSeed(new Uint8Array(randomBytes(32)))), '--secret', secretHex, '--space-id', spaceId, '--generation', '1', '--kind', 'obs', '--title', '-5 degrees', '--body', '- a list item']);
+    expect(sealed.code, sealed.stderr).toBe(0);
+    const transport = JSON.parse(sealed.stdout);
+    const opened = await runNode(sealedJs, ['open-post', '--secret', secretHex, '--header', transport.header, '--ciphertext', transport.ciphertext]);
+    expect(opened.code, opened.stderr).toBe(0);
+    expect(JSON.parse(opened.stdout).content).toEqual({ title: '-5 degrees', body: '- a list item' });
+  });
 });

@@ -3,6 +3,8 @@
  * and SVC_PASSKEYS=off turn passkeys off; --passkey-rp-id / SVC_PASSKEY_RP_ID and the repeatable
  * --passkey-origin / SVC_PASSKEY_ORIGINS (comma separated) set what assertions must name; a
  * value that is no host name or no origin is a usage error. Run as a real process.
+ *
+ * @module-tag slow
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';

@@ -3,6 +3,8 @@
  * --witness-of a SPACE of a real origin relay, its timer checks and cosigns the SPACE's newest
  * head without being asked, and the origin serves the cosignature; settings that cannot work
  * stop it at start with one line and exit 2.
+ *
+ * @module-tag slow
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
