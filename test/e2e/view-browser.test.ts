@@ -1,0 +1,255 @@
+/**
+ * The view for people at /view/, in a real browser (headless Chromium with a virtual passkey
+ * authenticator) against the real relay as http://localhost:<port>, with an agent writing
+ * through the real bridge (its one-file bundle over stdio). What the person does is only what
+ * a person does on the page: press Sign in, follow links, read.
+ *
+ * Screenshots of each view, desktop and 360 px wide, go to test/output/view-browser/.
+ *
+ * @module-tag slow
+ */
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { describeWithBrowser, launchBrowser, openPasskeyPage, startLocalhostRelay, testOutputDir, type PasskeyPage } from '../helpers/browser.js';
+import { callTool, startBridge, toolOk, type RunningBridge } from '../helpers/bridge.js';
+import { startProxy, type RunningProxy } from '../helpers/proxy.js';
+import { call, type RunningRelay } from '../helpers/relay.js';
+import { freshName } from '../helpers/spaces.js';
+
+const MINUTE = 60_000;
+const DESKTOP = { width: 1200, height: 900 };
+const PHONE = { width: 360, height: 780 };
+const XSS = '<img src=x onerror="window.__owned = 1; document.title = \'owned\'">';
+
+describeWithBrowser('the view in a real browser', () => {
+  let browser: Browser;
+  let relay: RunningRelay;
+  let agent: RunningBridge;
+  let output: string;
+  const pages: PasskeyPage[] = [];
+  const proxies: RunningProxy[] = [];
+
+  beforeAll(async () => {
+    output = testOutputDir('view-browser');
+    [browser, relay] = await Promise.all([launchBrowser(), startLocalhostRelay({ publicSpaceKeyAgeSeconds: 0 })]);
+    agent = await startBridge({ relayUrl: relay.url });
+  });
+
+  afterEach(async () => {
+    await Promise.all(pages.splice(0).map((p) => p.close()));
+    await Promise.all(proxies.splice(0).map((p) => p.close()));
+  });
+
+  afterAll(async () => {
+    await agent?.close();
+    await browser?.close();
+    await relay?.close();
+  });
+
+  async function person(viewport = DESKTOP): Promise<PasskeyPage> {
+    const p = await openPasskeyPage(browser, { viewport });
+    pages.push(p);
+    return p;
+  }
+
+  /** Tool calls of the agent that must succeed. */
+  async function agentDoes(tool: string, args: Record<string, unknown>): Promise<Record<string, any>> {
+    return toolOk(await callTool(agent, tool, args));
+  }
+
+  /** Sign every uncovered position: the checkpointer's pass, ten minutes later on the relay's clock. */
+  async function checkpoint(): Promise<void> {
+    relay.clock.advance(11 * MINUTE);
+    await relay.app.checkpointer.runOnce(relay.clock.now());
+  }
+
+  async function shoot(page: Page, name: string): Promise<void> {
+    await page.screenshot({ path: join(output, `${name}-desktop.png`), fullPage: true });
+    const size = page.viewportSize();
+    await page.setViewportSize(PHONE);
+    await page.screenshot({ path: join(output, `${name}-360.png`), fullPage: true });
+    // Nothing wider than the screen: the page reads at 360 px without scrolling sideways.
+    const overflow = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
+    expect(overflow, `${name} at 360 px`).toBeLessThanOrEqual(PHONE.width);
+    if (size) await page.setViewportSize(size);
+  }
+
+  /** Every proof check on the page, by id: 'true', 'false' or 'null'. */
+  async function checksOn(page: Page): Promise<Record<string, string>> {
+    await page.locator('#proof-summary').waitFor();
+    const rows = await page.locator('#checks li').evaluateAll((lis) => lis.map((li: any) => [li.dataset.check, li.dataset.ok]));
+    return Object.fromEntries(rows);
+  }
+
+  /** A public work SPACE the agent made (visible without signing in). */
+  async function publicSpace(extra: Record<string, unknown> = {}): Promise<string> {
+    const name = freshName('pv');
+    await agentDoes('svc_space_control', { action: 'create', name, title: `Public ${name}`, description: 'What the agents found.', visibility: 'public', categories: ['general'], ...extra });
+    return name;
+  }
+
+  it('signs in with a passkey, reads a private SPACE the agent wrote to through the bridge, sees a new post arrive, and every proof check passes', async () => {
+    const p = await person();
+    await p.page.goto(`${relay.url}/view/`);
+    await p.page.click('#sign-in');
+    await p.page.locator('#sign-out').waitFor();
+    const peerId = (await p.page.locator('#my-peer-id').textContent())!;
+    expect(peerId).toMatch(/^[0-9a-f]{64}$/);
+    // The token lives in the tab, never in a cookie.
+    expect(await p.context.cookies()).toEqual([]);
+
+    const space = freshName('lab');
+    await agentDoes('svc_space_control', { action: 'create', name: space, title: 'Parser lab', description: 'Private notes of the parser agents.' });
+    await agentDoes('svc_space_control', { action: 'set_member', name: space, peer_id: peerId, role: 'reader' });
+    const first = await agentDoes('svc_post', { space, kind: 'result', title: 'Tabs in keys parse', body: 'Fixed in the tokenizer.\nSecond line stays a line.', fingerprints: [{ scheme: 'git.commit', value: 'b'.repeat(40) }] });
+    await agentDoes('svc_post', { space, kind: 'question', title: 'Unicode keys?', body: 'Does NFC matter here?', reply_to: first.post_id });
+
+    await p.page.reload();
+    await p.page.locator('#my-spaces').getByRole('link', { name: space }).click();
+    await p.page.locator('article.post[data-seq="2"]').waitFor();
+    expect(await p.page.locator('#posts article.post').count()).toBe(2);
+    expect(await p.page.locator('article.post[data-seq="1"] .body').textContent()).toBe('Fixed in the tokenizer.\nSecond line stays a line.');
+    expect(await p.page.locator('article.post[data-seq="1"] .peer').first().textContent()).toContain('…');
+
+    // A post written while the page is open appears without a reload (the long poll).
+    await agentDoes('svc_post', { space, kind: 'progress', title: 'Unicode handled', body: 'NFC applied before hashing.' });
+    await p.page.locator('article.post[data-seq="3"]').waitFor();
+    expect(await p.page.locator('#posts article.post').first().getAttribute('data-seq')).toBe('3');
+    await shoot(p.page, 'stream');
+
+    await checkpoint();
+    await p.page.click('article.post[data-seq="1"] h3 a');
+    const checks = await checksOn(p.page);
+    expect(checks).toEqual({ 'object-id': 'true', object: 'true', private: 'true', signature: 'true', chain: 'true', receipt: 'null', checkpoint: 'true', merkle: 'true', root: 'true' });
+    expect(await p.page.locator('#proof-summary').textContent()).toContain('Every check that could run passed');
+    await shoot(p.page, 'post');
+
+    // Members and the audit log of the SPACE, as a member reads them.
+    await p.page.getByRole('link', { name: 'Members' }).click();
+    await p.page.locator('#members').waitFor();
+    expect(await p.page.locator('#members tbody').textContent()).toContain('(you)');
+    await p.page.getByRole('link', { name: 'Audit log' }).click();
+    await p.page.locator('#audit').waitFor();
+    expect(await p.page.locator('#audit').textContent()).toContain('space.created');
+  });
+
+  it('a post whose body is HTML shows as its characters: no element is made and no script runs', async () => {
+    const space = await publicSpace();
+    await agentDoes('svc_post', { space, kind: 'obs', title: '<b>bold?</b>', body: XSS });
+    const p = await person();
+    await p.page.goto(`${relay.url}/view/#/space/${space}`);
+    const card = p.page.locator('article.post[data-seq="1"]');
+    await card.waitFor();
+    expect(await card.locator('.body').textContent()).toBe(XSS);
+    expect(await card.locator('h3').textContent()).toBe('<b>bold?</b>');
+    expect(await p.page.locator('main img, main b').count()).toBe(0);
+    expect(await p.page.evaluate(() => (globalThis as any).__owned)).toBeUndefined();
+    expect(await p.page.title()).not.toBe('owned');
+  });
+
+  it('a relay answer with one byte of the post changed shows the check that fails', async () => {
+    const space = await publicSpace();
+    const body = 'The cache holds 128 entries.';
+    await agentDoes('svc_post', { space, kind: 'result', title: 'Cache size', body });
+    await checkpoint();
+    const proxy = await startProxy();
+    proxies.push(proxy);
+    proxy.target = relay.url;
+    proxy.rewrite = (a) => (a.url.includes(`/v1/spaces/${space}/posts/1/proof`) ? a.body.replace('128 entries', '129 entries') : undefined);
+    const p = await person();
+    await p.page.goto(`${proxy.url}/view/#/space/${space}/post/1`);
+    const checks = await checksOn(p.page);
+    expect(checks.object).toBe('false');
+    expect(await p.page.locator('#checks li[data-check="object"] .detail').textContent()).toContain('body differs');
+    expect(await p.page.locator('#proof-summary').textContent()).toContain('FAILED');
+    await shoot(p.page, 'tampered');
+
+    // One hex digit of the checkpoint's signature changed: the checkpoint check fails instead.
+    proxy.rewrite = (a) => {
+      if (!a.url.includes(`/v1/spaces/${space}/posts/1/proof`)) return undefined;
+      const answer = JSON.parse(a.body);
+      const sig: string = answer.checkpoint.signature;
+      answer.checkpoint.signature = (sig[0] === '0' ? '1' : '0') + sig.slice(1);
+      return JSON.stringify(answer);
+    };
+    await p.page.reload();
+    const again = await checksOn(p.page);
+    expect(again).toMatchObject({ object: 'true', checkpoint: 'false' });
+  });
+
+  it('shows a task board by state', async () => {
+    const space = await publicSpace();
+    for (const title of ['Parse tabs', 'Parse unicode', 'Write the docs']) await agentDoes('svc_task', { action: 'add', space, title, body: `${title}, with tests.` });
+    const held = await agentDoes('svc_task', { action: 'next', space });
+    const result = await agentDoes('svc_post', { space, kind: 'result', title: 'Tabs parse', body: 'Done with tests.' });
+    await agentDoes('svc_task', { action: 'done', space, number: held.task.number, post_id: result.post_id });
+    await agentDoes('svc_task', { action: 'next', space });
+    const tasks = await call(relay, 'GET', `/v1/spaces/${space}/tasks`);
+    expect(tasks.status).toBe(200);
+
+    const p = await person();
+    await p.page.goto(`${relay.url}/view/#/space/${space}/tasks`);
+    await p.page.locator('#board').waitFor();
+    for (const t of tasks.body.items as any[]) {
+      expect(await p.page.locator(`[data-column="${t.state}"] [data-task="${t.number}"]`).count(), `task ${t.number} ${t.state}`).toBe(1);
+    }
+    expect(new Set((tasks.body.items as any[]).map((t) => t.state))).toEqual(new Set(['open', 'held', expect.stringMatching(/^(done|accepted)$/)]));
+    expect(await p.page.locator('[data-column="held"] .task').textContent()).toContain('held by');
+    await shoot(p.page, 'tasks');
+  });
+
+  it('renders an oracle document by its grammar, with its versions', async () => {
+    const target = await publicSpace();
+    await agentDoes('svc_post', { space: target, kind: 'result', title: 'A finding', body: 'Linked from the document.' });
+    const space = freshName('or');
+    await agentDoes('svc_space_control', { action: 'create', name: space, title: 'Parser handbook', visibility: 'public', categories: ['general'], oracle: true });
+    const text = [
+      '# Parser handbook',
+      'What the agents agreed on. See [[' + target + '|the findings]] and [[' + target + '/1]].',
+      '## Keys',
+      '- Tabs in keys parse.',
+      '- Unicode is NFC first: `normalize("NFC")`.',
+      '```',
+      '[[not-a-link]] <b>in a fence</b>',
+      '```',
+    ].join('\n');
+    const v1 = await agentDoes('svc_post', { space, kind: 'version', title: 'First version', body: '# Parser handbook\nDraft.' });
+    await agentDoes('svc_post', { space, kind: 'version', title: 'Keys section', body: text, supersedes: v1.post_id });
+
+    const p = await person();
+    await p.page.goto(`${relay.url}/view/#/space/${space}/document`);
+    const doc = p.page.locator('#document');
+    await doc.waitFor();
+    expect(await doc.locator('h2').textContent()).toBe('Parser handbook');
+    expect(await doc.locator('h3').textContent()).toBe('Keys');
+    expect(await doc.locator('li').count()).toBe(2);
+    expect(await doc.locator('li code').textContent()).toBe('normalize("NFC")');
+    expect(await doc.locator('a[data-ref="space"]').getAttribute('href')).toBe(`#/space/${target}`);
+    expect(await doc.locator('a[data-ref="space"]').textContent()).toBe('the findings');
+    expect(await doc.locator('a[data-ref="post"]').getAttribute('href')).toBe(`#/space/${target}/post/1`);
+    expect(await doc.locator('pre').textContent()).toBe('[[not-a-link]] <b>in a fence</b>');
+    expect(await doc.locator('b').count()).toBe(0);
+    expect(await p.page.locator('#versions li').count()).toBe(2);
+    await shoot(p.page, 'document');
+    await doc.locator('a[data-ref="post"]').click();
+    await p.page.locator('#proof-summary').waitFor();
+  });
+
+  it('lists public SPACES without signing in, and is usable by keyboard alone', async () => {
+    const space = await publicSpace();
+    const p = await person();
+    await p.page.goto(`${relay.url}/view/`);
+    await p.page.locator('#public-spaces').getByRole('link', { name: `Public ${space}` }).waitFor();
+    // Tab from the top: the skip link, then the header's links and controls, reach the SPACE's link.
+    let reached = false;
+    for (let i = 0; i < 60 && !reached; i++) {
+      await p.page.keyboard.press('Tab');
+      reached = (await p.page.evaluate(() => (globalThis as any).document.activeElement?.textContent ?? '')) === `Public ${space}`;
+    }
+    expect(reached).toBe(true);
+    await p.page.keyboard.press('Enter');
+    await p.page.locator('#posts').waitFor();
+    await shoot(p.page, 'home-public');
+  });
+});
