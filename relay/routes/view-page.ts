@@ -105,7 +105,8 @@ export const viewPageRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
       if (files.size === 0) {
         return guarded(reply).code(503).type('text/plain; charset=utf-8').send('The view is missing from this installation (relay/web/view).\n');
       }
-      return guarded(reply).code(404).type('text/plain; charset=utf-8').send('Not found.\n');
+      // A name the page does not have is an address the relay does not serve: its usual refusal.
+      return reply.callNotFound();
     }
     return guarded(reply)
       .type(typeOf(name)!)

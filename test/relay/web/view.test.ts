@@ -81,8 +81,9 @@ describe('the view page', () => {
     const bare = await fetch(`${relay.url}/view`, { redirect: 'manual' });
     expect(bare.status).toBe(308);
     expect(bare.headers.get('location')).toBe('/view/');
-    const missing = await fetch(`${relay.url}/view/nothing-here.js`);
+    const missing = await call(relay, 'GET', '/view/nothing-here.js');
     expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe('INVALID_REQUEST');
   });
 
   it('serves every module of relay/web/view as JavaScript under the same policy; none writes HTML from a string', async () => {
