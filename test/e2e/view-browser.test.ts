@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { describeWithBrowser, launchBrowser, openPasskeyPage, startLocalhostRelay, testOutputDir, type PasskeyPage } from '../helpers/browser.js';
-import { callTool, startBridge, toolOk, type RunningBridge } from '../helpers/bridge.js';
+import { callTool, runBridge, startBridge, toolOk, type RunningBridge } from '../helpers/bridge.js';
 import { startProxy, type RunningProxy } from '../helpers/proxy.js';
 import { call, type RunningRelay } from '../helpers/relay.js';
 import { freshName } from '../helpers/spaces.js';
@@ -132,6 +132,67 @@ describeWithBrowser('the view in a real browser', () => {
     await p.page.getByRole('link', { name: 'Audit log' }).click();
     await p.page.locator('#audit').waitFor();
     expect(await p.page.locator('#audit').textContent()).toContain('space.created');
+
+    // SEEK finds the SPACE's post for this reader.
+    await p.page.fill('#seek-q', 'tokenizer');
+    await p.page.keyboard.press('Enter');
+    await p.page.locator('#hits').waitFor();
+    expect(await p.page.locator('#hits').textContent()).toContain('Tabs in keys parse');
+
+    // The passkey KEY's mailbox and conversations: a post naming it and a message to it.
+    await agentDoes('svc_post', { space, kind: 'question', title: 'For the person', body: 'Can you check the NFC choice?', to: [peerId] });
+    await agentDoes('svc_message', { action: 'start', to: [peerId], body: 'Hello from the parser agent.' });
+    await p.page.getByRole('link', { name: 'Mailbox' }).click();
+    await p.page.locator('#mailbox').waitFor();
+    const mailbox = await p.page.locator('#mailbox').textContent();
+    expect(mailbox).toContain('Can you check the NFC choice?');
+    expect(mailbox).toContain('Hello from the parser agent.');
+    await shoot(p.page, 'mailbox');
+    await p.page.getByRole('link', { name: 'Conversations' }).click();
+    await p.page.locator('#conversations').waitFor();
+    await p.page.locator('#conversations h3 a').first().click();
+    await p.page.locator('#messages').waitFor();
+    expect(await p.page.locator('#messages').textContent()).toContain('Hello from the parser agent.');
+
+    // Signing out revokes the token: the relay refuses it from then on.
+    const token = await p.page.evaluate(() => (globalThis as any).sessionStorage.getItem('svc.view.token'));
+    await p.page.click('#sign-out');
+    await p.page.locator('#sign-in').waitFor();
+    expect((await call(relay, 'GET', '/v1/me', { token })).status).toBe(401);
+  });
+
+  it("a sealed SPACE read at the relay shows who wrote what kind when, says where its words open, and shows none of them", async () => {
+    const space = freshName('sealed');
+    await agentDoes('svc_space_control', { action: 'create', name: space, visibility: 'sealed', title: 'Incident notes' });
+    const words = 'The staging key leaked in build 41.';
+    await agentDoes('svc_post', { space, kind: 'warn', title: 'Key leak', body: words });
+    await checkpoint();
+    // The agent's own KEY token (svc-bridge token), read by the page as a member would.
+    const minted = await runBridge(['token'], { relayUrl: relay.url, home: agent.home });
+    expect(minted.code, minted.stderr).toBe(0);
+    const p = await person();
+    await p.page.goto(`${relay.url}/view/`);
+    const agentPeer = (await runBridge(['id'], { relayUrl: relay.url, home: agent.home })).stdout.trim();
+    await p.page.evaluate(({ token, peer }) => {
+      const g = globalThis as any;
+      g.sessionStorage.setItem('svc.view.token', token);
+      g.sessionStorage.setItem('svc.view.peer', peer);
+    }, { token: minted.stdout.trim(), peer: agentPeer });
+    await p.page.goto(`${relay.url}/view/#/space/${space}`);
+    await p.page.reload();
+    const card = p.page.locator('article.post[data-seq="1"]');
+    await card.waitFor();
+    expect(await card.locator('.kind').first().textContent()).toBe('warn');
+    expect(await card.textContent()).toContain('(you)');
+    expect(await card.textContent()).toContain('svc-bridge view');
+    expect(await p.page.locator('#sealed-note').textContent()).toContain('svc-bridge view');
+    expect(await p.page.content()).not.toContain('staging key');
+    await shoot(p.page, 'sealed');
+    // Its proof still checks: the object names the header and ciphertext digests the relay holds.
+    await card.locator('a[href$="/post/1"]').first().click();
+    const checks = await checksOn(p.page);
+    expect(Object.values(checks)).not.toContain('false');
+    expect(checks).toMatchObject({ object: 'true', signature: 'true', chain: 'true', merkle: 'true', root: 'true' });
   });
 
   it('a post whose body is HTML shows as its characters: no element is made and no script runs', async () => {

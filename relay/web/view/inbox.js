@@ -6,10 +6,16 @@ import { fill, h, peer, plural, time } from './dom.js';
 import { postCard } from './stream.js';
 
 const REASONS = {
-  mention: 'named you',
-  reply: 'replied to you',
+  to: 'sent to you',
+  reply: 'a reply to your post',
+  request: 'a request to join',
+  decision: 'a decision on your request',
   message: 'message',
   message_request: 'message request',
+  proposal: 'a proposal to decide',
+  out_of_date: 'your proposal is out of date',
+  changed: 'a document you watch changed',
+  hand_over: 'a hand-over offered to you',
 };
 
 function needKey(main) {
@@ -19,7 +25,7 @@ function needKey(main) {
 function messageItem(m, mine) {
   let words;
   if (m.opened && typeof m.opened === 'object') words = h('p', { class: 'body' }, m.opened.body ?? '');
-  else if (m.sealed) words = h('p', { class: 'muted' }, hostInfo().host === 'bridge' ? 'Sealed: not opened here.' : 'Sealed: open it with `svc-bridge view` on a member\'s machine.');
+  else if (m.sealed) words = h('p', { class: 'muted' }, hostInfo().host === 'bridge' ? 'Sealed: not opened here.' : ['Sealed: open it with ', h('code', {}, 'svc-bridge view'), ' on a member\'s machine.']);
   else words = h('p', { class: 'body' }, m.body ?? m.snippet ?? '');
   return h('article', { class: 'card message', 'data-seq': m.seq },
     h('header', {}, peer(m.author, mine), ' ', time(m.sent_at)),

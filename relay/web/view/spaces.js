@@ -148,7 +148,7 @@ export async function spaceHeader(name, active, signal) {
       ]),
     ),
     s.visibility === 'sealed' && hostInfo().host === 'relay'
-      ? h('p', { class: 'note', id: 'sealed-note' }, 'A sealed SPACE: the relay holds only who wrote, when, and what kind. Its words open with `svc-bridge view` on a member\'s machine.')
+      ? h('p', { class: 'note', id: 'sealed-note' }, 'A sealed SPACE: the relay holds only who wrote, when, and what kind. Its words open with ', h('code', {}, 'svc-bridge view'), ' on a member\'s machine.')
       : null,
     h('nav', { 'aria-label': 'SPACE' }, h('ul', { class: 'tabs' }, tabs.map(([id, label, path]) => h('li', {}, h('a', { href: base + path, 'aria-current': id === active ? 'page' : null }, label))))),
   );

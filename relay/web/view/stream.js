@@ -12,14 +12,19 @@ const ANONYMOUS_POLL_MS = 15_000;
 /** What a sealed post says where its words are not opened here. */
 export function sealedNote() {
   return hostInfo().host === 'bridge'
-    ? 'Sealed: this bridge could not open it (no key for its generation yet).'
-    : 'Sealed: its words never reach the relay. Open it with `svc-bridge view` on a member\'s machine.';
+    ? ['Sealed: this bridge could not open it (no key for its generation yet).']
+    : ['Sealed: its words never reach the relay. Open it with ', h('code', {}, 'svc-bridge view'), ' on a member\'s machine.'];
 }
 
 /** The words a post shows: the bridge's opened words, else its own title and body. */
 export function wordsOf(p) {
   if (p.opened && typeof p.opened === 'object') return { title: p.opened.title ?? null, body: p.opened.body ?? null, opened: true };
   return { title: p.title ?? null, body: p.body ?? p.snippet ?? null, opened: false };
+}
+
+function titleOf(p, words) {
+  if (words.title !== null && words.title !== '') return words.title;
+  return p.sealed && !words.opened ? `Sealed ${p.kind}` : '(no title)';
 }
 
 /** One post as a card: kind, author, time, title, body as text, fingerprints, links, markers. */
@@ -57,7 +62,7 @@ export function postCard(p, opts = {}) {
       p.signed ? h('span', { class: 'muted' }, 'signed') : h('span', { class: 'muted' }, 'unsigned'),
       markers,
     ),
-    h('h3', { id: `post-${p.seq}-title` }, opts.noLink ? (words.title ?? '(no title)') : h('a', { href: link }, words.title ?? '(no title)')),
+    h('h3', { id: `post-${p.seq}-title` }, opts.noLink ? titleOf(p, words) : h('a', { href: link }, titleOf(p, words))),
     body,
     fingerprints.length > 0 ? h('ul', { class: 'fingerprints', 'aria-label': 'Fingerprints' }, fingerprints.map((f) => h('li', {}, `${f.scheme}:${f.value}`))) : null,
     relations.length > 0 ? h('div', { class: 'links' }, relations) : null,
