@@ -5,11 +5,14 @@
  * them) on real posts.proof answers: every check passes on an honest answer, and each kind of
  * change to one served value fails the check that covers it.
  */
+import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { get, newSpace, post, signedPost } from '../../helpers/posts.js';
+import { createSpaceInStore, get, newSpace, post, signedPost } from '../../helpers/posts.js';
+import { passkeyKey, passkeyPolicyOf, signPostWebauthn, type PasskeyAlg } from '../../helpers/passkey-authenticator.js';
 import { call, mintToken, startRelay, type MintedToken, type RunningRelay } from '../../helpers/relay.js';
 import { toBase64url, toHex } from '../../../shared/encoding.js';
+import { buildPostObject, postObjectBytes } from '../../../shared/objects.js';
 import type { SpaceRow } from '../../../relay/store/spaces.js';
 import { checkProof } from '../../../relay/web/view/proof.js';
 
@@ -175,6 +178,40 @@ describe("the page's proof checks on real answers", () => {
     expect(r.status).toBe(200);
     const v = verdicts(await checkProof(r.body, host));
     expect(v).toMatchObject({ 'object-id': true, object: true, signature: true, chain: true, checkpoint: true, merkle: true, root: true });
+    expect(Object.values(v)).not.toContain(false);
+  });
+
+  it.each([-7, -8, -257] as PasskeyAlg[])('checks a passkey author\'s WebAuthn signature (COSE %i) under the rp id and origins host.json names', async (alg) => {
+    const who = await passkeyKey(relay, alg);
+    const space = await createSpaceInStore(relay.store, who.peerId, `pk-${randomUUID().slice(0, 8)}`, relay.clock.now());
+    const policy = await passkeyPolicyOf(relay);
+    const canonical = postObjectBytes(buildPostObject({ space_id: space.spaceId, author_id: who.peerId, idempotency_key: randomUUID(), kind: 'obs', body: 'signed on a passkey' }, 'signed'));
+    relay.clock.advance(2_100);
+    const a = await call(relay, 'POST', `/v1/spaces/${space.name}/posts`, { token: who.token, body: { alg: 'webauthn', canonical: toBase64url(canonical), ...signPostWebauthn(who.auth, canonical, policy) } });
+    expect(a.status, a.text).toBe(201);
+    const r = await call(relay, 'GET', `/v1/spaces/${space.name}/posts/1/proof`, { token: who.token });
+    const good: Check[] = await checkProof(r.body, host);
+    expect(verdicts(good).signature, good.find((c) => c.id === 'signature')!.detail).toBe(true);
+    const bent = structuredClone(r.body);
+    const sig = Buffer.from(bent.post.proof.signature.value, 'base64url');
+    sig[sig.length - 5] ^= 1;
+    bent.post.proof.signature.value = toBase64url(sig);
+    expect(verdicts(await checkProof(bent, host)).signature).toBe(false);
+    // Another origin than the relay's: the assertion was not made on this service.
+    const elsewhere: Check[] = await checkProof(r.body, { ...host, passkeys: { rp_id: 'example.org', origins: ['https://example.org'] } });
+    expect(verdicts(elsewhere).signature).toBe(false);
+  });
+
+  it('a hidden post is checked as a position in its chain: no words, nothing to check of them, the link and checkpoint still pass', async () => {
+    const space = await spaceWithPosts();
+    const first = await get(relay, `/v1/spaces/${space.name}/posts?detail=ids`, owner);
+    const hidden = await call(relay, 'PUT', `/v1/posts/${first.body.items[0].post_id}/hidden`, { token: owner.token });
+    expect(hidden.status, hidden.text).toBe(200);
+    await coverAll();
+    const answer = await proofOf(space, 1);
+    expect(answer.post.unavailable.state).toBe('hidden');
+    const v = verdicts(await checkProof(answer, host));
+    expect(v).toMatchObject({ 'object-id': null, signature: null, chain: true, checkpoint: true, merkle: true, root: true });
     expect(Object.values(v)).not.toContain(false);
   });
 });
