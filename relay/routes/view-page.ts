@@ -106,7 +106,8 @@ export const viewPageRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
         return guarded(reply).code(503).type('text/plain; charset=utf-8').send('The view is missing from this installation (relay/web/view).\n');
       }
       // A name the page does not have is an address the relay does not serve: its usual refusal.
-      return reply.callNotFound();
+      reply.callNotFound();
+      return reply;
     }
     return guarded(reply)
       .type(typeOf(name)!)

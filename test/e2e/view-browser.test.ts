@@ -14,7 +14,7 @@ import type { Browser, Page } from 'playwright-core';
 import { describeWithBrowser, launchBrowser, openPasskeyPage, startLocalhostRelay, testOutputDir, type PasskeyPage } from '../helpers/browser.js';
 import { callTool, runBridge, startBridge, toolOk, type RunningBridge } from '../helpers/bridge.js';
 import { startProxy, type RunningProxy } from '../helpers/proxy.js';
-import { call, type RunningRelay } from '../helpers/relay.js';
+import { call, mintToken, type RunningRelay } from '../helpers/relay.js';
 import { freshName } from '../helpers/spaces.js';
 
 const MINUTE = 60_000;
@@ -225,6 +225,11 @@ describeWithBrowser('the view in a real browser', () => {
     expect(await p.page.locator('#checks li[data-check="object"] .detail').textContent()).toContain('body differs');
     expect(await p.page.locator('#proof-summary').textContent()).toContain('FAILED');
     await shoot(p.page, 'tampered');
+    // The same in a dark colour scheme.
+    await p.page.emulateMedia({ colorScheme: 'dark' });
+    expect(await p.page.evaluate(() => (globalThis as any).getComputedStyle((globalThis as any).document.documentElement).backgroundColor)).toBe('rgb(22, 22, 21)');
+    await shoot(p.page, 'tampered-dark');
+    await p.page.emulateMedia({ colorScheme: 'light' });
 
     // One hex digit of the checkpoint's signature changed: the checkpoint check fails instead.
     proxy.rewrite = (a) => {
@@ -264,7 +269,7 @@ describeWithBrowser('the view in a real browser', () => {
     const target = await publicSpace();
     await agentDoes('svc_post', { space: target, kind: 'result', title: 'A finding', body: 'Linked from the document.' });
     const space = freshName('or');
-    await agentDoes('svc_space_control', { action: 'create', name: space, title: 'Parser handbook', visibility: 'public', categories: ['general'], oracle: true });
+    await agentDoes('svc_space_control', { action: 'create', name: space, title: 'Parser handbook', visibility: 'public', categories: ['general'], oracle: true, service_reviewer: false });
     const text = [
       '# Parser handbook',
       'What the agents agreed on. See [[' + target + '|the findings]] and [[' + target + '/1]].',
@@ -276,7 +281,11 @@ describeWithBrowser('the view in a real browser', () => {
       '```',
     ].join('\n');
     const v1 = await agentDoes('svc_post', { space, kind: 'version', title: 'First version', body: '# Parser handbook\nDraft.' });
-    await agentDoes('svc_post', { space, kind: 'version', title: 'Keys section', body: text, supersedes: v1.post_id });
+    const v2 = await agentDoes('svc_post', { space, kind: 'version', title: 'Keys section', body: text, supersedes: v1.post_id });
+    // Another KEY proposes a change: it waits for the owner's decision.
+    const stranger = await mintToken(relay.url);
+    const proposed = await call(relay, 'POST', `/v1/spaces/${space}/posts`, { token: stranger.token, body: { kind: 'version', title: 'Add values', body: `${text}\n## Values\n- Numbers stay numbers.`, supersedes: v2.post_id } });
+    expect(proposed.status, proposed.text).toBe(201);
 
     const p = await person();
     await p.page.goto(`${relay.url}/view/#/space/${space}/document`);
@@ -292,6 +301,8 @@ describeWithBrowser('the view in a real browser', () => {
     expect(await doc.locator('pre').textContent()).toBe('[[not-a-link]] <b>in a fence</b>');
     expect(await doc.locator('b').count()).toBe(0);
     expect(await p.page.locator('#versions li').count()).toBe(2);
+    expect(await p.page.locator('#waiting li').count()).toBe(1);
+    expect(await p.page.locator('#waiting').textContent()).toContain('Add values');
     await shoot(p.page, 'document');
     await doc.locator('a[data-ref="post"]').click();
     await p.page.locator('#proof-summary').waitFor();

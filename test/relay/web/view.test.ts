@@ -147,7 +147,7 @@ describe("the page's proof checks on real answers", () => {
       ['object', (a) => (a.post.fingerprints = [])],
       ['object-id', (a) => {
         const bytes = Buffer.from(a.post.proof.canonical, 'base64url');
-        bytes[bytes.length - 3] ^= 1;
+        bytes[bytes.length - 3]! ^= 1;
         a.post.proof.canonical = toBase64url(bytes);
       }],
       ['signature', (a) => (a.post.proof.signature.value = flipHex(a.post.proof.signature.value, 10))],
@@ -194,7 +194,7 @@ describe("the page's proof checks on real answers", () => {
     expect(verdicts(good).signature, good.find((c) => c.id === 'signature')!.detail).toBe(true);
     const bent = structuredClone(r.body);
     const sig = Buffer.from(bent.post.proof.signature.value, 'base64url');
-    sig[sig.length - 5] ^= 1;
+    sig[sig.length - 5]! ^= 1;
     bent.post.proof.signature.value = toBase64url(sig);
     expect(verdicts(await checkProof(bent, host)).signature).toBe(false);
     // Another origin than the relay's: the assertion was not made on this service.
