@@ -221,6 +221,9 @@ describeWithBrowser('the view in a real browser', () => {
     const p = await person();
     await p.page.goto(`${proxy.url}/view/#/space/${space}/post/1`);
     const checks = await checksOn(p.page);
+    // At another host than the passkeys' rp id the page offers no sign-in, and says where to.
+    expect(await p.page.locator('#sign-in').count()).toBe(0);
+    expect(await p.page.locator('#no-sign-in').textContent()).toContain(`sign in at ${relay.url}/view/`);
     expect(checks.object).toBe('false');
     expect(await p.page.locator('#checks li[data-check="object"] .detail').textContent()).toContain('body differs');
     expect(await p.page.locator('#proof-summary').textContent()).toContain('FAILED');

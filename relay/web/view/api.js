@@ -111,7 +111,24 @@ export function me() {
 }
 
 export function canSignIn() {
-  return host !== null && host.host === 'relay' && host.passkeys !== null && host.passkeys !== undefined;
+  return signInBlocker() === null;
+}
+
+/**
+ * Why this page cannot offer passkey sign-in, or null when it can: the relay turned passkeys
+ * off, its rp id is an address (WebAuthn takes a domain only), or the page is open at another
+ * host than the rp id (the browser would refuse the ceremony).
+ */
+export function signInBlocker() {
+  if (host === null || host.host !== 'relay') return 'The bridge reads as its own KEY.';
+  const p = host.passkeys;
+  if (p === null || p === undefined) return 'Public SPACES only: this relay has passkeys turned off.';
+  if (/^[0-9.]+$/.test(p.rp_id) || p.rp_id.includes(':')) {
+    return 'Public SPACES only: passkeys need the relay\'s public URL to name a host, not an address (for one machine, --public-url http://localhost:8787).';
+  }
+  const here = window.location.hostname;
+  if (here !== p.rp_id && !here.endsWith(`.${p.rp_id}`)) return `Public SPACES only here: sign in at ${p.origins[0] ?? p.rp_id}/view/.`;
+  return null;
 }
 
 function apiUrl(path, query) {

@@ -6,7 +6,7 @@
 // proof), #/space/NAME/tasks, #/space/NAME/document, #/space/NAME/members,
 // #/space/NAME/audit, #/mailbox, #/conversations, #/conversation/ID, #/seek/QUERY.
 
-import { acceptRoot, canSignIn, hostInfo, loadHost, me, onSession, signIn, signOut } from './api.js';
+import { acceptRoot, canSignIn, hostInfo, loadHost, me, onSession, signIn, signInBlocker, signOut } from './api.js';
 import { fill, h, peer, say } from './dom.js';
 import { homeView, membersView, auditView } from './spaces.js';
 import { streamView } from './stream.js';
@@ -110,7 +110,7 @@ function drawWho() {
     });
     parts.push(btn);
   } else {
-    parts.push(h('span', { class: 'muted' }, 'Public SPACES only: this relay has passkeys turned off.'));
+    parts.push(h('span', { class: 'muted', id: 'no-sign-in' }, signInBlocker()));
   }
   fill(who, parts);
   for (const a of document.querySelectorAll('[data-needs-key]')) a.parentElement.hidden = mine === null;
