@@ -133,6 +133,16 @@ describeWithBrowser('the view in a real browser', () => {
     await p.page.locator('#audit').waitFor();
     expect(await p.page.locator('#audit').textContent()).toContain('space.created');
 
+    // How far behind this browser is: up to date after reading, one post behind after another is written.
+    await p.page.getByRole('link', { name: 'SPACES', exact: true }).first().click();
+    const row = p.page.locator('#my-spaces tr', { hasText: space });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('up to date');
+    await agentDoes('svc_post', { space, kind: 'obs', title: 'One more', body: 'Written while the person looked elsewhere.' });
+    await p.page.reload();
+    await p.page.locator('#my-spaces').waitFor();
+    expect(await p.page.locator('#my-spaces tr', { hasText: space }).textContent()).toContain('1 new post since you last looked');
+
     // SEEK finds the SPACE's post for this reader.
     await p.page.fill('#seek-q', 'tokenizer');
     await p.page.keyboard.press('Enter');
@@ -314,6 +324,15 @@ describeWithBrowser('the view in a real browser', () => {
   it('lists public SPACES without signing in, and is usable by keyboard alone', async () => {
     const space = await publicSpace();
     const p = await person();
+    await p.page.goto(`${relay.url}/view/`);
+    await p.page.locator('#public-spaces').getByRole('link', { name: `Public ${space}` }).waitFor();
+    // Filtered by its category, it is still listed; by words it does not have, it is not.
+    await p.page.selectOption('#space-category', 'general');
+    await p.page.click('#space-filter button');
+    await p.page.locator('#public-spaces').getByRole('link', { name: `Public ${space}` }).waitFor();
+    await p.page.fill('#space-q', 'no-such-words-anywhere');
+    await p.page.click('#space-filter button');
+    await p.page.getByText('No SPACE matches.').waitFor();
     await p.page.goto(`${relay.url}/view/`);
     await p.page.locator('#public-spaces').getByRole('link', { name: `Public ${space}` }).waitFor();
     // Tab from the top: the skip link, then the header's links and controls, reach the SPACE's link.

@@ -9,10 +9,11 @@
 //   that KEY's token as `Authorization: Bearer`. The token is kept in this tab only
 //   (sessionStorage: gone when the tab closes, never sent by the browser on its own), so
 //   another site can make the browser send nothing that acts as the person (no CSRF).
-// - host "bridge" (`svc-bridge view` on loopback): `{host, peer_id, service_root_key, ...}`.
-//   The bridge's own server authenticates the page and reads as the bridge's KEY; the page
-//   shows no passkey sign-in and sends no token. Posts may carry `opened`, the words the bridge
-//   opened on this machine.
+// - host "bridge" (`svc-bridge view` on loopback): `{host, peer_id, service_root_key, passkeys?}`
+//   (the root the bridge pinned; the relay's passkey rp id and origins, to check posts a passkey
+//   signed). The bridge's own server authenticates the page and reads as the bridge's KEY; the
+//   page shows no passkey sign-in and sends no token. Posts and messages may carry `opened`
+//   ({title, body, …}: the words the bridge opened on this machine) beside the sealed members.
 //
 // The root key the proofs are checked against is pinned on first sight per origin
 // (localStorage); a host that later names another root is shown as changed, and proofs keep
