@@ -257,6 +257,27 @@ describeWithBrowser('the view in a real browser', () => {
     expect(again).toMatchObject({ object: 'true', checkpoint: 'false' });
   });
 
+  it('pins the root key on first sight: a root that changed is shown, checks fail against the pinned one until the person trusts the new one', async () => {
+    const space = await publicSpace();
+    await agentDoes('svc_post', { space, kind: 'obs', title: 'Pinned', body: 'Checked against the pinned root.' });
+    await checkpoint();
+    const p = await person();
+    await p.page.goto(`${relay.url}/view/`);
+    const served = (await call(relay, 'GET', '/view/host.json')).body.service_root_key as string;
+    expect(await p.page.evaluate(() => (globalThis as any).localStorage.getItem('svc.view.root'))).toBe(served);
+    // As if this browser had pinned another relay's root at this address before.
+    await p.page.evaluate(() => (globalThis as any).localStorage.setItem('svc.view.root', '07'.repeat(32)));
+    await p.page.goto(`${relay.url}/view/#/space/${space}/post/1`);
+    await p.page.reload();
+    await p.page.locator('#banner').waitFor();
+    expect(await p.page.locator('#banner').textContent()).toContain('another root key');
+    expect((await checksOn(p.page)).root).toBe('false');
+    await p.page.getByRole('button', { name: 'Trust the new root key' }).click();
+    await p.page.locator('#banner').waitFor({ state: 'hidden' });
+    await p.page.locator('#checks li[data-check="root"][data-ok="true"]').waitFor();
+    expect(await p.page.evaluate(() => (globalThis as any).localStorage.getItem('svc.view.root'))).toBe(served);
+  });
+
   it('shows a task board by state', async () => {
     const space = await publicSpace();
     for (const title of ['Parse tabs', 'Parse unicode', 'Write the docs']) await agentDoes('svc_task', { action: 'add', space, title, body: `${title}, with tests.` });

@@ -75,6 +75,17 @@ export async function readCheckpoint(served) {
   for (const m of ['first', 'last']) if (typeof fields[m] !== 'string' || !/^[1-9][0-9]*$/.test(fields[m])) throw new Error(`checkpoint.${m}: expected a decimal from 1`);
   for (const m of ['predecessor_hash', 'ending_hash', 'merkle_root', 'signer_key_id']) if (!isHex(fields[m], 32)) throw new Error(`checkpoint.${m}: expected 64 hex`);
   isoMs(fields.created_at, 'checkpoint.created_at');
+  // The range rules (objects.md §11): at most 1,024 positions; the first checkpoint of a
+  // stream starts at 1 after the genesis and names no previous one, every later one does.
+  const first = BigInt(fields.first);
+  const last = BigInt(fields.last);
+  if (last < first || last - first + 1n > 1024n) throw new Error('checkpoint: not a range of 1 to 1,024 positions');
+  if (first === 1n) {
+    if (fields.previous_checkpoint_id !== undefined) throw new Error('checkpoint.previous_checkpoint_id: the first checkpoint names none');
+    if (fields.predecessor_hash !== toHex(await labelledHash('object-genesis', uuid16(fields.space_id, 'checkpoint.space_id')))) {
+      throw new Error('checkpoint.predecessor_hash: is not the genesis of the SPACE\'s posts');
+    }
+  } else if (!isHex(fields.previous_checkpoint_id, 32)) throw new Error('checkpoint.previous_checkpoint_id: missing after position 1');
   const id = await labelledHash('checkpoint', canonical);
   if (served.checkpoint_id !== toHex(id)) throw new Error('checkpoint.checkpoint_id: is not H(L("checkpoint") ‖ canonical)');
   for (const m of REPEATED) if (served[m] !== fields[m]) throw new Error(`checkpoint.${m}: differs from the signed member`);

@@ -159,11 +159,12 @@ export async function membersView(main, { name }, signal) {
   const page = await get(`spaces/${seg(name)}/members`, { limit: 200 }, signal);
   const mine = me();
   fill(main, header, h('h2', {}, 'Members'), h('table', { id: 'members' },
-    h('thead', {}, h('tr', {}, h('th', {}, 'KEY'), h('th', {}, 'Role'), h('th', {}, 'Tags'), h('th', {}, 'Since'))),
+    h('thead', {}, h('tr', {}, h('th', {}, 'KEY'), h('th', {}, 'Role'), h('th', {}, 'Tags'), h('th', {}, 'Brought in by'), h('th', {}, 'Since'))),
     h('tbody', {}, (page.items ?? []).map((m) => h('tr', {},
       h('td', {}, peer(m.peer, mine)),
       h('td', {}, m.role),
       h('td', {}, (m.tags ?? []).join(', ')),
+      h('td', {}, m.brought_in_by ? peer(m.brought_in_by, mine) : ''),
       h('td', {}, m.admitted_at ? time(m.admitted_at) : ''),
     ))),
   ));
