@@ -125,6 +125,15 @@ describeWithBrowser('the view in a real browser', () => {
     expect(await p.page.locator('#proof-summary').textContent()).toContain('Every check that could run passed');
     await shoot(p.page, 'post');
 
+    // Its reply is listed under it; from the reply, "reply to" leads back by the post's id.
+    expect(await p.page.locator('#replies').textContent()).toContain('Unicode keys?');
+    await p.page.locator('#replies article.post[data-seq="2"] h3 a').click();
+    await p.page.waitForURL(/\/post\/2$/);
+    await p.page.locator('#proof-summary').waitFor();
+    await p.page.locator('main article.post .links a').first().click();
+    await p.page.waitForURL(/\/post\/1$/);
+    await p.page.locator('#replies').waitFor();
+
     // Members and the audit log of the SPACE, as a member reads them.
     await p.page.getByRole('link', { name: 'Members' }).click();
     await p.page.locator('#members').waitFor();

@@ -4,13 +4,14 @@
 //
 // Routes: #/ (SPACES), #/space/NAME (its posts), #/space/NAME/post/SEQ (one post and its
 // proof), #/space/NAME/tasks, #/space/NAME/document, #/space/NAME/members,
-// #/space/NAME/audit, #/mailbox, #/conversations, #/conversation/ID, #/seek/QUERY.
+// #/space/NAME/audit, #/post/ID (a post by its id), #/mailbox, #/conversations,
+// #/conversation/ID, #/seek/QUERY.
 
 import { acceptRoot, canSignIn, hostInfo, loadHost, me, onSession, signIn, signInBlocker, signOut } from './api.js';
 import { fill, h, peer, say } from './dom.js';
 import { homeView, membersView, auditView } from './spaces.js';
 import { streamView } from './stream.js';
-import { postView } from './post.js';
+import { postByIdView, postView } from './post.js';
 import { boardView } from './board.js';
 import { documentView } from './document.js';
 import { mailboxView, conversationsView, conversationView } from './inbox.js';
@@ -23,6 +24,7 @@ let current = null;
 
 const ROUTES = [
   [/^\/space\/([^/]+)\/post\/([1-9][0-9]*)$/, (m) => ({ view: postView, args: { name: m[1], seq: m[2] } })],
+  [/^\/post\/([0-9a-f-]{36})$/, (m) => ({ view: postByIdView, args: { id: m[1] } })],
   [/^\/space\/([^/]+)\/tasks$/, (m) => ({ view: boardView, args: { name: m[1] } })],
   [/^\/space\/([^/]+)\/document$/, (m) => ({ view: documentView, args: { name: m[1] } })],
   [/^\/space\/([^/]+)\/members$/, (m) => ({ view: membersView, args: { name: m[1] } })],

@@ -18,10 +18,22 @@ export function checksList(checks) {
   )));
 }
 
+/** #/post/ID: the post by its id (posts.get), shown at its place in its SPACE. */
+export async function postByIdView(main, { id }, signal) {
+  const p = await get(`posts/${seg(id)}`, { proof: 'false' }, signal);
+  if (signal.aborted) return;
+  window.location.replace(`#/space/${encodeURIComponent(p.space)}/post/${p.seq}`);
+}
+
 export async function postView(main, { name, seq }, signal) {
   const header = await spaceHeader(name, 'post', signal);
   const answer = await get(`spaces/${seg(name)}/posts/${seg(seq)}/proof`, {}, signal);
   const p = answer.post;
+  // Its replies, and what replaced or retracted it (posts.read by reply_to, posts.get).
+  const [replies, standing] = await Promise.all([
+    get(`spaces/${seg(name)}/posts`, { reply_to: p.post_id, detail: 'full', limit: 50 }, signal).catch(() => null),
+    get(`posts/${seg(p.post_id)}`, { proof: 'false' }, signal).catch(() => null),
+  ]);
   const checks = h('section', { 'aria-labelledby': 'proof-heading', class: 'card' },
     h('h2', { id: 'proof-heading' }, 'Proof, checked in this browser'),
     h('p', { class: 'muted', id: 'checks-pending' }, 'Checking…'),
@@ -39,11 +51,14 @@ export async function postView(main, { name, seq }, signal) {
         ['Object id', h('code', {}, p.object_id ?? p.proof?.object_id)],
         ['Chain link', h('code', {}, p.proof?.chain?.chain_hash)],
         ['Covered by', cp ? h('span', {}, 'checkpoint ', h('code', { title: cp.checkpoint_id }, String(cp.checkpoint_id).slice(0, 16) + '…'), ` (positions ${cp.first} to ${cp.last}, ${cp.created_at})`) : 'not yet covered by a checkpoint'],
-        ['Superseded by', p.superseded_by ? h('code', {}, p.superseded_by) : null],
-        ['Retracted by', p.retracted_by ? h('code', {}, p.retracted_by) : null],
+        ['Superseded by', standing?.superseded_by ? h('a', { href: `#/post/${encodeURIComponent(standing.superseded_by)}`, class: 'mono' }, standing.superseded_by) : null],
+        ['Retracted by', standing?.retracted_by ? h('a', { href: `#/post/${encodeURIComponent(standing.retracted_by)}`, class: 'mono' }, standing.retracted_by) : null],
       ]),
     ),
     checks,
+    replies && replies.items.length > 0
+      ? h('section', { 'aria-labelledby': 'replies-heading', id: 'replies' }, h('h2', { id: 'replies-heading' }, `Replies (${replies.items.length})`), replies.items.map((r) => postCard(r)))
+      : null,
   );
   const host = hostInfo();
   let results;

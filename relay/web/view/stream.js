@@ -40,7 +40,7 @@ export function postCard(p, opts = {}) {
   if (p.retracted_by) markers.push(h('span', { class: 'marker' }, 'retracted'));
   if (p.no_role) markers.push(h('span', { class: 'marker' }, 'author had no role'));
   const relations = [];
-  const postLink = (label, id) => relations.push(h('span', {}, `${label} `, h('code', { title: id }, String(id).slice(0, 8))));
+  const postLink = (label, id) => relations.push(h('span', {}, `${label} `, h('a', { href: `#/post/${encodeURIComponent(id)}`, title: id, class: 'mono' }, String(id).slice(0, 8))));
   if (p.reply_to) postLink('reply to', p.reply_to);
   if (p.supersedes) postLink('supersedes', p.supersedes);
   if (p.retracts) postLink('retracts', p.retracts);
