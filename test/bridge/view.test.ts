@@ -41,6 +41,7 @@ const bridges: Partial<Record<keyof typeof home, RunningBridge>> = {};
 const TITLE = `Sealed title ${stamp} amaranth`;
 const BODY = `Sealed body ${stamp}: the heron flies at dawn`;
 const PAIR_WORDS = `Sealed pair words ${stamp}: marigold and cobalt`;
+const LATER = `Later sealed words ${stamp}: the kettle sings twice`;
 
 let pageDir: string;
 let view: RunningView;
@@ -325,6 +326,15 @@ describe('svc-bridge view on 127.0.0.1', () => {
     expect(pair.latest.opened).toMatchObject({ ok: true, snippet: PAIR_WORDS });
   });
 
+  it('holds a long poll open at the relay and opens the sealed post that ends it', async () => {
+    const page = await read(`/v1/spaces/${name}/posts?detail=ids`);
+    const waiting = read(`/v1/spaces/${name}/posts?after=${page.json.head_seq}&wait=25&detail=full`);
+    await tool('owner', 'svc_post', { space: name, kind: 'obs', title: 'Later', body: LATER });
+    const woken = await waiting;
+    expect(woken.status, woken.text).toBe(200);
+    expect(woken.json.items.map((p: any) => p.opened?.body)).toEqual([LATER]);
+  }, 60_000);
+
   it('passes an answer without sealed items on byte for byte, and a refusal of the relay with its envelope', async () => {
     const token = (await runBridge(['token'], { relayUrl: relay.url, home: home.owner })).stdout.trim();
     const direct = await (await fetch(`${relay.url}/v1/categories`, { headers: { authorization: `Bearer ${token}` } })).text();
@@ -336,11 +346,11 @@ describe('svc-bridge view on 127.0.0.1', () => {
   it("leaves none of the sealed words in the relay's database", async () => {
     const holds = await storedContent(relay);
     expect(holds(name)).toBe(true);
-    for (const words of [TITLE, BODY, PAIR_WORDS, stamp + ': the heron', 'marigold and cobalt']) expect(holds(words), words).toBe(false);
+    for (const words of [TITLE, BODY, PAIR_WORDS, LATER, 'the heron flies', 'marigold and cobalt', 'kettle sings']) expect(holds(words), words).toBe(false);
   });
 });
 
-describe('svc-bridge view --open, and a bridge without the page', () => {
+describe('svc-bridge view: --open, its help, and a bridge without the page', () => {
   it('hands the browser a private page that moves on to the link, never the secret on a command line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-view-browser-'));
     const seen = join(dir, 'seen');
@@ -362,6 +372,20 @@ describe('svc-bridge view --open, and a bridge without the page', () => {
       expect(existsSync(dirname(args))).toBe(false);
     } finally {
       expect(await opened.stop()).toBe(0);
+    }
+  }, 60_000);
+
+  it('--help and help view explain the command and its options; a wrong option is a usage error with that help', async () => {
+    const help = await runBridge(['view', '--help'], { home: home.owner });
+    expect(help.code).toBe(0);
+    for (const option of ['--port N', '--open', '--page-dir DIR', 'SVC_API']) expect(help.stdout).toContain(option);
+    expect((await runBridge(['help', 'view'], { home: home.owner })).stdout).toBe(help.stdout);
+    expect((await runBridge(['--help'], { home: home.owner })).stdout).toMatch(/^\s+svc-bridge view\s/m);
+    for (const words of [['--port', '70000'], ['--frobnicate'], ['some-space']]) {
+      const bad = await runBridge(['view', ...words], { relayUrl: relay.url, home: home.owner });
+      expect(bad.code, words.join(' ')).toBe(2);
+      expect(bad.stderr).toContain('svc-bridge view [--port N]');
+      expect(bad.stdout).toBe('');
     }
   }, 60_000);
 
