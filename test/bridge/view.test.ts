@@ -20,13 +20,12 @@
  * @module-tag slow
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request as httpRequest } from 'node:http';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { bundleAlone } from '../helpers/bundle.js';
-import { callTool, runBridge, spawnBridge, startBridge, tempHome, textOf, type RunningBridge } from '../helpers/bridge.js';
+import { callTool, runBridge, startBridge, tempHome, textOf, type RunningBridge } from '../helpers/bridge.js';
+import { send, startView as startViewProcess, until, type Reply, type RunningView } from '../helpers/bridge-view.js';
 import { startRelay, type RunningRelay } from '../helpers/relay.js';
 import { storedContent } from '../helpers/test-store.js';
 
@@ -47,94 +46,9 @@ let pageDir: string;
 let view: RunningView;
 let sealedPairId = '';
 
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-  json: any;
-}
-
-/**
- * One HTTP request with exactly these headers (Host and Origin included, as a browser or another
- * program would send them) and the path exactly as given (not normalised).
- */
-function send(origin: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Reply> {
-  const url = new URL(origin);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: url.hostname, port: url.port, method, path, headers: { host: url.host, ...headers } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-interface RunningView {
-  link: string;
-  origin: string;
-  secret: string;
-  child: ChildProcessWithoutNullStreams;
-  stderr(): string;
-  /** SIGTERM, and the exit code. */
-  stop(): Promise<number | null>;
-}
-
-/** Wait until `ok` holds (what a process writes arrives when it arrives). */
-async function until(ok: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 30_000;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Start `svc-bridge view` as the owner and wait for the link it prints and the line it logs. */
+/** The owner's `svc-bridge view`. */
 function startView(args: string[], env: Record<string, string> = {}): Promise<RunningView> {
-  const child = spawnBridge(['view', ...args], { relayUrl: relay.url, home: home.owner, env });
-  let out = '';
-  let err = '';
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const ready = () => {
-      if (!out.includes('\n') || !err.includes('serving the view')) return;
-      const line = out.split('\n')[0]!;
-      const link = new URL(line);
-      resolve({
-        link: line,
-        origin: link.origin,
-        secret: /^#secret=(.+)$/.exec(link.hash)?.[1] ?? '',
-        child,
-        stderr: () => err,
-        stop: async () => {
-          child.kill('SIGTERM');
-          return exited;
-        },
-      });
-    };
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      ready();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-      ready();
-    });
-    void exited.then((code) => reject(new Error(`svc-bridge view exited ${code} before printing its link\n${out}\n${err}`)));
-  });
+  return startViewProcess(relay.url, home.owner, args, env);
 }
 
 /** A session from the link's secret, as the page starts it. */
