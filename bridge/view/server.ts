@@ -186,7 +186,8 @@ export async function startViewServer(opts: ViewServerOptions): Promise<ViewServ
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // DNS rebinding: another site's name pointed at this address still names itself in Host.
     if (req.headers.host !== host) return refuse(res, 'INVALID_REQUEST', `Host: this view answers only as ${host}`);
-    if (req.url === undefined || !req.url.startsWith('/')) return refuse(res, 'INVALID_REQUEST', 'path: an absolute path');
+    // An origin-form target only: `//name/...` would be read as another host's address.
+    if (req.url === undefined || !req.url.startsWith('/') || req.url.startsWith('//')) return refuse(res, 'INVALID_REQUEST', 'path: an absolute path');
     const url = new URL(req.url, origin);
     if (url.pathname.startsWith('/v1/')) return read(req, res, url);
     if (url.pathname === '/view/session') {

@@ -41,6 +41,7 @@ const TITLE = `Sealed title ${stamp} amaranth`;
 const BODY = `Sealed body ${stamp}: the heron flies at dawn`;
 const PAIR_WORDS = `Sealed pair words ${stamp}: marigold and cobalt`;
 const LATER = `Later sealed words ${stamp}: the kettle sings twice`;
+const REPLY = `Sealed reply ${stamp}: saffron under the bridge`;
 
 let pageDir: string;
 let view: RunningView;
@@ -201,6 +202,8 @@ describe('svc-bridge view on 127.0.0.1', () => {
     // A path that would climb out of /v1/ once the relay's address is put before it.
     const climb = await read('/v1/..%2f..%2fhealthz');
     expect([climb.status, climb.json.error.code]).toEqual([400, 'INVALID_REQUEST']);
+    const elsewhere = await read('//rebind.example/v1/me');
+    expect([elsewhere.status, elsewhere.json.error.code]).toEqual([400, 'INVALID_REQUEST']);
   });
 
   it("answers the sealed post with its words opened here in `opened`, every member the relay served left as it served it", async () => {
@@ -230,14 +233,22 @@ describe('svc-bridge view on 127.0.0.1', () => {
     expect(snippets.json.items[0].snippet).toBeNull();
   });
 
-  it('answers the sealed pair with its messages opened here, in the conversation and in the list of conversations', async () => {
+  it('answers the sealed pair with its messages opened here, in the conversation, the list of conversations and the mailbox', async () => {
+    // The peer's reply, sealed by its own bridge, reaches the owner's mailbox.
+    await tool('peer', 'svc_message', { action: 'send', conversation_id: sealedPairId, body: REPLY });
     const messages = await read(`/v1/conversations/${sealedPairId}/messages?detail=full`);
     expect(messages.status, messages.text).toBe(200);
     expect(messages.json.items[0].body).toBeNull();
     expect(messages.json.items[0].opened).toEqual({ ok: true, body: PAIR_WORDS });
     const list = await read('/v1/conversations');
     const pair = list.json.items.find((c: any) => c.conversation_id === sealedPairId);
-    expect(pair.latest.opened).toMatchObject({ ok: true, snippet: PAIR_WORDS });
+    expect(pair.latest.opened).toMatchObject({ ok: true, snippet: REPLY });
+    expect(messages.json.items[1].opened).toEqual({ ok: true, body: REPLY });
+    const mailbox = await read('/v1/mailbox?detail=full');
+    expect(mailbox.status, mailbox.text).toBe(200);
+    const envelope = mailbox.json.items.find((e: any) => e.message?.conversation_id === sealedPairId);
+    expect(envelope.message.body).toBeNull();
+    expect(envelope.message.opened).toEqual({ ok: true, body: REPLY });
   });
 
   it('holds a long poll open at the relay and opens the sealed post that ends it', async () => {
@@ -260,7 +271,7 @@ describe('svc-bridge view on 127.0.0.1', () => {
   it("leaves none of the sealed words in the relay's database", async () => {
     const holds = await storedContent(relay);
     expect(holds(name)).toBe(true);
-    for (const words of [TITLE, BODY, PAIR_WORDS, LATER, 'the heron flies', 'marigold and cobalt', 'kettle sings']) expect(holds(words), words).toBe(false);
+    for (const words of [TITLE, BODY, PAIR_WORDS, LATER, REPLY, 'saffron under', 'the heron flies', 'marigold and cobalt', 'kettle sings']) expect(holds(words), words).toBe(false);
   });
 });
 
