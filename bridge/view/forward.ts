@@ -54,7 +54,7 @@ export async function forwardRead(api: RelayApi, openers: Openers, path: string,
     const type = res.headers.get('content-type') ?? JSON_TYPE;
     if (typeof res.body !== 'object' || res.body === null) return { status: res.status, type, body: res.text, headers: {} };
     // An answer without sealed items goes on byte for byte; one with them gets `opened` members.
-    if ((await openAnswer(res.body, openers)) === 0) return { status: res.status, type, body: res.text, headers: {} };
+    if (!(await openAnswer(res.body, openers))) return { status: res.status, type, body: res.text, headers: {} };
     return { status: res.status, type: JSON_TYPE, body: JSON.stringify(res.body), headers: {} };
   } catch (e) {
     if (e instanceof RelayRefusal) {

@@ -9,9 +9,11 @@
  *    budget, run_id}` (the members its content has) for a post, `{ok: true, body | snippet}`
  *   for a message; `{ok: false, why, retry, relay_refused?, fix?}` for an item that stayed shut.
  *
- * Nothing the relay served is changed: the signed fields, the proof block and the relay's own
+ * Nothing else the relay served is changed: the signed fields, the proof block and the relay's own
  * `sealed` member stay as they were, so the page checks every proof against the exact object its
- * author signed (objects.md §13) and shows the words beside it. Opening is the bridge's own
+ * author signed (objects.md §13) and shows the words beside it. `opened` is the bridge's word
+ * alone: no answer of the catalogue has such a member, so one the relay put anywhere in its answer
+ * is taken out before the page sees it (else a relay could show words as opened on this machine). Opening is the bridge's own
  * (bridge/sealed/sealing.ts `openPosts`, bridge/sealed/pairs.ts `openMessages`), with every check
  * of the header against what the relay shows; the relay is asked only for key records, locks and
  * ciphertexts, never sent a word.
@@ -36,9 +38,6 @@ export interface Openers {
 const POST_WORDS = ['title', 'body', 'snippet', 'snippet_truncated', 'fingerprints', 'fingerprint_count', 'data', 'budget', 'run_id'] as const;
 const MESSAGE_WORDS = ['body', 'snippet', 'snippet_truncated'] as const;
 
-/** Answers nest a few levels (envelope, post, proof); deeper than this is not an answer of the catalogue. */
-const DEPTH_MAX = 16;
-
 function isSealedPost(o: Obj): boolean {
   return isObj(o.sealed) && typeof o.post_id === 'string';
 }
@@ -47,21 +46,33 @@ function isSealedMessage(o: Obj): boolean {
   return isObj(o.sealed) && typeof o.message_id === 'string' && typeof o.conversation_id === 'string';
 }
 
-/** Every sealed post and message in `value`, in document order. */
-function sealedItems(value: unknown, posts: Obj[], messages: Obj[], depth = 0): void {
-  if (depth > DEPTH_MAX) return;
-  if (Array.isArray(value)) {
-    for (const v of value) sealedItems(v, posts, messages, depth + 1);
-    return;
+/**
+ * Every sealed post and message in `answer`, and whether the relay put an `opened` member
+ * anywhere (each one is deleted here). A walk with its own stack: however deep the relay nests
+ * its answer, the walk never runs out of call stack.
+ */
+function sealedItems(answer: unknown): { posts: Obj[]; messages: Obj[]; removed: boolean } {
+  const posts: Obj[] = [];
+  const messages: Obj[] = [];
+  let removed = false;
+  const stack: unknown[] = [answer];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push(value[i]);
+      continue;
+    }
+    if (!isObj(value)) continue;
+    if (Object.hasOwn(value, 'opened')) {
+      delete value.opened;
+      removed = true;
+    }
+    if (isSealedPost(value)) posts.push(value);
+    else if (isSealedMessage(value)) messages.push(value);
+    const nested = Object.values(value).filter((v) => typeof v === 'object' && v !== null);
+    for (let i = nested.length - 1; i >= 0; i--) stack.push(nested[i]);
   }
-  if (!isObj(value)) return;
-  if (isSealedPost(value)) posts.push(value);
-  else if (isSealedMessage(value)) messages.push(value);
-  for (const [k, v] of Object.entries(value)) {
-    // A proof block holds the signed object as bytes; `opened` is ours.
-    if (k === 'opened' || k === 'proof' || k === 'sealed') continue;
-    if (typeof v === 'object' && v !== null) sealedItems(v, posts, messages, depth + 1);
-  }
+  return { posts, messages, removed };
 }
 
 /** The `opened` member of one item from what the opener made of it. */
@@ -84,13 +95,11 @@ function shutAll(items: readonly Obj[], why: string): void {
 
 /**
  * Open every sealed item of `answer` (a parsed JSON answer of the relay, changed in place: each
- * sealed item gets `opened`). Returns how many items it looked at. Never throws for an item: one
- * that cannot be opened says why in its `opened`.
+ * sealed item gets `opened`, and any `opened` the relay sent is taken out). Returns whether it
+ * changed anything. Never throws for an item: one that cannot be opened says why in its `opened`.
  */
-export async function openAnswer(answer: unknown, openers: Openers): Promise<number> {
-  const posts: Obj[] = [];
-  const messages: Obj[] = [];
-  sealedItems(answer, posts, messages);
+export async function openAnswer(answer: unknown, openers: Openers): Promise<boolean> {
+  const { posts, messages, removed } = sealedItems(answer);
   if (posts.length > 0) {
     try {
       const opened = await openers.openPosts(posts);
@@ -112,5 +121,5 @@ export async function openAnswer(answer: unknown, openers: Openers): Promise<num
       shutAll(list, failureWords(e));
     }
   }
-  return posts.length + messages.length;
+  return removed || posts.length + messages.length > 0;
 }

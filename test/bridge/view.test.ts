@@ -26,10 +26,14 @@ import { dirname, join } from 'node:path';
 import { bundleAlone } from '../helpers/bundle.js';
 import { callTool, runBridge, startBridge, tempHome, textOf, type RunningBridge } from '../helpers/bridge.js';
 import { send, startView as startViewProcess, until, type Reply, type RunningView } from '../helpers/bridge-view.js';
+import { startProxy, type RunningProxy } from '../helpers/proxy.js';
 import { startRelay, type RunningRelay } from '../helpers/relay.js';
 import { storedContent } from '../helpers/test-store.js';
 
 let relay: RunningRelay;
+let proxy: RunningProxy;
+/** SVC_API: the proxy in front of the relay. */
+let api = '';
 const stamp = Date.now().toString(36);
 const name = `view-sealed-${stamp}`;
 const home = { owner: tempHome(), peer: tempHome() };
@@ -49,7 +53,7 @@ let sealedPairId = '';
 
 /** The owner's `svc-bridge view`. */
 function startView(args: string[], env: Record<string, string> = {}): Promise<RunningView> {
-  return startViewProcess(relay.url, home.owner, args, env);
+  return startViewProcess(api, home.owner, args, env);
 }
 
 /** A session from the link's secret, as the page starts it. */
@@ -73,10 +77,14 @@ async function tool(who: keyof typeof home, tool: string, args: Record<string, u
 }
 
 beforeAll(async () => {
-  relay = await startRelay();
+  // The relay behind a real proxy: it shows every request the relay was sent, and can play a relay that adds to its answers.
+  proxy = await startProxy();
+  relay = await startRelay({ publicUrl: proxy.url });
+  proxy.target = relay.url;
+  api = proxy.url;
   for (const who of ['owner', 'peer'] as const) {
     id[who] = (await runBridge(['id'], { home: home[who] })).stdout.trim();
-    bridges[who] = await startBridge({ relayUrl: relay.url, home: home[who], env: { SVC_KEEPER_INTERVAL: '0' } });
+    bridges[who] = await startBridge({ relayUrl: api, home: home[who], env: { SVC_KEEPER_INTERVAL: '0' } });
   }
   await tool('owner', 'svc_space_control', { action: 'create', name, visibility: 'sealed', title: 'Sealed for the view' });
   const posted = await tool('owner', 'svc_post', { space: name, kind: 'obs', title: TITLE, body: BODY });
@@ -99,6 +107,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await view?.stop();
   await Promise.all(Object.values(bridges).map((b) => b?.close()));
+  await proxy?.close();
   await relay?.close();
 });
 
@@ -123,11 +132,11 @@ describe('svc-bridge view on 127.0.0.1', () => {
     expect((await send(view.origin, 'GET', '/view/.hidden.js')).status).toBe(404);
     expect((await send(view.origin, 'GET', '/view/%2e%2e/%2e%2e/etc/passwd')).status).toBe(404);
 
-    const caps = (await (await fetch(`${relay.url}/v1/capabilities`)).json()) as any;
+    const caps = (await (await fetch(`${api}/v1/capabilities`)).json()) as any;
     const host = await send(view.origin, 'GET', '/view/host.json');
     const root = caps.protocol.service_root_key;
     expect(root).toMatch(/^[0-9a-f]{64}$/);
-    expect(host.json).toEqual({ host: 'bridge', peer_id: id.owner, service_root_key: root, relay: { url: new URL(relay.url).origin, service_root_key: root } });
+    expect(host.json).toEqual({ host: 'bridge', peer_id: id.owner, service_root_key: root, relay: { url: new URL(api).origin, service_root_key: root } });
   });
 
   it('refuses a request naming another host than its own loopback address (DNS rebinding), whatever it asks', async () => {
@@ -173,7 +182,7 @@ describe('svc-bridge view on 127.0.0.1', () => {
     const secretAsBearer = await read('/v1/me', view.secret);
     expect([secretAsBearer.status, secretAsBearer.json.error.code]).toEqual([401, 'TOKEN_INVALID']);
     // The relay's own token for this KEY is not the view's session either.
-    const token = (await runBridge(['token'], { relayUrl: relay.url, home: home.owner })).stdout.trim();
+    const token = (await runBridge(['token'], { relayUrl: api, home: home.owner })).stdout.trim();
     expect((await send(view.origin, 'GET', '/v1/me', { authorization: `Bearer ${token}` })).json.error.code).toBe('TOKEN_INVALID');
     const me = await read('/v1/me');
     expect(me.status).toBe(200);
@@ -192,10 +201,13 @@ describe('svc-bridge view on 127.0.0.1', () => {
       ['PATCH', `/v1/spaces/${name}`, { title: 'renamed' }],
       ['DELETE', `/v1/spaces/${name}/members/${id.owner}`, undefined],
     ];
+    const sent = proxy.seen.length;
     for (const [method, path, body] of writes) {
       const r = await send(view.origin, method, path, headers, body === undefined ? undefined : JSON.stringify(body));
       expect([r.status, r.json.error.code], `${method} ${path}`).toEqual([403, 'INSUFFICIENT_SCOPE']);
     }
+    // Nothing of them reached the relay.
+    expect(proxy.seen.slice(sent)).toEqual([]);
     const after = await read(`/v1/spaces/${name}/posts?detail=ids`);
     expect(after.json.items).toEqual(before.json.items);
     expect((await read(`/v1/spaces/${name}`)).json).toEqual(profile.json);
@@ -207,9 +219,9 @@ describe('svc-bridge view on 127.0.0.1', () => {
   });
 
   it("answers the sealed post with its words opened here in `opened`, every member the relay served left as it served it", async () => {
-    const token = (await runBridge(['token'], { relayUrl: relay.url, home: home.owner })).stdout.trim();
+    const token = (await runBridge(['token'], { relayUrl: api, home: home.owner })).stdout.trim();
     const path = `/v1/spaces/${name}/posts?detail=full&proof=true`;
-    const direct = (await (await fetch(`${relay.url}${path}`, { headers: { authorization: `Bearer ${token}` } })).json()) as any;
+    const direct = (await (await fetch(`${api}${path}`, { headers: { authorization: `Bearer ${token}` } })).json()) as any;
     const viewed = await read(path);
     expect(viewed.status).toBe(200);
     const item = viewed.json.items[0];
@@ -260,9 +272,31 @@ describe('svc-bridge view on 127.0.0.1', () => {
     expect(woken.json.items.map((p: any) => p.opened?.body)).toEqual([LATER]);
   }, 60_000);
 
+  it("takes out an `opened` member the relay put in its answer: only this bridge says what it opened", async () => {
+    const forged = { ok: true, title: 'forged by the relay', body: 'words this machine never opened' };
+    proxy.rewrite = (a) => {
+      if (a.method !== 'GET' || !a.contentType.startsWith('application/json')) return undefined;
+      const body = JSON.parse(a.body);
+      if (a.url.startsWith(`/v1/spaces/${name}/posts`)) for (const item of body.items) item.opened = forged;
+      else if (a.url.startsWith('/v1/me')) body.opened = forged;
+      else return undefined;
+      return JSON.stringify(body);
+    };
+    try {
+      const posts = await read(`/v1/spaces/${name}/posts?detail=full`);
+      expect(posts.json.items[0].opened).toMatchObject({ ok: true, title: TITLE, body: BODY });
+      expect(posts.text).not.toContain('forged by the relay');
+      const me = await read('/v1/me');
+      expect(me.json.peer_id).toBe(id.owner);
+      expect(me.json).not.toHaveProperty('opened');
+    } finally {
+      proxy.rewrite = undefined;
+    }
+  });
+
   it('passes an answer without sealed items on byte for byte, and a refusal of the relay with its envelope', async () => {
-    const token = (await runBridge(['token'], { relayUrl: relay.url, home: home.owner })).stdout.trim();
-    const direct = await (await fetch(`${relay.url}/v1/categories`, { headers: { authorization: `Bearer ${token}` } })).text();
+    const token = (await runBridge(['token'], { relayUrl: api, home: home.owner })).stdout.trim();
+    const direct = await (await fetch(`${api}/v1/categories`, { headers: { authorization: `Bearer ${token}` } })).text();
     expect((await read('/v1/categories')).text).toBe(direct);
     const missing = await read('/v1/spaces/no-such-space-here');
     expect([missing.status, missing.json.error.code]).toEqual([404, 'SPACE_NOT_FOUND']);
@@ -307,7 +341,7 @@ describe('svc-bridge view: --open, its help, and a bridge without the page', () 
     expect((await runBridge(['help', 'view'], { home: home.owner })).stdout).toBe(help.stdout);
     expect((await runBridge(['--help'], { home: home.owner })).stdout).toMatch(/^\s+svc-bridge view\s/m);
     for (const words of [['--port', '70000'], ['--frobnicate'], ['some-space']]) {
-      const bad = await runBridge(['view', ...words], { relayUrl: relay.url, home: home.owner });
+      const bad = await runBridge(['view', ...words], { relayUrl: api, home: home.owner });
       expect(bad.code, words.join(' ')).toBe(2);
       expect(bad.stderr).toContain('svc-bridge view [--port N]');
       expect(bad.stdout).toBe('');
@@ -317,7 +351,7 @@ describe('svc-bridge view: --open, its help, and a bridge without the page', () 
   it('a bridge alone, with no page beside it, says how to name the page and exits 2', async () => {
     const alone = bundleAlone();
     try {
-      const r = await runBridge(['view'], { relayUrl: relay.url, home: home.owner, bundle: alone.file });
+      const r = await runBridge(['view'], { relayUrl: api, home: home.owner, bundle: alone.file });
       expect(r.code).toBe(2);
       expect(r.stderr).toContain('--page-dir');
       expect(r.stdout).toBe('');
