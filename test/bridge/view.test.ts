@@ -7,15 +7,18 @@
  *
  * - the link's secret starts one session, once, and only from the view's own origin;
  * - reads need that session; a Host other than the view's own address is refused (DNS rebinding);
- *   anything but GET under /v1/ is refused and changes nothing at the relay;
+ *   anything but GET under /v1/ is refused and reaches nothing (the relay stands behind a real
+ *   proxy that shows every request it was sent);
  * - the answers carrying the sealed post and the sealed messages add `opened` with their words,
  *   and every member the relay served is as the relay served it (the proof checks the same bytes);
+ *   an `opened` member the relay puts in its own answer (the proxy playing that relay) is taken out;
+ * - a long poll is held at the relay and the sealed post that ends it comes back opened;
  * - the relay's database holds none of those words;
  * - `--open` hands the browser a private page that moves on to the link, never the secret on a
  *   command line; a bridge alone, without the page's folder, says how to name it.
  *
- * The page's files are a folder of this test's own (the view serves whatever is in it); the page
- * itself is tested with the relay's /view/ where it lives.
+ * The page's files are a folder of this test's own (the view serves whatever is in it);
+ * test/e2e/bridge-view-browser.test.ts opens the view in a real browser.
  *
  * @module-tag slow
  */

@@ -7,8 +7,8 @@
  *
  * The page here is this test's own (a few lines of HTML and one module): it does what any page the
  * view serves does with the bridge (host.json, the session, one read) and nothing else, so this
- * file tests the bridge's side in a browser. The people's view itself, relay/web/view/, is
- * tested with the relay that serves it. Screenshots go to test/output/bridge-view-browser/.
+ * file tests the bridge's side in a browser, whatever relay/web/view/ holds. Screenshots go to
+ * test/output/bridge-view-browser/.
  *
  * @module-tag slow
  */
