@@ -3,10 +3,10 @@
  * KEYS. Settings come from the environment (bridge/settings.ts). stdout belongs to the MCP
  * protocol when serving; every log line goes to stderr.
  *
- * Exit codes: 0 done (`view`: stopped by SIGTERM or SIGINT); 1 the relay refused or could not be reached (or Node.js is too old,
- * main.ts); 2 usage or settings. Serving is the exception: a setting or KEY the bridge cannot
- * use does not end it at start; it serves the explanation (serveConfigError) until the client
- * closes stdin, then exits 2.
+ * Exit codes: 0 done (`view`: stopped by SIGTERM or SIGINT); 1 the relay refused or could not be
+ * reached (or Node.js is too old, main.ts); 2 usage or settings. Serving is the exception: a
+ * setting or KEY the bridge cannot use does not end it at start; it serves the explanation
+ * (serveConfigError) until the client closes stdin, then exits 2.
  */
 import { randomUUID } from 'node:crypto';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
@@ -31,7 +31,7 @@ import { KEEPERS_HELP, runKeepers } from './commands/keepers.js';
 import { SEALED_HELP, runSealed } from './commands/sealed.js';
 import { INDEX_HELP, runIndex } from './commands/seek-index.js';
 import { STAMP_HELP, runStamp } from './commands/stamp.js';
-import { VIEW_HELP, runView } from './commands/view.js';
+import { VIEW_HELP, runView, viewOptions } from './commands/view.js';
 import { SealedPairs } from './sealed/pairs.js';
 import { keeperIntervalMs } from './sealed/keeper-duty.js';
 import { createServer, startBackground } from './server.js';
@@ -392,6 +392,13 @@ async function mirrorCommand(o: Opened, words: readonly string[]): Promise<void>
  * page checks proofs against the root key this bridge follows.
  */
 async function viewCommand(o: Opened, words: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  let options;
+  try {
+    options = viewOptions(words, entryUrl);
+  } catch (e) {
+    if (e instanceof CommandUsage) throw new UsageError(`${e.message}\n\n${helpText().view}`);
+    throw e;
+  }
   const k = key(o);
   const api = client(o, k);
   const cache = openCache(o.dir, k.name);
@@ -418,12 +425,11 @@ async function viewCommand(o: Opened, words: readonly string[], env: NodeJS.Proc
             return new SealedPairs(opens.deps, cache).openMessages(record.body, messages);
           },
         },
-        entryUrl,
         env,
         out: (line) => void process.stdout.write(`${line}\n`),
         log,
       },
-      words,
+      options,
       (stopped) =>
         void stopped.finally(() => {
           opens.cache.close();
@@ -434,7 +440,6 @@ async function viewCommand(o: Opened, words: readonly string[], env: NodeJS.Proc
   } catch (e) {
     sealing?.cache.close();
     cache.close();
-    if (e instanceof CommandUsage) throw new UsageError(`${e.message}\n\n${helpText().view}`);
     throw e;
   }
 }

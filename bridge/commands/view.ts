@@ -38,8 +38,6 @@ export interface ViewContext {
   /** The relay's address and the root key this bridge pinned there. */
   readonly relay: { readonly url: string; readonly serviceRootKey: string | undefined };
   readonly openers: Openers;
-  /** The module URL the page's folder is looked for from. */
-  readonly entryUrl: string;
   readonly env: NodeJS.ProcessEnv;
   readonly out: (line: string) => void;
   readonly log: (line: string) => void;
@@ -82,12 +80,20 @@ function openInBrowser(link: string, env: NodeJS.ProcessEnv, log: (line: string)
   return remove;
 }
 
-export async function runView(ctx: ViewContext, words: readonly string[], onStop: (stopped: Promise<void>) => void): Promise<void> {
+/** What the command line asks for, read before the relay is asked anything. */
+export interface ViewOptions {
+  readonly port: number;
+  readonly pageDir: string;
+  readonly open: boolean;
+}
+
+/** Read the options; the page's folder is looked for from `entryUrl`, the module this bridge runs. */
+export function viewOptions(words: readonly string[], entryUrl: string): ViewOptions {
   const args = parseArgs(words, ['port', 'page-dir'], ['open']);
   if (args.positional.length > 0) throw new CommandUsage('view takes no SPACE or other words, only its options');
   const port = portArg(one(args, 'port'));
   const given = one(args, 'page-dir');
-  const pageDir = given ?? findPageDir(ctx.entryUrl);
+  const pageDir = given ?? findPageDir(entryUrl);
   if (pageDir === undefined || !isPageDir(pageDir)) {
     throw new CommandUsage(
       given !== undefined
@@ -95,10 +101,15 @@ export async function runView(ctx: ViewContext, words: readonly string[], onStop
         : "the view's page (relay/web/view/) is not installed beside this bridge: run svc-bridge from the npm package or a checkout, or name the folder with --page-dir",
     );
   }
+  return { port, pageDir, open: has(args, 'open') };
+}
+
+/** Serve the view until SIGTERM or SIGINT, then call `onStop` with the server's closing. */
+export async function runView(ctx: ViewContext, options: ViewOptions, onStop: (stopped: Promise<void>) => void): Promise<void> {
   let removeOpener: (() => void) | undefined;
   const server = await startViewServer({
-    port,
-    pageDir,
+    port: options.port,
+    pageDir: options.pageDir,
     // The root key also at the top, where the relay's own host.json has it: the page reads one shape on both hosts.
     hostInfo: () => {
       const root = ctx.relay.serviceRootKey ?? null;
@@ -111,7 +122,7 @@ export async function runView(ctx: ViewContext, words: readonly string[], onStop
   });
   ctx.out(server.link);
   ctx.log(`serving the view of KEY ${ctx.peerId} at ${server.origin} (reads go to ${ctx.relay.url}); SIGTERM or Ctrl-C stops it`);
-  if (has(args, 'open')) removeOpener = openInBrowser(server.link, ctx.env, ctx.log);
+  if (options.open) removeOpener = openInBrowser(server.link, ctx.env, ctx.log);
   let stopping: Promise<void> | undefined;
   const stop = () => {
     if (stopping !== undefined) return;

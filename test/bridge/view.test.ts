@@ -344,7 +344,8 @@ describe('svc-bridge view: --open, its help, and a bridge without the page', () 
     expect((await runBridge(['help', 'view'], { home: home.owner })).stdout).toBe(help.stdout);
     expect((await runBridge(['--help'], { home: home.owner })).stdout).toMatch(/^\s+svc-bridge view\s/m);
     for (const words of [['--port', '70000'], ['--frobnicate'], ['some-space']]) {
-      const bad = await runBridge(['view', ...words], { relayUrl: api, home: home.owner });
+      // Read before the relay is asked anything: no relay answers at this address.
+      const bad = await runBridge(['view', ...words], { relayUrl: 'http://127.0.0.1:9', home: home.owner });
       expect(bad.code, words.join(' ')).toBe(2);
       expect(bad.stderr).toContain('svc-bridge view [--port N]');
       expect(bad.stdout).toBe('');
@@ -354,7 +355,7 @@ describe('svc-bridge view: --open, its help, and a bridge without the page', () 
   it('a bridge alone, with no page beside it, says how to name the page and exits 2', async () => {
     const alone = bundleAlone();
     try {
-      const r = await runBridge(['view'], { relayUrl: api, home: home.owner, bundle: alone.file });
+      const r = await runBridge(['view'], { relayUrl: 'http://127.0.0.1:9', home: home.owner, bundle: alone.file });
       expect(r.code).toBe(2);
       expect(r.stderr).toContain('--page-dir');
       expect(r.stdout).toBe('');
