@@ -412,6 +412,7 @@ async function viewCommand(o: Opened, words: readonly string[], env: NodeJS.Proc
       cache.path,
     );
     sealing = opens;
+    const index = sealingPort(opens, cache).index;
     await runView(
       {
         api,
@@ -425,6 +426,7 @@ async function viewCommand(o: Opened, words: readonly string[], env: NodeJS.Proc
             return new SealedPairs(opens.deps, cache).openMessages(record.body, messages);
           },
         },
+        local: index === undefined ? undefined : { api, index, relay: opens.relay, me: k.peerId },
         env,
         out: (line) => void process.stdout.write(`${line}\n`),
         log,

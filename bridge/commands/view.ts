@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RelayApi } from '../../tools/api.js';
 import { forwardRead } from '../view/forward.js';
+import type { LocalSearch } from '../view/local-hits.js';
 import type { Openers } from '../view/sealed-answers.js';
 import { startViewServer } from '../view/server.js';
 import { findPageDir, isPageDir } from '../view/page-files.js';
@@ -38,6 +39,8 @@ export interface ViewContext {
   /** The relay's address and the root key this bridge pinned there. */
   readonly relay: { readonly url: string; readonly serviceRootKey: string | undefined };
   readonly openers: Openers;
+  /** The local index of the sealed SPACES this KEY opened, for SEEK; none without one. */
+  readonly local: LocalSearch | undefined;
   readonly env: NodeJS.ProcessEnv;
   readonly out: (line: string) => void;
   readonly log: (line: string) => void;
@@ -115,7 +118,7 @@ export async function runView(ctx: ViewContext, options: ViewOptions, onStop: (s
       const root = ctx.relay.serviceRootKey ?? null;
       return { host: 'bridge', peer_id: ctx.peerId, service_root_key: root, relay: { url: ctx.relay.url, service_root_key: root } };
     },
-    read: (path, search) => forwardRead(ctx.api, ctx.openers, path, search),
+    read: (path, search) => forwardRead(ctx.api, ctx.openers, path, search, ctx.local),
     log: ctx.log,
     // The link is used: the page that moved on to it has done its work.
     onSession: () => removeOpener?.(),

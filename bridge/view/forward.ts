@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { WAIT_SECONDS_MAX } from '../../shared/limits.js';
 import type { RelayApi } from '../../tools/api.js';
 import { BridgeError, RelayRefusal } from '../../tools/errors.js';
+import { addLocalHits, type LocalSearch } from './local-hits.js';
 import { openAnswer, type Openers } from './sealed-answers.js';
 
 export interface Forwarded {
@@ -47,14 +48,18 @@ function timeoutFor(search: URLSearchParams): number {
   return 30_000 + (Number.isFinite(wait) && wait > 0 ? Math.min(wait, WAIT_SECONDS_MAX) : 0) * 1000;
 }
 
-/** One read of the page: `path` starts with /v1/ and holds no dot segment (the server checked). */
-export async function forwardRead(api: RelayApi, openers: Openers, path: string, search: URLSearchParams): Promise<Forwarded> {
+/**
+ * One read of the page: `path` starts with /v1/ and holds no dot segment (the server checked).
+ * A SEEK also searches `local`, the index of the sealed SPACES this bridge opened, when there is one.
+ */
+export async function forwardRead(api: RelayApi, openers: Openers, path: string, search: URLSearchParams, local?: LocalSearch): Promise<Forwarded> {
   try {
     const res = await api.request({ path, query: queryOf(search), accept: 'application/json', timeoutMs: timeoutFor(search) });
     const type = res.headers.get('content-type') ?? JSON_TYPE;
     if (typeof res.body !== 'object' || res.body === null) return { status: res.status, type, body: res.text, headers: {} };
+    const found = path === '/v1/seek' && local !== undefined && (await addLocalHits(res.body, search, local));
     // An answer without sealed items goes on byte for byte; one with them gets `opened` members.
-    if (!(await openAnswer(res.body, openers))) return { status: res.status, type, body: res.text, headers: {} };
+    if (!(await openAnswer(res.body, openers)) && !found) return { status: res.status, type, body: res.text, headers: {} };
     return { status: res.status, type: JSON_TYPE, body: JSON.stringify(res.body), headers: {} };
   } catch (e) {
     if (e instanceof RelayRefusal) {

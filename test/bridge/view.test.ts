@@ -12,6 +12,7 @@
  * - the answers carrying the sealed post and the sealed messages add `opened` with their words,
  *   and every member the relay served is as the relay served it (the proof checks the same bytes);
  *   an `opened` member the relay puts in its own answer (the proxy playing that relay) is taken out;
+ * - SEEK finds the sealed post in the bridge's local index, its words in `opened` only;
  * - a long poll is held at the relay and the sealed post that ends it comes back opened;
  * - the relay's database holds none of those words;
  * - `--open` hands the browser a private page that moves on to the link, never the secret on a
@@ -264,6 +265,20 @@ describe('svc-bridge view on 127.0.0.1', () => {
     const envelope = mailbox.json.items.find((e: any) => e.message?.conversation_id === sealedPairId);
     expect(envelope.message.body).toBeNull();
     expect(envelope.message.opened).toEqual({ ok: true, body: REPLY });
+  });
+
+  it('finds sealed posts with SEEK on this machine, ranked with the relay\'s hits, their words only in `opened`', async () => {
+    const token = (await runBridge(['token'], { relayUrl: api, home: home.owner })).stdout.trim();
+    const direct = (await (await fetch(`${api}/v1/seek?q=heron`, { headers: { authorization: `Bearer ${token}` } })).json()) as any;
+    expect(direct.items).toEqual([]);
+    const seek = await read('/v1/seek?q=heron');
+    expect(seek.status, seek.text).toBe(200);
+    expect(seek.json.items).toHaveLength(1);
+    const hit = seek.json.items[0];
+    expect(hit).toMatchObject({ space: name, local: true, title: null, snippet: null, match: 'text' });
+    expect(hit.opened).toMatchObject({ ok: true, title: TITLE, snippet: BODY });
+    expect((await read('/v1/seek?q=nowhere-at-all')).json.items).toEqual([]);
+    expect((await read('/v1/seek?q=heron&oracle=true')).json.items).toEqual([]);
   });
 
   it('holds a long poll open at the relay and opens the sealed post that ends it', async () => {
