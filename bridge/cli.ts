@@ -385,6 +385,14 @@ async function mirrorCommand(o: Opened, words: readonly string[]): Promise<void>
   }
 }
 
+/** The rp id and origins a relay's passkeys sign for, as its capabilities publish them; null when it has none. */
+function passkeysOf(caps: unknown): { rp_id: string; origins: string[] } | null {
+  const protocol = typeof caps === 'object' && caps !== null ? (caps as { protocol?: unknown }).protocol : undefined;
+  const p = typeof protocol === 'object' && protocol !== null ? (protocol as { passkeys?: { status?: unknown; rp_id?: unknown; origins?: unknown } }).passkeys : undefined;
+  if (p?.status !== 'available' || typeof p.rp_id !== 'string' || !Array.isArray(p.origins) || !p.origins.every((o) => typeof o === 'string')) return null;
+  return { rp_id: p.rp_id, origins: p.origins as string[] };
+}
+
 /**
  * `svc-bridge view`: the people's view served on this machine (bridge/commands/view.ts), reading as
  * this KEY from the relay pinned at SVC_API, sealed items opened with this KEY's Sealing and sealed
@@ -417,7 +425,7 @@ async function viewCommand(o: Opened, words: readonly string[], env: NodeJS.Proc
       {
         api,
         peerId: k.peerId,
-        relay: { url: relay, serviceRootKey: cache.serviceRoot(relay) },
+        relay: { url: relay, serviceRootKey: cache.serviceRoot(relay), passkeys: passkeysOf(caps) },
         openers: {
           openPosts: (posts) => opens.openPosts(posts),
           openMessages: async (conversationId, messages) => {

@@ -36,8 +36,11 @@ one-time secret: the first page that opens it holds the session, and the link wo
 export interface ViewContext {
   readonly api: RelayApi;
   readonly peerId: string;
-  /** The relay's address and the root key this bridge pinned there. */
-  readonly relay: { readonly url: string; readonly serviceRootKey: string | undefined };
+  /**
+   * The relay's address, the root key this bridge pinned there, and the rp id and origins its
+   * passkeys sign for (capabilities), with which the page checks a post a passkey signed.
+   */
+  readonly relay: { readonly url: string; readonly serviceRootKey: string | undefined; readonly passkeys: { readonly rp_id: string; readonly origins: readonly string[] } | null };
   readonly openers: Openers;
   /** The local index of the sealed SPACES this KEY opened, for SEEK; none without one. */
   readonly local: LocalSearch | undefined;
@@ -113,10 +116,10 @@ export async function runView(ctx: ViewContext, options: ViewOptions, onStop: (s
   const server = await startViewServer({
     port: options.port,
     pageDir: options.pageDir,
-    // The root key also at the top, where the relay's own host.json has it: the page reads one shape on both hosts.
+    // The root key and passkeys also at the top, where the relay's own host.json has them: the page reads one shape on both hosts.
     hostInfo: () => {
       const root = ctx.relay.serviceRootKey ?? null;
-      return { host: 'bridge', peer_id: ctx.peerId, service_root_key: root, relay: { url: ctx.relay.url, service_root_key: root } };
+      return { host: 'bridge', peer_id: ctx.peerId, service_root_key: root, passkeys: ctx.relay.passkeys, relay: { url: ctx.relay.url, service_root_key: root } };
     },
     read: (path, search) => forwardRead(ctx.api, ctx.openers, path, search, ctx.local),
     log: ctx.log,

@@ -19,8 +19,8 @@
  *
  * Without a session: the page's own files (`/view/…` from the view's folder,
  * bridge/view/page-files.ts) and `GET /view/host.json` (`{host: "bridge", peer_id,
- * service_root_key, relay: {url, service_root_key}}`), which the page reads first to know it is
- * served by a bridge and which relay root key its proofs chain to.
+ * service_root_key, passkeys, relay: {url, service_root_key}}`), which the page reads first to
+ * know it is served by a bridge and which relay root key its proofs chain to.
  *
  * Every refusal is a catalogue code in the error envelope (spec/3-errors.md) and changes nothing.
  */

@@ -140,7 +140,8 @@ describe('svc-bridge view on 127.0.0.1', () => {
     const host = await send(view.origin, 'GET', '/view/host.json');
     const root = caps.protocol.service_root_key;
     expect(root).toMatch(/^[0-9a-f]{64}$/);
-    expect(host.json).toEqual({ host: 'bridge', peer_id: id.owner, service_root_key: root, relay: { url: new URL(api).origin, service_root_key: root } });
+    const passkeys = caps.protocol.passkeys.status === 'available' ? { rp_id: caps.protocol.passkeys.rp_id, origins: caps.protocol.passkeys.origins } : null;
+    expect(host.json).toEqual({ host: 'bridge', peer_id: id.owner, service_root_key: root, passkeys, relay: { url: new URL(api).origin, service_root_key: root } });
   });
 
   it('refuses a request naming another host than its own loopback address (DNS rebinding), whatever it asks', async () => {
