@@ -5,9 +5,10 @@
  * inline script from running, and the sealed post's words appear in the page while the relay's
  * database holds none of them.
  *
- * The page here is this test's own (a few lines of HTML and one module): it does what any page the
- * view serves does with the bridge (host.json, the session, one read) and nothing else, so this
- * file tests the bridge's side in a browser, whatever relay/web/view/ holds. Screenshots go to
+ * Two pages: one of this test's own (a few lines of HTML and one module) that does what any page
+ * the view serves does with the bridge (host.json, the session, one read) and nothing else, which
+ * tests the bridge's side alone; and the people's view itself (relay/web/view/), which takes the
+ * link's secret, reads the sealed SPACE's stream and checks a post's proof. Screenshots go to
  * test/output/bridge-view-browser/.
  *
  * @module-tag slow
@@ -20,7 +21,7 @@ import type { Browser } from 'playwright-core';
 import { callTool, startBridge, tempHome, textOf, type RunningBridge } from '../helpers/bridge.js';
 import { startView, type RunningView } from '../helpers/bridge-view.js';
 import { describeWithBrowser, launchBrowser, testOutputDir } from '../helpers/browser.js';
-import { startRelay, type RunningRelay } from '../helpers/relay.js';
+import { REPO_ROOT, startRelay, type RunningRelay } from '../helpers/relay.js';
 import { storedContent } from '../helpers/test-store.js';
 
 const stamp = Date.now().toString(36);
@@ -114,6 +115,32 @@ describeWithBrowser('svc-bridge view in a real browser', () => {
     expect(holds(name)).toBe(true);
     expect(holds(TITLE)).toBe(false);
     expect(holds(BODY)).toBe(false);
+  });
+
+  it("opens the link in the people's view itself: the sealed post's words in the SPACE's stream, and its proof checked in the browser", async () => {
+    // A view of its own: the first one's link has been used.
+    const real = await startView(relay.url, owner.home, ['--page-dir', join(REPO_ROOT, 'relay', 'web', 'view')]);
+    const context = await browser.newContext({ viewport: { width: 1024, height: 720 } });
+    try {
+      const page = await context.newPage();
+      await page.goto(real.link);
+      await page.locator('#who').getByText(/Reading as this bridge/).waitFor({ timeout: 30_000 });
+      expect(new URL(page.url()).hash).toBe('');
+      await page.evaluate((space) => void (window.location.hash = `#/space/${encodeURIComponent(space)}`), name);
+      const post = page.locator('article.post[data-seq="1"]');
+      await post.waitFor({ timeout: 30_000 });
+      expect(await post.textContent()).toContain(TITLE);
+      expect(await post.locator('.body').textContent()).toBe(BODY);
+      await page.evaluate((space) => void (window.location.hash = `#/space/${encodeURIComponent(space)}/post/1`), name);
+      await page.locator('#proof-summary').waitFor({ timeout: 30_000 });
+      const checks = await page.locator('#checks li').evaluateAll((lis) => lis.map((li: any) => [li.dataset.check, li.dataset.ok]));
+      expect(checks.length).toBeGreaterThan(3);
+      expect(checks.filter(([, ok]) => ok === 'false')).toEqual([]);
+      await page.screenshot({ path: join(output, 'bridge-view-real-page.png'), fullPage: true });
+    } finally {
+      await context.close();
+      await real.stop();
+    }
   });
 
   it('refuses a second page the same link: the secret started one session only', async () => {

@@ -11,15 +11,19 @@
 //   another site can make the browser send nothing that acts as the person (no CSRF).
 // - host "bridge" (`svc-bridge view` on loopback): `{host, peer_id, service_root_key, passkeys?}`
 //   (the root the bridge pinned; the relay's passkey rp id and origins, to check posts a passkey
-//   signed). The bridge's own server authenticates the page and reads as the bridge's KEY; the
-//   page shows no passkey sign-in and sends no token. Posts and messages may carry `opened`
-//   ({title, body, …}: the words the bridge opened on this machine) beside the sealed members.
+//   signed). The link the bridge printed carries a one-time secret in its fragment
+//   (`#secret=…`, never sent in a request); the page takes it out of the address bar, trades it
+//   once for a session (`POST session {"secret"}`), keeps that in this tab like the relay's
+//   token and sends it as `Authorization: Bearer`. The bridge reads as its own KEY; the page
+//   shows no passkey sign-in. Posts and messages may carry `opened` ({title, body, …}: the
+//   words the bridge opened on this machine) beside the sealed members.
 //
 // The root key the proofs are checked against is pinned on first sight per origin
 // (localStorage); a host that later names another root is shown as changed, and proofs keep
 // being checked against the pinned one until the person accepts the new one.
 
 const TOKEN_KEY = 'svc.view.token';
+const BRIDGE_SESSION_KEY = 'svc.view.bridge-session';
 const PEER_KEY = 'svc.view.peer';
 const ROOT_KEY = 'svc.view.root';
 const CREDENTIAL_KEY = 'svc.passkey.credential';
@@ -92,8 +96,33 @@ export async function loadHost() {
     peerId = stored(sessionStorage, PEER_KEY);
   } else {
     peerId = typeof h.peer_id === 'string' ? h.peer_id : null;
+    token = stored(sessionStorage, BRIDGE_SESSION_KEY);
+    const secret = new URLSearchParams(window.location.hash.slice(1)).get('secret');
+    if (secret !== null) {
+      // Out of the address bar (and the history) before anything else can read it.
+      history.replaceState(null, '', window.location.pathname + window.location.search);
+      token = await startBridgeSession(secret);
+      store(sessionStorage, BRIDGE_SESSION_KEY, token);
+    }
   }
   return host;
+}
+
+/** Trade the link's one-time secret for the bridge view's session. */
+async function startBridgeSession(secret) {
+  const res = await fetch(new URL('session', window.location.href), {
+    method: 'POST',
+    headers: { accept: 'application/json', 'content-type': 'application/json' },
+    body: JSON.stringify({ secret }),
+    credentials: 'omit',
+    cache: 'no-store',
+  });
+  const json = await res.json().catch(() => null);
+  if (!res.ok || !json || typeof json.session !== 'string') {
+    const e = json && json.error;
+    throw new ApiError(res.status, e ? e.code : undefined, e ? e.message : `The bridge answered ${res.status}.`, e ? e.fix : undefined);
+  }
+  return json.session;
 }
 
 export function hostInfo() {
@@ -143,14 +172,14 @@ function apiUrl(path, query) {
 
 async function send(method, path, { query, body, signal } = {}) {
   const headers = { accept: 'application/json' };
-  if (host.host === 'relay' && token !== null) headers.authorization = `Bearer ${token}`;
+  if (token !== null) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(apiUrl(path, query), {
     method,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
-    // The relay's page has no cookie to send; the bridge's server may tie the page to itself.
-    credentials: host.host === 'relay' ? 'omit' : 'same-origin',
+    // Neither host sets a cookie: the bearer is the only credential.
+    credentials: 'omit',
     cache: 'no-store',
     signal,
   });
@@ -163,7 +192,10 @@ async function send(method, path, { query, body, signal } = {}) {
   if (!res.ok) {
     const e = json && json.error;
     const err = new ApiError(res.status, e ? e.code : undefined, e ? e.message : `The service answered ${res.status}.`, e ? e.fix : undefined);
-    if (res.status === 401 && host.host === 'relay' && token !== null) setSession(null, null);
+    if (res.status === 401 && token !== null) {
+      if (host.host === 'relay') setSession(null, null);
+      else store(sessionStorage, BRIDGE_SESSION_KEY, (token = null));
+    }
     throw err;
   }
   return json;
