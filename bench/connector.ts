@@ -21,12 +21,14 @@
  *
  * Each case runs CLIENTS callers at once, one call after another each. The cases of a group run
  * in interleaved rounds (every case one round in turn, ROUNDS times), and a case's figure is its
- * best round: other work on a shared machine only ever slows a round down.
+ * best round: other work on a shared machine only ever slows a round down. Beside it, the relay
+ * process's CPU time per call over all its rounds (/proc/<pid>/stat): the relay's own cost,
+ * which the clients and other work on the machine do not change.
  *
  * `npm run bench -- connector --cpu-prof` also writes the relay process's CPU profile
  * (`node --cpu-prof`) into a directory it names at the end.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -83,22 +85,43 @@ interface Case {
   readonly baseline?: string;
 }
 
-/** The cases of one group in interleaved rounds; each case's best round. */
-async function measureGroup(group: string, cases: readonly Case[]): Promise<Row[]> {
+/** The CPU time the process has used (user and system), in µs: /proc/<pid>/stat, in clock ticks of 10 ms. */
+function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/**
+ * The cases of one group in interleaved rounds; each case's best round, and the relay process's
+ * CPU time per call over all its rounds (which other work on the machine does not change).
+ */
+async function measureGroup(group: string, cases: readonly Case[], relayPid: number): Promise<Row[]> {
   for (const c of cases) {
     progress(`connector: ${c.name} (warming up)`);
     await throughput(c.calls, WARMUP_MS);
   }
   const best = new Map<string, number>();
+  const cpu = new Map<string, { micros: number; calls: number }>();
   for (let round = 1; round <= ROUNDS; round++) {
     for (const c of cases) {
       collectGarbage();
       progress(`connector: ${group} round ${round}/${ROUNDS}: ${c.name}`);
+      const before = cpuMicros(relayPid);
+      const started = performance.now();
       const ops = await throughput(c.calls, ROUND_MS);
+      const spent = cpuMicros(relayPid) - before;
+      const sum = cpu.get(c.name) ?? { micros: 0, calls: 0 };
+      cpu.set(c.name, { micros: sum.micros + spent, calls: sum.calls + (ops * (performance.now() - started)) / 1000 });
       best.set(c.name, Math.max(best.get(c.name) ?? 0, ops));
     }
   }
-  return cases.map((c) => ({ name: c.name, opsPerSec: best.get(c.name)!, ...(c.baseline ? { baseline: c.baseline } : {}) }));
+  const perCall = (name: string) => cpu.get(name)!.micros / cpu.get(name)!.calls;
+  return cases.map((c) => {
+    const own = perCall(c.name);
+    const ratio = c.baseline === undefined ? '' : ` (${(own / perCall(c.baseline)).toFixed(2)}×)`;
+    return { name: c.name, opsPerSec: best.get(c.name)!, note: `relay CPU ${Math.round(own)} µs/call${ratio}`, ...(c.baseline ? { baseline: c.baseline } : {}) };
+  });
 }
 
 async function connect(url: string, token: string, flavour: Flavour): Promise<Client> {
@@ -192,7 +215,7 @@ async function run(): Promise<SuiteReport> {
           { name: g.plain, calls: Array.from({ length: CLIENTS }, () => g.http()) },
           ...[...byFlavour].map(([f, cs]) => ({ name: `/mcp ${g.tool} (${f.label})`, calls: cs.map((c) => toolCall(c, g.tool, g.args)), baseline: g.plain })),
         ];
-        rows.push(...(await measureGroup(g.group, cases)));
+        rows.push(...(await measureGroup(g.group, cases, relay.process.pid!)));
       }
     } finally {
       progress('');
@@ -208,7 +231,8 @@ async function run(): Promise<SuiteReport> {
     notes: [
       `${CLIENTS} callers at once per case, each one call after another; the cases of a group in ${ROUNDS} interleaved rounds of ${ROUND_MS / 1000} s after ${WARMUP_MS / 1000} s of warm-up each, the best round kept; one relay process (SVC_RELAY_NO_RATE_LIMITS=1)`,
       `SPACE of ${POSTS} posts of 600 bytes, ${TO_OWNER} of them addressed to the caller; reads at the tool's defaults (limit ${DEFAULT_LIMIT}, token_budget ${DEFAULT_TOKEN_BUDGET}); posts.get with its proof; posts unsigned, 600 bytes`,
-      'vs baseline: how many times the plain HTTP route\'s cost a tool call costs (target: at most 1.5×)',
+      'vs baseline: how many times the plain HTTP route\'s cost a tool call costs (target: at most 1.5×), from calls per second of the best round (clients and relay on the same machine)',
+      'relay CPU: the relay process\'s CPU time per call over every round (/proc/<pid>/stat), and its ratio to the plain route\'s: what other work on the machine does not change',
       ...(prof === undefined ? [] : [`the relay's CPU profile: ${prof}`]),
     ],
   };
