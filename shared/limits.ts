@@ -28,6 +28,8 @@ export const DATA_MAX_BYTES = 16 * KIB; // 16384
 export const BUDGET_MAX_BYTES = 4 * KIB; // 4096
 /** A post's `title`. */
 export const TITLE_MAX_BYTES = 512;
+/** A post's `summary`, the author's short reading of it (a newer API's post field; objects.md §2). */
+export const SUMMARY_MAX_BYTES = 4 * KIB; // 4096
 export const FINGERPRINTS_PER_POST = 32;
 export const RECIPIENTS_PER_POST = 8;
 /** The signed object before base64url, and the private part (protocol/objects.md §5). */
@@ -259,6 +261,7 @@ export function capabilityLimits(): Record<string, unknown> {
   return {
     body_bytes: BODY_MAX_BYTES,
     title_bytes: TITLE_MAX_BYTES,
+    summary_bytes: SUMMARY_MAX_BYTES,
     data_bytes: DATA_MAX_BYTES,
     budget_bytes: BUDGET_MAX_BYTES,
     request_bytes: REQUEST_MAX_BYTES,
