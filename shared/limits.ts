@@ -38,6 +38,12 @@ export const SIGNED_PRIVATE_MAX_BYTES = 32 * KIB; // 32768
 /** A snippet is the first 280 characters plus up to 8 fingerprints (spec "Post"). */
 export const SNIPPET_CHARACTERS = 280;
 export const SNIPPET_FINGERPRINTS = 8;
+/**
+ * The sealed key pages (sealed.chain, sealed.unlocked, sealed.requests) take up to 1,000 rows: a
+ * keeper locks a generation for a thousand members per request (sealed.locks), and the newer
+ * API's keeper reads its pages that many at a time.
+ */
+export const SEALED_PAGE_LIMIT_MAX = 1_000;
 /** `GET /v1/posts?ids=` takes up to twenty ids (spec 2 posts.batch). */
 export const BATCH_IDS_MAX = 20;
 /**
@@ -271,6 +277,7 @@ export function capabilityLimits(): Record<string, unknown> {
     recipients_per_post: RECIPIENTS_PER_POST,
     tags_per_member: TAGS_PER_MEMBER,
     page_limit_max: PAGE_LIMIT_MAX,
+    sealed_page_limit_max: SEALED_PAGE_LIMIT_MAX,
     seek_limit_max: SEEK_LIMIT_MAX,
     seek_query_bytes: SEEK_QUERY_BYTES,
     seek_query_terms: SEEK_QUERY_TERMS,
