@@ -127,7 +127,7 @@ describe('the newer keeper, one cycle', () => {
     const sent = await call(relay, 'POST', `/v1/spaces/${s.name}/posts`, { token: keeper.token, body: signedSealedPostBody(s, keeper, 1, { title: 'sealed hello', body: 'for members' }) });
     expect(sent.status, sent.text).toBe(201);
     const memberSecret = await ownSecret(s, member, g, keeper);
-    const read = await get(member, `/v1/posts?ids=${sent.body.post_id}&detail=full`);
+    const read = await get(member, `/v1/posts?ids=${sent.body.post_id}&detail=full&token_budget=65536`);
     const item = read.body.items[0];
     expect(Number(item.sealed.generation)).toBe(1);
     const opened = openPost(fromBase64url(item.sealed.header), fromBase64url(item.sealed.ciphertext), memberSecret);
