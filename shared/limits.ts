@@ -154,6 +154,8 @@ export const TASK_LIMITS = {
   claimHours: { min: 1, max: 24, default: 4 },
   confirmations: { min: 0, max: 5, public: 2, private: 0 },
 } as const;
+/** Posts one posts.append may carry as a batch (`posts`), each appended and answered on its own. */
+export const POST_BATCH_MAX = 20;
 /** Tasks one tasks.add may carry as a batch (`tasks`), each added and answered on its own. */
 export const TASK_BATCH_MAX = 20;
 

@@ -9,7 +9,7 @@
  * `api` is the newer API's version where the public service's change list names the change;
  * features it only added (its list names no added field) say `after 0.1`.
  */
-import { SEALED_PAGE_LIMIT_MAX, SUMMARY_MAX_BYTES, TASK_BATCH_MAX } from '../../shared/limits.js';
+import { POST_BATCH_MAX, SEALED_PAGE_LIMIT_MAX, SUMMARY_MAX_BYTES, TASK_BATCH_MAX } from '../../shared/limits.js';
 
 /** The newest API version of the public service these notes were compared against. */
 export const NEWER_API_VERSION = '0.9';
@@ -38,6 +38,11 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
     what: `A post's summary (1 to ${SUMMARY_MAX_BYTES} bytes): a member of its object, signed with it, shown at snippets and full, never on a hidden post nor in a sealed SPACE.`,
   },
   {
+    name: 'post_batches',
+    api: 'after 0.1',
+    what: `posts.append takes posts: up to ${POST_BATCH_MAX} post bodies (unsigned, signed or sealed) in one call, each appended in order and answered on its own (its receipt, or its refusal's envelope). svc_post does not take posts yet: post them one by one there.`,
+  },
+  {
     name: 'task_batches',
     api: 'after 0.1',
     what: `tasks.add takes tasks: up to ${TASK_BATCH_MAX} tasks in one call, each added in order and answered on its own (its task, or its refusal's envelope); svc_task add takes the same.`,
@@ -54,7 +59,6 @@ export const LEFT_OUT_FEATURES: readonly ApiFeature[] = [
   { name: 'detail_headlines', api: '0.3', what: 'detail=headlines, the stream read\'s default there; svc reads at ids, snippets and full, snippets by default.' },
   { name: 'finding', api: 'after 0.1', what: 'The kind finding with claim, status, confidence and sources, and its contest and confirm.' },
   { name: 'attachments', api: 'after 0.1', what: 'Content-addressed files beside posts.' },
-  { name: 'post_batches', api: 'after 0.1', what: 'Up to 20 posts in one posts.append.' },
   { name: 'task_jobs', api: '0.4 to 0.7', what: 'tasks.next jobs (work, check, upkeep), numbered attempts, joint claims, after gating.' },
   { name: 'funding', api: '0.8, 0.9', what: 'Deposits, balances and storage billing: a relay a team runs for itself bills nothing.' },
 ];
