@@ -6,10 +6,15 @@
  * started as the relay is). CPU time, unlike a rate, does not depend on how many cores the
  * clients (this process) take from the relay, so the ratio holds on a shared machine.
  *
- * Printed: µs of relay CPU per append over HTTP, µs per in-process append, their ratio (target
- * at most 1.3 at 16 clients; at 1 client, where each append has its COMMIT to itself as in
- * process, beside `appendPost`), p99 ÷ p50 at 16 clients (target at most 2.5) and the rate at
- * 64 clients ÷ the rate at 16 (target at least 0.9), with the load average the rates ran at.
+ * Printed: µs of relay CPU per append over HTTP, µs per in-process append, and their ratio
+ * (target at most 1.3) where both pay the same COMMITs: 16 clients beside 16 in-process callers
+ * through the same commit queue, 1 client beside `appendPost` one call after another (16
+ * clients beside `appendPost` alone is printed too, but flatters HTTP: there 16 appends share a
+ * COMMIT that in process each pays alone); p99 ÷ p50 at 16 clients (target at most 2.5) and
+ * the rate at 64 clients ÷ the rate at 16 (target at least 0.9), with the load average the
+ * rates ran at. `--against <revision>` runs that revision's relay beside this one's, round by
+ * round, as appends --against does. SVC_RELAY_VERIFY_OFF_THREAD=1 in this process's
+ * environment is passed on to the relays.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -18,6 +23,8 @@ import { REPO_ROOT } from '../test/helpers/relay.js';
 import { best, latencyOf, ROUNDS, runHttp, setUpWriters, type CaseResult } from './appends-cases.js';
 import { median, percentile, type Row, type SuiteReport } from './harness.js';
 import { spawnBenchRelay, tempDataDir } from './relay-fixture.js';
+import { checkOut } from './appends-against.js';
+import type { SpawnedRelay } from '../test/helpers/relay.js';
 
 const CLIENTS = [1, 16, 64] as const;
 const BYTES = 1024;
@@ -71,25 +78,46 @@ async function inProcess(): Promise<InProcess> {
 /** The lowest of per-round CPU figures: the round least disturbed by other work. */
 const lowest = (xs: readonly number[]): number => Math.min(...xs);
 
-export async function runCpu(): Promise<SuiteReport> {
+interface Side {
+  label: string;
+  relay: SpawnedRelay;
+  cpu: () => number;
+  setup: Awaited<ReturnType<typeof setUpWriters>>;
+  cases: Map<number, CaseResult>;
+}
+
+/**
+ * `against`: also run another revision's relay (its sources from git, as appends --against
+ * does), each round running every case on both relays back to back, the order alternating.
+ */
+export async function runCpu(against?: string): Promise<SuiteReport> {
   const loadAtStart = loadavg()[0]!;
   const own = await inProcess();
-  const dataDir = tempDataDir('svc-bench-append-cpu-');
-  // At the relay's default log level (info: a line per request on stdout), as an operator runs it.
-  const relay = await spawnBenchRelay(dataDir, { SVC_LOG_LEVEL: 'info' });
+  const other = against === undefined ? undefined : checkOut(against);
+  const dirs: string[] = [];
+  const sides: Side[] = [];
   try {
-    const cpu = processCpuReader(relay.process.pid!);
-    const { writers, hot, spread } = await setUpWriters(relay.url, CLIENTS);
+    const start = async (label: string, root?: string): Promise<void> => {
+      const dir = tempDataDir('svc-bench-append-cpu-');
+      dirs.push(dir);
+      // At the relay's default log level (info: a line per request on stdout), as an operator runs it.
+      const relay = await spawnBenchRelay(dir, { SVC_LOG_LEVEL: 'info', ...relayEnv() }, [], root);
+      sides.push({ label, relay, cpu: processCpuReader(relay.process.pid!), setup: await setUpWriters(relay.url, CLIENTS), cases: new Map() });
+    };
+    if (other !== undefined) await start(`before (${other.commit.slice(0, 10)})`, other.root);
+    await start(other === undefined ? '' : 'after (this checkout)');
     const expected = Math.max(...own.appendsPerSec.grouped);
-    const cases = new Map<number, CaseResult>();
     for (let round = 0; round < ROUNDS; round++) {
       for (const c of CLIENTS) {
-        const r = await runHttp([relay.url], writers, 'one SPACE', hot, spread, BYTES, c, expected, cpu);
-        const acc = cases.get(c) ?? { opsPerSec: [], latencyMs: [], cpuPerAppendUs: [] };
-        acc.opsPerSec.push(...r.opsPerSec);
-        acc.latencyMs.push(...r.latencyMs);
-        acc.cpuPerAppendUs!.push(...(r.cpuPerAppendUs ?? []));
-        cases.set(c, acc);
+        for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+          const { writers, hot, spread } = side.setup;
+          const r = await runHttp([side.relay.url], writers, 'one SPACE', hot, spread, BYTES, c, expected, side.cpu);
+          const acc = side.cases.get(c) ?? { opsPerSec: [], latencyMs: [], cpuPerAppendUs: [] };
+          acc.opsPerSec.push(...r.opsPerSec);
+          acc.latencyMs.push(...r.latencyMs);
+          acc.cpuPerAppendUs!.push(...(r.cpuPerAppendUs ?? []));
+          side.cases.set(c, acc);
+        }
       }
     }
     const loadAtEnd = loadavg()[0]!;
@@ -109,38 +137,58 @@ export async function runCpu(): Promise<SuiteReport> {
         note: `CPU ${grouped.toFixed(0)} µs/append (rounds ${own.grouped.map((x) => x.toFixed(0)).join(', ')})`,
       },
     ];
-    const http = new Map<number, number>();
-    for (const c of CLIENTS) {
-      const r = cases.get(c)!;
-      const us = lowest(r.cpuPerAppendUs!);
-      http.set(c, us);
-      rows.push({
-        name: `http 1 KiB one SPACE ×${c}`,
-        opsPerSec: best(r.opsPerSec),
-        baseline: 'in-process appendPost ×1',
-        latency: latencyOf(r.latencyMs),
-        note: `relay CPU ${us.toFixed(0)} µs/append = ${(us / alone).toFixed(2)}× in-process (rounds ${r.cpuPerAppendUs!.map((x) => x.toFixed(0)).join(', ')})`,
-      });
-    }
     const verdict = (ok: boolean) => (ok ? 'met' : 'missed');
-    const ratio16 = http.get(16)! / alone;
-    const sorted16 = [...cases.get(16)!.latencyMs].sort((a, b) => a - b);
-    const tail = percentile(sorted16, 99) / percentile(sorted16, 50);
-    const rate64 = best(cases.get(64)!.opsPerSec) / best(cases.get(16)!.opsPerSec);
-    const medianRate64 = median(cases.get(64)!.opsPerSec) / median(cases.get(16)!.opsPerSec);
-    const notes = [
-      `relay CPU per append at 16 clients ÷ in-process appendPost: ${http.get(16)!.toFixed(0)} µs ÷ ${alone.toFixed(0)} µs = ${ratio16.toFixed(2)}×, target ≤ ${TARGET_CPU_RATIO}: ${verdict(ratio16 <= TARGET_CPU_RATIO)}`,
-      `  at 1 client (each append its own COMMIT, as appendPost): ${http.get(1)!.toFixed(0)} µs = ${(http.get(1)! / alone).toFixed(2)}×; ` +
-        `at 16 clients ÷ in-process grouped ×16 (the same shared COMMITs): ${(http.get(16)! / grouped).toFixed(2)}×`,
-      `p99 ÷ p50 at 16 clients: ${tail.toFixed(2)}, target ≤ ${TARGET_TAIL}: ${verdict(tail <= TARGET_TAIL)}`,
-      `rate at 64 clients ÷ rate at 16: ${rate64.toFixed(2)} best rounds (${medianRate64.toFixed(2)} median rounds), target ≥ ${TARGET_64_OF_16}: ${verdict(rate64 >= TARGET_64_OF_16)}`,
+    const notes: string[] = [];
+    for (const side of sides) {
+      const http = new Map<number, number>();
+      for (const c of CLIENTS) {
+        const r = side.cases.get(c)!;
+        const us = lowest(r.cpuPerAppendUs!);
+        http.set(c, us);
+        rows.push({
+          name: `http 1 KiB one SPACE ×${c}${side.label === '' ? '' : ` ${side.label}`}`,
+          opsPerSec: best(r.opsPerSec),
+          baseline: 'in-process appendPost ×1',
+          latency: latencyOf(r.latencyMs),
+          note: `relay CPU ${us.toFixed(0)} µs/append (rounds ${r.cpuPerAppendUs!.map((x) => x.toFixed(0)).join(', ')})`,
+        });
+      }
+      const sorted16 = [...side.cases.get(16)!.latencyMs].sort((a, b) => a - b);
+      const tail = percentile(sorted16, 99) / percentile(sorted16, 50);
+      const rate64 = best(side.cases.get(64)!.opsPerSec) / best(side.cases.get(16)!.opsPerSec);
+      const medianRate64 = median(side.cases.get(64)!.opsPerSec) / median(side.cases.get(16)!.opsPerSec);
+      const ratio16 = http.get(16)! / grouped;
+      const ratio1 = http.get(1)! / alone;
+      notes.push(
+        ...(side.label === '' ? [] : [`${side.label}:`]),
+        `relay CPU per append over HTTP ÷ in-process, the same COMMITs: 16 clients ${http.get(16)!.toFixed(0)} µs ÷ grouped ×16 ${grouped.toFixed(0)} µs = ${ratio16.toFixed(2)}×; ` +
+          `1 client ${http.get(1)!.toFixed(0)} µs ÷ appendPost ${alone.toFixed(0)} µs = ${ratio1.toFixed(2)}×; target ≤ ${TARGET_CPU_RATIO}: ${verdict(Math.max(ratio16, ratio1) <= TARGET_CPU_RATIO)}`,
+        `  (16 clients ÷ appendPost alone, whose every append pays its own COMMIT: ${(http.get(16)! / alone).toFixed(2)}×; 64 clients: ${http.get(64)!.toFixed(0)} µs)`,
+        `p99 ÷ p50 at 16 clients: ${tail.toFixed(2)}, target ≤ ${TARGET_TAIL}: ${verdict(tail <= TARGET_TAIL)}`,
+        `rate at 64 clients ÷ rate at 16: ${rate64.toFixed(2)} best rounds (${medianRate64.toFixed(2)} median rounds), target ≥ ${TARGET_64_OF_16}: ${verdict(rate64 >= TARGET_64_OF_16)}`,
+      );
+    }
+    notes.push(
       `CPU: lowest of ${ROUNDS} rounds, relay threads' run time (/proc/<pid>/task/*/schedstat) over each round's window ÷ appends answered in it; ` +
-        'in-process: process.cpuUsage() of bench/appends-inprocess.ts, its own process started as the relay is',
-      `relay at its default log level (info, a JSON line per request on stdout, read by this process); rates: best of ${ROUNDS} rounds; load average ${loadAtStart.toFixed(2)} at start, ${loadAtEnd.toFixed(2)} at end (clients in this process, the relay in its own)`,
-    ];
+        'in-process: process.cpuUsage() of bench/appends-inprocess.ts (this checkout), its own process started as the relay is',
+      `relay at its default log level (info, a JSON line per request on stdout, read by this process)${relayEnvNote()}; rates: best of ${ROUNDS} rounds; ` +
+        `load average ${loadAtStart.toFixed(2)} at start, ${loadAtEnd.toFixed(2)} at end (clients in this process, the relay in its own)`,
+    );
     return { title: 'Relay CPU per signed 1 KiB append over HTTP vs the in-process append (SQLite)', rows, notes };
   } finally {
-    await relay.kill('SIGTERM');
-    rmSync(dataDir, { recursive: true, force: true });
+    await Promise.all(sides.map(async (s) => await s.relay.kill('SIGTERM')));
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    if (other !== undefined) rmSync(other.root, { recursive: true, force: true });
   }
+}
+
+/** SVC_RELAY_* settings of this process passed on to the relays (SVC_RELAY_VERIFY_OFF_THREAD=1, say). */
+function relayEnv(): Record<string, string> {
+  const off = process.env.SVC_RELAY_VERIFY_OFF_THREAD;
+  return off === undefined ? {} : { SVC_RELAY_VERIFY_OFF_THREAD: off };
+}
+
+function relayEnvNote(): string {
+  const env = Object.entries(relayEnv());
+  return env.length === 0 ? '' : `, ${env.map(([k, v]) => `${k}=${v}`).join(' ')}`;
 }

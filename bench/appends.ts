@@ -25,7 +25,8 @@
  * another revision's relay in the same run (bench/appends-against.ts).
  *
  * `--cpu` measures only the relay's CPU time per append against the in-process append's
- * (bench/appends-cpu.ts), which the whole suite also prints after the rates.
+ * (bench/appends-cpu.ts), which the whole suite also prints after the rates; with
+ * `--against <revision>`, beside that revision's relay.
  *
  * Targets: at 16 clients into one SPACE at least 50% of the ceiling; throughput at 64
  * clients at least 90% of the best of its series (no collapse as writers are added); p99 under
@@ -68,10 +69,10 @@ function rangeOf(values: readonly number[] | undefined): string {
 
 async function run(): Promise<SuiteReport> {
   const against = valueOf('--against');
+  if (process.argv.includes('--cpu')) return await runCpu(against);
   if (against !== undefined) return await (await import('./appends-against.js')).runAgainst(against);
   const store = storeOption();
   if (store === 'postgres') return await (await import('./appends-postgres.js')).runPostgres();
-  if (process.argv.includes('--cpu')) return await runCpu();
   const rates = await runRates();
   const cpu = await runCpu();
   return { rows: [...rates.rows, ...cpu.rows], notes: [...rates.notes, `${cpu.title}:`, ...cpu.notes] };
