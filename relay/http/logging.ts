@@ -90,12 +90,15 @@ export class RequestLog extends LogController {
  * on the next (one write for all the requests a turn answered, instead of one each). Written
  * synchronously, as pino's own destination writes them, so the lines still waiting when the
  * process exits are written on its way out. A reader gone (EPIPE) ends the log, as with pino;
- * a pipe that is full for now (EAGAIN) takes the rest through Node's own buffered stdout.
+ * a pipe that is full for now (EAGAIN) takes the rest, and every later line, through Node's own
+ * buffered stdout.
  */
 export const stdoutLines = {
   pending: [] as string[],
   scheduled: false,
   closed: false,
+  /** Once a write met a full pipe, every later line goes the same way, so none overtakes another. */
+  buffered: false,
   write(line: string): void {
     if (this.closed) return;
     this.pending.push(line);
@@ -109,13 +112,19 @@ export const stdoutLines = {
     if (this.pending.length === 0) return;
     const text = Buffer.from(this.pending.join(''));
     this.pending = [];
+    if (this.buffered) {
+      process.stdout.write(text);
+      return;
+    }
     let at = 0;
     try {
       while (at < text.length) at += writeSync(1, text, at);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EAGAIN') process.stdout.write(text.subarray(at));
-      else this.closed = true;
+      if (code === 'EAGAIN') {
+        this.buffered = true;
+        process.stdout.write(text.subarray(at));
+      } else this.closed = true;
     }
   },
 };
