@@ -49,7 +49,7 @@ async function append(s: Setup, body: unknown) {
 }
 
 /** Bodies that must be refused, each made for the relay and SPACE at hand. */
-const BAD_BODIES: Record<string, (s: Setup) => Record<string, unknown>> = {
+const BAD_BODIES: Record<string, (s: Setup) => object> = {
   'a signature by another KEY': (s) => {
     const good = signedPost(s.writer, s.space, { kind: 'obs', title: 't', body: 'b' }).submission;
     const foreign = signedPost(s.other, s.space, { kind: 'obs', title: 't', body: 'b' }).submission;
