@@ -52,6 +52,7 @@ import { postsGetRoutes } from './routes/posts-get.js';
 import { checkpointsRoutes } from './routes/checkpoints.js';
 import { tlogRoutes } from './routes/tlog.js';
 import { registerWitness } from './routes/witness.js';
+import { filesRoutes } from './routes/files.js';
 import { seekRoutes } from './routes/seek.js';
 import { mailboxRoutes } from './routes/mailbox.js';
 import { registerCheckpointer } from './jobs/checkpointer.js';
@@ -215,6 +216,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(postsWriteRoutes, ctx);
   app.register(postsReadRoutes, ctx);
   app.register(postsGetRoutes, ctx);
+  app.register(filesRoutes, ctx);
   app.register(checkpointsRoutes, ctx);
   app.register(mirrorsRoutes, ctx);
   app.register(tlogRoutes, ctx);
