@@ -177,7 +177,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     const config = (route.config ?? {}) as Pick<FastifyContextConfig, 'operation' | 'auth' | 'describe' | 'mcp' | 'refusals'>;
     // One entry per method of a route that takes several; the HEAD route Fastify adds beside a GET is left out.
     const methods = (Array.isArray(route.method) ? route.method : [route.method]).map(String).filter((m) => m !== 'HEAD');
-    const path = route.url.replace(/:([a-z_]+)/g, '{$1}');
+    const path = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
     for (const method of methods) {
       const common = { method, path, auth: config.auth ?? 'req', describe: config.describe ?? '', schema: route.schema };
       if (!config.operation) {
