@@ -68,6 +68,7 @@ import { conversationsRoutes } from './routes/conversations.js';
 import { blocksRoutes } from './routes/blocks.js';
 import { messageRetentionRoutes } from './routes/message-retention.js';
 import { registerMessageRetention } from './jobs/message-retention.js';
+import { registerFilePrune } from './jobs/file-prune.js';
 import { oracleRoutes } from './routes/oracle.js';
 import { tasksRoutes } from './routes/tasks.js';
 import { connectorRoutes } from './connector/routes.js';
@@ -252,6 +253,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   registerWitness(app, ctx);
   registerSeekIndexer(app, deps.store.seek);
   registerMessageRetention(app, ctx);
+  registerFilePrune(app, ctx);
 
   return app;
 }

@@ -349,3 +349,22 @@ describe.skipIf(onPostgres)(`files: backup and restore${ON_POSTGRES_SKIP}`, () =
     expect(toHex(got.bytes)).toBe(toHex(bytes));
   });
 });
+
+describe('files: the pending window', () => {
+  it('the hourly pass deletes bytes nobody attached a day after their upload, and keeps attached ones', async () => {
+    const space = await newSpace(relay, owner);
+    const loose = file(60);
+    const kept = file(61);
+    expect((await upload(relay, owner, space.name, loose)).status).toBe(201);
+    expect((await upload(relay, owner, space.name, kept)).status).toBe(201);
+    await post(relay, owner, space, { kind: 'obs', title: 'kept', attachments: [{ sha256: sha(kept), name: 'k', media_type: 'application/octet-stream' }] });
+    const held = async () => (await relay.store.db.prepare<[number], { sha256: string }>('SELECT sha256 FROM space_files WHERE space_row_id = ? ORDER BY sha256').all(space.id)).map((r) => r.sha256);
+    expect(await held()).toEqual([sha(loose), sha(kept)].sort());
+    await relay.app.filePrune.runOnce(relay.clock.now());
+    expect(await held()).toEqual([sha(loose), sha(kept)].sort());
+    relay.clock.advance(24 * 3600_000 + 60_000);
+    expect(await relay.app.filePrune.runOnce(relay.clock.now())).toBeGreaterThanOrEqual(1);
+    expect(await held()).toEqual([sha(kept)]);
+    expect((await fetchFile(relay, owner, space.name, sha(kept))).status).toBe(200);
+  });
+});
