@@ -212,8 +212,11 @@ describe('files: limits and refusals', () => {
     expect((await append(relay, owner, space.name, { kind: 'obs', title: 'fourth', attachments: [named(files[3]!, 'd')] })).status).toBe(201);
   });
 
-  it('capabilities publish the limits under limits.attachments', async () => {
+  it('capabilities name attachments among the newer features served and publish the limits under limits.attachments', async () => {
     const caps = (await get(relay, '/v1/capabilities')).body;
+    expect(caps.api_version).toBe('0.1');
+    expect(caps.features.supported).toContain('attachments');
+    expect(caps.features.by_name.attachments).toMatchObject({ status: 'supported', api: 'after 0.1' });
     expect(caps.limits.attachments).toEqual({
       file_bytes: 262_144, per_post: 4, name_bytes: 255, media_type_bytes: 127, pending_hours: 24, attached_bytes_per_space: SPACE_BYTES,
     });
