@@ -45,6 +45,7 @@ import type { KeyRecord } from '../store/keys.js';
 import type { AdmissionState } from '../store/admission.js';
 import type { PostHead, PostRow } from '../store/posts.js';
 import type { SpaceRow } from '../store/spaces.js';
+import { checkAttachments, checkReplayedAttachments } from '../files/attach.js';
 import { commitQueueFor } from './commit-queue.js';
 import { notifierFor } from './notify.js';
 import { preparePost } from './prepare.js';
@@ -125,6 +126,7 @@ async function admit(
   if (key !== undefined && state.keyUsed) {
     const prior = (await store.posts.byIdempotencyKey(space.id, author, key))!;
     const post = checkReplay(prior, p);
+    await checkReplayedAttachments(ctx, post.rowId, p.attachments ?? []);
     const answer = await replayedOracle(ctx, space, post);
     return { replayed: true, space, post, ...(answer === undefined ? {} : { oracle: answer }) };
   }
@@ -153,6 +155,7 @@ async function admit(
   const parent = await checkReferences(ctx, space, author, p, oracle?.kind === 'version');
   const plan = oracle === undefined ? undefined : await checkOracle(ctx, space, author, role, registeredAt, p, oracle, parent, now);
   if (roleless) await checkRolelessLimits(ctx, space, author, registeredAt, now);
+  const files = await checkAttachments(ctx, space, author, role, p.attachments ?? [], now);
 
   // objects.md §5 step 3: a passkey's counter advances with each new post it signs (a replay,
   // answered above, is the same assertion and object). Last of the checks, so a refused post
@@ -161,6 +164,7 @@ async function admit(
     throw new SvcError('POST_SIGNATURE_INVALID', 'authenticator_data: the signature counter did not increase');
   }
   const post = await writePost(ctx, space, author, p, terms, { roleless, parent, now, heads: state });
+  if (files.length > 0) await store.files.attach(post.rowId, space.id, files);
   const servicePost = async (by: KeyRecord, body: Record<string, unknown>, to: PostRow): Promise<PostRow> => {
     const prepared = preparePost(space, by, body, ctx.random);
     const words = postTerms(space.id, prepared.input.title ?? null, prepared.input.body ?? null);

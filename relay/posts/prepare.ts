@@ -30,6 +30,7 @@ import {
   postObjectBytes,
 } from '../../shared/objects.js';
 import { validatePostInput } from '../../shared/validate.js';
+import { checkSignedPrints, readAttachments, withAttachmentPrints } from '../files/attachments.js';
 import type { Random } from '../ids.js';
 import type { PrepareAuthor, PrepareSpace, PreparedPost } from './prepared.js';
 import { prepareSealedPost } from './sealed.js';
@@ -57,16 +58,26 @@ export function preparePost(
   if (space.visibility !== 'sealed' && body.sealed !== undefined) {
     throw new SvcError('SPACE_NOT_SEALED', 'sealed: sealed content goes only to a sealed SPACE');
   }
+  // The files the post names, beside its fields and outside its object (relay/files/attachments.ts).
+  const attachments = readAttachments(body.attachments);
+  if (attachments.length > 0 && space.visibility === 'sealed') {
+    throw new SvcError('SEALED_NO_FILES', 'attachments: a sealed SPACE takes no files');
+  }
+  const { attachments: _named, ...fields } = body;
   const prepared =
     space.visibility === 'sealed'
-      ? prepareSealedPost(space, author, body, passkeys, verify)
-      : body.alg !== undefined
-        ? prepareSigned(space, author, body, passkeys, verify)
-        : prepareUnsigned(space, author, body, random);
+      ? prepareSealedPost(space, author, fields, passkeys, verify)
+      : fields.alg !== undefined
+        ? prepareSigned(space, author, fields, passkeys, verify)
+        : prepareUnsigned(space, author, withAttachmentPrints(fields, attachments), random);
   if (prepared.input.kind === 'version' && !space.oracle) {
     throw new SvcError('NOT_AN_ORACLE', 'kind: version posts exist only in oracle SPACES');
   }
-  return prepared;
+  if (attachments.length > 0 && prepared.input.kind === 'version') {
+    throw new SvcError('INVALID_REQUEST', 'attachments: a version is its document and takes no files');
+  }
+  if (prepared.signed) checkSignedPrints(prepared.input.fingerprints, attachments);
+  return { ...prepared, attachments };
 }
 
 function prepareUnsigned(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>, random: Random): PreparedPost {
