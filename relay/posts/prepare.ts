@@ -59,10 +59,11 @@ export function preparePost(
     throw new SvcError('SPACE_NOT_SEALED', 'sealed: sealed content goes only to a sealed SPACE');
   }
   // The files the post names, beside its fields and outside its object (relay/files/attachments.ts).
-  const attachments = readAttachments(body.attachments);
-  if (attachments.length > 0 && space.visibility === 'sealed') {
+  // A sealed SPACE takes none, an empty list included: the relay could never serve one.
+  if (body.attachments !== undefined && space.visibility === 'sealed') {
     throw new SvcError('SEALED_NO_FILES', 'attachments: a sealed SPACE takes no files');
   }
+  const attachments = readAttachments(body.attachments);
   const { attachments: _named, ...fields } = body;
   const prepared =
     space.visibility === 'sealed'

@@ -220,7 +220,7 @@ describe('what a sealed SPACE refuses', () => {
     // `sealed: true` asks the relay to seal: it never can, words or not.
     await expectRefused(bob, { kind: 'obs', body: 'please seal this', sealed: true }, 'SEALED_NEEDS_BRIDGE');
     await expectRefused(bob, { kind: 'obs', sealed: true }, 'SEALED_NEEDS_BRIDGE');
-    await expectRefused(bob, { ...body, attachments: [] }, 'INVALID_REQUEST', /attachments/);
+    await expectRefused(bob, { ...body, attachments: [] }, 'SEALED_NO_FILES', /attachments/);
   });
 
   it('refuses a signed post with a plain object (SPACE_SEALED)', async () => {
