@@ -18,18 +18,23 @@
  *   condition: a round trip costs far more here than a statement does in SQLite, and an
  *   append holds the write lock while it indexes (about 4.8 ms a post as one statement each,
  *   1.5 ms as one, on this machine under load).
- * - The watermark. A posts id comes from a sequence here, and an insert that rolls back leaves
- *   its number unused, where SQLite would give it again. An append's own post is stored when
- *   nothing but such gaps lies between the watermark and it: inside the append's write
- *   transaction every earlier writer has committed or rolled back (posts rows are inserted only
- *   under the relay's write lock), so a number below it with no row is a gap for good.
+ * - The watermark. Writers to different SPACES run side by side here (relay/store/postgres/
+ *   locks.ts), so a posts id below an append's own may belong to a transaction still open in
+ *   another process, and one row every append updated would make them all wait for each other.
+ *   So an append always stores its own post's rows, in its own transaction, and never moves
+ *   the watermark: every post an append commits is indexed when it is committed. What is left
+ *   for the follow-up indexer is a post written some other way (a migration, an older
+ *   database): `pending` first moves the watermark up to just below the oldest post with no
+ *   SEEK rows (or to the newest post when there is none), one statement on the one row, outside
+ *   every append, then answers the posts above `after` with no SEEK rows. A post still being
+ *   appended is passed over safely: its own transaction indexes it.
  */
 import type { Fingerprint } from '../../../shared/validate.js';
 import { SEEKABLE_PUBLIC_POSTS_PER_DAY } from '../../../shared/limits.js';
 import type { Db, Statement } from '../database.js';
 import type { PreparedDoc, SeekCandidate, SeekScope, SeekStore, TextCandidate, TextWalk } from '../seek-store.js';
 import { tsqueryLiteral, tsvectorLiteral } from './seek-text.js';
-import { MAX_CHAR, OWN_SPACES, pendingPosts, scopeSql, shownCandidates, type CandidateRow } from '../seek-scope.js';
+import { MAX_CHAR, OWN_SPACES, scopeSql, shownCandidates, type CandidateRow } from '../seek-scope.js';
 
 const DAY_MS = 86_400_000;
 
@@ -54,7 +59,29 @@ function shapeKey(kind: string, scope: SeekScope): string {
 export function createPostgresSeekStore(db: Db): SeekStore {
   if (db.dialect !== 'postgres') throw new Error('createPostgresSeekStore: a PostgreSQL database is needed');
   const selectWatermark = db.prepare<[], { indexed_upto: number }>('SELECT indexed_upto FROM seek_state WHERE id = 1');
-  const updateWatermark = db.prepare('UPDATE seek_state SET indexed_upto = ? WHERE id = 1');
+  const advanceWatermark = db.prepare<[], { indexed_upto: number }>(
+    `UPDATE seek_state w SET indexed_upto = GREATEST(w.indexed_upto, COALESCE(
+        (SELECT min(p.id) - 1 FROM posts p
+          WHERE p.id > w.indexed_upto AND NOT EXISTS (SELECT 1 FROM seek_docs d WHERE d.post_row = p.id)),
+        (SELECT max(p.id) FROM posts p), 0))
+      WHERE w.id = 1 RETURNING indexed_upto`,
+  );
+  const moveWatermark = db.prepare<[number, number]>('UPDATE seek_state SET indexed_upto = ? WHERE id = 1 AND indexed_upto = ?');
+  const selectPending = db.prepare<[number, number], {
+    id: number;
+    space_row_id: number;
+    author: string;
+    title: string | null;
+    body: string | null;
+    fingerprints_json: string | null;
+    posted_at: number;
+    visibility: string;
+  }>(
+    `SELECT p.id, p.space_row_id, p.author, p.title, p.body, p.fingerprints_json, p.posted_at, s.visibility
+       FROM posts p JOIN spaces s ON s.id = p.space_row_id
+      WHERE p.id > ? AND NOT EXISTS (SELECT 1 FROM seek_docs d WHERE d.post_row = p.id)
+      ORDER BY p.id LIMIT ?`,
+  );
   /**
    * A post's SEEK rows in one statement (one round trip inside the write lock), stored only
    * when `ready` (a condition over the watermark row `w`) holds, the watermark moved to the
@@ -88,13 +115,8 @@ export function createPostgresSeekStore(db: Db): SeekStore {
   // The follow-up indexer: a post already indexed (a watermark set back by hand, say) is left
   // as it is, nothing twice; its batch moves the watermark once, at the end.
   const storeUnlessIndexed = storeWhen('NOT EXISTS (SELECT 1 FROM seek_docs x WHERE x.post_row = @row)', false);
-  // An append: its row must be the next above the watermark, sequence gaps aside (see the top
-  // of this file); the watermark moves to it in the same statement.
-  const storeNext = storeWhen(
-    `w.indexed_upto < @row
-       AND (w.indexed_upto = @row - 1 OR NOT EXISTS (SELECT 1 FROM posts p WHERE p.id > w.indexed_upto AND p.id < @row))`,
-    true,
-  );
+  // An append: its own new post, always (see the top of this file); the watermark stays.
+  const storeNext = storeWhen('TRUE', false);
   const selectNewest = db.prepare<[string, number], { found: number; oldest: number | null }>(
     `SELECT count(*) AS found, min(post_row) AS oldest
        FROM (SELECT post_row FROM seek_text WHERE terms @@ ?::tsquery ORDER BY post_row DESC LIMIT ?) t`,
@@ -129,11 +151,28 @@ export function createPostgresSeekStore(db: Db): SeekStore {
   }
 
   const watermark = async (): Promise<number> => (await selectWatermark.get())?.indexed_upto ?? 0;
+  // The follow-up indexer asks here first: the watermark moves up past every post indexed by its
+  // own append, then what is left (if anything) is answered.
+  const pending = async (after: number, limit: number) => {
+    await advanceWatermark.get();
+    return (await selectPending.all(after, limit)).map((r) => ({
+      rowId: r.id,
+      spaceRowId: r.space_row_id,
+      author: r.author,
+      title: r.title,
+      body: r.body,
+      fingerprintsJson: r.fingerprints_json,
+      postedAt: r.posted_at,
+      public: r.visibility === 'public',
+    }));
+  };
 
+  // The watermark's row, moved first, is what makes two indexers take turns: the second waits
+  // for the first's COMMIT, then finds the watermark moved and stores nothing. No write lock:
+  // appends never store these posts.
   const indexTx = db.transaction(async (from: number, upto: number, docs: readonly PreparedDoc[]): Promise<boolean> => {
-    if ((await watermark()) !== from) return false;
+    if ((await moveWatermark.run(upto, from)).changes !== 1) return false;
     for (const d of docs) await storeUnlessIndexed.get(docParams(d));
-    await updateWatermark.run(upto);
     return true;
   });
 
@@ -210,8 +249,8 @@ export function createPostgresSeekStore(db: Db): SeekStore {
 
   return {
     watermark,
-    pending: pendingPosts(db),
-    index: async (from, upto, docs) => await indexTx.immediate(from, upto, docs),
+    pending,
+    index: async (from, upto, docs) => await indexTx(from, upto, docs),
     async indexNext(doc) {
       if (!db.inTransaction) throw new Error('indexNext: call it inside the write transaction that inserts the post');
       return Number((await storeNext.get(docParams(doc)))?.stored ?? 0) === 1;
