@@ -46,8 +46,11 @@ export interface MailboxRow {
 }
 
 export interface MailboxStore {
-  /** Append one row to `peer`'s stream (written by the COMMIT at the latest). Call inside a write transaction. */
-  deliver(peer: string, reason: MailboxReason, subject: MailboxSubject, now: number): Promise<void>;
+  /**
+   * Append one row to `peer`'s stream; answers its `mailbox_seq`, except on PostgreSQL inside a
+   * transaction, where the position is counted just before COMMIT (undefined).
+   */
+  deliver(peer: string, reason: MailboxReason, subject: MailboxSubject, now: number): Promise<number | undefined>;
   /**
    * One row for each of `deliveries` (distinct KEYS), all with the same subject, in one
    * statement: a group message fans out to up to 15 streams. Call inside a write transaction.
@@ -114,7 +117,8 @@ export function createMailboxStore(db: Db): MailboxStore {
   );
   // PostgreSQL: every delivery gathered by a transaction in one statement, numbered per KEY in
   // the order delivered after the KEY's head, which the KEY's lock keeps still until COMMIT.
-  const insertGathered = db.prepare<{ rows: string }>(
+  const gather = db.dialect === 'postgres';
+  const insertGathered = !gather ? undefined : db.prepare<{ rows: string }>(
     `INSERT INTO mailbox (peer, mailbox_seq, reason, post_id, request_id, offer_id, message_id, delivered_at)
      SELECT d.peer,
             COALESCE((SELECT m.mailbox_seq FROM mailbox m WHERE m.peer = d.peer ORDER BY m.mailbox_seq DESC LIMIT 1), 0)
@@ -140,11 +144,10 @@ export function createMailboxStore(db: Db): MailboxStore {
         message_id: d.s.messageId ?? null,
         delivered_at: d.now,
       }));
-      await insertGathered.run({ rows: JSON.stringify(rows) });
+      await insertGathered!.run({ rows: JSON.stringify(rows) });
       for (const d of items) notifier.mailbox(d.peer);
     },
   };
-  const gather = db.dialect === 'postgres';
 
   const oneSubject = (s: MailboxSubject): void => {
     const given = (s.postId !== undefined ? 1 : 0) + (s.requestId !== undefined ? 1 : 0) + (s.offerId !== undefined ? 1 : 0) + (s.messageId !== undefined ? 1 : 0);
@@ -178,24 +181,19 @@ export function createMailboxStore(db: Db): MailboxStore {
 
   return {
     async deliver(peer, reason, subject, now) {
-      if (!gather) {
-        await (db.inTransaction ? deliverNow : deliverTx)(peer, reason, subject, now);
-        return;
-      }
+      // Alone: its own transaction under the mailbox's lock.
+      if (!db.inTransaction) return await deliverTx.under({ mailboxes: [peer] }, peer, reason, subject, now);
+      if (!gather) return await deliverNow(peer, reason, subject, now);
       oneSubject(subject);
       await db.atCommit(gathered, { peer, reason, s: subject, now });
+      return undefined;
     },
     async deliverEach(deliveries, subject, now) {
-      if (!gather) {
-        await (db.inTransaction ? deliverEachNow : deliverEachTx)(deliveries, subject, now);
-        return;
-      }
+      if (!db.inTransaction) return await deliverEachTx.under({ mailboxes: deliveries.map((d) => d.peer) }, deliveries, subject, now);
+      if (!gather) return await deliverEachNow(deliveries, subject, now);
       oneSubject(subject);
       if (new Set(deliveries.map((d) => d.peer)).size !== deliveries.length) throw new Error('mailbox.deliverEach: one row per KEY');
-      const add = async (): Promise<void> => {
-        for (const d of deliveries) await db.atCommit(gathered, { peer: d.peer, reason: d.reason, s: subject, now });
-      };
-      await (db.inTransaction ? add() : db.transaction(add)());
+      for (const d of deliveries) await db.atCommit(gathered, { peer: d.peer, reason: d.reason, s: subject, now });
     },
     head,
     async list(peer, after, limit, reasons) {
