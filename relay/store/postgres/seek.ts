@@ -13,11 +13,12 @@
  * - Fingerprints: the same (scheme, value, post_row) key, values compared bytewise (COLLATE
  *   "C"), so a prefix is the same range; the prefix's `scan` first index entries are taken in
  *   index order (value, then row), which is the order SQLite's walk of its key visits them.
- * - Storing. A post's rows (its day count, seek_docs, seek_text, seek_fingerprints and, for an
- *   append, the watermark) are written by one statement, data-modifying CTEs under one
- *   condition: a round trip costs far more here than a statement does in SQLite, and an
- *   append holds the write lock while it indexes (about 4.8 ms a post as one statement each,
- *   1.5 ms as one, on this machine under load).
+ * - Storing. A post's rows (its day count, seek_docs, seek_text, seek_fingerprints) are written
+ *   by one statement, data-modifying CTEs: a round trip costs far more here than a statement
+ *   does in SQLite, and an append holds its SPACE's lock while it indexes (about 4.8 ms a post
+ *   as one statement each, 1.5 ms as one, on this machine under load). The posts a transaction
+ *   appends (a group commit's) are gathered and stored together, one statement just before its
+ *   COMMIT (`Db.atCommit`).
  * - The watermark. Writers to different SPACES run side by side here (relay/store/postgres/
  *   locks.ts), so a posts id below an append's own may belong to a transaction still open in
  *   another process, and one row every append updated would make them all wait for each other.
@@ -31,7 +32,7 @@
  */
 import type { Fingerprint } from '../../../shared/validate.js';
 import { SEEKABLE_PUBLIC_POSTS_PER_DAY } from '../../../shared/limits.js';
-import type { Db, Statement } from '../database.js';
+import type { AtCommit, Db, Statement } from '../database.js';
 import type { PreparedDoc, SeekCandidate, SeekScope, SeekStore, TextCandidate, TextWalk } from '../seek-store.js';
 import { tsqueryLiteral, tsvectorLiteral } from './seek-text.js';
 import { MAX_CHAR, OWN_SPACES, scopeSql, shownCandidates, type CandidateRow } from '../seek-scope.js';
@@ -115,8 +116,49 @@ export function createPostgresSeekStore(db: Db): SeekStore {
   // The follow-up indexer: a post already indexed (a watermark set back by hand, say) is left
   // as it is, nothing twice; its batch moves the watermark once, at the end.
   const storeUnlessIndexed = storeWhen('NOT EXISTS (SELECT 1 FROM seek_docs x WHERE x.post_row = @row)', false);
-  // An append: its own new post, always (see the top of this file); the watermark stays.
-  const storeNext = storeWhen('TRUE', false);
+  // Appends: their own new posts, always (see the top of this file), every post a transaction
+  // appended in one statement just before its COMMIT; the watermark stays. A public post counts
+  // toward its author's posts of the UTC day, in the order appended, and is unscoped when the
+  // count it raised is within SEEKABLE_PUBLIC_POSTS_PER_DAY, as one post at a time counts.
+  const storeAppended = db.prepare<{ docs: string; prints: string; perDay: number }>(
+    `WITH d AS (
+       SELECT * FROM json_to_recordset(@docs::json)
+         AS d(n int, post_row bigint, space_row_id bigint, author text, day bigint, public int, terms text)
+     ), daily AS (
+       INSERT INTO seek_daily (author, day, count)
+       SELECT author, day, count(*) FROM d WHERE public = 1 GROUP BY author, day
+       ON CONFLICT (author, day) DO UPDATE SET count = seek_daily.count + EXCLUDED.count
+       RETURNING author, day, count
+     ), ranked AS (
+       SELECT n, row_number() OVER (PARTITION BY author, day ORDER BY n) AS k, count(*) OVER (PARTITION BY author, day) AS m
+         FROM d WHERE public = 1
+     ), doc AS (
+       INSERT INTO seek_docs (post_row, space_row_id, public, unscoped)
+       SELECT d.post_row, d.space_row_id, d.public, CASE WHEN y.count - r.m + r.k <= @perDay::bigint THEN 1 ELSE 0 END
+         FROM d LEFT JOIN ranked r ON r.n = d.n LEFT JOIN daily y ON d.public = 1 AND y.author = d.author AND y.day = d.day
+     ), words AS (
+       INSERT INTO seek_text (post_row, terms) SELECT post_row, CAST(terms AS tsvector) FROM d WHERE terms IS NOT NULL
+     )
+     INSERT INTO seek_fingerprints (scheme, value, post_row)
+     SELECT f.scheme, f.value, f.post_row FROM json_to_recordset(@prints::json) AS f(scheme text, value text, post_row bigint)
+     ON CONFLICT DO NOTHING`,
+  );
+  const appended: AtCommit<PreparedDoc> = {
+    async flush(docs) {
+      if (docs.length === 0) return;
+      const rows = docs.map((d, n) => ({
+        n,
+        post_row: d.rowId,
+        space_row_id: d.spaceRowId,
+        author: d.author,
+        day: Math.floor(d.postedAt / DAY_MS),
+        public: d.public ? 1 : 0,
+        terms: d.terms === null ? null : tsvectorLiteral(d.terms),
+      }));
+      const prints = docs.flatMap((d) => d.fingerprints.map((f) => ({ scheme: f.scheme, value: f.value, post_row: d.rowId })));
+      await storeAppended.run({ docs: JSON.stringify(rows), prints: JSON.stringify(prints), perDay: SEEKABLE_PUBLIC_POSTS_PER_DAY });
+    },
+  };
   const selectNewest = db.prepare<[string, number], { found: number; oldest: number | null }>(
     `SELECT count(*) AS found, min(post_row) AS oldest
        FROM (SELECT post_row FROM seek_text WHERE terms @@ ?::tsquery ORDER BY post_row DESC LIMIT ?) t`,
@@ -253,7 +295,9 @@ export function createPostgresSeekStore(db: Db): SeekStore {
     index: async (from, upto, docs) => await indexTx(from, upto, docs),
     async indexNext(doc) {
       if (!db.inTransaction) throw new Error('indexNext: call it inside the write transaction that inserts the post');
-      return Number((await storeNext.get(docParams(doc)))?.stored ?? 0) === 1;
+      // Written with the transaction's other appended posts, one statement before COMMIT.
+      await db.atCommit(appended, doc);
+      return true;
     },
     textCandidates,
     async newestMatches(expression, most) {
