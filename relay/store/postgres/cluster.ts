@@ -82,8 +82,10 @@ export async function startPostgresCluster(
   // every transaction might be waiting for.
   const spendTx = db.transaction(async (values: Record<string, unknown>) => await spend.get(values));
   const spare = () => db.pool.idleCount > 0 || db.pool.totalCount < (db.pool.options.max ?? 10);
-
   let lastSweep = 0;
+  /** The sweep under way, which closing waits for: the pool it uses ends after the cluster. */
+  let sweeping: Promise<void> | undefined;
+  let closing = false;
   /** The longest refill seen per bucket (ms from empty to full), for the sweep. */
   const refillMs = new Map<string, number>();
   const sweep = async (now: number): Promise<void> => {
@@ -101,10 +103,16 @@ export async function startPostgresCluster(
       refillMs.set(s.bucket, Math.max(refillMs.get(s.bucket) ?? 0, Math.ceil(s.capacity / s.perMs)));
       const values = { bucket: s.bucket, key: s.key, capacity: s.capacity, perMs: s.perMs, cost: s.cost, now: Math.floor(s.now) };
       const row = (!db.inTransaction ? await spend.get(values) : spare() ? await db.outside(async () => await spend.get(values)) : await spendTx(values))!;
-      if (s.now - lastSweep > SWEEP_EVERY_MS) void sweep(s.now).catch((e: unknown) => log(`sweeping rate buckets failed: ${(e as Error).message}`));
+      if (s.now - lastSweep > SWEEP_EVERY_MS && !closing) {
+        sweeping = sweep(s.now).catch((e: unknown) => log(`sweeping rate buckets failed: ${(e as Error).message}`));
+      }
       if (row.granted) return { wait: 0, remaining: Math.floor(row.tokens) };
       return { wait: Math.max(1, Math.ceil((s.cost - row.tokens) / s.perMs / 1000)), remaining: Math.floor(row.tokens) };
     },
-    close: async () => await wakeups.stop(),
+    async close() {
+      closing = true;
+      await sweeping;
+      await wakeups.stop();
+    },
   };
 }

@@ -39,7 +39,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
-import type { AtCommit, BindParameters, Db, RunResult, Statement, Transaction, WriteLocks } from '../database.js';
+import { StoreClosedError, type AtCommit, type BindParameters, type Db, type RunResult, type Statement, type Transaction, type WriteLocks } from '../database.js';
 import { compareLocks, gateStatement, lockName, locksOf, lockStatement, type Lock } from './locks.js';
 import { bindValues, translateSql, type TranslatedSql } from './sql.js';
 
@@ -102,6 +102,12 @@ interface OpenTransaction {
   failed: unknown;
   /** Run after COMMIT (Db.afterCommit); a savepoint rolled back drops the ones added inside it. */
   committed: (() => void)[];
+  /**
+   * The statement before the next one on this connection settles. A connection runs one
+   * statement at a time; code in a transaction may still start several at once (Promise.all
+   * over a list), and pg's own queue for that is deprecated, so they take turns here.
+   */
+  turn: Promise<unknown>;
 }
 
 /**
@@ -163,6 +169,8 @@ export class PostgresDb implements Db {
   /** Transactions run again after a deadlock or a serialization failure. */
   retries = 0;
   private closed = false;
+  /** Each open connection's end, for close to wait for. */
+  private readonly connections = new Set<Promise<void>>();
 
   constructor(url: string, options: PostgresOptions = {}) {
     this.name = redactUrl(url);
@@ -181,7 +189,15 @@ export class PostgresDb implements Db {
     });
     // An idle connection that breaks (server restart, network) is dropped by the pool; the next
     // statement opens a new one. Without a listener the event would end the process.
-    this.pool.on('error', (e) => this.log(`an idle connection failed and was dropped: ${e.message}`));
+    // Once closed, a connection still on its way out (see close) failing is no news.
+    this.pool.on('error', (e) => {
+      if (!this.closed) this.log(`an idle connection failed and was dropped: ${e.message}`);
+    });
+    this.pool.on('connect', (client) => {
+      const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
+      this.connections.add(ended);
+      void ended.then(() => this.connections.delete(ended));
+    });
   }
 
   get open(): boolean {
@@ -200,6 +216,7 @@ export class PostgresDb implements Db {
     // No parameters: the simple query protocol, which takes several statements at once.
     const open = this.context.getStore();
     if (open?.active) await this.onTransaction(open, sql);
+    else if (this.closed) throw new StoreClosedError();
     else {
       this.roundTrips++;
       await this.pool.query(sql);
@@ -255,11 +272,17 @@ export class PostgresDb implements Db {
     else setImmediate(() => this.runAfterCommit([fn]));
   }
 
-  /** End the pool: waits for checked-out connections (open transactions) to be given back. */
+  /**
+   * End the pool: waits for checked-out connections (open transactions) to be given back, then
+   * for every connection to have ended. The pool's own promise settles once it has asked its
+   * idle connections to end, before the server has seen them go; whoever drops or restores the
+   * database next would otherwise find them still there.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.pool.end();
+    await Promise.all(this.connections);
   }
 
   private translate(sql: string): Prepared {
@@ -299,6 +322,7 @@ export class PostgresDb implements Db {
     if (pluck) config.rowMode = 'array';
     const open = this.context.getStore();
     if (open?.active) return await this.onTransaction(open, config);
+    if (this.closed) throw new StoreClosedError();
     this.roundTrips++;
     return await this.pool.query(config);
   }
@@ -313,11 +337,18 @@ export class PostgresDb implements Db {
     }
     this.roundTrips++;
     try {
-      return typeof config === 'string' ? await open.client.query(config) : await open.client.query(config);
+      return await this.inTurn(open, config);
     } catch (e) {
       open.failed ??= e;
       throw e;
     }
+  }
+
+  /** One statement on the transaction's connection once the statements started before it have settled. */
+  private async inTurn(open: OpenTransaction, config: pg.QueryConfig | string): Promise<pg.QueryResult> {
+    const statement = open.turn.then(async () => (typeof config === 'string' ? await open.client.query(config) : await open.client.query(config)));
+    open.turn = statement.catch(() => undefined);
+    return await statement;
   }
 
   /** A top-level transaction, run again on a deadlock or serialization failure (RETRYABLE). */
@@ -335,6 +366,7 @@ export class PostgresDb implements Db {
   }
 
   private async attempt<A extends unknown[], R>(want: Want, fn: (...args: A) => Promise<R>, args: A, begin: string): Promise<R> {
+    if (this.closed) throw new StoreClosedError();
     const client = await this.pool.connect();
     const open: OpenTransaction = {
       client,
@@ -347,6 +379,7 @@ export class PostgresDb implements Db {
       release: undefined,
       failed: undefined,
       committed: [],
+      turn: Promise.resolve(),
     };
     // While checked out, the pool no longer listens for this client's errors; a connection lost
     // now must not end the process. The statements on it reject on their own.
@@ -364,7 +397,7 @@ export class PostgresDb implements Db {
         // BEGIN and the locks in one round trip (a multi-statement text runs in order).
         const locks = this.lockText(open, want);
         this.roundTrips++;
-        await client.query(locks === '' ? begin : `${begin}; ${locks}`);
+        await this.inTurn(open, locks === '' ? begin : `${begin}; ${locks}`);
         value = await this.context.run(open, async () => {
           const v = await fn(...args);
           for (const [slot, items] of open.atCommit) {
@@ -376,7 +409,7 @@ export class PostgresDb implements Db {
         if (open.failed !== undefined) throw open.failed;
         await this.onTransaction(open, 'COMMIT');
       } catch (e) {
-        await client.query('ROLLBACK').catch((r: unknown) => (destroy = asError(r)));
+        await this.inTurn(open, 'ROLLBACK').catch((r: unknown) => (destroy = asError(r)));
         // A body that turned the deadlock into an error of its own is still the deadlock's victim.
         throw retryable(open.failed) ? open.failed : e;
       }
@@ -460,7 +493,7 @@ export class PostgresDb implements Db {
         // transaction's failure, so the top level runs the whole of it again.
         try {
           this.roundTrips++;
-          await open.client.query(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);
+          await this.inTurn(open, `ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);
           if (!retryable(open.failed)) open.failed = undefined;
         } catch (rollback) {
           if (!retryable(open.failed)) open.failed = rollback;
