@@ -176,7 +176,8 @@ export class CommitQueue {
     const observer = this.observer;
     const started = observer === undefined ? 0 : performance.now();
     try {
-      outcomes = await this.runBatch(items, locksOfBatch(items));
+      // One lane (SQLite): every batch is the one writer, whatever its works name.
+      outcomes = await this.runBatch(items, this.lanes.length === 1 ? undefined : locksOfBatch(items));
     } catch (e) {
       // Nothing of this batch is on disk.
       for (const item of items) item.reject(e);
@@ -211,7 +212,7 @@ export class CommitQueue {
         if (observer !== undefined) this.worksEnded = performance.now();
         return v;
       };
-      value = await (item.locks === undefined ? this.inSavepoint.immediate(run) : this.inSavepoint.under(item.locks, run));
+      value = await (item.locks === undefined || this.lanes.length === 1 ? this.inSavepoint.immediate(run) : this.inSavepoint.under(item.locks, run));
     } catch (e) {
       item.reject(e);
       return;
