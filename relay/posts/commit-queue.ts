@@ -100,6 +100,8 @@ function laneIndex(locks: WriteLocks | undefined, lanes: number): number {
 
 export class CommitQueue {
   private readonly lanes: Lane[];
+  /** SQLite: one writer, which needs no locks named. */
+  private readonly oneWriter: boolean;
   readonly stats: CommitQueueStats = { batches: 0, works: 0, largest: 0 };
   /** Set to be told of each committed batch; unset, no clock is read. */
   observer: BatchObserver | undefined;
@@ -115,6 +117,7 @@ export class CommitQueue {
   ) {
     if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError('maxBatch: a positive integer');
     this.lanes = Array.from({ length: Math.max(1, db.writers) }, () => ({ pending: [], scheduled: false, running: false }));
+    this.oneWriter = db.dialect === 'sqlite';
     // A transaction function called while a transaction is open runs as a SAVEPOINT, rolled
     // back to (and released) when it throws (relay/store/database.ts).
     this.inSavepoint = db.transaction((work: () => Promise<unknown>) => work());
@@ -176,8 +179,8 @@ export class CommitQueue {
     const observer = this.observer;
     const started = observer === undefined ? 0 : performance.now();
     try {
-      // One lane (SQLite): every batch is the one writer, whatever its works name.
-      outcomes = await this.runBatch(items, this.lanes.length === 1 ? undefined : locksOfBatch(items));
+      // SQLite: every batch is the one writer, whatever its works name.
+      outcomes = await this.runBatch(items, this.oneWriter ? undefined : locksOfBatch(items));
     } catch (e) {
       // Nothing of this batch is on disk.
       for (const item of items) item.reject(e);
@@ -212,7 +215,7 @@ export class CommitQueue {
         if (observer !== undefined) this.worksEnded = performance.now();
         return v;
       };
-      value = await (item.locks === undefined || this.lanes.length === 1 ? this.inSavepoint.immediate(run) : this.inSavepoint.under(item.locks, run));
+      value = await (item.locks === undefined || this.oneWriter ? this.inSavepoint.immediate(run) : this.inSavepoint.under(item.locks, run));
     } catch (e) {
       item.reject(e);
       return;
