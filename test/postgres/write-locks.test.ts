@@ -33,7 +33,8 @@ async function untilWaiting(db: PostgresDb, kind: number, id: number): Promise<v
   for (;;) {
     const n = await db
       .prepare<[number, number], { n: number }>(
-        "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid::bigint = ? AND objid::bigint = ?",
+        `SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid::bigint = ? AND objid::bigint = ?
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
       )
       .get(kind, id >>> 0);
     if ((n?.n ?? 0) > 0) return;
@@ -107,20 +108,33 @@ describe.skipIf(cluster.url === undefined)(`write locks on PostgreSQL${cluster.s
   it('the wide lock waits for a narrow writer, and narrow writers wait for it', async () => {
     const holding = signal();
     const release = signal();
+    const order: string[] = [];
     const narrow = a.transaction(async () => {
       holding.fire();
       await release.promise;
+      order.push('narrow');
     }).under({ spaces: [3] });
     await holding.promise;
-    const order: string[] = [];
     const wide = b.transaction(async () => void order.push('wide')).immediate();
-    // The write gate is the one-number lock: its classid and objid are its two halves.
     await untilWaitingOnGate(a);
     release.fire();
-    await narrow;
-    order.push('narrow done');
-    await wide;
-    expect(order).toEqual(['narrow done', 'wide']);
+    await Promise.all([narrow, wide]);
+    expect(order).toEqual(['narrow', 'wide']);
+    // And a narrow writer waits for the wide one.
+    const wideHolding = signal();
+    const wideRelease = signal();
+    order.length = 0;
+    const wide2 = b.transaction(async () => {
+      wideHolding.fire();
+      await wideRelease.promise;
+      order.push('wide');
+    }).immediate();
+    await wideHolding.promise;
+    const narrow2 = a.transaction(async () => void order.push('narrow')).under({ spaces: [4] });
+    await untilWaitingOnGate(a);
+    wideRelease.fire();
+    await Promise.all([wide2, narrow2]);
+    expect(order).toEqual(['wide', 'narrow']);
   });
 
   it('a lock out of the global order throws under the strict check; in order, and already held, it passes', async () => {
@@ -178,11 +192,14 @@ describe.skipIf(cluster.url === undefined)(`write locks on PostgreSQL${cluster.s
   });
 });
 
-/** Wait until some session waits for the write gate (the one-number advisory lock). */
+/** Wait until some session of this database waits for the write gate (the one-number advisory lock; objsubid 1). */
 async function untilWaitingOnGate(db: PostgresDb): Promise<void> {
   for (;;) {
     const n = await db
-      .prepare<[], { n: number }>("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1")
+      .prepare<[], { n: number }>(
+        `SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      )
       .get();
     if ((n?.n ?? 0) > 0) return;
     await new Promise((r) => setImmediate(r));
