@@ -23,10 +23,15 @@
  * on, so a COMMIT is as durable as SQLite's with synchronous=FULL) and removed at the end.
  * Everything shares the machine: the clients, every relay process and the PostgreSQL server.
  * Progress goes to stderr on a terminal only.
+ *
+ * `--db-latency 1ms` measures scaling instead, through a proxy that adds the round trip of a
+ * database on another machine (runScaling, below): 1, 2 and 4 relay processes, one SPACE and 64
+ * SPACES, 16 and 64 clients, and how busy the machine's cores were in each case. `--processes
+ * 1,2`, `--clients 16` and `--rounds 1` make it smaller.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -51,6 +56,7 @@ import {
   type Writer,
 } from './appends-cases.js';
 import { collectGarbage, formatDuration, type Row, type SuiteReport } from './harness.js';
+import { startLatencyProxy, type LatencyProxy } from './latency-proxy.js';
 import { spawnBenchRelay, tempDataDir } from './relay-fixture.js';
 
 const CLIENTS = [1, 16, 64] as const;
@@ -151,6 +157,8 @@ function add(acc: Map<string, CaseResult>, name: string, r: CaseResult): void {
 }
 
 export async function runPostgres(): Promise<SuiteReport> {
+  const latency = optionValue('--db-latency');
+  if (latency !== undefined) return await runScaling(latencyMs(latency));
   const database = benchDatabase();
   const sqliteDir = tempDataDir('svc-bench-appends-');
   const pgDir = tempDataDir('svc-bench-appends-pg-');
@@ -257,5 +265,157 @@ export async function runPostgres(): Promise<SuiteReport> {
     database.stop();
     rmSync(sqliteDir, { recursive: true, force: true });
     rmSync(pgDir, { recursive: true, force: true });
+  }
+}
+
+/** `--name value` or `--name=value`, undefined when absent. */
+function optionValue(name: string): string | undefined {
+  const argv = process.argv.slice(2);
+  const at = argv.indexOf(name);
+  if (at >= 0) {
+    const value = argv[at + 1];
+    if (value === undefined || value.startsWith('--')) throw new Error(`${name}: a value is needed`);
+    return value;
+  }
+  return argv.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
+}
+
+/** `1ms`, `0.5ms` or a bare number of milliseconds. */
+function latencyMs(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms)?$/.exec(text.trim());
+  if (m === null) throw new Error(`--db-latency: a round trip in ms (1ms), not ${text}`);
+  return Number(m[1]);
+}
+
+/** A comma-separated list of positive integers (`--processes 1,2,4`), or `fallback`. */
+function counts(name: string, fallback: readonly number[]): number[] {
+  const text = optionValue(name);
+  if (text === undefined) return [...fallback];
+  const list = text.split(',').map((x) => Number(x));
+  if (list.length === 0 || list.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`${name}: positive integers separated by commas, not ${text}`);
+  return list;
+}
+
+/** The newest posts row id: posts committed so far (ids come from a sequence; a rolled-back append skips one). */
+async function highestPost(client: pg.Client | undefined): Promise<number> {
+  const r = await client!.query<{ n: string | null }>('SELECT max(id) AS n FROM posts');
+  return Number(r.rows[0]?.n ?? 0);
+}
+
+/** The machine's CPU time so far from /proc/stat, in clock ticks: busy and all. */
+function cpuTicks(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
+  const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = ticks.reduce((a, b) => a + b, 0);
+  const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0); // idle + iowait
+  return { busy: total - idle, total };
+}
+
+const SCALING_PROCESSES = [1, 2, 4] as const;
+const SCALING_CLIENTS = [16, 64] as const;
+
+/**
+ * `--db-latency <ms>`: the relays reach PostgreSQL through a proxy that adds that much to each
+ * round trip (bench/latency-proxy.ts), as a database on another machine would; 1, 2 and 4
+ * relay processes (`--processes`), one SPACE and 64 SPACES, 16 and 64 clients (`--clients`),
+ * `--rounds` interleaved rounds (default 5). Each case says how busy the machine's cores were
+ * while it ran (/proc/stat: every process, the server and the clients included) and so the CPU
+ * an append cost across the machine.
+ */
+async function runScaling(roundTripMs: number): Promise<SuiteReport> {
+  const processes = counts('--processes', SCALING_PROCESSES);
+  const clients = counts('--clients', SCALING_CLIENTS);
+  const rounds = counts('--rounds', [ROUNDS])[0]!;
+  const cores = availableParallelism();
+  const database = benchDatabase();
+  const dir = tempDataDir('svc-bench-appends-pg-');
+  const relays: SpawnedRelay[] = [];
+  let proxy: LatencyProxy | undefined;
+  let counter: pg.Client | undefined;
+  try {
+    const version = await serverVersion(database.url);
+    const target = new URL(database.url);
+    proxy = await startLatencyProxy(target.hostname, Number(target.port || 5432), roundTripMs);
+    const proxied = new URL(database.url);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(proxy.port);
+    progress('starting the relays');
+    // The first process migrates and makes the key files; the others start on what it made.
+    for (let i = 0; i < Math.max(...processes); i++) relays.push(await spawnBenchRelay(dir, {}, ['--database', proxied.toString()]));
+    progress('KEYS and SPACES');
+    const { writers, hot, spread } = await setUpWriters(relays[0]!.url, clients);
+    counter = new pg.Client({ connectionString: database.url });
+    counter.on('error', () => undefined);
+    await counter.connect();
+    const label = (layout: Layout, c: number, p: number) => `http ${SIZE.label} ${layout} ×${c}, ${p} relay${p === 1 ? '' : 's'}`;
+    const results = new Map<string, CaseResult>();
+    const busy = new Map<string, number[]>();
+    const total = LAYOUTS.length * clients.length * processes.length;
+    for (let round = 0; round < rounds; round++) {
+      let n = 0;
+      for (const layout of LAYOUTS) {
+        for (const c of clients) {
+          for (const p of processes) {
+            const name = label(layout, c, p);
+            progress(`round ${round + 1}/${rounds}, case ${++n}/${total}: ${name}`);
+            const expected = Math.max(200, best(results.get(name)?.opsPerSec ?? [0]));
+            const before = cpuTicks();
+            const postsBefore = await highestPost(counter);
+            const t0 = performance.now();
+            const r = await runHttp(relays.slice(0, p).map((x) => x.url), writers, layout, hot, spread, SIZE.bytes, c, expected);
+            const seconds = (performance.now() - t0) / 1000;
+            const committed = (await highestPost(counter)) - postsBefore;
+            const after = cpuTicks();
+            // Posts committed over the whole case (warm-up included), counted in the database: a
+            // case whose requests outlast its round still has a rate.
+            add(results, name, { opsPerSec: [committed / seconds], latencyMs: r.latencyMs });
+            busy.set(name, [...(busy.get(name) ?? []), ((after.busy - before.busy) / (after.total - before.total)) * cores]);
+          }
+        }
+      }
+    }
+    progress('');
+
+    const ops = (name: string) => best(results.get(name)!.opsPerSec);
+    const busyOf = (name: string) => Math.max(...busy.get(name)!);
+    const rows: Row[] = [];
+    for (const layout of LAYOUTS) {
+      for (const c of clients) {
+        for (const p of processes) {
+          const name = label(layout, c, p);
+          const o = ops(name);
+          const b = busyOf(name);
+          const samples = results.get(name)!.latencyMs;
+          rows.push({
+            name,
+            opsPerSec: o,
+            ...(samples.length > 0 ? { latency: latencyOf(samples) } : {}),
+            note: `busy ${b.toFixed(2)} of ${cores} cores, ${((b * 1000) / Math.max(o, 1)).toFixed(2)} ms CPU/append`,
+          });
+        }
+      }
+    }
+    const ratio = (x: number, y: number) => `${(x / Math.max(y, 1)).toFixed(2)}×`;
+    const notes = [
+      `PostgreSQL ${version}, ${database.origin}, reached through a proxy adding ${roundTripMs} ms to each round trip (bench/latency-proxy.ts); ` +
+        'every relay process, the server, the proxy and the clients share the machine',
+      `ops/s: posts committed over a case (${WARMUP_MS} ms of warm-up and ${ROUND_MS} ms), best of ${rounds} interleaved rounds; p50/p99/max over the requests that began and ended in the ${ROUND_MS} ms; ` +
+        'busy: the most of the rounds, from /proc/stat (all processes); ' +
+        'CPU/append: busy cores ÷ ops/s; relay processes with SVC_RELAY_NO_RATE_LIMITS=1; client i talks to process i mod n',
+      ...clients.flatMap((c) =>
+        processes.map((p) => `64 SPACES ÷ one SPACE, ${c} clients, ${p} relay${p === 1 ? '' : 's'}: ${ratio(ops(label('64 SPACES', c, p)), ops(label('one SPACE', c, p)))}`),
+      ),
+      ...clients.flatMap((c) =>
+        processes.filter((p) => p > 1 && processes.includes(1)).map((p) => `${p} relays ÷ 1, 64 SPACES, ${c} clients: ${ratio(ops(label('64 SPACES', c, p)), ops(label('64 SPACES', c, 1)))}`),
+      ),
+    ];
+    return { rows, notes };
+  } finally {
+    progress('');
+    await counter?.end();
+    await Promise.all(relays.map(async (r) => await r.kill('SIGTERM')));
+    await proxy?.close();
+    database.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 }

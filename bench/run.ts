@@ -43,8 +43,8 @@ async function main(names: readonly string[]): Promise<void> {
   }
 }
 
-/** Options that take a value in the next argument (appends: --store postgres, --against <revision>), not a suite name. */
-const VALUED_OPTIONS = new Set(['--store', '--against']);
+/** Options that take a value in the next argument (appends: --store postgres, --against <revision>, --db-latency 1ms, …), not a suite name. */
+const VALUED_OPTIONS = new Set(['--store', '--against', '--db-latency', '--processes', '--clients', '--rounds']);
 
 /** The suite names among the arguments: options (starting with --) and their values are a suite's own (seek: --full). */
 function suiteNames(argv: readonly string[]): string[] {

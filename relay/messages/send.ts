@@ -81,6 +81,9 @@ export function startConversation(ctx: RelayContext, me: string, body: Record<st
 
 export function sendMessage(ctx: RelayContext, me: string, conversationId: string, body: Record<string, unknown>): Promise<SendOutcome> {
   const input = readSend(body, conversationId);
+  // The conversation (its message seq and members) and the sender (its idempotency keys span
+  // conversations); deliveries lock their KEYS before COMMIT. Starting one, above, may send into
+  // an existing pair found under the lock: it takes the wide lock.
   return commitQueueFor(ctx.store.db).enqueue(async () => {
     const replay = await replayOf(ctx, me, input);
     if (replay) return replay;
@@ -88,7 +91,7 @@ export function sendMessage(ctx: RelayContext, me: string, conversationId: strin
     const mine = c === undefined ? undefined : await ctx.store.conversations.member(conversationId, me);
     if (c === undefined || mine === undefined) throw notFound();
     return await sendInto(ctx, me, c, mine, input, input.replyTo);
-  });
+  }, { conversations: [conversationId], keys: [me] });
 }
 
 /** A conversation the caller is not in reads exactly as one that never existed. */

@@ -35,12 +35,13 @@ export async function membership(ctx: RelayContext, conversationId: string, me: 
   return viewOf(c, mine);
 }
 
-function underLock<T>(ctx: RelayContext, work: () => Promise<T>): Promise<T> {
-  return commitQueueFor(ctx.store.db).enqueue(work);
+/** `work` in the group commit under the locks of the conversation and the caller's KEY. */
+function underLock<T>(ctx: RelayContext, id: string, me: string, work: () => Promise<T>): Promise<T> {
+  return commitQueueFor(ctx.store.db).enqueue(work, { conversations: [id], keys: [me] });
 }
 
 export function accept(ctx: RelayContext, id: string, me: string): Promise<StateAnswer> {
-  return underLock(ctx, async () => {
+  return underLock(ctx, id, me, async () => {
     const { me: mine } = await membership(ctx, id, me);
     if (mine.state === 'left') throw new SvcError('CONVERSATION_LEFT', 'you left this group; nobody rejoins a group');
     if (mine.state !== 'accepted') await ctx.store.conversations.setState(id, me, 'accepted', ctx.clock());
@@ -49,7 +50,7 @@ export function accept(ctx: RelayContext, id: string, me: string): Promise<State
 }
 
 export function decline(ctx: RelayContext, id: string, me: string): Promise<StateAnswer> {
-  return underLock(ctx, async () => {
+  return underLock(ctx, id, me, async () => {
     const { me: mine } = await membership(ctx, id, me);
     if (mine.state === 'declined') return { conversation_id: id, state: 'declined' };
     if (mine.state !== 'requested') throw new SvcError('NOT_A_REQUEST', `this conversation is ${mine.state} for you, not a request`);
@@ -59,7 +60,7 @@ export function decline(ctx: RelayContext, id: string, me: string): Promise<Stat
 }
 
 export function leave(ctx: RelayContext, id: string, me: string): Promise<StateAnswer> {
-  return underLock(ctx, async () => {
+  return underLock(ctx, id, me, async () => {
     const { conversation: c, me: mine } = await membership(ctx, id, me);
     if (c.kind === 'pair') throw new SvcError('PAIR_CANNOT_BE_LEFT', 'a pair cannot be left: clear it, or block the other KEY');
     if (mine.state !== 'left') await ctx.store.conversations.leave(c, me, ctx.clock());
@@ -68,7 +69,7 @@ export function leave(ctx: RelayContext, id: string, me: string): Promise<StateA
 }
 
 export function clear(ctx: RelayContext, id: string, me: string): Promise<StateAnswer> {
-  return underLock(ctx, async () => {
+  return underLock(ctx, id, me, async () => {
     const { me: mine, head: upTo } = await membership(ctx, id, me);
     await ctx.store.conversations.setCleared(id, me, upTo);
     await ctx.store.conversations.setRead(id, me, upTo);
@@ -77,7 +78,7 @@ export function clear(ctx: RelayContext, id: string, me: string): Promise<StateA
 }
 
 export function markRead(ctx: RelayContext, id: string, me: string, seq: number | undefined): Promise<{ conversation_id: string; read_seq: string }> {
-  return underLock(ctx, async () => {
+  return underLock(ctx, id, me, async () => {
     const { me: mine, head } = await membership(ctx, id, me);
     if (seq !== undefined && seq > head) throw new SvcError('INVALID_REQUEST', `seq: at most head_seq ${head}`);
     const to = seq ?? head;

@@ -43,6 +43,7 @@ import { canPost, canReadPosts, type SpaceRole } from '../policy.js';
 import { applyOracle, checkOracle, prepareOracle, replayedOracle, type OracleAnswer, type OraclePrep } from '../oracle/versions.js';
 import type { KeyRecord } from '../store/keys.js';
 import type { AdmissionState } from '../store/admission.js';
+import type { WriteLocks } from '../store/database.js';
 import type { PostHead, PostRow } from '../store/posts.js';
 import type { SpaceRow } from '../store/spaces.js';
 import { checkAttachments, checkReplayedAttachments } from '../files/attach.js';
@@ -70,8 +71,8 @@ export interface AppendOutcome {
  * In-process callers (benchmarks, fills); the HTTP route uses `appendPostGrouped`.
  */
 export async function appendPost(ctx: RelayContext, spaceName: string, author: string, body: unknown): Promise<AppendOutcome> {
-  const admitIt = await prepareAppend(ctx, spaceName, author, body);
-  return await ctx.store.posts.transaction(admitIt);
+  const { admitIt, locks } = await prepareAppend(ctx, spaceName, author, body);
+  return await ctx.store.posts.transaction(admitIt, locks);
 }
 
 /**
@@ -80,12 +81,21 @@ export async function appendPost(ctx: RelayContext, spaceName: string, author: s
  * COMMIT, so a 201 built from the outcome is never sent before its post is on disk.
  */
 export async function appendPostGrouped(ctx: RelayContext, spaceName: string, author: string, body: unknown): Promise<AppendOutcome> {
-  const admitIt = await prepareAppend(ctx, spaceName, author, body);
-  return commitQueueFor(ctx.store.db).enqueue(admitIt);
+  const { admitIt, locks } = await prepareAppend(ctx, spaceName, author, body);
+  return commitQueueFor(ctx.store.db).enqueue(admitIt, locks);
 }
 
-/** Step 1, outside the write lock; answers step 2 ready to run under it. */
-async function prepareAppend(ctx: RelayContext, spaceName: string, author: string, body: unknown): Promise<() => Promise<AppendOutcome>> {
+/**
+ * Step 1, outside the write lock; answers step 2 ready to run under it, and what it locks: the
+ * SPACE, and the author's KEY (its roleless daily limit and passkey counter span SPACES). Its
+ * mailbox deliveries lock their KEYS before COMMIT (relay/store/mailbox.ts).
+ */
+async function prepareAppend(
+  ctx: RelayContext,
+  spaceName: string,
+  author: string,
+  body: unknown,
+): Promise<{ admitIt: () => Promise<AppendOutcome>; locks: WriteLocks }> {
   const { store } = ctx;
   const found = await store.spaces.byName(spaceName);
   if (found === undefined) throw new SvcError('SPACE_NOT_FOUND', 'name: no SPACE has this name');
@@ -97,7 +107,7 @@ async function prepareAppend(ctx: RelayContext, spaceName: string, author: strin
   // SEEK's text for the post, tokenised here with no lock held (STYLE.md rule 8).
   const terms = postTerms(found.id, prepared.input.title ?? null, prepared.input.body ?? null);
   const oracle = await prepareOracle(ctx, found, prepared);
-  return () => admit(ctx, found.id, author, key.registeredAt, prepared, terms, oracle);
+  return { admitIt: () => admit(ctx, found.id, author, key.registeredAt, prepared, terms, oracle), locks: { spaces: [found.id], keys: [author] } };
 }
 
 /** For a post signed with webauthn: the relay's passkey policy and the author's credential. */

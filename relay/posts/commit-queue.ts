@@ -22,16 +22,25 @@
  *   rolling everything back after an I/O error), nothing was written and every promise of the
  *   batch is rejected: no answer claims a post that is not on disk.
  *
+ * Where the database takes several writers at once (PostgreSQL: locks by what a write touches,
+ * relay/store/postgres/locks.ts), a work names its locks and the queue keeps several lanes, a
+ * SPACE's works always in the same one: each lane runs its batches one at a time as above, under
+ * the locks its works name, taken at BEGIN, and lanes run side by side, so appends to different
+ * SPACES do not wait for each other's batch. A work that names none takes the wide lock. SQLite
+ * has one writer and one lane.
+ *
  * A stateful resource (the pending list), hence a class; one per database, found with
  * `commitQueueFor(db)` like the long-poll notifier (relay/posts/notify.ts).
  */
-import type { Db, Transaction } from '../store/database.js';
+import type { Db, Transaction, WriteLocks } from '../store/database.js';
 
 /** Works per transaction at most; the rest wait for the next turn. */
 export const COMMIT_BATCH_MAX = 64;
 
 interface Pending {
   work: () => Promise<unknown>;
+  /** What the work touches; undefined: the wide lock. */
+  locks: WriteLocks | undefined;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -54,17 +63,51 @@ export interface CommitQueueStats {
  */
 export type BatchObserver = (works: number, transactionSeconds: number, commitSeconds: number) => void;
 
+interface Lane {
+  pending: Pending[];
+  scheduled: boolean;
+  /** A batch is between BEGIN and its promises settling; the lane's next waits for it. */
+  running: boolean;
+}
+
+/** The locks of every work of a batch, or undefined (the wide lock) when one names none. */
+function locksOfBatch(items: readonly Pending[]): WriteLocks | undefined {
+  if (items.length === 1) return items[0]!.locks;
+  const spaces: number[] = [];
+  const conversations: string[] = [];
+  const keys: string[] = [];
+  const mailboxes: string[] = [];
+  for (const { locks } of items) {
+    if (locks === undefined) return undefined;
+    spaces.push(...(locks.spaces ?? []));
+    conversations.push(...(locks.conversations ?? []));
+    keys.push(...(locks.keys ?? []));
+    mailboxes.push(...(locks.mailboxes ?? []));
+  }
+  return { spaces, conversations, keys, mailboxes };
+}
+
+/** A lane for `locks`: by its first SPACE (else conversation, else KEY); wide works in lane 0. */
+function laneIndex(locks: WriteLocks | undefined, lanes: number): number {
+  if (lanes === 1 || locks === undefined) return 0;
+  const first = locks.spaces?.[0] ?? locks.conversations?.[0] ?? locks.keys?.[0];
+  if (first === undefined) return 0;
+  if (typeof first === 'number') return first % lanes;
+  let h = 0;
+  for (let i = 0; i < first.length; i++) h = (h * 31 + first.charCodeAt(i)) >>> 0;
+  return h % lanes;
+}
+
 export class CommitQueue {
-  private pending: Pending[] = [];
-  private scheduled = false;
-  /** A batch is between BEGIN and its promises settling; the next waits for it. */
-  private running = false;
+  private readonly lanes: Lane[];
+  /** SQLite: one writer, which needs no locks named. */
+  private readonly oneWriter: boolean;
   readonly stats: CommitQueueStats = { batches: 0, works: 0, largest: 0 };
   /** Set to be told of each committed batch; unset, no clock is read. */
   observer: BatchObserver | undefined;
   /** When the batch's last work ended (performance.now()): COMMIT runs from there. */
   private worksEnded = 0;
-  private readonly runBatch: (batch: readonly Pending[]) => Promise<Outcome[]>;
+  private readonly runBatch: (batch: readonly Pending[], locks: WriteLocks | undefined) => Promise<Outcome[]>;
   /** A work in a transaction of its own: a savepoint inside the batch's, or alone (`.immediate`). */
   private readonly inSavepoint: Transaction<[() => Promise<unknown>], unknown>;
 
@@ -73,6 +116,8 @@ export class CommitQueue {
     private readonly maxBatch: number = COMMIT_BATCH_MAX,
   ) {
     if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError('maxBatch: a positive integer');
+    this.lanes = Array.from({ length: Math.max(1, db.writers) }, () => ({ pending: [], scheduled: false, running: false }));
+    this.oneWriter = db.dialect === 'sqlite';
     // A transaction function called while a transaction is open runs as a SAVEPOINT, rolled
     // back to (and released) when it throws (relay/store/database.ts).
     this.inSavepoint = db.transaction((work: () => Promise<unknown>) => work());
@@ -83,45 +128,48 @@ export class CommitQueue {
       if (this.observer !== undefined) this.worksEnded = performance.now();
       return outcomes;
     });
-    this.runBatch = (items) => batch.immediate(items);
+    this.runBatch = (items, locks) => (locks === undefined ? batch.immediate(items) : batch.under(locks, items));
   }
 
   /**
-   * Run `work` under the write lock in the next batch; settles after that batch's COMMIT.
-   * `work` must not open its own top-level transaction (its statements join the batch's).
+   * Run `work` under the locks of what it touches (`locks`; none named: the wide lock) in the
+   * next batch; settles after that batch's COMMIT. `work` must not open its own top-level
+   * transaction (its statements join the batch's), and touches nothing `locks` does not name
+   * (mailbox deliveries lock their KEYS themselves, before COMMIT).
    */
-  enqueue<T>(work: () => Promise<T>): Promise<T> {
+  enqueue<T>(work: () => Promise<T>, locks?: WriteLocks): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      this.schedule();
+      const lane = this.lanes[laneIndex(locks, this.lanes.length)]!;
+      lane.pending.push({ work, locks, resolve: resolve as (value: unknown) => void, reject });
+      this.schedule(lane);
     });
   }
 
   /** Works waiting for a batch (diagnostics and tests). */
   get waiting(): number {
-    return this.pending.length;
+    return this.lanes.reduce((n, lane) => n + lane.pending.length, 0);
   }
 
-  private schedule(): void {
-    if (this.scheduled || this.running) return;
-    this.scheduled = true;
-    setImmediate(() => void this.drain());
+  private schedule(lane: Lane): void {
+    if (lane.scheduled || lane.running) return;
+    lane.scheduled = true;
+    setImmediate(() => void this.drain(lane));
   }
 
-  private async drain(): Promise<void> {
-    this.scheduled = false;
-    const items = this.pending.splice(0, this.maxBatch);
+  private async drain(lane: Lane): Promise<void> {
+    lane.scheduled = false;
+    const items = lane.pending.splice(0, this.maxBatch);
     if (items.length === 0) return;
     // One batch at a time: what arrives while this one waits for the write lock, its statements
     // and its COMMIT goes into the next, so concurrent appends share a commit. (Starting a
     // transaction per turn instead would, on PostgreSQL, where each statement is a round trip,
     // queue one-append transactions on the write lock, each paying its own COMMIT.)
-    this.running = true;
+    lane.running = true;
     try {
       await this.runAndSettle(items);
     } finally {
-      this.running = false;
-      if (this.pending.length > 0) this.schedule();
+      lane.running = false;
+      if (lane.pending.length > 0) this.schedule(lane);
     }
   }
 
@@ -131,7 +179,8 @@ export class CommitQueue {
     const observer = this.observer;
     const started = observer === undefined ? 0 : performance.now();
     try {
-      outcomes = await this.runBatch(items);
+      // SQLite: every batch is the one writer, whatever its works name.
+      outcomes = await this.runBatch(items, this.oneWriter ? undefined : locksOfBatch(items));
     } catch (e) {
       // Nothing of this batch is on disk.
       for (const item of items) item.reject(e);
@@ -161,11 +210,12 @@ export class CommitQueue {
     const started = observer === undefined ? 0 : performance.now();
     let value: unknown;
     try {
-      value = await this.inSavepoint.immediate(async () => {
+      const run = async (): Promise<unknown> => {
         const v = await item.work();
         if (observer !== undefined) this.worksEnded = performance.now();
         return v;
-      });
+      };
+      value = await (item.locks === undefined || this.oneWriter ? this.inSavepoint.immediate(run) : this.inSavepoint.under(item.locks, run));
     } catch (e) {
       item.reject(e);
       return;

@@ -93,7 +93,7 @@ export function createBlockStore(db: Db, spaces: SpaceStore, members: MemberStor
       const rows = await listStmt.all(spaceRowId, after, after, page.limit + 1);
       return { items: rows.slice(0, page.limit).map(toBlock), hasMore: rows.length > page.limit };
     },
-    set: async (spaceRowId, actor, peer, now) => await setTx.immediate(spaceRowId, actor, peer, now),
-    remove: async (spaceRowId, actor, peer, now) => await removeTx.immediate(spaceRowId, actor, peer, now),
+    set: async (spaceRowId, actor, peer, now) => await setTx.under({ spaces: [spaceRowId], keys: [peer] }, spaceRowId, actor, peer, now),
+    remove: async (spaceRowId, actor, peer, now) => await removeTx.under({ spaces: [spaceRowId], keys: [peer] }, spaceRowId, actor, peer, now),
   };
 }

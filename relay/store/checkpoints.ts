@@ -207,7 +207,7 @@ export function createCheckpointStore(db: Db): CheckpointStore {
       return (await selectSpaceId.get(spaceRowId))?.space_id;
     },
     async insert(spaceRowId, checkpoint, signer, createdAt) {
-      return await insertTx.immediate(spaceRowId, checkpoint, signer, createdAt);
+      return await insertTx.under({ spaces: [spaceRowId] }, spaceRowId, checkpoint, signer, createdAt);
     },
   };
 }

@@ -23,10 +23,17 @@
  *   data: never another caller's open transaction.
  *
  * Write serialisation. Counters the protocol requires gap-free (`seq`, `revision`,
- * `mailbox_seq`) are read and incremented inside the writing transaction; an immediate
- * transaction is the one writer at a time on SQLite (the database's write lock) and, on
- * PostgreSQL, holds a transaction-scoped advisory lock that every relay process takes before
- * writing, so the same reads see the same heads on both and a number is never issued twice.
+ * `mailbox_seq`, a message's `seq`) are read and incremented inside the writing transaction,
+ * under a lock on what they count. On SQLite every writing transaction is the one writer
+ * (BEGIN IMMEDIATE: the database's write lock), whatever it names. On PostgreSQL a write names
+ * what it touches (`under(locks)`: SPACES, conversations, KEYS) and takes transaction-scoped
+ * advisory locks on those alone, in one global order (relay/store/postgres/locks.ts), so
+ * writers to different SPACES never wait for each other; `immediate()` is the wide lock, which
+ * waits for every other writer (a restore, a batch spanning many KEYS). Once a lock is held,
+ * each statement at READ COMMITTED sees every earlier holder's commit, so the same reads see
+ * the same heads on both databases and a number is never issued twice. Mailbox positions are
+ * per KEY: on PostgreSQL a transaction's deliveries are written just before its COMMIT
+ * (`atCommit`), under the KEYS' locks taken then, together and in order.
  */
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -66,11 +73,41 @@ export interface Statement<P extends BindParameters = unknown[], R = unknown> {
 
 type ParamList<P extends BindParameters> = P extends unknown[] ? P : [P];
 
+/**
+ * What a write touches, for its locks (relay/store/postgres/locks.ts): SPACES by row id,
+ * conversations by id, KEYS by peer id (what is counted per KEY across SPACES), mailboxes by
+ * their KEY's peer id.
+ */
+export interface WriteLocks {
+  spaces?: readonly number[];
+  conversations?: readonly string[];
+  keys?: readonly string[];
+  mailboxes?: readonly string[];
+}
+
+/**
+ * Work done once just before the transaction's COMMIT with every item added to it meanwhile
+ * (items added inside a savepoint rolled back are dropped), still inside the transaction: a
+ * failure rolls the whole transaction back.
+ */
+export interface AtCommit<T> {
+  flush(items: readonly T[]): Promise<void>;
+}
+
 /** A function made transactional by `Db.transaction`. */
 export interface Transaction<A extends unknown[], R> {
   (...args: A): Promise<R>;
-  /** The same, taking the write lock at BEGIN (a read-then-write that must not interleave). */
+  /**
+   * The same, under the wide write lock taken at BEGIN (a read-then-write that must not
+   * interleave with any other writer): SQLite's BEGIN IMMEDIATE; on PostgreSQL every other
+   * writer of every process waits.
+   */
   immediate(...args: A): Promise<R>;
+  /**
+   * The same under the locks of what it touches, taken at BEGIN (inside another transaction:
+   * those it does not hold yet). SQLite: BEGIN IMMEDIATE, as `immediate`.
+   */
+  under(locks: WriteLocks, ...args: A): Promise<R>;
   /**
    * The same for reads that must agree with each other (a page and its head): every statement
    * sees one snapshot of the database. SQLite: a read transaction is one snapshot already;
@@ -95,6 +132,22 @@ export interface Db {
    * what they will read is there for every connection to see.
    */
   afterCommit(fn: () => void): void;
+  /**
+   * Take the locks of `locks` now, inside the calling context's transaction (held to its end),
+   * those it does not hold yet; they must sort after every lock it holds. SQLite: nothing (the
+   * transaction is the one writer already).
+   */
+  lock(locks: WriteLocks): Promise<void>;
+  /**
+   * Add `item` to `slot`'s work at the calling context's COMMIT (AtCommit); outside any
+   * transaction, flush it at once on its own.
+   */
+  atCommit<T>(slot: AtCommit<T>, item: T): Promise<void>;
+  /**
+   * Write transactions that can usefully run at once: 1 on SQLite (one writer); on PostgreSQL
+   * several, each on its own connection, when their locks differ.
+   */
+  readonly writers: number;
   /**
    * A number that moves when a writer outside this process commits, so a cache of database
    * values needs reading again only when it has moved. SQLite: `PRAGMA data_version` (another

@@ -88,6 +88,6 @@ export function createEncryptionKeyStore(db: Db): EncryptionKeyStore {
       const r = await selectByPeer.get(peerId);
       return r ? toRow(r) : undefined;
     },
-    publish: async (i) => await publishTx.immediate(i),
+    publish: async (i) => await publishTx.under({ keys: [i.peerId] }, i),
   };
 }

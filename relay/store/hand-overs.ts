@@ -257,8 +257,14 @@ export function createHandOverStore(db: Db, deps: HandOverDeps): HandOverStore {
       const r = await selectByHash.get(hash);
       return r ? toOffer(r, now) : undefined;
     },
-    create: async (i) => await createTx.immediate(i),
-    accept: async (space, id, taker, now, viaCode) => await acceptTx.immediate(space, id, taker, now, viaCode),
+    create: async (i) => await createTx.under({ spaces: [i.space.id], keys: [i.giver, ...(i.to === null ? [] : [i.to])] }, i),
+    async accept(space, id, taker, now, viaCode) {
+      // The giver, read before the locks (an offer's giver never changes), is locked with the
+      // taker: the hand-over changes both KEYS' roles. The offer is read again under them.
+      const giver = (await selectById.get(id))?.giver;
+      const keys = [taker, space.owner, ...(giver === undefined ? [] : [giver])];
+      return await acceptTx.under({ spaces: [space.id], keys }, space, id, taker, now, viaCode);
+    },
     decline: async (id, peer, now) => await declineTx.immediate(id, peer, now),
     shareSpace: async (a, b) => (await shareStmt.get({ a, b }))!.shared === 1,
   };

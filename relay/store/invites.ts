@@ -298,13 +298,13 @@ export function createInviteStore(db: Db, deps: { members: MemberStore; events: 
       const r = await selectByHash.get(hash);
       return r ? toInvite(r) : undefined;
     },
-    create: async (i) => await createTx.immediate(i),
+    create: async (i) => await createTx.under({ spaces: [i.space.id], keys: [i.maker] }, i),
     async list(spaceRowId, maker, after, limit) {
       const rows = await selectPage.all({ space: spaceRowId, maker, after, limit: limit + 1 });
       return { items: rows.slice(0, limit).map((r) => ({ ...toInvite(r), cursor: r.cursor })), hasMore: rows.length > limit };
     },
-    revoke: async (space, id, actor, now) => await revokeTx.immediate(space, id, actor, now),
-    join: async (space, id, peer, now) => await joinTx.immediate(space, id, peer, now),
+    revoke: async (space, id, actor, now) => await revokeTx.under({ spaces: [space.id] }, space, id, actor, now),
+    join: async (space, id, peer, now) => await joinTx.under({ spaces: [space.id], keys: [peer] }, space, id, peer, now),
     removeBatch: async (space, id, actor, actorRole, now, batch) => await removeTx.immediate(space, id, actor, actorRole, now, batch),
     moveMaker: async (spaceRowId, from, to) => (await moveMakerStmt.run(to, spaceRowId, from)).changes,
     madeSince: async (maker, since) => (await countMadeInvites.get(maker, since))!.n + (await countMadeHandOvers.get(maker, since))!.n,

@@ -12,8 +12,15 @@
  * group message delivers to 15 KEYS: `deliverEach`, one statement). Called outside any
  * transaction it opens its own. Each delivery wakes the KEY's long-polling mailbox
  * reads (relay/posts/notify.ts), after the commit.
+ *
+ * On PostgreSQL a position is counted under its mailbox's lock (relay/store/postgres/locks.ts), not
+ * under the SPACE's the post holds: a transaction's deliveries (a group commit's, from many
+ * SPACES) are gathered and written just before its COMMIT (`Db.atCommit`), after the locks of
+ * every mailbox they go to, taken together in the global order after everything else the
+ * transaction locked, so no two writers wait for each other in a circle; then one statement
+ * writes them all. SQLite, one writer, writes each at once.
  */
-import type { Db } from './database.js';
+import type { AtCommit, Db } from './database.js';
 import type { MailboxReason } from '../../shared/vocabulary.js';
 import { notifierFor } from '../posts/notify.js';
 
@@ -39,8 +46,11 @@ export interface MailboxRow {
 }
 
 export interface MailboxStore {
-  /** Append one row to `peer`'s stream; answers its `mailbox_seq`. Call inside a write transaction. */
-  deliver(peer: string, reason: MailboxReason, subject: MailboxSubject, now: number): Promise<number>;
+  /**
+   * Append one row to `peer`'s stream; answers its `mailbox_seq`, except on PostgreSQL inside a
+   * transaction, where the position is counted just before COMMIT (undefined).
+   */
+  deliver(peer: string, reason: MailboxReason, subject: MailboxSubject, now: number): Promise<number | undefined>;
   /**
    * One row for each of `deliveries` (distinct KEYS), all with the same subject, in one
    * statement: a group message fans out to up to 15 streams. Call inside a write transaction.
@@ -105,14 +115,46 @@ export function createMailboxStore(db: Db): MailboxStore {
             d.value->>1, @post::text, @request::text, @offer::text, @message::text, @now::bigint
        FROM json_array_elements(@deliveries::json) d`,
   );
+  // PostgreSQL: every delivery gathered by a transaction in one statement, numbered per KEY in
+  // the order delivered after the KEY's head, which the KEY's lock keeps still until COMMIT.
+  const gather = db.dialect === 'postgres';
+  const insertGathered = !gather ? undefined : db.prepare<{ rows: string }>(
+    `INSERT INTO mailbox (peer, mailbox_seq, reason, post_id, request_id, offer_id, message_id, delivered_at)
+     SELECT d.peer,
+            COALESCE((SELECT m.mailbox_seq FROM mailbox m WHERE m.peer = d.peer ORDER BY m.mailbox_seq DESC LIMIT 1), 0)
+              + row_number() OVER (PARTITION BY d.peer ORDER BY d.n),
+            d.reason, d.post_id, d.request_id, d.offer_id, d.message_id, d.delivered_at
+       FROM json_to_recordset(@rows::json)
+         AS d(n int, peer text, reason text, post_id text, request_id text, offer_id text, message_id text, delivered_at bigint)`,
+  );
   const head = async (peer: string): Promise<number> => (await selectHead.get(peer))?.head ?? 0;
   const notifier = notifierFor(db);
+  type Gathered = { peer: string; reason: MailboxReason; s: MailboxSubject; now: number };
+  const gathered: AtCommit<Gathered> = {
+    async flush(items) {
+      if (items.length === 0) return;
+      await db.lock({ mailboxes: items.map((d) => d.peer) });
+      const rows = items.map((d, n) => ({
+        n,
+        peer: d.peer,
+        reason: d.reason,
+        post_id: d.s.postId ?? null,
+        request_id: d.s.requestId ?? null,
+        offer_id: d.s.offerId ?? null,
+        message_id: d.s.messageId ?? null,
+        delivered_at: d.now,
+      }));
+      await insertGathered!.run({ rows: JSON.stringify(rows) });
+      for (const d of items) notifier.mailbox(d.peer);
+    },
+  };
 
   const oneSubject = (s: MailboxSubject): void => {
     const given = (s.postId !== undefined ? 1 : 0) + (s.requestId !== undefined ? 1 : 0) + (s.offerId !== undefined ? 1 : 0) + (s.messageId !== undefined ? 1 : 0);
     if (given !== 1) throw new Error('mailbox.deliver: exactly one subject');
   };
   const deliverNow = async (peer: string, reason: MailboxReason, s: MailboxSubject, now: number): Promise<number> => {
+    // SQLite: the position read and written at once, the transaction being the one writer.
     oneSubject(s);
     const seq = await head(peer) + 1;
     await insert.run(peer, seq, reason, s.postId ?? null, s.requestId ?? null, s.offerId ?? null, s.messageId ?? null, now);
@@ -138,8 +180,21 @@ export function createMailboxStore(db: Db): MailboxStore {
   const deliverEachTx = db.transaction(deliverEachNow);
 
   return {
-    deliver: async (peer, reason, subject, now) => await (db.inTransaction ? deliverNow : deliverTx)(peer, reason, subject, now),
-    deliverEach: async (deliveries, subject, now) => await (db.inTransaction ? deliverEachNow : deliverEachTx)(deliveries, subject, now),
+    async deliver(peer, reason, subject, now) {
+      // Alone: its own transaction under the mailbox's lock.
+      if (!db.inTransaction) return await deliverTx.under({ mailboxes: [peer] }, peer, reason, subject, now);
+      if (!gather) return await deliverNow(peer, reason, subject, now);
+      oneSubject(subject);
+      await db.atCommit(gathered, { peer, reason, s: subject, now });
+      return undefined;
+    },
+    async deliverEach(deliveries, subject, now) {
+      if (!db.inTransaction) return await deliverEachTx.under({ mailboxes: deliveries.map((d) => d.peer) }, deliveries, subject, now);
+      if (!gather) return await deliverEachNow(deliveries, subject, now);
+      oneSubject(subject);
+      if (new Set(deliveries.map((d) => d.peer)).size !== deliveries.length) throw new Error('mailbox.deliverEach: one row per KEY');
+      for (const d of deliveries) await db.atCommit(gathered, { peer: d.peer, reason: d.reason, s: subject, now });
+    },
     head,
     async list(peer, after, limit, reasons) {
       if (!reasons || reasons.length === 0) return (await selectAfter.all(peer, after, limit)).map(toMailboxRow);

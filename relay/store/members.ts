@@ -307,11 +307,11 @@ export function createMemberStore(db: Db, spaces: SpaceStore, events: EventStore
       const r = await selectOne.get(spaceRowId, peer);
       return r ? toMember(r) : undefined;
     },
-    admit: async (space, input, actor, now) => await admitTx.immediate(space, input, actor, now),
-    set: async (spaceRowId, actor, peer, wanted, now) => await setTx.immediate(spaceRowId, actor, peer, wanted, now),
-    revoke: async (spaceRowId, actor, peer, now) => await revokeTx.immediate(spaceRowId, actor, peer, now),
-    remove: async (space, peer, actor, event, now, extra) => await removeTx.immediate(space, peer, actor, event, now, extra),
-    change: async (space, peer, wanted, actor, now, byGovernor) => await changeTx.immediate(space, peer, wanted, actor, now, byGovernor),
+    admit: async (space, input, actor, now) => await admitTx.under({ spaces: [space.id], keys: [input.peer] }, space, input, actor, now),
+    set: async (spaceRowId, actor, peer, wanted, now) => await setTx.under({ spaces: [spaceRowId], keys: [peer] }, spaceRowId, actor, peer, wanted, now),
+    revoke: async (spaceRowId, actor, peer, now) => await revokeTx.under({ spaces: [spaceRowId], keys: [peer] }, spaceRowId, actor, peer, now),
+    remove: async (space, peer, actor, event, now, extra) => await removeTx.under({ spaces: [space.id], keys: [peer] }, space, peer, actor, event, now, extra),
+    change: async (space, peer, wanted, actor, now, byGovernor) => await changeTx.under({ spaces: [space.id], keys: [peer] }, space, peer, wanted, actor, now, byGovernor),
     moveBroughtIn: async (spaceRowId, from, to) => (await moveStmt.run(to, spaceRowId, from)).changes,
     async list(spaceRowId, f) {
       const rows = await listStmt.all({

@@ -116,7 +116,7 @@ export function createMessageBlockStore(db: Db): MessageBlockStore {
       return { items: rows.slice(0, page.limit).map(toBlock), hasMore: rows.length > page.limit };
     },
     count: async (blocker) => (await countOf.get(blocker))?.n ?? 0,
-    block: async (blocker, blocked, now) => await blockTx.immediate(blocker, blocked, now),
-    unblock: async (blocker, blocked) => await unblockTx.immediate(blocker, blocked),
+    block: async (blocker, blocked, now) => await blockTx.under({ keys: [blocker, blocked] }, blocker, blocked, now),
+    unblock: async (blocker, blocked) => await unblockTx.under({ keys: [blocker, blocked] }, blocker, blocked),
   };
 }

@@ -100,7 +100,7 @@ export function createOracleReadStore(
       return { summary: r.title, postedAt: r.posted_at, hiddenAt: r.hidden_at, ...cut(r.head ?? '') };
     },
     watching: async (spaceRowId, peer) => await selectWatch.get(spaceRowId, peer) !== undefined,
-    watch: async (spaceRowId, peer, now) => await watchTx.immediate(spaceRowId, peer, now),
+    watch: async (spaceRowId, peer, now) => await watchTx.under({ spaces: [spaceRowId], keys: [peer] }, spaceRowId, peer, now),
     unwatch: async (spaceRowId, peer) => ({ changed: (await deleteWatch.run(spaceRowId, peer)).changes > 0 }),
     async watches(peer, page) {
       const rows = await selectWatches.all(peer, page.after ?? '', page.limit + 1);

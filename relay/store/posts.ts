@@ -6,7 +6,7 @@
  * Row values come from the database the relay wrote; the content columns are still
  * peer-written text, to be fenced when rendered.
  */
-import { plainBytes, type Db } from './database.js';
+import { plainBytes, type Db, type WriteLocks } from './database.js';
 import { dialectOf } from './dialect.js';
 
 /**
@@ -96,10 +96,10 @@ export interface PostStore {
   /** Set or clear the hidden marker (inside the caller's transaction); false if no such row. */
   setHidden(rowId: number, hiddenAt: number | null, hiddenBy: string | null): Promise<boolean>;
   /**
-   * Run `fn` in one immediate (write-locking) transaction; throwing rolls everything back.
-   * `fn` is synchronous: no await inside (better-sqlite3).
+   * Run `fn` in one write transaction under the locks of what it touches (`locks`; none: the
+   * wide lock); throwing rolls everything back.
    */
-  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  transaction<T>(fn: () => Promise<T>, locks?: WriteLocks): Promise<T>;
 }
 
 /** The database columns behind PostColumns (snake case, integers for booleans). */
@@ -281,8 +281,8 @@ export function createPostStore(db: Db): PostStore {
     async setHidden(rowId, hiddenAt, hiddenBy) {
       return (await updateHidden.run(hiddenAt, hiddenBy, rowId)).changes === 1;
     },
-    async transaction<T>(fn: () => Promise<T>): Promise<T> {
-      return await runInTransaction.immediate(fn) as T;
+    async transaction<T>(fn: () => Promise<T>, locks?: WriteLocks): Promise<T> {
+      return (await (locks === undefined ? runInTransaction.immediate(fn) : runInTransaction.under(locks, fn))) as T;
     },
   };
 }

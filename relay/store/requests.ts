@@ -264,9 +264,9 @@ export function createRequestStore(db: Db, deps: { members: MemberStore; mailbox
       const items = (await selectPendingPage.all(spaceRowId, now, after, limit)).map((r) => ({ ...toRequest(r, now), cursor: r.cursor }));
       return { items, waiting: (await countPending.get(spaceRowId, now))!.n };
     },
-    create: async (i) => await createTx.immediate(i),
-    approve: async (i) => await approveTx.immediate(i),
-    decline: async (i) => await declineTx.immediate(i),
+    create: async (i) => await createTx.under({ spaces: [i.space.id], keys: [i.requester] }, i),
+    approve: async (i) => await approveTx.under({ spaces: [i.space.id] }, i),
+    decline: async (i) => await declineTx.under({ spaces: [i.space.id] }, i),
     withdraw: async (i) => await withdrawTx.immediate(i),
     withdrawOnGrant,
   };

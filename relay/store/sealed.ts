@@ -579,12 +579,12 @@ export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
       }
       return n;
     },
-    putKeeperList: async (a) => await putListTx.immediate(a),
-    putStamp: async (a) => await putStampTx.immediate(a),
-    putLocks: async (a) => await putLocksTx.immediate(a),
-    stage: async (a) => await stageTx.immediate(a),
-    activate: async (a) => await activateTx.immediate(a),
-    abandon: async (a) => await abandonTx.immediate(a),
+    putKeeperList: async (a) => await putListTx.under({ spaces: [a.space.id] }, a),
+    putStamp: async (a) => await putStampTx.under({ spaces: [a.space.id] }, a),
+    putLocks: async (a) => await putLocksTx.under({ spaces: [a.space.id] }, a),
+    stage: async (a) => await stageTx.under({ spaces: [a.space.id] }, a),
+    activate: async (a) => await activateTx.under({ spaces: [a.space.id] }, a),
+    abandon: async (a) => await abandonTx.under({ spaces: [a.space.id] }, a),
     async insertItem(postRow, item) {
       await insertItemStmt.run(postRow, item.generation, item.header, item.ciphertext);
     },

@@ -78,7 +78,7 @@ export interface TextWalk {
 export interface SeekStore {
   /** The highest posts row id indexed. */
   watermark(): Promise<number>;
-  /** Posts above `after` (row id), ascending, at most `limit`. */
+  /** Posts above `after` (row id), ascending, at most `limit` (PostgreSQL: only those not indexed). */
   pending(after: number, limit: number): Promise<PendingPost[]>;
   /**
    * Store prepared docs covering row ids (from, upto]; answers false, storing nothing, when
@@ -88,7 +88,9 @@ export interface SeekStore {
   /**
    * Inside the caller's write transaction: store `doc` when its row is the one just above the
    * watermark and move the watermark to it; answers false, storing nothing, otherwise (the
-   * follow-up indexer then stores it with the rows before it).
+   * follow-up indexer then stores it with the rows before it). PostgreSQL, where writers to
+   * different SPACES commit side by side: always store it, never move the watermark (`pending`
+   * moves it; relay/store/postgres/seek.ts).
    */
   indexNext(doc: PreparedDoc): Promise<boolean>;
   /** The newest visible matches of an FTS5 expression, newest first, within the walk's bounds; hidden posts left out. */

@@ -358,7 +358,7 @@ export function createSpaceStore(db: Db, events: EventStore): SpaceStore {
       return r ? toSpace(r) : undefined;
     },
     create: async (i, after) => await createTx.immediate(i, after),
-    update: async (id, changes, actor, now, check) => await updateTx.immediate(id, changes, actor, now, check),
+    update: async (id, changes, actor, now, check) => await updateTx.under({ spaces: [id] }, id, changes, actor, now, check),
     async list(f) {
       const params: Record<string, unknown> = {
         caller: f.caller,

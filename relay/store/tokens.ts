@@ -136,11 +136,11 @@ export function createTokenStore(db: Db): TokenStore {
     listLive: async (peerId, now) => (await selectLive.all(peerId, now)).map((r) => ({ ...toRecord(r), appName: r.app_name })),
     revoke: async (peerId, tokenId, now) => {
       forget();
-      return await db.transaction(async () => (await revokeOne.run(now, tokenId, peerId, now)).changes > 0).immediate();
+      return await db.transaction(async () => (await revokeOne.run(now, tokenId, peerId, now)).changes > 0).under({ keys: [peerId] });
     },
     revokeAll: async (peerId, now) => {
       forget();
-      return await db.transaction(async () => (await revokeEvery.run(now, peerId)).changes).immediate();
+      return await db.transaction(async () => (await revokeEvery.run(now, peerId)).changes).under({ keys: [peerId] });
     },
     forget,
   };

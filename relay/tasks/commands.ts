@@ -35,8 +35,13 @@ export interface NextAnswer {
   why?: string;
 }
 
-function underLock<T>(ctx: RelayContext, work: () => Promise<T>): Promise<T> {
-  return commitQueueFor(ctx.store.db).enqueue(work);
+/**
+ * `work` in the group commit under the lock of the SPACE `name` (found again inside `work`; a
+ * name that finds none takes the wide lock, and `work` answers SPACE_NOT_FOUND).
+ */
+async function underLock<T>(ctx: RelayContext, name: string, work: () => Promise<T>): Promise<T> {
+  const space = await ctx.store.spaces.byName(name);
+  return await commitQueueFor(ctx.store.db).enqueue(work, space === undefined ? undefined : { spaces: [space.id] });
 }
 
 /** The task a path names (its number as written, attacker-controlled): TASK_NOT_FOUND when none. */
@@ -60,7 +65,7 @@ async function ownPost(ctx: RelayContext, a: TaskSpaceAccess, me: string, postId
 }
 
 export function addTask(ctx: RelayContext, me: string, name: string, input: AddInput): Promise<{ task: JsonObject }> {
-  return underLock(ctx, async () => {
+  return underLock(ctx, name, async () => {
     const now = ctx.clock();
     const a = await taskSpaceForWrite(ctx, name, me, 'work');
     const { lastNumber, notAccepted } = await ctx.store.tasks.counts(a.space.id);
@@ -81,7 +86,7 @@ export function addTask(ctx: RelayContext, me: string, name: string, input: AddI
  * neither did nor checked, claiming nothing (checking rights needed: TASK_DENIED otherwise).
  */
 export function nextTask(ctx: RelayContext, me: string, name: string, input: NextInput): Promise<NextAnswer> {
-  return underLock(ctx, async (): Promise<NextAnswer> => {
+  return underLock(ctx, name, async (): Promise<NextAnswer> => {
     const now = ctx.clock();
     const a = await taskSpaceForWrite(ctx, name, me, input.verify ? 'check' : 'work');
     const tasks = ctx.store.tasks;
@@ -105,7 +110,7 @@ export function nextTask(ctx: RelayContext, me: string, name: string, input: Nex
 
 /** tasks.done: the holder names its own result post; accepted at once when no confirmation is asked. */
 export function doneTask(ctx: RelayContext, me: string, name: string, written: string, postId: string): Promise<{ task: JsonObject }> {
-  return underLock(ctx, async () => {
+  return underLock(ctx, name, async () => {
     const now = ctx.clock();
     const a = await taskSpaceForWrite(ctx, name, me, 'work');
     const row = await taskOf(ctx, a, written);
@@ -120,7 +125,7 @@ export function doneTask(ctx: RelayContext, me: string, name: string, written: s
 
 /** tasks.release: the holder, or the owner or an admin for anyone's claim. */
 export function releaseTask(ctx: RelayContext, me: string, name: string, written: string): Promise<{ task: JsonObject }> {
-  return underLock(ctx, async () => {
+  return underLock(ctx, name, async () => {
     const now = ctx.clock();
     const a = await taskSpaceForWrite(ctx, name, me, 'work');
     const row = await taskOf(ctx, a, written);
@@ -137,7 +142,7 @@ async function checkedThisCycle(ctx: RelayContext, a: TaskSpaceAccess, row: Task
 
 /** tasks.confirm: one check of this cycle; enough of them accept the task. */
 export function confirmTask(ctx: RelayContext, me: string, name: string, written: string, postId: string | undefined): Promise<{ task: JsonObject }> {
-  return underLock(ctx, async () => {
+  return underLock(ctx, name, async () => {
     const now = ctx.clock();
     const a = await taskSpaceForWrite(ctx, name, me, 'check');
     const row = await taskOf(ctx, a, written);
@@ -154,7 +159,7 @@ export function confirmTask(ctx: RelayContext, me: string, name: string, written
 
 /** tasks.reject: back to open in a new cycle; the confirmations of the old one stop counting. */
 export function rejectTask(ctx: RelayContext, me: string, name: string, written: string, reason: string): Promise<{ task: JsonObject }> {
-  return underLock(ctx, async () => {
+  return underLock(ctx, name, async () => {
     const now = ctx.clock();
     const a = await taskSpaceForWrite(ctx, name, me, 'check');
     const row = await taskOf(ctx, a, written);

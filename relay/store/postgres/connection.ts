@@ -9,10 +9,17 @@
  * - `transaction(fn)` checks out one connection for the whole of `fn` and carries it through
  *   the async context (AsyncLocalStorage): every statement `fn` issues, through any number of
  *   awaits and stores, runs on that connection. A nested `transaction(...)` is a SAVEPOINT.
- * - `.immediate()` takes the relay's write lock (`pg_advisory_xact_lock`) right after BEGIN:
- *   writers in every relay process on this database take turns as SQLite's single writer
- *   does, and, at READ COMMITTED, each statement after the lock sees every earlier writer's
- *   commit, so a read-then-increment of a gap-free counter never issues a number twice.
+ * - `.under(locks)` takes the advisory locks of what the write touches (./locks.ts: the write
+ *   gate shared, then its SPACES, conversations and KEYS in the global order) in the same round
+ *   trip as BEGIN; `.immediate()` takes the write gate exclusive, the wide lock every other
+ *   writer waits for. At READ COMMITTED each statement after a lock sees every earlier
+ *   holder's commit, so a read-then-increment of a gap-free counter never issues a number
+ *   twice. A lock a nested write adds must sort after every lock held (./locks.ts); one that
+ *   does not is reported (thrown with SVC_LOCK_ORDER=strict, which the tests set).
+ * - A transaction PostgreSQL aborts as a deadlock (40P01) or a serialization failure (40001)
+ *   runs again from BEGIN, a few times, before its error is the caller's: the body is only
+ *   database work, and nothing of the aborted attempt was committed or told.
+ * - `atCommit(slot, item)` gathers items for one `slot.flush` run just before COMMIT.
  * - `afterCommit(fn)` runs `fn` on the turn after COMMIT (never after a rollback, nor for a
  *   savepoint rolled back), when every connection can read what the transaction wrote.
  *
@@ -32,8 +39,8 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
-import { StoreClosedError, type BindParameters, type Db, type RunResult, type Statement, type Transaction } from '../database.js';
-import { WRITE_LOCK } from './locks.js';
+import { StoreClosedError, type AtCommit, type BindParameters, type Db, type RunResult, type Statement, type Transaction, type WriteLocks } from '../database.js';
+import { compareLocks, gateStatement, lockName, locksOf, lockStatement, type Lock } from './locks.js';
 import { bindValues, translateSql, type TranslatedSql } from './sql.js';
 
 export interface PostgresOptions {
@@ -52,7 +59,24 @@ export interface PostgresOptions {
   idleInTransactionTimeoutMs?: number;
   /** Where connection trouble is reported (default: a line on stderr). */
   log?: (message: string) => void;
+  /**
+   * A lock taken out of the global order (./locks.ts): 'strict' throws (the tests), 'log'
+   * reports it and takes the lock anyway (default: SVC_LOCK_ORDER, else 'log').
+   */
+  lockOrder?: 'strict' | 'log';
+  /** Write transactions the group commit runs at once (default: half the pool, at least 1). */
+  writers?: number;
 }
+
+/** A deadlock or a serialization failure: PostgreSQL rolled the attempt back; run it again. */
+const RETRYABLE = new Set(['40P01', '40001']);
+/** Attempts of one transaction before a deadlock or serialization failure is the caller's. */
+const ATTEMPTS = 8;
+
+/** What a transaction asks for at BEGIN: nothing, the locks of what it touches, or the wide lock. */
+type Want = { kind: 'none' } | { kind: 'wide' } | { kind: 'under'; locks: WriteLocks };
+const NONE: Want = { kind: 'none' };
+const WIDE: Want = { kind: 'wide' };
 
 /** The open transaction of one async context. */
 interface OpenTransaction {
@@ -60,8 +84,20 @@ interface OpenTransaction {
   active: boolean;
   /** Savepoints open inside it (names are sp1, sp2, … by depth). */
   depth: number;
-  /** True once the write lock is held (until the transaction ends). */
-  locked: boolean;
+  /** The write gate as held: not, shared (with the locks in `held`) or exclusive (the wide lock). */
+  gate: 'none' | 'shared' | 'exclusive';
+  /** The narrow locks held, by lockName, and the last in the global order. */
+  held: Set<string>;
+  last: Lock | undefined;
+  /** Items for AtCommit slots, flushed before COMMIT. */
+  atCommit: Map<AtCommit<unknown>, unknown[]>;
+  /**
+   * RELEASE SAVEPOINT of savepoints whose body succeeded, not sent yet: it goes in front of the
+   * next statement sent as text (the next SAVEPOINT, the COMMIT), one round trip for both, or
+   * alone before the next statement with parameters. Dropped when an enclosing savepoint rolls
+   * back (that rolls back past them) or the transaction does.
+   */
+  release: string | undefined;
   /** The first statement failure (or lost connection) PostgreSQL has not yet been rolled back past. */
   failed: unknown;
   /** Run after COMMIT (Db.afterCommit); a savepoint rolled back drops the ones added inside it. */
@@ -123,6 +159,15 @@ export class PostgresDb implements Db {
   private readonly context = new AsyncLocalStorage<OpenTransaction>();
   private readonly prepared = new Map<string, Prepared>();
   private readonly log: (message: string) => void;
+  private readonly lockOrder: 'strict' | 'log';
+  readonly writers: number;
+  /**
+   * Messages sent to the server and answered (a multi-statement text counts once): what a
+   * write costs in round trips, read by benchmarks and tests.
+   */
+  roundTrips = 0;
+  /** Transactions run again after a deadlock or a serialization failure. */
+  retries = 0;
   private closed = false;
   /** Each open connection's end, for close to wait for. */
   private readonly connections = new Set<Promise<void>>();
@@ -130,6 +175,8 @@ export class PostgresDb implements Db {
   constructor(url: string, options: PostgresOptions = {}) {
     this.name = redactUrl(url);
     this.log = options.log ?? ((m) => process.stderr.write(`svc-relay: postgres: ${m}\n`));
+    this.lockOrder = options.lockOrder ?? (process.env.SVC_LOCK_ORDER === 'strict' ? 'strict' : 'log');
+    this.writers = options.writers ?? Math.max(1, Math.floor((options.poolSize ?? 10) / 2));
     this.pool = new pg.Pool({
       connectionString: url,
       max: options.poolSize ?? 10,
@@ -170,21 +217,48 @@ export class PostgresDb implements Db {
     const open = this.context.getStore();
     if (open?.active) await this.onTransaction(open, sql);
     else if (this.closed) throw new StoreClosedError();
-    else await this.pool.query(sql);
+    else {
+      this.roundTrips++;
+      await this.pool.query(sql);
+    }
   }
 
   transaction<A extends unknown[], R>(fn: (...args: A) => Promise<R>): Transaction<A, R> {
-    const run = async (immediate: boolean, args: A): Promise<R> => {
+    const run = async (want: Want, args: A): Promise<R> => {
       const open = this.context.getStore();
-      return open?.active ? await this.savepoint(open, immediate, fn, args) : await this.topLevel(immediate, fn, args);
+      return open?.active ? await this.savepoint(open, want, fn, args) : await this.topLevel(want, fn, args);
     };
-    const tx = (async (...args: A) => await run(false, args)) as Transaction<A, R>;
-    tx.immediate = async (...args: A) => await run(true, args);
+    const tx = (async (...args: A) => await run(NONE, args)) as Transaction<A, R>;
+    tx.immediate = async (...args: A) => await run(WIDE, args);
+    tx.under = async (locks: WriteLocks, ...args: A) => await run({ kind: 'under', locks }, args);
     tx.snapshot = async (...args: A) => {
       const open = this.context.getStore();
-      return open?.active ? await this.savepoint(open, false, fn, args) : await this.topLevel(false, fn, args, SNAPSHOT_BEGIN);
+      return open?.active ? await this.savepoint(open, NONE, fn, args) : await this.topLevel(NONE, fn, args, SNAPSHOT_BEGIN);
     };
     return tx;
+  }
+
+  /** Run `fn` outside the calling context's transaction: its statements run alone, on other connections. */
+  async outside<T>(fn: () => Promise<T>): Promise<T> {
+    return await this.context.exit(fn);
+  }
+
+  async lock(locks: WriteLocks): Promise<void> {
+    const open = this.context.getStore();
+    if (!open?.active) throw new Error('lock: only inside a transaction');
+    const text = this.lockText(open, { kind: 'under', locks });
+    if (text !== '') await this.onTransaction(open, text);
+  }
+
+  async atCommit<T>(slot: AtCommit<T>, item: T): Promise<void> {
+    const open = this.context.getStore();
+    if (!open?.active) {
+      await this.transaction(async () => await slot.flush([item]))();
+      return;
+    }
+    const items = open.atCommit.get(slot as AtCommit<unknown>);
+    if (items === undefined) open.atCommit.set(slot as AtCommit<unknown>, [item]);
+    else items.push(item);
   }
 
   /** None: other relay processes commit all the time; callers read the database instead. */
@@ -249,11 +323,19 @@ export class PostgresDb implements Db {
     const open = this.context.getStore();
     if (open?.active) return await this.onTransaction(open, config);
     if (this.closed) throw new StoreClosedError();
+    this.roundTrips++;
     return await this.pool.query(config);
   }
 
   /** One statement on the transaction's connection, remembering a failure (PostgreSQL aborted the transaction). */
   private async onTransaction(open: OpenTransaction, config: pg.QueryConfig | string): Promise<pg.QueryResult> {
+    if (open.release !== undefined) {
+      const release = open.release;
+      open.release = undefined;
+      if (typeof config === 'string') config = `${release}; ${config}`;
+      else await this.onTransaction(open, release);
+    }
+    this.roundTrips++;
     try {
       return await this.inTurn(open, config);
     } catch (e) {
@@ -269,10 +351,36 @@ export class PostgresDb implements Db {
     return await statement;
   }
 
-  private async topLevel<A extends unknown[], R>(immediate: boolean, fn: (...args: A) => Promise<R>, args: A, begin = 'BEGIN'): Promise<R> {
+  /** A top-level transaction, run again on a deadlock or serialization failure (RETRYABLE). */
+  private async topLevel<A extends unknown[], R>(want: Want, fn: (...args: A) => Promise<R>, args: A, begin = 'BEGIN'): Promise<R> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.attempt(want, fn, args, begin);
+      } catch (e) {
+        if (attempt >= ATTEMPTS || !retryable(e)) throw e;
+        this.retries++;
+        // A little apart, so the writers a deadlock set against each other do not meet again at once.
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 ** attempt));
+      }
+    }
+  }
+
+  private async attempt<A extends unknown[], R>(want: Want, fn: (...args: A) => Promise<R>, args: A, begin: string): Promise<R> {
     if (this.closed) throw new StoreClosedError();
     const client = await this.pool.connect();
-    const open: OpenTransaction = { client, active: true, depth: 0, locked: false, failed: undefined, committed: [], turn: Promise.resolve() };
+    const open: OpenTransaction = {
+      client,
+      active: true,
+      depth: 0,
+      gate: 'none',
+      held: new Set(),
+      last: undefined,
+      atCommit: new Map(),
+      release: undefined,
+      failed: undefined,
+      committed: [],
+      turn: Promise.resolve(),
+    };
     // While checked out, the pool no longer listens for this client's errors; a connection lost
     // now must not end the process. The statements on it reject on their own.
     const onError = (e: Error): void => {
@@ -286,14 +394,24 @@ export class PostgresDb implements Db {
     try {
       let value: R;
       try {
-        await client.query(begin);
-        if (immediate) await this.lock(open);
-        value = await this.context.run(open, async () => await fn(...args));
+        // BEGIN and the locks in one round trip (a multi-statement text runs in order).
+        const locks = this.lockText(open, want);
+        this.roundTrips++;
+        await this.inTurn(open, locks === '' ? begin : `${begin}; ${locks}`);
+        value = await this.context.run(open, async () => {
+          const v = await fn(...args);
+          for (const [slot, items] of open.atCommit) {
+            if (open.failed !== undefined) break;
+            await slot.flush(items);
+          }
+          return v;
+        });
         if (open.failed !== undefined) throw open.failed;
-        await this.inTurn(open, 'COMMIT');
+        await this.onTransaction(open, 'COMMIT');
       } catch (e) {
         await this.inTurn(open, 'ROLLBACK').catch((r: unknown) => (destroy = asError(r)));
-        throw e;
+        // A body that turned the deadlock into an error of its own is still the deadlock's victim.
+        throw retryable(open.failed) ? open.failed : e;
       }
       if (open.committed.length > 0) {
         const after = open.committed;
@@ -318,36 +436,67 @@ export class PostgresDb implements Db {
     }
   }
 
-  private async lock(open: OpenTransaction): Promise<void> {
-    await this.onTransaction(open, { text: 'SELECT pg_advisory_xact_lock($1)', values: [WRITE_LOCK] });
-    open.locked = true;
+  /**
+   * The statements taking what `want` asks for and `open` does not hold yet, in the global order
+   * (empty when nothing is missing); `open` counts them held from here on, since they run next.
+   */
+  private lockText(open: OpenTransaction, want: Want): string {
+    if (want.kind === 'none' || open.gate === 'exclusive') return '';
+    if (want.kind === 'wide') {
+      if (open.gate === 'shared') this.outOfOrder(open, 'the wide lock');
+      open.gate = 'exclusive';
+      return gateStatement(true);
+    }
+    const missing = locksOf(want.locks).filter((l) => !open.held.has(lockName(l)));
+    const texts: string[] = [];
+    if (open.gate === 'none') {
+      open.gate = 'shared';
+      texts.push(gateStatement(false));
+    }
+    for (const l of missing) {
+      if (open.last !== undefined && compareLocks(l, open.last) < 0) this.outOfOrder(open, `${lockName(l)} after ${lockName(open.last)}`);
+      open.held.add(lockName(l));
+      if (open.last === undefined || compareLocks(l, open.last) > 0) open.last = l;
+      texts.push(lockStatement(l));
+    }
+    return texts.join('; ');
   }
 
-  private async savepoint<A extends unknown[], R>(open: OpenTransaction, immediate: boolean, fn: (...args: A) => Promise<R>, args: A): Promise<R> {
+  private outOfOrder(open: OpenTransaction, what: string): void {
+    const message = `write lock out of order: ${what} (held: ${[...open.held].join(', ') || 'the write gate'})`;
+    if (this.lockOrder === 'strict') throw new Error(message);
+    this.log(message);
+  }
+
+  private async savepoint<A extends unknown[], R>(open: OpenTransaction, want: Want, fn: (...args: A) => Promise<R>, args: A): Promise<R> {
     if (open.failed !== undefined) throw open.failed;
-    // An immediate savepoint inside a transaction that did not take the write lock takes it now
-    // (held to the transaction's end): its reads then see every earlier writer's commit.
-    if (immediate && !open.locked) await this.lock(open);
+    // Locks a nested write adds are taken before its SAVEPOINT, in the same round trip, and held
+    // to the transaction's end (a lock taken inside a savepoint rolled back would be let go).
+    const locks = this.lockText(open, want);
     const name = `sp${++open.depth}`;
     const committedBefore = open.committed.length;
+    const atCommitBefore = new Map([...open.atCommit].map(([slot, items]) => [slot, items.length]));
     try {
-      await this.onTransaction(open, `SAVEPOINT ${name}`);
+      await this.onTransaction(open, locks === '' ? `SAVEPOINT ${name}` : `${locks}; SAVEPOINT ${name}`);
       try {
         const value = await fn(...args);
         if (open.failed !== undefined) throw open.failed;
-        await this.onTransaction(open, `RELEASE SAVEPOINT ${name}`);
+        open.release = open.release === undefined ? `RELEASE SAVEPOINT ${name}` : `${open.release}; RELEASE SAVEPOINT ${name}`;
         return value;
       } catch (e) {
         open.committed.length = committedBefore;
+        for (const [slot, items] of open.atCommit) items.length = atCommitBefore.get(slot) ?? 0;
+        open.release = undefined;
         // Back to the savepoint: the transaction is usable again, as if the body never ran.
         // If even that fails (a lost connection), the transaction stays failed and the top
-        // level rolls it back.
+        // level rolls it back. A deadlock or serialization failure inside stays the
+        // transaction's failure, so the top level runs the whole of it again.
         try {
-          await this.inTurn(open, `ROLLBACK TO SAVEPOINT ${name}`);
-          await this.inTurn(open, `RELEASE SAVEPOINT ${name}`);
-          open.failed = undefined;
+          this.roundTrips++;
+          await this.inTurn(open, `ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);
+          if (!retryable(open.failed)) open.failed = undefined;
         } catch (rollback) {
-          open.failed = rollback;
+          if (!retryable(open.failed)) open.failed = rollback;
         }
         throw e;
       }
@@ -355,6 +504,11 @@ export class PostgresDb implements Db {
       open.depth--;
     }
   }
+}
+
+function retryable(e: unknown): boolean {
+  const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && RETRYABLE.has(code);
 }
 
 function asError(e: unknown): Error {

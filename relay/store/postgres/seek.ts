@@ -13,23 +13,29 @@
  * - Fingerprints: the same (scheme, value, post_row) key, values compared bytewise (COLLATE
  *   "C"), so a prefix is the same range; the prefix's `scan` first index entries are taken in
  *   index order (value, then row), which is the order SQLite's walk of its key visits them.
- * - Storing. A post's rows (its day count, seek_docs, seek_text, seek_fingerprints and, for an
- *   append, the watermark) are written by one statement, data-modifying CTEs under one
- *   condition: a round trip costs far more here than a statement does in SQLite, and an
- *   append holds the write lock while it indexes (about 4.8 ms a post as one statement each,
- *   1.5 ms as one, on this machine under load).
- * - The watermark. A posts id comes from a sequence here, and an insert that rolls back leaves
- *   its number unused, where SQLite would give it again. An append's own post is stored when
- *   nothing but such gaps lies between the watermark and it: inside the append's write
- *   transaction every earlier writer has committed or rolled back (posts rows are inserted only
- *   under the relay's write lock), so a number below it with no row is a gap for good.
+ * - Storing. A post's rows (its day count, seek_docs, seek_text, seek_fingerprints) are written
+ *   by one statement, data-modifying CTEs: a round trip costs far more here than a statement
+ *   does in SQLite, and an append holds its SPACE's lock while it indexes (about 4.8 ms a post
+ *   as one statement each, 1.5 ms as one, on this machine under load). The posts a transaction
+ *   appends (a group commit's) are gathered and stored together, one statement just before its
+ *   COMMIT (`Db.atCommit`).
+ * - The watermark. Writers to different SPACES run side by side here (relay/store/postgres/
+ *   locks.ts), so a posts id below an append's own may belong to a transaction still open in
+ *   another process, and one row every append updated would make them all wait for each other.
+ *   So an append always stores its own post's rows, in its own transaction, and never moves
+ *   the watermark: every post an append commits is indexed when it is committed. What is left
+ *   for the follow-up indexer is a post written some other way (a migration, an older
+ *   database): `pending` first moves the watermark up to just below the oldest post with no
+ *   SEEK rows (or to the newest post when there is none), one statement on the one row, outside
+ *   every append, then answers the posts above `after` with no SEEK rows. A post still being
+ *   appended is passed over safely: its own transaction indexes it.
  */
 import type { Fingerprint } from '../../../shared/validate.js';
 import { SEEKABLE_PUBLIC_POSTS_PER_DAY } from '../../../shared/limits.js';
-import type { Db, Statement } from '../database.js';
+import type { AtCommit, Db, Statement } from '../database.js';
 import type { PreparedDoc, SeekCandidate, SeekScope, SeekStore, TextCandidate, TextWalk } from '../seek-store.js';
 import { tsqueryLiteral, tsvectorLiteral } from './seek-text.js';
-import { MAX_CHAR, OWN_SPACES, pendingPosts, scopeSql, shownCandidates, type CandidateRow } from '../seek-scope.js';
+import { MAX_CHAR, OWN_SPACES, scopeSql, shownCandidates, type CandidateRow } from '../seek-scope.js';
 
 const DAY_MS = 86_400_000;
 
@@ -54,7 +60,29 @@ function shapeKey(kind: string, scope: SeekScope): string {
 export function createPostgresSeekStore(db: Db): SeekStore {
   if (db.dialect !== 'postgres') throw new Error('createPostgresSeekStore: a PostgreSQL database is needed');
   const selectWatermark = db.prepare<[], { indexed_upto: number }>('SELECT indexed_upto FROM seek_state WHERE id = 1');
-  const updateWatermark = db.prepare('UPDATE seek_state SET indexed_upto = ? WHERE id = 1');
+  const advanceWatermark = db.prepare<[], { indexed_upto: number }>(
+    `UPDATE seek_state w SET indexed_upto = GREATEST(w.indexed_upto, COALESCE(
+        (SELECT min(p.id) - 1 FROM posts p
+          WHERE p.id > w.indexed_upto AND NOT EXISTS (SELECT 1 FROM seek_docs d WHERE d.post_row = p.id)),
+        (SELECT max(p.id) FROM posts p), 0))
+      WHERE w.id = 1 RETURNING indexed_upto`,
+  );
+  const moveWatermark = db.prepare<[number, number]>('UPDATE seek_state SET indexed_upto = ? WHERE id = 1 AND indexed_upto = ?');
+  const selectPending = db.prepare<[number, number], {
+    id: number;
+    space_row_id: number;
+    author: string;
+    title: string | null;
+    body: string | null;
+    fingerprints_json: string | null;
+    posted_at: number;
+    visibility: string;
+  }>(
+    `SELECT p.id, p.space_row_id, p.author, p.title, p.body, p.fingerprints_json, p.posted_at, s.visibility
+       FROM posts p JOIN spaces s ON s.id = p.space_row_id
+      WHERE p.id > ? AND NOT EXISTS (SELECT 1 FROM seek_docs d WHERE d.post_row = p.id)
+      ORDER BY p.id LIMIT ?`,
+  );
   /**
    * A post's SEEK rows in one statement (one round trip inside the write lock), stored only
    * when `ready` (a condition over the watermark row `w`) holds, the watermark moved to the
@@ -88,13 +116,49 @@ export function createPostgresSeekStore(db: Db): SeekStore {
   // The follow-up indexer: a post already indexed (a watermark set back by hand, say) is left
   // as it is, nothing twice; its batch moves the watermark once, at the end.
   const storeUnlessIndexed = storeWhen('NOT EXISTS (SELECT 1 FROM seek_docs x WHERE x.post_row = @row)', false);
-  // An append: its row must be the next above the watermark, sequence gaps aside (see the top
-  // of this file); the watermark moves to it in the same statement.
-  const storeNext = storeWhen(
-    `w.indexed_upto < @row
-       AND (w.indexed_upto = @row - 1 OR NOT EXISTS (SELECT 1 FROM posts p WHERE p.id > w.indexed_upto AND p.id < @row))`,
-    true,
+  // Appends: their own new posts, always (see the top of this file), every post a transaction
+  // appended in one statement just before its COMMIT; the watermark stays. A public post counts
+  // toward its author's posts of the UTC day, in the order appended, and is unscoped when the
+  // count it raised is within SEEKABLE_PUBLIC_POSTS_PER_DAY, as one post at a time counts.
+  const storeAppended = db.prepare<{ docs: string; prints: string; perDay: number }>(
+    `WITH d AS (
+       SELECT * FROM json_to_recordset(@docs::json)
+         AS d(n int, post_row bigint, space_row_id bigint, author text, day bigint, public int, terms text)
+     ), daily AS (
+       INSERT INTO seek_daily (author, day, count)
+       SELECT author, day, count(*) FROM d WHERE public = 1 GROUP BY author, day
+       ON CONFLICT (author, day) DO UPDATE SET count = seek_daily.count + EXCLUDED.count
+       RETURNING author, day, count
+     ), ranked AS (
+       SELECT n, row_number() OVER (PARTITION BY author, day ORDER BY n) AS k, count(*) OVER (PARTITION BY author, day) AS m
+         FROM d WHERE public = 1
+     ), doc AS (
+       INSERT INTO seek_docs (post_row, space_row_id, public, unscoped)
+       SELECT d.post_row, d.space_row_id, d.public, CASE WHEN y.count - r.m + r.k <= @perDay::bigint THEN 1 ELSE 0 END
+         FROM d LEFT JOIN ranked r ON r.n = d.n LEFT JOIN daily y ON d.public = 1 AND y.author = d.author AND y.day = d.day
+     ), words AS (
+       INSERT INTO seek_text (post_row, terms) SELECT post_row, CAST(terms AS tsvector) FROM d WHERE terms IS NOT NULL
+     )
+     INSERT INTO seek_fingerprints (scheme, value, post_row)
+     SELECT f.scheme, f.value, f.post_row FROM json_to_recordset(@prints::json) AS f(scheme text, value text, post_row bigint)
+     ON CONFLICT DO NOTHING`,
   );
+  const appended: AtCommit<PreparedDoc> = {
+    async flush(docs) {
+      if (docs.length === 0) return;
+      const rows = docs.map((d, n) => ({
+        n,
+        post_row: d.rowId,
+        space_row_id: d.spaceRowId,
+        author: d.author,
+        day: Math.floor(d.postedAt / DAY_MS),
+        public: d.public ? 1 : 0,
+        terms: d.terms === null ? null : tsvectorLiteral(d.terms),
+      }));
+      const prints = docs.flatMap((d) => d.fingerprints.map((f) => ({ scheme: f.scheme, value: f.value, post_row: d.rowId })));
+      await storeAppended.run({ docs: JSON.stringify(rows), prints: JSON.stringify(prints), perDay: SEEKABLE_PUBLIC_POSTS_PER_DAY });
+    },
+  };
   const selectNewest = db.prepare<[string, number], { found: number; oldest: number | null }>(
     `SELECT count(*) AS found, min(post_row) AS oldest
        FROM (SELECT post_row FROM seek_text WHERE terms @@ ?::tsquery ORDER BY post_row DESC LIMIT ?) t`,
@@ -129,11 +193,28 @@ export function createPostgresSeekStore(db: Db): SeekStore {
   }
 
   const watermark = async (): Promise<number> => (await selectWatermark.get())?.indexed_upto ?? 0;
+  // The follow-up indexer asks here first: the watermark moves up past every post indexed by its
+  // own append, then what is left (if anything) is answered.
+  const pending = async (after: number, limit: number) => {
+    await advanceWatermark.get();
+    return (await selectPending.all(after, limit)).map((r) => ({
+      rowId: r.id,
+      spaceRowId: r.space_row_id,
+      author: r.author,
+      title: r.title,
+      body: r.body,
+      fingerprintsJson: r.fingerprints_json,
+      postedAt: r.posted_at,
+      public: r.visibility === 'public',
+    }));
+  };
 
+  // The watermark's row, moved first, is what makes two indexers take turns: the second waits
+  // for the first's COMMIT, then finds the watermark moved and stores nothing. No write lock:
+  // appends never store these posts.
   const indexTx = db.transaction(async (from: number, upto: number, docs: readonly PreparedDoc[]): Promise<boolean> => {
-    if ((await watermark()) !== from) return false;
+    if ((await moveWatermark.run(upto, from)).changes !== 1) return false;
     for (const d of docs) await storeUnlessIndexed.get(docParams(d));
-    await updateWatermark.run(upto);
     return true;
   });
 
@@ -210,11 +291,13 @@ export function createPostgresSeekStore(db: Db): SeekStore {
 
   return {
     watermark,
-    pending: pendingPosts(db),
-    index: async (from, upto, docs) => await indexTx.immediate(from, upto, docs),
+    pending,
+    index: async (from, upto, docs) => await indexTx(from, upto, docs),
     async indexNext(doc) {
       if (!db.inTransaction) throw new Error('indexNext: call it inside the write transaction that inserts the post');
-      return Number((await storeNext.get(docParams(doc)))?.stored ?? 0) === 1;
+      // Written with the transaction's other appended posts, one statement before COMMIT.
+      await db.atCommit(appended, doc);
+      return true;
     },
     textCandidates,
     async newestMatches(expression, most) {

@@ -22,7 +22,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type Database from 'better-sqlite3';
-import type { BindParameters, Db, RunResult, Statement, Transaction } from '../database.js';
+import type { AtCommit, BindParameters, Db, RunResult, Statement, Transaction, WriteLocks } from '../database.js';
 
 type Raw = Database.Database;
 type RawStatement = Database.Statement<unknown[], unknown>;
@@ -36,10 +36,14 @@ interface OpenTransaction {
   broken: unknown;
   /** Run after COMMIT (Db.afterCommit). */
   committed: (() => void)[];
+  /** Items for AtCommit slots, flushed before COMMIT. */
+  atCommit: Map<AtCommit<unknown>, unknown[]>;
 }
 
 export class SqliteDb implements Db {
   readonly dialect = 'sqlite' as const;
+  /** One writer: the database's write lock. */
+  readonly writers = 1;
   private readonly context = new AsyncLocalStorage<OpenTransaction>();
   /** Settles when the transaction now open ends; undefined when none is open. */
   private current: Promise<void> | undefined;
@@ -92,6 +96,8 @@ export class SqliteDb implements Db {
     };
     const tx = ((...args: A) => run('BEGIN', args)) as Transaction<A, R>;
     tx.immediate = (...args: A) => run('BEGIN IMMEDIATE', args);
+    // What a write touches does not matter here: BEGIN IMMEDIATE makes it the one writer.
+    tx.under = (_locks: WriteLocks, ...args: A) => run('BEGIN IMMEDIATE', args);
     // A read transaction in WAL mode reads one snapshot from its first statement on.
     tx.snapshot = (...args: A) => run('BEGIN', args);
     return tx;
@@ -101,6 +107,22 @@ export class SqliteDb implements Db {
     const open = this.context.getStore();
     if (open?.active) open.committed.push(fn);
     else setImmediate(fn);
+  }
+
+  /** Nothing to take: a transaction that writes already holds the database's one write lock. */
+  async lock(_locks: WriteLocks): Promise<void> {
+    if (!this.inTransaction) throw new Error('lock: only inside a transaction');
+  }
+
+  async atCommit<T>(slot: AtCommit<T>, item: T): Promise<void> {
+    const open = this.context.getStore();
+    if (!open?.active) {
+      await this.transaction(async () => await slot.flush([item])).immediate();
+      return;
+    }
+    const items = open.atCommit.get(slot as AtCommit<unknown>);
+    if (items === undefined) open.atCommit.set(slot as AtCommit<unknown>, [item]);
+    else items.push(item);
   }
 
   /**
@@ -176,12 +198,16 @@ export class SqliteDb implements Db {
     this.tail = ended;
     await before;
     this.current = ended;
-    const open: OpenTransaction = { active: true, depth: 0, broken: undefined, committed: [] };
+    const open: OpenTransaction = { active: true, depth: 0, broken: undefined, committed: [], atCommit: new Map() };
     try {
       this.command(begin);
       let value: R;
       try {
-        value = await this.context.run(open, () => fn(...args));
+        value = await this.context.run(open, async () => {
+          const v = await fn(...args);
+          for (const [slot, items] of open.atCommit) await slot.flush(items);
+          return v;
+        });
         if (open.broken !== undefined) throw open.broken;
       } catch (e) {
         if (this.raw.inTransaction) this.command('ROLLBACK');
@@ -210,12 +236,14 @@ export class SqliteDb implements Db {
   private async savepoint<A extends unknown[], R>(open: OpenTransaction, fn: (...args: A) => Promise<R>, args: A): Promise<R> {
     if (open.broken !== undefined) throw open.broken;
     const name = `sp${++open.depth}`;
+    const atCommitBefore = open.atCommit.size === 0 ? undefined : new Map([...open.atCommit].map(([slot, items]) => [slot, items.length]));
     this.command(`SAVEPOINT ${name}`);
     try {
       const value = await fn(...args);
       this.command(`RELEASE ${name}`);
       return value;
     } catch (e) {
+      for (const [slot, items] of open.atCommit) items.length = atCommitBefore?.get(slot) ?? 0;
       if (this.raw.inTransaction) {
         this.command(`ROLLBACK TO ${name}`);
         this.command(`RELEASE ${name}`);

@@ -3,7 +3,8 @@
  * most `sliceMs`, giving the event loop a turn between slices, so appends are answered while a
  * backlog is indexed. Appends index their own posts, so each test first puts the index one post
  * behind (as a database written before that would be), after which appends leave their rows
- * to the indexer. The tests count turns of the event loop, not time.
+ * to the indexer on SQLite; on PostgreSQL the posts' SEEK rows are removed as well. The tests
+ * count turns of the event loop, not time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSeekIndexer } from '../../../relay/seek/indexer.js';
@@ -40,11 +41,18 @@ async function turnsDuring(pass: () => Promise<number>): Promise<{ indexed: numb
 async function backlog(n: number): Promise<number> {
   const space = await newSpace(relay, owner, { visibility: 'public', joinPolicy: 'request', categories: ['general'] });
   await post(relay, owner, space, { kind: 'obs', body: 'indexed by its own append' });
-  await putSeekIndexBehind(relay.store);
+  const behind = await putSeekIndexBehind(relay.store);
   let last = 0;
   for (let i = 0; i < n; i++) {
     const p = await post(relay, owner, space, { kind: 'obs', body: `backlog post ${i} about slices and turns` });
     last = (await relay.store.posts.byPostId(p.post_id))!.rowId;
+  }
+  if (relay.store.db.dialect === 'postgres') {
+    // There appends index their own posts whatever the watermark (relay/store/postgres/seek.ts):
+    // the backlog is posts without their SEEK rows, as a migration writes them.
+    for (const table of ['seek_fingerprints', 'seek_text', 'seek_docs']) {
+      await relay.store.db.prepare(`DELETE FROM ${table} WHERE post_row > ?`).run(behind);
+    }
   }
   expect(await relay.store.seek.watermark()).toBeLessThan(last);
   return last;

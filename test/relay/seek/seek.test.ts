@@ -82,8 +82,10 @@ describe('the indexer', () => {
         Array.from({ length: 8 }, (_, i) => post(relay, owner, space, { kind: 'obs', body: `indexed by its own append ${i} ${tag}` })),
       );
       const rows = await Promise.all(sent.map(async (p) => (await relay.store.posts.byPostId(p.post_id))!.rowId));
-      expect(await relay.store.seek.watermark()).toBe(Math.max(...rows));
+      // Nothing left for the follow-up indexer (which on PostgreSQL moves the watermark when it
+      // asks: appends there never move it, relay/store/postgres/seek.ts).
       expect(await relay.store.seek.pending(await relay.store.seek.watermark(), 10)).toEqual([]);
+      expect(await relay.store.seek.watermark()).toBe(Math.max(...rows));
       const found = await seek(`q=${tag}&space=${space.name}`, owner);
       expect(ids(found).sort()).toEqual(sent.map((p) => p.post_id).sort());
     } finally {
