@@ -33,7 +33,8 @@
  * only what the helpers use stays, 0.8 MB less to load at every start.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -98,9 +99,55 @@ export async function bundleMcpb(bridgeFile, outfile = join(ROOT, 'dist', 'svc.m
   writeFileSync(target, mcpb.mcpbArchive(readFileSync(resolve(ROOT, bridgeFile)), { version: pkg.version }));
 }
 
-/** Write the bundle to `outfile` (absolute, or relative to the checkout). */
+/**
+ * Write the bundle to `outfile` (absolute, or relative to the checkout): bridge/bundle-main.ts as
+ * an ES module, and on its last line the program it runs (`programText`, read by bridge/code-cache.ts `programIn`).
+ */
 export async function bundleBridge(outfile = join(ROOT, 'dist', 'bridge.mjs')) {
-  await bundle('main.ts', 'esm', outfile);
+  const program = await programText();
+  const entry = await bundle('bundle-main.ts', 'esm', undefined);
+  const target = resolve(ROOT, outfile);
+  mkdirSync(dirname(target), { recursive: true });
+  writeFileSync(target, `${entry}${programLine(program)}`, { mode: 0o755 });
+}
+
+/**
+ * The program of the one-file bridge (bridge/code-cache.ts): bridge/program.ts bundled as
+ * CommonJS, in strict mode as the ES modules it is made of, wrapped as one function of
+ * what a CommonJS module is given; and the first 16 hex digits of the text's SHA-256, which
+ * name its code cache.
+ */
+export async function programText() {
+  const built = await bundle('program.ts', 'cjs', undefined, { SVC_LISTED_SCHEMAS: JSON.stringify(await listedSchemas()) });
+  const text = `(function (exports, require, module, __filename, __dirname) {"use strict";\n${built}\n})`;
+  return { text, hash: createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16) };
+}
+
+/**
+ * Every tool's argument JSON Schema as tools/list gives it (bridge/listed-schemas.ts), made now
+ * from the sources, bundled in memory as the MCP Bundle's manifest code is.
+ */
+async function listedSchemas() {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  const built = await build({
+    absWorkingDir: ROOT,
+    entryPoints: [join(ROOT, 'bridge', 'listed-schemas.ts')],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'node',
+    target: 'node22',
+    external: ['node:*'],
+    plugins: [bundlePlugin(pkg)],
+    logLevel: 'warning',
+  });
+  const listed = await import(`data:text/javascript;base64,${Buffer.from(built.outputFiles[0].contents).toString('base64')}`);
+  return listed.listedInputSchemas();
+}
+
+/** The line bridge/code-cache.ts `programIn` reads: `//svc-program <hash> <base64>`. */
+function programLine({ text, hash }) {
+  return `\n//svc-program ${hash} ${Buffer.from(text, 'utf8').toString('base64')}\n`;
 }
 
 /**
@@ -136,12 +183,13 @@ export async function buildBridgeSnapshot(blobFile) {
   }
 }
 
-async function bundle(entry, format, outfile) {
+/** Bundle bridge/`entry` into `outfile`, or return it as text when there is none; `defined`: esbuild's define. */
+async function bundle(entry, format, outfile, defined = {}) {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-  await build({
+  const built = await build({
     absWorkingDir: ROOT,
     entryPoints: [join(ROOT, 'bridge', entry)],
-    outfile: resolve(ROOT, outfile),
+    ...(outfile === undefined ? { write: false } : { outfile: resolve(ROOT, outfile) }),
     bundle: true,
     format,
     platform: 'node',
@@ -150,12 +198,13 @@ async function bundle(entry, format, outfile) {
     // loaded by name at run time, from wherever the person installed it.
     external: ['node:*', '@napi-rs/keyring'],
     plugins: [bundlePlugin(pkg)],
-    // A script has no import.meta; the snapshot's main function names the bundle instead (bridge/cli.ts).
-    define: format === 'cjs' ? { 'import.meta.url': 'undefined' } : {},
+    // A script has no import.meta; the program's entry and the snapshot's main function name the bundle instead (bridge/cli.ts).
+    define: { ...defined, ...(format === 'cjs' ? { 'import.meta.url': 'undefined' } : {}) },
     legalComments: 'eof',
     charset: 'utf8',
     logLevel: 'warning',
   });
+  return outfile === undefined ? built.outputFiles[0].text : undefined;
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
