@@ -8,9 +8,20 @@
  * bridge nothing but the MCP SDK and config-error-server.ts is evaluated (launch/node-version.ts
  * says why).
  */
+import { config } from 'zod';
 
-/** Run the command `argv` names (bridge/cli.ts); `entry` names the file an MCP client launches when it is not this module's own. */
+/**
+ * Run the command `argv` names (bridge/cli.ts); `entry` names the file an MCP client launches
+ * when it is not this module's own.
+ *
+ * Zod runs without its JIT in the bridge (set before any schema is made, which takes the setting
+ * when made): with it, the first check of each object schema compiles a parser of its own with
+ * `new Function`, code no code cache keeps, so every start compiled one for each message and
+ * argument schema it met. The bridge checks a few messages a second at most; the checks and
+ * their results are the same either way.
+ */
 export async function runBridge(argv: string[], env: NodeJS.ProcessEnv, entry?: string): Promise<void> {
+  config({ jitless: true });
   (await import('./cli.js')).main(argv, env, entry);
 }
 

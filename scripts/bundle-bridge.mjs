@@ -7,6 +7,13 @@
  * command runs it: one file loads several times faster than the hundreds of modules it is
  * made of (`npm run bench -- bridge`).
  *
+ * The file is bridge/bundle-main.ts (the Node.js check) followed, on its last line, by the
+ * program it runs: bridge/program.ts bundled as one CommonJS function, in base64, which the
+ * entry compiles with V8's code cache kept in the key directory (bridge/code-cache.ts). The
+ * program carries every tool's argument JSON Schema as tools/list gives it, made now from the
+ * sources (bridge/listed-schemas.ts, as SVC_LISTED_SCHEMAS for tools/args.ts), so a start
+ * converts no zod schema to list the tools.
+ *
  *   node scripts/bundle-bridge.mjs [--outfile dist/bridge.mjs]   (and dist/svc.mcpb beside it)
  *   node scripts/bundle-bridge.mjs --snapshot FILE     (a startup snapshot: buildBridgeSnapshot)
  *   node scripts/bundle-bridge.mjs --mcpb FILE [--bridge BUNDLE]
@@ -16,15 +23,20 @@
  * manifest.json and this bundle as server/bridge.mjs) that a desktop MCP host installs in one
  * click and runs with its own Node.js.
  *
- * `npm run build` runs it after tsc. Two sources are replaced inside the bundle only:
+ * `npm run build` runs it after tsc. Three sources are replaced inside the bundle only:
  * - `node:sqlite` is taken with process.getBuiltinModule when a database is first opened
  *   (bridge/cache/sqlite.ts only constructs DatabaseSync), not imported: an ES module's imports are
  *   all resolved before its first line runs, so a static import would fail on an old Node
- *   (which lacks node:sqlite) before the Node.js version check of bridge/main.ts could print
- *   its one line; the check loads the program with a dynamic import, which the bundle keeps
+ *   (which lacks node:sqlite) before the Node.js version check of bridge/bundle-main.ts could
+ *   print its one line; the program loads cli.ts with a dynamic import, which the bundle keeps
  *   lazy. And a startup snapshot cannot hold node:sqlite's native functions at all.
  * - launch/package-version.ts returns the name and version being built: the bundle may run from
  *   any directory, with no package.json of svc above it.
+ *
+ * - The MCP SDK's default JSON Schema validator (`@modelcontextprotocol/server/_shims`: ajv
+ *   and its formats, bundled into the SDK) is made by every server but used only to check
+ *   what a client answers to an elicitation, which the bridge never asks for: its module is
+ *   evaluated when a server first asks it for a validator, not at every start.
  *
  * And the WebAuthn parsing shared/passkey.ts takes from @simplewebauthn/server (two helpers)
  * comes through a barrel that also re-exports its attestation and certificate code, whose
@@ -58,6 +70,32 @@ function bundlePlugin({ name, version }) {
           "  return new (process.getBuiltinModule('node:sqlite').DatabaseSync)(...args);\n" +
           '}\n',
         loader: 'js',
+      }));
+      b.onResolve({ filter: /^@modelcontextprotocol\/server\/_shims$/ }, async (args) => {
+        if (args.pluginData === RESOLVING) return undefined;
+        const found = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: RESOLVING });
+        if (found.errors.length > 0) return undefined;
+        return { path: args.path, namespace: 'svc-lazy-validator', pluginData: found.path };
+      });
+      b.onLoad({ filter: /.*/, namespace: 'svc-lazy-validator' }, (args) => ({
+        contents:
+          "import process from 'node:process';\n" +
+          'let Loaded;\n' +
+          'export class DefaultJsonSchemaValidator {\n' +
+          '  #ajv;\n' +
+          '  #real;\n' +
+          '  constructor(ajv) {\n' +
+          '    this.#ajv = ajv;\n' +
+          '  }\n' +
+          '  getValidator(schema) {\n' +
+          `    Loaded ??= require(${JSON.stringify(args.pluginData)}).DefaultJsonSchemaValidator;\n` +
+          '    this.#real ??= new Loaded(this.#ajv);\n' +
+          '    return this.#real.getValidator(schema);\n' +
+          '  }\n' +
+          '}\n' +
+          'export { process };\n',
+        loader: 'js',
+        resolveDir: dirname(args.pluginData),
       }));
       b.onResolve({ filter: /.*/ }, async (args) => {
         if (args.pluginData === RESOLVING || args.path.startsWith('node:')) return undefined;
