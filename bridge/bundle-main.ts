@@ -3,7 +3,7 @@
  * The entry of the one-file bridge (bridge.mjs: the package's `svc-bridge`, `/bridge.mjs`, the
  * MCP Bundle's server, the checkout's dist/bridge.mjs): what an MCP client launches. The same
  * steps as main.ts, the sources' entry: the Node.js version check before anything else, then
- * the program (program.ts). Here the program is a text the build put on this file's last line
+ * the program (program.ts). Here the program is a text the build put on this file's last lines
  * (scripts/bundle-bridge.mjs), compiled with V8's code cache kept in the key
  * directory's cache folder (code-cache.ts), so that a start after the first skips compiling it.
  *
@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { requireNode } from '../launch/node-version.js';
-import { loadProgram, programIn } from './code-cache.js';
+import { loadProgram, programHash, programTextIn } from './code-cache.js';
 import { keyHome } from './keys/home.js';
 
 /** When a start that made no use of a cache makes one (ms after it started), unless it exits first. */
@@ -29,10 +29,17 @@ const args = process.argv.slice(2);
 const serving = args.length === 0 || args[0] === 'serve';
 const filename = fileURLToPath(import.meta.url);
 
+/** The program this file carries (code-cache.ts), compiled from the cache in `cacheDir` when one fits. */
 function program(cacheDir: string | undefined) {
-  const carried = programIn(readFileSync(filename));
-  if (carried === undefined) throw new Error(`${filename} carries no program on its last line: it is not a whole bridge.mjs (scripts/bundle-bridge.mjs)`);
-  return loadProgram({ ...carried, filename, cacheDir });
+  const hash = programHash(filename);
+  const whole = `${filename} carries no program on its last lines: it is not a whole bridge.mjs (scripts/bundle-bridge.mjs)`;
+  if (hash === undefined) throw new Error(whole);
+  const text = () => {
+    const found = programTextIn(readFileSync(filename));
+    if (found === undefined) throw new Error(whole);
+    return found;
+  };
+  return loadProgram({ hash, text, filename, cacheDir });
 }
 
 const cannot = serving ? (line: string) => void (program(undefined).exports.serveNodeTooOld as Serve)(line) : undefined;

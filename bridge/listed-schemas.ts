@@ -23,6 +23,7 @@ export async function listedInputSchemas(): Promise<ListedSchemas> {
     version: '0.0.0',
     now: () => 0,
     log: () => {},
+    unsigned: false,
   };
   const server = createServer(deps);
   const [client, end] = InMemoryTransport.createLinkedPair();

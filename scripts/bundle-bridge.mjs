@@ -7,7 +7,7 @@
  * command runs it: one file loads several times faster than the hundreds of modules it is
  * made of (`npm run bench -- bridge`).
  *
- * The file is bridge/bundle-main.ts (the Node.js check) followed, on its last line, by the
+ * The file is bridge/bundle-main.ts (the Node.js check) followed, on its last lines, by the
  * program it runs: bridge/program.ts bundled as one CommonJS function, in base64, which the
  * entry compiles with V8's code cache kept in the key directory (bridge/code-cache.ts). The
  * program carries every tool's argument JSON Schema as tools/list gives it, made now from the
@@ -139,21 +139,22 @@ export async function bundleMcpb(bridgeFile, outfile = join(ROOT, 'dist', 'svc.m
 
 /**
  * Write the bundle to `outfile` (absolute, or relative to the checkout): bridge/bundle-main.ts as
- * an ES module, and on its last line the program it runs (`programText`, read by bridge/code-cache.ts `programIn`).
+ * an ES module, and on its last two lines the program it runs (`programText`, read by
+ * bridge/code-cache.ts): `//svc-program <base64>`, then `//svc-program-hash <hash>`.
  */
 export async function bundleBridge(outfile = join(ROOT, 'dist', 'bridge.mjs')) {
-  const program = await programText();
+  const { text, hash } = await programText();
   const entry = await bundle('bundle-main.ts', 'esm', undefined);
   const target = resolve(ROOT, outfile);
   mkdirSync(dirname(target), { recursive: true });
-  writeFileSync(target, `${entry}${programLine(program)}`, { mode: 0o755 });
+  writeFileSync(target, `${entry}\n//svc-program ${Buffer.from(text, 'utf8').toString('base64')}\n//svc-program-hash ${hash}\n`, { mode: 0o755 });
 }
 
 /**
  * The program of the one-file bridge (bridge/code-cache.ts): bridge/program.ts bundled as
- * CommonJS, in strict mode as the ES modules it is made of, wrapped as one function of
- * what a CommonJS module is given; and the first 16 hex digits of the text's SHA-256, which
- * name its code cache.
+ * CommonJS in strict mode, as the ES modules it is made of, wrapped as one function of what a
+ * CommonJS module is given; and the first 16 hex digits of the text's SHA-256, which name its
+ * code cache.
  */
 export async function programText() {
   const built = await bundle('program.ts', 'cjs', undefined, { SVC_LISTED_SCHEMAS: JSON.stringify(await listedSchemas()) });
@@ -181,11 +182,6 @@ async function listedSchemas() {
   });
   const listed = await import(`data:text/javascript;base64,${Buffer.from(built.outputFiles[0].contents).toString('base64')}`);
   return listed.listedInputSchemas();
-}
-
-/** The line bridge/code-cache.ts `programIn` reads: `//svc-program <hash> <base64>`. */
-function programLine({ text, hash }) {
-  return `\n//svc-program ${hash} ${Buffer.from(text, 'utf8').toString('base64')}\n`;
 }
 
 /**

@@ -20,7 +20,7 @@ import { REPO_ROOT, startRelay, type RunningRelay } from '../helpers/relay.js';
 import { freshName } from '../helpers/spaces.js';
 import { nodeIsRecentEnough } from '../../launch/node-version.js';
 import { BRIDGE_TOOL_NAMES } from '../../bridge/config-error-server.js';
-import { cacheData } from '../../bridge/code-cache.js';
+import { cacheContent } from '../../bridge/code-cache.js';
 import { listedInputSchemas } from '../../bridge/listed-schemas.js';
 
 /** The system Node an MCP client would launch the bridge with, when older than the bridge needs; else why there is nothing to test. */
@@ -171,7 +171,7 @@ describe('node bridge.mjs, alone in a directory', () => {
       await waitFor(() => compiled(home).length === 1);
       const [file] = compiled(home);
       expect(file).toMatch(new RegExp(`/cache/compile/bridge-[0-9a-f]{16}-node${process.versions.node.replace(/\./g, '\\.')}-${process.arch}\\.v8$`));
-      expect(cacheData(readFileSync(file!))).toBeDefined();
+      expect(cacheContent(readFileSync(file!))).toBeDefined();
       expect(statSync(join(home, 'cache', 'compile')).mode & 0o777).toBe(0o700);
       expect(statSync(file!).mode & 0o777).toBe(0o600);
       const made = statSync(file!);
@@ -194,12 +194,12 @@ describe('node bridge.mjs, alone in a directory', () => {
       const [file] = compiled(home);
       for (const damage of [(b: Buffer) => b.subarray(0, b.length >> 1), (b: Buffer) => Buffer.from(b.map((x, i) => (i > 64 && i % 97 === 0 ? x ^ 0x5a : x)))]) {
         writeFileSync(file!, damage(readFileSync(file!)));
-        expect(cacheData(readFileSync(file!))).toBeUndefined();
+        expect(cacheContent(readFileSync(file!))).toBeUndefined();
         const b = await bridge(home);
         expect((await b.client.listTools()).tools.length).toBe(BRIDGE_TOOL_NAMES.length);
         expect(toolOk(await callTool(b, 'svc_whoami', {})).peer_id).toMatch(/^[0-9a-f]{64}$/);
         await b.close();
-        await waitFor(() => cacheData(readFileSync(file!)) !== undefined);
+        await waitFor(() => cacheContent(readFileSync(file!)) !== undefined);
       }
     });
 

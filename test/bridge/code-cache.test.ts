@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, ut
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cacheBytes, cacheData, cacheFileName, loadProgram, programIn, programLine, type ProgramSource } from '../../bridge/code-cache.js';
+import { cacheBytes, cacheContent, cacheFileName, loadProgram, programHash, programLines, programTextIn, type ProgramSource } from '../../bridge/code-cache.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -31,7 +31,7 @@ const { basename } = require('node:path');
 function square(n) { return n * n; }
 module.exports = { answer: ${answer}, square, file: basename(__filename), strict: (function () { return this === undefined; })() };
 })`;
-  return { text, hash, filename: join(tmpdir(), 'bridge.mjs'), cacheDir };
+  return { text: () => text, hash, filename: join(tmpdir(), 'bridge.mjs'), cacheDir };
 }
 
 describe('the program compiled with its code cache', () => {
@@ -77,16 +77,18 @@ describe('the program compiled with its code cache', () => {
       expect(loaded.cache).toBe('damaged');
       expect(loaded.exports.answer).toBe(42);
       expect(loaded.save()).toBe(true);
-      expect(cacheData(readFileSync(file))).toBeDefined();
+      expect(cacheContent(readFileSync(file))).toBeDefined();
       expect(loadProgram(source(dir)).cache).toBe('used');
     }
   });
 
-  it('hands V8 a cache made from another text under its name, which V8 refuses: the program is compiled afresh and the cache made again', () => {
+  it('hands V8 data it refuses (made from another text): the program is compiled afresh and the cache made again', () => {
     const dir = cacheFolder();
-    // The cache of a longer text, under the name of this one (as if two texts had one hash).
-    const longer = loadProgram({ ...source(dir, 123456789, 'same') });
+    const longer = loadProgram(source(dir, 123456789, 'longer'));
     longer.save();
+    const foreign = cacheContent(readFileSync(longer.file!))!.data;
+    const file = join(dir, cacheFileName('same'));
+    writeFileSync(file, cacheBytes(source(dir, 1).text(), foreign));
     const loaded = loadProgram(source(dir, 1, 'same'));
     expect(loaded.cache).toBe('rejected');
     expect(loaded.exports.answer).toBe(1);
@@ -120,16 +122,29 @@ describe('the program compiled with its code cache', () => {
     expect(readdirSync(dir).sort()).toEqual([2, 3, 4, 5].map((n) => cacheFileName(`test${n}`)).sort());
   });
 
-  it('reads back what it writes: the header holds the length and CRC-32 of the data', () => {
+  it('reads back what it writes: the header holds the lengths and CRC-32 of the text and the data', () => {
     const data = Buffer.from('some bytes V8 made');
-    expect(cacheData(cacheBytes(data))).toEqual(data);
-    expect(cacheData(Buffer.concat([cacheBytes(data), Buffer.from('x')]))).toBeUndefined();
+    expect(cacheContent(cacheBytes('(function () {})', data))).toEqual({ text: '(function () {})', data });
+    expect(cacheContent(Buffer.concat([cacheBytes('(function () {})', data), Buffer.from('x')]))).toBeUndefined();
   });
 
-  it('finds the program on the last line of a bundle, whatever characters it holds, and none in a file without that line', () => {
-    const program = { text: '(function () { /* “quoted” — and \\n */ return "\u2028"; })', hash: '0123456789abcdef' };
-    const bundle = Buffer.from(`#!/usr/bin/env node\nconsole.log("entry");\n// a comment naming //svc-program in passing\n${programLine(program).slice(1)}`, 'utf8');
-    expect(programIn(bundle)).toEqual(program);
-    expect(programIn(Buffer.from('console.log("entry");\n'))).toBeUndefined();
+  it('compiles the text the cache file holds, so a start with a cache reads no text from the bundle', () => {
+    const dir = cacheFolder();
+    loadProgram(source(dir)).save();
+    const loaded = loadProgram({ ...source(dir), text: () => { throw new Error('the text was read'); } });
+    expect(loaded.cache).toBe('used');
+    expect(loaded.exports.answer).toBe(42);
+  });
+
+  it('finds the program on the last two lines of a bundle, its hash in the last bytes, and none in a file without them', () => {
+    const dir = cacheFolder();
+    const program = { text: '(function (exports, require, module) { /* a "//svc-program " comment */ module.exports = { n: 1 }; })', hash: '0123456789abcdef' };
+    const file = join(dir, '..', 'bridge.mjs');
+    writeFileSync(file, `#!/usr/bin/env node\nconsole.log("entry");\n${'// filler\n'.repeat(50)}${programLines(program).slice(1)}`);
+    expect(programHash(file)).toBe(program.hash);
+    expect(programTextIn(readFileSync(file))).toBe(program.text);
+    writeFileSync(file, 'console.log("entry");\n');
+    expect(programHash(file)).toBeUndefined();
+    expect(programTextIn(readFileSync(file))).toBeUndefined();
   });
 });
