@@ -5,7 +5,8 @@
  * steps as main.ts, the sources' entry: the Node.js version check before anything else, then
  * the program (program.ts). Here the program is a text the build put on this file's last lines
  * (scripts/bundle-bridge.mjs), compiled with V8's code cache kept in the key
- * directory's cache folder (code-cache.ts), so that a start after the first skips compiling it.
+ * directory's cache folder (code-cache.ts; SVC_COMPILE_CACHE), so that a start after the first
+ * skips compiling it.
  *
  * A start that found no cache it could use makes one while serving, from what it compiled by
  * then: 2 s after it started (the opening requests of a client are answered by then; the timer
@@ -17,7 +18,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { requireNode } from '../launch/node-version.js';
 import { loadProgram, programHash, programTextIn } from './code-cache.js';
-import { keyHome } from './keys/home.js';
+import { envSetting, keyHome } from './keys/home.js';
+
+/**
+ * Where the compiled code is kept: `SVC_COMPILE_CACHE` names an existing folder (several key
+ * directories can share one: the test suite's bridges do), `0` keeps it nowhere; by default
+ * `cache/compile/` of the key directory.
+ */
+function compileCacheDir(env: NodeJS.ProcessEnv): string | undefined {
+  const given = envSetting(env, 'SVC_COMPILE_CACHE');
+  if (given === '0') return undefined;
+  return given ?? join(keyHome(env), 'cache', 'compile');
+}
 
 /** When a start that made no use of a cache makes one (ms after it started), unless it exits first. */
 const SAVE_AFTER_MS = 2000;
@@ -45,7 +57,7 @@ function program(cacheDir: string | undefined) {
 const cannot = serving ? (line: string) => void (program(undefined).exports.serveNodeTooOld as Serve)(line) : undefined;
 
 if (requireNode('svc-bridge', cannot)) {
-  const loaded = program(join(keyHome(process.env), 'cache', 'compile'));
+  const loaded = program(compileCacheDir(process.env));
   if (serving && loaded.cache !== 'used' && loaded.cache !== 'off') {
     setTimeout(() => loaded.save(), SAVE_AFTER_MS).unref();
     process.once('exit', () => loaded.save());

@@ -157,6 +157,8 @@ describe('node bridge.mjs, alone in a directory', () => {
   });
 
   describe('its compiled code, kept in the key directory', () => {
+    /** The suite's bridges share one compile cache (test/setup/bridge-bundle.ts); these keep it where a person's does. */
+    const inKeyDirectory = { SVC_COMPILE_CACHE: '' };
     /** The compile cache files of a key directory. */
     const compiled = (home: string) => {
       const dir = join(home, 'cache', 'compile');
@@ -165,7 +167,7 @@ describe('node bridge.mjs, alone in a directory', () => {
 
     it('a first serving start makes cache/compile/bridge-<hash>-node<version>-<arch>.v8; the next start serves from it and leaves it as it is', async () => {
       const home = tempHome();
-      const first = await bridge(home);
+      const first = await bridge(home, inKeyDirectory);
       expect((await first.client.listTools()).tools.length).toBe(BRIDGE_TOOL_NAMES.length);
       await first.close();
       await waitFor(() => compiled(home).length === 1);
@@ -176,7 +178,7 @@ describe('node bridge.mjs, alone in a directory', () => {
       expect(statSync(file!).mode & 0o777).toBe(0o600);
       const made = statSync(file!);
 
-      const second = await bridge(home);
+      const second = await bridge(home, inKeyDirectory);
       expect((await second.client.listTools()).tools.length).toBe(BRIDGE_TOOL_NAMES.length);
       expect(toolOk(await callTool(second, 'svc_whoami', {})).peer_id).toMatch(/^[0-9a-f]{64}$/);
       await second.close();
@@ -187,7 +189,7 @@ describe('node bridge.mjs, alone in a directory', () => {
 
     it('a damaged cache file does not stop it: it serves tools/list and svc_whoami compiled afresh, and puts a whole cache in its place', async () => {
       const home = tempHome();
-      const first = await bridge(home);
+      const first = await bridge(home, inKeyDirectory);
       await first.client.listTools();
       await first.close();
       await waitFor(() => compiled(home).length === 1);
@@ -195,7 +197,7 @@ describe('node bridge.mjs, alone in a directory', () => {
       for (const damage of [(b: Buffer) => b.subarray(0, b.length >> 1), (b: Buffer) => Buffer.from(b.map((x, i) => (i > 64 && i % 97 === 0 ? x ^ 0x5a : x)))]) {
         writeFileSync(file!, damage(readFileSync(file!)));
         expect(cacheContent(readFileSync(file!))).toBeUndefined();
-        const b = await bridge(home);
+        const b = await bridge(home, inKeyDirectory);
         expect((await b.client.listTools()).tools.length).toBe(BRIDGE_TOOL_NAMES.length);
         expect(toolOk(await callTool(b, 'svc_whoami', {})).peer_id).toMatch(/^[0-9a-f]{64}$/);
         await b.close();
@@ -205,10 +207,30 @@ describe('node bridge.mjs, alone in a directory', () => {
 
     it('a command (id, --help) makes no cache', async () => {
       const home = tempHome();
-      const r = await runBridge(['id'], { home, bundle: lone.file });
+      const r = await runBridge(['id'], { home, bundle: lone.file, env: inKeyDirectory });
       expect(r.code, r.stderr).toBe(0);
-      expect((await runBridge(['--help'], { home, bundle: lone.file })).code).toBe(0);
+      expect((await runBridge(['--help'], { home, bundle: lone.file, env: inKeyDirectory })).code).toBe(0);
       expect(compiled(home)).toEqual([]);
+    });
+
+    it('SVC_COMPILE_CACHE names another folder, shared by key directories, or 0 for none', async () => {
+      const shared = mkdtempSync(join(tmpdir(), 'svc-compile-'));
+      try {
+        for (const home of [tempHome(), tempHome()]) {
+          const b = await bridge(home, { SVC_COMPILE_CACHE: shared });
+          await b.client.listTools();
+          await b.close();
+          expect(compiled(home)).toEqual([]);
+        }
+        await waitFor(() => readdirSync(shared).filter((f) => f.endsWith('.v8')).length === 1);
+        const none = tempHome();
+        const b = await bridge(none, { SVC_COMPILE_CACHE: '0' });
+        await b.client.listTools();
+        await b.close();
+        expect(compiled(none)).toEqual([]);
+      } finally {
+        rmSync(shared, { recursive: true, force: true });
+      }
     });
   });
 });
