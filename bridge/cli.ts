@@ -3,15 +3,15 @@
  * KEYS. Settings come from the environment (bridge/settings.ts). stdout belongs to the MCP
  * protocol when serving; every log line goes to stderr.
  *
- * Exit codes: 0 done; 1 the relay refused or could not be reached (or Node.js is too old,
- * main.ts); 2 usage or settings. Serving is the exception: a setting or KEY the bridge cannot
- * use does not end it at start; it serves the explanation (serveConfigError) until the client
- * closes stdin, then exits 2.
+ * Exit codes: 0 done (`view`: stopped by SIGTERM or SIGINT); 1 the relay refused or could not be
+ * reached (or Node.js is too old, main.ts); 2 usage or settings. Serving is the exception: a
+ * setting or KEY the bridge cannot use does not end it at start; it serves the explanation
+ * (serveConfigError) until the client closes stdin, then exits 2.
  */
 import { randomUUID } from 'node:crypto';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { openCache } from './cache/cache-file.js';
-import { acceptRelay, describeRelay, relayGuard } from '../tools/verify/relay-identity.js';
+import { acceptRelay, checkRelay, describeRelay, relayGuard } from '../tools/verify/relay-identity.js';
 import { RelayClient } from './relay-client.js';
 import { createSealer } from './sealed/encryption.js';
 import { BridgeError, RelayRefusal } from '../tools/errors.js';
@@ -21,6 +21,7 @@ import { refusalText } from '../tools/render.js';
 import { MIRROR_HELP, runMirror } from './commands/mirror.js';
 import { Verifier } from '../tools/verify/verify.js';
 import { notFoundCodes } from '../tools/resources/errors.js';
+import { paramsChecked } from '../tools/params.js';
 import type { BridgeDeps } from '../tools/deps.js';
 import { Sealing, createSealing } from './sealed/sealing.js';
 import { sealingPort } from './sealed/sealing-port.js';
@@ -31,6 +32,8 @@ import { KEEPERS_HELP, runKeepers } from './commands/keepers.js';
 import { SEALED_HELP, runSealed } from './commands/sealed.js';
 import { INDEX_HELP, runIndex } from './commands/seek-index.js';
 import { STAMP_HELP, runStamp } from './commands/stamp.js';
+import { VIEW_HELP, runView, viewOptions } from './commands/view.js';
+import { SealedPairs } from './sealed/pairs.js';
 import { keeperIntervalMs } from './sealed/keeper-duty.js';
 import { createServer, startBackground } from './server.js';
 import { openOutbox } from './outbox/store.js';
@@ -104,6 +107,7 @@ Usage:
   svc-bridge keeper S     keep sealed SPACE S: admit, hand out and change its key (runs until SIGTERM)
   svc-bridge sealed S     what this bridge remembers of sealed SPACE S, with fingerprints
   svc-bridge index S      index sealed SPACE S's history on this machine for svc_seek
+  svc-bridge view         serve the people's view of this KEY's SPACES on 127.0.0.1, sealed ones opened here
   svc-bridge <command> --help   (or: svc-bridge help <command>)
 
 MCP client configuration (JSON):
@@ -163,6 +167,7 @@ ${SETTINGS_HELP}
   mirror: `${MIRROR_HELP}\n\n${SETTINGS_HELP}\n`,
   sealed: `${SEALED_HELP}\n${SETTINGS_HELP}\n`,
   index: `${INDEX_HELP}\n${SETTINGS_HELP}\n`,
+  view: `${VIEW_HELP}\n${SETTINGS_HELP}\n`,
   };
 }
 
@@ -294,8 +299,9 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   // The tap lets the subscription feed see the entry's subscriptions/listen streams (2026-07-28).
   const background = startBackground(sealing, log, keeperMs);
   outbox.start();
+  // paramsChecked: params a method does not take are -32602, answered before the SDK would say -32603.
   // notFoundCodes: a resource not found is -32002 on the revisions before 2026-07-28 (tools/resources/errors.ts).
-  const handle = serveStdio(() => createServer(deps), { transport: notFoundCodes(listen.wrap(new StdioServerTransport())), onerror: (e) => log(`MCP: ${e.message}`) });
+  const handle = serveStdio(() => createServer(deps), { transport: paramsChecked(notFoundCodes(listen.wrap(new StdioServerTransport()))), onerror: (e) => log(`MCP: ${e.message}`) });
   let closing = false;
   const stop = async (why: string) => {
     if (closing) return;
@@ -383,6 +389,75 @@ async function mirrorCommand(o: Opened, words: readonly string[]): Promise<void>
   }
 }
 
+/** The rp id and origins a relay's passkeys sign for, as its capabilities publish them; null when it has none. */
+function passkeysOf(caps: unknown): { rp_id: string; origins: string[] } | null {
+  const protocol = typeof caps === 'object' && caps !== null ? (caps as { protocol?: unknown }).protocol : undefined;
+  const p = typeof protocol === 'object' && protocol !== null ? (protocol as { passkeys?: { status?: unknown; rp_id?: unknown; origins?: unknown } }).passkeys : undefined;
+  if (p?.status !== 'available' || typeof p.rp_id !== 'string' || !Array.isArray(p.origins) || !p.origins.every((o) => typeof o === 'string')) return null;
+  return { rp_id: p.rp_id, origins: p.origins as string[] };
+}
+
+/**
+ * `svc-bridge view`: the people's view served on this machine (bridge/commands/view.ts), reading as
+ * this KEY from the relay pinned at SVC_API, sealed items opened with this KEY's Sealing and sealed
+ * pairs. The relay is checked first (pinned on first sight, RELAY_CHANGED for another one), so the
+ * page checks proofs against the root key this bridge follows.
+ */
+async function viewCommand(o: Opened, words: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  let options;
+  try {
+    options = viewOptions(words, entryUrl);
+  } catch (e) {
+    if (e instanceof CommandUsage) throw new UsageError(`${e.message}\n\n${helpText().view}`);
+    throw e;
+  }
+  const k = key(o);
+  const api = client(o, k);
+  const cache = openCache(o.dir, k.name);
+  let sealing: Sealing | undefined;
+  try {
+    const relay = o.settings.api.origin;
+    const caps = (await api.request({ path: '/v1/capabilities', auth: 'none' })).body;
+    checkRelay(cache, relay, caps, Date.now());
+    const opens = createSealing(
+      { api, identity: { peerId: k.peerId }, signer: k.signer, sealer: createSealer(k.peerId, k.sealedKeys), privateSalt: k.privateSalt, now: Date.now, log, relayScope: (r) => cache.relayScope(r) },
+      cache.path,
+    );
+    sealing = opens;
+    const index = sealingPort(opens, cache).index;
+    await runView(
+      {
+        api,
+        peerId: k.peerId,
+        relay: { url: relay, serviceRootKey: cache.serviceRoot(relay), passkeys: passkeysOf(caps) },
+        openers: {
+          openPosts: (posts) => opens.openPosts(posts),
+          openMessages: async (conversationId, messages) => {
+            const record = await api.request({ path: `/v1/conversations/${encodeURIComponent(conversationId)}` });
+            // A new one per read, as for a tool call: the peer keys it checked are remembered for that read only.
+            return new SealedPairs(opens.deps, cache).openMessages(record.body, messages);
+          },
+        },
+        local: index === undefined ? undefined : { api, index, relay: opens.relay, me: k.peerId },
+        env,
+        out: (line) => void process.stdout.write(`${line}\n`),
+        log,
+      },
+      options,
+      (stopped) =>
+        void stopped.finally(() => {
+          opens.cache.close();
+          cache.close();
+          process.exit(0);
+        }),
+    );
+  } catch (e) {
+    sealing?.cache.close();
+    cache.close();
+    throw e;
+  }
+}
+
 async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   const help = argv.includes('--help') || argv.includes('-h');
   const words = argv.filter((a) => a !== '--help' && a !== '-h');
@@ -403,6 +478,13 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
       return;
     }
     return sealedCommand(await open(env), words[0], words.slice(1));
+  }
+  if (words[0] === 'view') {
+    if (help) {
+      process.stdout.write(helpText().view!);
+      return;
+    }
+    return viewCommand(await open(env), words.slice(1), env);
   }
   if (words[0] === 'mirror') {
     if (help) {

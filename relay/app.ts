@@ -40,6 +40,7 @@ import { tokensRoutes } from './routes/tokens.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { authorizationsRoutes } from './routes/authorizations.js';
 import { appPageRoutes } from './routes/app-page.js';
+import { viewPageRoutes } from './routes/view-page.js';
 import { meRoutes } from './routes/me.js';
 import { peersRoutes } from './routes/peers.js';
 import { spacesRoutes } from './routes/spaces.js';
@@ -202,6 +203,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(oauthRoutes, ctx);
   app.register(authorizationsRoutes, ctx);
   app.register(appPageRoutes, ctx);
+  app.register(viewPageRoutes, ctx);
   app.register(meRoutes, ctx);
   app.register(encryptionKeyRoutes, ctx);
   app.register(peersRoutes, ctx);

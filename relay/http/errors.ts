@@ -95,7 +95,7 @@ function answerFor(error: unknown, req: FastifyRequest): Answer {
   if (mapped) return mapped;
   const storage = storageAnswer(error);
   if (storage) {
-    process.stderr.write(`svc-relay: request ${req.id} ${req.method} ${req.routeOptions.url ?? '?'}: ${storage.log}\n`);
+    if (storage.log !== undefined) process.stderr.write(`svc-relay: request ${req.id} ${req.method} ${req.routeOptions.url ?? '?'}: ${storage.log}\n`);
     return storage;
   }
   const text = error instanceof Error ? (error.stack ?? error.message) : String(error);

@@ -10,7 +10,11 @@
  *   still work and the write may be resent later. A failed write leaves the transaction
  *   uncommitted. Other I/O errors (a failed fsync) stay INTERNAL: what they left is not known.
  *
- * Each is written to stderr with the request id, so the operator sees why writes fail.
+ * - the database was closed under the request: the relay is stopping, and a request still
+ *   running (one whose client already left, say) reached the store after it closed: BUSY, to
+ *   be retried, with no line in the log, since nothing failed but the timing.
+ *
+ * The first two are written to stderr with the request id, so the operator sees why writes fail.
  */
 import type { ErrorCode } from '../../shared/errors.js';
 
@@ -22,8 +26,8 @@ export interface StorageAnswer {
   code: ErrorCode;
   detail: string;
   retryAfter: number;
-  /** The line for the operator's log. */
-  log: string;
+  /** The line for the operator's log; none where nothing went wrong. */
+  log: string | undefined;
 }
 
 function codeOf(error: unknown): string {
@@ -36,6 +40,9 @@ export function storageAnswer(error: unknown): StorageAnswer | undefined {
   if (error === null || typeof error !== 'object') return undefined;
   const code = codeOf(error);
   const message = error instanceof Error ? error.message : String(error);
+  if (code === 'STORE_CLOSED' || (error instanceof TypeError && message === 'The database connection is not open')) {
+    return { status: 503, code: 'BUSY', detail: 'the relay is stopping; resend in a moment', retryAfter: 1, log: undefined };
+  }
   if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') {
     return {
       status: 503,

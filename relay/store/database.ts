@@ -31,6 +31,18 @@
 
 export type Dialect = 'sqlite' | 'postgres';
 
+/**
+ * What a statement started after its database was closed throws: the relay is stopping and a
+ * request (or a background pass) still running reached the store after it. The HTTP layer
+ * answers it as a busy service, to be retried, without reporting a fault.
+ */
+export class StoreClosedError extends Error {
+  readonly code = 'STORE_CLOSED';
+  constructor() {
+    super('the database is closed: the relay is stopping');
+  }
+}
+
 export interface RunResult {
   /** Rows inserted, updated or deleted. */
   changes: number;

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/client';
 import {
   describeWithBrowser,
   launchBrowser,
@@ -191,7 +191,7 @@ describeWithBrowser('app sign-in in a real browser', () => {
 
   it("lets an MCP client that knows only the connector's address sign in through the SDK's own OAuth: 401, discovery, registration, the browser, the code, then tools", async () => {
     const redirectUrl = `${back.origin}/sdk-callback`;
-    const stored: { client?: any; tokens?: any; verifier?: string; state?: string } = {};
+    const stored: { client?: any; tokens?: any; verifier?: string; state?: string; discovery?: OAuthDiscoveryState } = {};
     let sentTo: URL | undefined;
     const provider: OAuthClientProvider = {
       get redirectUrl() {
@@ -214,6 +214,10 @@ describeWithBrowser('app sign-in in a real browser', () => {
       redirectToAuthorization: (url) => void (sentTo = url),
       saveCodeVerifier: (verifier) => void (stored.verifier = verifier),
       codeVerifier: () => stored.verifier!,
+      // Kept with the code verifier so that, when the browser comes back, the SDK can check the
+      // code is exchanged at the authorization server it was sent to.
+      saveDiscoveryState: (state) => void (stored.discovery = state),
+      discoveryState: () => stored.discovery,
     };
     const connector = new URL(`${relay.url}/mcp/connect`);
 
@@ -223,6 +227,7 @@ describeWithBrowser('app sign-in in a real browser', () => {
     await expect(new Client({ name: 'sdk-app', version: '1.0.0' }).connect(first)).rejects.toThrow(UnauthorizedError);
     expect(stored.client?.client_id).toBeTruthy();
     expect(sentTo?.origin).toBe(relay.url);
+    expect(stored.discovery?.authorizationServerUrl).toMatch(new RegExp(`^${relay.url}/?$`));
     expect(sentTo?.pathname).toBe('/oauth/authorize');
     expect(sentTo?.searchParams.get('code_challenge_method')).toBe('S256');
 

@@ -81,6 +81,8 @@ describe('the installed package', () => {
       'dist/relay/categories/register.schema.json',
       ...TOP_IDS.map((id) => `dist/relay/categories/register/${id}.json`),
       'relay/web/authorize.html',
+      'relay/web/view/index.html',
+      'dist/relay/web/view/app.js',
       'keys.example/README.md',
     ]) {
       expect(files.has(f), f).toBe(true);
@@ -114,8 +116,8 @@ describe('the installed package', () => {
     const mcpb = await fetch(`${relay.url}/plugins/svc.mcpb`);
     expect(mcpb.status).toBe(200);
     expect(mcpb.headers.get('content-type')).toBe('application/zip');
-    // The documents read from files: the download scripts and the app approval page.
-    for (const path of ['/sign-post.mjs', '/verify-post.mjs', '/app/authorize']) expect((await fetch(`${relay.url}${path}`)).status, path).toBe(200);
+    // The documents read from files: the download scripts, the app approval page and the view.
+    for (const path of ['/sign-post.mjs', '/verify-post.mjs', '/app/authorize', '/view/', '/view/app.js', '/view/proof.js']) expect((await fetch(`${relay.url}${path}`)).status, path).toBe(200);
     // The category register, from its data files.
     const categories = await fetch(`${relay.url}/v1/categories/rust-language`);
     expect(categories.status).toBe(200);

@@ -4,7 +4,8 @@
  * the bundle's own directory) as its own process and connects the
  * MCP SDK's Client (v2, @modelcontextprotocol/client) to it over stdio, speaking protocol
  * revision 2025-11-25 (initialize; the default) or 2026-07-28 (pinned: `server/discover`, no
- * session). `runBridge` runs one CLI command and collects its output. `callTool` and `textOf`
+ * session). `runBridge` runs one CLI command and collects its output; `spawnBridge` starts one that
+ * serves and leaves it running. `callTool` and `textOf`
  * shorten tool calls in tests.
  *
  * A bridge runs as the one-file bundle this test run built (test/helpers/bundle.ts), the program
@@ -15,7 +16,7 @@
  * `SVC_TEST_BRIDGE=sources npx vitest run test/e2e/bridge.test.ts`. A test that is about the
  * sources themselves says `bundle: false`.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -130,6 +131,16 @@ export interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
+}
+
+/** Start `svc-bridge <args>` and leave it running (a command that serves, as `view`), stdout and stderr piped. */
+export function spawnBridge(
+  args: string[],
+  opts: { relayUrl: string; home: string; env?: Record<string, string>; bundle?: string | false },
+): ChildProcessWithoutNullStreams {
+  const how = launch(opts);
+  const env = bridgeEnv({ relayUrl: opts.relayUrl, ...(opts.env ? { env: opts.env } : {}) }, opts.home);
+  return spawn(process.execPath, [...how.args, ...args], { cwd: how.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
 /** Run `svc-bridge <args>` to completion. */

@@ -5,8 +5,11 @@
  *
  * The pack runs in a copy of the checkout's package sources (node_modules linked, not copied),
  * because prepack deletes and rebuilds dist/, which other runs in this checkout may be using.
- * The install is `--offline`: the dependencies come from npm's cache, where installing this
- * checkout put the versions its lockfile resolved; nothing is fetched.
+ * The install is `--prefer-offline`: the dependencies' archives come from npm's cache, where
+ * installing this checkout put the versions its lockfile resolved. Their metadata (which
+ * versions a range in package.json may take) is fetched from the registry where the cache has
+ * none: `npm ci` installs from the lockfile's addresses and never reads it, so on a machine whose
+ * npm cache is new (a fresh CI runner) `--offline` fails with ENOTCACHED.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
@@ -65,7 +68,7 @@ export function packAndInstall(): InstalledPackage {
     rmSync(src, { recursive: true, force: true });
 
     const prefix = join(root, 'prefix');
-    run('npm', ['install', '--global', '--offline', '--prefix', prefix, tarball], root, env);
+    run('npm', ['install', '--global', '--prefer-offline', '--prefix', prefix, tarball], root, env);
     const scratch = join(root, 'scratch');
     mkdirSync(scratch);
     return {

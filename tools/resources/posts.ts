@@ -148,8 +148,11 @@ export function registerPostResources(server: McpServer, posting: Posting): void
           const me = objectBody((await deps.api.request({ path: '/v1/me' })).body, 'me');
           memberships = isObject(me.memberships) ? items(me.memberships.items) : [];
         } catch (e) {
-          // No token is how an anonymous caller of the relay's /mcp lists: nothing to report.
-          if (!isRelayRefusal(e, 'TOKEN_MISSING')) deps.log(`resources/list: could not read your memberships (${(e as Error).message})`);
+          // No token is how an anonymous caller of the relay's /mcp lists: nothing to report. At
+          // the relay any refusal is the caller's own (a revoked token, say), not the operator's
+          // concern; the bridge reports it, since its person is the one who can act on it.
+          const callers = isRelayRefusal(e) && (deps.served === 'relay' || isRelayRefusal(e, 'TOKEN_MISSING'));
+          if (!callers) deps.log(`resources/list: could not read your memberships (${(e as Error).message})`);
         }
         return {
           resources: memberships

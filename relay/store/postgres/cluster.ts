@@ -77,6 +77,9 @@ export async function startPostgresCluster(
   // second connection is needed while the transaction holds one. Elsewhere it runs alone.
   const spendTx = db.transaction(async (values: Record<string, unknown>) => await spend.get(values));
   let lastSweep = 0;
+  /** The sweep under way, which closing waits for: the pool it uses ends after the cluster. */
+  let sweeping: Promise<void> | undefined;
+  let closing = false;
   /** The longest refill seen per bucket (ms from empty to full), for the sweep. */
   const refillMs = new Map<string, number>();
   const sweep = async (now: number): Promise<void> => {
@@ -94,10 +97,16 @@ export async function startPostgresCluster(
       refillMs.set(s.bucket, Math.max(refillMs.get(s.bucket) ?? 0, Math.ceil(s.capacity / s.perMs)));
       const values = { bucket: s.bucket, key: s.key, capacity: s.capacity, perMs: s.perMs, cost: s.cost, now: Math.floor(s.now) };
       const row = (db.inTransaction ? await spendTx(values) : await spend.get(values))!;
-      if (s.now - lastSweep > SWEEP_EVERY_MS) void sweep(s.now).catch((e: unknown) => log(`sweeping rate buckets failed: ${(e as Error).message}`));
+      if (s.now - lastSweep > SWEEP_EVERY_MS && !closing) {
+        sweeping = sweep(s.now).catch((e: unknown) => log(`sweeping rate buckets failed: ${(e as Error).message}`));
+      }
       if (row.granted) return { wait: 0, remaining: Math.floor(row.tokens) };
       return { wait: Math.max(1, Math.ceil((s.cost - row.tokens) / s.perMs / 1000)), remaining: Math.floor(row.tokens) };
     },
-    close: async () => await wakeups.stop(),
+    async close() {
+      closing = true;
+      await sweeping;
+      await wakeups.stop();
+    },
   };
 }

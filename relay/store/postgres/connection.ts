@@ -32,7 +32,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
-import type { BindParameters, Db, RunResult, Statement, Transaction } from '../database.js';
+import { StoreClosedError, type BindParameters, type Db, type RunResult, type Statement, type Transaction } from '../database.js';
 import { WRITE_LOCK } from './locks.js';
 import { bindValues, translateSql, type TranslatedSql } from './sql.js';
 
@@ -66,6 +66,12 @@ interface OpenTransaction {
   failed: unknown;
   /** Run after COMMIT (Db.afterCommit); a savepoint rolled back drops the ones added inside it. */
   committed: (() => void)[];
+  /**
+   * The statement before the next one on this connection settles. A connection runs one
+   * statement at a time; code in a transaction may still start several at once (Promise.all
+   * over a list), and pg's own queue for that is deprecated, so they take turns here.
+   */
+  turn: Promise<unknown>;
 }
 
 /**
@@ -118,6 +124,8 @@ export class PostgresDb implements Db {
   private readonly prepared = new Map<string, Prepared>();
   private readonly log: (message: string) => void;
   private closed = false;
+  /** Each open connection's end, for close to wait for. */
+  private readonly connections = new Set<Promise<void>>();
 
   constructor(url: string, options: PostgresOptions = {}) {
     this.name = redactUrl(url);
@@ -134,7 +142,15 @@ export class PostgresDb implements Db {
     });
     // An idle connection that breaks (server restart, network) is dropped by the pool; the next
     // statement opens a new one. Without a listener the event would end the process.
-    this.pool.on('error', (e) => this.log(`an idle connection failed and was dropped: ${e.message}`));
+    // Once closed, a connection still on its way out (see close) failing is no news.
+    this.pool.on('error', (e) => {
+      if (!this.closed) this.log(`an idle connection failed and was dropped: ${e.message}`);
+    });
+    this.pool.on('connect', (client) => {
+      const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
+      this.connections.add(ended);
+      void ended.then(() => this.connections.delete(ended));
+    });
   }
 
   get open(): boolean {
@@ -153,6 +169,7 @@ export class PostgresDb implements Db {
     // No parameters: the simple query protocol, which takes several statements at once.
     const open = this.context.getStore();
     if (open?.active) await this.onTransaction(open, sql);
+    else if (this.closed) throw new StoreClosedError();
     else await this.pool.query(sql);
   }
 
@@ -181,11 +198,17 @@ export class PostgresDb implements Db {
     else setImmediate(() => this.runAfterCommit([fn]));
   }
 
-  /** End the pool: waits for checked-out connections (open transactions) to be given back. */
+  /**
+   * End the pool: waits for checked-out connections (open transactions) to be given back, then
+   * for every connection to have ended. The pool's own promise settles once it has asked its
+   * idle connections to end, before the server has seen them go; whoever drops or restores the
+   * database next would otherwise find them still there.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.pool.end();
+    await Promise.all(this.connections);
   }
 
   private translate(sql: string): Prepared {
@@ -225,22 +248,31 @@ export class PostgresDb implements Db {
     if (pluck) config.rowMode = 'array';
     const open = this.context.getStore();
     if (open?.active) return await this.onTransaction(open, config);
+    if (this.closed) throw new StoreClosedError();
     return await this.pool.query(config);
   }
 
   /** One statement on the transaction's connection, remembering a failure (PostgreSQL aborted the transaction). */
   private async onTransaction(open: OpenTransaction, config: pg.QueryConfig | string): Promise<pg.QueryResult> {
     try {
-      return typeof config === 'string' ? await open.client.query(config) : await open.client.query(config);
+      return await this.inTurn(open, config);
     } catch (e) {
       open.failed ??= e;
       throw e;
     }
   }
 
+  /** One statement on the transaction's connection once the statements started before it have settled. */
+  private async inTurn(open: OpenTransaction, config: pg.QueryConfig | string): Promise<pg.QueryResult> {
+    const statement = open.turn.then(async () => (typeof config === 'string' ? await open.client.query(config) : await open.client.query(config)));
+    open.turn = statement.catch(() => undefined);
+    return await statement;
+  }
+
   private async topLevel<A extends unknown[], R>(immediate: boolean, fn: (...args: A) => Promise<R>, args: A, begin = 'BEGIN'): Promise<R> {
+    if (this.closed) throw new StoreClosedError();
     const client = await this.pool.connect();
-    const open: OpenTransaction = { client, active: true, depth: 0, locked: false, failed: undefined, committed: [] };
+    const open: OpenTransaction = { client, active: true, depth: 0, locked: false, failed: undefined, committed: [], turn: Promise.resolve() };
     // While checked out, the pool no longer listens for this client's errors; a connection lost
     // now must not end the process. The statements on it reject on their own.
     const onError = (e: Error): void => {
@@ -258,9 +290,9 @@ export class PostgresDb implements Db {
         if (immediate) await this.lock(open);
         value = await this.context.run(open, async () => await fn(...args));
         if (open.failed !== undefined) throw open.failed;
-        await client.query('COMMIT');
+        await this.inTurn(open, 'COMMIT');
       } catch (e) {
-        await client.query('ROLLBACK').catch((r: unknown) => (destroy = asError(r)));
+        await this.inTurn(open, 'ROLLBACK').catch((r: unknown) => (destroy = asError(r)));
         throw e;
       }
       if (open.committed.length > 0) {
@@ -311,8 +343,8 @@ export class PostgresDb implements Db {
         // If even that fails (a lost connection), the transaction stays failed and the top
         // level rolls it back.
         try {
-          await open.client.query(`ROLLBACK TO SAVEPOINT ${name}`);
-          await open.client.query(`RELEASE SAVEPOINT ${name}`);
+          await this.inTurn(open, `ROLLBACK TO SAVEPOINT ${name}`);
+          await this.inTurn(open, `RELEASE SAVEPOINT ${name}`);
           open.failed = undefined;
         } catch (rollback) {
           open.failed = rollback;
