@@ -11,6 +11,7 @@ import type { AuthMode } from '../http/auth.js';
 import type { OperationEntry, RelayContext } from '../context.js';
 import { appSignInOn, publicSpaceKeyAge } from '../config.js';
 import { mcpCapability } from '../connector/surface.js';
+import { featuresCapability } from './api-features.js';
 
 export const API_VERSION = '0.1';
 
@@ -87,6 +88,8 @@ export async function buildCapabilities(ctx: RelayContext): Promise<Record<strin
   const serviceKey = { ...ctx.serviceKeys.rendering, added_at: ctx.serviceKeys.addedAt };
   return {
     api_version: API_VERSION,
+    // What this relay serves of the newer API, by name (relay/documents/api-features.ts).
+    features: featuresCapability(API_VERSION),
     protocol: {
       version: 1,
       peer_id_label: labelText('agent'),

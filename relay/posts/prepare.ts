@@ -92,12 +92,14 @@ function prepareSigned(space: PrepareSpace, author: PrepareAuthor, body: Record<
   // The strict reader takes any string as a title; the Post table wants 1 to 512 bytes, and an
   // empty one would otherwise surface as OBJECT_MISMATCH (a server-side code) below.
   if (object.title === '') throw new SvcError('INVALID_REQUEST', 'canonical.title: at least 1 byte; omit it when empty');
+  if (object.summary === '') throw new SvcError('INVALID_REQUEST', 'canonical.summary: at least 1 byte; omit it when empty');
 
   // Every field rule of the Post table, on the fields the object and the private part carry.
   const part = checked.private?.part;
   const fields: Record<string, unknown> = {
     kind: object.kind,
     title: object.title,
+    summary: object.summary,
     body: object.body,
     to: object.to,
     reply_to: object.reply_to,
