@@ -43,7 +43,7 @@
  * (other work on it slows every figure, node -e 0 included).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -262,7 +262,12 @@ export const bridgeSuite: Suite = {
       await client.mint();
       const tokenFile = tokenFilePath(dir, 'default', api);
       const env = envFor(relay.url, home);
-      const compileCache = join(dir.cacheDir, 'compile');
+      // The first start has a key directory of its own: removing its compile cache leaves the others' in place.
+      const firstHome = join(dirname(home), 'first');
+      const firstDir = openKeyDirectory(firstHome);
+      createKey(firstDir, 'default');
+      const firstEnv = envFor(relay.url, firstHome);
+      const compileCache = join(firstDir.cacheDir, 'compile');
 
       const cases: Case[] = [
         { name: 'spawn node -e 0', run: timeNodeBaseline },
@@ -290,7 +295,7 @@ export const bridgeSuite: Suite = {
           run: () => timeBridge(alone, env, [initialize], afterInit({ method: 'tools/call', params: { name: 'svc_whoami', arguments: {} } }), 2),
         },
         // Last of the bridge.mjs starts of a round: the next round's first start finds the cache it left.
-        { name: 'tools/list, first start', prepare: () => rmSync(compileCache, { recursive: true, force: true }), run: listTools(alone, env) },
+        { name: 'tools/list, first start', prepare: () => rmSync(compileCache, { recursive: true, force: true }), run: listTools(alone, firstEnv) },
         ...(systemNode === undefined ? [] : [{ name: 'tools/list, bridge.mjs on Node 20', run: listTools({ ...alone, command: systemNode }, env) }]),
         { name: 'tools/list, snapshot direct', run: listTools(snapshot, env) },
         { name: 'tools/list, snapshot launched', run: listTools(launched, env) },
@@ -333,7 +338,17 @@ export const bridgeSuite: Suite = {
         'svc.mcpb: dist/svc.mcpb unpacked by @anthropic-ai/mcpb, launched as its mcp_config says with this Node as the host\'s',
         `checkout (README): ${readme.shown}; ${built}`,
         'tools/list (2026-07-28), first svc_whoami: bridge.mjs alone',
-        `first start: bridge.mjs alone after removing ${compileCache.slice(dirname(home).length + 1)}`,
+        `first start: bridge.mjs alone after removing ${compileCache.slice(dirname(home).length + 1)} (a key directory of its own)`,
+        `program hashes (the compile cache each form uses): ${(
+          [
+            ['installed', realpathSync(pkg.bin.bridge)],
+            ['alone', join(aloneDir, 'bridge.mjs')],
+            ['svc.mcpb', mcpb.args[0]!],
+            ['checkout', readme.args[0]!],
+          ] as const
+        )
+          .map(([form, file]) => `${form} ${/svc-program-hash (\w+)/.exec(readFileSync(file, 'utf8').slice(-64))?.[1] ?? 'none'}`)
+          .join(', ')}`,
         systemNode === undefined
           ? 'bridge.mjs on Node 20: not measured (no /usr/bin/node older than 22.13 on this machine)'
           : `bridge.mjs on Node 20: the same file launched by ${systemNode} (${spawnSync(systemNode, ['--version'], { encoding: 'utf8' }).stdout.trim()}), which re-launches it on Node 24 from npm's cache (launch/recent-node.mjs): one Node start more`,
