@@ -52,6 +52,7 @@ import { postsGetRoutes } from './routes/posts-get.js';
 import { checkpointsRoutes } from './routes/checkpoints.js';
 import { tlogRoutes } from './routes/tlog.js';
 import { registerWitness } from './routes/witness.js';
+import { filesRoutes } from './routes/files.js';
 import { seekRoutes } from './routes/seek.js';
 import { mailboxRoutes } from './routes/mailbox.js';
 import { registerCheckpointer } from './jobs/checkpointer.js';
@@ -67,6 +68,7 @@ import { conversationsRoutes } from './routes/conversations.js';
 import { blocksRoutes } from './routes/blocks.js';
 import { messageRetentionRoutes } from './routes/message-retention.js';
 import { registerMessageRetention } from './jobs/message-retention.js';
+import { registerFilePrune } from './jobs/file-prune.js';
 import { oracleRoutes } from './routes/oracle.js';
 import { tasksRoutes } from './routes/tasks.js';
 import { connectorRoutes } from './connector/routes.js';
@@ -180,7 +182,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     const config = (route.config ?? {}) as Pick<FastifyContextConfig, 'operation' | 'auth' | 'describe' | 'mcp' | 'refusals'>;
     // One entry per method of a route that takes several; the HEAD route Fastify adds beside a GET is left out.
     const methods = (Array.isArray(route.method) ? route.method : [route.method]).map(String).filter((m) => m !== 'HEAD');
-    const path = route.url.replace(/:([a-z_]+)/g, '{$1}');
+    const path = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
     for (const method of methods) {
       const common = { method, path, auth: config.auth ?? 'req', describe: config.describe ?? '', schema: route.schema };
       if (!config.operation) {
@@ -219,6 +221,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(postsWriteRoutes, ctx);
   app.register(postsReadRoutes, ctx);
   app.register(postsGetRoutes, ctx);
+  app.register(filesRoutes, ctx);
   app.register(checkpointsRoutes, ctx);
   app.register(mirrorsRoutes, ctx);
   app.register(tlogRoutes, ctx);
@@ -254,6 +257,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   registerWitness(app, ctx);
   registerSeekIndexer(app, deps.store.seek);
   registerMessageRetention(app, ctx);
+  registerFilePrune(app, ctx);
 
   return app;
 }

@@ -59,6 +59,11 @@ export interface RelayConfig {
    */
   readonly minFreeDisk?: FreeDiskRule | undefined;
   /**
+   * The most bytes of attached files one SPACE's shown posts hold (relay/files/; FILE_LIMIT).
+   * Undefined is the newer API's 256 MiB; tests set less.
+   */
+  readonly attachedBytesPerSpace?: number | undefined;
+  /**
    * Fastify's logger (pino, JSON lines on stdout): one line per request. Undefined turns the
    * logger off (tests and in-process apps); the relay's command line sets `info` unless told.
    */

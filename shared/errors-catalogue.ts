@@ -12,7 +12,7 @@ export interface CatalogueEntry {
   readonly fix: string;
 }
 
-export const CATALOGUE = {
+const SPEC_CODES = {
   INVALID_REQUEST: { status: 400, message: "The request body, path or query is not valid.", fix: "Malformed request; detail names the field; correct and resend." },
   TOO_LARGE: { status: 413, message: "The request, or one of its fields, is larger than the service accepts.", fix: "Body over 64 KiB for content or request over 256 KiB; reference large bytes by a `sha256.file` fingerprint." },
   RATE_LIMITED: { status: 429, message: "This caller sent too many requests in too short a time.", fix: "Wait `Retry-After` seconds. Also when an address presents too many unknown tokens." },
@@ -138,5 +138,19 @@ export const CATALOGUE = {
   WRITE_BLOCKED: { status: 403, message: "You are blocked from writing in this SPACE.", fix: "Blocked from posting and asking there; reading still works." },
   WRITE_DENIED: { status: 403, message: "You may not write in this SPACE.", fix: "Ask to be admitted or use an invite." },
 } as const satisfies Record<string, CatalogueEntry>;
+
+/**
+ * Codes the spec does not list, of the newer API's features this relay also serves (codes are
+ * additive, spec "Versioning" 2): the attachments' (relay/files/). Status and meaning are the
+ * newer API's; test/shared/errors.test.ts holds them apart from the spec's.
+ */
+export const NEWER_API_CODES = {
+  ATTACHMENT_NOT_FOUND: { status: 422, message: "An attachment names bytes you have not uploaded to this SPACE within the pending window.", fix: "Detail is the sha256; upload the file with PUT /v1/spaces/{name}/files/{sha256}, then post again with the same JSON; nothing posted." },
+  FILE_LIMIT: { status: 409, message: "The SPACE already holds as many bytes of attached files as it may.", fix: "Name the file by a `sha256.file` fingerprint kept where your readers reach it, or attach it in another SPACE; nothing posted." },
+  FILE_NOT_FOUND: { status: 404, message: "No file you can read has that hash in this SPACE.", fix: "A file is served while a post you can read there attaches it; one not yet attached, or whose posts are all hidden, reads as absent." },
+  SEALED_NO_FILES: { status: 409, message: "A sealed SPACE takes no files, since the relay would hold their bytes as sent.", fix: "Keep the file where your members reach it and name its `sha256.file` fingerprint inside the sealed post; nothing stored." },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export const CATALOGUE = { ...SPEC_CODES, ...NEWER_API_CODES } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof CATALOGUE;

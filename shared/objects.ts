@@ -588,6 +588,12 @@ export interface SubmissionContext {
   passkey?: { key: PasskeyKey; credentialId: string } | undefined;
   /** Where assertions must come from; null or absent: passkeys are off (PASSKEYS_UNAVAILABLE). */
   passkeys?: PasskeyPolicy | null | undefined;
+  /**
+   * The Ed25519 check, shared/identity.ts `verifyEd25519` when absent. A caller that checked the
+   * very same key, message and signature already (the relay, off its event loop) answers from
+   * that; anything else it must check as verifyEd25519 does.
+   */
+  verify?: ((publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean) | undefined;
 }
 
 export interface CheckedSubmission {
@@ -696,7 +702,7 @@ export function checkSignedSubmission(body: unknown, context: SubmissionContext)
   if (context.passkey !== undefined) throw new SvcError('POST_SIGNATURE_INVALID', 'alg: a passkey KEY signs with webauthn');
   const publicKey = context.publicKey;
   const signature = fromHex(signatureHex, 64, 'signature');
-  if (!verifyEd25519(publicKey, objectSignaturePreimage(out.objectId), signature)) {
+  if (!(context.verify ?? verifyEd25519)(publicKey, objectSignaturePreimage(out.objectId), signature)) {
     throw new SvcError('POST_SIGNATURE_INVALID', 'signature does not verify over L("object-signature") || object_id');
   }
   out.signature = signature;

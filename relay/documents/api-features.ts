@@ -9,6 +9,7 @@
  * `api` is the newer API's version where the public service's change list names the change;
  * features it only added (its list names no added field) say `after 0.1`.
  */
+import { ATTACHMENTS_FEATURE } from '../files/limits.js';
 import { POST_BATCH_MAX, SEALED_PAGE_LIMIT_MAX, SUMMARY_MAX_BYTES, TASK_BATCH_MAX } from '../../shared/limits.js';
 
 /** The newest API version of the public service these notes were compared against. */
@@ -52,13 +53,13 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
     api: 'after 0.1',
     what: `The newer keeper's reads and writes: sealed pages take limit up to ${SEALED_PAGE_LIMIT_MAX}; generations are taken as numbers or decimal strings and a lock's generation is served as a decimal string; waiting requests carry the requester as requester and as peer.peer_id; sealed.locks answers added; upkeep answers change_due_at.`,
   },
+  ATTACHMENTS_FEATURE,
 ];
 
 /** What svc does not serve of the newer API, named so a client can tell. */
 export const LEFT_OUT_FEATURES: readonly ApiFeature[] = [
   { name: 'detail_headlines', api: '0.3', what: 'detail=headlines, the stream read\'s default there; svc reads at ids, snippets and full, snippets by default.' },
   { name: 'finding', api: 'after 0.1', what: 'The kind finding with claim, status, confidence and sources, and its contest and confirm.' },
-  { name: 'attachments', api: 'after 0.1', what: 'Content-addressed files beside posts.' },
   { name: 'task_jobs', api: '0.4 to 0.7', what: 'tasks.next jobs (work, check, upkeep), numbered attempts, joint claims, after gating.' },
   { name: 'funding', api: '0.8, 0.9', what: 'Deposits, balances and storage billing: a relay a team runs for itself bills nothing.' },
 ];

@@ -11,6 +11,8 @@ import type { AuthMode } from '../http/auth.js';
 import type { OperationEntry, RelayContext } from '../context.js';
 import { appSignInOn, publicSpaceKeyAge } from '../config.js';
 import { mcpCapability } from '../connector/surface.js';
+import { attachedBytesPerSpace } from '../files/attach.js';
+import { attachmentsCapability } from '../files/limits.js';
 import { featuresCapability } from './api-features.js';
 
 export const API_VERSION = '0.1';
@@ -117,7 +119,7 @@ export async function buildCapabilities(ctx: RelayContext): Promise<Record<strin
       service_root_key: ctx.serviceKeys.rootKey,
     },
     // The wait before a KEY may create a public or oracle SPACE (KEY_TOO_NEW): the operator's setting.
-    limits: { ...capabilityLimits(), public_space_key_age_seconds: publicSpaceKeyAge(ctx.config) },
+    limits: { ...capabilityLimits(), public_space_key_age_seconds: publicSpaceKeyAge(ctx.config), attachments: attachmentsCapability(attachedBytesPerSpace(ctx)) },
     rate_limits: capabilityRateLimits(),
     kinds: vocabulary.kinds,
     kind_groups: vocabulary.kind_groups,

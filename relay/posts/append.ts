@@ -45,11 +45,13 @@ import type { KeyRecord } from '../store/keys.js';
 import type { AdmissionState } from '../store/admission.js';
 import type { PostHead, PostRow } from '../store/posts.js';
 import type { SpaceRow } from '../store/spaces.js';
+import { checkAttachments, checkReplayedAttachments } from '../files/attach.js';
 import { commitQueueFor } from './commit-queue.js';
 import { notifierFor } from './notify.js';
 import { preparePost } from './prepare.js';
 import type { PreparedPost } from './prepared.js';
 import { NO_PASSKEYS, type PasskeyCheck } from './signed-body.js';
+import { verifyOffThread } from './verify-off-thread.js';
 import { postTerms } from '../../shared/seek/terms.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -89,7 +91,9 @@ async function prepareAppend(ctx: RelayContext, spaceName: string, author: strin
   if (found === undefined) throw new SvcError('SPACE_NOT_FOUND', 'name: no SPACE has this name');
   const key = await store.keys.get(author);
   if (key === undefined) throw new SvcError('TOKEN_INVALID', 'the token names no registered KEY');
-  const prepared = preparePost(found, key, body, ctx.random, await passkeyCheckOf(ctx, key, body));
+  // With the setting on, the Ed25519 check first runs on the thread pool (./verify-off-thread.ts).
+  const verify = ctx.verifyOffThread === true ? await verifyOffThread(key, body) : undefined;
+  const prepared = preparePost(found, key, body, ctx.random, await passkeyCheckOf(ctx, key, body), verify);
   // SEEK's text for the post, tokenised here with no lock held (STYLE.md rule 8).
   const terms = postTerms(found.id, prepared.input.title ?? null, prepared.input.body ?? null);
   const oracle = await prepareOracle(ctx, found, prepared);
@@ -122,6 +126,7 @@ async function admit(
   if (key !== undefined && state.keyUsed) {
     const prior = (await store.posts.byIdempotencyKey(space.id, author, key))!;
     const post = checkReplay(prior, p);
+    await checkReplayedAttachments(ctx, post.rowId, p.attachments ?? []);
     const answer = await replayedOracle(ctx, space, post);
     return { replayed: true, space, post, ...(answer === undefined ? {} : { oracle: answer }) };
   }
@@ -150,6 +155,7 @@ async function admit(
   const parent = await checkReferences(ctx, space, author, p, oracle?.kind === 'version');
   const plan = oracle === undefined ? undefined : await checkOracle(ctx, space, author, role, registeredAt, p, oracle, parent, now);
   if (roleless) await checkRolelessLimits(ctx, space, author, registeredAt, now);
+  const files = await checkAttachments(ctx, space, author, role, p.attachments ?? [], now);
 
   // objects.md §5 step 3: a passkey's counter advances with each new post it signs (a replay,
   // answered above, is the same assertion and object). Last of the checks, so a refused post
@@ -158,6 +164,7 @@ async function admit(
     throw new SvcError('POST_SIGNATURE_INVALID', 'authenticator_data: the signature counter did not increase');
   }
   const post = await writePost(ctx, space, author, p, terms, { roleless, parent, now, heads: state });
+  if (files.length > 0) await store.files.attach(post.rowId, space.id, files);
   const servicePost = async (by: KeyRecord, body: Record<string, unknown>, to: PostRow): Promise<PostRow> => {
     const prepared = preparePost(space, by, body, ctx.random);
     const words = postTerms(space.id, prepared.input.title ?? null, prepared.input.body ?? null);

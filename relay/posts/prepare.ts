@@ -30,10 +30,12 @@ import {
   postObjectBytes,
 } from '../../shared/objects.js';
 import { validatePostInput } from '../../shared/validate.js';
+import { checkSignedPrints, readAttachments, withAttachmentPrints } from '../files/attachments.js';
 import type { Random } from '../ids.js';
 import type { PrepareAuthor, PrepareSpace, PreparedPost } from './prepared.js';
 import { prepareSealedPost } from './sealed.js';
 import { NO_PASSKEYS, checkSignedBody, type PasskeyCheck } from './signed-body.js';
+import type { SignatureCheck } from './verify-off-thread.js';
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -42,6 +44,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /**
  * Read `body` for `space` by `author`; throws SvcError with the catalogue code. `passkeys`:
  * the relay's passkey policy and the author's credential, for a post signed with webauthn.
+ * `verify`: the Ed25519 check when it ran off the event loop (./verify-off-thread.ts).
  */
 export function preparePost(
   space: PrepareSpace,
@@ -49,21 +52,32 @@ export function preparePost(
   body: unknown,
   random: Random,
   passkeys: PasskeyCheck = NO_PASSKEYS,
+  verify?: SignatureCheck,
 ): PreparedPost {
   if (!isPlainObject(body)) throw new SvcError('INVALID_REQUEST', 'body: a JSON object with the post fields');
   if (space.visibility !== 'sealed' && body.sealed !== undefined) {
     throw new SvcError('SPACE_NOT_SEALED', 'sealed: sealed content goes only to a sealed SPACE');
   }
+  // The files the post names, beside its fields and outside its object (relay/files/attachments.ts).
+  const attachments = readAttachments(body.attachments);
+  if (attachments.length > 0 && space.visibility === 'sealed') {
+    throw new SvcError('SEALED_NO_FILES', 'attachments: a sealed SPACE takes no files');
+  }
+  const { attachments: _named, ...fields } = body;
   const prepared =
     space.visibility === 'sealed'
-      ? prepareSealedPost(space, author, body, passkeys)
-      : body.alg !== undefined
-        ? prepareSigned(space, author, body, passkeys)
-        : prepareUnsigned(space, author, body, random);
+      ? prepareSealedPost(space, author, fields, passkeys, verify)
+      : fields.alg !== undefined
+        ? prepareSigned(space, author, fields, passkeys, verify)
+        : prepareUnsigned(space, author, withAttachmentPrints(fields, attachments), random);
   if (prepared.input.kind === 'version' && !space.oracle) {
     throw new SvcError('NOT_AN_ORACLE', 'kind: version posts exist only in oracle SPACES');
   }
-  return prepared;
+  if (attachments.length > 0 && prepared.input.kind === 'version') {
+    throw new SvcError('INVALID_REQUEST', 'attachments: a version is its document and takes no files');
+  }
+  if (prepared.signed) checkSignedPrints(prepared.input.fingerprints, attachments);
+  return { ...prepared, attachments };
 }
 
 function prepareUnsigned(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>, random: Random): PreparedPost {
@@ -85,8 +99,14 @@ function prepareUnsigned(space: PrepareSpace, author: PrepareAuthor, body: Recor
   };
 }
 
-function prepareSigned(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>, passkeys: PasskeyCheck): PreparedPost {
-  const checked = checkSignedBody(space, author, body, passkeys);
+function prepareSigned(
+  space: PrepareSpace,
+  author: PrepareAuthor,
+  body: Record<string, unknown>,
+  passkeys: PasskeyCheck,
+  verify: SignatureCheck | undefined,
+): PreparedPost {
+  const checked = checkSignedBody(space, author, body, passkeys, verify);
   const object = checked.object;
   if (isSealedPostObject(object)) throw new SvcError('SPACE_NOT_SEALED', 'canonical.sealed: sealed content goes only to a sealed SPACE');
   // The strict reader takes any string as a title; the Post table wants 1 to 512 bytes, and an

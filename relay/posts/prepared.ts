@@ -7,6 +7,7 @@
 import type { PostObject } from '../../shared/objects.js';
 import type { PostInput } from '../../shared/validate.js';
 import type { SealedItemRow } from '../store/sealed.js';
+import type { Attachment } from '../files/attachments.js';
 
 /** The SPACE fields preparing a post reads (a SpaceRow satisfies it). */
 export interface PrepareSpace {
@@ -39,4 +40,6 @@ export interface PreparedPost {
   passkeyCounter?: number | undefined;
   /** A sealed post's header and ciphertext, and the generation its header names. */
   sealed?: SealedItemRow | undefined;
+  /** The files the post names (relay/files/), in its author's order; none when absent. */
+  attachments?: readonly Attachment[] | undefined;
 }

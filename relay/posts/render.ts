@@ -7,7 +7,11 @@
  *   snippets  + title, summary?, sealed?, to, reply_to, admitted_revision*, budget*?, fingerprints (first 8),
  *               fingerprint_count, signed, snippet (first 280 characters), snippet_truncated
  *   full      ids + the snippets members before `snippet` with every fingerprint, then body,
- *               data*?, run_id*, supersedes, retracts, space_id, object_id, proof?
+ *               attachments?, data*?, run_id*, supersedes, retracts, space_id, object_id, proof?
+ *
+ * A post that names files (the newer API's attachments, relay/files/) shows `attachment_count`
+ * and `attachment_bytes` after `signed` at snippets and full, and the list `[{sha256, name,
+ * media_type, bytes}]` at full; a hidden post shows none of them (they are among its words).
  *
  * `*` members only: left out entirely (not null) for a reader outside the SPACE, whose proof
  * block then has no `private`, `chain.admitted_revision` or `chain.admitted_control_hash`.
@@ -37,6 +41,7 @@ import { fromHex, toBase64url, toHex } from '../../shared/encoding.js';
 import { PASSKEY_ALGORITHM_NAMES, passkeyKeyOf, readAssertionRecord } from '../../shared/passkey.js';
 import { SNIPPET_CHARACTERS, SNIPPET_FINGERPRINTS } from '../../shared/limits.js';
 import type { Fingerprint } from '../../shared/validate.js';
+import type { AttachmentRow } from '../store/files.js';
 import type { ReadPost } from '../store/post-reads.js';
 
 export const DETAILS = ['ids', 'snippets', 'full'] as const;
@@ -80,6 +85,8 @@ export interface PostWords {
   private: Uint8Array | null;
   signature: Uint8Array | null;
   sealedItem: ReadPost['sealedItem'];
+  /** The files it attaches (relay/files/), in its author's order. */
+  attachments: AttachmentRow[];
 }
 
 /**
@@ -101,6 +108,7 @@ export function wordsOf(p: ReadPost): PostWords | null {
     private: p.private,
     signature: p.signature,
     sealedItem: p.sealed ? p.sealedItem : null,
+    attachments: parseJson<AttachmentRow[]>(p.attachmentsJson) ?? [],
   };
 }
 
@@ -219,6 +227,12 @@ export function renderPost(p: ReadPost, o: RenderOptions): JsonObject {
   out.fingerprints = shown.map((f) => ({ scheme: f.scheme, value: f.value }));
   out.fingerprint_count = fingerprints.length;
   out.signed = p.signed;
+  // The newer API's attachments: how many and their bytes, only when there are some to show.
+  const attachments = words?.attachments ?? [];
+  if (attachments.length > 0) {
+    out.attachment_count = attachments.length;
+    out.attachment_bytes = attachments.reduce((sum, a) => sum + a.bytes, 0);
+  }
 
   // A sealed post's words are its ciphertext: no text to show.
   const text = words === null || p.sealed ? null : (words.body ?? '');
@@ -230,6 +244,8 @@ export function renderPost(p: ReadPost, o: RenderOptions): JsonObject {
   }
 
   out.body = text;
+  // The list at full, never the bytes: each is fetched from the SPACE by its hash.
+  if (attachments.length > 0) out.attachments = attachments.map((a) => ({ sha256: a.sha256, name: a.name, media_type: a.media_type, bytes: a.bytes }));
   if (o.inside) {
     if (words?.dataJson != null) out.data = parseJson<JsonValue>(words.dataJson);
     out.run_id = words?.runId ?? null;

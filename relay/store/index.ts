@@ -35,6 +35,7 @@ import { createMessageStore, type MessageStore } from './messages.js';
 import { createMessageBlockStore, type MessageBlockStore } from './message-blocks.js';
 import { createMessageRetentionStore, type MessageRetentionStore } from './message-retention.js';
 import { createTaskStore, type TaskStore } from './tasks.js';
+import { createFileStore, type FileStore } from './files.js';
 import { createOracleStore, type OracleStore } from './oracle.js';
 import { createOracleLinkStore, type OracleLinkStore } from './oracle-links.js';
 import { createOracleReadStore, type OracleReadStore } from './oracle-reads.js';
@@ -69,6 +70,7 @@ export interface Store {
   readonly messageBlocks: MessageBlockStore;
   readonly messageRetention: MessageRetentionStore;
   readonly tasks: TaskStore;
+  readonly files: FileStore;
   readonly oracle: OracleStore;
   readonly oracleLinks: OracleLinkStore;
   readonly oracleReads: OracleReadStore;
@@ -171,6 +173,7 @@ function buildStore(db: Db, seek: SeekStore, beforeClose: () => Promise<void>, c
     messageBlocks: createMessageBlockStore(db),
     messageRetention: createMessageRetentionStore(db),
     tasks: createTaskStore(db),
+    files: createFileStore(db),
     oracle: createOracleStore(db),
     oracleLinks: createOracleLinkStore(db),
     oracleReads: createOracleReadStore(db),

@@ -24,6 +24,8 @@ export interface ReadPost extends PostColumns {
   authorKeyType: string;
   /** A sealed post's header, ciphertext and generation (migration 006), else null. */
   sealedItem: { generation: number; header: Uint8Array; ciphertext: Uint8Array } | null;
+  /** The files it attaches as JSON `[{sha256, name, media_type, bytes}]` (relay/store/files.ts), else null. */
+  attachmentsJson: string | null;
 }
 
 export interface PageFilter {
@@ -84,6 +86,7 @@ interface Row extends PostColumnsRow {
   sealed_generation: number | null;
   sealed_header: Uint8Array | null;
   sealed_ciphertext: Uint8Array | null;
+  attachments_json: string | null;
 }
 
 function toReadPost(r: Row): ReadPost {
@@ -93,6 +96,7 @@ function toReadPost(r: Row): ReadPost {
     spaceId: r.space_uuid,
     authorPublicKey: r.public_key,
     authorKeyType: r.key_type,
+    attachmentsJson: r.attachments_json,
     sealedItem:
       r.sealed_generation === null || r.sealed_header === null || r.sealed_ciphertext === null
         ? null
@@ -105,10 +109,11 @@ const COLUMNS = `p.id, p.space_row_id, s.name AS space_name, s.space_id AS space
   p.budget_json, p.run_id, p.canonical, p.private, p.signature, p.signed, p.sealed, p.object_id,
   p.admitted_revision, p.admitted_control_hash, p.admission, p.previous_hash, p.chain_hash, p.posted_at,
   p.no_role, p.hidden_at, k.public_key, k.key_type,
-  sp.generation AS sealed_generation, sp.header AS sealed_header, sp.ciphertext AS sealed_ciphertext`;
+  sp.generation AS sealed_generation, sp.header AS sealed_header, sp.ciphertext AS sealed_ciphertext,
+  pa.list_json AS attachments_json`;
 
 const FROM = `FROM posts p JOIN spaces s ON s.id = p.space_row_id JOIN keys k ON k.peer_id = p.author
-  LEFT JOIN sealed_posts sp ON sp.post_row = p.id`;
+  LEFT JOIN sealed_posts sp ON sp.post_row = p.id LEFT JOIN post_attachment_lists pa ON pa.post_row = p.id`;
 
 export function createPostReadStore(db: Db): PostReadStore {
   const sql = dialectOf(db);

@@ -5,7 +5,7 @@
  * a copy that does not verify fails naming where; a target that holds data is refused; a
  * database still open in a relay is refused.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -148,6 +148,8 @@ interface Filled {
   sealedOwner: MintedToken;
   spaces: { open: string; sealed: string };
   hidden: string;
+  /** A file a post attaches: its address and bytes (hex). */
+  file: { sha256: string; hex: string };
   before: Awaited<ReturnType<typeof reads>>;
 }
 
@@ -165,6 +167,15 @@ async function filledRelay(): Promise<Filled> {
   await send(relay, owner, open, signedPost(owner, { spaceId }, { kind: 'result', title: 'signed', body: 'a signed finding' }).submission);
   await send(relay, writer, open, { kind: 'question', body: 'which cache?' });
   await send(relay, owner, open, { kind: 'obs', body: 'for the writer', to: [writer.peerId] });
+  // A file a post attaches: its bytes are rows of the database too.
+  const bytes = new Uint8Array(randomBytes(3_000));
+  const file = { sha256: createHash('sha256').update(bytes).digest('hex'), hex: toHex(bytes) };
+  relay.clock.advance(2_100);
+  const put = await fetch(`${relay.url}/v1/spaces/${open}/files/${file.sha256}`, {
+    method: 'PUT', headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/octet-stream' }, body: bytes,
+  });
+  expect(put.status).toBe(201);
+  await send(relay, owner, open, { kind: 'obs', title: 'with a file', attachments: [{ sha256: file.sha256, name: 'data.bin', media_type: 'application/octet-stream' }] });
   const hidden = (await send(relay, owner, open, { kind: 'obs', body: 'said in haste' })).post_id as string;
   expect((await call(relay, 'PUT', `/v1/posts/${hidden}/hidden`, { token: owner.token })).status).toBe(200);
 
@@ -186,7 +197,7 @@ async function filledRelay(): Promise<Filled> {
   expect(before.mailbox.items.length).toBeGreaterThan(0);
   const offset = relay.clock.now() - Date.now();
   await relay.close();
-  return { dir, offset, owner, writer, sealedOwner, spaces, hidden, before };
+  return { dir, offset, owner, writer, sealedOwner, spaces, hidden, file, before };
 }
 
 describe.skipIf(cluster.url === undefined)(`svc-relay migrate${(cluster.skipReason ? ` (skipped: ${cluster.skipReason})` : '')}`, () => {
@@ -241,6 +252,10 @@ describe.skipIf(cluster.url === undefined)(`svc-relay migrate${(cluster.skipReas
     expect(notices.body.items.map((n: any) => n.recovery_id)).toEqual([toHex(notice.id)]);
     const outsiders = await call(relay, 'GET', '/v1/recovery');
     expect(outsiders.body.items.map((n: any) => [n.recovery_id, n.full_recovery_id])).toEqual([[toHex(withheld.id), toHex(notice.id)]]);
+    // The attached file is served from PostgreSQL byte for byte.
+    const served = await fetch(`${relay.url}/v1/spaces/${filled.spaces.open}/files/${filled.file.sha256}`, { headers: { authorization: `Bearer ${filled.owner.token}` } });
+    expect(served.status).toBe(200);
+    expect(toHex(new Uint8Array(await served.arrayBuffer()))).toBe(filled.file.hex);
     // Writes go on after the copied ones: the next seq.
     const next = await send(relay, filled.writer, filled.spaces.open, { kind: 'obs', body: 'written on PostgreSQL' });
     expect(next.seq).toBe(String(filled.before.posts.items.length + 1));

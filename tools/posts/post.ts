@@ -40,6 +40,7 @@ import { BUDGET_METRICS, validatePostInput, type PostInput } from '../../shared/
 import { KIND_FALLBACK, KINDS } from '../../shared/vocabulary.js';
 import type { ApiResponse } from '../api.js';
 import { closureOf, withContinuation } from '../verify/epoch.js';
+import type { Check } from '../verify/verify.js';
 import { BridgeError, isBridgeError, isRelayRefusal } from '../errors.js';
 import type { Posting } from './posting.js';
 import { fields, peerFence } from '../render.js';
@@ -303,22 +304,12 @@ export async function runPost(posting: Posting, args: PostInputArgs, offline = f
     if (outbox === undefined || !unreachable(e)) throw e;
     return queuePost(outbox, args, input, prepared, generation, e);
   }
-  const a = objectBody(res.body, `POST ${path}`);
-  if (typeof a.post_id !== 'string' || typeof a.seq !== 'string') {
-    throw new BridgeError('BAD_RESPONSE', 'the relay answered something the protocol does not allow: the post answer has no post_id or seq', 'Check that SVC_API points at an svc relay.');
-  }
+  const a = postAnswer(res.body, path);
   const check = await posting.verifier.receipt(a, { spaceId: prepared.spaceId, objectId: prepared.objectId });
   // Its author's own sealed words go into the local index of sealed SPACES at once.
   if (sealedTo && check.ok !== false) sealing?.indexOwn(args.space, prepared.spaceId, a, input, generation, prepared.signed);
   const fence = peerFence();
-  const lines: string[] = [];
-  if (check.ok === false) lines.push(`!!! ${check.detail}`);
-  if (check.warning !== undefined) lines.push(`!!! ${check.warning}`);
-  lines.push(
-    a.replayed === true
-      ? `Already posted: this idempotency key was used before, and the relay answered the first post (seq ${plain(fence, 'seq', a.seq)}).`
-      : `Posted to ${plain(fence, 'space', a.space ?? args.space)} at seq ${plain(fence, 'seq', a.seq)}.`,
-  );
+  const lines = postedHead(a, args.space, check, fence);
   lines.push(
     fields([
       ['post_id', plain(fence, 'post_id', a.post_id)],
@@ -430,21 +421,11 @@ async function runSignedElsewhere(posting: Posting, args: PostInputArgs, offline
     if (outbox === undefined || !unreachable(e)) throw e;
     return queue(e);
   }
-  const a = objectBody(res.body, `POST ${path}`);
-  if (typeof a.post_id !== 'string' || typeof a.seq !== 'string') {
-    throw new BridgeError('BAD_RESPONSE', 'the relay answered something the protocol does not allow: the post answer has no post_id or seq', 'Check that SVC_API points at an svc relay.');
-  }
+  const a = postAnswer(res.body, path);
   const check = await posting.verifier.receipt(a, { spaceId: own.spaceId, objectId: own.objectId });
   const fence = peerFence();
   const sealed = isObject(args.sealed);
-  const lines: string[] = [];
-  if (check.ok === false) lines.push(`!!! ${check.detail}`);
-  if (check.warning !== undefined) lines.push(`!!! ${check.warning}`);
-  lines.push(
-    a.replayed === true
-      ? `Already posted: this idempotency key was used before, and the relay answered the first post (seq ${plain(fence, 'seq', a.seq)}).`
-      : `Posted to ${plain(fence, 'space', a.space ?? args.space)} at seq ${plain(fence, 'seq', a.seq)}.`,
-  );
+  const lines = postedHead(a, args.space, check, fence);
   lines.push(
     fields([
       ['post_id', plain(fence, 'post_id', a.post_id)],
@@ -490,4 +471,26 @@ export function registerPost(server: McpServer, posting: Posting): void {
         }
       }),
   );
+}
+
+/** The relay's answer to a post, which must carry the post's id and position. */
+function postAnswer(body: unknown, path: string): Record<string, unknown> & { post_id: string; seq: string } {
+  const a = objectBody(body, `POST ${path}`);
+  if (typeof a.post_id !== 'string' || typeof a.seq !== 'string') {
+    throw new BridgeError('BAD_RESPONSE', 'the relay answered something the protocol does not allow: the post answer has no post_id or seq', 'Check that SVC_API points at an svc relay.');
+  }
+  return a as Record<string, unknown> & { post_id: string; seq: string };
+}
+
+/** The first lines of a post's answer: a receipt that did not check, then what happened. */
+function postedHead(a: Record<string, unknown> & { seq: string }, space: string, check: Check, fence: ReturnType<typeof peerFence>): string[] {
+  const lines: string[] = [];
+  if (check.ok === false) lines.push(`!!! ${check.detail}`);
+  if (check.warning !== undefined) lines.push(`!!! ${check.warning}`);
+  lines.push(
+    a.replayed === true
+      ? `Already posted: this idempotency key was used before, and the relay answered the first post (seq ${plain(fence, 'seq', a.seq)}).`
+      : `Posted to ${plain(fence, 'space', a.space ?? space)} at seq ${plain(fence, 'seq', a.seq)}.`,
+  );
+  return lines;
 }
