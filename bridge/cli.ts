@@ -61,7 +61,9 @@ const SETTINGS_HELP = `Settings (environment):
   SVC_OUTBOX_MAX_ITEMS  posts and messages kept while the relay cannot be reached (default 1000; 0: none, the write fails)
   SVC_OUTBOX_MAX_MIB    and at most this many MiB of them (default 16)
   SVC_TOOLS     toolsets to list: memory, messages, tasks, research, coordinate or all
-                (default all), several comma-separated`;
+                (default all), several comma-separated
+  SVC_COMPILE_CACHE  folder where the one-file bridge keeps its compiled code (default
+                $SVC_HOME/cache/compile; 0: none)`;
 
 /**
  * The URL of the module an MCP client launches. The ES module knows its own; a bridge started

@@ -3,8 +3,10 @@
  * (its files under a `node_modules` directory, as after `npm install -g`) is launched by its
  * command, `svc-bridge`, when that name on PATH is this very bridge (not through the
  * node_modules/.bin that npx puts on PATH while it runs); anything else, a checkout
- * above all, by `node` and the absolute path of the built entry: dist/bridge/main.js, or the
- * one-file bundle itself (`bridge.mjs`, scripts/bundle-bridge.mjs) when that is what runs.
+ * above all, by `node` and the absolute path of the one-file bundle (`bridge.mjs`,
+ * scripts/bundle-bridge.mjs): the file itself when that is what runs, else the checkout's
+ * dist/bridge.mjs, which `npm run build` writes beside dist/bridge/ (README's checkout form: one
+ * file, compiled from its code cache, starts several times faster than dist/bridge/main.js).
  *
  * A bridge that runs on the Node.js npx fetched (`npx -y node@24 …`, as README says to do where
  * the system's Node is too old) is launched the same way again: its `node` is in npx's cache,
@@ -26,10 +28,10 @@ export interface RunningNode {
   readonly version: string;
 }
 
-/** The built entry beside the running module: the bundle itself, main.js once built, else where `npm run build` puts it. */
+/** The one-file bundle of the running module: the bundle itself, else the checkout's dist/bridge.mjs (from dist/bridge/ once built, or from the sources). */
 export function builtEntry(moduleUrl: string): string {
   if (moduleUrl.endsWith('.mjs')) return fileURLToPath(moduleUrl);
-  return fileURLToPath(new URL(moduleUrl.endsWith('.js') ? './main.js' : '../dist/bridge/main.js', moduleUrl));
+  return fileURLToPath(new URL(moduleUrl.endsWith('.js') ? '../bridge.mjs' : '../dist/bridge.mjs', moduleUrl));
 }
 
 function real(path: string): string | undefined {

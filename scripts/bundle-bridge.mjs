@@ -7,6 +7,13 @@
  * command runs it: one file loads several times faster than the hundreds of modules it is
  * made of (`npm run bench -- bridge`).
  *
+ * The file is bridge/bundle-main.ts (the Node.js check) followed, on its last lines, by the
+ * program it runs: bridge/program.ts bundled as one CommonJS function, in base64, which the
+ * entry compiles with V8's code cache kept in the key directory (bridge/code-cache.ts). The
+ * program carries every tool's argument JSON Schema as tools/list gives it, made now from the
+ * sources (bridge/listed-schemas.ts, as SVC_LISTED_SCHEMAS for tools/args.ts), so a start
+ * converts no zod schema to list the tools.
+ *
  *   node scripts/bundle-bridge.mjs [--outfile dist/bridge.mjs]   (and dist/svc.mcpb beside it)
  *   node scripts/bundle-bridge.mjs --snapshot FILE     (a startup snapshot: buildBridgeSnapshot)
  *   node scripts/bundle-bridge.mjs --mcpb FILE [--bridge BUNDLE]
@@ -16,15 +23,20 @@
  * manifest.json and this bundle as server/bridge.mjs) that a desktop MCP host installs in one
  * click and runs with its own Node.js.
  *
- * `npm run build` runs it after tsc. Two sources are replaced inside the bundle only:
+ * `npm run build` runs it after tsc. Three sources are replaced inside the bundle only:
  * - `node:sqlite` is taken with process.getBuiltinModule when a database is first opened
  *   (bridge/cache/sqlite.ts only constructs DatabaseSync), not imported: an ES module's imports are
  *   all resolved before its first line runs, so a static import would fail on an old Node
- *   (which lacks node:sqlite) before the Node.js version check of bridge/main.ts could print
- *   its one line; the check loads the program with a dynamic import, which the bundle keeps
+ *   (which lacks node:sqlite) before the Node.js version check of bridge/bundle-main.ts could
+ *   print its one line; the program loads cli.ts with a dynamic import, which the bundle keeps
  *   lazy. And a startup snapshot cannot hold node:sqlite's native functions at all.
  * - launch/package-version.ts returns the name and version being built: the bundle may run from
  *   any directory, with no package.json of svc above it.
+ *
+ * - The MCP SDK's default JSON Schema validator (`@modelcontextprotocol/server/_shims`: ajv
+ *   and its formats, bundled into the SDK) is made by every server but used only to check
+ *   what a client answers to an elicitation, which the bridge never asks for: its module is
+ *   evaluated when a server first asks it for a validator, not at every start.
  *
  * And the WebAuthn parsing shared/passkey.ts takes from @simplewebauthn/server (two helpers)
  * comes through a barrel that also re-exports its attestation and certificate code, whose
@@ -33,7 +45,8 @@
  * only what the helpers use stays, 0.8 MB less to load at every start.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -57,6 +70,32 @@ function bundlePlugin({ name, version }) {
           "  return new (process.getBuiltinModule('node:sqlite').DatabaseSync)(...args);\n" +
           '}\n',
         loader: 'js',
+      }));
+      b.onResolve({ filter: /^@modelcontextprotocol\/server\/_shims$/ }, async (args) => {
+        if (args.pluginData === RESOLVING) return undefined;
+        const found = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: RESOLVING });
+        if (found.errors.length > 0) return undefined;
+        return { path: args.path, namespace: 'svc-lazy-validator', pluginData: found.path };
+      });
+      b.onLoad({ filter: /.*/, namespace: 'svc-lazy-validator' }, (args) => ({
+        contents:
+          "import process from 'node:process';\n" +
+          'let Loaded;\n' +
+          'export class DefaultJsonSchemaValidator {\n' +
+          '  #ajv;\n' +
+          '  #real;\n' +
+          '  constructor(ajv) {\n' +
+          '    this.#ajv = ajv;\n' +
+          '  }\n' +
+          '  getValidator(schema) {\n' +
+          `    Loaded ??= require(${JSON.stringify(args.pluginData)}).DefaultJsonSchemaValidator;\n` +
+          '    this.#real ??= new Loaded(this.#ajv);\n' +
+          '    return this.#real.getValidator(schema);\n' +
+          '  }\n' +
+          '}\n' +
+          'export { process };\n',
+        loader: 'js',
+        resolveDir: dirname(args.pluginData),
       }));
       b.onResolve({ filter: /.*/ }, async (args) => {
         if (args.pluginData === RESOLVING || args.path.startsWith('node:')) return undefined;
@@ -98,9 +137,51 @@ export async function bundleMcpb(bridgeFile, outfile = join(ROOT, 'dist', 'svc.m
   writeFileSync(target, mcpb.mcpbArchive(readFileSync(resolve(ROOT, bridgeFile)), { version: pkg.version }));
 }
 
-/** Write the bundle to `outfile` (absolute, or relative to the checkout). */
+/**
+ * Write the bundle to `outfile` (absolute, or relative to the checkout): bridge/bundle-main.ts as
+ * an ES module, and on its last two lines the program it runs (`programText`, read by
+ * bridge/code-cache.ts): `//svc-program <base64>`, then `//svc-program-hash <hash>`.
+ */
 export async function bundleBridge(outfile = join(ROOT, 'dist', 'bridge.mjs')) {
-  await bundle('main.ts', 'esm', outfile);
+  const { text, hash } = await programText();
+  const entry = await bundle('bundle-main.ts', 'esm', undefined);
+  const target = resolve(ROOT, outfile);
+  mkdirSync(dirname(target), { recursive: true });
+  writeFileSync(target, `${entry}\n//svc-program ${Buffer.from(text, 'utf8').toString('base64')}\n//svc-program-hash ${hash}\n`, { mode: 0o755 });
+}
+
+/**
+ * The program of the one-file bridge (bridge/code-cache.ts): bridge/program.ts bundled as
+ * CommonJS in strict mode, as the ES modules it is made of, wrapped as one function of what a
+ * CommonJS module is given; and the first 16 hex digits of the text's SHA-256, which name its
+ * code cache.
+ */
+export async function programText() {
+  const built = await bundle('program.ts', 'cjs', undefined, { SVC_LISTED_SCHEMAS: JSON.stringify(await listedSchemas()) });
+  const text = `(function (exports, require, module, __filename, __dirname) {"use strict";\n${built}\n})`;
+  return { text, hash: createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16) };
+}
+
+/**
+ * Every tool's argument JSON Schema as tools/list gives it (bridge/listed-schemas.ts), made now
+ * from the sources, bundled in memory as the MCP Bundle's manifest code is.
+ */
+async function listedSchemas() {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  const built = await build({
+    absWorkingDir: ROOT,
+    entryPoints: [join(ROOT, 'bridge', 'listed-schemas.ts')],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'node',
+    target: 'node22',
+    external: ['node:*'],
+    plugins: [bundlePlugin(pkg)],
+    logLevel: 'warning',
+  });
+  const listed = await import(`data:text/javascript;base64,${Buffer.from(built.outputFiles[0].contents).toString('base64')}`);
+  return listed.listedInputSchemas();
 }
 
 /**
@@ -136,12 +217,13 @@ export async function buildBridgeSnapshot(blobFile) {
   }
 }
 
-async function bundle(entry, format, outfile) {
+/** Bundle bridge/`entry` into `outfile`, or return it as text when there is none; `defined`: esbuild's define. */
+async function bundle(entry, format, outfile, defined = {}) {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-  await build({
+  const built = await build({
     absWorkingDir: ROOT,
     entryPoints: [join(ROOT, 'bridge', entry)],
-    outfile: resolve(ROOT, outfile),
+    ...(outfile === undefined ? { write: false } : { outfile: resolve(ROOT, outfile) }),
     bundle: true,
     format,
     platform: 'node',
@@ -150,12 +232,13 @@ async function bundle(entry, format, outfile) {
     // loaded by name at run time, from wherever the person installed it.
     external: ['node:*', '@napi-rs/keyring'],
     plugins: [bundlePlugin(pkg)],
-    // A script has no import.meta; the snapshot's main function names the bundle instead (bridge/cli.ts).
-    define: format === 'cjs' ? { 'import.meta.url': 'undefined' } : {},
+    // A script has no import.meta; the program's entry and the snapshot's main function name the bundle instead (bridge/cli.ts).
+    define: { ...defined, ...(format === 'cjs' ? { 'import.meta.url': 'undefined' } : {}) },
     legalComments: 'eof',
     charset: 'utf8',
     logLevel: 'warning',
   });
+  return outfile === undefined ? built.outputFiles[0].text : undefined;
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {

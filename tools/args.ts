@@ -24,6 +24,7 @@
  * ids and positions look like), a post id as `format: uuid`. Types, enums, required members,
  * integer ranges and list sizes stay: what a client or a model needs to make a valid call.
  */
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { JsonObject, JsonValue } from '../shared/canonical.js';
 import { JSON_DEPTH_MAX } from '../shared/limits.js';
@@ -146,6 +147,9 @@ function listShorter(ctx: { zodSchema: unknown; jsonSchema: Record<string, unkno
   Object.assign(ctx.jsonSchema, given ?? { type: 'object' }, description === undefined ? {} : { description });
 }
 
+/** The JSON Schemas made of each argument schema (`jsonSchemaOnce`), by the parameters they were made for. */
+const madeInputs = new WeakMap<object, Map<string, Record<string, unknown>>>();
+
 /**
  * `schema` with its JSON Schema (Standard JSON Schema, `~standard.jsonSchema`) made once per
  * target, in its listed form (`listedSchema`): the MCP SDK converts a tool's argument schema
@@ -158,8 +162,7 @@ export function jsonSchemaOnce<T extends z.ZodType>(schema: T): T {
   const std = schema['~standard'] as { jsonSchema?: { input: JsonSchemaMethod; output: JsonSchemaMethod } };
   const methods = std.jsonSchema;
   if (methods === undefined) return schema;
-  const once = (method: JsonSchemaMethod): JsonSchemaMethod => {
-    const made = new Map<string, Record<string, unknown>>();
+  const once = (method: JsonSchemaMethod, made: Map<string, Record<string, unknown>>): JsonSchemaMethod => {
     return (params) => {
       const key = JSON.stringify(params);
       let json = made.get(key);
@@ -171,8 +174,46 @@ export function jsonSchemaOnce<T extends z.ZodType>(schema: T): T {
       return json;
     };
   };
-  std.jsonSchema = { input: once(methods.input), output: once(methods.output) };
+  const inputs = new Map<string, Record<string, unknown>>();
+  madeInputs.set(schema, inputs);
+  std.jsonSchema = { input: once(methods.input, inputs), output: once(methods.output, new Map()) };
   return schema;
+}
+
+/**
+ * The parameters the MCP SDK (2.4.0) converts a tool's argument schema with for tools/list
+ * (`standardSchemaToJsonSchema`). A JSON Schema made for other parameters is never given out
+ * for these: were the SDK to ask with others, each schema would only be made from zod again.
+ */
+export const LISTING_PARAMS = JSON.stringify({ target: 'draft-2020-12' });
+
+/** Tools' argument JSON Schemas by tool name, for LISTING_PARAMS: what `withListedSchemas` takes. */
+export type ListedSchemas = Readonly<Record<string, Record<string, unknown>>>;
+
+/**
+ * The one-file bridge's listed argument schemas, made from these sources when it was built
+ * (bridge/listed-schemas.ts; scripts/bundle-bridge.mjs defines SVC_LISTED_SCHEMAS in the
+ * bundle only): none from the sources, nor at the relay.
+ */
+declare const SVC_LISTED_SCHEMAS: ListedSchemas | undefined;
+const BUILT_SCHEMAS: ListedSchemas | undefined = typeof SVC_LISTED_SCHEMAS === 'undefined' ? undefined : SVC_LISTED_SCHEMAS;
+
+/**
+ * Each tool registered on `server` from now on lists the JSON Schema `listed` holds for its name
+ * (by default what the build made), instead of one converted from its zod schema at the first
+ * tools/list of a process: that conversion walks every tool's schema, a good part of a start. A
+ * tool `listed` does not name lists what its zod schema makes, as before; zod still checks every
+ * call's arguments.
+ */
+export function withListedSchemas(server: McpServer, listed: ListedSchemas | undefined = BUILT_SCHEMAS): void {
+  if (listed === undefined) return;
+  const register = server.registerTool.bind(server) as (name: string, config: { inputSchema?: unknown }, cb: unknown) => unknown;
+  (server as unknown as { registerTool: typeof register }).registerTool = (name, config, cb) => {
+    const json = Object.hasOwn(listed, name) ? listed[name] : undefined;
+    const made = typeof config.inputSchema === 'object' && config.inputSchema !== null ? madeInputs.get(config.inputSchema) : undefined;
+    if (json !== undefined && made !== undefined && !made.has(LISTING_PARAMS)) made.set(LISTING_PARAMS, json);
+    return register(name, config, cb);
+  };
 }
 
 /** A JSON number: finite (zod refuses NaN and infinities), and a whole number only within ±(2^53 − 1). */

@@ -42,6 +42,7 @@ import { registerSpaces } from './spaces/spaces.js';
 import { registerTask } from './tasks/task.js';
 import { registerWhoami } from './whoami.js';
 import { ALL_TOOLS, keepToToolset, toolOff, toolsetSentence } from './toolsets.js';
+import { withListedSchemas } from './args.js';
 
 /** What both programs tell the model about reading the tools' arguments and answers. */
 export const CONVENTIONS = [
@@ -75,6 +76,8 @@ export function createToolServer(deps: BridgeDeps, surface: ServerSurface, posti
   const instructions = [surface.instructions, toolsetSentence(toolset, served)].filter((s) => s !== undefined).join(' ');
   const server = new McpServer({ name: surface.name, title: surface.title, version: deps.version }, { capabilities: { resources: {} }, instructions });
   keepToToolset(server, toolset, (tool) => refusal(toolOff(tool, toolset, served), served === 'relay' ? 'relay' : 'bridge'));
+  // The one-file bridge lists the argument schemas its build made (tools/args.ts).
+  withListedSchemas(server);
   // Writes queued while the relay was away are sent, and their fate told, at every tool call.
   if (deps.outbox !== undefined) withOutbox(server, deps.outbox, deps.log);
   registerWhoami(server, deps, posting.verifier);

@@ -18,7 +18,6 @@ import type { RelayApi } from '../../tools/api.js';
 import { forwardRead } from '../view/forward.js';
 import type { LocalSearch } from '../view/local-hits.js';
 import type { Openers } from '../view/sealed-answers.js';
-import { startViewServer } from '../view/server.js';
 import { findPageDir, isPageDir } from '../view/page-files.js';
 import { CommandUsage, has, one, parseArgs } from './common.js';
 
@@ -113,6 +112,9 @@ export function viewOptions(words: readonly string[], entryUrl: string): ViewOpt
 /** Serve the view until SIGTERM or SIGINT, then call `onStop` with the server's closing. */
 export async function runView(ctx: ViewContext, options: ViewOptions, onStop: (stopped: Promise<void>) => void): Promise<void> {
   let removeOpener: (() => void) | undefined;
+  // Loaded here, not with the bridge: serving MCP needs no HTTP server (and node:http cannot be
+  // held in the bridge's startup snapshot).
+  const { startViewServer } = await import('../view/server.js');
   const server = await startViewServer({
     port: options.port,
     pageDir: options.pageDir,

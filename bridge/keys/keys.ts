@@ -6,6 +6,7 @@
  *     keys/<name>.keychain              0600  marker of a KEY whose seed is in the OS keychain
  *     tokens/<name>@<relay host>.json   0600  current token of one KEY at one relay, replaced whole
  *     cache/<name>.sqlite                     local cache of one KEY (bridge/cache/cache-file.ts)
+ *     cache/compile/                          the one-file bridge's compiled code (bridge/code-cache.ts)
  *
  * A KEY file is made ONCE: written to a temporary file, then link(2)ed to its name, which fails
  * when the name exists. Two bridges starting at once therefore make exactly one KEY and both
@@ -16,7 +17,6 @@
  */
 import { createHmac, createPrivateKey, createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fromBase64url, fromHex, isHex, toHex } from '../../shared/encoding.js';
 import { peerIdHexOf, signerFromSeed, type Signer } from '../../shared/identity.js';
@@ -107,20 +107,7 @@ function sealedKeysOf(seed: Uint8Array, peerId: string): SealedKeyMaterial {
   });
 }
 
-/**
- * A setting from the environment, or undefined when it is unset, empty or a placeholder an MCP
- * Bundle host left unfilled: such a host passes `${user_config.NAME}` as it is when the person
- * left that optional setting empty (relay/documents/mcpb.ts).
- */
-export function envSetting(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const given = env[name];
-  return given === undefined || given === '' || /^\$\{user_config\.[^}]*\}$/.test(given) ? undefined : given;
-}
-
-/** `$SVC_HOME`, else `~/.svc`. */
-export function keyHome(env: NodeJS.ProcessEnv = process.env): string {
-  return envSetting(env, 'SVC_HOME') ?? join(homedir(), '.svc');
-}
+export { envSetting, keyHome } from './home.js';
 
 /** Open (and make, mode 0700) the key directory and its sub-directories. */
 export function openKeyDirectory(home: string): KeyDirectory {

@@ -10,7 +10,7 @@
  * The whole suite can also run on the bundle: SVC_TEST_BRIDGE=bundle.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +20,8 @@ import { REPO_ROOT, startRelay, type RunningRelay } from '../helpers/relay.js';
 import { freshName } from '../helpers/spaces.js';
 import { nodeIsRecentEnough } from '../../launch/node-version.js';
 import { BRIDGE_TOOL_NAMES } from '../../bridge/config-error-server.js';
+import { cacheContent } from '../../bridge/code-cache.js';
+import { listedInputSchemas } from '../../bridge/listed-schemas.js';
 
 /** The system Node an MCP client would launch the bridge with, when older than the bridge needs; else why there is nothing to test. */
 function systemNode(): { path: string; version: string } | { skip: string } {
@@ -147,4 +149,94 @@ describe('node bridge.mjs, alone in a directory', () => {
     expect(textOf(read)).not.toContain('COULD NOT BE OPENED');
     expect(toolOk(read).items.map((p: any) => [p.title, p.body])).toEqual([['Sealed here', 'Only members open this.']]);
   }, 60_000);
+
+  it('lists each tool with the argument schema its build made, the one the sources make', async () => {
+    const a = await bridge();
+    const listed = Object.fromEntries((await a.client.listTools()).tools.map((t) => [t.name, t.inputSchema]));
+    expect(listed).toEqual(await listedInputSchemas());
+  });
+
+  describe('its compiled code, kept in the key directory', () => {
+    /** The suite's bridges share one compile cache (test/setup/bridge-bundle.ts); these keep it where a person's does. */
+    const inKeyDirectory = { SVC_COMPILE_CACHE: '' };
+    /** The compile cache files of a key directory. */
+    const compiled = (home: string) => {
+      const dir = join(home, 'cache', 'compile');
+      return existsSync(dir) ? readdirSync(dir).map((f) => join(dir, f)) : [];
+    };
+
+    it('a first serving start makes cache/compile/bridge-<hash>-node<version>-<arch>.v8; the next start serves from it and leaves it as it is', async () => {
+      const home = tempHome();
+      const first = await bridge(home, inKeyDirectory);
+      expect((await first.client.listTools()).tools.length).toBe(BRIDGE_TOOL_NAMES.length);
+      await first.close();
+      await waitFor(() => compiled(home).length === 1);
+      const [file] = compiled(home);
+      expect(file).toMatch(new RegExp(`/cache/compile/bridge-[0-9a-f]{16}-node${process.versions.node.replace(/\./g, '\\.')}-${process.arch}\\.v8$`));
+      expect(cacheContent(readFileSync(file!))).toBeDefined();
+      expect(statSync(join(home, 'cache', 'compile')).mode & 0o777).toBe(0o700);
+      expect(statSync(file!).mode & 0o777).toBe(0o600);
+      const made = statSync(file!);
+
+      const second = await bridge(home, inKeyDirectory);
+      expect((await second.client.listTools()).tools.length).toBe(BRIDGE_TOOL_NAMES.length);
+      expect(toolOk(await callTool(second, 'svc_whoami', {})).peer_id).toMatch(/^[0-9a-f]{64}$/);
+      await second.close();
+      expect(compiled(home)).toEqual([file]);
+      const after = statSync(file!);
+      expect([after.ino, after.mtimeMs, after.size]).toEqual([made.ino, made.mtimeMs, made.size]);
+    });
+
+    it('a damaged cache file does not stop it: it serves tools/list and svc_whoami compiled afresh, and puts a whole cache in its place', async () => {
+      const home = tempHome();
+      const first = await bridge(home, inKeyDirectory);
+      await first.client.listTools();
+      await first.close();
+      await waitFor(() => compiled(home).length === 1);
+      const [file] = compiled(home);
+      for (const damage of [(b: Buffer) => b.subarray(0, b.length >> 1), (b: Buffer) => Buffer.from(b.map((x, i) => (i > 64 && i % 97 === 0 ? x ^ 0x5a : x)))]) {
+        writeFileSync(file!, damage(readFileSync(file!)));
+        expect(cacheContent(readFileSync(file!))).toBeUndefined();
+        const b = await bridge(home, inKeyDirectory);
+        expect((await b.client.listTools()).tools.length).toBe(BRIDGE_TOOL_NAMES.length);
+        expect(toolOk(await callTool(b, 'svc_whoami', {})).peer_id).toMatch(/^[0-9a-f]{64}$/);
+        await b.close();
+        await waitFor(() => cacheContent(readFileSync(file!)) !== undefined);
+      }
+    });
+
+    it('a command (id, --help) makes no cache', async () => {
+      const home = tempHome();
+      const r = await runBridge(['id'], { home, bundle: lone.file, env: inKeyDirectory });
+      expect(r.code, r.stderr).toBe(0);
+      expect((await runBridge(['--help'], { home, bundle: lone.file, env: inKeyDirectory })).code).toBe(0);
+      expect(compiled(home)).toEqual([]);
+    });
+
+    it('SVC_COMPILE_CACHE names another folder, shared by key directories, or 0 for none', async () => {
+      const shared = mkdtempSync(join(tmpdir(), 'svc-compile-'));
+      try {
+        for (const home of [tempHome(), tempHome()]) {
+          const b = await bridge(home, { SVC_COMPILE_CACHE: shared });
+          await b.client.listTools();
+          await b.close();
+          expect(compiled(home)).toEqual([]);
+        }
+        await waitFor(() => readdirSync(shared).filter((f) => f.endsWith('.v8')).length === 1);
+        const none = tempHome();
+        const b = await bridge(none, { SVC_COMPILE_CACHE: '0' });
+        await b.client.listTools();
+        await b.close();
+        expect(compiled(none)).toEqual([]);
+      } finally {
+        rmSync(shared, { recursive: true, force: true });
+      }
+    });
+  });
 });
+
+/** Wait until `done()` holds: a bridge writes its cache as it exits, after its client has closed. */
+async function waitFor(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
+  expect(done()).toBe(true);
+}

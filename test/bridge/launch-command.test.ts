@@ -50,13 +50,13 @@ describe('how --help says to launch the bridge', () => {
 
   it('a checkout is launched by node and the absolute path of its build, even with an svc-bridge on PATH', () => {
     const { prefix } = fakeGlobalInstall();
-    const entry = join(REPO_ROOT, 'dist/bridge/main.js');
+    const entry = join(REPO_ROOT, 'dist/bridge.mjs');
     expect(launchCommand(entry, join(prefix, 'bin'))).toEqual({ command: 'node', args: [entry] });
   });
 
   it('a bridge run on the Node.js npx fetched is launched through npx the same way', () => {
     const npx = { execPath: '/home/you/.npm/_npx/387698761821791d/node_modules/node/bin/node', version: '24.11.1' };
-    const entry = join(REPO_ROOT, 'dist/bridge/main.js');
+    const entry = join(REPO_ROOT, 'dist/bridge.mjs');
     expect(launchCommand(entry, '/usr/bin', npx)).toEqual({ command: 'npx', args: ['-y', 'node@24', entry] });
     const { prefix, entry: installed } = fakeGlobalInstall();
     expect(launchCommand(installed, join(prefix, 'bin'), npx)).toEqual({ command: 'npx', args: ['-y', '-p', 'node@24', 'svc-bridge'] });
@@ -85,15 +85,15 @@ describe('how --help says to launch the bridge', () => {
       rmSync(cache, { recursive: true, force: true });
     }
     expect(r.status, r.stderr).toBe(0);
-    const entry = join(REPO_ROOT, 'dist/bridge/main.js');
+    const entry = join(REPO_ROOT, 'dist/bridge.mjs');
     const major = process.versions.node.split('.')[0];
     expect(r.stdout).toContain(`{"mcpServers": {"svc": {"command": "npx", "args": ["-y", "node@${major}", ${JSON.stringify(entry)}], "env": {"SVC_API": "http://127.0.0.1:8787"}}}}`);
     expect(r.stdout).toContain(`claude mcp add svc --env SVC_API=http://127.0.0.1:8787 -- npx -y node@${major} ${entry}`);
   }, 60_000);
 
-  it('the built entry is main.js beside the running module once built, else the checkout build', () => {
-    expect(builtEntry(pathToFileURL(join(REPO_ROOT, 'dist/bridge/cli.js')).href)).toBe(join(REPO_ROOT, 'dist/bridge/main.js'));
-    expect(builtEntry(pathToFileURL(join(REPO_ROOT, 'bridge/cli.ts')).href)).toBe(join(REPO_ROOT, 'dist/bridge/main.js'));
+  it('the built entry of a checkout is its one-file bundle, dist/bridge.mjs, from the compiled bridge or from the sources', () => {
+    expect(builtEntry(pathToFileURL(join(REPO_ROOT, 'dist/bridge/cli.js')).href)).toBe(join(REPO_ROOT, 'dist/bridge.mjs'));
+    expect(builtEntry(pathToFileURL(join(REPO_ROOT, 'bridge/cli.ts')).href)).toBe(join(REPO_ROOT, 'dist/bridge.mjs'));
   });
 
   it('the one-file bundle is its own entry, wherever it was copied', () => {
@@ -104,7 +104,7 @@ describe('how --help says to launch the bridge', () => {
 
   it('in this checkout, --help gives the node form with this checkout path and no npm link advice', async () => {
     const r = await runBridge(['--help'], { home: tempHome(), bundle: false });
-    const entry = join(REPO_ROOT, 'dist/bridge/main.js');
+    const entry = join(REPO_ROOT, 'dist/bridge.mjs');
     expect(r.stdout).toContain(`{"mcpServers": {"svc": {"command": "node", "args": [${JSON.stringify(entry)}], "env": {"SVC_API": "http://127.0.0.1:8787"}}}}`);
     expect(r.stdout).toContain(`claude mcp add svc --env SVC_API=http://127.0.0.1:8787 -- node ${entry}`);
     expect(r.stdout).not.toContain('npm link');

@@ -274,7 +274,7 @@ describe('the CLI', () => {
     // From the sources, the client configuration it shows launches this checkout's build, not a registry package.
     const main = await runBridge(['--help'], { home, bundle: false });
     expect(main.stdout).toContain('"command": "node", "args": ["');
-    expect(main.stdout).toContain('dist/bridge/main.js');
+    expect(main.stdout).toContain('dist/bridge.mjs');
     expect(main.stdout).not.toContain('npx');
     const bad = await runBridge(['frobnicate'], { home });
     expect(bad.code).toBe(2);

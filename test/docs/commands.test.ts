@@ -80,7 +80,7 @@ function parse(command: string): Parsed {
   if (words[0] === 'npx' && words[1] === '-y' && words[2] === 'node@24') words.splice(0, 3, 'node');
   if (words[0] === 'node' && words[1] !== undefined) {
     if (/(^|\/)dist\/relay\/main\.js$/.test(words[1])) return { env, program: 'svc-relay', args: words.slice(2) };
-    if (/(^|\/)dist\/bridge\/main\.js$|svc-bridge\.mjs$/.test(words[1])) return { env, program: 'svc-bridge', args: words.slice(2) };
+    if (/(^|\/)dist\/bridge\/main\.js$|(^|\/)dist\/bridge\.mjs$|svc-bridge\.mjs$/.test(words[1])) return { env, program: 'svc-bridge', args: words.slice(2) };
   }
   return { env, program: words[0]!, args: words.slice(1) };
 }
@@ -181,7 +181,7 @@ function inSandbox(command: string, dir: string): string {
   return command
     .replace(/(^|\s)\/(backups|disk2|tmp)\//g, `$1${dir}/$2/`)
     .replace(/node (\S*\/)?dist\/relay\/main\.js/g, 'svc-relay')
-    .replace(/node (\S*\/)?dist\/bridge\/main\.js/g, 'svc-bridge');
+    .replace(/node (\S*\/)?dist\/bridge(\/main\.js|\.mjs)/g, 'svc-bridge');
 }
 
 describe('the commands in README.md and docs/', () => {

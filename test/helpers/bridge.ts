@@ -23,7 +23,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client, type CallToolResult } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { bridgeBundle } from './bundle.js';
+import { COMPILE_CACHE_ENV, bridgeBundle } from './bundle.js';
 import { REPO_ROOT } from './relay.js';
 
 export interface StartBridgeOptions {
@@ -74,7 +74,8 @@ function bridgeEnv(opts: StartBridgeOptions, home: string): Record<string, strin
     const v = process.env[name];
     if (v !== undefined) env[name] = v;
   }
-  return { ...env, SVC_API: opts.relayUrl, SVC_HOME: home, ...opts.env };
+  const compiled = process.env[COMPILE_CACHE_ENV];
+  return { ...env, SVC_API: opts.relayUrl, SVC_HOME: home, ...(compiled === undefined ? {} : { SVC_COMPILE_CACHE: compiled }), ...opts.env };
 }
 
 /** Spawn the bridge and connect an MCP client to it over stdio. */

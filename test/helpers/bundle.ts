@@ -15,6 +15,8 @@ import { fileURLToPath } from 'node:url';
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export const BUNDLE_ENV = 'SVC_TEST_BRIDGE_BUNDLE';
+/** The compile cache the run's bridges share (SVC_COMPILE_CACHE): one first start compiles the bundle, the others take its code. */
+export const COMPILE_CACHE_ENV = 'SVC_TEST_COMPILE_CACHE';
 export const BUNDLE_ERROR_ENV = 'SVC_TEST_BRIDGE_BUNDLE_ERROR';
 
 /** Write the bundle to `outfile` with the build's own script; throws with its output when it fails. */
