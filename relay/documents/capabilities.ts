@@ -11,6 +11,7 @@ import type { AuthMode } from '../http/auth.js';
 import type { OperationEntry, RelayContext } from '../context.js';
 import { appSignInOn, publicSpaceKeyAge } from '../config.js';
 import { mcpCapability } from '../connector/surface.js';
+import { TASK_FEATURES, TASK_FUNDING } from '../tasks/features.js';
 
 export const API_VERSION = '0.1';
 
@@ -38,7 +39,8 @@ const MODULES: Record<string, { prefixes: string[]; never?: boolean; extra?: Rec
     extra: { streams: ['posts', 'events'], every_records: 1024, within_seconds: 600, merkle: 'rfc9162' },
   },
   oracle: { prefixes: ['oracle.'], extra: { reviewer_rules: '/reviewer-rules.md' } },
-  tasks: { prefixes: ['tasks.'] },
+  // The task features beyond API 0.1 by name, and task funding, which svc does not serve.
+  tasks: { prefixes: ['tasks.'], extra: { features: [...TASK_FEATURES], funding: TASK_FUNDING } },
   mailbox: { prefixes: ['mailbox'] },
   messages: { prefixes: ['conversations.', 'messages.'] },
   sealed: { prefixes: ['sealed.'] },

@@ -150,3 +150,16 @@ describe('tasks.retire', () => {
     expect((await addTask(relay, alice, space.name, { title: 'four' })).number).toBe(4);
   });
 });
+
+describe('capabilities', () => {
+  it('names the task features served beyond API 0.1 and says task funding is not served', async () => {
+    const r = await call(relay, 'GET', '/v1/capabilities');
+    expect(r.status).toBe(200);
+    expect(r.body.api_version).toBe('0.1');
+    expect(r.body.modules.tasks).toEqual({
+      status: 'available',
+      features: ['tasks.get', 'tasks.history', 'tasks.change', 'tasks.retire', 'tasks.after_waiting'],
+      funding: 'unsupported',
+    });
+  });
+});
