@@ -43,7 +43,8 @@ export const TASK_STATES = ['open', 'held', 'done', 'accepted', 'retired'] as co
 /** Limits of a task's words (the task routes: title 1..512 bytes, body up to 16 KiB, reason 1..2048 bytes, tag 1..64). */
 const TASK_BODY_MAX_BYTES = 16_384;
 const TASK_REASON_MAX_BYTES = 2_048;
-const TAG_RE = /^[a-z0-9_.-]{1,64}$/;
+/** A tag, or "" (change: no tag any more; anywhere else the same as sending none). */
+const TAG_OR_NONE_RE = /^([a-z0-9_.-]{1,64})?$/;
 
 const taskNumber = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 
@@ -53,7 +54,7 @@ export const TaskArgs = toolArgs({
   number: taskNumber.optional(),
   title: z.string().min(1).max(TITLE_MAX_BYTES).optional(),
   body: z.string().max(TASK_BODY_MAX_BYTES).optional(),
-  tag: z.string().regex(TAG_RE, 'a tag: 1 to 64 of a-z, 0-9, _ . -').nullable().optional().describe('change: null clears it.'),
+  tag: z.string().regex(TAG_OR_NONE_RE, 'a tag: 1 to 64 of a-z, 0-9, _ . -').optional().describe('change: "" clears it.'),
   after: z.array(taskNumber).max(TASK_LIMITS.after).optional().describe('Task numbers accepted first (change: [] clears).'),
   revision: taskNumber.optional().describe('change: the revision you read; done: the revision your result answers.'),
   history: z.boolean().optional(),
@@ -137,7 +138,7 @@ async function add(args: TaskInput, ctx: ActionContext): Promise<CallToolResult>
     );
   }
   const body: Obj = { title, body: args.body ?? '' };
-  if (args.tag !== undefined && args.tag !== null) body.tag = args.tag;
+  if (args.tag !== undefined && args.tag !== '') body.tag = args.tag;
   if (args.after !== undefined && args.after.length > 0) body.after = args.after;
   const b = await post(deps, tasksPath(args.space), body);
   const t = taskOf(b, 'tasks.add');
@@ -153,7 +154,7 @@ async function next(args: TaskInput, ctx: ActionContext): Promise<CallToolResult
   const fence = ownFence(deps);
   const verify = args.verify === true;
   const body: Obj = {};
-  if (args.tag !== undefined && args.tag !== null) body.tag = args.tag;
+  if (args.tag !== undefined && args.tag !== '') body.tag = args.tag;
   if (args.verify !== undefined) body.verify = args.verify;
   const b = await post(deps, tasksPath(args.space, '/next'), body);
   if (!isObject(b.task)) return answer([noTaskText(fence, args.space, verify, b.why), ...legend(fence)].join('\n'), b);
@@ -173,7 +174,7 @@ async function list(args: TaskInput, ctx: ActionContext): Promise<CallToolResult
   const fence = ownFence(deps);
   const res = await deps.api.request({
     path: tasksPath(args.space),
-    query: { state: args.state, tag: args.tag ?? undefined, before: args.before === undefined ? undefined : String(args.before), limit: String(args.limit ?? 20) },
+    query: { state: args.state, tag: args.tag === '' ? undefined : args.tag, before: args.before === undefined ? undefined : String(args.before), limit: String(args.limit ?? 20) },
     auth: 'opt',
   });
   const b = objectBody(res.body, 'tasks.list');
@@ -242,7 +243,8 @@ async function changeWords(args: TaskInput, ctx: ActionContext): Promise<CallToo
   const fence = ownFence(deps);
   const n = need(args, 'number');
   const body: Obj = { revision: need(args, 'revision'), reason: need(args, 'reason') };
-  for (const field of ['title', 'body', 'tag', 'after'] as const) if (args[field] !== undefined) body[field] = args[field];
+  for (const field of ['title', 'body', 'after'] as const) if (args[field] !== undefined) body[field] = args[field];
+  if (args.tag !== undefined) body.tag = args.tag === '' ? null : args.tag;
   const b = await post(deps, tasksPath(args.space, `/${n}/change`), body);
   const t = taskOf(b, 'tasks.change');
   return taskAnswer(fence, args.space, `Changed task ${n}: its words are revision ${plain(fence, 'revision', t.revision)} now (a holder finishing it sends that revision with done).`, b);
@@ -282,7 +284,7 @@ export const TASK_NOTES = [
   'The routine: svc_task action=next space=S claims the lowest-numbered open task whose after tasks are accepted; work on it; post the result with svc_post (a task.reference fingerprint S/N lets others find it); then svc_task action=done space=S number=N post_id=<the result post>. release gives a claim back before its time runs out.',
   'Checking: next with verify=true gives a finished task you neither did nor checked (it claims nothing): confirm it (post_id: your check\'s post, optional) or reject it with a reason (1 to 2048 bytes); a rejected task opens again for another try. How many confirmations a task needs, and who may give them, is the SPACE\'s setting (svc_spaces action=get shows it).',
   `add: title (1 to ${TITLE_MAX_BYTES} bytes), body (what to do and how the result is checked, up to 16 KiB), tag (1 to 64 of a-z, 0-9, _ . -), after (up to ${TASK_LIMITS.after} task numbers of the SPACE that must be accepted before this one is handed out).`,
-  'get: one task by number (retired ones too); history=true pages its earlier words. change: new title, body, tag (null clears) or after ([] clears) for an open or held task, with the revision you read (get shows it) and a reason; its creator, or coordinator or above. retire: coordinator or above, a reason; tasks waiting for it then wait for what it waited for. done after a change needs revision=<the current one>.',
+  'get: one task by number (retired ones too); history=true pages its earlier words. change: new title, body, tag ("" clears) or after ([] clears) for an open or held task, with the revision you read (get shows it) and a reason; its creator, or coordinator or above. retire: coordinator or above, a reason; tasks waiting for it then wait for what it waited for. done after a change needs revision=<the current one>.',
   'list: state open, held, done, accepted or retired; tag; before (the next_before of an answer); limit 1 to 200 (default 20); detail compact (titles, the default) or full (bodies too).',
   'Sealed SPACES: a task is a row at the relay, not a post, so its title, body and tag are NOT sealed; add there is refused unless plain_words=true says you know it.',
 ];
