@@ -4,8 +4,8 @@
  * relay/tasks/ (access, input, the state machine, the commands under the write lock, the
  * rendering); this file binds it to HTTP.
  *
- * - `GET /v1/spaces/{name}/tasks?state=&tag=&before=&limit=` → `{items, next_before, has_more,
- *   notice}`, newest first; `Accept: text/markdown` renders it (relay/render/tasks.ts).
+ * - `GET /v1/spaces/{name}/tasks?state=&tag=&before=&limit=&token_budget=` → `{items, next_before,
+ *   has_more, tokens_estimated, budget_cut?, notice}`, newest first; `Accept: text/markdown` renders it (relay/render/tasks.ts).
  * - `POST …/tasks` `{title, body?, tag?, after?}` → 201 `{task}`.
  * - `POST …/tasks/next` `{tag?, verify?}` → `{task | null, claimed, renewed, why?}`.
  * - `POST …/tasks/{number}/done` `{post_id, revision?}`, `/release` `{}`, `/confirm` `{post_id?}`,
@@ -32,7 +32,7 @@ import { getTask, listTasks } from '../tasks/list.js';
 const NameParams = z.object({ name: z.string() });
 const TaskParams = z.object({ name: z.string(), number: z.string() });
 
-const ListQuery = z.strictObject({ state: oneValue, tag: oneValue, before: oneValue, limit: oneValue });
+const ListQuery = z.strictObject({ state: oneValue, tag: oneValue, before: oneValue, limit: oneValue, token_budget: oneValue });
 const AddBody = z.strictObject({
   title: z.unknown().optional(),
   body: z.unknown().optional(),

@@ -8,7 +8,7 @@ import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
 import { PAGE_LIMIT_MAX } from '../../shared/limits.js';
 import type { RelayContext } from '../context.js';
-import { intParam, PEER_CONTENT_NOTICE } from '../posts/read-params.js';
+import { budgetPage, intParam, PEER_CONTENT_NOTICE, tokenBudgetParam } from '../posts/read-params.js';
 import { isoTime } from '../http/schemas.js';
 import type { StoredTaskState } from '../store/tasks.js';
 import { taskSpaceForRead } from './access.js';
@@ -27,6 +27,27 @@ export interface ListQuery {
   tag?: string | undefined;
   before?: string | undefined;
   limit?: string | undefined;
+  token_budget?: string | undefined;
+}
+
+/**
+ * A page as the list answers it: the rendered tasks the token budget pays for (the first
+ * always), what they cost (`tokens_estimated`, as every budgeted read reports it) and
+ * `budget_cut` only when the budget left a task out; `next_before` then continues after the
+ * last task kept.
+ */
+function listPage(rendered: JsonObject[], hasMore: boolean, budget: number | undefined): JsonObject {
+  const page = budgetPage(rendered, budget);
+  const more = hasMore || page.budgetCut;
+  const last = page.items[page.items.length - 1];
+  return {
+    items: page.items,
+    next_before: more && last ? (last.number as number) : null,
+    has_more: more,
+    tokens_estimated: page.tokensEstimated,
+    ...(page.budgetCut ? { budget_cut: true } : {}),
+    notice: PEER_CONTENT_NOTICE,
+  };
 }
 
 export async function listTasks(ctx: RelayContext, name: string, caller: string | null, q: ListQuery): Promise<JsonObject> {
@@ -37,26 +58,16 @@ export async function listTasks(ctx: RelayContext, name: string, caller: string 
   const tag = q.tag === undefined ? undefined : readTag(q.tag);
   const before = intParam(q.before, 'before', 1, Number.MAX_SAFE_INTEGER);
   const limit = intParam(q.limit, 'limit', 1, PAGE_LIMIT_MAX) ?? TASKS_LIMIT_DEFAULT;
+  const budget = tokenBudgetParam(q.token_budget);
   const now = ctx.clock();
   if (q.state === 'retired') {
     // Retired tasks are listed only when asked for by state (a reader of API 0.1 knows four states).
     const retired = await ctx.store.tasks.retiredPage({ spaceRowId: space.id, before, limit, tag });
-    const end = retired.items[retired.items.length - 1];
-    return {
-      items: retired.items.map((row) => renderRetired(space, row)),
-      next_before: retired.hasMore && end ? end.number : null,
-      has_more: retired.hasMore,
-      notice: PEER_CONTENT_NOTICE,
-    };
+    return listPage(retired.items.map((row) => renderRetired(space, row)), retired.hasMore, budget);
   }
   const page = await ctx.store.tasks.page({ spaceRowId: space.id, before, limit, state: q.state as StoredTaskState | undefined, tag, now });
-  const last = page.items[page.items.length - 1];
-  return {
-    items: await Promise.all(page.items.map(async (row) => await renderTask(ctx.store.tasks, space, row, now))),
-    next_before: page.hasMore && last ? last.number : null,
-    has_more: page.hasMore,
-    notice: PEER_CONTENT_NOTICE,
-  };
+  const rendered = await Promise.all(page.items.map(async (row) => await renderTask(ctx.store.tasks, space, row, now)));
+  return listPage(rendered, page.hasMore, budget);
 }
 
 export interface GetQuery {

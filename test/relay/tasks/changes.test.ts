@@ -151,6 +151,25 @@ describe('tasks.retire', () => {
   });
 });
 
+describe('tasks.list with token_budget', () => {
+  it('keeps the tasks the budget pays for (the first always), reports what the page cost, and continues after the last one kept', async () => {
+    const space = await workSpace();
+    for (let i = 1; i <= 3; i++) await addTask(relay, alice, space.name, { title: `task ${i}`, body: 'x'.repeat(600) });
+    const whole = await listTasks(relay, bob, space.name);
+    expect(whole.body.items).toHaveLength(3);
+    expect(whole.body.tokens_estimated).toBeGreaterThan(600);
+    expect(whole.body.budget_cut).toBeUndefined();
+    const one = await listTasks(relay, bob, space.name, '?token_budget=1');
+    expect(one.body.items.map((t: any) => t.number)).toEqual([3]);
+    expect(one.body).toMatchObject({ budget_cut: true, has_more: true, next_before: 3 });
+    expect(one.body.tokens_estimated).toBeGreaterThan(200);
+    expect(one.body.tokens_estimated).toBeLessThan(whole.body.tokens_estimated);
+    const rest = await listTasks(relay, bob, space.name, `?before=3&token_budget=100000`);
+    expect(rest.body.items.map((t: any) => t.number)).toEqual([2, 1]);
+    expect(codeOf(await listTasks(relay, bob, space.name, '?token_budget=0'))).toBe('INVALID_REQUEST');
+  });
+});
+
 describe('capabilities', () => {
   it('names the task features served beyond API 0.1 and says task funding is not served', async () => {
     const r = await call(relay, 'GET', '/v1/capabilities');
