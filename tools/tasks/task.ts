@@ -229,7 +229,12 @@ async function getOne(args: TaskInput, ctx: ActionContext): Promise<CallToolResu
   if (isObject(t.retired)) lines.push(`Retired by ${plain(fence, 'by', t.retired.by)} at ${plain(fence, 'at', t.retired.at)}: nobody takes it any more.`);
   for (const h of items(b.history)) {
     const ended = isObject(h.ended) ? h.ended : {};
-    lines.push(`- revision ${plain(fence, 'revision', h.revision)}, changed by ${plain(fence, 'by', ended.by)} at ${plain(fence, 'at', ended.at)}:`, taskText(fence, args.space, { ...h, number: n }, { full: true }));
+    const byChanger = fence.by(ended.by);
+    lines.push(
+      `- revision ${plain(fence, 'revision', h.revision)}, ended by ${plain(fence, 'by', ended.by)} at ${plain(fence, 'at', ended.at)}, because: ${byChanger('reason', ended.reason)}`,
+      `  title: ${fence('title', h.title)}`,
+      `  body: ${fence('body', h.body)}`,
+    );
   }
   if (b.has_more === true && b.next_before !== null && b.next_before !== undefined) lines.push(`more: call again with history=true before=${plain(fence, 'next_before', b.next_before)}`);
   if (args.history !== true) lines.push('history=true shows its earlier words.');

@@ -54,6 +54,8 @@ describe('svc_task get, change and retire at /mcp', () => {
     expect(read.isError ?? false, textOf(read)).toBe(false);
     expect((read.structuredContent as any).history).toMatchObject([{ revision: 1, body: 'old', ended: { reason: 'clearer' } }]);
     expect(textOf(read)).toContain('revision 2');
+    // The earlier words are another KEY's: shown between peer markers.
+    expect(textOf(read)).toMatch(/body: ⟦peer body [0-9a-f]+⟧old⟦\/peer [0-9a-f]+⟧/);
 
     relay.clock.advance(2_100);
     const denied = await callConnector(asWriter, 'svc_task', { action: 'retire', space: space.name, number: 1, reason: 'gone' });
