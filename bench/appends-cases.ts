@@ -40,6 +40,8 @@ export interface CaseResult {
   latencyMs: number[];
   /** p99 of each round on its own (ms), to show how much rounds differ. */
   roundP99Ms?: number[];
+  /** With a CPU reader: the relay's CPU time per append answered in each round's window (µs). */
+  cpuPerAppendUs?: number[];
 }
 
 /** One signed post body for `space` by `signer`, as JSON text. */
@@ -116,6 +118,8 @@ export async function runHttp(
   bytes: number,
   clients: number,
   expected: number,
+  /** The relay process's CPU time so far (ns), read when the measured window opens and closes. */
+  relayCpuNs?: () => number,
 ): Promise<CaseResult> {
   // Each client's posts, signed before the case starts.
   const perClient = Math.ceil((expected * ((WARMUP_MS + ROUND_MS) / 1000) * 1.5) / clients) + 20;
@@ -136,6 +140,19 @@ export async function runHttp(
   const measureFrom = started + WARMUP_MS;
   const end = measureFrom + ROUND_MS;
   let done = 0;
+  // The relay's CPU over the window, divided by the appends answered in it (whenever they began):
+  // in a steady stream the work inside the window is the work of the answers inside it.
+  const window = { cpu0: 0, cpu1: 0, t0: Number.POSITIVE_INFINITY, t1: Number.POSITIVE_INFINITY, answered: 0 };
+  const open = (): void => {
+    window.cpu0 = relayCpuNs!();
+    window.t0 = performance.now();
+  };
+  const close = (): void => {
+    if (window.t1 !== Number.POSITIVE_INFINITY || window.t0 === Number.POSITIVE_INFINITY) return;
+    window.cpu1 = relayCpuNs!();
+    window.t1 = performance.now();
+  };
+  const timers = relayCpuNs === undefined ? [] : [setTimeout(open, measureFrom - performance.now()), setTimeout(close, end - performance.now())];
   // undici's Pool, one keep-alive connection per client: of the HTTP clients at hand the one that
   // costs the least CPU per request (measured, 1 KiB, 16 clients: ~85 µs, node:http ~115 µs,
   // global fetch ~300 µs), which matters because the clients share the machine with the relay.
@@ -154,6 +171,7 @@ export async function runHttp(
       const text = await res.body.text();
       const t1 = performance.now();
       if (res.statusCode !== 201) throw new Error(`append refused: ${res.statusCode} ${text}`);
+      if (t1 >= window.t0 && t1 <= window.t1) window.answered++;
       if (t0 >= measureFrom && t1 <= end) {
         latencyMs.push(t1 - t0);
         done++;
@@ -163,9 +181,17 @@ export async function runHttp(
   try {
     await Promise.all(Array.from({ length: clients }, async (_, i) => await worker(i)));
   } finally {
+    for (const t of timers) clearTimeout(t);
+    // A busy machine can hold the closing timer past the last answer: the window closes now,
+    // the relay having had nothing more to do since.
+    if (relayCpuNs !== undefined) close();
     await Promise.all(pools.map(async (p) => await p.close()));
   }
-  return { opsPerSec: [(done * 1000) / ROUND_MS], latencyMs };
+  const result: CaseResult = { opsPerSec: [(done * 1000) / ROUND_MS], latencyMs };
+  if (relayCpuNs !== undefined && window.answered > 0 && window.t1 !== Number.POSITIVE_INFINITY) {
+    result.cpuPerAppendUs = [(window.cpu1 - window.cpu0) / 1000 / window.answered];
+  }
+  return result;
 }
 
 /** KEYS, one per client (as many as the most `clients`); a hot SPACE and SPREAD more, members over HTTP. */

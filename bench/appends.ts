@@ -24,6 +24,10 @@
  * (bench/appends-postgres.ts); `--against <revision>` measures these SQLite figures beside
  * another revision's relay in the same run (bench/appends-against.ts).
  *
+ * `--cpu` measures only the relay's CPU time per append against the in-process append's
+ * (bench/appends-cpu.ts), which the whole suite also prints after the rates; with
+ * `--against <revision>`, beside that revision's relay.
+ *
  * Targets: at 16 clients into one SPACE at least 50% of the ceiling; throughput at 64
  * clients at least 90% of the best of its series (no collapse as writers are added); p99 under
  * 20 ms at 16 clients.
@@ -44,6 +48,7 @@ import {
   type CaseResult,
   type Layout,
 } from './appends-cases.js';
+import { runCpu } from './appends-cpu.js';
 import { formatDuration, type Row, type Suite, type SuiteReport } from './harness.js';
 import { spawnBenchRelay, tempDataDir } from './relay-fixture.js';
 
@@ -64,9 +69,17 @@ function rangeOf(values: readonly number[] | undefined): string {
 
 async function run(): Promise<SuiteReport> {
   const against = valueOf('--against');
+  if (process.argv.includes('--cpu')) return await runCpu(against);
   if (against !== undefined) return await (await import('./appends-against.js')).runAgainst(against);
   const store = storeOption();
   if (store === 'postgres') return await (await import('./appends-postgres.js')).runPostgres();
+  const rates = await runRates();
+  const cpu = await runCpu();
+  return { rows: [...rates.rows, ...cpu.rows], notes: [...rates.notes, `${cpu.title}:`, ...cpu.notes] };
+}
+
+/** The rates of every size, layout and number of clients beside the ceiling. */
+async function runRates(): Promise<SuiteReport> {
   const ceiling = await ceilingSetup();
   const dataDir = tempDataDir('svc-bench-appends-');
   const relay = await spawnBenchRelay(dataDir);

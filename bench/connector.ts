@@ -1,27 +1,41 @@
 /**
- * The connector suite: tool calls per second over `/mcp` against the same reads over plain
- * HTTP, from one real relay process in the same run (the connector should cost at most 1.5×
- * the plain route).
+ * The connector suite: tool calls per second over `/mcp` against the same operations over plain
+ * HTTP, from one real relay process in the same run (the connector should cost at most 1.5× the
+ * plain route).
  *
- * A private SPACE of 200 posts (unsigned, 600 bytes each) is filled in process, then the relay
- * runs as its own process (SVC_RELAY_NO_RATE_LIMITS=1) and the owner's KEY signs in over HTTP.
- * Each row runs CLIENTS callers at once for ROW_MS after a warm-up, one call after another each:
+ * A private SPACE of 200 posts (unsigned, 600 bytes each) is filled in process, 40 of them by a
+ * second member addressed to the owner (the owner's mailbox); then the relay runs as its own
+ * process (SVC_RELAY_NO_RATE_LIMITS=1) and the owner's KEY signs in over HTTP. Five groups, each
+ * a plain route (the baseline) and the tool that does the same at the tool's defaults:
  *
- *   HTTP posts.read              GET /v1/spaces/{name}/posts, newest first, the tool's default
- *                                limit and token budget (undici, keep-alive): the baseline;
- *   /mcp svc_read_space (rev)    the same read as a tool call by the SDK's Streamable HTTP
- *                                client, one client per caller, at 2026-07-28 and 2025-11-25;
- *   HTTP posts.get               GET /v1/posts/{id} (with its proof, the tool's default);
- *   /mcp svc_get (rev)           the same as a tool call.
+ *   posts.read   GET /v1/spaces/{name}/posts newest first    svc_read_space {space, order: desc}
+ *   posts.get    GET /v1/posts/{id} with its proof            svc_get {post_id}
+ *   seek         GET /v1/seek?q=merkle                        svc_seek {q: merkle}
+ *   mailbox      GET /v1/mailbox?after=0                      svc_mailbox {after: "0"}
+ *   posts.write  POST /v1/spaces/{name}/posts, unsigned       svc_post {space, kind, title, body}
  *
- * Newest first, so no cursor moves and every call reads the same page. Progress goes to a
- * terminal only.
+ * Each tool is called by the SDK's Streamable HTTP client, one client per caller: at 2026-07-28
+ * (text and structured content), at 2026-07-28 by a client that declares it reads structured
+ * content alone (relay/connector/structured.ts: no text is made), and at 2025-11-25. Newest
+ * first and `after: "0"`, so every read reads the same page.
+ *
+ * Each case runs CLIENTS callers at once, one call after another each. The cases of a group run
+ * in interleaved rounds (every case one round in turn, ROUNDS times), and a case's figure is its
+ * best round: other work on a shared machine only ever slows a round down. Beside it, the relay
+ * process's CPU time per call over all its rounds (/proc/<pid>/stat): the relay's own cost,
+ * which the clients and other work on the machine do not change.
+ *
+ * `npm run bench -- connector --cpu-prof` also writes the relay process's CPU profile
+ * (`node --cpu-prof`) into a directory it names at the end.
  */
-import { rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { Agent, request } from 'undici';
 import { appendPost } from '../relay/posts/append.js';
+import { STRUCTURED_ONLY_EXTENSION } from '../relay/connector/structured.js';
 import { DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET } from '../tools/posts/reading.js';
 import { signerFromSeed } from '../shared/identity.js';
 import { mintToken } from '../test/helpers/relay.js';
@@ -29,17 +43,27 @@ import { collectGarbage, type Row, type Suite, type SuiteReport } from './harnes
 import { createSpaceInStore, filler, openInProcess, registerKey, spawnBenchRelay, tempDataDir } from './relay-fixture.js';
 
 const POSTS = 200;
+const TO_OWNER = 40;
 const CLIENTS = 8;
-const WARMUP_MS = 1_000;
-const ROW_MS = 4_000;
+const WARMUP_MS = 600;
+const ROUND_MS = 1_000;
+const ROUNDS = 4;
 
 type Revision = '2025-11-25' | '2026-07-28';
+/** How a client connects: its revision, and whether it declares it reads structured content alone. */
+type Flavour = { revision: Revision; structuredOnly: boolean; label: string };
+
+const FLAVOURS: readonly Flavour[] = [
+  { revision: '2026-07-28', structuredOnly: false, label: '2026-07-28' },
+  { revision: '2026-07-28', structuredOnly: true, label: '2026-07-28, structured only' },
+  { revision: '2025-11-25', structuredOnly: false, label: '2025-11-25' },
+];
 
 function progress(text: string): void {
   if (process.stderr.isTTY) process.stderr.write(`\r${text}\x1b[K`);
 }
 
-/** Run `CLIENTS` loops of `call` for `ms`; answers the calls finished per second. */
+/** Run every loop of `calls` for `ms`; answers the calls finished per second. */
 async function throughput(calls: readonly (() => Promise<void>)[], ms: number): Promise<number> {
   const until = performance.now() + ms;
   let done = 0;
@@ -55,31 +79,81 @@ async function throughput(calls: readonly (() => Promise<void>)[], ms: number): 
   return (done * 1000) / (performance.now() - started);
 }
 
-async function measure(name: string, calls: readonly (() => Promise<void>)[]): Promise<number> {
-  progress(`connector: ${name} (warming up)`);
-  await throughput(calls, WARMUP_MS);
-  collectGarbage();
-  progress(`connector: ${name}`);
-  return throughput(calls, ROW_MS);
+interface Case {
+  readonly name: string;
+  readonly calls: readonly (() => Promise<void>)[];
+  readonly baseline?: string;
 }
 
-async function connect(url: string, token: string, revision: Revision): Promise<Client> {
-  const client = new Client({ name: 'svc-bench', version: '0.0.0' }, revision === '2026-07-28' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {});
+/** The CPU time the process has used (user and system), in µs: /proc/<pid>/stat, in clock ticks of 10 ms. */
+function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/**
+ * The cases of one group in interleaved rounds; each case's best round, and the relay process's
+ * CPU time per call over all its rounds (which other work on the machine does not change).
+ */
+async function measureGroup(group: string, cases: readonly Case[], relayPid: number): Promise<Row[]> {
+  for (const c of cases) {
+    progress(`connector: ${c.name} (warming up)`);
+    await throughput(c.calls, WARMUP_MS);
+  }
+  const best = new Map<string, number>();
+  const cpu = new Map<string, { micros: number; calls: number }>();
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const c of cases) {
+      collectGarbage();
+      progress(`connector: ${group} round ${round}/${ROUNDS}: ${c.name}`);
+      const before = cpuMicros(relayPid);
+      const started = performance.now();
+      const ops = await throughput(c.calls, ROUND_MS);
+      const spent = cpuMicros(relayPid) - before;
+      const sum = cpu.get(c.name) ?? { micros: 0, calls: 0 };
+      cpu.set(c.name, { micros: sum.micros + spent, calls: sum.calls + (ops * (performance.now() - started)) / 1000 });
+      best.set(c.name, Math.max(best.get(c.name) ?? 0, ops));
+    }
+  }
+  const perCall = (name: string) => cpu.get(name)!.micros / cpu.get(name)!.calls;
+  return cases.map((c) => {
+    const own = perCall(c.name);
+    const ratio = c.baseline === undefined ? '' : ` (${(own / perCall(c.baseline)).toFixed(2)}×)`;
+    return { name: c.name, opsPerSec: best.get(c.name)!, note: `relay CPU ${Math.round(own)} µs/call${ratio}`, ...(c.baseline ? { baseline: c.baseline } : {}) };
+  });
+}
+
+async function connect(url: string, token: string, flavour: Flavour): Promise<Client> {
+  const client = new Client(
+    { name: 'svc-bench', version: '0.0.0' },
+    {
+      ...(flavour.revision === '2026-07-28' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {}),
+      ...(flavour.structuredOnly ? { capabilities: { extensions: { [STRUCTURED_ONLY_EXTENSION]: {} } } } : {}),
+    },
+  );
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
   return client;
 }
 
-function toolCall(client: Client, name: string, args: Record<string, unknown>): () => Promise<void> {
+function toolCall(client: Client, name: string, args: () => Record<string, unknown>): () => Promise<void> {
   return async () => {
-    const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
+    const r = (await client.callTool({ name, arguments: args() })) as CallToolResult;
     if (r.isError) throw new Error(`${name}: ${JSON.stringify(r.content).slice(0, 300)}`);
   };
+}
+
+/** `--cpu-prof` among the arguments: the relay writes its CPU profile into a new directory. */
+function profileDir(): string | undefined {
+  return process.argv.includes('--cpu-prof') ? mkdtempSync(join(tmpdir(), 'svc-connector-prof-')) : undefined;
 }
 
 async function run(): Promise<SuiteReport> {
   const dataDir = tempDataDir('svc-bench-connector-');
   const seed = new Uint8Array(32).fill(11);
+  const otherSeed = new Uint8Array(32).fill(12);
   const name = `connector-bench-${randomUUID().slice(0, 8)}`;
+  const prof = profileDir();
   let postId: string;
   const rows: Row[] = [];
   try {
@@ -87,15 +161,22 @@ async function run(): Promise<SuiteReport> {
     const r = await openInProcess(dataDir);
     try {
       const owner = await registerKey(r, signerFromSeed(seed), Date.now() - 2 * 86_400_000);
-      await createSpaceInStore(r, owner, name);
+      const other = await registerKey(r, signerFromSeed(otherSeed), Date.now() - 2 * 86_400_000);
+      const space = await createSpaceInStore(r, owner, name);
+      await r.store.members.admit(space, { peer: other, role: 'writer', tags: [], broughtInBy: owner }, owner, Date.now());
       let last = '';
-      for (let i = 0; i < POSTS; i++) last = (await appendPost(r.ctx, name, owner, { kind: 'obs', title: `post ${i}`, body: filler(600, i) })).post.postId;
+      for (let i = 0; i < POSTS; i++) {
+        const toOwner = i % (POSTS / TO_OWNER) === 0;
+        const author = toOwner ? other : owner;
+        const post = { kind: 'obs', title: `post ${i}`, body: filler(600, i), ...(toOwner ? { to: [owner] } : {}) };
+        last = (await appendPost(r.ctx, name, author, post)).post.postId;
+      }
       postId = last;
     } finally {
-      r.close();
+      await r.close();
     }
 
-    const relay = await spawnBenchRelay(dataDir);
+    const relay = await spawnBenchRelay(dataDir, prof === undefined ? {} : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${prof}` });
     const agent = new Agent({ connections: CLIENTS * 2 });
     const clients: Client[] = [];
     try {
@@ -106,25 +187,36 @@ async function run(): Promise<SuiteReport> {
         const body = await res.body.text();
         if (res.statusCode !== 200) throw new Error(`GET ${path}: ${res.statusCode} ${body.slice(0, 200)}`);
       };
-      const readPath = `/v1/spaces/${name}/posts?limit=${DEFAULT_LIMIT}&token_budget=${DEFAULT_TOKEN_BUDGET}&order=desc`;
-      const readArgs = { space: name, order: 'desc' };
-      const getPath = `/v1/posts/${postId}`;
-      const getArgs = { post_id: postId };
-
-      const byRevision = new Map<Revision, Client[]>();
-      for (const revision of ['2026-07-28', '2025-11-25'] as const) {
-        const cs: Client[] = [];
-        for (let i = 0; i < CLIENTS; i++) cs.push(await connect(relay.url, token, revision));
-        clients.push(...cs);
-        byRevision.set(revision, cs);
-      }
-      const cases: { name: string; calls: (() => Promise<void>)[]; baseline?: string }[] = [
-        { name: 'HTTP posts.read', calls: Array.from({ length: CLIENTS }, () => http(readPath)) },
-        ...[...byRevision].map(([rev, cs]) => ({ name: `/mcp svc_read_space (${rev})`, calls: cs.map((c) => toolCall(c, 'svc_read_space', readArgs)), baseline: 'HTTP posts.read' })),
-        { name: 'HTTP posts.get', calls: Array.from({ length: CLIENTS }, () => http(getPath)) },
-        ...[...byRevision].map(([rev, cs]) => ({ name: `/mcp svc_get (${rev})`, calls: cs.map((c) => toolCall(c, 'svc_get', getArgs)), baseline: 'HTTP posts.get' })),
+      const postPath = `/v1/spaces/${name}/posts`;
+      const httpPost = () => async () => {
+        const body = JSON.stringify({ kind: 'obs', title: 'bench post', body: filler(600, 7), idempotency_key: randomUUID() });
+        const res = await request(`${relay.url}${postPath}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body, dispatcher: agent });
+        const text = await res.body.text();
+        if (res.statusCode !== 201) throw new Error(`POST ${postPath}: ${res.statusCode} ${text.slice(0, 200)}`);
+      };
+      const budget = `limit=${DEFAULT_LIMIT}&token_budget=${DEFAULT_TOKEN_BUDGET}`;
+      const groups: { group: string; plain: string; http: () => () => Promise<void>; tool: string; args: () => Record<string, unknown> }[] = [
+        { group: 'read', plain: 'HTTP posts.read', http: () => http(`${postPath}?${budget}&order=desc`), tool: 'svc_read_space', args: () => ({ space: name, order: 'desc' }) },
+        { group: 'get', plain: 'HTTP posts.get', http: () => http(`/v1/posts/${postId}`), tool: 'svc_get', args: () => ({ post_id: postId }) },
+        { group: 'seek', plain: 'HTTP seek', http: () => http(`/v1/seek?q=merkle&${budget}`), tool: 'svc_seek', args: () => ({ q: 'merkle' }) },
+        { group: 'mailbox', plain: 'HTTP mailbox', http: () => http(`/v1/mailbox?after=0&${budget}`), tool: 'svc_mailbox', args: () => ({ after: '0' }) },
+        { group: 'post', plain: 'HTTP posts.write', http: httpPost, tool: 'svc_post', args: () => ({ space: name, kind: 'obs', title: 'bench post', body: filler(600, 7) }) },
       ];
-      for (const c of cases) rows.push({ name: c.name, opsPerSec: await measure(c.name, c.calls), ...(c.baseline ? { baseline: c.baseline } : {}) });
+
+      const byFlavour = new Map<Flavour, Client[]>();
+      for (const flavour of FLAVOURS) {
+        const cs: Client[] = [];
+        for (let i = 0; i < CLIENTS; i++) cs.push(await connect(relay.url, token, flavour));
+        clients.push(...cs);
+        byFlavour.set(flavour, cs);
+      }
+      for (const g of groups) {
+        const cases: Case[] = [
+          { name: g.plain, calls: Array.from({ length: CLIENTS }, () => g.http()) },
+          ...[...byFlavour].map(([f, cs]) => ({ name: `/mcp ${g.tool} (${f.label})`, calls: cs.map((c) => toolCall(c, g.tool, g.args)), baseline: g.plain })),
+        ];
+        rows.push(...(await measureGroup(g.group, cases, relay.process.pid!)));
+      }
     } finally {
       progress('');
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
@@ -137,15 +229,17 @@ async function run(): Promise<SuiteReport> {
   return {
     rows,
     notes: [
-      `${CLIENTS} callers at once per row for ${ROW_MS / 1000} s after ${WARMUP_MS / 1000} s of warm-up, each one call after another; one relay process (SVC_RELAY_NO_RATE_LIMITS=1)`,
-      `SPACE of ${POSTS} posts of 600 bytes; reads newest first at the tool's defaults (limit ${DEFAULT_LIMIT}, token_budget ${DEFAULT_TOKEN_BUDGET}); posts.get with its proof`,
-      'vs baseline: how many times the plain HTTP route\'s cost a tool call costs (target: at most 1.5×)',
+      `${CLIENTS} callers at once per case, each one call after another; the cases of a group in ${ROUNDS} interleaved rounds of ${ROUND_MS / 1000} s after ${WARMUP_MS / 1000} s of warm-up each, the best round kept; one relay process (SVC_RELAY_NO_RATE_LIMITS=1)`,
+      `SPACE of ${POSTS} posts of 600 bytes, ${TO_OWNER} of them addressed to the caller; reads at the tool's defaults (limit ${DEFAULT_LIMIT}, token_budget ${DEFAULT_TOKEN_BUDGET}); posts.get with its proof; posts unsigned, 600 bytes`,
+      'vs baseline: how many times the plain HTTP route\'s cost a tool call costs (target: at most 1.5×), from calls per second of the best round (clients and relay on the same machine)',
+      'relay CPU: the relay process\'s CPU time per call over every round (/proc/<pid>/stat), and its ratio to the plain route\'s: what other work on the machine does not change',
+      ...(prof === undefined ? [] : [`the relay's CPU profile: ${prof}`]),
     ],
   };
 }
 
 export const connectorSuite: Suite = {
   name: 'connector',
-  title: `connector tool calls over /mcp vs the same reads over plain HTTP, ${CLIENTS} callers at once`,
+  title: `connector tool calls over /mcp vs the same operations over plain HTTP, ${CLIENTS} callers at once`,
   run,
 };

@@ -21,6 +21,7 @@ import { refusalText } from '../tools/render.js';
 import { MIRROR_HELP, runMirror } from './commands/mirror.js';
 import { Verifier } from '../tools/verify/verify.js';
 import { notFoundCodes } from '../tools/resources/errors.js';
+import { paramsChecked } from '../tools/params.js';
 import type { BridgeDeps } from '../tools/deps.js';
 import { Sealing, createSealing } from './sealed/sealing.js';
 import { sealingPort } from './sealed/sealing-port.js';
@@ -296,8 +297,9 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   // The tap lets the subscription feed see the entry's subscriptions/listen streams (2026-07-28).
   const background = startBackground(sealing, log, keeperMs);
   outbox.start();
+  // paramsChecked: params a method does not take are -32602, answered before the SDK would say -32603.
   // notFoundCodes: a resource not found is -32002 on the revisions before 2026-07-28 (tools/resources/errors.ts).
-  const handle = serveStdio(() => createServer(deps), { transport: notFoundCodes(listen.wrap(new StdioServerTransport())), onerror: (e) => log(`MCP: ${e.message}`) });
+  const handle = serveStdio(() => createServer(deps), { transport: paramsChecked(notFoundCodes(listen.wrap(new StdioServerTransport()))), onerror: (e) => log(`MCP: ${e.message}`) });
   let closing = false;
   const stop = async (why: string) => {
     if (closing) return;

@@ -70,6 +70,7 @@ import { registerMessageRetention } from './jobs/message-retention.js';
 import { oracleRoutes } from './routes/oracle.js';
 import { tasksRoutes } from './routes/tasks.js';
 import { connectorRoutes } from './connector/routes.js';
+import { keepAnswer } from './connector/in-process.js';
 import { mirrorsRoutes } from './routes/mirrors.js';
 
 export type { RelayDeps, RelayContext } from './context.js';
@@ -170,6 +171,9 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     }
     await applyRouteLimit(ctx.limiter, limit, req, reply, req.identity?.peerId);
   });
+
+  // The connector's in-process requests take a JSON answer as the value, unserialised (connector/in-process.ts).
+  app.addHook('preSerialization', keepAnswer);
 
   // The operations index is read from the routes themselves (config.operation).
   app.addHook('onRoute', (route) => {

@@ -254,7 +254,9 @@ async function main(): Promise<void> {
   // Benchmarks only: a relay with no rate limits must never face the public.
   const rateLimits = process.env.SVC_RELAY_NO_RATE_LIMITS !== '1';
   if (!rateLimits) process.stderr.write('svc-relay: SVC_RELAY_NO_RATE_LIMITS=1: every rate limit is off (benchmarks only)\n');
-  const app = buildApp({ config, store, clock, random, serviceKeys, rateLimits, checkpointLog });
+  // Measured on two cores (npm run bench -- appends --cpu): off unless asked for.
+  const verifyOffThread = process.env.SVC_RELAY_VERIFY_OFF_THREAD === '1';
+  const app = buildApp({ config, store, clock, random, serviceKeys, rateLimits, verifyOffThread, checkpointLog });
 
   let metricsServer: MetricsServer | undefined;
   let closing = false;

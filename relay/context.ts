@@ -28,6 +28,11 @@ export interface RelayDeps {
    * SVC_RELAY_NO_RATE_LIMITS=1); default true.
    */
   readonly rateLimits?: boolean;
+  /**
+   * true: a signed post's Ed25519 check runs on libuv's thread pool (relay/posts/verify-off-thread.ts;
+   * cli.ts: env SVC_RELAY_VERIFY_OFF_THREAD=1); default false, the check on the event loop.
+   */
+  readonly verifyOffThread?: boolean;
   /** Where every signed checkpoint is appended (relay/checkpoint-log.ts); none for a memory-only relay. */
   readonly checkpointLog?: CheckpointLog | undefined;
 }

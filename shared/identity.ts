@@ -71,7 +71,7 @@ export function publicKeyFromSeed(seed: Uint8Array): Uint8Array {
 const KEY_CACHE_LIMIT = 1024;
 const publicKeyCache = new Map<string, KeyObject>();
 
-function publicKeyObject(publicKey: Uint8Array): KeyObject {
+export function publicKeyObject(publicKey: Uint8Array): KeyObject {
   const id = toHex(publicKey);
   const hit = publicKeyCache.get(id);
   if (hit !== undefined) {

@@ -28,6 +28,8 @@ export const DATA_MAX_BYTES = 16 * KIB; // 16384
 export const BUDGET_MAX_BYTES = 4 * KIB; // 4096
 /** A post's `title`. */
 export const TITLE_MAX_BYTES = 512;
+/** A post's `summary`, the author's short reading of it (a newer API's post field; objects.md §2). */
+export const SUMMARY_MAX_BYTES = 4 * KIB; // 4096
 export const FINGERPRINTS_PER_POST = 32;
 export const RECIPIENTS_PER_POST = 8;
 /** The signed object before base64url, and the private part (protocol/objects.md §5). */
@@ -36,6 +38,12 @@ export const SIGNED_PRIVATE_MAX_BYTES = 32 * KIB; // 32768
 /** A snippet is the first 280 characters plus up to 8 fingerprints (spec "Post"). */
 export const SNIPPET_CHARACTERS = 280;
 export const SNIPPET_FINGERPRINTS = 8;
+/**
+ * The sealed key pages (sealed.chain, sealed.unlocked, sealed.requests) take up to 1,000 rows: a
+ * keeper locks a generation for a thousand members per request (sealed.locks), and the newer
+ * API's keeper reads its pages that many at a time.
+ */
+export const SEALED_PAGE_LIMIT_MAX = 1_000;
 /** `GET /v1/posts?ids=` takes up to twenty ids (spec 2 posts.batch). */
 export const BATCH_IDS_MAX = 20;
 /**
@@ -146,6 +154,10 @@ export const TASK_LIMITS = {
   claimHours: { min: 1, max: 24, default: 4 },
   confirmations: { min: 0, max: 5, public: 2, private: 0 },
 } as const;
+/** Posts one posts.append may carry as a batch (`posts`), each appended and answered on its own. */
+export const POST_BATCH_MAX = 20;
+/** Tasks one tasks.add may carry as a batch (`tasks`), each added and answered on its own. */
+export const TASK_BATCH_MAX = 20;
 
 // ---- SEEK fairness, roleless posts, deliveries --------------------------------------------
 
@@ -259,6 +271,7 @@ export function capabilityLimits(): Record<string, unknown> {
   return {
     body_bytes: BODY_MAX_BYTES,
     title_bytes: TITLE_MAX_BYTES,
+    summary_bytes: SUMMARY_MAX_BYTES,
     data_bytes: DATA_MAX_BYTES,
     budget_bytes: BUDGET_MAX_BYTES,
     request_bytes: REQUEST_MAX_BYTES,
@@ -268,6 +281,7 @@ export function capabilityLimits(): Record<string, unknown> {
     recipients_per_post: RECIPIENTS_PER_POST,
     tags_per_member: TAGS_PER_MEMBER,
     page_limit_max: PAGE_LIMIT_MAX,
+    sealed_page_limit_max: SEALED_PAGE_LIMIT_MAX,
     seek_limit_max: SEEK_LIMIT_MAX,
     seek_query_bytes: SEEK_QUERY_BYTES,
     seek_query_terms: SEEK_QUERY_TERMS,

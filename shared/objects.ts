@@ -41,6 +41,8 @@ export interface PostFields {
   /** Signed form only; ignored when building the unsigned form. */
   idempotency_key?: string | undefined;
   title?: string | undefined;
+  /** The author's short reading of the post (a newer API's member, objects.md §2). */
+  summary?: string | undefined;
   /** `""` is treated as absent. */
   body?: string | undefined;
   to?: readonly string[] | undefined;
@@ -52,7 +54,7 @@ export interface PostFields {
   private_digest?: string | undefined;
 }
 
-/** A post object as built or strictly read (objects.md §2 without the reference's `summary`). */
+/** A post object as built or strictly read (objects.md §2, the reference's `summary` included). */
 export interface PostObject {
   v: 1;
   space_id: string;
@@ -60,6 +62,7 @@ export interface PostObject {
   kind: string;
   idempotency_key?: string;
   title?: string;
+  summary?: string;
   body?: string;
   to?: string[];
   reply_to?: string;
@@ -114,7 +117,7 @@ export function isSealedPostObject(o: AnyPostObject): o is SealedPostObject {
 // Member checks shared by the builders and the strict reader
 
 const PLAIN_MEMBERS: ReadonlySet<string> = new Set([
-  'v', 'space_id', 'author_id', 'idempotency_key', 'kind', 'title', 'body', 'to',
+  'v', 'space_id', 'author_id', 'idempotency_key', 'kind', 'title', 'summary', 'body', 'to',
   'reply_to', 'supersedes', 'retracts', 'fingerprints', 'private_digest',
 ]);
 const SEALED_MEMBERS: ReadonlySet<string> = new Set([
@@ -268,9 +271,10 @@ function commonMembers(
   return o;
 }
 
-/** The plain shape's own members: title, body, fingerprints, private_digest. */
+/** The plain shape's own members: title, summary, body, fingerprints, private_digest. */
 function plainMembers(src: Record<string, unknown>, o: PostObject, prefix: string, mode: ListMode): PostObject {
   if (src.title !== undefined) o.title = requireString(src.title, at(prefix, 'title'));
+  if (src.summary !== undefined) o.summary = requireString(src.summary, at(prefix, 'summary'));
   if (src.body !== undefined) {
     const body = requireString(src.body, at(prefix, 'body'));
     if (body !== '') o.body = body;
@@ -331,6 +335,7 @@ export function postFieldsOf(spaceId: string, authorId: string, input: PostInput
     kind: input.kind,
     idempotency_key: input.idempotency_key,
     title: input.title,
+    summary: input.summary,
     body: input.body,
     to: input.to,
     reply_to: input.reply_to,
@@ -368,7 +373,7 @@ export function postObjectBytes(object: AnyPostObject): Uint8Array {
 
 /**
  * Read a post object's bytes strictly: RFC 8785 exactly, only the members of objects.md §2
- * (the seed spec's list: no `summary`) or §7, no nulls, no empty lists or body, `to` and
+ * (the seed spec's list and the reference's `summary`, which a newer API added) or §7, no nulls, no empty lists or body, `to` and
  * `fingerprints` strictly ascending. `form` decides whether `idempotency_key` is required
  * (signed) or refused (unsigned). Throws INVALID_REQUEST with a detail naming the member.
  */
@@ -583,6 +588,12 @@ export interface SubmissionContext {
   passkey?: { key: PasskeyKey; credentialId: string } | undefined;
   /** Where assertions must come from; null or absent: passkeys are off (PASSKEYS_UNAVAILABLE). */
   passkeys?: PasskeyPolicy | null | undefined;
+  /**
+   * The Ed25519 check, shared/identity.ts `verifyEd25519` when absent. A caller that checked the
+   * very same key, message and signature already (the relay, off its event loop) answers from
+   * that; anything else it must check as verifyEd25519 does.
+   */
+  verify?: ((publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean) | undefined;
 }
 
 export interface CheckedSubmission {
@@ -691,7 +702,7 @@ export function checkSignedSubmission(body: unknown, context: SubmissionContext)
   if (context.passkey !== undefined) throw new SvcError('POST_SIGNATURE_INVALID', 'alg: a passkey KEY signs with webauthn');
   const publicKey = context.publicKey;
   const signature = fromHex(signatureHex, 64, 'signature');
-  if (!verifyEd25519(publicKey, objectSignaturePreimage(out.objectId), signature)) {
+  if (!(context.verify ?? verifyEd25519)(publicKey, objectSignaturePreimage(out.objectId), signature)) {
     throw new SvcError('POST_SIGNATURE_INVALID', 'signature does not verify over L("object-signature") || object_id');
   }
   out.signature = signature;

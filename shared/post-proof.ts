@@ -152,6 +152,7 @@ export function checkPostProof(post: Obj, passkeys: PasskeyPolicy | null = null)
       if (!sameJson(sortedStrings(object.to), sortedStrings(post.to))) throw new Error("the object's to differs from the post's");
       if (!isSealedPostObject(object)) {
         if ((object.title ?? null) !== (post.title ?? null)) throw new Error("the object's title differs from the post's");
+        if ((object.summary ?? null) !== (post.summary ?? null)) throw new Error("the object's summary differs from the post's");
         if (post.body !== null && (object.body ?? '') !== post.body) throw new Error("the object's body differs from the post's");
         if (!sameJson(sortedFingerprints(object.fingerprints), sortedFingerprints(post.fingerprints))) {
           throw new Error("the object's fingerprints differ from the post's");

@@ -121,7 +121,8 @@ export function signReceipt(signer: ServiceSigner, post: ReceiptPost, serviceEpo
   return { fields, canonical, id: receiptId(canonical), signature: signer.sign(receiptSignatureMessage(canonical)) };
 }
 
-export function shortReceipt(receipt: SignedReceipt): ShortReceipt {
+/** The short form needs no receipt bytes: the fields and the signature. */
+export function shortReceipt(receipt: Pick<SignedReceipt, 'fields' | 'signature'>): ShortReceipt {
   return {
     v: 1,
     service_epoch: receipt.fields.service_epoch,

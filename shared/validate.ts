@@ -30,6 +30,7 @@ import {
   RECIPIENTS_PER_POST,
   TAGS_PER_MEMBER,
   TASK_LIMITS,
+  SUMMARY_MAX_BYTES,
   TITLE_MAX_BYTES,
   TOKEN_LABEL_MAX_BYTES,
   TOKEN_TTL_DEFAULT_SECONDS,
@@ -244,6 +245,11 @@ export function validateKind(value: unknown, field = 'kind'): Kind {
 
 export function validateTitle(value: unknown, field = 'title'): string {
   return boundedText(value, field, 1, TITLE_MAX_BYTES);
+}
+
+/** A post's summary (a newer API's field): 1 to 4,096 bytes, the author's short reading of the post. */
+export function validateSummary(value: unknown, field = 'summary'): string {
+  return boundedText(value, field, 1, SUMMARY_MAX_BYTES);
 }
 
 /** A post body: over 64 KiB is TOO_LARGE (spec "Limits", errors TOO_LARGE). */
@@ -605,6 +611,7 @@ export function validateWait(value: unknown, field = 'wait'): number {
 export interface PostInput {
   kind: Kind;
   title?: string;
+  summary?: string;
   body?: string;
   to?: string[];
   reply_to?: string;
@@ -618,7 +625,7 @@ export interface PostInput {
 }
 
 const POST_FIELDS = new Set([
-  'kind', 'title', 'body', 'to', 'reply_to', 'supersedes', 'retracts', 'fingerprints', 'budget', 'data', 'run_id',
+  'kind', 'title', 'summary', 'body', 'to', 'reply_to', 'supersedes', 'retracts', 'fingerprints', 'budget', 'data', 'run_id',
   'idempotency_key',
 ]);
 const SIGNED_FIELDS = new Set([
@@ -645,6 +652,7 @@ export function validatePostInput(input: unknown, authorId: string): PostInput {
   const out: PostInput = { kind: validateKind(input.kind) };
   const has = (key: string): boolean => !absent(input[key]);
   if (has('title') && input.title !== '') out.title = validateTitle(input.title);
+  if (has('summary') && input.summary !== '') out.summary = validateSummary(input.summary);
   if (has('body') && input.body !== '') out.body = validateBody(input.body);
   if (has('to')) {
     const to = validateRecipients(input.to, authorId);

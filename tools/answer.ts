@@ -3,14 +3,41 @@
  * `structuredContent` with the JSON. A refusal is a tool error (`isError: true`) whose text is
  * `CODE. message (detail) fix ...` and whose structured part carries code, message and fix, so
  * an agent can act on it; protocol misuse stays a protocol error (the SDK's).
+ *
+ * A tool may give its text as a function of the values its structured content holds: the text
+ * is then made when the answer is sent (`guarded`, where a failure is still a tool error), and
+ * not at all for a client that reads structured content alone (`FaultSink.structuredOnly`: at
+ * the relay's connector, a 2026-07-28 client that declares so), whose answers carry no text.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { CATALOGUE, SvcError, waitWords } from '../shared/errors.js';
 import { BridgeError, RelayRefusal, type RefusalFields } from './errors.js';
 import { refusalText } from './render.js';
 
-export function answer(text: string, structured: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text }], structuredContent: structured };
+/** An answer: its text (or how to make it from the values of `structured`) and its structured content. */
+export function answer(text: string | (() => string), structured: Record<string, unknown>): CallToolResult {
+  if (typeof text === 'string') return { content: [{ type: 'text', text }], structuredContent: structured };
+  const result = { structuredContent: structured } as CallToolResult;
+  // Made on first read, then kept as a plain member.
+  Object.defineProperty(result, 'content', {
+    enumerable: true,
+    configurable: true,
+    get() {
+      const content: CallToolResult['content'] = [{ type: 'text', text: text() }];
+      Object.defineProperty(result, 'content', { value: content, enumerable: true, writable: true, configurable: true });
+      return content;
+    },
+  });
+  return result;
+}
+
+/** The answer as sent: structured content alone when the client reads only that, else its text made now. */
+function sent(result: CallToolResult, sink: FaultSink): CallToolResult {
+  if (result.isError !== true && result.structuredContent !== undefined && sink.structuredOnly === true) {
+    return { content: [], structuredContent: result.structuredContent };
+  }
+  void result.content;
+  return result;
 }
 
 /** The structured form of a refusal; `source` says who refused: the relay or this bridge. */
@@ -33,6 +60,8 @@ export interface FaultSink {
   readonly served?: 'bridge' | 'relay' | undefined;
   /** The bridge's outbox (bridge/outbox/send.ts), whose state an unreachable relay's answer tells. */
   readonly outbox?: { readonly enabled: boolean } | undefined;
+  /** The client reads structured content alone: answers that have it carry no text. */
+  readonly structuredOnly?: boolean | undefined;
 }
 
 /** How old something kept is, in words: "40 s old", "3 min old", "5 h old", "2 days old". */
@@ -133,7 +162,7 @@ export function failure(e: unknown, sink: FaultSink): CallToolResult {
 /** Run a tool body and turn any failure into a tool error. */
 export async function guarded(sink: FaultSink, body: () => Promise<CallToolResult>): Promise<CallToolResult> {
   try {
-    return await body();
+    return sent(await body(), sink);
   } catch (e) {
     return failure(e, sink);
   }

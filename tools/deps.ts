@@ -56,6 +56,11 @@ export interface BridgeDeps {
    * (marking read is conversations.mark_read, a write; spec/1-concepts.md "App sign-in").
    */
   readonly readOnly?: boolean | undefined;
+  /**
+   * The client reads a tool's structured content alone (at the relay's connector, a 2026-07-28
+   * client that declares so): answers that have structured content carry no text (tools/answer.ts).
+   */
+  readonly structuredOnly?: boolean | undefined;
   /** The tools the server lists (tools/toolsets.ts: SVC_TOOLS, or `?tools=` at the connector); every tool when absent. */
   readonly toolset?: Toolset | undefined;
 }

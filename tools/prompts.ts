@@ -168,8 +168,6 @@ export function proposeChangeText(a: { problem: string; evidence: string; change
 }
 
 export function registerPrompts(server: McpServer, deps: BridgeDeps): void {
-  const me = deps.identity.peerId;
-
   server.registerPrompt(
     'start_run',
     {
@@ -178,6 +176,8 @@ export function registerPrompts(server: McpServer, deps: BridgeDeps): void {
       argsSchema: StartRunArgs,
     },
     async ({ task, space }) => {
+      // The caller's peer id, read per call: the relay's connector serves one caller after another.
+      const me = deps.identity.peerId;
       const known = space !== undefined && space !== '';
       const dossierSpace = known ? space : '<your work SPACE, one of the memberships svc_whoami lists>';
       const steps = [

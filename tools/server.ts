@@ -64,8 +64,12 @@ export interface ToolServer {
   readonly posting: Posting;
 }
 
-/** Every tool, resource and prompt of the connector on one new server instance. */
-export function createToolServer(deps: BridgeDeps, surface: ServerSurface): ToolServer {
+/**
+ * Every tool, resource and prompt on one new server instance. `posting` is the context the
+ * posting tools share (made from `deps` unless given: the relay's connector gives one that
+ * reads each request's own, relay/connector/scope.ts).
+ */
+export function createToolServer(deps: BridgeDeps, surface: ServerSurface, posting: Posting = createPosting(deps)): ToolServer {
   const toolset = deps.toolset ?? ALL_TOOLS;
   const served = deps.served ?? 'bridge';
   const instructions = [surface.instructions, toolsetSentence(toolset, served)].filter((s) => s !== undefined).join(' ');
@@ -73,7 +77,6 @@ export function createToolServer(deps: BridgeDeps, surface: ServerSurface): Tool
   keepToToolset(server, toolset, (tool) => refusal(toolOff(tool, toolset, served), served === 'relay' ? 'relay' : 'bridge'));
   // Writes queued while the relay was away are sent, and their fate told, at every tool call.
   if (deps.outbox !== undefined) withOutbox(server, deps.outbox, deps.log);
-  const posting = createPosting(deps);
   registerWhoami(server, deps, posting.verifier);
   registerGuide(server, deps);
   registerSpaces(server, deps);

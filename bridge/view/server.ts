@@ -25,7 +25,7 @@
  * Every refusal is a catalogue code in the error envelope (spec/3-errors.md) and changes nothing.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toBase64url } from '../../shared/encoding.js';
 import { CATALOGUE, errorEnvelope, type ErrorCode } from '../../shared/errors.js';
@@ -205,6 +205,9 @@ export async function startViewServer(opts: ViewServerOptions): Promise<ViewServ
     return refuse(res, 'INVALID_REQUEST', `path: no page or read at ${url.pathname.slice(0, 100)}`, 404);
   }
 
+  // node:http is loaded here, not at the top: the bridge's start-up snapshot (V8) cannot hold
+  // what loading it creates, and only this command serves HTTP.
+  const { createServer } = await import('node:http');
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((e: unknown) => {
       opts.log(`view: ${(e as Error)?.stack ?? String(e)}`);

@@ -1,7 +1,8 @@
 /**
  * The relay's own `RelayApi` for the tool layer (tools/api.ts interface; DESIGN.md "MCP"):
  * each tool calls the same route an HTTP client would, in process with `app.inject`, so every
- * check, limit and refusal of that route applies unchanged. The request carries the caller's
+ * check, limit and refusal of that route applies unchanged. A JSON answer (or error envelope)
+ * comes back as the value the route made, never serialised and parsed again (in-process.ts). The request carries the caller's
  * Authorization header as sent and the caller's address (rate limits by address stay the
  * caller's); at `/mcp/connect` it also carries CONNECTOR_HEADER with the relay's secret, the only
  * way a route accepts an app token (relay/http/auth.ts).
@@ -20,6 +21,7 @@ import { CONNECTOR_HEADER } from '../http/auth.js';
 import type { RelayContext } from '../context.js';
 import type { Caller } from './caller.js';
 import type { PublicReads } from './public-reads.js';
+import { IN_PROCESS_HEADER, openSlot } from './in-process.js';
 
 function pathWithQuery(req: ApiRequest): string {
   if (!req.path.startsWith('/') || req.path.startsWith('//')) throw new TypeError(`path must start with one "/": ${req.path}`);
@@ -51,26 +53,45 @@ export function connectorApi(app: FastifyInstance, ctx: RelayContext, caller: Ca
       if ((req.auth ?? 'req') !== 'none' && caller.authorization !== undefined) headers.authorization = caller.authorization;
       if (caller.connect) headers[CONNECTOR_HEADER] = ctx.connectorSecret;
       if (req.body !== undefined) headers['content-type'] = 'application/json';
-      const res = await app.inject({
-        method: req.method ?? 'GET',
-        url: pathWithQuery(req),
-        headers,
-        payload: req.body === undefined ? undefined : JSON.stringify(req.body),
-        remoteAddress: caller.remoteAddress,
-      });
+      const answer = openSlot();
+      headers[IN_PROCESS_HEADER] = answer.id;
+      let res;
+      try {
+        res = await app.inject({
+          method: req.method ?? 'GET',
+          url: pathWithQuery(req),
+          headers,
+          payload: req.body === undefined ? undefined : JSON.stringify(req.body),
+          remoteAddress: caller.remoteAddress,
+        });
+      } finally {
+        answer.close();
+      }
       const responseHeaders = headersOf(res.headers);
+      if (answer.slot.taken) {
+        // The route's JSON answer as it made it (in-process.ts); its text made only if a tool reads it.
+        const body = answer.slot.value;
+        if (res.statusCode < 200 || res.statusCode >= 300) refuse(res.statusCode, body, responseHeaders, caller);
+        let text: string | undefined;
+        const response = { status: res.statusCode, headers: responseHeaders, body } as ApiResponse;
+        Object.defineProperty(response, 'text', { enumerable: true, get: () => (text ??= JSON.stringify(body)) });
+        return response;
+      }
       const type = responseHeaders.get('content-type') ?? '';
       const text = res.body;
       let body: unknown = text;
       if (/^application\/([\w.+-]*\+)?json\b/i.test(type) && text !== '') body = JSON.parse(text);
-      if (res.statusCode < 200 || res.statusCode >= 300) {
-        const refusal = refusalFrom(res.statusCode, body, responseHeaders);
-        if (isRelayRefusal(refusal, 'INSUFFICIENT_SCOPE')) caller.scopeDenied = true;
-        throw refusal;
-      }
+      if (res.statusCode < 200 || res.statusCode >= 300) refuse(res.statusCode, body, responseHeaders, caller);
       return { status: res.statusCode, headers: responseHeaders, body, text };
     },
   };
   if (publicReads === undefined) return api;
   return { base: api.base, request: (req) => publicReads.through(req, () => api.request(req)) };
+}
+
+/** A non-2xx answer: the refusal the bridge's HTTP client would make of it (INSUFFICIENT_SCOPE noted on the caller). */
+function refuse(status: number, body: unknown, headers: Headers, caller: Caller): never {
+  const refusal = refusalFrom(status, body, headers);
+  if (isRelayRefusal(refusal, 'INSUFFICIENT_SCOPE')) caller.scopeDenied = true;
+  throw refusal;
 }

@@ -1,59 +1,19 @@
 /**
- * Params a method does not take are the client's mistake, -32602 Invalid params (JSON-RPC 2.0
- * §5.1; MCP "Error handling"), never -32603 Internal error, which tells a client the server
- * failed. The SDK (v2) checks each request's params against its method's shape, but for the
- * methods it registers without schemas of its own (initialize, ping, server/discover, the lists,
- * resources/read, prompts/get) it throws a plain error, which it answers -32603. tools/call is
- * not among them: the SDK answers its params -32602 itself.
+ * Params a method does not take are -32602 Invalid params, never the -32603 the SDK answers for
+ * the methods it registers without schemas of its own (tools/params.ts says which and why).
  *
  * The connector's edge maps that answer: before the SDK runs, `invalidParams` finds the requests
- * of the body (one, or each of a 2025 batch) whose params break their method's shape by the
- * SDK's own published schemas (`specTypeSchemas`); after it, `relabel` turns each -32603 the SDK
- * answered to one of those requests into -32602 naming what is wrong. Every other answer passes
- * unchanged: the SDK's own order of checks (headers, revision, method) stands, and a request
- * whose params fit is never touched, so a -32603 it gets is a real fault.
+ * of the body (one, or each of a 2025 batch) whose params break their method's shape; after it,
+ * `relabel` turns each -32603 the SDK answered to one of those requests into -32602 naming what
+ * is wrong. Every other answer passes unchanged: the SDK's own order of checks (headers,
+ * revision, method) stands, and a request whose params fit is never touched, so a -32603 it gets
+ * is a real fault.
  */
-import { ProtocolErrorCode, specTypeSchemas, type SpecTypeName } from '@modelcontextprotocol/server';
-
-/** The methods whose params the SDK answers -32603, by the schema of their request. */
-const REQUESTS: Readonly<Record<string, SpecTypeName>> = {
-  initialize: 'InitializeRequest',
-  ping: 'PingRequest',
-  'server/discover': 'DiscoverRequest',
-  'tools/list': 'ListToolsRequest',
-  'resources/list': 'ListResourcesRequest',
-  'resources/templates/list': 'ListResourceTemplatesRequest',
-  'resources/read': 'ReadResourceRequest',
-  'prompts/list': 'ListPromptsRequest',
-  'prompts/get': 'GetPromptRequest',
-};
-
-/** Issues named in one error message, at most. */
-const ISSUES_SHOWN = 3;
+import { ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { isObject, paramsProblem } from '../../tools/params.js';
 
 /** The requests whose params do not fit, by JSON id (`JSON.stringify(id)`): what to tell each. */
 export type InvalidParams = ReadonlyMap<string, string>;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Where an issue is, as `params.arguments.goal`. */
-function where(path: readonly (PropertyKey | { key: PropertyKey })[] | undefined): string {
-  if (path === undefined || path.length === 0) return 'params';
-  return path.map((p) => String(typeof p === 'object' ? p.key : p)).join('.');
-}
-
-/** What is wrong with the params of one message, or undefined (fine, not a request, or a method not checked here). */
-export function paramsProblem(message: unknown): string | undefined {
-  if (!isObject(message) || typeof message.method !== 'string' || !Object.hasOwn(REQUESTS, message.method)) return undefined;
-  const { method } = message;
-  const checked = specTypeSchemas[REQUESTS[method]!]['~standard'].validate({ method, ...('params' in message ? { params: message.params } : {}) });
-  if (checked.issues === undefined) return undefined;
-  const shown = checked.issues.slice(0, ISSUES_SHOWN).map((i) => `${where(i.path)}: ${i.message}`);
-  if (checked.issues.length > ISSUES_SHOWN) shown.push(`and ${checked.issues.length - ISSUES_SHOWN} more`);
-  return `Invalid params for ${method}: ${shown.join('; ')}`;
-}
 
 /** The requests of a parsed body whose params do not fit; undefined when there is none. */
 export function invalidParams(body: unknown): InvalidParams | undefined {

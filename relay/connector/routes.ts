@@ -43,7 +43,9 @@ import { CONNECT_METADATA_PATH, CONNECT_PATH, MCP_PATH } from './paths.js';
 import { callerOf, connectRefusal, type Caller } from './caller.js';
 import { foreignRequest } from './origin.js';
 import { invalidParams, relabel } from './params.js';
-import { CONNECTOR_NAME, createConnectorServer, type ConnectorBase, type ConnectorHooks } from './server.js';
+import { CONNECTOR_NAME, callerScope, connectorServers, type ConnectorBase, type ConnectorHooks } from './server.js';
+import { inScope } from './scope.js';
+import { wantsStructuredOnly } from './structured.js';
 import { liveUpdates, type LiveUpdates } from './live/index.js';
 import { parseToolsets, unknownSetsText, type Toolset } from '../../tools/toolsets.js';
 
@@ -59,8 +61,12 @@ function metadataUrl(ctx: RelayContext): string {
   return `${ctx.baseUrl()}${CONNECT_METADATA_PATH}`;
 }
 
-/** The Fastify request as the web-standard Request the SDK takes; aborted when the client goes away. */
-function webRequest(req: FastifyRequest, reply: FastifyReply, base: string): Request {
+/**
+ * The Fastify request as the web-standard Request the SDK takes; aborted when the client goes
+ * away. `withBody` false: the SDK is given the body parsed (a body that is not JSON it reads
+ * itself, to answer its own parse error).
+ */
+function webRequest(req: FastifyRequest, reply: FastifyReply, base: string, withBody: boolean): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (typeof value === 'string') headers.set(name, value);
@@ -71,7 +77,7 @@ function webRequest(req: FastifyRequest, reply: FastifyReply, base: string): Req
   reply.raw.on('close', () => {
     if (!reply.raw.writableFinished) abort.abort();
   });
-  const body = Buffer.isBuffer(req.body) ? req.body : undefined;
+  const body = withBody && Buffer.isBuffer(req.body) ? req.body : undefined;
   return new Request(`${base}${req.url}`, { method: req.method, headers, body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body, signal: abort.signal });
 }
 
@@ -98,16 +104,27 @@ function isToolCall(msg: unknown): boolean {
   return typeof msg === 'object' && msg !== null && (msg as { method?: unknown }).method === 'tools/call';
 }
 
-async function serve(handler: McpHttpHandler, live: LiveUpdates, ctx: RelayContext, req: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<FastifyReply> {
-  const web = webRequest(req, reply, ctx.baseUrl());
+/** Whether the body is or holds an `initialize` (its server instance serves it alone: server.ts). */
+function isInitialize(body: unknown): boolean {
+  return (Array.isArray(body) ? body : [body]).some((m) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'initialize');
+}
+
+async function serve(handler: McpHttpHandler, live: LiveUpdates, base: ConnectorBase, req: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<FastifyReply> {
+  const { ctx } = base;
   const body = jsonBody(req.body);
+  const web = webRequest(req, reply, ctx.baseUrl(), body === undefined);
   const invalid = invalidParams(body);
   // A 2026-07-28 subscriptions/listen is a live stream of the caller's KEY (live/), not the SDK's.
+  // Anything else: the SDK's handler, in this caller's scope (the reused servers' tools read it there),
+  // given the body parsed here so that it does not read and parse it again.
   const answered =
-    await live.answer(req, caller, web.signal) ??
-    (await handler.fetch(web, {
-      authInfo: { token: '', clientId: caller.identity?.app?.clientId ?? '', scopes: [], extra: { caller } },
-    }));
+    await live.answer(req, body, caller, web.signal) ??
+    (await inScope(callerScope(base, caller, wantsStructuredOnly(body)), () =>
+      handler.fetch(web, {
+        authInfo: { token: '', clientId: caller.identity?.app?.clientId ?? '', scopes: [], extra: { caller, alone: isInitialize(body) } },
+        ...(body === undefined ? {} : { parsedBody: body }),
+      }),
+    ));
   // Params a method does not take: the SDK's -32603 for them is -32602 (params.ts).
   const res = invalid === undefined ? answered : await relabel(answered, invalid);
   const whole = isToolCall(body);
@@ -138,12 +155,12 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
   };
   const live = liveUpdates(app, ctx, { name: CONNECTOR_NAME, version: base.version });
   const hooks: ConnectorHooks = {
-    onServer(server, deps, caller, era) {
+    onServer(server, era) {
       live.onServer(server, era);
-      opts.hooks?.onServer?.(server, deps, caller, era);
+      opts.hooks?.onServer?.(server, era);
     },
   };
-  const handler = createMcpHandler((request) => createConnectorServer(base, request, hooks), {
+  const handler = createMcpHandler(connectorServers(base, hooks), {
     maxRequestBodySize: REQUEST_MAX_BYTES,
   });
   app.addHook('onClose', async () => handler.close());
@@ -165,7 +182,7 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
     config,
     handler: async (req, reply) => {
       const toolset = askedToolset(req);
-      return serve(handler, live, ctx, req, reply, { ...(await callerOf(req, ctx.store.tokens, ctx.clock(), false)), toolset });
+      return serve(handler, live, base, req, reply, { ...(await callerOf(req, ctx.store.tokens, ctx.clock(), false)), toolset });
     },
   });
   app.route({
@@ -181,7 +198,7 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
         throw new SvcError(refused.code, refused.detail);
       }
       const toolset = askedToolset(req);
-      return serve(handler, live, ctx, req, reply, { ...(await callerOf(req, ctx.store.tokens, ctx.clock(), true)), toolset });
+      return serve(handler, live, base, req, reply, { ...(await callerOf(req, ctx.store.tokens, ctx.clock(), true)), toolset });
     },
   });
 }

@@ -11,7 +11,7 @@ import type { AuthMode } from '../http/auth.js';
 import type { OperationEntry, RelayContext } from '../context.js';
 import { appSignInOn, publicSpaceKeyAge } from '../config.js';
 import { mcpCapability } from '../connector/surface.js';
-import { TASK_FEATURES, TASK_FUNDING } from '../tasks/features.js';
+import { featuresCapability } from './api-features.js';
 
 export const API_VERSION = '0.1';
 
@@ -39,8 +39,7 @@ const MODULES: Record<string, { prefixes: string[]; never?: boolean; extra?: Rec
     extra: { streams: ['posts', 'events'], every_records: 1024, within_seconds: 600, merkle: 'rfc9162' },
   },
   oracle: { prefixes: ['oracle.'], extra: { reviewer_rules: '/reviewer-rules.md' } },
-  // The task features beyond API 0.1 by name, and task funding, which svc does not serve.
-  tasks: { prefixes: ['tasks.'], extra: { features: [...TASK_FEATURES], funding: TASK_FUNDING } },
+  tasks: { prefixes: ['tasks.'] },
   mailbox: { prefixes: ['mailbox'] },
   messages: { prefixes: ['conversations.', 'messages.'] },
   sealed: { prefixes: ['sealed.'] },
@@ -89,6 +88,8 @@ export async function buildCapabilities(ctx: RelayContext): Promise<Record<strin
   const serviceKey = { ...ctx.serviceKeys.rendering, added_at: ctx.serviceKeys.addedAt };
   return {
     api_version: API_VERSION,
+    // What this relay serves of the newer API, by name (relay/documents/api-features.ts).
+    features: featuresCapability(API_VERSION),
     protocol: {
       version: 1,
       peer_id_label: labelText('agent'),

@@ -20,6 +20,7 @@ import {
 } from '../../shared/limits.js';
 import { editDistance } from '../categories/search.js';
 import type { OperationEntry, RelayContext } from '../context.js';
+import { LEFT_OUT_FEATURES, NEWER_API_VERSION, SUPPORTED_FEATURES } from './api-features.js';
 import { API_VERSION, buildCapabilities, wireAuth } from './capabilities.js';
 import { SERVICE_NAME, signInSteps } from './primer.js';
 
@@ -173,6 +174,20 @@ function encodingPart(): Part {
   return part('Encoding conventions', text);
 }
 
+/** Which API versions this relay speaks, feature by feature (as `features` in capabilities). */
+function apiVersionsPart(): Part {
+  const row = (f: { name: string; api: string; what: string }, status: string) => `| ${tick(f.name)} | ${f.api} | ${status} | ${f.what} |`;
+  const text = [
+    `This relay speaks API ${API_VERSION} of the agent memory service, whole, and these features of its later versions (up to ${NEWER_API_VERSION}); each is additive, so an ${API_VERSION} client sees what it always saw. \`features\` in \`GET /v1/capabilities\` names the same.`,
+    '',
+    '| feature | API | here | what |',
+    '| --- | --- | --- | --- |',
+    ...SUPPORTED_FEATURES.map((f) => row(f, 'supported')),
+    ...LEFT_OUT_FEATURES.map((f) => row(f, 'left out')),
+  ].join('\n');
+  return part('API versions', text);
+}
+
 // ---- build and look up ---------------------------------------------------------------------
 
 function intro(sections: readonly Part[]): string {
@@ -189,7 +204,7 @@ function intro(sections: readonly Part[]): string {
 /** Build the reference from the relay's registered operations (after every route is in). */
 export async function buildReference(ctx: RelayContext): Promise<Reference> {
   const ops = ctx.operations;
-  const sections = [authenticationPart(ctx, ops), operationsPart(ops), errorsPart(), limitsPart(await buildCapabilities(ctx) as PublishedLimits), encodingPart()];
+  const sections = [authenticationPart(ctx, ops), operationsPart(ops), errorsPart(), limitsPart(await buildCapabilities(ctx) as PublishedLimits), encodingPart(), apiVersionsPart()];
   const bySlug = new Map<string, string>();
   const index = (p: Part, level: number): void => {
     // Two headings with one address would make one of them unreachable: a build fault.

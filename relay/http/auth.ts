@@ -10,11 +10,9 @@
  * forgets is closed, not open). A handler reads the caller with `identityOf(req)` (req routes)
  * or `req.identity` (null when anonymous, on opt routes).
  */
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { SvcError } from '../../shared/errors.js';
-import { sha256 } from '../../shared/hash.js';
-import { utf8 } from '../../shared/encoding.js';
 import type { TokenRecord, TokenStore } from '../store/tokens.js';
 import type { RateLimiter } from './rate-limit.js';
 
@@ -46,8 +44,9 @@ export function bearerToken(header: string): string {
   return m[1]!;
 }
 
+/** SHA-256 of the token's UTF-8 text, hashed from the string itself (no encoded copy first: every request pays it). */
 export function tokenHash(token: string): Uint8Array {
-  return sha256(utf8(token));
+  return new Uint8Array(createHash('sha256').update(token, 'utf8').digest());
 }
 
 /** What `authenticate` needs to judge an app token (spec/1-concepts.md "App sign-in"). */

@@ -34,7 +34,8 @@ export function endQuietConnectionsOnClose(app: FastifyInstance): void {
   app.server.on('request', (req, res) => {
     const socket = req.socket;
     busy.set(socket, (busy.get(socket) ?? 0) + 1);
-    res.once('close', () => {
+    // `on`, not `once`: a response closes once, and once's wrapper and removal cost every request.
+    res.on('close', () => {
       const left = (busy.get(socket) ?? 1) - 1;
       if (left > 0) busy.set(socket, left);
       else busy.delete(socket);

@@ -148,7 +148,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return reply.code(404).type('application/json; charset=utf-8').send(body);
   });
 
-  app.addHook('onSend', async (req, reply, payload) => {
+  // A callback hook, not an async one: nothing here waits, and every answer passes through it.
+  app.addHook('onSend', (req, reply, payload, done) => {
     reply.header('x-request-id', String(req.id));
     const status = reply.statusCode;
     if (status === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', 'Bearer');
@@ -165,7 +166,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       reply.header('vary', 'Accept, Authorization');
       reply.header('x-robots-tag', 'noindex');
     }
-    return payload;
+    done(null, payload);
   });
 }
 

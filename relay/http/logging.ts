@@ -11,6 +11,7 @@
  * `req` serializer below, which keeps the method and the path without its query, and pino's
  * redaction removes the Authorization and Cookie headers from anything that still carries them.
  */
+import { writeSync } from 'node:fs';
 import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { LogLevel } from '../config.js';
 
@@ -32,14 +33,16 @@ export function pathOnly(url: string | undefined): string {
 
 /**
  * Fastify's `logger` and `logController` options for a level: the logger off when the level
- * is undefined (tests, in-process apps).
+ * is undefined (tests, in-process apps) or `silent` (no line at all: no logger is made for
+ * each request only to write nothing).
  */
 export function loggerOptions(level: LogLevel | undefined): Pick<FastifyServerOptions, 'logger' | 'logController'> {
-  if (level === undefined) return { logger: false };
+  if (level === undefined || level === 'silent') return { logger: false };
   return {
     logController: new RequestLog(),
     logger: {
       level,
+      stream: stdoutLines,
       redact: { paths: REDACTED, censor: '[redacted]' },
       serializers: {
         req: (req: { method?: string; url?: string }) => ({ method: req.method, path: pathOnly(req.url) }),
@@ -81,3 +84,48 @@ export class RequestLog extends LogController {
     if (reply.statusCode >= 500) req.log.error({ err: error, status: reply.statusCode }, error.message);
   }
 }
+
+/**
+ * Where the lines go: standard output, the lines of one turn of the event loop written together
+ * on the next (one write for all the requests a turn answered, instead of one each). Written
+ * synchronously, as pino's own destination writes them, so the lines still waiting when the
+ * process exits are written on its way out. A reader gone (EPIPE) ends the log, as with pino;
+ * a pipe that is full for now (EAGAIN) takes the rest, and every later line, through Node's own
+ * buffered stdout.
+ */
+export const stdoutLines = {
+  pending: [] as string[],
+  scheduled: false,
+  closed: false,
+  /** Once a write met a full pipe, every later line goes the same way, so none overtakes another. */
+  buffered: false,
+  write(line: string): void {
+    if (this.closed) return;
+    this.pending.push(line);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  },
+  flush(): void {
+    this.scheduled = false;
+    if (this.pending.length === 0) return;
+    const text = Buffer.from(this.pending.join(''));
+    this.pending = [];
+    if (this.buffered) {
+      process.stdout.write(text);
+      return;
+    }
+    let at = 0;
+    try {
+      while (at < text.length) at += writeSync(1, text, at);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') {
+        this.buffered = true;
+        process.stdout.write(text.subarray(at));
+      } else this.closed = true;
+    }
+  },
+};
+process.on('exit', () => stdoutLines.flush());

@@ -35,9 +35,9 @@ export interface PostAnswer {
   space: string;
 }
 
-/** The stored receipt of a post, as shared/receipt.ts renders it. */
-export function storedReceipt(space: { spaceId: string }, post: PostRow): SignedReceipt {
-  const fields: ReceiptFields = {
+/** The fields of a post's stored receipt. */
+function storedReceiptFields(space: { spaceId: string }, post: PostRow): ReceiptFields {
+  return {
     space_id: space.spaceId,
     seq: String(post.seq),
     post_id: post.postId,
@@ -47,6 +47,11 @@ export function storedReceipt(space: { spaceId: string }, post: PostRow): Signed
     service_epoch: post.receiptServiceEpoch,
     signer_key_id: post.receiptSignerKeyId,
   };
+}
+
+/** The stored receipt of a post, as shared/receipt.ts renders it. */
+export function storedReceipt(space: { spaceId: string }, post: PostRow): SignedReceipt {
+  const fields = storedReceiptFields(space, post);
   const canonical = receiptBytes(fields);
   return { fields, canonical, id: receiptId(canonical), signature: post.receiptSignature };
 }
@@ -58,8 +63,9 @@ export function appendAnswer(
   form: ReceiptForm,
   oracle?: OracleAnswer,
 ): PostAnswer {
-  const receipt = storedReceipt(space, post);
-  const f = receipt.fields;
+  // The short form is the fields and the signature: the receipt's bytes (canonicalised and
+  // hashed once already, to sign it) are rebuilt only for the full form, which carries them.
+  const f = storedReceiptFields(space, post);
   const answer: PostAnswer = {
     post_id: f.post_id,
     seq: f.seq,
@@ -72,7 +78,7 @@ export function appendAnswer(
     sealed: post.sealed,
     ...(post.noRole ? { no_role: true as const } : {}),
     ...(oracle === undefined ? {} : { oracle }),
-    receipt: form === 'full' ? fullReceipt(receipt) : shortReceipt(receipt),
+    receipt: form === 'full' ? fullReceipt(storedReceipt(space, post)) : shortReceipt({ fields: f, signature: post.receiptSignature }),
     space: space.name,
   };
   return answer;

@@ -50,6 +50,7 @@ import { notifierFor } from './notify.js';
 import { preparePost } from './prepare.js';
 import type { PreparedPost } from './prepared.js';
 import { NO_PASSKEYS, type PasskeyCheck } from './signed-body.js';
+import { verifyOffThread } from './verify-off-thread.js';
 import { postTerms } from '../../shared/seek/terms.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -89,7 +90,9 @@ async function prepareAppend(ctx: RelayContext, spaceName: string, author: strin
   if (found === undefined) throw new SvcError('SPACE_NOT_FOUND', 'name: no SPACE has this name');
   const key = await store.keys.get(author);
   if (key === undefined) throw new SvcError('TOKEN_INVALID', 'the token names no registered KEY');
-  const prepared = preparePost(found, key, body, ctx.random, await passkeyCheckOf(ctx, key, body));
+  // With the setting on, the Ed25519 check first runs on the thread pool (./verify-off-thread.ts).
+  const verify = ctx.verifyOffThread === true ? await verifyOffThread(key, body) : undefined;
+  const prepared = preparePost(found, key, body, ctx.random, await passkeyCheckOf(ctx, key, body), verify);
   // SEEK's text for the post, tokenised here with no lock held (STYLE.md rule 8).
   const terms = postTerms(found.id, prepared.input.title ?? null, prepared.input.body ?? null);
   const oracle = await prepareOracle(ctx, found, prepared);

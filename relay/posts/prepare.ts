@@ -34,6 +34,7 @@ import type { Random } from '../ids.js';
 import type { PrepareAuthor, PrepareSpace, PreparedPost } from './prepared.js';
 import { prepareSealedPost } from './sealed.js';
 import { NO_PASSKEYS, checkSignedBody, type PasskeyCheck } from './signed-body.js';
+import type { SignatureCheck } from './verify-off-thread.js';
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -42,6 +43,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /**
  * Read `body` for `space` by `author`; throws SvcError with the catalogue code. `passkeys`:
  * the relay's passkey policy and the author's credential, for a post signed with webauthn.
+ * `verify`: the Ed25519 check when it ran off the event loop (./verify-off-thread.ts).
  */
 export function preparePost(
   space: PrepareSpace,
@@ -49,6 +51,7 @@ export function preparePost(
   body: unknown,
   random: Random,
   passkeys: PasskeyCheck = NO_PASSKEYS,
+  verify?: SignatureCheck,
 ): PreparedPost {
   if (!isPlainObject(body)) throw new SvcError('INVALID_REQUEST', 'body: a JSON object with the post fields');
   if (space.visibility !== 'sealed' && body.sealed !== undefined) {
@@ -56,9 +59,9 @@ export function preparePost(
   }
   const prepared =
     space.visibility === 'sealed'
-      ? prepareSealedPost(space, author, body, passkeys)
+      ? prepareSealedPost(space, author, body, passkeys, verify)
       : body.alg !== undefined
-        ? prepareSigned(space, author, body, passkeys)
+        ? prepareSigned(space, author, body, passkeys, verify)
         : prepareUnsigned(space, author, body, random);
   if (prepared.input.kind === 'version' && !space.oracle) {
     throw new SvcError('NOT_AN_ORACLE', 'kind: version posts exist only in oracle SPACES');
@@ -85,19 +88,27 @@ function prepareUnsigned(space: PrepareSpace, author: PrepareAuthor, body: Recor
   };
 }
 
-function prepareSigned(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>, passkeys: PasskeyCheck): PreparedPost {
-  const checked = checkSignedBody(space, author, body, passkeys);
+function prepareSigned(
+  space: PrepareSpace,
+  author: PrepareAuthor,
+  body: Record<string, unknown>,
+  passkeys: PasskeyCheck,
+  verify: SignatureCheck | undefined,
+): PreparedPost {
+  const checked = checkSignedBody(space, author, body, passkeys, verify);
   const object = checked.object;
   if (isSealedPostObject(object)) throw new SvcError('SPACE_NOT_SEALED', 'canonical.sealed: sealed content goes only to a sealed SPACE');
   // The strict reader takes any string as a title; the Post table wants 1 to 512 bytes, and an
   // empty one would otherwise surface as OBJECT_MISMATCH (a server-side code) below.
   if (object.title === '') throw new SvcError('INVALID_REQUEST', 'canonical.title: at least 1 byte; omit it when empty');
+  if (object.summary === '') throw new SvcError('INVALID_REQUEST', 'canonical.summary: at least 1 byte; omit it when empty');
 
   // Every field rule of the Post table, on the fields the object and the private part carry.
   const part = checked.private?.part;
   const fields: Record<string, unknown> = {
     kind: object.kind,
     title: object.title,
+    summary: object.summary,
     body: object.body,
     to: object.to,
     reply_to: object.reply_to,

@@ -4,7 +4,7 @@
  * standing, batch, one post, mailbox envelopes, SEEK hits and export lines.
  *
  *   ids       post_id, space, seq, kind, author, posted_at, unavailable?, no_role?
- *   snippets  + title, sealed?, to, reply_to, admitted_revision*, budget*?, fingerprints (first 8),
+ *   snippets  + title, summary?, sealed?, to, reply_to, admitted_revision*, budget*?, fingerprints (first 8),
  *               fingerprint_count, signed, snippet (first 280 characters), snippet_truncated
  *   full      ids + the snippets members before `snippet` with every fingerprint, then body,
  *               data*?, run_id*, supersedes, retracts, space_id, object_id, proof?
@@ -25,6 +25,10 @@
  * A sealed post (protocol/sealed.md §7) has no words: title and snippet are null, body null at
  * full; `sealed` shows `{generation, bytes}`, and at full also the header and ciphertext (b64u)
  * that members' software opens.
+ *
+ * `summary` (a newer API's post field, objects.md §2) is shown where the post's object carries
+ * one, read from the object bytes themselves (the store keeps no column for it): what a reader
+ * is shown of it is exactly what the object vouches for. Left out when there is none.
  *
  * Every 64-bit number is a decimal string (`seq`, `admitted_revision`); times ISO with ms and Z.
  */
@@ -63,6 +67,7 @@ export function unavailableOf(p: ReadPost): JsonObject | null {
 /** What a post says and what vouches for it: everything a withheld or hidden post does not show. */
 export interface PostWords {
   title: string | null;
+  summary: string | null;
   body: string | null;
   to: string[];
   fingerprints: Fingerprint[];
@@ -85,6 +90,7 @@ export function wordsOf(p: ReadPost): PostWords | null {
   if (unavailableOf(p) !== null) return null;
   return {
     title: p.title,
+    summary: p.sealed ? null : summaryOf(p.canonical),
     body: p.body,
     to: parseJson<string[]>(p.toJson) ?? [],
     fingerprints: parseJson<Fingerprint[]>(p.fingerprintsJson) ?? [],
@@ -96,6 +102,17 @@ export function wordsOf(p: ReadPost): PostWords | null {
     signature: p.signature,
     sealedItem: p.sealed ? p.sealedItem : null,
   };
+}
+
+/** The member name as RFC 8785 writes it; inside a string value every quote is escaped, so only a member matches. */
+const SUMMARY_MEMBER = Buffer.from('"summary":"', 'utf8');
+
+/** The object's `summary`, or null; the object is parsed only when it names one. */
+export function summaryOf(canonical: Uint8Array): string | null {
+  const bytes = Buffer.from(canonical.buffer, canonical.byteOffset, canonical.byteLength);
+  if (bytes.indexOf(SUMMARY_MEMBER) === -1) return null;
+  const o = JSON.parse(bytes.toString('utf8')) as { summary?: unknown };
+  return typeof o.summary === 'string' ? o.summary : null;
 }
 
 /** The first 280 characters (code points) of a text, and whether it was cut. */
@@ -189,6 +206,7 @@ export function renderPost(p: ReadPost, o: RenderOptions): JsonObject {
   const words = wordsOf(p);
   const fingerprints = words?.fingerprints ?? [];
   out.title = words?.title ?? null;
+  if (words?.summary != null) out.summary = words.summary;
   const sealed = sealedMember(words, o.detail === 'full');
   if (sealed !== null) out.sealed = sealed;
   out.to = words === null ? null : words.to;

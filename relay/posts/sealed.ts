@@ -29,6 +29,7 @@ import { readSealedTransport, sealedPostObject } from '../../shared/sealed/items
 import { validatePostInput } from '../../shared/validate.js';
 import type { PrepareAuthor, PrepareSpace, PreparedPost } from './prepared.js';
 import { NO_PASSKEYS, checkSignedBody, type PasskeyCheck } from './signed-body.js';
+import type { SignatureCheck } from './verify-off-thread.js';
 
 /** The fields a sealed post carries inside its ciphertext, never beside it. */
 const WORD_FIELDS = ['title', 'body', 'data', 'budget', 'run_id', 'fingerprints', 'summary'] as const;
@@ -59,6 +60,7 @@ export function prepareSealedPost(
   author: PrepareAuthor,
   body: Record<string, unknown>,
   passkeys: PasskeyCheck = NO_PASSKEYS,
+  verify?: SignatureCheck,
 ): PreparedPost {
   if (body.sealed === true) {
     throw new SvcError('SEALED_NEEDS_BRIDGE', 'sealed: true asks the relay to seal, and it holds no secret: run the bridge, which seals on your machine');
@@ -71,7 +73,7 @@ export function prepareSealedPost(
   if (body.sealed === undefined && body.alg === undefined) {
     throw new SvcError('SPACE_SEALED', 'sealed: a sealed SPACE takes sealed {header, ciphertext} in place of the words');
   }
-  return body.alg !== undefined ? prepareSealedSigned(space, author, body, passkeys) : prepareSealedUnsigned(space, author, body);
+  return body.alg !== undefined ? prepareSealedSigned(space, author, body, passkeys, verify) : prepareSealedUnsigned(space, author, body);
 }
 
 function prepareSealedUnsigned(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>): PreparedPost {
@@ -111,8 +113,14 @@ function prepareSealedUnsigned(space: PrepareSpace, author: PrepareAuthor, body:
   };
 }
 
-function prepareSealedSigned(space: PrepareSpace, author: PrepareAuthor, body: Record<string, unknown>, passkeys: PasskeyCheck): PreparedPost {
-  const checked = checkSignedBody(space, author, body, passkeys);
+function prepareSealedSigned(
+  space: PrepareSpace,
+  author: PrepareAuthor,
+  body: Record<string, unknown>,
+  passkeys: PasskeyCheck,
+  verify: SignatureCheck | undefined,
+): PreparedPost {
+  const checked = checkSignedBody(space, author, body, passkeys, verify);
   const object = checked.object;
   if (!isSealedPostObject(object) || checked.sealed === undefined) {
     throw new SvcError('SPACE_SEALED', 'canonical: a sealed SPACE takes a sealed post object (objects.md §7) with sealed {header, ciphertext}');

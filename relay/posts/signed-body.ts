@@ -8,6 +8,7 @@ import { SvcError } from '../../shared/errors.js';
 import { checkSignedSubmission, type CheckedSubmission } from '../../shared/objects.js';
 import { passkeyKeyOf, type PasskeyPolicy } from '../../shared/passkey.js';
 import type { PrepareAuthor, PrepareSpace } from './prepared.js';
+import type { SignatureCheck } from './verify-off-thread.js';
 
 /**
  * What checking a passkey's post needs beyond the KEY: the relay's policy (null: passkeys are
@@ -25,6 +26,7 @@ export function checkSignedBody(
   author: PrepareAuthor,
   body: Record<string, unknown>,
   passkeys: PasskeyCheck = NO_PASSKEYS,
+  verify?: SignatureCheck,
 ): CheckedSubmission {
   // objects.md §5 step 2: an Ed25519 KEY signs with ed25519, a passkey KEY with webauthn.
   if (body.alg === 'ed25519' && author.keyType !== 'ed25519') {
@@ -32,7 +34,7 @@ export function checkSignedBody(
   }
   if (author.keyType === 'ed25519') {
     const publicKey = fromHex(author.publicKey, 32, 'public_key');
-    return checkSignedSubmission(body, { spaceId: space.spaceId, authorId: author.peerId, publicKey, passkeys: passkeys.policy });
+    return checkSignedSubmission(body, { spaceId: space.spaceId, authorId: author.peerId, publicKey, passkeys: passkeys.policy, verify });
   }
   // A passkey KEY: its SPKI passed passkeyKeyOf at registration, so it parses here.
   const key = passkeyKeyOf(fromHex(author.publicKey, undefined, 'public_key'));

@@ -16,8 +16,15 @@
  * LOCK_RECIPIENT_*), where a refusal writes nothing.
  *
  * Choices where the spec leaves room:
- * - Generations are JSON numbers in answers (as in headers); requests take a number or a
- *   decimal string.
+ * - Generations are JSON numbers in answers (as in headers), except a lock's in sealed.status,
+ *   which is a decimal string: the newer API's keeper finds its own lock by comparing the
+ *   generation's decimal text. Requests take a number or a decimal string.
+ * - The pages (sealed.chain, sealed.unlocked, sealed.requests) take `limit` up to 1,000
+ *   (SEALED_PAGE_LIMIT_MAX), as a keeper asks for them.
+ * - sealed.requests shows each requester as `requester` (its peer id) and `requester_key`, and
+ *   also as `peer` (the same key record), where the newer API's keeper reads `peer.peer_id`.
+ * - sealed.locks answers the count stored as `stored` and, for the newer API's keeper, `added`.
+ * - `upkeep.change_due_at` repeats `due_at` under the newer API's name for it.
  * - sealed.chain lists activated generations only; the staged one is in sealed.status.
  * - sealed.unlocked takes the generation in use or the staged one (INVALID_REQUEST otherwise).
  * - sealed.activate of the generation already in use, with nothing staged, answers it with
@@ -38,7 +45,7 @@ import { z } from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { toBase64url, toHex } from '../../shared/encoding.js';
 import { SvcError } from '../../shared/errors.js';
-import { PAGE_LIMIT_MAX } from '../../shared/limits.js';
+import { SEALED_PAGE_LIMIT_MAX } from '../../shared/limits.js';
 import { readBackLink, readCommitment, readGeneration } from '../../shared/sealed/generations.js';
 import { readKeeperListPut, verifyKeeperList, type SpaceAuthority } from '../../shared/sealed/keepers.js';
 import { readLockMap } from '../../shared/sealed/locks.js';
@@ -60,16 +67,16 @@ const STATUS_NOTICE =
 const GenerationParams = z.object({ name: z.string().max(200), generation: z.string().max(32) });
 const ChainQuery = z.strictObject({
   before: z.string().max(32).optional(),
-  limit: z.coerce.number().int().min(1).max(PAGE_LIMIT_MAX).default(50),
+  limit: z.coerce.number().int().min(1).max(SEALED_PAGE_LIMIT_MAX).default(50),
 });
 const UnlockedQuery = z.strictObject({
   generation: z.string().max(32).optional(),
   after: z.string().max(200).optional(),
-  limit: z.coerce.number().int().min(1).max(PAGE_LIMIT_MAX).default(50),
+  limit: z.coerce.number().int().min(1).max(SEALED_PAGE_LIMIT_MAX).default(50),
 });
 const RequestsQuery = z.strictObject({
   after: z.string().regex(/^[0-9]{1,15}$/, 'expected a cursor from next_after').optional(),
-  limit: z.coerce.number().int().min(1).max(PAGE_LIMIT_MAX).default(50),
+  limit: z.coerce.number().int().min(1).max(SEALED_PAGE_LIMIT_MAX).default(50),
 });
 const LocksBody = z.strictObject({ generation: z.unknown(), commitment: z.unknown(), locks: z.unknown() });
 const StageBody = z.strictObject({ generation: z.unknown(), commitment: z.unknown(), back: z.unknown() });
@@ -179,6 +186,7 @@ async function upkeepOf(ctx: RelayContext, space: SpaceRow, state: SealedSpaceSt
   return {
     change_due: dueAt !== null && dueAt <= now,
     due_at: dueAt === null ? null : isoTime(dueAt),
+    change_due_at: dueAt === null ? null : isoTime(dueAt),
     reasons,
     departed_at: state.departedAt === null ? null : isoTime(state.departedAt),
     keeper_dropped_at: state.keeperDroppedAt === null ? null : isoTime(state.keeperDroppedAt),
@@ -209,7 +217,7 @@ export async function renderStatus(ctx: RelayContext, space: SpaceRow, state: Se
     activated_at: isoTime(inUse.activatedAt ?? inUse.stagedAt),
     staged: staged === undefined ? null : stagedView(staged),
     locks: await Promise.all((await sealed.locksFor(space.id, caller)).map(async (l) => ({
-      generation: l.generation,
+      generation: String(l.generation),
       lock: toHex(l.lock),
       commitment: commitments.get(l.generation) ?? null,
       sender: await keyView(ctx, l.sender),
@@ -337,9 +345,11 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       return {
         items: await Promise.all(items.map(async (r) => {
           const stamp = await ctx.store.sealed.stamp(space.id, r.requester);
+          const key = await keyView(ctx, r.requester);
           return {
             ...renderRequest(space, r),
-            requester_key: await keyView(ctx, r.requester),
+            requester_key: key,
+            peer: key,
             stamp: stamp === undefined ? null : stampView(stamp),
             vouched: await ctx.store.sealed.vouched(space, r.requester, now),
           };
@@ -423,7 +433,7 @@ export const sealedRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
       const commitment = readCommitment(body.commitment);
       const locks = readLockMap(body.locks);
       const r = await ctx.store.sealed.putLocks({ space, actor: me, now: ctx.clock(), generation, commitment, locks });
-      return { space: space.name, generation, stored: r.stored, missing: r.missing };
+      return { space: space.name, generation, stored: r.stored, added: r.stored, missing: r.missing };
     },
   );
 

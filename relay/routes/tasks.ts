@@ -5,8 +5,12 @@
  * rendering); this file binds it to HTTP.
  *
  * - `GET /v1/spaces/{name}/tasks?state=&tag=&before=&limit=&token_budget=` → `{items, next_before,
- *   has_more, tokens_estimated, budget_cut?, notice}`, newest first; `Accept: text/markdown` renders it (relay/render/tasks.ts).
- * - `POST …/tasks` `{title, body?, tag?, after?}` → 201 `{task}`.
+ *   has_more, tokens_estimated, budget_cut?, notice}`, newest first; `Accept: text/markdown`
+ *   renders it (relay/render/tasks.ts).
+ * - `POST …/tasks` `{title, body?, tag?, after?}` → 201 `{task}`; or, as the newer API batches
+ *   them, `{tasks: [1 to 20 of those]}` → 201 `{items, added}`, each item added on its own, in
+ *   order, and answered on its own: `{index, status: 201, task}` or `{index, status, error}`
+ *   with its refusal's envelope. A refused item changes nothing and stops none after it.
  * - `POST …/tasks/next` `{tag?, verify?}` → `{task | null, claimed, renewed, why?}`.
  * - `POST …/tasks/{number}/done` `{post_id, revision?}`, `/release` `{}`, `/confirm` `{post_id?}`,
  *   `/reject` `{reason}` → `{task}`.
@@ -19,6 +23,8 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { SvcError, errorEnvelope } from '../../shared/errors.js';
+import { TASK_BATCH_MAX } from '../../shared/limits.js';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';
 import { negotiate } from '../http/markdown.js';
@@ -38,6 +44,7 @@ const AddBody = z.strictObject({
   body: z.unknown().optional(),
   tag: z.unknown().optional(),
   after: z.unknown().optional(),
+  tasks: z.unknown().optional(),
 });
 const NextBody = z.strictObject({ tag: z.unknown().optional(), verify: z.unknown().optional() }).optional();
 const DoneBody = z.strictObject({ post_id: z.unknown().optional(), revision: z.unknown().optional() });
@@ -55,6 +62,30 @@ const ConfirmBody = z.strictObject({ post_id: z.unknown().optional() }).optional
 const RejectBody = z.strictObject({ reason: z.unknown().optional() });
 
 const TOOL = 'svc_task';
+
+/** A batch of tasks.add (see the file comment): each item read and added on its own, in order. */
+async function addTasks(ctx: RelayContext, me: string, name: string, body: Record<string, unknown>, requestId: string) {
+  const beside = Object.keys(body).filter((k) => k !== 'tasks');
+  if (beside.length > 0) throw new SvcError('INVALID_REQUEST', `${beside.join(', ')}: a batch gives each task's fields inside tasks`);
+  const list = body.tasks;
+  if (!Array.isArray(list) || list.length < 1 || list.length > TASK_BATCH_MAX) {
+    throw new SvcError('INVALID_REQUEST', `tasks: a list of 1 to ${TASK_BATCH_MAX} tasks, each {title, body?, tag?, after?}`);
+  }
+  const items: Record<string, unknown>[] = [];
+  for (const [index, item] of list.entries()) {
+    try {
+      if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new SvcError('INVALID_REQUEST', `tasks[${index}]: an object {title, body?, tag?, after?}`);
+      const unknown = Object.keys(item).filter((k) => !['title', 'body', 'tag', 'after'].includes(k));
+      if (unknown.length > 0) throw new SvcError('INVALID_REQUEST', `tasks[${index}].${unknown[0]}: not a field of a task`);
+      const added = await addTask(ctx, me, name, readAdd(item as Record<string, unknown>));
+      items.push({ index, status: 201, ...added });
+    } catch (e) {
+      if (!(e instanceof SvcError)) throw e;
+      items.push({ index, status: e.status, ...errorEnvelope(e.code, requestId, e.detail, e.retryAfter) });
+    }
+  }
+  return { space: name, items, added: items.filter((i) => i.status === 201).length };
+}
 
 export const tasksRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
   app.get(
@@ -89,7 +120,9 @@ export const tasksRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
     async (req, reply) => {
       const me = identityOf(req).peerId;
       const { name } = req.params as z.infer<typeof NameParams>;
-      const input = readAdd(req.body as Record<string, unknown>);
+      const body = req.body as Record<string, unknown>;
+      if (body.tasks !== undefined) return reply.code(201).send(await addTasks(ctx, me, name, body, String(req.id)));
+      const input = readAdd(body);
       return reply.code(201).send(await addTask(ctx, me, name, input));
     },
   );

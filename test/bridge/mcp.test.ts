@@ -180,7 +180,7 @@ describe('the bridge over stdio', () => {
     expect(text(r)).toMatch(/this tool takes q, fingerprint, fingerprint_prefix, space\b/);
     const post = (await bridge.client.callTool({ name: 'svc_post', arguments: { space_name: 'x', kind: 'obs' } })) as CallToolResult;
     expect(post.isError).toBe(true);
-    expect(text(post)).toContain('unknown argument "space_name"; this tool takes space, kind, title, body');
+    expect(text(post)).toContain('unknown argument "space_name"; this tool takes space, kind, title, summary, body');
   });
 
   it('a fingerprint given to svc_seek as one string instead of a list is refused with the list form to use', async () => {

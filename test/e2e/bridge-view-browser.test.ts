@@ -126,12 +126,12 @@ describeWithBrowser('svc-bridge view in a real browser', () => {
       await page.goto(real.link);
       await page.locator('#who').getByText(/Reading as this bridge/).waitFor({ timeout: 30_000 });
       expect(new URL(page.url()).hash).toBe('');
-      await page.evaluate((space) => void (window.location.hash = `#/space/${encodeURIComponent(space)}`), name);
+      await page.evaluate((space) => void ((globalThis as any).location.hash = `#/space/${encodeURIComponent(space)}`), name);
       const post = page.locator('article.post[data-seq="1"]');
       await post.waitFor({ timeout: 30_000 });
       expect(await post.textContent()).toContain(TITLE);
       expect(await post.locator('.body').textContent()).toBe(BODY);
-      await page.evaluate((space) => void (window.location.hash = `#/space/${encodeURIComponent(space)}/post/1`), name);
+      await page.evaluate((space) => void ((globalThis as any).location.hash = `#/space/${encodeURIComponent(space)}/post/1`), name);
       await page.locator('#proof-summary').waitFor({ timeout: 30_000 });
       const checks = await page.locator('#checks li').evaluateAll((lis) => lis.map((li: any) => [li.dataset.check, li.dataset.ok]));
       expect(checks.length).toBeGreaterThan(3);

@@ -67,6 +67,8 @@ export interface StartRelayOptions {
   checkpointLog?: string;
   /** false turns every rate limit and concurrency gate off (as SVC_RELAY_NO_RATE_LIMITS=1 does); default on. */
   rateLimits?: boolean;
+  /** true: signed posts' Ed25519 checks on the thread pool (as SVC_RELAY_VERIFY_OFF_THREAD=1 does); default off. */
+  verifyOffThread?: boolean;
   /** Further settings, over the ones above (the monitoring ones: minFreeDisk, metrics, logLevel). */
   config?: Partial<RelayConfig>;
 }
@@ -98,7 +100,7 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
   const store = await openStore(database.location);
   const serviceKeys = loadServiceKeys({ dataDir, dev: config.dev, now: clock(), random });
   const checkpointLog = opts.checkpointLog === undefined ? undefined : openCheckpointLog(opts.checkpointLog);
-  const app = buildApp({ config, store, clock, random, serviceKeys, checkpointLog, rateLimits: opts.rateLimits });
+  const app = buildApp({ config, store, clock, random, serviceKeys, checkpointLog, rateLimits: opts.rateLimits, verifyOffThread: opts.verifyOffThread });
   await app.listen({ port: config.port, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address !== 'object') throw new Error('relay did not bind');

@@ -130,4 +130,25 @@ describe('the request log of a relay process', () => {
     for (const [secret, what] of secrets) expect(everything.includes(secret), `${what} in the log`).toBe(false);
     expect(everything).not.toContain(name);
   });
+
+  it('holds a line for every request answered, those answered together and those answered just before the relay stops', async () => {
+    // Lines are written a turn of the event loop after their answers, all of a turn in one
+    // write (relay/http/logging.ts): a burst of requests, then SIGTERM at once.
+    const own = await spawnRelay(tempDataDir(), { env: { SVC_LOG_LEVEL: 'info' } });
+    const ids: string[] = [];
+    try {
+      const answers = await Promise.all(Array.from({ length: 40 }, async () => await fetch(`${own.url}/v1/capabilities`)));
+      for (const a of answers) ids.push(a.headers.get('x-request-id')!);
+    } finally {
+      await own.kill('SIGTERM');
+    }
+    const logged = new Set(
+      own
+        .stdout()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => (JSON.parse(l) as { request_id?: string }).request_id),
+    );
+    expect(ids.filter((id) => !logged.has(id))).toEqual([]);
+  });
 });

@@ -56,6 +56,7 @@ function fieldsFromVector(f: Record<string, unknown>): PostFields {
     idempotency_key: pick(f.idempotencyKey),
     kind: f.kind as string,
     title: pick(f.title),
+    summary: pick(f.summary),
     body: pick(f.body),
     to: pick(f.to),
     reply_to: pick(f.replyTo),
@@ -140,11 +141,15 @@ describe('object-vectors.json: object_with_summary', () => {
   const canonical = utf8(ov.object_with_summary.canonical_utf8);
   const fields = fieldsFromVector(ov.object_with_summary.fields);
 
-  it('object_with_summary: the builder plus a test-only summary member gives the exact bytes', () => {
-    // `summary` is the reference's member, not the seed's: it is added here, outside the builder,
-    // only to check that the builder's members and ordering agree with the reference's.
-    const built = { ...buildPostObject(fields, 'signed'), summary: ov.object_with_summary.fields.summary };
-    expect(canonicalize(built)).toBe(ov.object_with_summary.canonical_utf8);
+  it('object_with_summary: the builder gives canonical_utf8 byte for byte from the input fields, summary included', () => {
+    expect(postObjectBytes(buildPostObject(fields, 'signed'))).toEqual(canonical);
+  });
+
+  it('object_with_summary: signPost from the fields and the published seed gives its object_id and signature', () => {
+    const signed = signPost({ fields, signer: testKey });
+    expect(signed.canonical).toEqual(canonical);
+    expect(toHex(signed.objectId)).toBe(ov.object_with_summary.object_id);
+    expect(signed.submission.signature).toBe(ov.object_with_summary.ed25519_signature_hex);
   });
 
   it('object_with_summary: object_id and the signature re-made from the seed', () => {
@@ -153,15 +158,35 @@ describe('object-vectors.json: object_with_summary', () => {
     expect(toHex(signObjectId(testKey, objectId))).toBe(ov.object_with_summary.ed25519_signature_hex);
   });
 
-  it('object_with_summary: a reader following the seed spec refuses the summary member', () => {
-    expect(svcDetail(() => readPostObject(canonical, 'signed'))).toBe('canonical.summary: unknown member');
+  it('object_with_summary: the strict reader accepts it, summary as a member, and rebuilding gives the same bytes', () => {
+    const object = readPostObject(canonical, 'signed');
+    expect(isSealedPostObject(object)).toBe(false);
+    expect((object as { summary?: string }).summary).toBe(ov.object_with_summary.fields.summary);
+    expect(postObjectBytes(buildPostObject(object as PostFields, 'signed'))).toEqual(canonical);
+  });
+
+  it('object_with_summary: checkSignedSubmission accepts it as sent, signature and all', () => {
+    const checked = checkSignedSubmission(
+      { alg: 'ed25519', canonical: toBase64url(canonical), signature: ov.object_with_summary.ed25519_signature_hex },
+      { spaceId: ov.space_id, authorId: ov.author_id, publicKey: fromHex(ov.public_key_hex) },
+    );
+    expect(toHex(checked.objectId)).toBe(ov.object_with_summary.object_id);
   });
 
   it('object_with_summary: the empty to list and null fields of the input are omitted', () => {
     const built = buildPostObject(fields, 'signed');
     expect(Object.keys(built).sort()).toEqual(
-      ['author_id', 'body', 'fingerprints', 'idempotency_key', 'kind', 'space_id', 'title', 'v'].sort(),
+      ['author_id', 'body', 'fingerprints', 'idempotency_key', 'kind', 'space_id', 'summary', 'title', 'v'].sort(),
     );
+  });
+
+  it('a sealed post object refuses a summary member: its words are sealed', () => {
+    const sealedObject = buildSealedPostObject(
+      { space_id: ov.space_id, author_id: ov.author_id, kind: 'obs', idempotency_key: 'k', sealed: { header: '11'.repeat(32), ciphertext: '22'.repeat(32) } },
+      'signed',
+    );
+    const bytes = utf8(canonicalize({ ...sealedObject, summary: 's' }));
+    expect(svcDetail(() => readPostObject(bytes, 'signed'))).toBe('canonical.summary: not allowed in a sealed post');
   });
 });
 
@@ -509,16 +534,18 @@ describe('checking a signed submission', () => {
     expect(svcCode(check({ ...good, canonical: 'A'.repeat(245_761) }))).toBe('TOO_LARGE');
   });
 
-  it('refuses a summary member inside a signed object', () => {
+  it('accepts a summary member inside a signed object, and refuses it null', () => {
     const withSummary = utf8(canonicalize({ ...signed.object, summary: 's' }));
-    const objectId = objectIdOf(withSummary);
     const body: SignedSubmission = {
       alg: 'ed25519',
       canonical: toBase64url(withSummary),
       private: good.private!,
-      signature: toHex(signObjectId(testKey, objectId)),
+      signature: toHex(signObjectId(testKey, objectIdOf(withSummary))),
     };
-    expect(svcDetail(check(body))).toBe('canonical.summary: unknown member');
+    expect((check(body)() as { object: { summary?: string } }).object.summary).toBe('s');
+    const nullSummary = utf8(canonicalize({ ...signed.object, summary: null }));
+    const refused: SignedSubmission = { ...body, canonical: toBase64url(nullSummary), signature: toHex(signObjectId(testKey, objectIdOf(nullSummary))) };
+    expect(svcDetail(check(refused))).toBe('canonical.summary: null is not allowed');
   });
 });
 

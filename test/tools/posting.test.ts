@@ -90,6 +90,18 @@ describe('svc_post', () => {
     expect(JSON.parse(Buffer.from(fromBase64url(stored.proof.canonical)).toString('utf8')).idempotency_key).toBe(r.bridge.idempotency_key);
   });
 
+  it('a summary goes into the object the KEY signs, and the post shows it; the relay checks the signature over it', async () => {
+    const space = await spaceWithPeer();
+    const r = toolOk(await callTool(a, 'svc_post', { space, kind: 'result', title: 'Build passes', summary: 'Both runs passed on linux.', body: 'Reproduced twice.' }));
+    expect(r.bridge).toMatchObject({ signed: true, receipt_check: { ok: true } });
+    const stored = (await get(relay, `/v1/posts/${r.post_id}`, p)).body;
+    expect(stored).toMatchObject({ signed: true, summary: 'Both runs passed on linux.' });
+    expect(JSON.parse(Buffer.from(fromBase64url(stored.proof.canonical)).toString('utf8')).summary).toBe('Both runs passed on linux.');
+    const shown = textOf(await callTool(a, 'svc_get', { post_id: r.post_id }));
+    expect(shown).toContain('author signature');
+    expect(shown).toMatch(/summary: [\s\S]*Both runs passed on linux\./);
+  });
+
   it('sending the same idempotency key again is answered with the first post, not a second one', async () => {
     const space = await spaceWithPeer();
     const key = `retry-${randomUUID()}`;

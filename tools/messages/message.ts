@@ -17,6 +17,11 @@
  * have been sealed says so, and how. start, send and accept publish this KEY's encryption key
  * (once per process) so that KEYS that message each other can seal with no other step.
  *
+ * A message a client sealed on its own machine (the newer API's bridge sends these to `/mcp`):
+ * `start` with `sealed` {header, ciphertext, commitment, locks} and `send` with `sealed`
+ * {header, ciphertext} go to the relay as they are, without words; the relay checks them
+ * (relay/messages/sealed.ts).
+ *
  * The bridge makes the idempotency key (a UUID) unless the agent gives one and shows it: the
  * same key and words again are answered as the first send (a replay), sealed ones included.
  *
@@ -37,7 +42,7 @@ import { BridgeError, RelayRefusal, isRelayRefusal } from '../errors.js';
 import { fields, peerFence, type PeerFence } from '../render.js';
 import type { SealedPairs, StartedPair } from '../ports.js';
 import { conversationRecord, publishForPairs, sealingAdvice } from './sealed-messages.js';
-import { toolArgs } from '../args.js';
+import { listedAs, toolArgs } from '../args.js';
 import { answer } from '../answer.js';
 import { describeActions, isObject, need, objectBody, plain, runAction, segment, type ActionContext, type ActionTable } from '../action.js';
 import { conversationHint, conversationText, messageText, notYetAcceptedLine } from './message-view.js';
@@ -54,7 +59,19 @@ export const MessageArgs = toolArgs({
   to: z.array(peerId).min(1).max(15).optional(),
   conversation_id: uuidLike.optional(),
   body: z.string().min(1).max(MESSAGE_MAX_BYTES).optional(),
-  sealed: z.boolean().optional(),
+  // Listed as the boolean an agent gives; software that sealed the message itself sends the parts.
+  sealed: listedAs(
+    z.union([
+      z.boolean(),
+      z.strictObject({
+        header: z.string().max(4096),
+        ciphertext: z.string().max(100_000),
+        commitment: z.string().max(128).optional(),
+        locks: z.record(z.string().max(64), z.string().max(256)).optional(),
+      }),
+    ]),
+    { type: 'boolean' },
+  ).optional(),
   reply_to: uuidLike.optional(),
   about: z.string().min(1).max(200).optional(),
   idempotency_key: z.string().min(1).max(128).optional(),
@@ -123,7 +140,44 @@ function sentLines(fence: PeerFence, b: Obj, key: string, sealed: boolean, body:
   return lines;
 }
 
+/**
+ * A start or send whose message the client sealed on its own machine: the request made of what
+ * was given, without words, sent once with its idempotency key (the same again replays).
+ */
+async function sealedElsewhere(args: MessageInput, ctx: ActionContext, action: 'start' | 'send'): Promise<CallToolResult> {
+  const { deps } = ctx;
+  const fence = ownFence(deps);
+  if (args.body !== undefined) {
+    throw new SvcError('INVALID_REQUEST', 'body: a message sealed on your machine goes as sealed {header, ciphertext} alone, never beside its words');
+  }
+  const key = args.idempotency_key ?? randomUUID();
+  const request: Obj = { idempotency_key: key, sealed: args.sealed };
+  if (args.about !== undefined) request.about = args.about;
+  let path = '/v1/conversations';
+  let to: string[] | undefined;
+  if (action === 'start') {
+    to = need(args, 'to');
+    request.to = to;
+  } else {
+    path = `/v1/conversations/${segment(need(args, 'conversation_id'), 'conversation_id')}/messages`;
+    if (args.reply_to !== undefined) request.reply_to = args.reply_to;
+  }
+  const b = await send(deps, path, request, to);
+  const lines = [
+    b.replayed === true ? 'Already sent (a replay of the same idempotency key): nothing new was sent.' : 'Sent.',
+    fields([
+      ['sealed', 'yes, on your machine; the relay holds the ciphertext only'],
+      ['idempotency_key', `${plain(fence, 'idempotency_key', key)} (send it again to retry this message safely)`],
+    ]),
+    messageText(fence, isObject(b.message) ? b.message : {}),
+  ];
+  if (action === 'start' && isObject(b.conversation)) lines.splice(1, 0, conversationText(fence, { ...b.conversation, latest: undefined }));
+  lines.push(...legend(fence));
+  return answer(lines.join('\n'), { ...b, idempotency_key: key, bridge: { sealed: true, could_be_sealed: null } });
+}
+
 async function start(args: MessageInput, ctx: ActionContext): Promise<CallToolResult> {
+  if (isObject(args.sealed)) return sealedElsewhere(args, ctx, 'start');
   const { deps } = ctx;
   const fence = ownFence(deps);
   const to = need(args, 'to');
@@ -170,6 +224,7 @@ async function start(args: MessageInput, ctx: ActionContext): Promise<CallToolRe
 }
 
 async function sendInto(args: MessageInput, ctx: ActionContext): Promise<CallToolResult> {
+  if (isObject(args.sealed)) return sealedElsewhere(args, ctx, 'send');
   const { deps } = ctx;
   const fence = ownFence(deps);
   const id = need(args, 'conversation_id');

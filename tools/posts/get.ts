@@ -90,17 +90,21 @@ export async function runGet(posting: Posting, args: GetInput) {
   const checks: PostChecks[] = proof ? await checkPosts(posting, posts, way === 'position' ? body : undefined) : [];
   // Sealed items are opened here, after the proof checks ran on what the relay served.
   posts = await openSealed(deps, posts);
-  const lines = [...historyAlarm(checks)];
-  posts.forEach((p, i) => lines.push(postText(fence, p, checks[i] ? checkLines(checks[i]!) : [])));
-  if (way === 'many') {
-    const notFound = Array.isArray(body.not_found) ? body.not_found : [];
-    const left = Array.isArray(body.not_included) ? body.not_included : [];
-    if (notFound.length > 0) lines.push(`not found (or not readable by you): ${notFound.map((x) => plain(fence, 'not_found', x)).join(', ')}`);
-    if (left.length > 0) lines.push(`left out by the token budget: ${left.map((x) => plain(fence, 'not_included', x)).join(', ')}`);
-  }
-  if (posts.length === 0) lines.push('No post.');
-  lines.push(...legend(fence));
-  return answer(lines.join('\n'), {
+  const shown = posts;
+  const text = () => {
+    const lines = [...historyAlarm(checks)];
+    shown.forEach((p, i) => lines.push(postText(fence, p, checks[i] ? checkLines(checks[i]!) : [])));
+    if (way === 'many') {
+      const notFound = Array.isArray(body.not_found) ? body.not_found : [];
+      const left = Array.isArray(body.not_included) ? body.not_included : [];
+      if (notFound.length > 0) lines.push(`not found (or not readable by you): ${notFound.map((x) => plain(fence, 'not_found', x)).join(', ')}`);
+      if (left.length > 0) lines.push(`left out by the token budget: ${left.map((x) => plain(fence, 'not_included', x)).join(', ')}`);
+    }
+    if (shown.length === 0) lines.push('No post.');
+    lines.push(...legend(fence));
+    return lines.join('\n');
+  };
+  return answer(text, {
     ...body,
     ...(way === 'one' ? posts[0] : way === 'many' ? { items: posts } : { post: posts[0] ?? null }),
     bridge: proof ? { checks: checks.map(checksJson), changed_history: checks.some((c) => c.inclusion.history?.changed === true) } : { checks: null },

@@ -75,16 +75,19 @@ export async function runMailbox(posting: Posting, args: MailboxInput) {
   });
   const page = objectBody(res.body, 'mailbox');
   const envelopes = await openMessageEnvelopes(deps, await openEnvelopes(deps, items(page.items)));
-  const lines = [...notices];
-  lines.push(`mailbox: ${envelopes.length} item${envelopes.length === 1 ? '' : 's'} ${startedAfter(plan)}; head_seq ${plain(fence, 'head_seq', page.head_seq)}.`);
-  for (const env of envelopes) lines.push(envelopeText(fence, env));
-  // Rendered: now the cursor may move.
+  // Rendered into this answer (its text made from the same values when it is read): now the cursor may move.
   const before = deps.cache.cursor(deps.api.base.origin, scope);
   const saved = settleCursor(deps, scope, plan, page.next_after);
-  if (page.budget_cut === true) lines.push(BUDGET_CUT_LINE);
-  lines.push(cursorLine(fence, plan, { saved, moved: saved !== before, filtered, hasMore: page.has_more === true, nextAfter: page.next_after, what: 'items' }));
-  lines.push(...legend(fence));
-  return answer(lines.join('\n'), {
+  const text = () => {
+    const lines = [...notices];
+    lines.push(`mailbox: ${envelopes.length} item${envelopes.length === 1 ? '' : 's'} ${startedAfter(plan)}; head_seq ${plain(fence, 'head_seq', page.head_seq)}.`);
+    for (const env of envelopes) lines.push(envelopeText(fence, env));
+    if (page.budget_cut === true) lines.push(BUDGET_CUT_LINE);
+    lines.push(cursorLine(fence, plan, { saved, moved: saved !== before, filtered, hasMore: page.has_more === true, nextAfter: page.next_after, what: 'items' }));
+    lines.push(...legend(fence));
+    return lines.join('\n');
+  };
+  return answer(text, {
     ...page,
     items: envelopes,
     bridge: { after_sent: plan.after, cursor_from: plan.from, saved_cursor: saved ?? null, cursor_moved: saved !== before, notices },

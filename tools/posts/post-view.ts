@@ -1,8 +1,8 @@
 /**
  * Posts as text for the model (protocol/api-notes.md §4 fields; spec/1-concepts.md "What the
  * service does" 7). A post's relay-checked members (ids, positions, kinds, peer ids, times) are
- * shown bare when they have their grammar; everything its author chose (title, body, snippet,
- * fingerprints, data, budget) is fenced with this answer's peer markers: as the caller's own
+ * shown bare when they have their grammar; everything its author chose (title, summary, body,
+ * snippet, fingerprints, data, budget) is fenced with this answer's peer markers: as the caller's own
  * when the post's author is the caller's KEY, as another KEY's otherwise. The JSON goes
  * unchanged into structuredContent beside it.
  */
@@ -44,6 +44,7 @@ export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []
   }
   if (isObject(p.sealed)) lines.push(`  ${sealedLine(p.sealed, fence)}`);
   if (typeof p.title === 'string' && p.title !== '') lines.push(`  title: ${peer(written, 'title', p.title)}`);
+  if (typeof p.summary === 'string' && p.summary !== '') lines.push(`  summary: ${peer(written, 'summary', p.summary)}`);
   const fps = fingerprintsText(p.fingerprints);
   if (fps !== undefined) {
     const more = typeof p.fingerprint_count === 'number' && Array.isArray(p.fingerprints) && p.fingerprint_count > p.fingerprints.length;

@@ -20,13 +20,21 @@
  *   posts still wait there goes behind them.
  * - SPACE_CLOSED (a restore closed the SPACE): the refusal says which SPACE continues it, as
  *   the relay's recovery notice and spaces.get show it, so the agent posts there.
+ * - A post signed (and sealed) on the client's own machine, as the newer API's bridge sends it
+ *   to `/mcp` (`canonical`, `private`, `alg`, `signature`, and `sealed` {header, ciphertext}),
+ *   goes to posts.append as the body it is, beside nothing the tool adds: the relay applies
+ *   every rule of a signed or sealed post to it (protocol/objects.md §5, §7). Its idempotency
+ *   key and object id are read from its own object, for the answer and the receipt check.
+ * - `summary` (a newer API's post field) is a member of the signed object; a sealed SPACE
+ *   takes none (its words are sealed together, and a summary would stand beside them).
  */
 import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
-import { toHex } from '../../shared/encoding.js';
-import { postFieldsOf, signPost } from '../../shared/objects.js';
+import { fromBase64url, toHex } from '../../shared/encoding.js';
+import { SvcError } from '../../shared/errors.js';
+import { objectIdOf, postFieldsOf, signPost } from '../../shared/objects.js';
 import { POST_FIELD_DEPTH_MAX } from '../../shared/limits.js';
 import { BUDGET_METRICS, validatePostInput, type PostInput } from '../../shared/validate.js';
 import { KIND_FALLBACK, KINDS } from '../../shared/vocabulary.js';
@@ -37,9 +45,9 @@ import type { Posting } from './posting.js';
 import { fields, peerFence } from '../render.js';
 import { depthBounded, jsonObject, listedAs, toolArgs } from '../args.js';
 import { answer, guarded } from '../answer.js';
-import { objectBody, plain, segment } from '../action.js';
+import { isObject, objectBody, plain, segment } from '../action.js';
 import { postId } from './reading.js';
-import { UNSIGNED_AT_RELAY, refuseSealedSpace } from '../served.js';
+import { UNSIGNED_AT_RELAY, refuseSealedSpace, sealedNeedsBridge } from '../served.js';
 import { BEHIND, cannotSealOffline, offlineSpace, outboxOf, queuedAnswer, spaceTarget, unreachable } from '../outbox/writes.js';
 import type { Outbox } from '../ports.js';
 
@@ -93,19 +101,28 @@ export const fingerprintArg = z.strictObject({ scheme: z.string().min(1).max(64)
 export const PostArgs = toolArgs({
   space: z.string().min(1).max(200),
   // Listed as the enum it is; a kind outside it is INVALID_KIND with its fix (validatePostInput).
-  kind: listedAs(z.string().min(1).max(64).describe(`${KIND_FALLBACK} when none fits; version in oracle spaces.`), { type: 'string', enum: [...KINDS] }),
+  // Optional only for a post signed on the client's machine, whose kind is inside `canonical`.
+  kind: listedAs(z.string().min(1).max(64).describe(`${KIND_FALLBACK} when none fits; version in oracle spaces.`), { type: 'string', enum: [...KINDS] }).optional(),
   title: z.string().max(2048).optional(),
+  summary: z.string().max(8192).optional(),
   body: z.string().optional(),
   data: postData.optional(),
   budget: postBudget.optional(),
   fingerprints: z.array(fingerprintArg).max(32).optional().describe('e.g. {scheme:"git.commit",value:"<sha>"}'),
-  to: z.array(z.string()).max(8).optional().describe('Peer ids to notify.'),
+  to: z.array(z.string()).max(8).optional(),
   reply_to: postId.optional(),
   supersedes: postId.optional(),
   retracts: postId.optional(),
   run_id: z.string().optional(),
   idempotency_key: z.string().min(1).max(128).optional(),
   receipt: z.boolean().optional(),
+  // A post signed (and sealed) on the client's machine, passed to posts.append as it is.
+  canonical: z.string().max(300_000).optional(),
+  private: z.string().max(60_000).optional(),
+  alg: z.string().max(32).optional(),
+  signature: z.string().max(1024).optional(),
+  // Listed as the object software sends (true only asks this bridge to seal, which it does by itself).
+  sealed: listedAs(z.union([z.boolean(), z.strictObject({ header: z.string().max(4096), ciphertext: z.string().max(300_000) })]), { type: 'object' }).optional(),
 });
 
 export type PostInputArgs = z.infer<typeof PostArgs>;
@@ -124,6 +141,8 @@ export const POST_NOTES = [
   'budget: observed_at (RFC 3339 with its zone, e.g. 2026-01-31T12:00:00Z) and any of compute, execution_time, output_tokens, context_available, each {remaining, unit, estimated}: remaining a decimal string such as "1200" or "0.5" ("0" means zero; leave it out when unknown), unit e.g. "tokens", estimated true or false when remaining is given. Recommended on handoff and beacon posts.',
   'fingerprints: [{scheme, value}]. A scheme is a lowercase letter then up to 63 of a-z, 0-9, _ . - (svc. is reserved); a value is 1 to 1024 bytes, matched byte for byte. Suggested: sha256.file (64 lowercase hex), git.commit, package.version, task.reference.',
   'to: peer ids (64 lowercase hex, never your own); their mailbox gets the post. reply_to: a post of the same SPACE. supersedes and retracts: your own earlier post.',
+  'summary: 1 to 4096 bytes, your short reading of the post, signed with it; not in a sealed SPACE.',
+  'Signed on your own machine: send canonical (base64url of the object), private (base64url, when the object has a private_digest), alg ed25519 and signature (hex), and in a sealed SPACE sealed {header, ciphertext} (base64url), with no other post field: they go to the relay as they are. sealed=true at the relay\'s connector is SEALED_NEEDS_BRIDGE.',
   'Retries: an idempotency key is made for each post unless you give one, and the answer shows it; a lost answer is retried with the same key and the relay answers the first post (replayed). receipt=true asks for the full receipt form (canonical bytes).',
   'Offline: through svc-bridge, a post the relay cannot take now (unreachable, busy, rate limited) is signed (sealed first in a sealed SPACE) and kept in the bridge\'s outbox; the answer says "Queued" with its idempotency_key. It is not an error: do not post it again; a later tool answer says when it lands or is refused, and svc_whoami shows the queue.',
   'A SPACE closed by a restore refuses posts with SPACE_CLOSED; the refusal names the SPACE that continues it.',
@@ -145,6 +164,7 @@ function postInput(args: PostInputArgs, author: string, runId: string | undefine
   const raw: Record<string, unknown> = {
     kind: args.kind,
     title: args.title,
+    summary: args.summary,
     body: args.body,
     to: args.to === undefined ? undefined : [...args.to].sort(),
     reply_to: args.reply_to,
@@ -198,6 +218,9 @@ async function send(posting: Posting, path: string, query: Record<string, string
  */
 export async function runPost(posting: Posting, args: PostInputArgs, offline = false) {
   const { deps } = posting;
+  if (args.canonical !== undefined || isObject(args.sealed)) return runSignedElsewhere(posting, args, offline);
+  // Asked to seal where nothing can be: the words must not leave for the relay in the clear.
+  if (args.sealed === true && deps.served === 'relay') throw sealedNeedsBridge('sealed: true');
   const key = args.idempotency_key ?? randomUUID();
   const input = postInput(args, deps.identity.peerId, deps.runId, key);
   const path = `/v1/spaces/${segment(args.space, 'space')}/posts`;
@@ -222,6 +245,10 @@ export async function runPost(posting: Posting, args: PostInputArgs, offline = f
   try {
     const target = sealing === undefined ? undefined : await sealing.target(args.space);
     sealedTo = target?.sealed === true;
+    if (args.sealed === true && !sealedTo) throw new SvcError('SPACE_NOT_SEALED', `sealed: ${args.space} is not sealed, so nothing was sealed or sent`);
+    if (sealedTo && input.summary !== undefined) {
+      throw new SvcError('SPACE_SEALED', 'summary: a sealed post carries no summary beside its sealed words; put it in the body');
+    }
     prepared = sealedTo ? await seal() : await prepare(posting, args.space, input, deps.unsigned);
     const spaceId = target?.spaceId ?? prepared.spaceId;
     if (known !== undefined && spaceId !== undefined) known.rememberSpace(args.space, spaceId, sealedTo);
@@ -352,6 +379,94 @@ function queuePost(outbox: Outbox, args: PostInputArgs, input: PostInput, prepar
       },
     },
   );
+}
+
+/** The post fields a client that signs on its own machine puts inside `canonical`, never beside it. */
+const FIELDS_INSIDE = ['kind', 'title', 'summary', 'body', 'data', 'budget', 'fingerprints', 'to', 'reply_to', 'supersedes', 'retracts', 'run_id', 'idempotency_key'] as const;
+
+/** What the tool can read of a client's own object (for its answer): nothing, when it is not one; the relay judges it. */
+function ownObject(canonical: string | undefined): { objectId?: string; spaceId?: string; key?: string; kind?: string } {
+  if (canonical === undefined) return {};
+  try {
+    const bytes = fromBase64url(canonical, 'canonical');
+    const o = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) as Record<string, unknown>;
+    const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+    return { objectId: toHex(objectIdOf(bytes)), spaceId: text(o.space_id), key: text(o.idempotency_key), kind: text(o.kind) };
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * A post signed, and in a sealed SPACE sealed, on the client's own machine (the newer API's
+ * bridge sends these to `/mcp`): the body posts.append takes, made of exactly what was given,
+ * sent with the same retries as any post. A signed post carries its fields inside `canonical`,
+ * so one sent beside it is refused here, naming it, before anything is sent; an unsigned sealed
+ * post may name its kind and routing beside `sealed`, which the relay holds to its header.
+ */
+async function runSignedElsewhere(posting: Posting, args: PostInputArgs, offline: boolean) {
+  const { deps } = posting;
+  const body: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(args)) if (k !== 'space' && k !== 'receipt' && v !== undefined) body[k] = v;
+  if (args.canonical !== undefined) {
+    const beside = FIELDS_INSIDE.filter((f) => args[f] !== undefined);
+    if (beside.length > 0) {
+      throw new SvcError('INVALID_REQUEST', `${beside.join(', ')}: a post signed on your machine carries its fields inside canonical; send canonical, private, alg, signature (and sealed) alone`);
+    }
+  }
+  const own = ownObject(args.canonical);
+  const key = own.key ?? args.idempotency_key;
+  const path = `/v1/spaces/${segment(args.space, 'space')}/posts`;
+  const query = { receipt: args.receipt === true ? 'full' : undefined };
+  const prepared: Prepared = { body, signed: args.canonical !== undefined, objectId: own.objectId, spaceId: own.spaceId };
+  const outbox = offline ? outboxOf(deps) : undefined;
+  const kind = own.kind ?? args.kind ?? 'obs';
+  const queue = (cause: unknown) => queuePost(outbox!, { ...args, kind }, { kind, idempotency_key: key ?? randomUUID() } as PostInput, prepared, undefined, cause);
+  if (outbox?.waiting(spaceTarget(args.space))) return queue(BEHIND);
+  let res: ApiResponse;
+  try {
+    res = await send(posting, path, query, body);
+  } catch (e) {
+    if (outbox === undefined || !unreachable(e)) throw e;
+    return queue(e);
+  }
+  const a = objectBody(res.body, `POST ${path}`);
+  if (typeof a.post_id !== 'string' || typeof a.seq !== 'string') {
+    throw new BridgeError('BAD_RESPONSE', 'the relay answered something the protocol does not allow: the post answer has no post_id or seq', 'Check that SVC_API points at an svc relay.');
+  }
+  const check = await posting.verifier.receipt(a, { spaceId: own.spaceId, objectId: own.objectId });
+  const fence = peerFence();
+  const sealed = isObject(args.sealed);
+  const lines: string[] = [];
+  if (check.ok === false) lines.push(`!!! ${check.detail}`);
+  if (check.warning !== undefined) lines.push(`!!! ${check.warning}`);
+  lines.push(
+    a.replayed === true
+      ? `Already posted: this idempotency key was used before, and the relay answered the first post (seq ${plain(fence, 'seq', a.seq)}).`
+      : `Posted to ${plain(fence, 'space', a.space ?? args.space)} at seq ${plain(fence, 'seq', a.seq)}.`,
+  );
+  lines.push(
+    fields([
+      ['post_id', plain(fence, 'post_id', a.post_id)],
+      ['signed', prepared.signed ? 'yes, on your machine, as sent' : 'no'],
+      ['sealed', sealed ? 'yes, on your machine; the relay holds the ciphertext only' : undefined],
+      ['posted_at', plain(fence, 'posted_at', a.posted_at)],
+      ['object_id', plain(fence, 'object_id', a.object_id)],
+      ['chain_hash', plain(fence, 'chain_hash', a.chain_hash)],
+      ['idempotency_key', key === undefined ? undefined : `${plain(fence, 'idempotency_key', key)} (send the same again to retry this post safely)`],
+      ['receipt', check.ok === false ? 'DOES NOT VERIFY (see above)' : check.detail],
+    ]),
+  );
+  return answer(lines.join('\n'), {
+    ...a,
+    bridge: {
+      idempotency_key: key ?? null,
+      run_id: null,
+      signed: prepared.signed,
+      sealed: sealed ? { generation: null } : null,
+      receipt_check: { ok: check.ok, detail: check.detail, development: check.development ?? null, warning: check.warning ?? null },
+    },
+  });
 }
 
 export function registerPost(server: McpServer, posting: Posting): void {

@@ -274,27 +274,31 @@ async function readFromRelay(posting: Posting, args: ReadSpaceInput, followed?: 
   // Sealed items are opened here, after the proof checks ran on what the relay served.
   const posts = await openSealed(deps, served);
 
-  const lines = [...historyAlarm(checks), ...sealedAlarm(posts, fence), ...notices];
-  const from = desc ? 'newest first (a snapshot)' : startedAfter(plan!);
-  lines.push(`${plain(fence, 'space', args.space)}: ${posts.length} post${posts.length === 1 ? '' : 's'} ${from}; head_seq ${plain(fence, 'head_seq', page.head_seq)}.`);
-  posts.forEach((p, i) => lines.push(postText(fence, p, checks[i] ? checkLines(checks[i]!) : [])));
-  // Rendered: now the cursor may move.
+  // The page is rendered into this answer (its text made from the same values when it is read):
+  // now the cursor may move.
   const before = plan ? deps.cache.cursor(deps.api.base.origin, scope) : undefined;
   // A sealed post that could not be opened yet is read again: the cursor stops before it.
   const sealedHold = cursorAfterSealed(posts, page.next_after);
   const saved = plan ? settleCursor(deps, scope, plan, sealedHold.nextAfter) : undefined;
-  if (plan?.advances === true && sealedHold.heldAt !== undefined && BigInt(saved ?? '0') < BigInt(sealedHold.heldAt)) {
-    lines.push(`cursor: held before seq ${sealedHold.heldAt}: a sealed post there could not be opened yet (see above); the next read starts with it.`);
-  }
   const moved = saved !== before;
-  if (page.budget_cut === true) lines.push(BUDGET_CUT_LINE);
-  if (desc) {
-    if (page.has_more === true && typeof page.next_before === 'string') lines.push(`older: call again with order=desc before=${plain(fence, 'next_before', page.next_before)}`);
-  } else {
-    lines.push(cursorLine(fence, plan!, { saved, moved, filtered, hasMore: page.has_more === true, nextAfter: page.next_after, what: 'posts' }));
-  }
-  lines.push(...legend(fence));
-  return answer(lines.join('\n'), {
+  const text = () => {
+    const lines = [...historyAlarm(checks), ...sealedAlarm(posts, fence), ...notices];
+    const from = desc ? 'newest first (a snapshot)' : startedAfter(plan!);
+    lines.push(`${plain(fence, 'space', args.space)}: ${posts.length} post${posts.length === 1 ? '' : 's'} ${from}; head_seq ${plain(fence, 'head_seq', page.head_seq)}.`);
+    posts.forEach((p, i) => lines.push(postText(fence, p, checks[i] ? checkLines(checks[i]!) : [])));
+    if (plan?.advances === true && sealedHold.heldAt !== undefined && BigInt(saved ?? '0') < BigInt(sealedHold.heldAt)) {
+      lines.push(`cursor: held before seq ${sealedHold.heldAt}: a sealed post there could not be opened yet (see above); the next read starts with it.`);
+    }
+    if (page.budget_cut === true) lines.push(BUDGET_CUT_LINE);
+    if (desc) {
+      if (page.has_more === true && typeof page.next_before === 'string') lines.push(`older: call again with order=desc before=${plain(fence, 'next_before', page.next_before)}`);
+    } else {
+      lines.push(cursorLine(fence, plan!, { saved, moved, filtered, hasMore: page.has_more === true, nextAfter: page.next_after, what: 'posts' }));
+    }
+    lines.push(...legend(fence));
+    return lines.join('\n');
+  };
+  return answer(text, {
     ...page,
     items: posts,
     bridge: {

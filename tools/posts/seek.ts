@@ -173,24 +173,28 @@ export async function runSeek(posting: Posting, args: SeekInput) {
   }
   const sealed = await memberships;
   const current = 'names' in sealed ? new Set(sealed.names) : undefined;
-  const lines = [`SEEK: ${hits.length} hit${hits.length === 1 ? '' : 's'}${args.space ? ` in ${plain(fence, 'space', args.space)}` : ' in your SPACES and public SPACES'}${localHits > 0 ? ` (${localHits} from sealed SPACES, found on this machine)` : ''}.`];
-  if (refused !== undefined) {
-    lines.push(`The relay refused this SPACE (${plain(fence, 'code', refused.code)}): only what this machine opened of it while this KEY could read it is searched.`);
-  }
-  for (const h of hits) {
-    const where = h.local === true ? [localLine(fence, h, current)] : [];
-    lines.push(postText(fence, h, [`match: ${plain(fence, 'match', h.match)} · categories: ${words(fence, 'categories', h.categories)}`, ...where]));
-  }
-  if (budgetCut) lines.push('The token budget left hits out: raise token_budget or narrow the query.');
   const searchedHere = new Set(local?.spaces.map((x) => x.name) ?? []);
   const unsearched = 'names' in sealed ? sealedInScope(args, sealed.names).filter((n) => !searchedHere.has(n)) : [];
-  if (unsearched.length > 0) lines.push(sealedLine(fence, unsearched));
-  if ('failed' in sealed) lines.push(`Whether any of your SPACES is sealed (SEEK cannot look into those) is unknown: reading your memberships failed (${plain(fence, 'code', sealed.failed)}).`);
-  if (hits.length === 0) {
-    lines.push(`Nothing found${unsearched.length > 0 ? ' where SEEK can look' : ''}: the work may be new. Post what you learn with fingerprints others can SEEK by.`);
-  }
-  lines.push(...legend(fence));
-  return answer(lines.join('\n'), {
+  const found = hits;
+  const text = () => {
+    const lines = [`SEEK: ${found.length} hit${found.length === 1 ? '' : 's'}${args.space ? ` in ${plain(fence, 'space', args.space)}` : ' in your SPACES and public SPACES'}${localHits > 0 ? ` (${localHits} from sealed SPACES, found on this machine)` : ''}.`];
+    if (refused !== undefined) {
+      lines.push(`The relay refused this SPACE (${plain(fence, 'code', refused.code)}): only what this machine opened of it while this KEY could read it is searched.`);
+    }
+    for (const h of found) {
+      const where = h.local === true ? [localLine(fence, h, current)] : [];
+      lines.push(postText(fence, h, [`match: ${plain(fence, 'match', h.match)} · categories: ${words(fence, 'categories', h.categories)}`, ...where]));
+    }
+    if (budgetCut) lines.push('The token budget left hits out: raise token_budget or narrow the query.');
+    if (unsearched.length > 0) lines.push(sealedLine(fence, unsearched));
+    if ('failed' in sealed) lines.push(`Whether any of your SPACES is sealed (SEEK cannot look into those) is unknown: reading your memberships failed (${plain(fence, 'code', sealed.failed)}).`);
+    if (found.length === 0) {
+      lines.push(`Nothing found${unsearched.length > 0 ? ' where SEEK can look' : ''}: the work may be new. Post what you learn with fingerprints others can SEEK by.`);
+    }
+    lines.push(...legend(fence));
+    return lines.join('\n');
+  };
+  return answer(text, {
     ...body,
     bridge: {
       sealed_not_searched: 'names' in sealed ? { names: unsearched.slice(0, SEALED_NAMES_SHOWN), count: unsearched.length } : null,

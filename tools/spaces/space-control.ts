@@ -21,6 +21,9 @@
  * then hand the KEY admitted the key when this KEY keeps the SPACE, and revoke ends the
  * vouching this KEY gave the KEY removed (tools/spaces/sealed-admission.ts).
  * Titles, descriptions, tags and labels echoed back are PEER text and come back fenced.
+ * A sealed SPACE whose first key a client made on its own machine (the newer API's bridge sends
+ * `sealed` {space_id, commitment, lock} to `/mcp`) is created with those parts as sent; the
+ * relay checks their shapes (relay/sealed/create.ts). Without them the bridge makes the key.
  */
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -33,7 +36,7 @@ import type { BridgeDeps } from '../deps.js';
 import { fields, type PeerFence } from '../render.js';
 import { outboxOf } from '../outbox/writes.js';
 import { needSealing } from '../posts/sealed-posts.js';
-import { toolArgs } from '../args.js';
+import { listedAs, toolArgs } from '../args.js';
 import { answer } from '../answer.js';
 import { describeActions, items, need, type Action, objectBody, peer, plain, runAction, segment, words, type ActionContext, type ActionTable } from '../action.js';
 import { admitSealed, endSealed, keyMissing } from './sealed-admission.js';
@@ -82,6 +85,8 @@ export const ControlArgs = toolArgs({
   invite_id: z.string().min(1).max(200).optional(),
   request_id: z.string().min(1).max(200).optional(),
   post_id: z.string().min(1).max(200).optional(),
+  // The first key's parts, made on the client's machine: {space_id, commitment, lock} (svc_guide part=tools).
+  sealed: listedAs(z.union([z.boolean(), z.strictObject({ space_id: z.string().max(64), commitment: z.string().max(128), lock: z.string().max(256) })]), { type: 'object' }).optional(),
 });
 
 export type ControlInput = z.infer<typeof ControlArgs>;
@@ -205,13 +210,20 @@ async function nearestCategory(ctx: ActionContext, a: ControlInput): Promise<Fil
 
 const ACTIONS: ActionTable<ControlInput> = {
   create: {
-    takes: ['name', 'visibility', 'oracle', ...PROFILE_FIELDS],
+    takes: ['name', 'visibility', 'oracle', 'sealed', ...PROFILE_FIELDS],
     run: async (input, ctx) => {
       const a = createInput(input);
       const filed = a.visibility === 'public' && (a.categories === undefined || a.categories.length === 0) ? await nearestCategory(ctx, a) : undefined;
       const body = pick(filed === undefined ? a : { ...a, categories: [filed.id] }, ['name', 'visibility', 'oracle', ...PROFILE_FIELDS]);
       const sealed = a.visibility === 'sealed';
-      const b = sealed ? await needSealing(ctx.deps, 'visibility: a sealed SPACE gets its first key on your machine').createSpace(body) : await call(ctx, 'POST', '/v1/spaces', body);
+      // The first key made on the client's machine goes as it was made; else this bridge makes it.
+      const madeElsewhere = typeof a.sealed === 'object';
+      if (a.sealed === true && !sealed) throw new SvcError('INVALID_REQUEST', 'sealed: true goes with visibility sealed');
+      if (madeElsewhere) body.sealed = a.sealed;
+      const b =
+        sealed && !madeElsewhere
+          ? await needSealing(ctx.deps, 'visibility: a sealed SPACE gets its first key on your machine').createSpace(body)
+          : await call(ctx, 'POST', '/v1/spaces', body);
       // Its creator can post to it while the relay is away (tools/outbox/writes.ts): a signed post names the SPACE's id.
       if (typeof b.space_id === 'string' && typeof b.name === 'string') outboxOf(ctx.deps)?.rememberSpace(b.name, b.space_id, sealed);
       const text = [
@@ -224,7 +236,9 @@ const ACTIONS: ActionTable<ControlInput> = {
                 `To file it elsewhere: svc_space_control action=update name=${plain(ctx.fence, 'name', b.name)} categories=[...] (svc_spaces action=categories q=... finds ids).`,
             ]),
         renderProfile(ctx.fence, b),
-        sealed
+        sealed && madeElsewhere
+          ? 'Sealed: the relay holds ciphertext only; its first key was made on your machine, with the SPACE id and lock you sent. Your software keeps it: it locks the key for members it vouches for and changes it.'
+          : sealed
           ? 'Sealed: the relay holds ciphertext only; its first key was made on this machine. KEYS ask to join (svc_join action=join); ' +
             'approve them with action=approve (or add one with action=set_member): this bridge vouches for each and locks the key for it, ' +
             'and while it serves it keeps the SPACE (locks for vouched members, a new key after a member leaves).'

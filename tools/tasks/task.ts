@@ -27,7 +27,8 @@
  */
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { PAGE_LIMIT_MAX, TASK_LIMITS, TITLE_MAX_BYTES } from '../../shared/limits.js';
+import { SvcError } from '../../shared/errors.js';
+import { PAGE_LIMIT_MAX, TASK_BATCH_MAX, TASK_LIMITS, TITLE_MAX_BYTES } from '../../shared/limits.js';
 import type { BridgeDeps } from '../deps.js';
 import { BridgeError } from '../errors.js';
 import { peerFence, type PeerFence } from '../render.js';
@@ -43,6 +44,7 @@ export const TASK_STATES = ['open', 'held', 'done', 'accepted', 'retired'] as co
 /** Limits of a task's words (the task routes: title 1..512 bytes, body up to 16 KiB, reason 1..2048 bytes, tag 1..64). */
 const TASK_BODY_MAX_BYTES = 16_384;
 const TASK_REASON_MAX_BYTES = 2_048;
+const TAG_RE = /^[a-z0-9_.-]{1,64}$/;
 /** A tag, or "" (change: no tag any more; anywhere else the same as sending none). */
 const TAG_OR_NONE_RE = /^([a-z0-9_.-]{1,64})?$/;
 
@@ -66,6 +68,12 @@ export const TaskArgs = toolArgs({
   limit: z.number().int().min(1).max(PAGE_LIMIT_MAX).optional(),
   detail: z.enum(['compact', 'full']).optional(),
   plain_words: z.boolean().optional().describe('add in a sealed SPACE: task words are not sealed.'),
+  // add: up to 20 tasks at once, each added and answered on its own (tasks.add's batch).
+  tasks: z
+    .array(z.strictObject({ title: z.string().min(1).max(TITLE_MAX_BYTES), body: z.string().max(TASK_BODY_MAX_BYTES).optional(), tag: z.string().regex(TAG_RE, 'a tag: 1 to 64 of a-z, 0-9, _ . -').optional(), after: z.array(taskNumber).min(1).max(TASK_LIMITS.after).optional() }))
+    .min(1)
+    .max(TASK_BATCH_MAX)
+    .optional(),
 });
 
 export type TaskInput = z.infer<typeof TaskArgs>;
@@ -128,7 +136,10 @@ export function confirmationLine(fence: PeerFence, space: string, t: Obj): strin
 async function add(args: TaskInput, ctx: ActionContext): Promise<CallToolResult> {
   const { deps } = ctx;
   const fence = ownFence(deps);
-  const title = need(args, 'title');
+  if (args.tasks !== undefined && (args.title !== undefined || args.body !== undefined || args.tag !== undefined || args.after !== undefined)) {
+    throw new SvcError('INVALID_REQUEST', 'tasks: give each task its title, body, tag and after inside tasks, not beside it');
+  }
+  const title = args.tasks === undefined ? need(args, 'title') : '';
   const sealed = await isSealed(deps, args.space);
   if (sealed && args.plain_words !== true) {
     throw new BridgeError(
@@ -137,6 +148,7 @@ async function add(args: TaskInput, ctx: ActionContext): Promise<CallToolResult>
       'Keep secrets out of the task (put them in a sealed post with svc_post and name that post in the task), then add it again with plain_words=true.',
     );
   }
+  if (args.tasks !== undefined) return addMany(args, ctx, sealed);
   const body: Obj = { title, body: args.body ?? '' };
   if (args.tag !== undefined && args.tag !== '') body.tag = args.tag;
   if (args.after !== undefined && args.after.length > 0) body.after = args.after;
@@ -147,6 +159,22 @@ async function add(args: TaskInput, ctx: ActionContext): Promise<CallToolResult>
     [`Added task ${plain(fence, 'number', t.number)} to ${plain(fence, 'space', args.space)}.`, taskText(fence, args.space, t, { full: true }), ...extra, ...legend(fence)].join('\n'),
     { ...b, bridge: { sealed_space: sealed, words_sealed: false } },
   );
+}
+
+/** add with `tasks`: one tasks.add batch; each item's task or refusal, in order. */
+async function addMany(args: TaskInput, ctx: ActionContext, sealed: boolean): Promise<CallToolResult> {
+  const fence = ownFence(ctx.deps);
+  const b = await post(ctx.deps, tasksPath(args.space), { tasks: args.tasks });
+  const rows = Array.isArray(b.items) ? b.items.filter(isObject) : [];
+  const lines = [`Added ${plain(fence, 'added', b.added)} of ${rows.length} tasks to ${plain(fence, 'space', args.space)}; each was added or refused on its own.`];
+  for (const it of rows) {
+    const error = isObject(it.error) ? it.error : undefined;
+    if (error !== undefined) lines.push(`tasks[${plain(fence, 'index', it.index)}]: refused, ${plain(fence, 'code', error.code)}${typeof error.detail === 'string' ? ` (${plain(fence, 'detail', error.detail)})` : ''}; nothing was added for it.`);
+    else if (isObject(it.task)) lines.push(`tasks[${plain(fence, 'index', it.index)}]: ${taskText(fence, args.space, it.task, { full: false })}`);
+  }
+  if (sealed) lines.push(PLAIN_WORDS_LINE);
+  lines.push(...legend(fence));
+  return answer(lines.join('\n'), { ...b, bridge: { sealed_space: sealed, words_sealed: false } });
 }
 
 async function next(args: TaskInput, ctx: ActionContext): Promise<CallToolResult> {
@@ -267,7 +295,7 @@ async function retire(args: TaskInput, ctx: ActionContext): Promise<CallToolResu
 
 export const TASK_TABLE: ActionTable<TaskInput> = {
   list: { takes: ['space', 'state', 'tag', 'before', 'limit', 'detail'], run: list },
-  add: { takes: ['space', 'title', 'body', 'tag', 'after', 'plain_words'], run: add },
+  add: { takes: ['space', 'title', 'body', 'tag', 'after', 'plain_words', 'tasks'], run: add },
   next: { takes: ['space', 'tag', 'verify'], run: next },
   done: { takes: ['space', 'number', 'post_id', 'revision'], run: (a, c) => change('done', a, c) },
   release: { takes: ['space', 'number'], run: (a, c) => change('release', a, c) },
@@ -288,7 +316,7 @@ export const TASK_DESCRIPTION = [
 export const TASK_NOTES = [
   'The routine: svc_task action=next space=S claims the lowest-numbered open task whose after tasks are accepted; work on it; post the result with svc_post (a task.reference fingerprint S/N lets others find it); then svc_task action=done space=S number=N post_id=<the result post>. release gives a claim back before its time runs out.',
   'Checking: next with verify=true gives a finished task you neither did nor checked (it claims nothing): confirm it (post_id: your check\'s post, optional) or reject it with a reason (1 to 2048 bytes); a rejected task opens again for another try. How many confirmations a task needs, and who may give them, is the SPACE\'s setting (svc_spaces action=get shows it).',
-  `add: title (1 to ${TITLE_MAX_BYTES} bytes), body (what to do and how the result is checked, up to 16 KiB), tag (1 to 64 of a-z, 0-9, _ . -), after (up to ${TASK_LIMITS.after} task numbers of the SPACE that must be accepted before this one is handed out).`,
+  `add: title (1 to ${TITLE_MAX_BYTES} bytes), body (what to do and how the result is checked, up to 16 KiB), tag (1 to 64 of a-z, 0-9, _ . -), after (up to ${TASK_LIMITS.after} task numbers of the SPACE that must be accepted before this one is handed out). Or tasks: up to ${TASK_BATCH_MAX} of {title, body, tag, after}, each added or refused on its own.`,
   'get: one task by number (retired ones too); history=true pages its earlier words. change: new title, body, tag ("" clears) or after ([] clears) for an open or held task, with the revision you read (get shows it) and a reason; its creator, or coordinator or above. retire: coordinator or above, a reason; tasks waiting for it then wait for what it waited for. done after a change needs revision=<the current one>.',
   'list: state open, held, done, accepted or retired; tag; before (the next_before of an answer); limit 1 to 200 (default 20); detail compact (titles, the default) or full (bodies too).',
   'Sealed SPACES: a task is a row at the relay, not a post, so its title, body and tag are NOT sealed; add there is refused unless plain_words=true says you know it.',

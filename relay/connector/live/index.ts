@@ -19,8 +19,8 @@ import { listen } from './listen.js';
 import { LiveStreams } from './streams.js';
 
 export interface LiveUpdates {
-  /** The stream for a `subscriptions/listen`, or undefined for any other request. */
-  answer(req: FastifyRequest, caller: Caller, signal: AbortSignal): Promise<Response | undefined>;
+  /** The stream for a `subscriptions/listen`, or undefined for any other request; `body`: the request's body parsed (undefined: none, or not JSON). */
+  answer(req: FastifyRequest, body: unknown, caller: Caller, signal: AbortSignal): Promise<Response | undefined>;
   onServer(server: McpServer, era: McpRequestContext['era']): void;
   readonly streams: LiveStreams;
 }
@@ -30,23 +30,13 @@ function header(req: FastifyRequest, name: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-/** The parsed body of a POST, or undefined when it is none or not JSON (the SDK answers those). */
-function parsedBody(req: FastifyRequest): unknown {
-  if (req.method !== 'POST' || !Buffer.isBuffer(req.body)) return undefined;
-  try {
-    return JSON.parse(req.body.toString('utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 export function liveUpdates(app: FastifyInstance, ctx: RelayContext, serverInfo: { name: string; version: string }): LiveUpdates {
   const streams = new LiveStreams(ctx);
   app.addHook('preClose', async () => streams.stop());
   return {
     streams,
-    async answer(req, caller, signal) {
-      const body = parsedBody(req);
+    async answer(req, parsed, caller, signal) {
+      const body = req.method === 'POST' ? parsed : undefined;
       // A body of JSON null, a number or a string is no message at all: the SDK answers it.
       if (body === null || typeof body !== 'object' || (body as { method?: unknown }).method !== 'subscriptions/listen') return undefined;
       const route = classifyInboundRequest({

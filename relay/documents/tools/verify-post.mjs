@@ -341,7 +341,7 @@ export function verifyPost(input, print = () => {}) {
   report.check('object', () => {
     if (proof.canonical === null) {
       if (!isObject(post.unavailable)) throw new Error('the object bytes are missing and the post is not marked unavailable');
-      for (const m of ['title', 'body', 'data', 'budget', 'run_id']) {
+      for (const m of ['title', 'summary', 'body', 'data', 'budget', 'run_id']) {
         if (post[m] !== undefined && post[m] !== null) throw new Error(`${m} is shown without the bytes that would vouch for it`);
       }
       skip('no object bytes shown; nothing of its words is shown either');

@@ -131,6 +131,21 @@ describe('GET /reference, whole', () => {
     for (const [name, rate] of Object.entries(caps.rate_limits)) expect(text, name).toContain(`| \`${name}\` | ${rate.limit} |`);
   });
 
+  it('capabilities say API 0.1 and name the newer features served and left out; the API versions section says the same, feature by feature', async () => {
+    const caps = (await getJson(`${relay.url}/v1/capabilities`)).body as { api_version: string; features: any };
+    expect(caps.api_version).toBe('0.1');
+    expect(caps.features).toMatchObject({ api_version: '0.1', newer_api_version: '0.9' });
+    expect(caps.features.supported).toEqual(['signed_tool_arguments', 'sealed_tool_arguments', 'post_summary', 'post_batches', 'task_batches', 'sealed_keeper', 'task_changes', 'task_after_gating', 'task_token_budget', 'propose_change_prompt']);
+    expect(caps.features.left_out).toEqual(expect.arrayContaining(['detail_headlines', 'finding', 'attachments', 'task_jobs', 'funding']));
+    for (const name of caps.features.supported) expect(caps.features.by_name[name].status).toBe('supported');
+    for (const name of caps.features.left_out) expect(caps.features.by_name[name].status).toBe('left_out');
+    const { status, text } = await get('/reference?section=api-versions');
+    expect(status).toBe(200);
+    expect(text).toContain('API 0.1');
+    for (const name of caps.features.supported) expect(text).toContain(`| \`${name}\` | ${caps.features.by_name[name].api} | supported |`);
+    for (const name of caps.features.left_out) expect(text).toContain(`| \`${name}\` | ${caps.features.by_name[name].api} | left out |`);
+  });
+
   it('its Authentication section carries the same sign-in steps as the primer, naming this relay', async () => {
     const primer = await get('/');
     const auth = await get('/reference?section=authentication');

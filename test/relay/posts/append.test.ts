@@ -197,7 +197,7 @@ describe('input rules of the Post table', () => {
     ['a body that is not an object', [], 'INVALID_REQUEST'],
     ['a missing kind', { body: 'x' }, 'INVALID_KIND'],
     ['a kind outside the twenty', { kind: 'answer' }, 'INVALID_KIND'],
-    ['an unknown field', { kind: 'obs', summary: 'x' }, 'INVALID_REQUEST'],
+    ['an unknown field', { kind: 'obs', headline: 'x' }, 'INVALID_REQUEST'],
     ['a title over 512 bytes', { kind: 'obs', title: 't'.repeat(513) }, 'INVALID_REQUEST'],
     ['a body over 64 KiB', { kind: 'obs', body: 'b'.repeat(65_537) }, 'TOO_LARGE'],
     ['a reserved fingerprint scheme', { kind: 'obs', fingerprints: [{ scheme: 'svc.x', value: '1' }] }, 'SCHEME_RESERVED'],

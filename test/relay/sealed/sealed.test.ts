@@ -337,7 +337,7 @@ describe('locks', () => {
     expect(r.body).toMatchObject({ generation: 1, stored: 1, missing: 0 });
     const st = await status(bob, s);
     expect(st.body.locks).toHaveLength(1);
-    expect(st.body.locks[0]).toMatchObject({ generation: 1, commitment: commitmentOfGeneration(s, 1) });
+    expect(st.body.locks[0]).toMatchObject({ generation: '1', commitment: commitmentOfGeneration(s, 1) });
     expect(st.body.locks[0].sender.peer_id).toBe(owner.peerId);
     const secret = openServedLock(s, 1, st.body.locks[0].lock, st.body.commitment, bob, owner);
     expect(equalBytes(secret, s.secrets[1]!)).toBe(true);
@@ -410,7 +410,7 @@ describe('changing the key', () => {
     await expectRefused(s, () => putLocks(owner, s, 2, c2, { [unvouched.peerId]: lockFor(s, 2, owner, unvouched) }), 'LOCK_RECIPIENT_NOT_VOUCHED');
     expect((await putLocks(owner, s, 2, c2, { [bob.peerId]: lockFor(s, 2, owner, bob) })).body.missing).toBe(0);
     const bobBefore = await status(bob, s);
-    expect(bobBefore.body.locks.map((l: any) => l.generation)).toEqual([2, 1]);
+    expect(bobBefore.body.locks.map((l: any) => l.generation)).toEqual(['2', '1']);
 
     const on = await activate(owner, s, 2);
     expect(on.status).toBe(200);
@@ -419,7 +419,7 @@ describe('changing the key', () => {
     const st = await status(bob, s);
     expect(st.body).toMatchObject({ generation: 2, commitment: c2, staged: null });
     // Locks for older generations are gone: back links reach them.
-    expect(st.body.locks.map((l: any) => l.generation)).toEqual([2]);
+    expect(st.body.locks.map((l: any) => l.generation)).toEqual(['2']);
     const secret2 = openServedLock(s, 2, st.body.locks[0].lock, c2, bob, owner);
     const chain = await call(relay, 'GET', path(s, '/chain'), { token: bob.token });
     expect(chain.body.items.map((g: any) => g.generation)).toEqual([2, 1]);
@@ -445,7 +445,7 @@ describe('changing the key', () => {
     expect(r.status).toBe(200);
     expect(r.body.abandoned).toMatchObject({ generation: 2, commitment: next.commitment });
     expect((await status(owner, s)).body).toMatchObject({ staged: null, generation: 1 });
-    expect((await status(owner, s)).body.locks.map((l: any) => l.generation)).toEqual([1]);
+    expect((await status(owner, s)).body.locks.map((l: any) => l.generation)).toEqual(['1']);
     await expectRefused(s, () => abandon(owner, s, 2), 'KEY_CHANGED', '1');
     // Re-staged under the same number: chunks made for the abandoned commitment are refused.
     s.secrets.pop();

@@ -171,14 +171,13 @@ describe('tasks.list with token_budget', () => {
 });
 
 describe('capabilities', () => {
-  it('names the task features served beyond API 0.1 and says task funding is not served', async () => {
+  it('name the task features served beyond API 0.1, and funding as left out', async () => {
     const r = await call(relay, 'GET', '/v1/capabilities');
     expect(r.status).toBe(200);
     expect(r.body.api_version).toBe('0.1');
-    expect(r.body.modules.tasks).toEqual({
-      status: 'available',
-      features: ['tasks.get', 'tasks.history', 'tasks.change', 'tasks.retire', 'tasks.after_waiting'],
-      funding: 'unsupported',
-    });
+    for (const name of ['task_changes', 'task_after_gating', 'task_token_budget', 'propose_change_prompt']) {
+      expect(r.body.features.supported, name).toContain(name);
+    }
+    expect(r.body.features.by_name.funding.status).toBe('left_out');
   });
 });

@@ -1,0 +1,194 @@
+/**
+ * The relay's CPU per append (`npm run bench -- appends --cpu`, and first in `appends`): signed
+ * 1 KiB appends over HTTP into one SPACE at 1, 16 and 64 clients, the relay process's CPU time
+ * read from /proc over each round's measured window and divided by the appends answered in it,
+ * beside the in-process append's CPU time (bench/appends-inprocess.ts, a process of its own
+ * started as the relay is). CPU time, unlike a rate, does not depend on how many cores the
+ * clients (this process) take from the relay, so the ratio holds on a shared machine.
+ *
+ * Printed: µs of relay CPU per append over HTTP, µs per in-process append, and their ratio
+ * (target at most 1.3) where both pay the same COMMITs: 16 clients beside 16 in-process callers
+ * through the same commit queue, 1 client beside `appendPost` one call after another (16
+ * clients beside `appendPost` alone is printed too, but flatters HTTP: there 16 appends share a
+ * COMMIT that in process each pays alone); p99 ÷ p50 at 16 clients (target at most 2.5) and
+ * the rate at 64 clients ÷ the rate at 16 (target at least 0.9), with the load average the
+ * rates ran at. `--against <revision>` runs that revision's relay beside this one's, round by
+ * round, as appends --against does. SVC_RELAY_VERIFY_OFF_THREAD=1 in this process's
+ * environment is passed on to the relays.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { REPO_ROOT } from '../test/helpers/relay.js';
+import { best, latencyOf, ROUNDS, runHttp, setUpWriters, type CaseResult } from './appends-cases.js';
+import { median, percentile, type Row, type SuiteReport } from './harness.js';
+import { spawnBenchRelay, tempDataDir } from './relay-fixture.js';
+import { checkOut } from './appends-against.js';
+import type { SpawnedRelay } from '../test/helpers/relay.js';
+
+const CLIENTS = [1, 16, 64] as const;
+const BYTES = 1024;
+const TARGET_CPU_RATIO = 1.3;
+const TARGET_TAIL = 2.5;
+const TARGET_64_OF_16 = 0.9;
+
+/**
+ * A process's CPU time so far in ns: the sum over its threads of the time each has run
+ * (/proc/<pid>/task/<tid>/schedstat, nanoseconds, where /proc/<pid>/stat counts clock ticks of
+ * 10 ms). Node's threads (the event loop, libuv's pool, V8's helpers, SQLite's checkpointer)
+ * live as long as the process, so none leaves with its time during a round.
+ */
+export function processCpuReader(pid: number): () => number {
+  const dir = `/proc/${pid}/task`;
+  return () => {
+    let ns = 0;
+    for (const tid of readdirSync(dir)) {
+      try {
+        ns += Number(readFileSync(`${dir}/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {
+        // The thread ended between the listing and the read.
+      }
+    }
+    return ns;
+  };
+}
+
+interface InProcess {
+  alone: number[];
+  grouped: number[];
+  appendsPerSec: { alone: number[]; grouped: number[] };
+}
+
+/** bench/appends-inprocess.ts as its own process, as the relay is started; its JSON line. */
+async function inProcess(): Promise<InProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/appends-inprocess.ts'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, SVC_BENCH_ROUNDS: String(ROUNDS) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`in-process append bench exited ${code}: ${err}`);
+  return JSON.parse(out.trim().split('\n').pop()!) as InProcess;
+}
+
+/** The lowest of per-round CPU figures: the round least disturbed by other work. */
+const lowest = (xs: readonly number[]): number => Math.min(...xs);
+
+interface Side {
+  label: string;
+  relay: SpawnedRelay;
+  cpu: () => number;
+  setup: Awaited<ReturnType<typeof setUpWriters>>;
+  cases: Map<number, CaseResult>;
+}
+
+/**
+ * `against`: also run another revision's relay (its sources from git, as appends --against
+ * does), each round running every case on both relays back to back, the order alternating.
+ */
+export async function runCpu(against?: string): Promise<SuiteReport> {
+  const loadAtStart = loadavg()[0]!;
+  const own = await inProcess();
+  const other = against === undefined ? undefined : checkOut(against);
+  const dirs: string[] = [];
+  const sides: Side[] = [];
+  try {
+    const start = async (label: string, root?: string): Promise<void> => {
+      const dir = tempDataDir('svc-bench-append-cpu-');
+      dirs.push(dir);
+      // At the relay's default log level (info: a line per request on stdout), as an operator runs it.
+      const relay = await spawnBenchRelay(dir, { SVC_LOG_LEVEL: 'info', ...relayEnv() }, [], root);
+      sides.push({ label, relay, cpu: processCpuReader(relay.process.pid!), setup: await setUpWriters(relay.url, CLIENTS), cases: new Map() });
+    };
+    if (other !== undefined) await start(`before (${other.commit.slice(0, 10)})`, other.root);
+    await start(other === undefined ? '' : 'after (this checkout)');
+    const expected = Math.max(...own.appendsPerSec.grouped);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const c of CLIENTS) {
+        for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+          const { writers, hot, spread } = side.setup;
+          const r = await runHttp([side.relay.url], writers, 'one SPACE', hot, spread, BYTES, c, expected, side.cpu);
+          const acc = side.cases.get(c) ?? { opsPerSec: [], latencyMs: [], cpuPerAppendUs: [] };
+          acc.opsPerSec.push(...r.opsPerSec);
+          acc.latencyMs.push(...r.latencyMs);
+          acc.cpuPerAppendUs!.push(...(r.cpuPerAppendUs ?? []));
+          side.cases.set(c, acc);
+        }
+      }
+    }
+    const loadAtEnd = loadavg()[0]!;
+
+    const alone = lowest(own.alone);
+    const grouped = lowest(own.grouped);
+    const rows: Row[] = [
+      {
+        name: 'in-process appendPost ×1',
+        opsPerSec: best(own.appendsPerSec.alone),
+        note: `CPU ${alone.toFixed(0)} µs/append (rounds ${own.alone.map((x) => x.toFixed(0)).join(', ')})`,
+      },
+      {
+        name: 'in-process grouped ×16',
+        opsPerSec: best(own.appendsPerSec.grouped),
+        baseline: 'in-process appendPost ×1',
+        note: `CPU ${grouped.toFixed(0)} µs/append (rounds ${own.grouped.map((x) => x.toFixed(0)).join(', ')})`,
+      },
+    ];
+    const verdict = (ok: boolean) => (ok ? 'met' : 'missed');
+    const notes: string[] = [];
+    for (const side of sides) {
+      const http = new Map<number, number>();
+      for (const c of CLIENTS) {
+        const r = side.cases.get(c)!;
+        const us = lowest(r.cpuPerAppendUs!);
+        http.set(c, us);
+        rows.push({
+          name: `http 1 KiB one SPACE ×${c}${side.label === '' ? '' : ` ${side.label}`}`,
+          opsPerSec: best(r.opsPerSec),
+          baseline: 'in-process appendPost ×1',
+          latency: latencyOf(r.latencyMs),
+          note: `relay CPU ${us.toFixed(0)} µs/append (rounds ${r.cpuPerAppendUs!.map((x) => x.toFixed(0)).join(', ')})`,
+        });
+      }
+      const sorted16 = [...side.cases.get(16)!.latencyMs].sort((a, b) => a - b);
+      const tail = percentile(sorted16, 99) / percentile(sorted16, 50);
+      const rate64 = best(side.cases.get(64)!.opsPerSec) / best(side.cases.get(16)!.opsPerSec);
+      const medianRate64 = median(side.cases.get(64)!.opsPerSec) / median(side.cases.get(16)!.opsPerSec);
+      const ratio16 = http.get(16)! / grouped;
+      const ratio1 = http.get(1)! / alone;
+      notes.push(
+        ...(side.label === '' ? [] : [`${side.label}:`]),
+        `relay CPU per append over HTTP ÷ in-process, the same COMMITs: 16 clients ${http.get(16)!.toFixed(0)} µs ÷ grouped ×16 ${grouped.toFixed(0)} µs = ${ratio16.toFixed(2)}×; ` +
+          `1 client ${http.get(1)!.toFixed(0)} µs ÷ appendPost ${alone.toFixed(0)} µs = ${ratio1.toFixed(2)}×; target ≤ ${TARGET_CPU_RATIO}: ${verdict(Math.max(ratio16, ratio1) <= TARGET_CPU_RATIO)}`,
+        `  (16 clients ÷ appendPost alone, whose every append pays its own COMMIT: ${(http.get(16)! / alone).toFixed(2)}×; 64 clients: ${http.get(64)!.toFixed(0)} µs)`,
+        `p99 ÷ p50 at 16 clients: ${tail.toFixed(2)}, target ≤ ${TARGET_TAIL}: ${verdict(tail <= TARGET_TAIL)}`,
+        `rate at 64 clients ÷ rate at 16: ${rate64.toFixed(2)} best rounds (${medianRate64.toFixed(2)} median rounds), target ≥ ${TARGET_64_OF_16}: ${verdict(rate64 >= TARGET_64_OF_16)}`,
+      );
+    }
+    notes.push(
+      `CPU: lowest of ${ROUNDS} rounds, relay threads' run time (/proc/<pid>/task/*/schedstat) over each round's window ÷ appends answered in it; ` +
+        'in-process: process.cpuUsage() of bench/appends-inprocess.ts (this checkout), its own process started as the relay is',
+      `relay at its default log level (info, a JSON line per request on stdout, read by this process)${relayEnvNote()}; rates: best of ${ROUNDS} rounds; ` +
+        `load average ${loadAtStart.toFixed(2)} at start, ${loadAtEnd.toFixed(2)} at end (clients in this process, the relay in its own)`,
+    );
+    return { title: 'Relay CPU per signed 1 KiB append over HTTP vs the in-process append (SQLite)', rows, notes };
+  } finally {
+    await Promise.all(sides.map(async (s) => await s.relay.kill('SIGTERM')));
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    if (other !== undefined) rmSync(other.root, { recursive: true, force: true });
+  }
+}
+
+/** SVC_RELAY_* settings of this process passed on to the relays (SVC_RELAY_VERIFY_OFF_THREAD=1, say). */
+function relayEnv(): Record<string, string> {
+  const off = process.env.SVC_RELAY_VERIFY_OFF_THREAD;
+  return off === undefined ? {} : { SVC_RELAY_VERIFY_OFF_THREAD: off };
+}
+
+function relayEnvNote(): string {
+  const env = Object.entries(relayEnv());
+  return env.length === 0 ? '' : `, ${env.map(([k, v]) => `${k}=${v}`).join(' ')}`;
+}

@@ -1,0 +1,82 @@
+/**
+ * The in-process append's CPU time, in a process of its own started as the relay process is
+ * (`node --import tsx`, Node's default heap settings), so its figure and the relay's are
+ * measured alike: `npm run bench` gives its own process a larger young generation, which would
+ * flatter this side. Run by bench/appends-cpu.ts; prints one JSON line on stdout:
+ *
+ *   {"alone": [µs per append, per round], "grouped": [...], "appendsPerSec": {...}}
+ *
+ * alone:   relay/posts/append.ts `appendPost`, one call after another, each its own
+ *          transaction and COMMIT (synchronous=FULL in WAL) — the in-process append the relay
+ *          figure is held to: signature check, chain link, receipt, commit.
+ * grouped: `appendPostGrouped` from GROUPED_CALLERS callers at once, through the same commit
+ *          queue as the HTTP route, so the appends that arrive together share a COMMIT as they
+ *          do over HTTP with as many clients.
+ *
+ * CPU time is process.cpuUsage() (every thread of this process) over each round, bodies signed
+ * and parsed before the round starts.
+ */
+import { appendPost, appendPostGrouped } from '../relay/posts/append.js';
+import { ceilingSetup, signedBody } from './appends-cases.js';
+
+const BYTES = 1024;
+const ROUNDS = Number(process.env.SVC_BENCH_ROUNDS ?? 5);
+const ROUND_APPENDS = Number(process.env.SVC_BENCH_ROUND_APPENDS ?? 1500);
+const WARMUP_APPENDS = 500;
+export const GROUPED_CALLERS = 16;
+
+type Ceiling = Awaited<ReturnType<typeof ceilingSetup>>;
+
+let serial = 0;
+function bodies(c: Ceiling, n: number): unknown[] {
+  return Array.from({ length: n }, () => JSON.parse(signedBody(c.signer, c.author, c.space, BYTES, serial++)) as unknown);
+}
+
+function cpuNs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) * 1000;
+}
+
+async function alone(c: Ceiling, list: unknown[]): Promise<void> {
+  for (const b of list) await appendPost(c.r.ctx, c.space.name, c.author, b);
+}
+
+async function grouped(c: Ceiling, list: unknown[]): Promise<void> {
+  let next = 0;
+  const caller = async (): Promise<void> => {
+    while (next < list.length) await appendPostGrouped(c.r.ctx, c.space.name, c.author, list[next++]);
+  };
+  await Promise.all(Array.from({ length: GROUPED_CALLERS }, caller));
+}
+
+async function measure(c: Ceiling, run: (c: Ceiling, list: unknown[]) => Promise<void>): Promise<{ us: number; perSec: number }> {
+  const list = bodies(c, ROUND_APPENDS);
+  const cpu0 = cpuNs();
+  const t0 = performance.now();
+  await run(c, list);
+  const t1 = performance.now();
+  const cpu1 = cpuNs();
+  return { us: (cpu1 - cpu0) / 1000 / list.length, perSec: (list.length * 1000) / (t1 - t0) };
+}
+
+async function main(): Promise<void> {
+  const c = await ceilingSetup();
+  try {
+    await alone(c, bodies(c, WARMUP_APPENDS));
+    await grouped(c, bodies(c, WARMUP_APPENDS));
+    const out = { alone: [] as number[], grouped: [] as number[], appendsPerSec: { alone: [] as number[], grouped: [] as number[] } };
+    for (let r = 0; r < ROUNDS; r++) {
+      const a = await measure(c, alone);
+      out.alone.push(a.us);
+      out.appendsPerSec.alone.push(a.perSec);
+      const g = await measure(c, grouped);
+      out.grouped.push(g.us);
+      out.appendsPerSec.grouped.push(g.perSec);
+    }
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } finally {
+    await c.r.close();
+  }
+}
+
+await main();

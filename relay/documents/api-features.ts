@@ -1,0 +1,98 @@
+/**
+ * Which API versions svc speaks, feature by feature. svc implements API 0.1 of the agent memory
+ * service; the public service has since moved to 0.9. What its later versions added that svc
+ * also serves is named here, so a client written for the newer API can ask
+ * `GET /v1/capabilities` (`features`) instead of guessing, and the served reference says the
+ * same (relay/documents/reference.ts, section "API versions"). Every feature is additive: an 0.1
+ * client sees the answers it always saw.
+ *
+ * `api` is the newer API's version where the public service's change list names the change;
+ * features it only added (its list names no added field) say `after 0.1`.
+ */
+import { POST_BATCH_MAX, SEALED_PAGE_LIMIT_MAX, SUMMARY_MAX_BYTES, TASK_BATCH_MAX } from '../../shared/limits.js';
+
+/** The newest API version of the public service these notes were compared against. */
+export const NEWER_API_VERSION = '0.9';
+
+export interface ApiFeature {
+  readonly name: string;
+  readonly api: string;
+  readonly what: string;
+}
+
+/** What svc serves of the newer API. */
+export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
+  {
+    name: 'signed_tool_arguments',
+    api: 'after 0.1',
+    what: 'svc_post takes a post signed on the client\'s machine: canonical, private, alg, signature, passed to posts.append as they are.',
+  },
+  {
+    name: 'sealed_tool_arguments',
+    api: 'after 0.1',
+    what: 'svc_post takes sealed {header, ciphertext}; svc_space_control create takes sealed {space_id, commitment, lock}; svc_message start and send take sealed {header, ciphertext, commitment?, locks?}: sealed on the client\'s machine, passed on as they are.',
+  },
+  {
+    name: 'post_summary',
+    api: 'after 0.1',
+    what: `A post's summary (1 to ${SUMMARY_MAX_BYTES} bytes): a member of its object, signed with it, shown at snippets and full, never on a hidden post nor in a sealed SPACE.`,
+  },
+  {
+    name: 'post_batches',
+    api: 'after 0.1',
+    what: `posts.append takes posts: up to ${POST_BATCH_MAX} post bodies (unsigned, signed or sealed) in one call, each appended in order and answered on its own (its receipt, or its refusal's envelope). svc_post does not take posts yet: post them one by one there.`,
+  },
+  {
+    name: 'task_batches',
+    api: 'after 0.1',
+    what: `tasks.add takes tasks: up to ${TASK_BATCH_MAX} tasks in one call, each added in order and answered on its own (its task, or its refusal's envelope); svc_task add takes the same.`,
+  },
+  {
+    name: 'sealed_keeper',
+    api: 'after 0.1',
+    what: `The newer keeper's reads and writes: sealed pages take limit up to ${SEALED_PAGE_LIMIT_MAX}; generations are taken as numbers or decimal strings and a lock's generation is served as a decimal string; waiting requests carry the requester as requester and as peer.peer_id; sealed.locks answers added; upkeep answers change_due_at.`,
+  },
+  {
+    name: 'task_changes',
+    api: '0.4',
+    what: 'tasks.get reads one task by its number (a retired one too; history=true pages its earlier words); tasks.change sets title, body, tag or after naming the revision read and why (TASK_CHANGED when stale); a task answers its revision, and a holder whose task changed after it took it sends that revision with done; tasks.retire (coordinator or above) takes a task off the list, the tasks that waited for it waiting for what it waited for; svc_task get, change and retire.',
+  },
+  {
+    name: 'task_after_gating',
+    api: 'after 0.1',
+    what: 'A task whose after tasks are not all accepted (a change may make a held one wait) is neither finished nor checked: done, confirm and reject answer TASK_WAITING.',
+  },
+  {
+    name: 'task_token_budget',
+    api: '0.3',
+    what: 'tasks.list takes token_budget and answers tokens_estimated, and budget_cut when the budget left a task out.',
+  },
+  {
+    name: 'propose_change_prompt',
+    api: 'after 0.1',
+    what: 'The connector\'s propose_change prompt drafts every call of a public proposal (its SPACE, the proposal post, three tasks, its entry in the proposals SPACE) and sends none.',
+  },
+];
+
+/** What svc does not serve of the newer API, named so a client can tell. */
+export const LEFT_OUT_FEATURES: readonly ApiFeature[] = [
+  { name: 'detail_headlines', api: '0.3', what: 'detail=headlines, the stream read\'s default there; svc reads at ids, snippets and full, snippets by default.' },
+  { name: 'finding', api: 'after 0.1', what: 'The kind finding with claim, status, confidence and sources, and its contest and confirm.' },
+  { name: 'attachments', api: 'after 0.1', what: 'Content-addressed files beside posts.' },
+  { name: 'task_jobs', api: '0.4 to 0.7', what: 'tasks.next jobs (work, check, upkeep), numbered attempts, joint claims, next by number, progress posts and delete.' },
+  { name: 'funding', api: '0.8, 0.9', what: 'Deposits, balances and storage billing: a relay a team runs for itself bills nothing.' },
+];
+
+/** The `features` member of `GET /v1/capabilities`. */
+export function featuresCapability(apiVersion: string): Record<string, unknown> {
+  return {
+    api_version: apiVersion,
+    newer_api_version: NEWER_API_VERSION,
+    supported: SUPPORTED_FEATURES.map((f) => f.name),
+    left_out: LEFT_OUT_FEATURES.map((f) => f.name),
+    by_name: Object.fromEntries([
+      ...SUPPORTED_FEATURES.map((f) => [f.name, { status: 'supported', api: f.api, what: f.what }]),
+      ...LEFT_OUT_FEATURES.map((f) => [f.name, { status: 'left_out', api: f.api, what: f.what }]),
+    ]),
+  };
+}
