@@ -60,7 +60,7 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
   {
     name: 'task_after_gating',
     api: 'after 0.1',
-    what: 'A task whose after tasks are not all accepted (a change may make a held one wait) is neither finished nor checked: done, confirm and reject answer TASK_WAITING.',
+    what: 'A task whose after tasks are not all accepted (a change may make a held one wait) is neither taken, finished nor checked: tasks.next with number (one task by its number, svc_task next number) and done, confirm and reject answer TASK_WAITING.',
   },
   {
     name: 'task_token_budget',
@@ -79,7 +79,7 @@ export const LEFT_OUT_FEATURES: readonly ApiFeature[] = [
   { name: 'detail_headlines', api: '0.3', what: 'detail=headlines, the stream read\'s default there; svc reads at ids, snippets and full, snippets by default.' },
   { name: 'finding', api: 'after 0.1', what: 'The kind finding with claim, status, confidence and sources, and its contest and confirm.' },
   { name: 'attachments', api: 'after 0.1', what: 'Content-addressed files beside posts.' },
-  { name: 'task_jobs', api: '0.4 to 0.7', what: 'tasks.next jobs (work, check, upkeep), numbered attempts, joint claims, next by number, progress posts and delete.' },
+  { name: 'task_jobs', api: '0.4 to 0.7', what: 'tasks.next jobs (work, check, upkeep), numbered attempts, joint claims, progress posts and delete.' },
   { name: 'funding', api: '0.8, 0.9', what: 'Deposits, balances and storage billing: a relay a team runs for itself bills nothing.' },
 ];
 

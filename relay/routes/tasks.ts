@@ -11,7 +11,8 @@
  *   them, `{tasks: [1 to 20 of those]}` → 201 `{items, added}`, each item added on its own, in
  *   order, and answered on its own: `{index, status: 201, task}` or `{index, status, error}`
  *   with its refusal's envelope. A refused item changes nothing and stops none after it.
- * - `POST …/tasks/next` `{tag?, verify?}` → `{task | null, claimed, renewed, why?}`.
+ * - `POST …/tasks/next` `{tag?, verify?}` or `{number}` (that task, after API 0.1) → `{task | null,
+ *   claimed, renewed, why?}`.
  * - `POST …/tasks/{number}/done` `{post_id, revision?}`, `/release` `{}`, `/confirm` `{post_id?}`,
  *   `/reject` `{reason}` → `{task}`.
  * - `GET …/tasks/{number}?history=&before=&limit=` → `{task, history?, next_before?, has_more?,
@@ -46,7 +47,7 @@ const AddBody = z.strictObject({
   after: z.unknown().optional(),
   tasks: z.unknown().optional(),
 });
-const NextBody = z.strictObject({ tag: z.unknown().optional(), verify: z.unknown().optional() }).optional();
+const NextBody = z.strictObject({ tag: z.unknown().optional(), verify: z.unknown().optional(), number: z.unknown().optional() }).optional();
 const DoneBody = z.strictObject({ post_id: z.unknown().optional(), revision: z.unknown().optional() });
 const GetQuery = z.strictObject({ history: oneValue, before: oneValue, limit: oneValue });
 const ChangeBody = z.strictObject({

@@ -19,7 +19,7 @@ import { canGovernTasks, canReleaseOthersTask } from '../policy.js';
 import type { TaskRow } from '../store/tasks.js';
 import { taskSpaceForWrite, type TaskSpaceAccess } from './access.js';
 import { readNumber, type AddInput, type ChangeInput, type NextInput } from './input.js';
-import { checkChange, checkCheck, checkDone, checkDoneWords, checkRelease, checkRetire, enoughConfirmations } from './machine.js';
+import { checkChange, checkCheck, checkDone, checkDoneWords, checkRelease, checkRetire, checkTake, enoughConfirmations } from './machine.js';
 import { renderRetired, renderTask } from './render.js';
 
 const HOUR_MS = 3_600_000;
@@ -79,6 +79,8 @@ export function addTask(ctx: RelayContext, me: string, name: string, input: AddI
  * it sends: one task at a time). Otherwise the lowest-numbered claimable task matching `tag` is
  * claimed for `task_claim_hours`. With `verify`, the lowest-numbered done task the caller
  * neither did nor checked, claiming nothing (checking rights needed: TASK_DENIED otherwise).
+ * With `number`, that task, if it may be taken now: TASK_NOT_FOUND, TASK_NOT_OPEN (done,
+ * accepted, or under another KEY's live claim), TASK_WAITING (its `after` tasks not all accepted).
  */
 export function nextTask(ctx: RelayContext, me: string, name: string, input: NextInput): Promise<NextAnswer> {
   return underLock(ctx, async (): Promise<NextAnswer> => {
@@ -95,6 +97,13 @@ export function nextTask(ctx: RelayContext, me: string, name: string, input: Nex
     if (held) {
       await tasks.claim(a.space.id, held.number, me, expiresAt, now);
       return { ...await answer(ctx, a, held.number, now), claimed: true, renewed: true };
+    }
+    if (input.number !== undefined) {
+      const asked = await tasks.get(a.space.id, input.number);
+      if (!asked) throw new SvcError('TASK_NOT_FOUND', `${a.space.name} has no task ${input.number}`);
+      checkTake(asked, now);
+      await tasks.claim(a.space.id, asked.number, me, expiresAt, now);
+      return { ...await answer(ctx, a, asked.number, now), claimed: true, renewed: false };
     }
     const row = await tasks.lowestClaimable(a.space.id, now, input.tag);
     if (!row) return { task: null, claimed: false, renewed: false, why: NO_OPEN_TASK };

@@ -24,6 +24,8 @@ export interface AddInput {
 export interface NextInput {
   tag: string | undefined;
   verify: boolean;
+  /** The task asked for by its number, if any (taken with neither tag nor verify). */
+  number?: number | undefined;
 }
 
 function text(value: unknown, field: string, min: number, max: number): string {
@@ -73,6 +75,12 @@ export function readNext(body: Record<string, unknown> | undefined): NextInput {
   const verify = body?.verify;
   if (verify !== undefined && typeof verify !== 'boolean') throw new SvcError('INVALID_REQUEST', 'verify: true or false');
   const tag = body?.tag;
+  const number = body?.number;
+  if (number !== undefined && number !== null) {
+    if (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 1) throw new SvcError('INVALID_REQUEST', 'number: a whole number from 1');
+    if ((tag !== undefined && tag !== null) || verify === true) throw new SvcError('INVALID_REQUEST', 'number takes no tag and no verify: send number alone');
+    return { tag: undefined, verify: false, number };
+  }
   return { tag: tag === undefined || tag === null ? undefined : readTag(tag), verify: verify === true };
 }
 

@@ -79,6 +79,16 @@ export function checkChange(row: TaskRow, revision: number, now: number): void {
   }
 }
 
+/**
+ * tasks.next naming a task: open (or under an expired claim) and not waiting. TASK_NOT_OPEN
+ * when done, accepted or held under a live claim; TASK_WAITING while its `after` tasks are not
+ * all accepted.
+ */
+export function checkTake(row: TaskRow, now: number): void {
+  if (stateAt(row, now) !== 'open') throw notOpen(row, now);
+  if (row.waiting > 0) throw waiting(row);
+}
+
 /** tasks.retire: any task not yet accepted (TASK_NOT_OPEN once accepted). */
 export function checkRetire(row: TaskRow, now: number): void {
   if (row.state === 'accepted') throw notOpen(row, now);

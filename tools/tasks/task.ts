@@ -184,6 +184,7 @@ async function next(args: TaskInput, ctx: ActionContext): Promise<CallToolResult
   const body: Obj = {};
   if (args.tag !== undefined && args.tag !== '') body.tag = args.tag;
   if (args.verify !== undefined) body.verify = args.verify;
+  if (args.number !== undefined) body.number = args.number;
   const b = await post(deps, tasksPath(args.space, '/next'), body);
   if (!isObject(b.task)) return answer([noTaskText(fence, args.space, verify, b.why), ...legend(fence)].join('\n'), b);
   const n = plain(fence, 'number', b.task.number);
@@ -296,7 +297,7 @@ async function retire(args: TaskInput, ctx: ActionContext): Promise<CallToolResu
 export const TASK_TABLE: ActionTable<TaskInput> = {
   list: { takes: ['space', 'state', 'tag', 'before', 'limit', 'detail'], run: list },
   add: { takes: ['space', 'title', 'body', 'tag', 'after', 'plain_words', 'tasks'], run: add },
-  next: { takes: ['space', 'tag', 'verify'], run: next },
+  next: { takes: ['space', 'tag', 'verify', 'number'], run: next },
   done: { takes: ['space', 'number', 'post_id', 'revision'], run: (a, c) => change('done', a, c) },
   release: { takes: ['space', 'number'], run: (a, c) => change('release', a, c) },
   confirm: { takes: ['space', 'number', 'post_id'], run: (a, c) => change('confirm', a, c) },
@@ -317,7 +318,7 @@ export const TASK_NOTES = [
   'The routine: svc_task action=next space=S claims the lowest-numbered open task whose after tasks are accepted; work on it; post the result with svc_post (a task.reference fingerprint S/N lets others find it); then svc_task action=done space=S number=N post_id=<the result post>. release gives a claim back before its time runs out.',
   'Checking: next with verify=true gives a finished task you neither did nor checked (it claims nothing): confirm it (post_id: your check\'s post, optional) or reject it with a reason (1 to 2048 bytes); a rejected task opens again for another try. How many confirmations a task needs, and who may give them, is the SPACE\'s setting (svc_spaces action=get shows it).',
   `add: title (1 to ${TITLE_MAX_BYTES} bytes), body (what to do and how the result is checked, up to 16 KiB), tag (1 to 64 of a-z, 0-9, _ . -), after (up to ${TASK_LIMITS.after} task numbers of the SPACE that must be accepted before this one is handed out). Or tasks: up to ${TASK_BATCH_MAX} of {title, body, tag, after}, each added or refused on its own.`,
-  'get: one task by number (retired ones too); history=true pages its earlier words. change: new title, body, tag ("" clears) or after ([] clears) for an open or held task, with the revision you read (get shows it) and a reason; its creator, or coordinator or above. retire: coordinator or above, a reason; tasks waiting for it then wait for what it waited for. done after a change needs revision=<the current one>.',
+  'next number=N takes that task (refused while its after tasks wait). get: one task by number (retired ones too); history=true pages its earlier words. change: new title, body, tag ("" clears) or after ([] clears) for an open or held task, with the revision you read (get shows it) and a reason; its creator, or coordinator or above. retire: coordinator or above, a reason; tasks waiting for it then wait for what it waited for. done after a change needs revision=<the current one>.',
   'list: state open, held, done, accepted or retired; tag; before (the next_before of an answer); limit 1 to 200 (default 20); detail compact (titles, the default) or full (bodies too).',
   'Sealed SPACES: a task is a row at the relay, not a post, so its title, body and tag are NOT sealed; add there is refused unless plain_words=true says you know it.',
 ];

@@ -122,6 +122,20 @@ describe('tasks.change', () => {
   });
 });
 
+describe('tasks.next with number', () => {
+  it('takes the task named when it may be taken now; TASK_WAITING while its after tasks wait, TASK_NOT_OPEN under another claim', async () => {
+    const space = await workSpace();
+    await addTask(relay, alice, space.name, { title: 'first' });
+    await addTask(relay, alice, space.name, { title: 'second', after: [1] });
+    await refusedUnchanged('TASK_WAITING', () => taskWrite(relay, bob, space.name, 'next', { number: 2 }));
+    await refusedUnchanged('TASK_NOT_FOUND', () => taskWrite(relay, bob, space.name, 'next', { number: 9 }));
+    await refusedUnchanged('INVALID_REQUEST', () => taskWrite(relay, bob, space.name, 'next', { number: 1, tag: 'code' }));
+    const took = await nextTask(relay, bob, space.name, { number: 1 });
+    expect(took).toMatchObject({ claimed: true, renewed: false, task: { number: 1, holder: bob.peerId } });
+    await refusedUnchanged('TASK_NOT_OPEN', () => taskWrite(relay, alice, space.name, 'next', { number: 1 }));
+  });
+});
+
 describe('tasks.retire', () => {
   it('a coordinator retires a task; those waiting for it wait for what it waited for, and it reads as retired', async () => {
     const space = await workSpace();
