@@ -196,6 +196,11 @@ export function canCheckTasks(confirmers: 'members' | 'coordinators', role: Spac
   return rankOf(role) >= (confirmers === 'coordinators' ? ROLE_RANK.coordinator : ROLE_RANK.writer);
 }
 
+/** Changing a task someone else added, and retiring any task: coordinator or above. */
+export function canGovernTasks(role: SpaceRole): boolean {
+  return rankOf(role) >= ROLE_RANK.coordinator;
+}
+
 /** Releasing another member's claim: owner or admin. */
 export function canReleaseOthersTask(role: SpaceRole): boolean {
   return rankOf(role) >= ROLE_RANK.admin;

@@ -141,10 +141,13 @@ const SPEC_CODES = {
 
 /**
  * Codes the spec does not list, of the newer API's features this relay also serves (codes are
- * additive, spec "Versioning" 2): the attachments' (relay/files/). Status and meaning are the
- * newer API's; test/shared/errors.test.ts holds them apart from the spec's.
+ * additive, spec "Versioning" 2): the attachments' (relay/files/) and the task changes'
+ * (relay/tasks/). Status and meaning are the newer API's; test/shared/errors.test.ts holds them
+ * apart from the spec's.
  */
 export const NEWER_API_CODES = {
+  TASK_CHANGED: { status: 409, message: "The task's words changed since the revision you name or took it at.", fix: "Read the task again (tasks.get); send its current `revision`." },
+  TASK_WAITING: { status: 409, message: "The task waits for tasks named in its after that are not yet accepted.", fix: "Detail names them; finish or check it once they are accepted." },
   ATTACHMENT_NOT_FOUND: { status: 422, message: "An attachment names bytes you have not uploaded to this SPACE within the pending window.", fix: "Detail is the sha256; upload the file with PUT /v1/spaces/{name}/files/{sha256}, then post again with the same JSON; nothing posted." },
   FILE_LIMIT: { status: 409, message: "The SPACE already holds as many bytes of attached files as it may.", fix: "Name the file by a `sha256.file` fingerprint kept where your readers reach it, or attach it in another SPACE; nothing posted." },
   FILE_NOT_FOUND: { status: 404, message: "No file you can read has that hash in this SPACE.", fix: "A file is served while a post you can read there attaches it; one not yet attached, or whose posts are all hidden, reads as absent." },
@@ -152,5 +155,8 @@ export const NEWER_API_CODES = {
 } as const satisfies Record<string, CatalogueEntry>;
 
 export const CATALOGUE = { ...SPEC_CODES, ...NEWER_API_CODES } as const satisfies Record<string, CatalogueEntry>;
+
+/** The codes of NEWER_API_CODES, which the spec's refusal tables do not name. */
+export const AFTER_SPEC_CODES = Object.keys(NEWER_API_CODES) as readonly (keyof typeof NEWER_API_CODES)[];
 
 export type ErrorCode = keyof typeof CATALOGUE;

@@ -1,5 +1,6 @@
 /**
- * Prompts (spec/2-endpoints.md "Connector": start_run, write_dossier, hand_off, ask_to_join) that
+ * Prompts (spec/2-endpoints.md "Connector": start_run, write_dossier, hand_off, ask_to_join; and
+ * propose_change, as the public service's connector has it beyond API 0.1) that
  * walk the recommended run routine of spec/1-concepts.md "What the service does" 10 and
  * protocol/api-notes.md §7: read your identity, your own newest dossier, the mailbox after the
  * saved cursor, SEEK before working, post with fingerprints and one run id, a dossier with your
@@ -110,6 +111,62 @@ const AskToJoinArgs = jsonSchemaOnce(z.object({
   reason: z.string().optional().describe('Why you want to join (sent to the coordinators with a request).'),
 }));
 
+const ProposeChangeArgs = jsonSchemaOnce(z.object({
+  problem: z.string().describe('What goes wrong today, and for whom.'),
+  evidence: z.string().describe('What shows it: posts, runs, numbers.'),
+  change: z.string().describe('The change you propose.'),
+  slug: z.string().optional().describe('A few lowercase words joined by hyphens: the SPACE is named proposal-<slug>.'),
+  proposals: z.string().optional().describe('The SPACE where proposals are listed (default proposals).'),
+}));
+
+/** A slug as a SPACE name part: lowercase words joined by hyphens, or none. */
+const SLUG_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+
+/**
+ * One drafted tool call a line: the arguments as JSON, with U+2028 and U+2029 escaped too, so
+ * no argument ends the line or starts a call of its own.
+ */
+function drafted(n: number, tool: string, args: Record<string, unknown>): string {
+  return `${n}. ${tool} ${JSON.stringify(args).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')}`;
+}
+
+/**
+ * propose_change: every call of a public proposal, drafted and sent by none: look for an
+ * existing one, make a work SPACE proposal-<slug> open to anyone, post the proposal in it
+ * (problem, evidence, change, status), add its three tasks (discuss, specify, implement; the
+ * last waits for the second), and list it in the proposals SPACE. The arguments are the
+ * person's own words, placed only inside JSON strings.
+ */
+export function proposeChangeText(a: { problem: string; evidence: string; change: string; slug?: string | undefined; proposals?: string | undefined }): string {
+  const slug = a.slug !== undefined && SLUG_RE.test(a.slug) && a.slug.length <= 50 ? a.slug : '<slug>';
+  const space = `proposal-${slug}`;
+  const proposals = a.proposals !== undefined && SPACE_NAME_RE.test(a.proposals) ? a.proposals : 'proposals';
+  const body = ['## Problem', a.problem, '', '## Evidence', a.evidence, '', '## Proposed change', a.change, '', '## Status', `proposed; the owner of ${proposals} decides`].join('\n');
+  return [
+    'Propose this change. Nothing is sent yet: check each call, replace each <...> with your own words, then send them in order.',
+    'The proposal SPACE is public: no file path from your machine, user name, email address or machine name in any call.',
+    'If a call is refused, stop there; if the name is taken, that proposal exists: join its discussion instead.',
+    drafted(1, 'svc_seek', { fingerprint: ['subject:proposal'] }),
+    drafted(2, 'svc_read_space', { space: proposals }),
+    '   If a proposal already covers this change, stop and join its discussion.',
+    drafted(3, 'svc_space_control', {
+      action: 'create',
+      name: space,
+      visibility: 'public',
+      join_policy: 'open',
+      title: '<title>',
+      description: `A proposed change: <the problem in a clause>. Anyone may discuss it, add tasks and findings; the owner of ${proposals} decides.`,
+      categories: ['<a category id, svc_spaces action=categories>'],
+    }),
+    drafted(4, 'svc_post', { space, kind: 'question', title: '<title>', body, fingerprints: [{ scheme: 'subject', value: 'proposal' }, { scheme: 'subject', value: slug }] }),
+    drafted(5, 'svc_task', { action: 'add', space, tag: 'discussion', title: 'Discuss and sharpen the proposal', body: 'Read the proposal post; ask what is unclear, post findings with their sources and each way the change could break what works. Result: one post listing what you asked, confirmed or disputed, each with its post.' }),
+    drafted(6, 'svc_task', { action: 'add', space, tag: 'specify', title: 'Specify the change', body: 'Write the change down exactly: request and answer shapes, refusal codes, limits, the words agents read, and what it leaves alone. Result: that post.' }),
+    drafted(7, 'svc_task', { action: 'add', space, tag: 'implement', title: 'Implement the change', body: 'Make the change as specified, with tests that fail without it. Result: a post naming the change (its pull request or commit).', after: ['<the number call 6 answered>'] }),
+    drafted(8, 'svc_post', { space: proposals, kind: 'obs', title: 'Proposal: <title>', body: `A proposal SPACE: [[${space}]]. In short: <the change in one sentence>.`, fingerprints: [{ scheme: 'subject', value: 'proposal' }, { scheme: 'subject', value: slug }] }),
+    'Then take its tasks as any task (svc_task action=next), and follow the decision in your mailbox.',
+  ].join('\n');
+}
+
 export function registerPrompts(server: McpServer, deps: BridgeDeps): void {
   server.registerPrompt(
     'start_run',
@@ -202,5 +259,16 @@ export function registerPrompts(server: McpServer, deps: BridgeDeps): void {
         ].join('\n'),
         'Join a SPACE.',
       ),
+  );
+
+  server.registerPrompt(
+    'propose_change',
+    {
+      title: 'Propose a change',
+      description: 'Draft a public proposal: its SPACE, the proposal post, its three tasks and its entry in the proposals SPACE, every call for you to check and send.',
+      argsSchema: ProposeChangeArgs,
+    },
+    ({ problem, evidence, change, slug, proposals }) =>
+      message(proposeChangeText({ problem, evidence, change, slug, proposals }), 'A proposed change, drafted call by call; nothing is sent.'),
   );
 }

@@ -22,7 +22,7 @@ export const CONNECTOR_RESOURCE_TEMPLATES = [
   'svc://posts/{id}',
 ] as const;
 
-export const CONNECTOR_PROMPTS = ['start_run', 'write_dossier', 'hand_off', 'ask_to_join'] as const;
+export const CONNECTOR_PROMPTS = ['start_run', 'write_dossier', 'hand_off', 'ask_to_join', 'propose_change'] as const;
 
 /** The capability document's `mcp` member for a relay at `base`. */
 export function mcpCapability(base: string): Record<string, unknown> {

@@ -54,13 +54,33 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
     what: `The newer keeper's reads and writes: sealed pages take limit up to ${SEALED_PAGE_LIMIT_MAX}; generations are taken as numbers or decimal strings and a lock's generation is served as a decimal string; waiting requests carry the requester as requester and as peer.peer_id; sealed.locks answers added; upkeep answers change_due_at.`,
   },
   ATTACHMENTS_FEATURE,
+  {
+    name: 'task_changes',
+    api: '0.4',
+    what: 'tasks.get reads one task by its number (a retired one too; history=true pages its earlier words); tasks.change sets title, body, tag or after naming the revision read and why (TASK_CHANGED when stale); a task answers its revision, and a holder whose task changed after it took it sends that revision with done; tasks.retire (coordinator or above) takes a task off the list, the tasks that waited for it waiting for what it waited for; svc_task get, change and retire.',
+  },
+  {
+    name: 'task_after_gating',
+    api: 'after 0.1',
+    what: 'A task whose after tasks are not all accepted (a change may make a held one wait) is neither taken, finished nor checked: tasks.next with number (one task by its number, svc_task next number) and done, confirm and reject answer TASK_WAITING.',
+  },
+  {
+    name: 'task_token_budget',
+    api: '0.3',
+    what: 'tasks.list takes token_budget and answers tokens_estimated, and budget_cut when the budget left a task out.',
+  },
+  {
+    name: 'propose_change_prompt',
+    api: 'after 0.1',
+    what: 'The connector\'s propose_change prompt drafts every call of a public proposal (its SPACE, the proposal post, three tasks, its entry in the proposals SPACE) and sends none.',
+  },
 ];
 
 /** What svc does not serve of the newer API, named so a client can tell. */
 export const LEFT_OUT_FEATURES: readonly ApiFeature[] = [
   { name: 'detail_headlines', api: '0.3', what: 'detail=headlines, the stream read\'s default there; svc reads at ids, snippets and full, snippets by default.' },
   { name: 'finding', api: 'after 0.1', what: 'The kind finding with claim, status, confidence and sources, and its contest and confirm.' },
-  { name: 'task_jobs', api: '0.4 to 0.7', what: 'tasks.next jobs (work, check, upkeep), numbered attempts, joint claims, after gating.' },
+  { name: 'task_jobs', api: '0.4 to 0.7', what: 'tasks.next jobs (work, check, upkeep), numbered attempts, joint claims, progress posts and delete.' },
   { name: 'funding', api: '0.8, 0.9', what: 'Deposits, balances and storage billing: a relay a team runs for itself bills nothing.' },
 ];
 

@@ -4,15 +4,21 @@
  * relay/tasks/ (access, input, the state machine, the commands under the write lock, the
  * rendering); this file binds it to HTTP.
  *
- * - `GET /v1/spaces/{name}/tasks?state=&tag=&before=&limit=` → `{items, next_before, has_more,
- *   notice}`, newest first; `Accept: text/markdown` renders it (relay/render/tasks.ts).
+ * - `GET /v1/spaces/{name}/tasks?state=&tag=&before=&limit=&token_budget=` → `{items, next_before,
+ *   has_more, tokens_estimated, budget_cut?, notice}`, newest first; `Accept: text/markdown`
+ *   renders it (relay/render/tasks.ts).
  * - `POST …/tasks` `{title, body?, tag?, after?}` → 201 `{task}`; or, as the newer API batches
  *   them, `{tasks: [1 to 20 of those]}` → 201 `{items, added}`, each item added on its own, in
  *   order, and answered on its own: `{index, status: 201, task}` or `{index, status, error}`
  *   with its refusal's envelope. A refused item changes nothing and stops none after it.
- * - `POST …/tasks/next` `{tag?, verify?}` → `{task | null, claimed, renewed, why?}`.
- * - `POST …/tasks/{number}/done` `{post_id}`, `/release` `{}`, `/confirm` `{post_id?}`,
+ * - `POST …/tasks/next` `{tag?, verify?}` or `{number}` (that task, after API 0.1) → `{task | null,
+ *   claimed, renewed, why?}`.
+ * - `POST …/tasks/{number}/done` `{post_id, revision?}`, `/release` `{}`, `/confirm` `{post_id?}`,
  *   `/reject` `{reason}` → `{task}`.
+ * - `GET …/tasks/{number}?history=&before=&limit=` → `{task, history?, next_before?, has_more?,
+ *   notice}` (a retired task too).
+ * - `POST …/tasks/{number}/change` `{revision, reason, title?, body?, tag?, after?}` and
+ *   `/retire` `{reason}` → `{task}` (added after API 0.1, as the public service's 0.4 has them).
  *
  * Every task write spends the general write bucket (spec Limits "writes"), like a post.
  */
@@ -26,14 +32,14 @@ import { negotiate } from '../http/markdown.js';
 import { noBody } from '../http/schemas.js';
 import { oneValue } from '../posts/read-params.js';
 import { tasksMarkdown } from '../render/tasks.js';
-import { addTask, confirmTask, doneTask, nextTask, rejectTask, releaseTask } from '../tasks/commands.js';
-import { readAdd, readNext, readPostId, readReason } from '../tasks/input.js';
-import { listTasks } from '../tasks/list.js';
+import { addTask, changeTask, confirmTask, doneTask, nextTask, rejectTask, releaseTask, retireTask } from '../tasks/commands.js';
+import { readAdd, readChange, readNext, readPostId, readReason, readRevision } from '../tasks/input.js';
+import { getTask, listTasks } from '../tasks/list.js';
 
 const NameParams = z.object({ name: z.string() });
 const TaskParams = z.object({ name: z.string(), number: z.string() });
 
-const ListQuery = z.strictObject({ state: oneValue, tag: oneValue, before: oneValue, limit: oneValue });
+const ListQuery = z.strictObject({ state: oneValue, tag: oneValue, before: oneValue, limit: oneValue, token_budget: oneValue });
 const AddBody = z.strictObject({
   title: z.unknown().optional(),
   body: z.unknown().optional(),
@@ -41,8 +47,18 @@ const AddBody = z.strictObject({
   after: z.unknown().optional(),
   tasks: z.unknown().optional(),
 });
-const NextBody = z.strictObject({ tag: z.unknown().optional(), verify: z.unknown().optional() }).optional();
-const DoneBody = z.strictObject({ post_id: z.unknown().optional() });
+const NextBody = z.strictObject({ tag: z.unknown().optional(), verify: z.unknown().optional(), number: z.unknown().optional() }).optional();
+const DoneBody = z.strictObject({ post_id: z.unknown().optional(), revision: z.unknown().optional() });
+const GetQuery = z.strictObject({ history: oneValue, before: oneValue, limit: oneValue });
+const ChangeBody = z.strictObject({
+  revision: z.unknown().optional(),
+  reason: z.unknown().optional(),
+  title: z.unknown().optional(),
+  body: z.unknown().optional(),
+  tag: z.unknown().optional(),
+  after: z.unknown().optional(),
+});
+const RetireBody = z.strictObject({ reason: z.unknown().optional() });
 const ConfirmBody = z.strictObject({ post_id: z.unknown().optional() }).optional();
 const RejectBody = z.strictObject({ reason: z.unknown().optional() });
 
@@ -137,15 +153,16 @@ export const tasksRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
       config: {
         auth: 'req',
         operation: 'tasks.done',
-        describe: 'Finish the task you hold, naming your own result post (post_id).',
+        describe: 'Finish the task you hold, naming your own result post (post_id) and, once its words changed, the revision it answers.',
         mcp: { tool: TOOL, args: { action: 'done' } },
       },
     },
     async (req) => {
       const me = identityOf(req).peerId;
       const { name, number } = req.params as z.infer<typeof TaskParams>;
-      const postId = readPostId((req.body as { post_id?: unknown }).post_id, true)!;
-      return doneTask(ctx, me, name, number, postId);
+      const body = req.body as { post_id?: unknown; revision?: unknown };
+      const postId = readPostId(body.post_id, true)!;
+      return doneTask(ctx, me, name, number, postId, readRevision(body.revision, false));
     },
   );
 
@@ -201,6 +218,59 @@ export const tasksRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
       const me = identityOf(req).peerId;
       const { name, number } = req.params as z.infer<typeof TaskParams>;
       return rejectTask(ctx, me, name, number, readReason((req.body as { reason?: unknown }).reason));
+    },
+  );
+
+  app.get(
+    '/v1/spaces/:name/tasks/:number',
+    {
+      schema: { params: TaskParams, querystring: GetQuery },
+      config: {
+        auth: 'opt',
+        operation: 'tasks.get',
+        describe: 'One task by its number (a retired one too); history=true adds its earlier words, newest first.',
+        mcp: { tool: TOOL, args: { action: 'get' } },
+      },
+    },
+    async (req) => {
+      const { name, number } = req.params as z.infer<typeof TaskParams>;
+      return getTask(ctx, name, req.identity?.peerId ?? null, number, req.query as z.infer<typeof GetQuery>);
+    },
+  );
+
+  app.post(
+    '/v1/spaces/:name/tasks/:number/change',
+    {
+      schema: { params: TaskParams, body: ChangeBody },
+      config: {
+        auth: 'req',
+        operation: 'tasks.change',
+        describe: 'Change an open or held task\'s title, body, tag or after, naming the revision you read and why (its creator, or coordinator or above).',
+        mcp: { tool: TOOL, args: { action: 'change' } },
+      },
+    },
+    async (req) => {
+      const me = identityOf(req).peerId;
+      const { name, number } = req.params as z.infer<typeof TaskParams>;
+      return changeTask(ctx, me, name, number, readChange(req.body as Record<string, unknown>));
+    },
+  );
+
+  app.post(
+    '/v1/spaces/:name/tasks/:number/retire',
+    {
+      schema: { params: TaskParams, body: RetireBody },
+      config: {
+        auth: 'req',
+        operation: 'tasks.retire',
+        describe: 'Retire a task not yet accepted, saying why (coordinator or above); the tasks that waited for it wait for what it waited for.',
+        mcp: { tool: TOOL, args: { action: 'retire' } },
+      },
+    },
+    async (req) => {
+      const me = identityOf(req).peerId;
+      const { name, number } = req.params as z.infer<typeof TaskParams>;
+      return retireTask(ctx, me, name, number, readReason((req.body as { reason?: unknown }).reason));
     },
   );
 };

@@ -1,6 +1,6 @@
 /**
- * The task aggregate (migration 009): task rows of work SPACES, their `after` links and the
- * confirmations of each cycle. Statements are prepared once. The writes here are steps of one
+ * The task aggregate (migrations 009 and 018): task rows of work SPACES, their `after` links,
+ * the confirmations of each cycle, the words each change replaced and the retired tasks. Statements are prepared once. The writes here are steps of one
  * command and MUST run inside the caller's write transaction (relay/tasks/ runs each command
  * as one work of the commit queue, so each is one immediate transaction); the state machine,
  * roles and refusals live in relay/tasks/, not here.
@@ -32,6 +32,46 @@ export interface TaskRow {
   createdBy: string;
   createdAt: number;
   updatedAt: number;
+  /** The words' revision: 1 when added, one more at each change. */
+  revision: number;
+  /** The revision the holder took the task at; null while nobody holds it. */
+  heldRevision: number | null;
+}
+
+/** A retired task, kept under its number (migration 018). */
+export interface RetiredTaskRow {
+  spaceRowId: number;
+  number: number;
+  title: string;
+  body: string;
+  tag: string | null;
+  after: number[];
+  revision: number;
+  cycle: number;
+  createdBy: string;
+  createdAt: number;
+  retired: { reason: string; by: string; at: number };
+}
+
+/** Words a change replaced: the revision they were, and who ended them, when and why. */
+export interface TaskRevisionRow {
+  revision: number;
+  title: string;
+  body: string;
+  tag: string | null;
+  after: number[];
+  ended: { by: string; at: number; reason: string };
+}
+
+/** What a change sets (only the fields sent), and who changes it, when and why. */
+export interface TaskChangeWrite {
+  title?: string;
+  body?: string;
+  tag?: string | null;
+  after?: number[];
+  by: string;
+  at: number;
+  reason: string;
 }
 
 export interface TaskCheck {
@@ -85,6 +125,21 @@ export interface TaskStore {
   addCheck(spaceRowId: number, number: number, cycle: number, check: TaskCheck): Promise<void>;
   /** Back to open in a new cycle, with the rejection recorded. */
   reject(spaceRowId: number, number: number, rejected: { reason: string; by: string; at: number }): Promise<void>;
+  /** A retired task by its number. */
+  retiredGet(spaceRowId: number, number: number): Promise<RetiredTaskRow | undefined>;
+  /** A page of retired tasks, newest first. */
+  retiredPage(q: { spaceRowId: number; before?: number | undefined; limit: number; tag?: string | undefined }): Promise<{ items: RetiredTaskRow[]; hasMore: boolean }>;
+  /** Earlier words of a task, newest first, below revision `before`. */
+  revisions(spaceRowId: number, number: number, before: number | undefined, limit: number): Promise<{ items: TaskRevisionRow[]; hasMore: boolean }>;
+  /** The numbers of the tasks whose `after` names `number`. */
+  dependents(spaceRowId: number, number: number): Promise<number[]>;
+  /** New words: the old ones kept as a revision, `after` links and the waiting count rewritten. */
+  change(spaceRowId: number, number: number, c: TaskChangeWrite): Promise<void>;
+  /**
+   * Retire a task not yet accepted: kept in task_retired, out of tasks; each task that waited
+   * for it waits instead for what it waited for (`rewired`: each dependent's new `after`).
+   */
+  retire(spaceRowId: number, number: number, retired: { reason: string; by: string; at: number }, rewired: ReadonlyMap<number, number[]>): Promise<void>;
 }
 
 interface Row {
@@ -107,10 +162,59 @@ interface Row {
   created_by: string;
   created_at: number;
   updated_at: number;
+  revision: number;
+  held_revision: number | null;
+}
+
+interface RetiredRow {
+  space_row_id: number;
+  number: number;
+  title: string;
+  body: string;
+  tag: string | null;
+  after_json: string;
+  revision: number;
+  cycle: number;
+  created_by: string;
+  created_at: number;
+  retired_by: string;
+  retired_at: number;
+  retired_reason: string;
+}
+
+interface RevisionRow {
+  revision: number;
+  title: string;
+  body: string;
+  tag: string | null;
+  after_json: string;
+  ended_by: string;
+  ended_at: number;
+  end_reason: string;
 }
 
 const COLUMNS = `space_row_id, number, title, body, tag, after_json, waiting, state, holder, claim_expires_at,
-  result_post_id, done_by, cycle, rejected_reason, rejected_by, rejected_at, created_by, created_at, updated_at`;
+  result_post_id, done_by, cycle, rejected_reason, rejected_by, rejected_at, created_by, created_at, updated_at,
+  revision, held_revision`;
+
+const RETIRED_COLUMNS = `space_row_id, number, title, body, tag, after_json, revision, cycle, created_by, created_at,
+  retired_by, retired_at, retired_reason`;
+
+function toRetired(r: RetiredRow): RetiredTaskRow {
+  return {
+    spaceRowId: r.space_row_id,
+    number: r.number,
+    title: r.title,
+    body: r.body,
+    tag: r.tag,
+    after: JSON.parse(r.after_json) as number[],
+    revision: r.revision,
+    cycle: r.cycle,
+    createdBy: r.created_by,
+    createdAt: r.created_at,
+    retired: { reason: r.retired_reason, by: r.retired_by, at: r.retired_at },
+  };
+}
 
 function toTask(r: Row): TaskRow {
   return {
@@ -134,6 +238,8 @@ function toTask(r: Row): TaskRow {
     createdBy: r.created_by,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    revision: r.revision,
+    heldRevision: r.held_revision,
   };
 }
 
@@ -199,14 +305,15 @@ export function createTaskStore(db: Db): TaskStore {
     `SELECT ${COLUMNS} FROM tasks ${sql.indexedBy('tasks_open_ready_by_tag')}
       WHERE space_row_id = @space AND tag = @tag AND tag IS NOT NULL AND state = 'open' AND waiting = 0 ORDER BY number LIMIT 1`,
   );
-  // Expired claims only: the range of `tasks_claims` up to now, lowest number first.
+  // Expired claims only: the range of `tasks_claims` up to now, lowest number first. A change
+  // may give a held task `after` tasks to wait for, so `waiting = 0` is checked here too.
   const selectLowestExpired = db.prepare<{ space: number; now: number }, Row>(
     `SELECT ${COLUMNS} FROM tasks ${sql.indexedBy('tasks_claims')}
-      WHERE space_row_id = @space AND state = 'held' AND claim_expires_at <= @now ORDER BY number LIMIT 1`,
+      WHERE space_row_id = @space AND state = 'held' AND claim_expires_at <= @now AND waiting = 0 ORDER BY number LIMIT 1`,
   );
   const selectLowestExpiredTagged = db.prepare<{ space: number; now: number; tag: string }, Row>(
     `SELECT ${COLUMNS} FROM tasks ${sql.indexedBy('tasks_claims')}
-      WHERE space_row_id = @space AND state = 'held' AND claim_expires_at <= @now AND tag = @tag ORDER BY number LIMIT 1`,
+      WHERE space_row_id = @space AND state = 'held' AND claim_expires_at <= @now AND waiting = 0 AND tag = @tag ORDER BY number LIMIT 1`,
   );
   const verifyWhere = `space_row_id = @space AND state = 'done' AND done_by <> @peer
         AND NOT EXISTS (SELECT 1 FROM task_checks c
@@ -218,15 +325,16 @@ export function createTaskStore(db: Db): TaskStore {
     `SELECT ${COLUMNS} FROM tasks t ${sql.indexedBy('tasks_by_state')} WHERE ${verifyWhere} AND tag = @tag ORDER BY number LIMIT 1`,
   );
   const claimStmt = db.prepare(
-    `UPDATE tasks SET state = 'held', holder = @holder, claim_expires_at = @expiresAt, updated_at = @now
+    `UPDATE tasks SET state = 'held', holder = @holder, claim_expires_at = @expiresAt, updated_at = @now,
+       held_revision = CASE WHEN state = 'held' AND holder = @holder THEN held_revision ELSE revision END
       WHERE space_row_id = @space AND number = @number`,
   );
   const releaseStmt = db.prepare(
-    `UPDATE tasks SET state = 'open', holder = NULL, claim_expires_at = NULL, updated_at = @now
+    `UPDATE tasks SET state = 'open', holder = NULL, claim_expires_at = NULL, held_revision = NULL, updated_at = @now
       WHERE space_row_id = @space AND number = @number`,
   );
   const doneStmt = db.prepare(
-    `UPDATE tasks SET state = 'done', holder = NULL, claim_expires_at = NULL, done_by = @doneBy,
+    `UPDATE tasks SET state = 'done', holder = NULL, claim_expires_at = NULL, held_revision = NULL, done_by = @doneBy,
        result_post_id = @postId, updated_at = @now
       WHERE space_row_id = @space AND number = @number`,
   );
@@ -241,10 +349,54 @@ export function createTaskStore(db: Db): TaskStore {
     'INSERT INTO task_checks (space_row_id, number, cycle, by, post_id, at) VALUES (?, ?, ?, ?, ?, ?)',
   );
   const rejectStmt = db.prepare(
-    `UPDATE tasks SET state = 'open', holder = NULL, claim_expires_at = NULL, done_by = NULL, result_post_id = NULL,
+    `UPDATE tasks SET state = 'open', holder = NULL, claim_expires_at = NULL, held_revision = NULL, done_by = NULL, result_post_id = NULL,
        cycle = cycle + 1, rejected_reason = @reason, rejected_by = @by, rejected_at = @at, updated_at = @at
       WHERE space_row_id = @space AND number = @number`,
   );
+
+  const selectRetired = db.prepare<[number, number], RetiredRow>(`SELECT ${RETIRED_COLUMNS} FROM task_retired WHERE space_row_id = ? AND number = ?`);
+  const selectRetiredPage = db.prepare<Record<string, unknown>, RetiredRow>(
+    `SELECT ${RETIRED_COLUMNS} FROM task_retired WHERE space_row_id = @space AND number < @before ORDER BY number DESC LIMIT @limit`,
+  );
+  const selectRetiredPageTagged = db.prepare<Record<string, unknown>, RetiredRow>(
+    `SELECT ${RETIRED_COLUMNS} FROM task_retired WHERE space_row_id = @space AND number < @before AND tag = @tag ORDER BY number DESC LIMIT @limit`,
+  );
+  const selectRevisions = db.prepare<Record<string, unknown>, RevisionRow>(
+    `SELECT revision, title, body, tag, after_json, ended_by, ended_at, end_reason FROM task_revisions
+      WHERE space_row_id = @space AND number = @number AND revision < @before ORDER BY revision DESC LIMIT @limit`,
+  );
+  const selectDependents = db.prepare<[number, number], { number: number }>(
+    'SELECT number FROM task_after WHERE space_row_id = ? AND after_number = ? ORDER BY number',
+  );
+  const insertRevision = db.prepare(
+    `INSERT INTO task_revisions (space_row_id, number, revision, title, body, tag, after_json, ended_by, ended_at, end_reason)
+     SELECT space_row_id, number, revision, title, body, tag, after_json, @by, @at, @reason FROM tasks
+      WHERE space_row_id = @space AND number = @number`,
+  );
+  const changeWords = db.prepare(
+    `UPDATE tasks SET title = @title, body = @body, tag = @tag, revision = revision + 1, updated_at = @at
+      WHERE space_row_id = @space AND number = @number`,
+  );
+  const deleteAfterOf = db.prepare('DELETE FROM task_after WHERE space_row_id = ? AND number = ?');
+  const setAfterJson = db.prepare(
+    'UPDATE tasks SET after_json = @afterJson, waiting = @waiting WHERE space_row_id = @space AND number = @number',
+  );
+  const insertRetired = db.prepare(
+    `INSERT INTO task_retired (${RETIRED_COLUMNS})
+     SELECT space_row_id, number, title, body, tag, after_json, revision, cycle, created_by, created_at, @by, @at, @reason
+       FROM tasks WHERE space_row_id = @space AND number = @number`,
+  );
+  const deleteChecksOf = db.prepare('DELETE FROM task_checks WHERE space_row_id = ? AND number = ?');
+  const deleteTask = db.prepare('DELETE FROM tasks WHERE space_row_id = ? AND number = ?');
+
+  /** Point a task's `after` at `after`: its links, its list and how many of them are not accepted. */
+  async function setAfter(space: number, number: number, after: number[]): Promise<void> {
+    const afterJson = JSON.stringify(after);
+    const waiting = after.length === 0 ? 0 : (await countWaiting.get(space, afterJson))!.n;
+    await deleteAfterOf.run(space, number);
+    for (const a of after) await insertAfter.run(space, a, number);
+    await setAfterJson.run({ space, number, afterJson, waiting });
+  }
 
   async function get(spaceRowId: number, number: number): Promise<TaskRow | undefined> {
     const r = await selectOne.get(spaceRowId, number);
@@ -309,6 +461,45 @@ export function createTaskStore(db: Db): TaskStore {
     },
     async reject(space, number, rejected) {
       await rejectStmt.run({ space, number, reason: rejected.reason, by: rejected.by, at: rejected.at });
+    },
+    async retiredGet(spaceRowId, number) {
+      const r = await selectRetired.get(spaceRowId, number);
+      return r ? toRetired(r) : undefined;
+    },
+    async retiredPage(q) {
+      const params: Record<string, unknown> = { space: q.spaceRowId, before: q.before ?? Number.MAX_SAFE_INTEGER, limit: q.limit + 1 };
+      if (q.tag !== undefined) params.tag = q.tag;
+      const rows = await (q.tag === undefined ? selectRetiredPage : selectRetiredPageTagged).all(params);
+      return { items: rows.slice(0, q.limit).map(toRetired), hasMore: rows.length > q.limit };
+    },
+    async revisions(spaceRowId, number, before, limit) {
+      const rows = await selectRevisions.all({ space: spaceRowId, number, before: before ?? Number.MAX_SAFE_INTEGER, limit: limit + 1 });
+      const items = rows.slice(0, limit).map((r) => ({
+        revision: r.revision,
+        title: r.title,
+        body: r.body,
+        tag: r.tag,
+        after: JSON.parse(r.after_json) as number[],
+        ended: { by: r.ended_by, at: r.ended_at, reason: r.end_reason },
+      }));
+      return { items, hasMore: rows.length > limit };
+    },
+    async dependents(spaceRowId, number) {
+      return (await selectDependents.all(spaceRowId, number)).map((r) => r.number);
+    },
+    async change(space, number, c) {
+      const row = (await get(space, number))!;
+      await insertRevision.run({ space, number, by: c.by, at: c.at, reason: c.reason });
+      await changeWords.run({ space, number, title: c.title ?? row.title, body: c.body ?? row.body, tag: c.tag === undefined ? row.tag : c.tag, at: c.at });
+      if (c.after !== undefined) await setAfter(space, number, c.after);
+    },
+    async retire(space, number, retired, rewired) {
+      await insertRetired.run({ space, number, by: retired.by, at: retired.at, reason: retired.reason });
+      await deleteChecksOf.run(space, number);
+      await deleteAfterOf.run(space, number);
+      for (const [dependent, after] of rewired) await setAfter(space, dependent, after);
+      await deleteTask.run(space, number);
+      await lessNotAccepted.run(space);
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
  * The task commands (spec/2-endpoints.md "Tasks"; the tasks contract): add, next, done,
- * release, confirm, reject. Each runs as one work of the commit queue (relay/posts/commit-queue
+ * release, confirm, reject, change, retire. Each runs as one work of the commit queue (relay/posts/commit-queue
  * .ts), so it is one immediate transaction that reads the SPACE, the caller's role and the task
  * under the write lock and writes in the same breath: two `next` callers at the same moment are
  * two works in turn, and the second never sees the first's task as claimable. A refusal is
@@ -15,12 +15,12 @@ import { SvcError } from '../../shared/errors.js';
 import { TASK_LIMITS } from '../../shared/limits.js';
 import type { RelayContext } from '../context.js';
 import { commitQueueFor } from '../posts/commit-queue.js';
-import { canReleaseOthersTask } from '../policy.js';
+import { canGovernTasks, canReleaseOthersTask } from '../policy.js';
 import type { TaskRow } from '../store/tasks.js';
 import { taskSpaceForWrite, type TaskSpaceAccess } from './access.js';
-import { readNumber, type AddInput, type NextInput } from './input.js';
-import { checkCheck, checkDone, checkRelease, enoughConfirmations } from './machine.js';
-import { renderTask } from './render.js';
+import { readNumber, type AddInput, type ChangeInput, type NextInput } from './input.js';
+import { checkChange, checkCheck, checkDone, checkDoneWords, checkRelease, checkRetire, checkTake, enoughConfirmations } from './machine.js';
+import { renderRetired, renderTask } from './render.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -84,6 +84,8 @@ export function addTask(ctx: RelayContext, me: string, name: string, input: AddI
  * it sends: one task at a time). Otherwise the lowest-numbered claimable task matching `tag` is
  * claimed for `task_claim_hours`. With `verify`, the lowest-numbered done task the caller
  * neither did nor checked, claiming nothing (checking rights needed: TASK_DENIED otherwise).
+ * With `number`, that task, if it may be taken now: TASK_NOT_FOUND, TASK_NOT_OPEN (done,
+ * accepted, or under another KEY's live claim), TASK_WAITING (its `after` tasks not all accepted).
  */
 export function nextTask(ctx: RelayContext, me: string, name: string, input: NextInput): Promise<NextAnswer> {
   return underLock(ctx, name, async (): Promise<NextAnswer> => {
@@ -101,6 +103,13 @@ export function nextTask(ctx: RelayContext, me: string, name: string, input: Nex
       await tasks.claim(a.space.id, held.number, me, expiresAt, now);
       return { ...await answer(ctx, a, held.number, now), claimed: true, renewed: true };
     }
+    if (input.number !== undefined) {
+      const asked = await tasks.get(a.space.id, input.number);
+      if (!asked) throw new SvcError('TASK_NOT_FOUND', `${a.space.name} has no task ${input.number}`);
+      checkTake(asked, now);
+      await tasks.claim(a.space.id, asked.number, me, expiresAt, now);
+      return { ...await answer(ctx, a, asked.number, now), claimed: true, renewed: false };
+    }
     const row = await tasks.lowestClaimable(a.space.id, now, input.tag);
     if (!row) return { task: null, claimed: false, renewed: false, why: NO_OPEN_TASK };
     await tasks.claim(a.space.id, row.number, me, expiresAt, now);
@@ -108,14 +117,19 @@ export function nextTask(ctx: RelayContext, me: string, name: string, input: Nex
   });
 }
 
-/** tasks.done: the holder names its own result post; accepted at once when no confirmation is asked. */
-export function doneTask(ctx: RelayContext, me: string, name: string, written: string, postId: string): Promise<{ task: JsonObject }> {
+/**
+ * tasks.done: the holder names its own result post; accepted at once when no confirmation is
+ * asked. `revision`, when sent, is the revision of the words the result answers: without it,
+ * done is refused (TASK_CHANGED) once the task changed after the holder took it.
+ */
+export function doneTask(ctx: RelayContext, me: string, name: string, written: string, postId: string, revision?: number): Promise<{ task: JsonObject }> {
   return underLock(ctx, name, async () => {
     const now = ctx.clock();
     const a = await taskSpaceForWrite(ctx, name, me, 'work');
     const row = await taskOf(ctx, a, written);
     const number = row.number;
     checkDone(row, me, now);
+    checkDoneWords(row, revision);
     await ownPost(ctx, a, me, postId);
     await ctx.store.tasks.markDone(a.space.id, number, me, postId, now);
     if (enoughConfirmations(0, a.space.taskConfirmations)) await ctx.store.tasks.accept(a.space.id, number, now);
@@ -167,5 +181,80 @@ export function rejectTask(ctx: RelayContext, me: string, name: string, written:
     checkCheck(row, me, await checkedThisCycle(ctx, a, row, me), now);
     await ctx.store.tasks.reject(a.space.id, number, { reason, by: me, at: now });
     return await answer(ctx, a, number, now);
+  });
+}
+
+/**
+ * The `after` of a change, checked under the lock: each a task of the SPACE still in its list
+ * (not retired), never the task itself, and never one that waits, through its own `after`
+ * chain, for the task being changed (a circle nobody could ever start): TASK_AFTER_INVALID.
+ */
+async function checkAfter(ctx: RelayContext, a: TaskSpaceAccess, number: number, after: readonly number[]): Promise<void> {
+  const seen = new Set<number>();
+  const todo = [...after];
+  for (const n of after) {
+    if (n === number) throw new SvcError('TASK_AFTER_INVALID', `after: task ${n} cannot wait for itself`);
+    if (!(await ctx.store.tasks.get(a.space.id, n))) throw new SvcError('TASK_AFTER_INVALID', `after: ${a.space.name} has no task ${n} to wait for`);
+  }
+  while (todo.length > 0) {
+    const n = todo.pop()!;
+    if (seen.has(n)) continue;
+    seen.add(n);
+    const row = await ctx.store.tasks.get(a.space.id, n);
+    if (!row) continue;
+    for (const m of row.after) {
+      if (m === number) throw new SvcError('TASK_AFTER_INVALID', `after: task ${n} already waits for task ${number}`);
+      todo.push(m);
+    }
+  }
+}
+
+/**
+ * tasks.change: new words for an open or held task (title, body, tag, after), naming the
+ * revision read and why. The task's creator changes it, or a coordinator or above any task
+ * (TASK_DENIED otherwise). The old words are kept as an earlier revision; a holder's `done`
+ * then needs the new revision (TASK_CHANGED).
+ */
+export function changeTask(ctx: RelayContext, me: string, name: string, written: string, input: ChangeInput): Promise<{ task: JsonObject }> {
+  return underLock(ctx, name, async () => {
+    const now = ctx.clock();
+    const a = await taskSpaceForWrite(ctx, name, me, 'work');
+    const row = await taskOf(ctx, a, written);
+    if (row.createdBy !== me && !canGovernTasks(a.role)) {
+      throw new SvcError('TASK_DENIED', `your role here is ${a.role ?? 'none'}; changing a task another member added needs coordinator or above`);
+    }
+    checkChange(row, input.revision, now);
+    if (input.after !== undefined) await checkAfter(ctx, a, row.number, input.after);
+    const { revision: _revision, reason, ...words } = input;
+    await ctx.store.tasks.change(a.space.id, row.number, { ...words, by: me, at: now, reason });
+    return await answer(ctx, a, row.number, now);
+  });
+}
+
+/**
+ * tasks.retire: a coordinator or above takes a task not yet accepted off the list, saying why
+ * (TASK_DENIED, TASK_NOT_OPEN). Its number stays taken and reads as `retired`; each task that
+ * waited for it waits instead for what it waited for, so no task is left waiting for a task
+ * that can never be accepted.
+ */
+export function retireTask(ctx: RelayContext, me: string, name: string, written: string, reason: string): Promise<{ task: JsonObject }> {
+  return underLock(ctx, name, async () => {
+    const now = ctx.clock();
+    const a = await taskSpaceForWrite(ctx, name, me, 'work');
+    if (!canGovernTasks(a.role)) {
+      throw new SvcError('TASK_DENIED', `your role here is ${a.role ?? 'none'}; retiring a task needs coordinator or above`);
+    }
+    const row = await taskOf(ctx, a, written);
+    checkRetire(row, now);
+    const tasks = ctx.store.tasks;
+    const rewired = new Map<number, number[]>();
+    for (const dependent of await tasks.dependents(a.space.id, row.number)) {
+      const d = (await tasks.get(a.space.id, dependent))!;
+      const after = new Set(d.after.filter((n) => n !== row.number));
+      for (const n of row.after) after.add(n);
+      rewired.set(dependent, [...after].sort((x, y) => x - y));
+    }
+    await tasks.retire(a.space.id, row.number, { reason, by: me, at: now }, rewired);
+    return { task: renderRetired(a.space, (await tasks.retiredGet(a.space.id, row.number))!) };
   });
 }

@@ -24,6 +24,8 @@ export interface AddInput {
 export interface NextInput {
   tag: string | undefined;
   verify: boolean;
+  /** The task asked for by its number, if any (taken with neither tag nor verify). */
+  number?: number | undefined;
 }
 
 function text(value: unknown, field: string, min: number, max: number): string {
@@ -73,6 +75,12 @@ export function readNext(body: Record<string, unknown> | undefined): NextInput {
   const verify = body?.verify;
   if (verify !== undefined && typeof verify !== 'boolean') throw new SvcError('INVALID_REQUEST', 'verify: true or false');
   const tag = body?.tag;
+  const number = body?.number;
+  if (number !== undefined && number !== null) {
+    if (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 1) throw new SvcError('INVALID_REQUEST', 'number: a whole number from 1');
+    if ((tag !== undefined && tag !== null) || verify === true) throw new SvcError('INVALID_REQUEST', 'number takes no tag and no verify: send number alone');
+    return { tag: undefined, verify: false, number };
+  }
   return { tag: tag === undefined || tag === null ? undefined : readTag(tag), verify: verify === true };
 }
 
@@ -90,6 +98,48 @@ export function readPostId(value: unknown, required: boolean): string | undefine
 
 export function readReason(value: unknown): string {
   return text(value, 'reason', 1, TASK_LIMITS.reasonBytes);
+}
+
+/** A revision a body names: a whole number from 1, read strictly (never "3" or 2.5). */
+export function readRevision(value: unknown, required: boolean): number | undefined {
+  if (value === undefined || value === null) {
+    if (required) throw new SvcError('INVALID_REQUEST', 'revision: send the revision you read (a read of the task answers it)');
+    return undefined;
+  }
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new SvcError('INVALID_REQUEST', 'revision: a whole number from 1');
+  }
+  return value;
+}
+
+export interface ChangeInput {
+  revision: number;
+  reason: string;
+  title?: string;
+  body?: string;
+  tag?: string | null;
+  after?: number[];
+}
+
+/**
+ * tasks.change: the revision read, why, and at least one of title, body, tag and after, each
+ * read as an add reads it. `tag: null` clears the tag and `after: []` waits for nothing.
+ */
+export function readChange(body: Record<string, unknown>): ChangeInput {
+  const revision = readRevision(body.revision, true)!;
+  const reason = readReason(body.reason);
+  const out: ChangeInput = { revision, reason };
+  if (body.title !== undefined) out.title = text(body.title, 'title', 1, TASK_LIMITS.titleBytes);
+  if (body.body !== undefined) out.body = text(body.body, 'body', 0, TASK_LIMITS.bodyBytes);
+  if (body.tag !== undefined) out.tag = body.tag === null ? null : readTag(body.tag);
+  if (body.after !== undefined) {
+    if (body.after === null) throw new SvcError('INVALID_REQUEST', 'after: a list; send [] to wait for no task');
+    out.after = readAfter(body.after);
+  }
+  if (out.title === undefined && out.body === undefined && out.tag === undefined && out.after === undefined) {
+    throw new SvcError('INVALID_REQUEST', 'send at least one of title, body, tag and after');
+  }
+  return out;
 }
 
 /** A task number in a path: a whole number from 1; anything else names no task. */

@@ -59,11 +59,48 @@ export function checkRelease(row: TaskRow, me: string, mayReleaseOthers: boolean
 }
 
 /**
+ * tasks.done by the holder of a task whose words changed after it was taken: TASK_CHANGED
+ * unless `revision` names the words as they are now. A task whose `after` tasks are not all
+ * accepted (a change may make a held task wait) is not finished: TASK_WAITING.
+ */
+export function checkDoneWords(row: TaskRow, revision: number | undefined): void {
+  if (row.waiting > 0) throw waiting(row);
+  const taken = row.heldRevision ?? row.revision;
+  if (revision === undefined ? taken !== row.revision : revision !== row.revision) {
+    throw new SvcError('TASK_CHANGED', `task ${row.number} is at revision ${row.revision}${revision === undefined ? `; you took it at revision ${taken}` : ''}: read it, then send revision ${row.revision} with done`);
+  }
+}
+
+/** tasks.change: open or held tasks only (TASK_NOT_OPEN); `revision` must be the current one (TASK_CHANGED). */
+export function checkChange(row: TaskRow, revision: number, now: number): void {
+  if (row.state === 'done' || row.state === 'accepted') throw notOpen(row, now);
+  if (revision !== row.revision) {
+    throw new SvcError('TASK_CHANGED', `task ${row.number} is at revision ${row.revision}, not ${revision}: read it again`);
+  }
+}
+
+/**
+ * tasks.next naming a task: open (or under an expired claim) and not waiting. TASK_NOT_OPEN
+ * when done, accepted or held under a live claim; TASK_WAITING while its `after` tasks are not
+ * all accepted.
+ */
+export function checkTake(row: TaskRow, now: number): void {
+  if (stateAt(row, now) !== 'open') throw notOpen(row, now);
+  if (row.waiting > 0) throw waiting(row);
+}
+
+/** tasks.retire: any task not yet accepted (TASK_NOT_OPEN once accepted). */
+export function checkRetire(row: TaskRow, now: number): void {
+  if (row.state === 'accepted') throw notOpen(row, now);
+}
+
+/**
  * tasks.confirm and tasks.reject: a done task, checked by a KEY that did not do it and has not
  * checked it in this cycle. TASK_NOT_DONE, TASK_SELF_CHECK, TASK_ALREADY_CHECKED.
  */
 export function checkCheck(row: TaskRow, me: string, checkedThisCycle: boolean, now: number): void {
   if (row.state !== 'done') throw new SvcError('TASK_NOT_DONE', `task ${row.number} is ${stateAt(row, now)}`);
+  if (row.waiting > 0) throw waiting(row);
   if (row.doneBy === me) throw new SvcError('TASK_SELF_CHECK', `you did task ${row.number}; another member checks it`);
   if (checkedThisCycle) throw new SvcError('TASK_ALREADY_CHECKED', `you checked task ${row.number} in cycle ${row.cycle}`);
 }
@@ -71,6 +108,10 @@ export function checkCheck(row: TaskRow, me: string, checkedThisCycle: boolean, 
 /** Whether a done task with `confirmations` in its current cycle is accepted when `needed` are asked. */
 export function enoughConfirmations(confirmations: number, needed: number): boolean {
   return confirmations >= needed;
+}
+
+function waiting(row: TaskRow): SvcError {
+  return new SvcError('TASK_WAITING', `task ${row.number} waits for ${row.waiting} of its after tasks (${row.after.join(', ')}) to be accepted`);
 }
 
 function notOpen(row: TaskRow, now: number): SvcError {

@@ -48,6 +48,8 @@ export const WRITTEN_TABLES = [
   'tasks',
   'task_after',
   'task_checks',
+  'task_revisions',
+  'task_retired',
 ] as const;
 
 /**

@@ -232,6 +232,19 @@ describe("toolsets: ?tools= at the relay's /mcp", () => {
     }
   });
 
+  it("the public service's sets (tasks, research, coordinate) hold at least the tools its starts name for them", async () => {
+    // Its starts name these tools for each set (schellingaf_<name> there, svc_<name> here).
+    const publicSets: Record<'tasks' | 'research' | 'coordinate', string[]> = {
+      tasks: ['join', 'whoami', 'read_space', 'mailbox', 'oracle', 'task', 'seek', 'post'],
+      research: ['whoami', 'read_space', 'mailbox', 'spaces', 'seek', 'get', 'post'],
+      coordinate: ['whoami', 'mailbox', 'spaces', 'space_control', 'oracle', 'task', 'post'],
+    };
+    for (const [set, tools] of Object.entries(publicSets)) {
+      const names = (await connectorTools(`/mcp?tools=${set}`, REVISIONS[0]!)).map((t) => t.name);
+      for (const tool of tools) expect(names, set).toContain(`svc_${tool}`);
+    }
+  });
+
   it('a tool outside the set answers with the address that turns it on', async () => {
     const c = await connectConnector(relay.url, { token: token.token, path: '/mcp?tools=tasks' });
     try {

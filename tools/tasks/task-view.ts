@@ -65,6 +65,8 @@ export function taskHint(fence: PeerFence, space: string, t: Obj): string {
     }
     case 'accepted':
       return 'Accepted: nothing left to do.';
+    case 'retired':
+      return 'Retired: nobody takes it; the tasks that waited for it wait for what it waited for.';
     default:
       return `State ${plain(fence, 'state', t.state)}: see the structured result.`;
   }

@@ -9,6 +9,12 @@
  *   release   POST /v1/spaces/{space}/tasks/{n}/release  {}
  *   confirm   POST /v1/spaces/{space}/tasks/{n}/confirm  {post_id?}
  *   reject    POST /v1/spaces/{space}/tasks/{n}/reject   {reason}
+ *   get       GET  /v1/spaces/{space}/tasks/{n}          ?history before limit
+ *   change    POST /v1/spaces/{space}/tasks/{n}/change   {revision, reason, title?, body?, tag?, after?}
+ *   retire    POST /v1/spaces/{space}/tasks/{n}/retire   {reason}
+ *
+ * (`done` passes `revision` too, once the words changed; `tag: null` and `after: []` in a
+ * change clear them. get, change and retire came after API 0.1, as the public service has them.)
  *
  * Every answer says what to do next (tools/tasks/task-view.ts): a task handed out is worked,
  * its result posted with svc_post, then marked done with that post; a task to check is
@@ -32,13 +38,15 @@ import { describeActions, isObject, items, need, objectBody, plain, runAction, s
 import { legend, postId } from '../posts/reading.js';
 import { noTaskText, taskText } from './task-view.js';
 
-export const TASK_ACTIONS = ['list', 'add', 'next', 'done', 'release', 'confirm', 'reject'] as const;
-export const TASK_STATES = ['open', 'held', 'done', 'accepted'] as const;
+export const TASK_ACTIONS = ['list', 'add', 'next', 'done', 'release', 'confirm', 'reject', 'get', 'change', 'retire'] as const;
+export const TASK_STATES = ['open', 'held', 'done', 'accepted', 'retired'] as const;
 
 /** Limits of a task's words (the task routes: title 1..512 bytes, body up to 16 KiB, reason 1..2048 bytes, tag 1..64). */
 const TASK_BODY_MAX_BYTES = 16_384;
 const TASK_REASON_MAX_BYTES = 2_048;
 const TAG_RE = /^[a-z0-9_.-]{1,64}$/;
+/** A tag, or "" (change: no tag any more; anywhere else the same as sending none). */
+const TAG_OR_NONE_RE = /^([a-z0-9_.-]{1,64})?$/;
 
 const taskNumber = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 
@@ -48,8 +56,10 @@ export const TaskArgs = toolArgs({
   number: taskNumber.optional(),
   title: z.string().min(1).max(TITLE_MAX_BYTES).optional(),
   body: z.string().max(TASK_BODY_MAX_BYTES).optional(),
-  tag: z.string().regex(TAG_RE, 'a tag: 1 to 64 of a-z, 0-9, _ . -').optional(),
-  after: z.array(taskNumber).min(1).max(TASK_LIMITS.after).optional().describe('Task numbers accepted first.'),
+  tag: z.string().regex(TAG_OR_NONE_RE, 'a tag: 1 to 64 of a-z, 0-9, _ . -').optional().describe('change: "" clears it.'),
+  after: z.array(taskNumber).max(TASK_LIMITS.after).optional().describe('Task numbers accepted first (change: [] clears).'),
+  revision: taskNumber.optional().describe('change: the revision you read; done: the revision your result answers.'),
+  history: z.boolean().optional(),
   verify: z.boolean().optional(),
   post_id: postId.optional(),
   reason: z.string().min(1).max(TASK_REASON_MAX_BYTES).optional(),
@@ -140,8 +150,8 @@ async function add(args: TaskInput, ctx: ActionContext): Promise<CallToolResult>
   }
   if (args.tasks !== undefined) return addMany(args, ctx, sealed);
   const body: Obj = { title, body: args.body ?? '' };
-  if (args.tag !== undefined) body.tag = args.tag;
-  if (args.after !== undefined) body.after = args.after;
+  if (args.tag !== undefined && args.tag !== '') body.tag = args.tag;
+  if (args.after !== undefined && args.after.length > 0) body.after = args.after;
   const b = await post(deps, tasksPath(args.space), body);
   const t = taskOf(b, 'tasks.add');
   const extra = [confirmationLine(fence, args.space, t), ...(sealed ? [PLAIN_WORDS_LINE] : [])];
@@ -172,8 +182,9 @@ async function next(args: TaskInput, ctx: ActionContext): Promise<CallToolResult
   const fence = ownFence(deps);
   const verify = args.verify === true;
   const body: Obj = {};
-  if (args.tag !== undefined) body.tag = args.tag;
+  if (args.tag !== undefined && args.tag !== '') body.tag = args.tag;
   if (args.verify !== undefined) body.verify = args.verify;
+  if (args.number !== undefined) body.number = args.number;
   const b = await post(deps, tasksPath(args.space, '/next'), body);
   if (!isObject(b.task)) return answer([noTaskText(fence, args.space, verify, b.why), ...legend(fence)].join('\n'), b);
   const n = plain(fence, 'number', b.task.number);
@@ -192,7 +203,7 @@ async function list(args: TaskInput, ctx: ActionContext): Promise<CallToolResult
   const fence = ownFence(deps);
   const res = await deps.api.request({
     path: tasksPath(args.space),
-    query: { state: args.state, tag: args.tag, before: args.before === undefined ? undefined : String(args.before), limit: String(args.limit ?? 20) },
+    query: { state: args.state, tag: args.tag === '' ? undefined : args.tag, before: args.before === undefined ? undefined : String(args.before), limit: String(args.limit ?? 20) },
     auth: 'opt',
   });
   const b = objectBody(res.body, 'tasks.list');
@@ -215,6 +226,7 @@ async function change(action: 'done' | 'release' | 'confirm' | 'reject', args: T
   const n = need(args, 'number');
   const body: Obj = {};
   if (action === 'done') body.post_id = need(args, 'post_id');
+  if (action === 'done' && args.revision !== undefined) body.revision = args.revision;
   if (action === 'confirm' && args.post_id !== undefined) body.post_id = args.post_id;
   if (action === 'reject') body.reason = need(args, 'reason');
   const b = await post(deps, tasksPath(args.space, `/${n}/${action}`), body);
@@ -228,14 +240,71 @@ async function change(action: 'done' | 'release' | 'confirm' | 'reject', args: T
   return taskAnswer(fence, args.space, first[action], b);
 }
 
+/** get: one task by number (a retired one too), with history=true its earlier words. */
+async function getOne(args: TaskInput, ctx: ActionContext): Promise<CallToolResult> {
+  const { deps } = ctx;
+  const fence = ownFence(deps);
+  const n = need(args, 'number');
+  const query: Record<string, string | undefined> = {};
+  if (args.history === true) {
+    query.history = 'true';
+    if (args.before !== undefined) query.before = String(args.before);
+    if (args.limit !== undefined) query.limit = String(Math.min(args.limit, 10));
+  }
+  const res = await deps.api.request({ path: tasksPath(args.space, `/${n}`), query, auth: 'opt' });
+  const b = objectBody(res.body, 'tasks.get');
+  const t = taskOf(b, 'tasks.get');
+  const lines = [`Task ${plain(fence, 'number', n)} of ${plain(fence, 'space', args.space)} (revision ${plain(fence, 'revision', t.revision)}):`, taskText(fence, args.space, t, { full: true })];
+  if (isObject(t.retired)) lines.push(`Retired by ${plain(fence, 'by', t.retired.by)} at ${plain(fence, 'at', t.retired.at)}: nobody takes it any more.`);
+  for (const h of items(b.history)) {
+    const ended = isObject(h.ended) ? h.ended : {};
+    const byChanger = fence.by(ended.by);
+    lines.push(
+      `- revision ${plain(fence, 'revision', h.revision)}, ended by ${plain(fence, 'by', ended.by)} at ${plain(fence, 'at', ended.at)}, because: ${byChanger('reason', ended.reason)}`,
+      `  title: ${fence('title', h.title)}`,
+      `  body: ${fence('body', h.body)}`,
+    );
+  }
+  if (b.has_more === true && b.next_before !== null && b.next_before !== undefined) lines.push(`more: call again with history=true before=${plain(fence, 'next_before', b.next_before)}`);
+  if (args.history !== true) lines.push('history=true shows its earlier words.');
+  lines.push(...legend(fence));
+  return answer(lines.join('\n'), b);
+}
+
+/** change: new words for an open or held task, naming the revision read and why. */
+async function changeWords(args: TaskInput, ctx: ActionContext): Promise<CallToolResult> {
+  const { deps } = ctx;
+  const fence = ownFence(deps);
+  const n = need(args, 'number');
+  const body: Obj = { revision: need(args, 'revision'), reason: need(args, 'reason') };
+  for (const field of ['title', 'body', 'after'] as const) if (args[field] !== undefined) body[field] = args[field];
+  if (args.tag !== undefined) body.tag = args.tag === '' ? null : args.tag;
+  const b = await post(deps, tasksPath(args.space, `/${n}/change`), body);
+  const t = taskOf(b, 'tasks.change');
+  return taskAnswer(fence, args.space, `Changed task ${n}: its words are revision ${plain(fence, 'revision', t.revision)} now (a holder finishing it sends that revision with done).`, b);
+}
+
+/** retire: a task not yet accepted leaves the list, saying why. */
+async function retire(args: TaskInput, ctx: ActionContext): Promise<CallToolResult> {
+  const { deps } = ctx;
+  const fence = ownFence(deps);
+  const n = need(args, 'number');
+  const b = await post(deps, tasksPath(args.space, `/${n}/retire`), { reason: need(args, 'reason') });
+  taskOf(b, 'tasks.retire');
+  return taskAnswer(fence, args.space, `Retired task ${n}: nobody takes it any more, and tasks that waited for it wait for what it waited for.`, b);
+}
+
 export const TASK_TABLE: ActionTable<TaskInput> = {
   list: { takes: ['space', 'state', 'tag', 'before', 'limit', 'detail'], run: list },
   add: { takes: ['space', 'title', 'body', 'tag', 'after', 'plain_words', 'tasks'], run: add },
-  next: { takes: ['space', 'tag', 'verify'], run: next },
-  done: { takes: ['space', 'number', 'post_id'], run: (a, c) => change('done', a, c) },
+  next: { takes: ['space', 'tag', 'verify', 'number'], run: next },
+  done: { takes: ['space', 'number', 'post_id', 'revision'], run: (a, c) => change('done', a, c) },
   release: { takes: ['space', 'number'], run: (a, c) => change('release', a, c) },
   confirm: { takes: ['space', 'number', 'post_id'], run: (a, c) => change('confirm', a, c) },
   reject: { takes: ['space', 'number', 'reason'], run: (a, c) => change('reject', a, c) },
+  get: { takes: ['space', 'number', 'history', 'before', 'limit'], run: getOne },
+  change: { takes: ['space', 'number', 'revision', 'reason', 'title', 'body', 'tag', 'after'], run: changeWords },
+  retire: { takes: ['space', 'number', 'reason'], run: retire },
 };
 
 export const TASK_DESCRIPTION = [
@@ -249,7 +318,8 @@ export const TASK_NOTES = [
   'The routine: svc_task action=next space=S claims the lowest-numbered open task whose after tasks are accepted; work on it; post the result with svc_post (a task.reference fingerprint S/N lets others find it); then svc_task action=done space=S number=N post_id=<the result post>. release gives a claim back before its time runs out.',
   'Checking: next with verify=true gives a finished task you neither did nor checked (it claims nothing): confirm it (post_id: your check\'s post, optional) or reject it with a reason (1 to 2048 bytes); a rejected task opens again for another try. How many confirmations a task needs, and who may give them, is the SPACE\'s setting (svc_spaces action=get shows it).',
   `add: title (1 to ${TITLE_MAX_BYTES} bytes), body (what to do and how the result is checked, up to 16 KiB), tag (1 to 64 of a-z, 0-9, _ . -), after (up to ${TASK_LIMITS.after} task numbers of the SPACE that must be accepted before this one is handed out). Or tasks: up to ${TASK_BATCH_MAX} of {title, body, tag, after}, each added or refused on its own.`,
-  'list: state open, held, done or accepted; tag; before (the next_before of an answer); limit 1 to 200 (default 20); detail compact (titles, the default) or full (bodies too).',
+  'next number=N takes that task (refused while its after tasks wait). get: one task by number (retired ones too); history=true pages its earlier words. change: new title, body, tag ("" clears) or after ([] clears) for an open or held task, with the revision you read (get shows it) and a reason; its creator, or coordinator or above. retire: coordinator or above, a reason; tasks waiting for it then wait for what it waited for. done after a change needs revision=<the current one>.',
+  'list: state open, held, done, accepted or retired; tag; before (the next_before of an answer); limit 1 to 200 (default 20); detail compact (titles, the default) or full (bodies too).',
   'Sealed SPACES: a task is a row at the relay, not a post, so its title, body and tag are NOT sealed; add there is refused unless plain_words=true says you know it.',
 ];
 

@@ -59,6 +59,9 @@ describe('adding and listing', () => {
       created_by: alice.peerId,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: t.created_at,
+      revision: 1,
+      waiting: 0,
+      retired: null,
     });
     const second = await addTask(relay, bob, space.name, { title: 'Test it', after: [1] });
     expect(second).toMatchObject({ number: 2, body: '', tag: null, after: [1] });

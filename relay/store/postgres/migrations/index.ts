@@ -10,7 +10,8 @@ import { migration as m002 } from './002_rate_buckets.js';
 import { migration as m003 } from './003_mirrors_witness.js';
 import { migration as m004 } from './004_recovery_withheld.js';
 import { migration as m005 } from './005_files.js';
+import { migration as m006 } from './006_task_changes.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005];
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006];
