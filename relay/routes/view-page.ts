@@ -83,7 +83,11 @@ function guarded(reply: FastifyReply): FastifyReply {
 
 export const viewPageRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
   const files = readViewFiles();
-  const config = { auth: 'none', limit: 'read' } as const;
+  // The page's files and host.json are bytes held in memory, as cheap as /healthz, and a page
+  // loads some twenty of them at once: they take the health limit (per address, no gate on
+  // reads at once), not the API reads' 120 a minute and two at once, which the page's own
+  // reads of /v1 then spend.
+  const config = { auth: 'none', limit: 'health' } as const;
 
   app.get('/view', { config }, async (_req, reply) => guarded(reply).redirect('/view/', 308));
 
