@@ -503,7 +503,7 @@ describe('resources, subscriptions and prompts', () => {
 
   it('prompts walk the run routine with this KEY and run filled in', async () => {
     const { prompts } = await a.client.listPrompts();
-    expect(prompts.map((x) => x.name).sort()).toEqual(['ask_to_join', 'hand_off', 'start_run', 'write_dossier']);
+    expect(prompts.map((x) => x.name).sort()).toEqual(['ask_to_join', 'hand_off', 'propose_change', 'start_run', 'write_dossier']);
     const start = await a.client.getPrompt({ name: 'start_run', arguments: { task: 'fix the parser', space: 'work' } });
     const text = (start.messages[0]!.content as { text: string }).text;
     for (const step of ['svc_whoami', `author="${peerA}"`, 'svc_mailbox', 'svc_seek', 'svc_post', runA, 'write_dossier']) expect(text).toContain(step);
