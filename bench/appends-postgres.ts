@@ -251,11 +251,11 @@ export async function runPostgres(): Promise<SuiteReport> {
       `the public service of this protocol reports ${PUBLIC_SERVICE_AT_16.toLocaleString('en-US')} appends/s at 16 clients on PostgreSQL in memory, without HTTP or signature checks; ` +
         `here, 16 clients: ${Math.round(at16(targets[1]!, 'one SPACE')).toLocaleString('en-US')}/s over HTTP into one relay process (signatures checked, receipts signed, each COMMIT fsync'd), ` +
         `${Math.round(grouped).toLocaleString('en-US')}/s in process without HTTP`,
-      'on PostgreSQL every writing transaction takes one advisory lock (relay/store/database.ts "Write serialisation"), so appends commit one transaction at a time across ' +
-        'every process; each process groups the appends that arrive together into one transaction (relay/posts/commit-queue.ts), and two processes make two smaller groups ' +
-        'that wait for each other; inside a group each append runs a handful of statements one after another (its savepoint, one read of the SPACE, ' +
-        'role, block, replay and both heads (relay/store/admission.ts), the insert, SEEK\'s rows, the release), each a round trip to the server, so the ' +
-        'time per append under the lock is a handful of round trips on a machine whose two cores the server, the relays and the clients share',
+      'on PostgreSQL a write locks what it touches (its SPACE, its author, the mailboxes it delivers to; ARCHITECTURE.md "Write locks"), so appends to one SPACE ' +
+        'commit one group at a time while appends to other SPACES commit beside them, each process grouping what arrives for one SPACE into one transaction ' +
+        '(relay/posts/commit-queue.ts, one lane per SPACE); inside a group each append runs a few statements one after another (the read of the SPACE, role, ' +
+        'block, replay and both heads, the insert; SEEK rows and deliveries once per group), each a round trip to the server, on a machine whose two cores ' +
+        'the server, the relays and the clients share',
     ];
     return { rows, notes };
   } finally {
