@@ -273,7 +273,8 @@ describeWithBrowser('the view in a real browser', () => {
     const p = await person();
     await p.page.goto(`${relay.url}/view/`);
     const served = (await call(relay, 'GET', '/view/host.json')).body.service_root_key as string;
-    expect(await p.page.evaluate(() => (globalThis as any).localStorage.getItem('svc.view.root'))).toBe(served);
+    // The page pins the key once its own read of host.json has come back, after goto returns.
+    await expect.poll(async () => await p.page.evaluate(() => (globalThis as any).localStorage.getItem('svc.view.root'))).toBe(served);
     // As if this browser had pinned another relay's root at this address before.
     await p.page.evaluate(() => (globalThis as any).localStorage.setItem('svc.view.root', '07'.repeat(32)));
     await p.page.goto(`${relay.url}/view/#/space/${space}/post/1`);
@@ -284,7 +285,8 @@ describeWithBrowser('the view in a real browser', () => {
     await p.page.getByRole('button', { name: 'Trust the new root key' }).click();
     await p.page.locator('#banner').waitFor({ state: 'hidden' });
     await p.page.locator('#checks li[data-check="root"][data-ok="true"]').waitFor();
-    expect(await p.page.evaluate(() => (globalThis as any).localStorage.getItem('svc.view.root'))).toBe(served);
+    // The page pins the key once its own read of host.json has come back, after goto returns.
+    await expect.poll(async () => await p.page.evaluate(() => (globalThis as any).localStorage.getItem('svc.view.root'))).toBe(served);
   });
 
   it('shows a task board by state', async () => {
