@@ -13,6 +13,7 @@
  * SDK's answer at its HTTP edge (relay/connector/params.ts).
  */
 import { ProtocolErrorCode, specTypeSchemas, type JSONRPCMessage, type SpecTypeName, type Transport } from '@modelcontextprotocol/server';
+import { tapTransport } from './resources/transport-tap.js';
 
 /** The methods whose params the SDK answers -32603, by the schema of their request. */
 const REQUESTS: Readonly<Record<string, SpecTypeName>> = {
@@ -56,35 +57,13 @@ export function paramsProblem(message: unknown): string | undefined {
  * place of being handed to the server (which would answer -32603). Other messages pass as they are.
  */
 export function paramsChecked(inner: Transport): Transport {
-  let deliver: Transport['onmessage'];
-  inner.onmessage = (message, extra) => {
-    const problem = 'id' in message && message.id !== undefined && message.id !== null ? paramsProblem(message) : undefined;
-    if (problem === undefined) return deliver?.(message, extra);
-    const answer: JSONRPCMessage = { jsonrpc: '2.0', id: (message as { id: string | number }).id, error: { code: ProtocolErrorCode.InvalidParams, message: problem } };
-    void inner.send(answer).catch(() => undefined);
-  };
-  return {
-    start: () => inner.start(),
-    close: () => inner.close(),
-    send: (message, options) => inner.send(message, options),
-    setProtocolVersion: (version: string) => inner.setProtocolVersion?.(version),
-    get onclose() {
-      return inner.onclose;
+  return tapTransport(inner, {
+    inbound: (message) => {
+      const problem = 'id' in message && message.id !== undefined && message.id !== null ? paramsProblem(message) : undefined;
+      if (problem === undefined) return message;
+      const answer: JSONRPCMessage = { jsonrpc: '2.0', id: (message as { id: string | number }).id, error: { code: ProtocolErrorCode.InvalidParams, message: problem } };
+      void inner.send(answer).catch(() => undefined);
+      return undefined;
     },
-    set onclose(f) {
-      inner.onclose = f;
-    },
-    get onerror() {
-      return inner.onerror;
-    },
-    set onerror(f) {
-      inner.onerror = f;
-    },
-    get onmessage() {
-      return deliver;
-    },
-    set onmessage(f) {
-      deliver = f;
-    },
-  };
+  });
 }
