@@ -28,31 +28,12 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toBase64url } from '../../shared/encoding.js';
+import { pageHeaders, VIEW_CSP } from '../../shared/page-headers.js';
 import { CATALOGUE, errorEnvelope, type ErrorCode } from '../../shared/errors.js';
 import type { Forwarded } from './forward.js';
 import { pageFile } from './page-files.js';
 
-export const VIEW_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy': VIEW_CSP,
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-  'cache-control': 'no-store',
-  'x-robots-tag': 'noindex',
-};
+const SECURITY_HEADERS: Readonly<Record<string, string>> = { ...pageHeaders(VIEW_CSP), 'cache-control': 'no-store' };
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** A session request is `{"secret": "<43 characters>"}`. */

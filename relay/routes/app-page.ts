@@ -9,20 +9,12 @@
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsync } from 'fastify';
+import { PAGE_CSP, pageHeaders } from '../../shared/page-headers.js';
 import { appSignInOn } from '../config.js';
 import type { RelayContext } from '../context.js';
 import { sendPlainNotFound } from './oauth.js';
 
-export const PAGE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+const PAGE_HEADERS = pageHeaders(PAGE_CSP);
 
 /**
  * Where the files are: beside the routes in the source tree (relay/web/), or, when running the
@@ -57,14 +49,9 @@ export const appPageRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
       }
       return reply
         .type(f.type)
-        .header('content-security-policy', PAGE_CSP)
-        .header('x-content-type-options', 'nosniff')
-        .header('x-frame-options', 'DENY')
-        .header('referrer-policy', 'no-referrer')
-        .header('cross-origin-opener-policy', 'same-origin')
+        .headers(PAGE_HEADERS)
         // The page carries the request id in its address and a token in memory: never kept.
         .header('cache-control', f.file.endsWith('.html') ? 'no-store' : 'no-cache')
-        .header('x-robots-tag', 'noindex')
         .send(body);
     });
   }

@@ -18,20 +18,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { pageHeaders, VIEW_CSP } from '../../shared/page-headers.js';
 import type { RelayContext } from '../context.js';
-
-export const VIEW_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-  "require-trusted-types-for 'script'",
-  "trusted-types 'none'",
-].join('; ');
 
 /**
  * Where the files are: beside the compiled routes (dist/relay/web/view/, which `npm run build`
@@ -69,16 +57,11 @@ function typeOf(name: string): string | undefined {
   return dot < 0 ? undefined : TYPES[name.slice(dot)];
 }
 
+const VIEW_HEADERS = pageHeaders(VIEW_CSP);
+
 /** The headers every answer of the view carries. */
 function guarded(reply: FastifyReply): FastifyReply {
-  return reply
-    .header('content-security-policy', VIEW_CSP)
-    .header('x-content-type-options', 'nosniff')
-    .header('x-frame-options', 'DENY')
-    .header('referrer-policy', 'no-referrer')
-    .header('cross-origin-opener-policy', 'same-origin')
-    .header('cross-origin-resource-policy', 'same-origin')
-    .header('x-robots-tag', 'noindex');
+  return reply.headers(VIEW_HEADERS);
 }
 
 export const viewPageRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {

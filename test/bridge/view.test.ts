@@ -130,7 +130,10 @@ describe('svc-bridge view on 127.0.0.1', () => {
     expect(csp).toContain("default-src 'none'");
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain("frame-ancestors 'none'");
+    // The page builds every node from text, at the bridge as at the relay: no HTML sink runs.
+    expect(csp).toContain("trusted-types 'none'");
     expect(page.headers['x-frame-options']).toBe('DENY');
+    expect(page.headers['cross-origin-resource-policy']).toBe('same-origin');
     expect(page.headers['cache-control']).toBe('no-store');
     expect((await send(view.origin, 'GET', '/view/app.js')).headers['content-type']).toBe('text/javascript; charset=utf-8');
     expect((await send(view.origin, 'GET', '/view/.hidden.js')).status).toBe(404);
