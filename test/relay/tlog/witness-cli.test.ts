@@ -35,8 +35,11 @@ describe('svc-relay --witness', () => {
     witness = await spawnRelay(dir, {
       args: ['--public-url', 'https://w.example', '--witness', '--witness-of', `${origin.url}/v1/spaces/${space.name}`, '--witness-interval', '1'],
     });
+    // Polled until the cosignature is there: the witness process has to start, read the origin
+    // and pass its first timer tick, which on a loaded machine takes what it takes; the test's
+    // timeout is the only bound (less a margin, to fail with the witness's stderr).
     let cosigned: number | undefined;
-    for (let i = 0; i < 60 && cosigned === undefined; i++) {
+    for (const until = Date.now() + 80_000; cosigned === undefined && Date.now() < until; ) {
       await new Promise((r) => setTimeout(r, 250));
       origin.clock.advance(600);
       const r = await call(origin, 'GET', `/v1/spaces/${space.name}/checkpoint.note`);
@@ -45,7 +48,7 @@ describe('svc-relay --witness', () => {
     expect(cosigned, witness.stderr()).toBeDefined();
     const status = await (await fetch(`${witness.url}/v1/witness`)).json();
     expect(status).toMatchObject({ name: 'w.example', witnessing: true, split_view_count: 0, following: [expect.objectContaining({ size: '1' })] });
-  });
+  }, 90_000);
 
   it('refuses settings that cannot work with one line and exit 2', async () => {
     const alone = await runCli(['--witness', '--data', tempDataDir(), '--port', '0']);
