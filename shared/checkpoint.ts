@@ -20,7 +20,6 @@
 import { canonicalBytes, readCanonicalObject, type JsonObject } from './canonical.js';
 import { controlGenesis, objectGenesis } from './chain.js';
 import { concatBytes, fromBase64url, isHex, isUuid, parseDecimal, toBase64url, toHex } from './encoding.js';
-import { ED25519_SIGNATURE_BYTES, verifyEd25519 } from './identity.js';
 import { label, labelledHash } from './labels.js';
 import { CHECKPOINT_MAX_POSITIONS } from './limits.js';
 import { eventLeaf, postLeaf, verifyInclusion } from './merkle.js';
@@ -30,8 +29,8 @@ import {
   readHexMember,
   readIsoMillis,
   readMembers,
-  readServedSigner,
-  verifyServiceSigner,
+  readServiceSignature,
+  verifyServiceSignature,
   type ReadSigner,
   type ServedSigner,
   type ServiceSigner,
@@ -269,10 +268,7 @@ export function readServedCheckpoint(value: unknown, field = 'checkpoint'): Read
   for (const name of REPEATED) {
     if (served[name] !== fields[name]) throw evidenceError(`${field}.${name}: differs from the signed member`);
   }
-  const signature = readHexMember(served.signature, ED25519_SIGNATURE_BYTES, `${field}.signature`);
-  const signer = readServedSigner(served.signer, `${field}.signer`);
-  if (signer.keyId !== fields.signer_key_id) throw evidenceError(`${field}.signer.key_id: is not signer_key_id`);
-  return { fields, canonical, id, signature, signer };
+  return { fields, canonical, id, ...readServiceSignature(served, fields.signer_key_id, field) };
 }
 
 /**
@@ -282,14 +278,7 @@ export function readServedCheckpoint(value: unknown, field = 'checkpoint'): Read
  */
 export function verifyCheckpoint(value: unknown, trustedRoot: Uint8Array, field = 'checkpoint'): VerifiedCheckpoint {
   const read = readServedCheckpoint(value, field);
-  if (!verifyEd25519(read.signer.publicKey, checkpointSignatureMessage(read.id), read.signature)) {
-    throw evidenceError(`${field}.signature: does not verify`);
-  }
-  const trusted = verifyServiceSigner(
-    read.signer,
-    { trustedRoot, purpose: 'checkpoint', at: read.fields.created_at },
-    `${field}.signer`,
-  );
+  const trusted = verifyServiceSignature(read, checkpointSignatureMessage(read.id), { trustedRoot, purpose: 'checkpoint', at: read.fields.created_at }, field);
   return { ...read, trusted };
 }
 

@@ -73,7 +73,6 @@
 import { canonicalBytes, canonicalize, readCanonicalObject, type JsonObject } from './canonical.js';
 import { streamGenesis, type CheckpointFields, type Stream } from './checkpoint.js';
 import { concatBytes, fromBase64url, isHex, isUuid, parseDecimal, toBase64url, toHex } from './encoding.js';
-import { ED25519_SIGNATURE_BYTES, verifyEd25519 } from './identity.js';
 import { label, labelledHash } from './labels.js';
 import { SPACE_NAME_MAX_CHARS, SPACE_NAME_MIN_CHARS } from './limits.js';
 import {
@@ -82,8 +81,8 @@ import {
   readHexMember,
   readIsoMillis,
   readMembers,
-  readServedSigner,
-  verifyServiceSigner,
+  readServiceSignature,
+  verifyServiceSignature,
   type ReadSigner,
   type ServedSigner,
   type ServiceSigner,
@@ -443,10 +442,7 @@ export function readServedRecovery(value: unknown, field = 'recovery'): ReadReco
         : served[name] === fields[name];
     if (!same) throw evidenceError(`${field}.${name}: differs from the signed member`);
   }
-  const signature = readHexMember(served.signature, ED25519_SIGNATURE_BYTES, `${field}.signature`);
-  const signer = readServedSigner(served.signer, `${field}.signer`);
-  if (signer.keyId !== fields.signer_key_id) throw evidenceError(`${field}.signer.key_id: is not signer_key_id`);
-  return { fields, canonical, id, signature, signer };
+  return { fields, canonical, id, ...readServiceSignature(served, fields.signer_key_id, field) };
 }
 
 /**
@@ -456,14 +452,7 @@ export function readServedRecovery(value: unknown, field = 'recovery'): ReadReco
  */
 export function verifyRecovery(value: unknown, trustedRoot: Uint8Array, field = 'recovery'): VerifiedRecovery {
   const read = readServedRecovery(value, field);
-  if (!verifyEd25519(read.signer.publicKey, recoverySignatureMessage(read.id), read.signature)) {
-    throw evidenceError(`${field}.signature: does not verify`);
-  }
-  const trusted = verifyServiceSigner(
-    read.signer,
-    { trustedRoot, purpose: 'recovery', at: read.fields.created_at },
-    `${field}.signer`,
-  );
+  const trusted = verifyServiceSignature(read, recoverySignatureMessage(read.id), { trustedRoot, purpose: 'recovery', at: read.fields.created_at }, field);
   return { ...read, trusted };
 }
 

@@ -379,3 +379,33 @@ export function verifyServiceSigner(signer: ReadSigner, check: SignerCheck, fiel
     notAfter: cert.notAfter,
   };
 }
+
+/** The signature and signer of a served statement, read strictly; nothing in them is trusted yet. */
+export interface ReadServiceSignature {
+  readonly signature: Uint8Array;
+  readonly signer: ReadSigner;
+}
+
+/**
+ * A served statement's `signature` (hex) and `signer` members, read strictly, the signer's key
+ * id the one its signed bytes name (`signer_key_id`). Checks no signature.
+ */
+export function readServiceSignature(
+  served: Readonly<Record<string, unknown>>,
+  signerKeyId: string,
+  field: string,
+): ReadServiceSignature {
+  const signature = readHexMember(served.signature, ED25519_SIGNATURE_BYTES, `${field}.signature`);
+  const signer = readServedSigner(served.signer, `${field}.signer`);
+  if (signer.keyId !== signerKeyId) throw evidenceError(`${field}.signer.key_id: is not signer_key_id`);
+  return { signature, signer };
+}
+
+/**
+ * A statement's signature over `message` under its signer's key, then the signer (verifyServiceSigner)
+ * for the statement's purpose at its `created_at`. Returns the signer or throws CHECKPOINT_INVALID.
+ */
+export function verifyServiceSignature(read: ReadServiceSignature, message: Uint8Array, check: SignerCheck, field: string): TrustedSigner {
+  if (!verifyEd25519(read.signer.publicKey, message, read.signature)) throw evidenceError(`${field}.signature: does not verify`);
+  return verifyServiceSigner(read.signer, check, `${field}.signer`);
+}
