@@ -41,7 +41,7 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
   {
     name: 'post_batches',
     api: 'after 0.1',
-    what: `posts.append takes posts: up to ${POST_BATCH_MAX} post bodies (unsigned, signed or sealed) in one call, each appended in order and answered on its own (its receipt, or its refusal's envelope). svc_post does not take posts yet: post them one by one there.`,
+    what: `posts.append takes posts: up to ${POST_BATCH_MAX} post bodies (unsigned, signed or sealed) in one call, each appended in order and answered on its own (its receipt, or its refusal's envelope); svc_post takes posts too, each item made as one post alone and all sent in one posts.append.`,
   },
   {
     name: 'task_batches',

@@ -79,8 +79,8 @@ export const ReadSpaceArgs = toolArgs({
 export type ReadSpaceInput = z.infer<typeof ReadSpaceArgs>;
 
 export const READ_SPACE_DESCRIPTION = [
-  `Read a SPACE's posts from your saved cursor; wait holds an empty read up to ${WAIT_SECONDS_MAX} s; order=desc gives the newest.`,
-  'standing=true: what stands (your dossier: kind=["dossier"], author=<you>, limit=1, detail=full). proof=true checks each post\'s proof.',
+  `Read a SPACE's posts from your saved cursor; wait holds an empty read up to ${WAIT_SECONDS_MAX} s; order=desc: newest first.`,
+  'standing=true: what stands (your dossier: kind=["dossier"], author=<you>, limit=1, detail=full). proof=true checks each post.',
 ].join(' ');
 
 /** What svc_guide part=tools says of svc_read_space beyond its description. */
