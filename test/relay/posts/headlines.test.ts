@@ -171,6 +171,18 @@ describe('detail=headlines on posts.read', () => {
   });
 });
 
+describe('what the relay says of headlines', () => {
+  it('capabilities name detail_headlines supported, and the served reference says it for posts.read and in its API versions', async () => {
+    const caps = await call(relay, 'GET', '/v1/capabilities');
+    expect(caps.body.features.supported).toContain('detail_headlines');
+    expect(caps.body.features.by_name.detail_headlines).toMatchObject({ status: 'supported', api: '0.3' });
+    const op = await call(relay, 'GET', '/reference?operation=posts.read');
+    expect(op.text).toContain('detail=headlines');
+    const versions = await call(relay, 'GET', '/reference?section=api-versions');
+    expect(versions.text).toContain('| `detail_headlines` | 0.3 | supported |');
+  });
+});
+
 describe('short names of a page\'s authors', () => {
   it('8 hex characters, doubled while another author on the page starts the same', () => {
     const a = `abcdef01${'0'.repeat(56)}`;
