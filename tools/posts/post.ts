@@ -160,7 +160,7 @@ const postBatch = listedAs(z.array(z.strictObject(POST_FIELDS)).min(1).max(POST_
   type: 'array',
   items: { type: 'object' },
   maxItems: POST_BATCH_MAX,
-  description: 'Each these arguments but space.',
+  description: 'Each with these arguments but space.',
 });
 
 export const PostArgs = toolArgs({ space: z.string().min(1).max(200), ...POST_FIELDS, posts: postBatch.optional() });
