@@ -156,6 +156,8 @@ export const TASK_LIMITS = {
 } as const;
 /** Posts one posts.append may carry as a batch (`posts`), each appended and answered on its own. */
 export const POST_BATCH_MAX = 20;
+/** Files one post may name in `attachments` (the newer API's attachments, relay/files/). */
+export const ATTACHMENTS_PER_POST = 4;
 /** Tasks one tasks.add may carry as a batch (`tasks`), each added and answered on its own. */
 export const TASK_BATCH_MAX = 20;
 

@@ -1,6 +1,7 @@
 /**
  * objects.md §13 steps 1-5 on one post rendered at full detail with its proof block: object id,
- * object against the shown post, private part, the author's signature and the chain link. Pure:
+ * object against the shown post (its attachments among it: each a `sha256.file` fingerprint of
+ * the object), private part, the author's signature and the chain link. Pure:
  * nothing trusted, nothing fetched, so every reader runs the same code (the bridge on what it
  * reads, the relay on the lines a mirror is pushed). A check that fails is a verdict, never
  * thrown past it: everything a relay shows is attacker-controlled input.
@@ -48,6 +49,27 @@ function sortedFingerprints(v: unknown): string[] {
 
 /** Members that carry a post's words (api-notes §4): null, absent or empty when it shows none. */
 const WORD_MEMBERS = ['title', 'summary', 'body', 'snippet', 'to', 'data', 'budget', 'run_id', 'sealed', 'attachments'] as const;
+
+/**
+ * The newer API's attachments (relay/files/): a file a post names is bound to it by a
+ * `sha256.file` fingerprint its object carries; the relay adds one for each file of an unsigned
+ * post, and a signed post's author put them there before signing. So each file the post shows
+ * must be one of the object's: a list the object does not vouch for is a lying relay's. Throws
+ * naming the first that is not; answers how many were checked.
+ */
+function checkAttachments(shown: unknown, object: { fingerprints?: readonly { scheme: string; value: string }[] | undefined }): number {
+  if (blank(shown)) return 0;
+  if (!Array.isArray(shown)) throw new Error('attachments: not a list');
+  const prints = new Set((object.fingerprints ?? []).filter((f) => f.scheme === 'sha256.file').map((f) => f.value));
+  shown.forEach((a, i) => {
+    const sha = isObject(a) ? a.sha256 : undefined;
+    const name = isObject(a) && typeof a.name === 'string' ? ` (${JSON.stringify(a.name.slice(0, 64))})` : '';
+    if (typeof sha !== 'string' || !prints.has(sha)) {
+      throw new Error(`attachments[${i}]${name}: its sha256 is not a sha256.file fingerprint of the post's object, so nothing the author wrote binds that file to it`);
+    }
+  });
+  return shown.length;
+}
 
 function blank(v: unknown): boolean {
   return v === undefined || v === null || (Array.isArray(v) && v.length === 0);
@@ -150,6 +172,8 @@ export function checkPostProof(post: Obj, passkeys: PasskeyPolicy | null = null)
         if ((object[m] ?? null) !== (post[m] ?? null)) throw new Error(`the object's ${m} differs from the post's`);
       }
       if (!sameJson(sortedStrings(object.to), sortedStrings(post.to))) throw new Error("the object's to differs from the post's");
+      // A sealed post's words are its ciphertext: a sealed SPACE takes no files, so none is bound to it.
+      if (isSealedPostObject(object) && !blank(post.attachments)) throw new Error('attachments are shown on a sealed post, which names no files');
       if (!isSealedPostObject(object)) {
         if ((object.title ?? null) !== (post.title ?? null)) throw new Error("the object's title differs from the post's");
         if ((object.summary ?? null) !== (post.summary ?? null)) throw new Error("the object's summary differs from the post's");
@@ -157,6 +181,8 @@ export function checkPostProof(post: Obj, passkeys: PasskeyPolicy | null = null)
         if (!sameJson(sortedFingerprints(object.fingerprints), sortedFingerprints(post.fingerprints))) {
           throw new Error("the object's fingerprints differ from the post's");
         }
+        const files = checkAttachments(post.attachments, object);
+        if (files > 0) notes.push(`${files} attachment${files === 1 ? '' : 's'}, each a sha256.file fingerprint of the object`);
         // 3. The private part, when shown, hashes to private_digest and carries the post's fields.
         if (typeof proof.private === 'string') {
           const bytes = fromBase64url(proof.private, 'proof.private');

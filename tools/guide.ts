@@ -46,7 +46,7 @@ export type GuidePart = (typeof GUIDE_PARTS)[number];
 
 export const GUIDE_DESCRIPTION = [
   'How to use svc. No part: the run routine as tool calls; tools: each tool in detail (section=<tool> for one);',
-  'capabilities: limits, vocabulary; reference: the HTTP reference; primer: the HTTP primer; reviewer_rules: oracle review rules.',
+  'capabilities: limits, vocabulary; reference, primer: the HTTP docs; reviewer_rules: oracle review rules.',
 ].join(' ');
 
 /** What svc_guide part=tools says of svc_guide beyond its description. */

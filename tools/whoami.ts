@@ -28,7 +28,7 @@ import { toolArgs } from './args.js';
 
 export const WHOAMI_DESCRIPTION = [
   'Call first in every run: your peer id, token expiry, mailbox position, waiting messages, your SPACES (role, how far',
-  'behind) and the service epoch; svc-bridge adds its queued writes.',
+  'behind), the service epoch and queued writes.',
 ].join(' ');
 
 /** What svc_guide part=tools says of svc_whoami beyond its description. */

@@ -41,7 +41,7 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
   {
     name: 'post_batches',
     api: 'after 0.1',
-    what: `posts.append takes posts: up to ${POST_BATCH_MAX} post bodies (unsigned, signed or sealed) in one call, each appended in order and answered on its own (its receipt, or its refusal's envelope). svc_post does not take posts yet: post them one by one there.`,
+    what: `posts.append takes posts: up to ${POST_BATCH_MAX} post bodies (unsigned, signed or sealed) in one call, each appended in order and answered on its own (its receipt, or its refusal's envelope); svc_post takes posts too, each item made as one post alone and all sent in one posts.append.`,
   },
   {
     name: 'task_batches',
@@ -70,6 +70,11 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
     what: 'tasks.list takes token_budget and answers tokens_estimated, and budget_cut when the budget left a task out.',
   },
   {
+    name: 'detail_headlines',
+    api: '0.3',
+    what: 'posts.read and posts.standing take detail=headlines: each post as seq, kind, by (a short name the page\'s authors maps to its peer id), re, replaces and retracts by seq, title or its body\'s first 80 characters as start, open (what reading it whole costs, in tokens) and flags; tokens_estimated counts the items and authors, and token_budget bounds them; svc_read_space takes it too. Only when asked: the default stays snippets, as 0.1 reads it (the newer API answers headlines unless asked). Old versions of a document are not left out as the newer API leaves them.',
+  },
+  {
     name: 'propose_change_prompt',
     api: 'after 0.1',
     what: 'The connector\'s propose_change prompt drafts every call of a public proposal (its SPACE, the proposal post, three tasks, its entry in the proposals SPACE) and sends none.',
@@ -78,7 +83,6 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
 
 /** What svc does not serve of the newer API, named so a client can tell. */
 export const LEFT_OUT_FEATURES: readonly ApiFeature[] = [
-  { name: 'detail_headlines', api: '0.3', what: 'detail=headlines, the stream read\'s default there; svc reads at ids, snippets and full, snippets by default.' },
   { name: 'finding', api: 'after 0.1', what: 'The kind finding with claim, status, confidence and sources, and its contest and confirm.' },
   { name: 'task_jobs', api: '0.4 to 0.7', what: 'tasks.next jobs (work, check, upkeep), numbered attempts, joint claims, progress posts and delete.' },
   { name: 'funding', api: '0.8, 0.9', what: 'Deposits, balances and storage billing: a relay a team runs for itself bills nothing.' },

@@ -5,11 +5,11 @@
  * wait a day for their uploader to attach them; a SPACE's posts that are not hidden attach at
  * most 256 MiB, each file counted once.
  */
-import { REQUEST_MAX_BYTES } from '../../shared/limits.js';
+import { ATTACHMENTS_PER_POST, REQUEST_MAX_BYTES } from '../../shared/limits.js';
 
 export const ATTACHMENT_LIMITS = {
   fileBytes: REQUEST_MAX_BYTES,
-  perPost: 4,
+  perPost: ATTACHMENTS_PER_POST,
   nameBytes: 255,
   mediaTypeBytes: 127,
   pendingHours: 24,
@@ -32,5 +32,5 @@ export function attachmentsCapability(attachedBytesPerSpace: number): Record<str
 export const ATTACHMENTS_FEATURE = {
   name: 'attachments',
   api: 'after 0.1',
-  what: `Content-addressed files: PUT and GET /v1/spaces/{name}/files/{sha256} (1 to ${ATTACHMENT_LIMITS.fileBytes} bytes, a writer or above uploads, whoever reads the SPACE fetches a file a shown post attaches); a post names up to ${ATTACHMENT_LIMITS.perPost} in attachments, each also a sha256.file fingerprint; kept in the database; a sealed SPACE takes none (SEALED_NO_FILES); a hidden post shows none.`,
+  what: `Content-addressed files: PUT and GET /v1/spaces/{name}/files/{sha256} (1 to ${ATTACHMENT_LIMITS.fileBytes} bytes, a writer or above uploads, whoever reads the SPACE fetches a file a shown post attaches); a post names up to ${ATTACHMENT_LIMITS.perPost} in attachments, each also a sha256.file fingerprint; kept in the database; a sealed SPACE takes none (SEALED_NO_FILES); a hidden post shows none; svc_post takes attachments too (svc-bridge adds each hash to the fingerprints it signs).`,
 } as const;

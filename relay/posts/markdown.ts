@@ -72,6 +72,24 @@ export function postMarkdown(post: JsonObject, answerFence: PeerFence, level = 3
   return lines.join('\n');
 }
 
+/**
+ * One headline (relay/posts/headlines.ts) as a line: its place, author (peer id from the
+ * page's `authors`), links by seq, its title or start fenced, its flags and what opening it costs.
+ */
+export function headlineMarkdown(item: JsonObject, authors: Record<string, string>, answerFence: PeerFence): string {
+  const peer = typeof item.by === 'string' ? authors[item.by] : undefined;
+  const fence = answerFence.by(peer);
+  const parts = [`seq ${str(item.seq)}`, str(item.kind), `by \`${peer ?? str(item.by)}\``];
+  for (const name of ['re', 'replaces', 'retracts'] as const) if (typeof item[name] === 'string') parts.push(`${name} seq ${str(item[name])}`);
+  const lines = [`- ${parts.join(' · ')}`];
+  if (typeof item.title === 'string') lines.push(`  title: ${fence('title', item.title)}`);
+  else if (typeof item.start === 'string') lines.push(`  starts: ${fence('start', item.start)}`);
+  if (typeof item.post_id === 'string') lines.push(`  sealed post \`${item.post_id}\`; only members' own software (the bridge) opens it.`);
+  const flags = Array.isArray(item.flags) && item.flags.length > 0 ? `${item.flags.map(str).join(', ')} · ` : '';
+  lines.push(`  ${flags}opening it costs about ${str(item.open)} tokens`);
+  return lines.join('\n');
+}
+
 /** The markdown page of a peer-content answer: its title, service facts and one section per entry. */
 export interface PeerPage {
   readonly title: string;

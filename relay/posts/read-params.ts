@@ -60,6 +60,16 @@ export function detailParam(value: string | undefined, fallback: Detail, field =
   return value as Detail;
 }
 
+/**
+ * The detail of a SPACE's stream and of what stands: the levels every post read takes, and the
+ * newer API's `headlines` (relay/posts/headlines.ts), which these two reads alone serve.
+ */
+export function pageDetailParam(value: string | undefined, fallback: Detail): Detail | 'headlines' {
+  if (value === 'headlines') return value;
+  if (value === undefined || (DETAILS as readonly string[]).includes(value)) return detailParam(value, fallback);
+  throw new SvcError('INVALID_REQUEST', `detail: one of ${['ids', 'headlines', 'snippets', 'full'].join(', ')}`);
+}
+
 export function boolParam(value: string | undefined, field: string): boolean | undefined {
   if (value === undefined) return undefined;
   if (value === 'true') return true;

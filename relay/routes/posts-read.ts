@@ -3,7 +3,7 @@
  * posts.standing; protocol/api-notes.md §4 page answers; objects.md §14 export).
  *
  * posts.read `GET /v1/spaces/{name}/posts`: `after` (cursor), `kind`, `author`, `reply_to`,
- * `limit` (1 to 200, default 50), `detail` (ids, snippets (default), full), `token_budget`,
+ * `limit` (1 to 200, default 50), `detail` (ids, headlines, snippets (default), full), `token_budget`,
  * `wait` (0 to 25 s with a KEY, ascending only), `order` (asc, or desc: a snapshot with
  * `next_after` null, paged by `before`), `proof=true` (with full). Answer
  * `{items, next_after, has_more, head_seq, tokens_estimated, budget_cut?, notice}`.
@@ -12,9 +12,15 @@
  *
  * posts.standing `GET /v1/spaces/{name}/standing`: posts nobody superseded or retracted,
  * newest first; `kind`, `author`, `limit`, `detail`, `token_budget`; a snapshot.
+ *
+ * Both take the newer API's `detail=headlines` (relay/posts/headlines.ts): one short item a
+ * post and the page's `authors`; `tokens_estimated` then counts the items and `authors`, and
+ * each item's `open` says what reading that post whole would cost. Only when asked: the default
+ * stays snippets.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
 import { EXPORT_LINES_DEFAULT, EXPORT_LINES_MAX, PAGE_LIMIT_MAX, WAIT_SECONDS_MAX } from '../../shared/limits.js';
 import { validateAfter } from '../../shared/validate.js';
@@ -23,21 +29,22 @@ import { recheckToken } from '../http/auth.js';
 import { spaceForPosts, type SpaceAccess } from '../posts/access.js';
 import { exportBody } from '../posts/export.js';
 import { holdWhileEmpty } from '../posts/long-poll.js';
-import { answerPeerContent, postMarkdown } from '../posts/markdown.js';
+import { answerPeerContent, headlineMarkdown, postMarkdown, type PeerFence } from '../posts/markdown.js';
 import { notifierFor } from '../posts/notify.js';
 import {
   boolParam,
   budgetPage,
-  detailParam,
   intParam,
   kindsParam,
   listValue,
+  pageDetailParam,
   oneValue,
   peerParam,
   tokenBudgetParam,
   uuidParam,
 } from '../posts/read-params.js';
-import { renderPost } from '../posts/render.js';
+import { renderPost, type Detail } from '../posts/render.js';
+import { headlineRelations, headlinesPage, type HeadlineRelations } from '../posts/headlines.js';
 import { createPostReadStore, type ReadPost } from '../store/post-reads.js';
 
 export const PAGE_LIMIT_DEFAULT = 50;
@@ -90,6 +97,24 @@ function checkCursor(access: SpaceAccess, after: number, head: number): void {
   throw new SvcError('CURSOR_AHEAD', `after: ${after} is past head_seq ${head}`);
 }
 
+/** A page's items within the budget: posts rendered at `detail`, or headlines with their `authors`. */
+interface PageItems {
+  items: JsonObject[];
+  authors?: Record<string, string>;
+  tokensEstimated: number;
+  budgetCut: boolean;
+}
+
+function pageOf(rows: ReadPost[], detail: Detail | 'headlines', proof: boolean, inside: boolean, budget: number | undefined, rel: HeadlineRelations | undefined): PageItems {
+  if (detail === 'headlines') return headlinesPage(rows, rel!, inside, budget);
+  return budgetPage(rows.map((r) => renderPost(r, { detail, proof, inside })), budget);
+}
+
+function sectionsOf(page: PageItems, fence: PeerFence): string[] {
+  if (page.authors === undefined) return page.items.map((p) => postMarkdown(p, fence));
+  return page.items.map((h) => headlineMarkdown(h, page.authors!, fence));
+}
+
 function wantsExport(req: FastifyRequest): boolean {
   return /application\/x-ndjson/i.test(req.headers.accept ?? '');
 }
@@ -132,7 +157,7 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
         auth: 'opt',
         limit: 'read',
         operation: 'posts.read',
-        describe: 'Read a SPACE stream by cursor; long-poll with wait; export with Accept: application/x-ndjson.',
+        describe: 'Read a SPACE stream by cursor; long-poll with wait; export with Accept: application/x-ndjson. detail=headlines: each post\'s title or start, flags and open (what reading it whole costs in tokens), and the page\'s authors.',
         mcp: { tool: 'svc_read_space' },
       },
     },
@@ -141,7 +166,7 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
       const q = req.query as ReadQueryT;
       if (wantsExport(req)) return await exportAnswer(req, reply, name, q);
       const caller = req.identity?.peerId ?? null;
-      const detail = detailParam(q.detail, 'snippets');
+      const detail = pageDetailParam(q.detail, 'snippets');
       const proof = boolParam(q.proof, 'proof') ?? false;
       if (proof && detail !== 'full') throw new SvcError('INVALID_REQUEST', 'proof: only with detail=full');
       const order = orderParam(q.order);
@@ -159,14 +184,16 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
 
       // Access is checked again on every read: a KEY removed while it waits reads nothing more.
       let spaceRowId = 0;
-      const read = async (): Promise<{ access: SpaceAccess; head: number; rows: ReadPost[] }> => {
+      const read = async (): Promise<{ access: SpaceAccess; head: number; rows: ReadPost[]; rel?: HeadlineRelations }> => {
         const access = await spaceForPosts(ctx, name, caller);
         spaceRowId = access.space.id;
         return await reads.snapshot(async () => {
           const head = await reads.head(access.space.id);
           checkCursor(access, after, head);
           const rows = await reads.page(access.space.id, { after, before, order, kinds, author, replyTo, limit: limit + 1 });
-          return { access, head, rows };
+          // A headline's links and flags are read in the same snapshot as the posts.
+          if (detail !== 'headlines') return { access, head, rows };
+          return { access, head, rows, rel: await headlineRelations(reads, access.space.id, rows.slice(0, limit)) };
         });
       };
       const page = await holdWhileEmpty({
@@ -182,8 +209,7 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
 
       const { access, head } = page;
       const more = page.rows.length > limit;
-      const rendered = page.rows.slice(0, limit).map((r) => renderPost(r, { detail, proof, inside: access.inside }));
-      const b = budgetPage(rendered, tokenBudget);
+      const b = pageOf(page.rows.slice(0, limit), detail, proof, access.inside, tokenBudget, page.rel);
       const hasMore = more || b.budgetCut;
       const last = b.items.length > 0 ? Number(b.items[b.items.length - 1]!.seq) : undefined;
       const nextAfter = order === 'desc' ? null : String(hasMore && last !== undefined ? last : Math.max(after, head, last ?? 0));
@@ -194,11 +220,12 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
         head_seq: String(head),
         tokens_estimated: b.tokensEstimated,
       };
+      if (b.authors !== undefined) answer.authors = b.authors;
       if (order === 'desc') answer.next_before = hasMore && last !== undefined ? String(last) : null;
       return answerPeerContent(req, reply, ctx.random, answer, b.budgetCut, (fence) => ({
         title: `${access.space.name}: posts`,
         facts: { head_seq: answer.head_seq, next_after: nextAfter, has_more: hasMore, order, detail },
-        sections: b.items.map((p) => postMarkdown(p, fence)),
+        sections: sectionsOf(b, fence),
       }));
     },
   );
@@ -211,7 +238,7 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
         auth: 'opt',
         limit: 'read',
         operation: 'posts.standing',
-        describe: 'Posts nobody superseded or retracted, newest first (a snapshot).',
+        describe: 'Posts nobody superseded or retracted, newest first (a snapshot); detail=headlines as posts.read takes it.',
         mcp: { tool: 'svc_read_space', args: { standing: true } },
       },
     },
@@ -219,18 +246,19 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
       const { name } = req.params as z.infer<typeof NameParams>;
       const q = req.query as StandingQueryT;
       const caller = req.identity?.peerId ?? null;
-      const detail = detailParam(q.detail, 'snippets');
+      const detail = pageDetailParam(q.detail, 'snippets');
       const kinds = kindsParam(q.kind);
       const author = peerParam(q.author, 'author');
       const limit = intParam(q.limit, 'limit', 1, PAGE_LIMIT_MAX) ?? PAGE_LIMIT_DEFAULT;
       const tokenBudget = tokenBudgetParam(q.token_budget);
       const access = await spaceForPosts(ctx, name, caller);
-      const { head, rows } = await reads.snapshot(async () => ({
-        head: await reads.head(access.space.id),
-        rows: await reads.standing(access.space.id, { kinds, author, limit: limit + 1 }),
-      }));
-      const rendered = rows.slice(0, limit).map((r) => renderPost(r, { detail, proof: false, inside: access.inside }));
-      const b = budgetPage(rendered, tokenBudget);
+      const { head, rows, rel } = await reads.snapshot(async () => {
+        const head = await reads.head(access.space.id);
+        const rows = await reads.standing(access.space.id, { kinds, author, limit: limit + 1 });
+        const rel = detail === 'headlines' ? await headlineRelations(reads, access.space.id, rows.slice(0, limit)) : undefined;
+        return { head, rows, rel };
+      });
+      const b = pageOf(rows.slice(0, limit), detail, false, access.inside, tokenBudget, rel);
       const hasMore = rows.length > limit || b.budgetCut;
       const answer: Record<string, unknown> = {
         items: b.items,
@@ -239,10 +267,11 @@ export const postsReadRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx
         head_seq: String(head),
         tokens_estimated: b.tokensEstimated,
       };
+      if (b.authors !== undefined) answer.authors = b.authors;
       return answerPeerContent(req, reply, ctx.random, answer, b.budgetCut, (fence) => ({
         title: `${access.space.name}: standing posts`,
         facts: { head_seq: answer.head_seq, has_more: hasMore, detail },
-        sections: b.items.map((p) => postMarkdown(p, fence)),
+        sections: sectionsOf(b, fence),
       }));
     },
   );

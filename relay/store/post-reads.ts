@@ -70,6 +70,8 @@ export interface PostReadStore {
   /** Ids of the posts that supersede / retract `postId`, oldest first. */
   supersededBy(postId: string): Promise<string[]>;
   retractedBy(postId: string): Promise<string[]>;
+  /** The seqs of those of `postIds` that are in this SPACE: post id → seq. */
+  seqsIn(spaceRowId: number, postIds: readonly string[]): Promise<Map<string, number>>;
   /** Superseding and retracting posts of many at once: post id → ids. */
   revisionsOf(postIds: readonly string[]): Promise<Map<string, { supersededBy: string[]; retractedBy: string[] }>>;
   /** A mailbox page of `peer` (filters as the mailbox read takes them). */
@@ -133,6 +135,9 @@ export function createPostReadStore(db: Db): PostReadStore {
     `SELECT post_id, supersedes, retracts FROM posts
       WHERE supersedes IN (${sql.jsonEach('?')}) OR retracts IN (${sql.jsonEach('?')})
       ORDER BY id`,
+  );
+  const selectSeqsIn = db.prepare<[number, string], { post_id: string; seq: number }>(
+    `SELECT post_id, seq FROM posts WHERE space_row_id = ? AND post_id IN (${sql.jsonEach('?')})`,
   );
   const readTx = db.transaction(async (fn: () => Promise<unknown>) => await fn());
 
@@ -225,6 +230,10 @@ export function createPostReadStore(db: Db): PostReadStore {
     replyCount: async (postId) => (await countReplies.get(postId))?.n ?? 0,
     supersededBy: async (postId) => (await selectSupersededBy.all(postId)).map((r) => r.post_id),
     retractedBy: async (postId) => (await selectRetractedBy.all(postId)).map((r) => r.post_id),
+    async seqsIn(spaceRowId, postIds) {
+      if (postIds.length === 0) return new Map();
+      return new Map((await selectSeqsIn.all(spaceRowId, JSON.stringify(postIds))).map((r) => [r.post_id, Number(r.seq)]));
+    },
     async revisionsOf(postIds) {
       const out = new Map<string, { supersededBy: string[]; retractedBy: string[] }>();
       for (const id of postIds) out.set(id, { supersededBy: [], retractedBy: [] });

@@ -5,7 +5,7 @@
  * and control hash (shared/chain.ts), so changing either is caught. A hidden post (no object
  * bytes) is a chain position: it verifies while it shows nothing those bytes would vouch for.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPostProof } from '../../shared/post-proof.js';
 import { mintToken, startRelay, type MintedToken, type RunningRelay } from '../helpers/relay.js';
@@ -195,5 +195,56 @@ describe('a post signed by a passkey KEY', () => {
       expect(r.ok, what).toBe(false);
       expect(r.detail, what).toMatch(why);
     }
+  });
+});
+
+/** Bytes PUT to the SPACE by `who`; answers the attachment entry a post names them by. */
+async function uploaded(space: string, who: MintedToken, text: string, name: string) {
+  const bytes = Buffer.from(text, 'utf8');
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  relay.clock.advance(2_100);
+  const r = await fetch(`${relay.url}/v1/spaces/${space}/files/${sha256}`, { method: 'PUT', headers: { 'content-type': 'application/octet-stream', authorization: `Bearer ${who.token}` }, body: bytes });
+  expect(r.status, await r.text()).toBeLessThan(300);
+  return { sha256, name, media_type: 'text/plain' };
+}
+
+describe('attachments: each file a post shows is a sha256.file fingerprint of its object', () => {
+  /** An unsigned and a signed post, each attaching a file, read at full detail with proofs. */
+  async function postsWithFiles(): Promise<any[]> {
+    const space = await newSpace(relay, owner);
+    const a = await uploaded(space.name, owner, `unsigned ${randomUUID()}`, 'run.log');
+    const b = await uploaded(space.name, owner, `signed ${randomUUID()}`, 'table.csv');
+    await post(relay, owner, space, { kind: 'result', body: 'see the log', attachments: [a] });
+    const s = signedPost(owner, space, { kind: 'result', body: 'see the table', fingerprints: [{ scheme: 'sha256.file', value: b.sha256 }, { scheme: 'build.digest', value: 'c'.repeat(64) }] });
+    await post(relay, owner, space, { ...(s.submission as unknown as Record<string, unknown>), attachments: [b] });
+    const r = await get(relay, `/v1/spaces/${space.name}/posts?detail=full&proof=true`, owner);
+    expect(r.body.items.map((p: any) => p.attachments.length)).toEqual([1, 1]);
+    return r.body.items;
+  }
+
+  it('verifies as served, unsigned (the relay wrote the fingerprint) and signed (its author did), and says the files were checked', async () => {
+    for (const p of await postsWithFiles()) {
+      const r = checkPostProof(p);
+      expect(r.ok, r.detail).toBe(true);
+      expect(r.detail).toContain('1 attachment, each a sha256.file fingerprint of the object');
+    }
+  });
+
+  it('fails, naming the file, when a shown file is not among the fingerprints of the object', async () => {
+    const [unsigned, signed] = await postsWithFiles();
+    const other = 'e'.repeat(64);
+    const cases: [string, any][] = [
+      ['another hash', { ...unsigned, attachments: [{ ...unsigned.attachments[0], sha256: other }] }],
+      ['a file added', { ...signed, attachments: [...signed.attachments, { sha256: other, name: 'added.bin', media_type: 'application/octet-stream', bytes: 1 }] }],
+      // The hash is there, but under another scheme: it says nothing of a file.
+      ['another scheme', { ...signed, attachments: [{ ...signed.attachments[0], sha256: 'c'.repeat(64) }] }],
+      ['no hash', { ...unsigned, attachments: [{ name: 'x', media_type: 'text/plain', bytes: 1 }] }],
+    ];
+    for (const [what, p] of cases) {
+      const r = checkPostProof(p);
+      expect(r.ok, what).toBe(false);
+      expect(r.detail, what).toMatch(/attachments\[\d\].*: its sha256 is not a sha256\.file fingerprint of the post's object/);
+    }
+    expect(checkPostProof({ ...signed, attachments: [...signed.attachments, { sha256: other, name: 'added.bin' }] }).detail).toContain('attachments[1] ("added.bin")');
   });
 });

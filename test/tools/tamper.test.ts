@@ -5,7 +5,7 @@
  * certified key (so only the history rule can catch it), a checkpoint under a key the root
  * never certified, a service root that changes. Every case must be reported in the tool answer.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCache } from '../../bridge/cache/cache-file.js';
 import { openKeyDirectory } from '../../bridge/keys/keys.js';
@@ -250,3 +250,34 @@ describe('checkpoints and history', () => {
     }
   });
 });
+
+describe('attachments', () => {
+  it('a file the relay swaps into a post fails its proof check through svc_read_space proof=true, naming the file', async () => {
+    const space = await spaceWithPeer();
+    const bytes = Buffer.from(`log ${randomUUID()}`, 'utf8');
+    const file = { sha256: createHash('sha256').update(bytes).digest('hex'), name: 'run.log', media_type: 'text/plain' };
+    relay.clock.advance(2_100);
+    const up = await fetch(`${relay.url}/v1/spaces/${space}/files/${file.sha256}`, { method: 'PUT', headers: { 'content-type': 'application/octet-stream', authorization: `Bearer ${p.token}` }, body: bytes });
+    expect(up.status).toBeLessThan(300);
+    await post(relay, p, space, { kind: 'result', body: 'see the log', attachments: [file] });
+    const honest = toolOk(await callTool(a, 'svc_read_space', { space, after: '0', proof: true }));
+    expect(honest.bridge.checks[0].proof.ok).toBe(true);
+    expect(honest.bridge.checks[0].proof.detail).toContain('1 attachment, each a sha256.file fingerprint of the object');
+    proxy.rewrite = (x) => {
+      if (x.method !== 'GET' || !x.url.startsWith(`/v1/spaces/${space}/posts?`)) return undefined;
+      const body = JSON.parse(x.body);
+      for (const item of body.items) if (Array.isArray(item.attachments)) item.attachments[0].sha256 = 'd'.repeat(64);
+      return JSON.stringify(body);
+    };
+    try {
+      const r = await callTool(a, 'svc_read_space', { space, after: '0', proof: true });
+      const s = toolOk(r);
+      expect(s.bridge.checks[0].proof.ok).toBe(false);
+      expect(s.bridge.checks[0].proof.detail).toContain('attachments[0] ("run.log"): its sha256 is not a sha256.file fingerprint');
+      expect(textOf(r)).toContain('proof: FAILED: the proof does not verify: attachments[0]');
+    } finally {
+      proxy.rewrite = undefined;
+    }
+  });
+});
+

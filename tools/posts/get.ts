@@ -34,14 +34,13 @@ export const GetArgs = toolArgs({
 export type GetInput = z.infer<typeof GetArgs>;
 
 export const GET_DESCRIPTION = [
-  `Fetch posts in full by post_id, post_ids (up to ${BATCH_IDS_MAX}) or space and seq; one post comes with its proof checked`,
-  'against the relay\'s signed checkpoints.',
+  'Fetch posts in full by post_id, post_ids or space and seq; one post comes with its proof checked.',
 ].join(' ');
 
 /** What svc_guide part=tools says of svc_get beyond its description. */
 export const GET_NOTES = [
   'Give post_id, or post_ids, or space with seq (a position, a decimal string such as "1").',
-  `proof: checked by default for post_id and space+seq, not for post_ids (proof=true checks each, at full detail). post_ids only: detail ids, snippets or full (default) and token_budget (default ${DEFAULT_TOKEN_BUDGET}); ids not found or not readable by you, and ids the budget left out, are named.`,
+  `proof: checked against the relay's signed checkpoints, by default for post_id and space+seq, not for post_ids (proof=true checks each, at full detail). post_ids only: detail ids, snippets or full (default) and token_budget (default ${DEFAULT_TOKEN_BUDGET}); ids not found or not readable by you, and ids the budget left out, are named.`,
   "The relay's connector does not check its own proofs: svc-bridge on your machine does.",
 ];
 

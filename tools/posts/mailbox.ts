@@ -39,8 +39,8 @@ export const MailboxArgs = toolArgs({
 export type MailboxInput = z.infer<typeof MailboxArgs>;
 
 export const MAILBOX_DESCRIPTION = [
-  'Read what is addressed to you: posts to you, replies, join requests, decisions, hand-over offers, direct messages.',
-  `Continues from your saved cursor; wait holds an empty read up to ${WAIT_SECONDS_MAX} s.`,
+  'Read what is addressed to you (posts to you, replies, requests, decisions, offers, messages) from your saved cursor;',
+  `wait holds an empty read up to ${WAIT_SECONDS_MAX} s.`,
 ].join(' ');
 
 /** What svc_guide part=tools says of svc_mailbox beyond its description. */

@@ -66,6 +66,25 @@ export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []
 }
 
 /**
+ * One headline (the newer API's `detail=headlines`: seq, kind, `by` a short name the page's
+ * `authors` maps to a peer id, links by seq, title or start, open, flags) as one or two lines.
+ * The title or start is fenced by its author, as a post's title is.
+ */
+export function headlineText(fence: PeerFence, h: Obj, authors: unknown): string {
+  const author = isObject(authors) && typeof h.by === 'string' ? authors[h.by] : undefined;
+  const head = [`seq ${plain(fence, 'seq', h.seq)}`, plain(fence, 'kind', h.kind), `by ${plain(fence, 'author', author ?? h.by)}`];
+  for (const m of ['re', 'replaces', 'retracts'] as const) if (h[m] !== undefined) head.push(`${m} seq ${plain(fence, m, h[m])}`);
+  if (Array.isArray(h.flags) && h.flags.length > 0) head.push(h.flags.map((f) => plain(fence, 'flag', f)).join(', '));
+  head.push(`open ~${plain(fence, 'open', h.open)} tokens`);
+  const lines = [`— ${head.join(' · ')}`];
+  const written = fence.by(author);
+  if (typeof h.title === 'string' && h.title !== '') lines.push(`  title: ${peer(written, 'title', h.title)}`);
+  else if (typeof h.start === 'string' && h.start !== '') lines.push(`  starts: ${peer(written, 'start', h.start)}`);
+  if (typeof h.post_id === 'string') lines.push(`  sealed: open it with svc_get post_id=${plain(fence, 'post_id', h.post_id)}`);
+  return lines.join('\n');
+}
+
+/**
  * What the reader of a mailbox item can do next, by who reads it (spec/1-concepts.md "Mailbox",
  * "Join request", "Hand-over"): a governor told of a join request decides it while it waits; the
  * requester told of a `decision` reads and posts once approved, or may ask again later once

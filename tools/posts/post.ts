@@ -27,6 +27,11 @@
  *   key and object id are read from its own object, for the answer and the receipt check.
  * - `summary` (a newer API's post field) is a member of the signed object; a sealed SPACE
  *   takes none (its words are sealed together, and a summary would stand beside them).
+ * - `attachments` (the newer API's files, relay/files/): files already in the SPACE, named beside
+ *   the post; each hash is added to the fingerprints as `sha256.file` before the post is signed,
+ *   since a signed post's files must be fingerprints its object carries (relay/files/attachments.ts).
+ * - `posts`, a batch as posts.append takes one: each item made as one post alone, the first
+ *   sends gathered into one request, each item answered on its own (`BatchSend`).
  */
 import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/server';
@@ -35,10 +40,10 @@ import type { JsonObject } from '../../shared/canonical.js';
 import { fromBase64url, toHex } from '../../shared/encoding.js';
 import { SvcError } from '../../shared/errors.js';
 import { objectIdOf, postFieldsOf, signPost } from '../../shared/objects.js';
-import { POST_FIELD_DEPTH_MAX } from '../../shared/limits.js';
+import { ATTACHMENTS_PER_POST, POST_BATCH_MAX, POST_FIELD_DEPTH_MAX } from '../../shared/limits.js';
 import { BUDGET_METRICS, validatePostInput, type PostInput } from '../../shared/validate.js';
 import { KIND_FALLBACK, KINDS } from '../../shared/vocabulary.js';
-import type { ApiResponse } from '../api.js';
+import { refusalFrom, type ApiResponse } from '../api.js';
 import { closureOf, withContinuation } from '../verify/epoch.js';
 import type { Check } from '../verify/verify.js';
 import { BridgeError, isBridgeError, isRelayRefusal } from '../errors.js';
@@ -93,17 +98,30 @@ const postBudget = listedAs(
       ...(Object.fromEntries(BUDGET_METRICS.map((m) => [m, budgetMetric.optional()])) as Record<(typeof BUDGET_METRICS)[number], z.ZodOptional<typeof budgetMetric>>),
     }),
   ),
-  { type: 'object', description: 'Members-only: observed_at and metrics (svc_guide part=tools).' },
+  { type: 'object', description: 'Members-only (svc_guide part=tools).' },
 );
 
 /** A fingerprint (spec/1-concepts.md "Fingerprint"); scheme and value are checked by shared/validate.ts. */
 export const fingerprintArg = z.strictObject({ scheme: z.string().min(1).max(64), value: z.string().min(1).max(1024) });
 
-export const PostArgs = toolArgs({
-  space: z.string().min(1).max(200),
+/**
+ * A file a post names (the newer API's attachments): one already in the SPACE (`PUT
+ * /v1/spaces/{name}/files/{sha256}`), by the SHA-256 of its bytes, with the name and media type
+ * its author gives it. Its hash is also a `sha256.file` fingerprint of the post, which a signed
+ * post's object carries (the relay adds nothing to signed bytes), so the bridge adds each one
+ * to the fingerprints before it signs.
+ */
+export const attachmentArg = z.strictObject({
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'the SHA-256 of the file: 64 lowercase hex'),
+  name: z.string().min(1).max(255),
+  media_type: z.string().min(1).max(127),
+});
+
+/** The members of one post, as svc_post takes it alone and as each item of `posts`. */
+const POST_FIELDS = {
   // Listed as the enum it is; a kind outside it is INVALID_KIND with its fix (validatePostInput).
   // Optional only for a post signed on the client's machine, whose kind is inside `canonical`.
-  kind: listedAs(z.string().min(1).max(64).describe(`${KIND_FALLBACK} when none fits; version in oracle spaces.`), { type: 'string', enum: [...KINDS] }).optional(),
+  kind: listedAs(z.string().min(1).max(64).describe(`${KIND_FALLBACK} when none fits.`), { type: 'string', enum: [...KINDS] }).optional(),
   title: z.string().max(2048).optional(),
   summary: z.string().max(8192).optional(),
   body: z.string().optional(),
@@ -124,13 +142,34 @@ export const PostArgs = toolArgs({
   signature: z.string().max(1024).optional(),
   // Listed as the object software sends (true only asks this bridge to seal, which it does by itself).
   sealed: listedAs(z.union([z.boolean(), z.strictObject({ header: z.string().max(4096), ciphertext: z.string().max(300_000) })]), { type: 'object' }).optional(),
+  // Listed as a list of objects, its members said in the description and checked here in full.
+  attachments: listedAs(z.array(attachmentArg).max(ATTACHMENTS_PER_POST), {
+    type: 'array',
+    items: { type: 'object' },
+    maxItems: ATTACHMENTS_PER_POST,
+    description: '{sha256,name,media_type} of files PUT to the SPACE',
+  }).optional(),
+};
+
+/**
+ * A batch, as posts.append takes one (`posts`): up to POST_BATCH_MAX posts to the SPACE, each
+ * with the members svc_post takes alone. Listed as a list of objects: each item's shape is the
+ * tool's own, checked here in full.
+ */
+const postBatch = listedAs(z.array(z.strictObject(POST_FIELDS)).min(1).max(POST_BATCH_MAX), {
+  type: 'array',
+  items: { type: 'object' },
+  maxItems: POST_BATCH_MAX,
+  description: 'Each with these arguments but space.',
 });
+
+export const PostArgs = toolArgs({ space: z.string().min(1).max(200), ...POST_FIELDS, posts: postBatch.optional() });
 
 export type PostInputArgs = z.infer<typeof PostArgs>;
 
 export const POST_DESCRIPTION = [
   'Post what you learned to a SPACE, with fingerprints others will SEEK by; before your context ends, a dossier',
-  '(kind=dossier) with your cursors. svc-bridge signs it; a post it cannot deliver yet is queued: do not repeat it.',
+  '(kind=dossier) with your cursors. svc-bridge signs it and queues what it cannot deliver yet: do not repeat it.',
 ].join(' ');
 
 /** What svc_guide part=tools says of svc_post beyond its description. */
@@ -144,6 +183,8 @@ export const POST_NOTES = [
   'to: peer ids (64 lowercase hex, never your own); their mailbox gets the post. reply_to: a post of the same SPACE. supersedes and retracts: your own earlier post.',
   'summary: 1 to 4096 bytes, your short reading of the post, signed with it; not in a sealed SPACE.',
   'Signed on your own machine: send canonical (base64url of the object), private (base64url, when the object has a private_digest), alg ed25519 and signature (hex), and in a sealed SPACE sealed {header, ciphertext} (base64url), with no other post field: they go to the relay as they are. sealed=true at the relay\'s connector is SEALED_NEEDS_BRIDGE.',
+  `posts: up to ${POST_BATCH_MAX} posts in one call, each with the arguments svc_post takes alone but space, and nothing beside posts but space: each is made and checked as one post alone, all go in one posts.append, and each is answered on its own, in order (posted, queued or refused); a refused one stops none after it.`,
+  `attachments: up to ${ATTACHMENTS_PER_POST} {sha256, name, media_type} of files already in the SPACE (PUT /v1/spaces/{name}/files/{sha256} over HTTP, a writer or above): sha256 is the file's SHA-256 (64 lowercase hex), name and media_type your labels. Each hash is also a sha256.file fingerprint of the post, added for you and signed with it. A sealed SPACE takes none (SEALED_NO_FILES).`,
   'Retries: an idempotency key is made for each post unless you give one, and the answer shows it; a lost answer is retried with the same key and the relay answers the first post (replayed). receipt=true asks for the full receipt form (canonical bytes).',
   'Offline: through svc-bridge, a post the relay cannot take now (unreachable, busy, rate limited) is signed (sealed first in a sealed SPACE) and kept in the bridge\'s outbox; the answer says "Queued" with its idempotency_key. It is not an error: do not post it again; a later tool answer says when it lands or is refused, and svc_whoami shows the queue.',
   'A SPACE closed by a restore refuses posts with SPACE_CLOSED; the refusal names the SPACE that continues it.',
@@ -160,8 +201,23 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+type PostFieldArgs = Omit<PostInputArgs, 'space' | 'posts'>;
+
+/** The fingerprints with a `sha256.file` one for each attached file that has none yet. */
+function withFilePrints(prints: PostInputArgs['fingerprints'], files: PostInputArgs['attachments']): PostInputArgs['fingerprints'] {
+  if (files === undefined || files.length === 0) return prints;
+  const out = [...(prints ?? [])];
+  for (const f of files) if (!out.some((p) => p.scheme === 'sha256.file' && p.value === f.sha256)) out.push({ scheme: 'sha256.file', value: f.sha256 });
+  return out;
+}
+
+/** The body with the files it names beside the post (never inside its object: relay/files/attachments.ts). */
+function withFiles(p: Prepared, files: PostInputArgs['attachments']): Prepared {
+  return files === undefined || files.length === 0 ? p : { ...p, body: { ...(p.body as Record<string, unknown>), attachments: files } };
+}
+
 /** The validated post fields (shared/validate.ts: the relay's own rules). */
-function postInput(args: PostInputArgs, author: string, runId: string | undefined, key: string): PostInput {
+function postInput(args: PostFieldArgs, author: string, runId: string | undefined, key: string): PostInput {
   const raw: Record<string, unknown> = {
     kind: args.kind,
     title: args.title,
@@ -171,7 +227,7 @@ function postInput(args: PostInputArgs, author: string, runId: string | undefine
     reply_to: args.reply_to,
     supersedes: args.supersedes,
     retracts: args.retracts,
-    fingerprints: args.fingerprints,
+    fingerprints: withFilePrints(args.fingerprints, args.attachments),
     data: args.data,
     budget: args.budget,
     run_id: args.run_id ?? runId,
@@ -195,6 +251,9 @@ async function prepare(posting: Posting, space: string, input: PostInput, unsign
   return { body: signed.submission, signed: true, objectId: toHex(signed.objectId), spaceId };
 }
 
+/** How a post's first send goes: alone (`send`), or gathered into a batch (`BatchSend`). */
+type Send = (posting: Posting, path: string, query: Record<string, string | undefined>, body: unknown) => Promise<ApiResponse>;
+
 /** POST with safe retries (same body, same idempotency key). */
 async function send(posting: Posting, path: string, query: Record<string, string | undefined>, body: unknown): Promise<ApiResponse> {
   for (let attempt = 1; ; attempt++) {
@@ -217,9 +276,9 @@ async function send(posting: Posting, path: string, query: Record<string, string
  * the outbox and answered as queued; other callers (svc_oracle's versions and decisions, which
  * need the relay's answer to go on) get the failure.
  */
-export async function runPost(posting: Posting, args: PostInputArgs, offline = false) {
+export async function runPost(posting: Posting, args: PostInputArgs, offline = false, first: Send = send) {
   const { deps } = posting;
-  if (args.canonical !== undefined || isObject(args.sealed)) return runSignedElsewhere(posting, args, offline);
+  if (args.canonical !== undefined || isObject(args.sealed)) return runSignedElsewhere(posting, args, offline, first);
   // Asked to seal where nothing can be: the words must not leave for the relay in the clear.
   if (args.sealed === true && deps.served === 'relay') throw sealedNeedsBridge('sealed: true');
   const key = args.idempotency_key ?? randomUUID();
@@ -247,22 +306,24 @@ export async function runPost(posting: Posting, args: PostInputArgs, offline = f
     const target = sealing === undefined ? undefined : await sealing.target(args.space);
     sealedTo = target?.sealed === true;
     if (args.sealed === true && !sealedTo) throw new SvcError('SPACE_NOT_SEALED', `sealed: ${args.space} is not sealed, so nothing was sealed or sent`);
+    if (sealedTo && (args.attachments?.length ?? 0) > 0) throw new SvcError('SEALED_NO_FILES', 'attachments: a sealed SPACE takes no files');
     if (sealedTo && input.summary !== undefined) {
       throw new SvcError('SPACE_SEALED', 'summary: a sealed post carries no summary beside its sealed words; put it in the body');
     }
-    prepared = sealedTo ? await seal() : await prepare(posting, args.space, input, deps.unsigned);
+    prepared = sealedTo ? await seal() : withFiles(await prepare(posting, args.space, input, deps.unsigned), args.attachments);
     const spaceId = target?.spaceId ?? prepared.spaceId;
     if (known !== undefined && spaceId !== undefined) known.rememberSpace(args.space, spaceId, sealedTo);
   } catch (e) {
     if (outbox === undefined || !unreachable(e)) throw e;
     const known = offlineSpace(deps, outbox, args.space, e);
+    if (known.sealed && (args.attachments?.length ?? 0) > 0) throw new SvcError('SEALED_NO_FILES', 'attachments: a sealed SPACE takes no files');
     if (known.sealed) {
       // Sealed with the generation this bridge last accepted; the words never rest in the outbox.
       const s = sealing?.sealPostRemembered(args.space, input, deps.unsigned);
       if (s === undefined) throw cannotSealOffline(outbox, args.space, e);
       return queuePost(outbox, args, input, { body: s.body, signed: s.signed, objectId: s.objectId, spaceId: s.spaceId }, s.generation, e);
     }
-    prepared = await prepare(posting, args.space, input, deps.unsigned, false, known.spaceId);
+    prepared = withFiles(await prepare(posting, args.space, input, deps.unsigned, false, known.spaceId), args.attachments);
     return queuePost(outbox, args, input, prepared, undefined, e);
   }
   if (outbox?.waiting(spaceTarget(args.space))) return queuePost(outbox, args, input, prepared, generation, BEHIND);
@@ -271,7 +332,7 @@ export async function runPost(posting: Posting, args: PostInputArgs, offline = f
   const deliver = async (): Promise<ApiResponse> => {
     let res: ApiResponse;
     try {
-      res = await send(posting, path, query, prepared.body);
+      res = await first(posting, path, query, prepared.body);
     } catch (e) {
       if (sealedTo && isRelayRefusal(e, 'KEY_CHANGED')) {
         notes.push(`The SPACE's key changed while posting; the post was sealed again under generation ${e.detail ?? 'in use'}.`);
@@ -285,11 +346,11 @@ export async function runPost(posting: Posting, args: PostInputArgs, offline = f
         throw e;
       } else if (canSign && !prepared.signed && isRelayRefusal(e, 'SIGNATURE_REQUIRED')) {
         notes.push('This SPACE takes signed posts only, so the bridge signed it (SVC_UNSIGNED applies where a SPACE allows it).');
-        prepared = await prepare(posting, args.space, input, false);
+        prepared = withFiles(await prepare(posting, args.space, input, false), args.attachments);
         res = await send(posting, path, query, prepared.body);
       } else if (prepared.signed && isRelayRefusal(e, 'INVALID_REQUEST') && /canonical\.space_id/.test(e.detail ?? '')) {
         // The name now belongs to another SPACE than the one remembered: sign for the current one.
-        prepared = await prepare(posting, args.space, input, false, true);
+        prepared = withFiles(await prepare(posting, args.space, input, false, true), args.attachments);
         res = await send(posting, path, query, prepared.body);
       } else {
         throw e;
@@ -395,7 +456,7 @@ function ownObject(canonical: string | undefined): { objectId?: string; spaceId?
  * so one sent beside it is refused here, naming it, before anything is sent; an unsigned sealed
  * post may name its kind and routing beside `sealed`, which the relay holds to its header.
  */
-async function runSignedElsewhere(posting: Posting, args: PostInputArgs, offline: boolean) {
+async function runSignedElsewhere(posting: Posting, args: PostInputArgs, offline: boolean, first: Send) {
   const { deps } = posting;
   const body: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(args)) if (k !== 'space' && k !== 'receipt' && v !== undefined) body[k] = v;
@@ -416,7 +477,7 @@ async function runSignedElsewhere(posting: Posting, args: PostInputArgs, offline
   if (outbox?.waiting(spaceTarget(args.space))) return queue(BEHIND);
   let res: ApiResponse;
   try {
-    res = await send(posting, path, query, body);
+    res = await first(posting, path, query, body);
   } catch (e) {
     if (outbox === undefined || !unreachable(e)) throw e;
     return queue(e);
@@ -450,6 +511,107 @@ async function runSignedElsewhere(posting: Posting, args: PostInputArgs, offline
   });
 }
 
+/** One post by svc_post: a refusal SPACE_CLOSED says which SPACE continues the closed one. */
+async function postOne(posting: Posting, args: PostInputArgs, first: Send = send) {
+  try {
+    return await runPost(posting, args, true, first);
+  } catch (e) {
+    if (!isRelayRefusal(e, 'SPACE_CLOSED')) throw e;
+    // What the bridge can learn of the continuation; the refusal stands whatever that finds.
+    const closure = await closureOf(posting.deps, posting.verifier, args.space).catch(() => ({ closed: undefined, lines: [] }));
+    throw withContinuation(e, args.space, closure);
+  }
+}
+
+/**
+ * The first sends of a batch's posts, gathered into one posts.append `{posts: [...]}` (one write,
+ * as the relay takes a batch): each item hands its body over when it is ready, or says it sends
+ * none (refused or queued first); once every item has, the bodies go in item order, and each
+ * item gets its own answer back, its post's answer or its refusal, as if it had been sent alone.
+ * A failure of the whole request (unreachable, rate limited) is each item's failure.
+ */
+class BatchSend {
+  private readonly waiting = new Map<number, { body: unknown; query: Record<string, string | undefined>; resolve: (r: ApiResponse) => void; reject: (e: unknown) => void }>();
+  private readonly reported = new Set<number>();
+  private path = '';
+
+  constructor(
+    private readonly posting: Posting,
+    private readonly count: number,
+  ) {}
+
+  /** The first send of item `index`. */
+  sendFor(index: number): Send {
+    return (_posting, path, query, body) =>
+      new Promise<ApiResponse>((resolve, reject) => {
+        this.path = path;
+        this.waiting.set(index, { body, query, resolve, reject });
+        this.report(index);
+      });
+  }
+
+  /** Item `index` is done: when it sent nothing, the batch no longer waits for it. */
+  done(index: number): void {
+    this.report(index);
+  }
+
+  private report(index: number): void {
+    if (this.reported.has(index)) return;
+    this.reported.add(index);
+    if (this.reported.size === this.count) void this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    const sent = [...this.waiting.entries()].sort(([a], [b]) => a - b).map(([, w]) => w);
+    if (sent.length === 0) return;
+    const receipt = sent.some((w) => w.query.receipt === 'full') ? 'full' : undefined;
+    let res: ApiResponse;
+    try {
+      res = await send(this.posting, this.path, { receipt }, { posts: sent.map((w) => w.body) });
+    } catch (e) {
+      for (const w of sent) w.reject(e);
+      return;
+    }
+    const answered = isObject(res.body) && Array.isArray(res.body.items) ? res.body.items : [];
+    sent.forEach((w, i) => {
+      const item = answered[i];
+      if (!isObject(item)) return w.reject(new BridgeError('BAD_RESPONSE', 'the relay answered a batch without an answer for each post', 'Check that SVC_API points at an svc relay.'));
+      const { index: _index, status, ...rest } = item;
+      if (status === 201) w.resolve({ status: 201, headers: res.headers, body: rest, text: '' });
+      else w.reject(refusalFrom(typeof status === 'number' ? status : 400, item, res.headers));
+    });
+  }
+}
+
+/**
+ * A batch (`posts`), as posts.append takes one: each post made, checked and answered as svc_post
+ * makes one alone (signed, sealed, its receipt checked, queued while the relay cannot be
+ * reached), sent together in one posts.append, in order; a refused post stops none after it.
+ * Nothing else is taken beside `posts`.
+ */
+async function runBatch(posting: Posting, args: PostInputArgs) {
+  const beside = Object.entries(args).filter(([k, v]) => v !== undefined && k !== 'space' && k !== 'posts').map(([k]) => k);
+  if (beside.length > 0) throw new SvcError('INVALID_REQUEST', `${beside.join(', ')}: a batch gives each post's fields inside posts`);
+  const posts = args.posts!;
+  const batch = new BatchSend(posting, posts.length);
+  const results = await Promise.all(
+    posts.map((item, index) =>
+      guarded(posting.deps, async () => {
+        try {
+          return await postOne(posting, { ...item, space: args.space }, batch.sendFor(index));
+        } finally {
+          batch.done(index);
+        }
+      }),
+    ),
+  );
+  const items = results.map((r, index) => ({ index, ok: r.isError !== true, ...(r.structuredContent ?? {}) }));
+  const lines = results.map((r, index) => `[${index}] ${r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n')}`);
+  const done = items.filter((i) => i.ok).length;
+  const head = `Batch of ${items.length} to ${plain(peerFence(), 'space', args.space)}: ${done} done (posted or queued), ${items.length - done} refused; each is answered below, in order.`;
+  return answer([head, ...lines].join('\n'), { space: args.space, done, items });
+}
+
 export function registerPost(server: McpServer, posting: Posting): void {
   server.registerTool(
     'svc_post',
@@ -459,17 +621,7 @@ export function registerPost(server: McpServer, posting: Posting): void {
       inputSchema: PostArgs,
       annotations: { destructiveHint: false, idempotentHint: true },
     },
-    async (args) =>
-      guarded(posting.deps, async () => {
-        try {
-          return await runPost(posting, args, true);
-        } catch (e) {
-          if (!isRelayRefusal(e, 'SPACE_CLOSED')) throw e;
-          // What the bridge can learn of the continuation; the refusal stands whatever that finds.
-          const closure = await closureOf(posting.deps, posting.verifier, args.space).catch(() => ({ closed: undefined, lines: [] }));
-          throw withContinuation(e, args.space, closure);
-        }
-      }),
+    async (args) => guarded(posting.deps, () => (args.posts !== undefined ? runBatch(posting, args) : postOne(posting, args))),
   );
 }
 

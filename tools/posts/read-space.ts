@@ -32,13 +32,13 @@ import { planCursor, rewindCursor, settleCursor, type CursorPlan } from '../cach
 import { closureOf, recheckAfterEpochChange, withContinuation } from '../verify/epoch.js';
 import { isBridgeError, isRelayRefusal } from '../errors.js';
 import type { Posting } from './posting.js';
-import { peerFence } from '../render.js';
+import { peerFence, type PeerFence } from '../render.js';
 import { causeWords } from '../outbox/writes.js';
 import { cursorAfterSealed, openSealed, sealedAlarm } from './sealed-posts.js';
 import { toolArgs } from '../args.js';
 import { answer, cachedMark, fromCacheLine, guarded } from '../answer.js';
 import { items, objectBody, plain, segment } from '../action.js';
-import { postText } from './post-view.js';
+import { headlineText, postText } from './post-view.js';
 import {
   BUDGET_CUT_LINE,
   DEFAULT_LIMIT,
@@ -48,10 +48,10 @@ import {
   checkPosts,
   checksJson,
   cursorLine,
-  detail,
   historyAlarm,
   kinds,
   legend,
+  pageDetail,
   peerId,
   position,
   postId,
@@ -69,7 +69,7 @@ export const ReadSpaceArgs = toolArgs({
   author: peerId.optional(),
   reply_to: postId.optional(),
   limit: z.number().int().min(1).max(200).optional(),
-  detail: detail.optional(),
+  detail: pageDetail.optional(),
   token_budget: tokenBudget.optional(),
   wait: z.number().int().min(0).max(WAIT_SECONDS_MAX).optional(),
   proof: z.boolean().optional(),
@@ -79,18 +79,36 @@ export const ReadSpaceArgs = toolArgs({
 export type ReadSpaceInput = z.infer<typeof ReadSpaceArgs>;
 
 export const READ_SPACE_DESCRIPTION = [
-  `Read a SPACE's posts from your saved cursor; wait holds an empty read up to ${WAIT_SECONDS_MAX} s; order=desc gives the newest.`,
-  'standing=true: what stands (your dossier: kind=["dossier"], author=<you>, limit=1, detail=full). proof=true checks each post\'s proof.',
+  `Read a SPACE's posts from your saved cursor; wait holds an empty read up to ${WAIT_SECONDS_MAX} s; order=desc: newest first.`,
+  'standing=true: what stands (your dossier: kind=["dossier"], author=<you>, limit=1, detail=full). proof=true checks each post.',
 ].join(' ');
 
 /** What svc_guide part=tools says of svc_read_space beyond its description. */
 export const READ_SPACE_NOTES = [
   'after: a position (a decimal string: "0" for the start, or the next_after of an answer); leave it out to continue from your saved cursor, which moves to next_after only once the page was shown to you, and only for an ascending read without kind, author or reply_to that started at or before it.',
-  `order=desc: the newest posts, a snapshot that never moves the cursor; before (the next_before of an answer) reads further back. limit 1 to 200 (default ${DEFAULT_LIMIT}); detail ids, snippets (default) or full; token_budget bounds the page at about that many tokens (default ${DEFAULT_TOKEN_BUDGET}, at most 20,000).`,
+  `order=desc: the newest posts, a snapshot that never moves the cursor; before (the next_before of an answer) reads further back. limit 1 to 200 (default ${DEFAULT_LIMIT}); detail ids, headlines (each post's title or first 80 characters, flags and open: what reading it whole costs in tokens; open one with svc_get), snippets (default) or full; token_budget bounds the page at about that many tokens (default ${DEFAULT_TOKEN_BUDGET}, at most 20,000).`,
   'standing=true: posts nobody superseded or retracted, newest first, a snapshot; it takes kind, author, limit, detail and token_budget only.',
   `proof=true: full detail with proof blocks, each post checked (its object, signature and chain link, then its inclusion under a checkpoint signed by the relay's certified signer, and that checkpoint against the one kept before); CHANGED HISTORY is reported if the relay rewrote the SPACE; at most ${PROOF_READS_MAX} posts. The relay's connector does not check its own proofs: svc-bridge does.`,
   'A SPACE closed by a restore: the answer says what was lost and where the SPACE continues, and the read follows into the continuation.',
 ];
+
+/**
+ * A page's items as text: headlines (the page carries `authors`) one or two lines each, posts
+ * as post views. A sealed headline carries no ciphertext: it is opened by reading its post.
+ */
+function pageLines(fence: PeerFence, page: Record<string, unknown>, posts: readonly Record<string, unknown>[]): string[] {
+  if (isHeadlines(page)) return posts.map((h) => headlineText(fence, h, page.authors));
+  return posts.map((p) => postText(fence, p));
+}
+
+function isHeadlines(page: Record<string, unknown>): boolean {
+  return page.authors !== undefined;
+}
+
+/** Open the sealed posts of a page; headlines carry no ciphertext to open. */
+async function opened(posting: Posting, page: Record<string, unknown>, served: Record<string, unknown>[]) {
+  return isHeadlines(page) ? served : await openSealed(posting.deps, served);
+}
 
 const STANDING_TAKES = new Set(['space', 'standing', 'kind', 'author', 'limit', 'detail', 'token_budget']);
 
@@ -139,7 +157,7 @@ async function fromCache(posting: Posting, args: ReadSpaceInput, cause: unknown)
   const now = deps.now();
   const why = causeWords(cause);
   const served = items(read.page.items);
-  const posts = await openSealed(deps, served).catch(() => served);
+  const posts = await opened(posting, read.page, served).catch(() => served);
   const readWith = [
     ...(read.after === null ? [] : [`after ${read.after}`]),
     ...Object.entries(read.args)
@@ -151,7 +169,7 @@ async function fromCache(posting: Posting, args: ReadSpaceInput, cause: unknown)
     fromCacheLine(kept.readAt, now, why),
     `${plain(fence, 'space', args.space)}: ${args.standing === true ? 'this standing read' : 'the last page of it read'} (${readWith || 'no arguments'}), as the relay served it then: ` +
       `${posts.length} post${posts.length === 1 ? '' : 's'}; head_seq then ${plain(fence, 'head_seq', read.page.head_seq)}. Nothing newer can be read until the relay answers.`,
-    ...posts.map((p) => postText(fence, p)),
+    ...pageLines(fence, read.page, posts),
     args.standing === true ? 'A snapshot; your cursor is not moved.' : `cursor: not moved (your saved cursor is ${saved ?? 'none yet'}); read again once the relay answers.`,
     ...legend(fence),
   ];
@@ -200,9 +218,9 @@ async function readFromRelay(posting: Posting, args: ReadSpaceInput, followed?: 
     const res = await deps.api.request({ path: `/v1/spaces/${space}/standing`, query: common, auth: 'opt' });
     const page = objectBody(res.body, 'posts.standing');
     keepRead(posting, args, undefined, page);
-    const posts = await openSealed(deps, items(page.items));
+    const posts = await opened(posting, page, items(page.items));
     const lines = [...notices, `${plain(fence, 'space', args.space)}: ${posts.length} standing post${posts.length === 1 ? '' : 's'}, newest first (head_seq ${plain(fence, 'head_seq', page.head_seq)}); a snapshot, your cursor is not moved.`];
-    for (const p of posts) lines.push(postText(fence, p));
+    lines.push(...pageLines(fence, page, posts));
     if (page.has_more === true) lines.push('more: raise limit or token_budget to see older standing posts.');
     lines.push(...legend(fence));
     return answer(lines.join('\n'), { ...page, items: posts, bridge: { standing: true, notices } });
@@ -272,7 +290,7 @@ async function readFromRelay(posting: Posting, args: ReadSpaceInput, followed?: 
   }
   const checks: PostChecks[] = proof ? await checkPosts(posting, served) : [];
   // Sealed items are opened here, after the proof checks ran on what the relay served.
-  const posts = await openSealed(deps, served);
+  const posts = await opened(posting, page, served);
 
   // The page is rendered into this answer (its text made from the same values when it is read):
   // now the cursor may move.
@@ -285,7 +303,8 @@ async function readFromRelay(posting: Posting, args: ReadSpaceInput, followed?: 
     const lines = [...historyAlarm(checks), ...sealedAlarm(posts, fence), ...notices];
     const from = desc ? 'newest first (a snapshot)' : startedAfter(plan!);
     lines.push(`${plain(fence, 'space', args.space)}: ${posts.length} post${posts.length === 1 ? '' : 's'} ${from}; head_seq ${plain(fence, 'head_seq', page.head_seq)}.`);
-    posts.forEach((p, i) => lines.push(postText(fence, p, checks[i] ? checkLines(checks[i]!) : [])));
+    if (isHeadlines(page)) lines.push(...pageLines(fence, page, posts));
+    else posts.forEach((p, i) => lines.push(postText(fence, p, checks[i] ? checkLines(checks[i]!) : [])));
     if (plan?.advances === true && sealedHold.heldAt !== undefined && BigInt(saved ?? '0') < BigInt(sealedHold.heldAt)) {
       lines.push(`cursor: held before seq ${sealedHold.heldAt}: a sealed post there could not be opened yet (see above); the next read starts with it.`);
     }

@@ -22,6 +22,8 @@ const PROOF_CONCURRENCY = 2;
 
 export const position = z.string().regex(/^(0|[1-9][0-9]{0,19})$/, 'a decimal position');
 export const detail = z.enum(['ids', 'snippets', 'full']);
+/** A SPACE's stream and what stands also take the newer API's headlines (relay/posts/headlines.ts). */
+export const pageDetail = z.enum(['ids', 'headlines', 'snippets', 'full']);
 export const tokenBudget = z.number().int().min(1).max(TOKEN_BUDGET_MAX);
 export const kinds = z.array(z.string().min(1).max(64)).min(1).max(24);
 export const peerId = z.string().regex(/^[0-9a-f]{64}$/, 'a peer id: 64 lowercase hex');

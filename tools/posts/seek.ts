@@ -60,13 +60,12 @@ export const SeekArgs = toolArgs({
 export type SeekInput = z.infer<typeof SeekArgs>;
 
 export const SEEK_DESCRIPTION = [
-  'SEEK before you work: prior posts in your SPACES and public ones, by fingerprint, fingerprint prefix or words (q);',
-  'fingerprint hits first, each marked yours, superseded or retracted.',
+  'SEEK before you work: prior posts in your SPACES and public ones, by fingerprint, fingerprint prefix or words (q).',
 ].join(' ');
 
 /** What svc_guide part=tools says of svc_seek beyond its description. */
 export const SEEK_NOTES = [
-  `fingerprint: up to ${FINGERPRINT_QUERY_VALUES_MAX} exact "scheme:value" strings, e.g. ["git.commit:9f86d08"]; fingerprint_prefix: "scheme:value-prefix" with at least 6 bytes of value; q: words in titles and bodies. Fingerprint hits come first, newest first, then word hits by rank.`,
+  `fingerprint: up to ${FINGERPRINT_QUERY_VALUES_MAX} exact "scheme:value" strings, e.g. ["git.commit:9f86d08"]; fingerprint_prefix: "scheme:value-prefix" with at least 6 bytes of value; q: words in titles and bodies. Fingerprint hits come first, newest first, then word hits by rank; each hit is marked yours, superseded or retracted where it is.`,
   'space: only that SPACE; category: only SPACES filed under that category or below it (ids from svc_spaces action=categories); oracle: true for oracle spaces only, false for work spaces only; kind, author: only those.',
   `limit 1 to ${SEEK_LIMIT_MAX} (default ${SEEK_LIMIT_DEFAULT}); detail ids, snippets (default) or full; token_budget (default ${DEFAULT_TOKEN_BUDGET}).`,
   "Sealed SPACES: the relay holds only ciphertext, so its SEEK finds nothing there; svc-bridge also searches its local index of what it opened on your machine (hits marked local) and names sealed SPACES it has not opened yet.",

@@ -20,6 +20,25 @@ function fingerprintsOf(list) {
   return Array.isArray(list) ? list.map((f) => [f && f.scheme, f && f.value]) : [];
 }
 
+/**
+ * The newer API's attachments: each file a post shows is bound to it by a `sha256.file`
+ * fingerprint of its object (the relay adds them to an unsigned post's object; a signed post's
+ * author signed them). A file the object does not name fails, naming it. Answers how many.
+ */
+function attachmentsBound(shown, object) {
+  if (shown === undefined || shown === null || (Array.isArray(shown) && shown.length === 0)) return 0;
+  if (!Array.isArray(shown)) throw new Error('attachments: not a list');
+  const prints = new Set((Array.isArray(object.fingerprints) ? object.fingerprints : []).filter((f) => f && f.scheme === 'sha256.file').map((f) => f.value));
+  shown.forEach((a, i) => {
+    const sha = a && typeof a === 'object' ? a.sha256 : undefined;
+    const name = a && typeof a.name === 'string' ? ` (${JSON.stringify(a.name.slice(0, 64))})` : '';
+    if (typeof sha !== 'string' || !prints.has(sha)) {
+      throw new Error(`attachments[${i}]${name}: its sha256 is not a sha256.file fingerprint of the post's object, so nothing the author wrote binds that file to it`);
+    }
+  });
+  return shown.length;
+}
+
 async function objectMatches(object, post) {
   if (object.author_id !== post.author) throw new Error('the object names another author');
   if (object.space_id !== post.space_id) throw new Error('the object names another SPACE');
@@ -29,22 +48,24 @@ async function objectMatches(object, post) {
   }
   if (!sameJson(sorted(object.to), sorted(post.to))) throw new Error("the object's recipients differ from the post's");
   if (object.sealed !== undefined) {
+    if (Array.isArray(post.attachments) && post.attachments.length > 0) throw new Error('attachments are shown on a sealed post, which names no files');
     const shown = post.sealed;
     if (shown && typeof shown.header === 'string') {
       const header = await labelledHash('sealed-header', fromB64u(shown.header, 'sealed.header'));
       const ciphertext = await labelledHash('sealed-ciphertext', fromB64u(shown.ciphertext, 'sealed.ciphertext'));
       if (toHex(header) !== object.sealed.header) throw new Error('the sealed header does not hash to the object\'s digest');
       if (toHex(ciphertext) !== object.sealed.ciphertext) throw new Error('the ciphertext does not hash to the object\'s digest');
-      return 'author, SPACE, kind, recipients, links, and the sealed header and ciphertext digests';
+      return 'author, SPACE, kind, recipients, links, and the sealed header and ciphertext digests match';
     }
-    return 'author, SPACE, kind, recipients and links (sealed: no words to compare)';
+    return 'author, SPACE, kind, recipients and links match (sealed: no words to compare)';
   }
   if ((object.title ?? null) !== (post.title ?? null)) throw new Error("the object's title differs from the post's");
   if (post.body !== null && (object.body ?? '') !== post.body) throw new Error("the object's body differs from the post's");
   if (!sameJson(sorted(fingerprintsOf(object.fingerprints)), sorted(fingerprintsOf(post.fingerprints)))) {
     throw new Error("the object's fingerprints differ from the post's");
   }
-  return 'author, SPACE, kind, title, body, recipients, links and fingerprints';
+  const files = attachmentsBound(post.attachments, object);
+  return `author, SPACE, kind, title, body, recipients, links and fingerprints match${files > 0 ? `; its ${files} attachment${files === 1 ? ' is' : 's are'} bound by sha256.file fingerprints of the object` : ''}`;
 }
 
 async function authorSignature(sig, post, objectId, passkeys) {
@@ -130,7 +151,7 @@ export async function checkProof(answer, host) {
       object = readCanonicalObject(fromB64u(proof.canonical, 'proof.canonical'), 'proof.canonical');
       for (const m of Object.keys(object)) if (!OBJECT_MEMBERS.includes(m)) throw new Error(`the object has an unexpected member ${m}`);
       if (object.v !== 1 || !isUuid(object.space_id) || !isHex(object.author_id, 32)) throw new Error('the object is not a version 1 post object');
-      return `canonical JSON; ${await objectMatches(object, post)} match`;
+      return `canonical JSON; ${await objectMatches(object, post)}`;
     });
     if (typeof proof.private === 'string') {
       await step('private', 'Private part', async () => {

@@ -5,7 +5,7 @@
  * them) on real posts.proof answers: every check passes on an honest answer, and each kind of
  * change to one served value fails the check that covers it.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSpaceInStore, get, newSpace, post, signedPost } from '../../helpers/posts.js';
@@ -215,3 +215,40 @@ describe("the page's proof checks on real answers", () => {
     expect(Object.values(v)).not.toContain(false);
   });
 });
+
+describe("the page's proof check of a post's attachments", () => {
+  /** A post attaching a file its author uploaded, at `seq` 1 of a fresh SPACE; answers its posts.proof answer. */
+  async function withFile(signed: boolean): Promise<any> {
+    const space = await newSpace(relay, owner);
+    const bytes = Buffer.from(`measured ${randomUUID()}`, 'utf8');
+    const file = { sha256: createHash('sha256').update(bytes).digest('hex'), name: 'run.log', media_type: 'text/plain' };
+    relay.clock.advance(2_100);
+    const up = await fetch(`${relay.url}/v1/spaces/${space.name}/files/${file.sha256}`, { method: 'PUT', headers: { 'content-type': 'application/octet-stream', authorization: `Bearer ${owner.token}` }, body: bytes });
+    expect(up.status).toBeLessThan(300);
+    const body = signed
+      ? { ...(signedPost(owner, space, { kind: 'result', body: 'see the log', fingerprints: [{ scheme: 'sha256.file', value: file.sha256 }] }).submission as unknown as Record<string, unknown>), attachments: [file] }
+      : { kind: 'result', body: 'see the log', attachments: [file] };
+    await post(relay, owner, space, body);
+    return await proofOf(space, 1);
+  }
+
+  it('passes when each file shown is a sha256.file fingerprint of the object, signed or not, and says so', async () => {
+    for (const signed of [true, false]) {
+      const answer = await withFile(signed);
+      expect(answer.post.attachments).toHaveLength(1);
+      const checks: Check[] = await checkProof(answer, host);
+      const object = checks.find((c) => c.id === 'object')!;
+      expect(object.ok, object.detail).toBe(true);
+      expect(object.detail).toContain('its 1 attachment is bound by sha256.file fingerprints of the object');
+    }
+  });
+
+  it('fails the object check, naming the file, when a shown file is not one of the fingerprints', async () => {
+    const answer = await withFile(true);
+    const bent = { ...answer, post: { ...answer.post, attachments: [{ ...answer.post.attachments[0], sha256: 'f'.repeat(64), name: 'swapped.bin' }] } };
+    const object = (await checkProof(bent, host) as Check[]).find((c) => c.id === 'object')!;
+    expect(object.ok).toBe(false);
+    expect(object.detail).toBe('attachments[0] ("swapped.bin"): its sha256 is not a sha256.file fingerprint of the post\'s object, so nothing the author wrote binds that file to it');
+  });
+});
+
