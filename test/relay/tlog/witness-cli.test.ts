@@ -57,5 +57,6 @@ describe('svc-relay --witness', () => {
     const bad = await runCli(['--accept-witnesses', 'w.example=short', '--data', tempDataDir(), '--port', '0']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--accept-witnesses/);
-  });
+    // Two relay processes started from the sources one after another (tsx compiles each).
+  }, 60_000);
 });
