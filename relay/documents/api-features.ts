@@ -51,7 +51,7 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
   {
     name: 'sealed_keeper',
     api: 'after 0.1',
-    what: `The newer keeper's reads and writes: sealed pages take limit up to ${SEALED_PAGE_LIMIT_MAX}; generations are taken as numbers or decimal strings and a lock's generation is served as a decimal string; waiting requests carry the requester as requester and as peer.peer_id; sealed.locks answers added; upkeep answers change_due_at.`,
+    what: `The newer keeper's reads and writes: sealed pages take limit up to ${SEALED_PAGE_LIMIT_MAX}; generations are taken as numbers or decimal strings and a lock's generation is served as a decimal string; waiting requests carry the requester as requester and as peer.peer_id; sealed.locks answers added, and its LOCK_RECIPIENT_NOT_A_MEMBER and LOCK_RECIPIENT_NOT_VOUCHED name the recipient as the bare peer id in detail; sealed.status answers owner_was as the previous owner\'s peer id (its keys as owner_was_key); upkeep answers change_due_at.`,
   },
   ATTACHMENTS_FEATURE,
   {
