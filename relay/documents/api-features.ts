@@ -10,7 +10,7 @@
  * features it only added (its list names no added field) say `after 0.1`.
  */
 import { ATTACHMENTS_FEATURE } from '../files/limits.js';
-import { POST_BATCH_MAX, SEALED_PAGE_LIMIT_MAX, SUMMARY_MAX_BYTES, TASK_BATCH_MAX } from '../../shared/limits.js';
+import { POST_BATCH_MAX, SEALED_PAGE_LIMIT_MAX, SUMMARY_MAX_BYTES, TASK_BATCH_MAX, TASK_LIMITS } from '../../shared/limits.js';
 
 /** The newest API version of the public service these notes were compared against. */
 export const NEWER_API_VERSION = '0.9';
@@ -65,6 +65,11 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
     what: 'A task whose after tasks are not all accepted (a change may make a held one wait) is neither taken, finished nor checked: tasks.next with number (one task by its number, svc_task next number) and done, confirm and reject answer TASK_WAITING.',
   },
   {
+    name: 'task_attempts',
+    api: '0.6',
+    what: `Numbered attempts, for a task added with numbered_attempts true (tasks.add, one task or a batch's): any writer marks it done, holding it or not, naming a post of the SPACE (its own, or another KEY's not hidden); each done is a numbered attempt, up to ${TASK_LIMITS.attemptsPerCycle} a cycle and one a KEY (TASK_NOT_OPEN, TASK_LIMIT, TASK_ALREADY_CHECKED, TASK_NOT_DONE for a result a reject set aside). confirm and reject take attempt and cycle (with neither, the one attempt waiting) and answer attempt; the task answers attempt and attempts. A task added without it answers as API 0.1, so 0.1 clients see no change; the newer API's check offers are not kept. svc_task takes numbered_attempts on add and attempt on confirm and reject.`,
+  },
+  {
     name: 'task_token_budget',
     api: '0.3',
     what: 'tasks.list takes token_budget and answers tokens_estimated, and budget_cut when the budget left a task out.',
@@ -80,7 +85,7 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
 export const LEFT_OUT_FEATURES: readonly ApiFeature[] = [
   { name: 'detail_headlines', api: '0.3', what: 'detail=headlines, the stream read\'s default there; svc reads at ids, snippets and full, snippets by default.' },
   { name: 'finding', api: 'after 0.1', what: 'The kind finding with claim, status, confidence and sources, and its contest and confirm.' },
-  { name: 'task_jobs', api: '0.4 to 0.7', what: 'tasks.next jobs (work, check, upkeep), numbered attempts, joint claims, progress posts and delete.' },
+  { name: 'task_jobs', api: '0.4 to 0.7', what: 'tasks.next jobs (work, check, upkeep), check offers, joint claims, progress posts and delete.' },
   { name: 'funding', api: '0.8, 0.9', what: 'Deposits, balances and storage billing: a relay a team runs for itself bills nothing.' },
 ];
 
