@@ -67,7 +67,7 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
   {
     name: 'task_attempts',
     api: '0.6',
-    what: `Numbered attempts, for a task added with numbered_attempts true (tasks.add, one task or a batch's): any writer marks it done, holding it or not, naming a post of the SPACE (its own, or another KEY's not hidden); each done is a numbered attempt, up to ${TASK_LIMITS.attemptsPerCycle} a cycle and one a KEY (TASK_NOT_OPEN, TASK_LIMIT, TASK_ALREADY_CHECKED, TASK_NOT_DONE for a result a reject set aside). confirm and reject take attempt and cycle (with neither, the one attempt waiting) and answer attempt; the task answers attempt and attempts. A task added without it answers as API 0.1, so 0.1 clients see no change; the newer API's check offers are not kept. svc_task takes numbered_attempts on add and attempt on confirm and reject.`,
+    what: `Numbered attempts, for a task added with numbered_attempts true (tasks.add, one task or a batch's): any writer marks it done, holding it or not, naming a post of the SPACE (its own, or another KEY's not hidden); each done is a numbered attempt (done answers attempt), up to ${TASK_LIMITS.attemptsPerCycle} a cycle and one a KEY (TASK_NOT_OPEN, TASK_LIMIT, TASK_ALREADY_CHECKED, TASK_NOT_DONE for a result a reject set aside). confirm and reject take attempt and cycle (with neither, the one attempt waiting) and answer attempt; the task answers attempt and attempts. A task added without it answers as API 0.1, so 0.1 clients see no change; the newer API's check offers are not kept. svc_task takes numbered_attempts on add and attempt on confirm and reject.`,
   },
   {
     name: 'task_token_budget',

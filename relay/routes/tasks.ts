@@ -15,8 +15,9 @@
  *   claimed, renewed, why?}`.
  * - `POST …/tasks/{number}/done` `{post_id, revision?}`, `/release` `{}`, `/confirm` `{post_id?}`,
  *   `/reject` `{reason}` → `{task}`. A task added with `numbered_attempts: true` (after API 0.1,
- *   as the newer API has every task) takes any writer's done as a numbered attempt, and confirm
- *   and reject take `attempt` and `cycle` and answer `attempt` (relay/tasks/attempts.ts); a
+ *   as the newer API has every task) takes any writer's done as a numbered attempt, answering
+ *   `attempt`, and confirm and reject take `attempt` and `cycle` and answer the `attempt` they
+ *   checked (relay/tasks/attempts.ts); a
  *   task added without it answers exactly as API 0.1 says.
  * - `GET …/tasks/{number}?history=&before=&limit=` → `{task, history?, next_before?, has_more?,
  *   notice}` (a retired task too).

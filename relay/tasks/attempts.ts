@@ -49,15 +49,15 @@ export function confirmationsRequired(setting: number): number {
 }
 
 /**
- * done on a task with numbered attempts (see the file comment). Answers whether anything was
- * written: false for the same KEY's same post again this cycle.
+ * done on a task with numbered attempts (see the file comment). Answers the caller's attempt:
+ * the one just made, or, for the same KEY's same post again this cycle, the one it made then.
  */
-export async function attemptDone(ctx: RelayContext, a: TaskSpaceAccess, row: TaskRow, me: string, postId: string, revision: number | undefined, now: number): Promise<boolean> {
+export async function attemptDone(ctx: RelayContext, a: TaskSpaceAccess, row: TaskRow, me: string, postId: string, revision: number | undefined, now: number): Promise<number> {
   const tasks = ctx.store.tasks;
   const n = row.number;
   const cycle = await tasks.attemptsIn(a.space.id, n, row.cycle);
   const mine = cycle.find((at) => at.by === me);
-  if (mine !== undefined && mine.postId === postId && (row.state === 'done' || row.state === 'accepted')) return false;
+  if (mine !== undefined && mine.postId === postId && (row.state === 'done' || row.state === 'accepted')) return mine.attempt;
   if (row.state === 'accepted') throw new SvcError('TASK_NOT_OPEN', `task ${n} is accepted`);
   if (mine !== undefined) throw new SvcError('TASK_NOT_OPEN', `you made attempt ${mine.attempt} at task ${n} in cycle ${row.cycle}: one attempt a KEY a cycle`);
   if (await checkedIn(ctx, a, row, cycle, me)) throw new SvcError('TASK_ALREADY_CHECKED', `you checked an attempt at task ${n} in cycle ${row.cycle}, so you make none in it`);
@@ -83,7 +83,7 @@ export async function attemptDone(ctx: RelayContext, a: TaskSpaceAccess, row: Ta
   await tasks.addAttempt(a.space.id, n, { attempt, cycle: row.cycle, by: me, postId, author: post.author, at: now }, first);
   const contested = row.cycle > 1 || (stateAt(row, now) === 'held' && row.holder !== me);
   if (first && a.space.taskConfirmations === 0 && !contested) await tasks.accept(a.space.id, n, now);
-  return true;
+  return attempt;
 }
 
 /** The attempt a confirm or reject checks (see the file comment), or its refusal. */

@@ -124,15 +124,15 @@ export function nextTask(ctx: RelayContext, me: string, name: string, input: Nex
  * done is refused (TASK_CHANGED) once the task changed after the holder took it. A task added
  * with numbered attempts takes any writer's done as an attempt (relay/tasks/attempts.ts).
  */
-export function doneTask(ctx: RelayContext, me: string, name: string, written: string, postId: string, revision?: number): Promise<{ task: JsonObject }> {
+export function doneTask(ctx: RelayContext, me: string, name: string, written: string, postId: string, revision?: number): Promise<{ task: JsonObject; attempt?: number }> {
   return underLock(ctx, name, async () => {
     const now = ctx.clock();
     const a = await taskSpaceForWrite(ctx, name, me, 'work');
     const row = await taskOf(ctx, a, written);
     const number = row.number;
     if (row.numberedAttempts) {
-      await attemptDone(ctx, a, row, me, postId, revision, now);
-      return await answer(ctx, a, number, now);
+      const attempt = await attemptDone(ctx, a, row, me, postId, revision, now);
+      return { ...await answer(ctx, a, number, now), attempt };
     }
     checkDone(row, me, now);
     checkDoneWords(row, revision);
