@@ -153,6 +153,8 @@ export const TASK_LIMITS = {
   reasonBytes: 2048,
   claimHours: { min: 1, max: 24, default: 4 },
   confirmations: { min: 0, max: 5, public: 2, private: 0 },
+  /** Attempts a cycle at a task added with numbered attempts, one a KEY (the newer API's five). */
+  attemptsPerCycle: 5,
 } as const;
 /** Posts one posts.append may carry as a batch (`posts`), each appended and answered on its own. */
 export const POST_BATCH_MAX = 20;
@@ -331,6 +333,7 @@ export function capabilityLimits(): Record<string, unknown> {
       reason_bytes: TASK_LIMITS.reasonBytes,
       claim_hours: { ...TASK_LIMITS.claimHours },
       confirmations: { ...TASK_LIMITS.confirmations },
+      attempts_per_cycle: TASK_LIMITS.attemptsPerCycle,
     },
     live_streams_per_key: LIVE_STREAMS_PER_KEY,
     subscriptions_per_stream: SUBSCRIPTIONS_PER_STREAM,

@@ -12,7 +12,9 @@
  *    keeper or a listed stamper, whose signature this keeper checks itself against the issuer's
  *    KEY (the relay's `vouched` is never used); the others wait for a person;
  * 3. locks the key in use for every member it vouches for that holds no lock yet (each
- *    recipient's encryption key checked against its KEY first), in chunks of at most 1,000;
+ *    recipient's encryption key checked against its KEY first), in chunks of at most 1,000; a
+ *    KEY the relay refuses a lock for (it left meanwhile, or nobody vouches for it there) is
+ *    passed over by the peer id the refusal's detail names, and the others locked;
  * 4. changes the key when the relay says a change is due (a member left or was removed, a
  *    stamp ran out, a keeper was dropped) or with `changeNow`: a new secret kept here first,
  *    stage (commitment and back link), locks for every vouched member (its own first, so a
@@ -214,11 +216,39 @@ async function lockMembers(
   }
   // Its own lock first (sealed.md §9: a stopped keeper can resume from it).
   const order = [...locks.keys()].sort((a, b) => (a === ctx.peerId ? -1 : b === ctx.peerId ? 1 : 0));
+  const refused = new Set<string>();
   for (let i = 0; i < order.length; i += LOCKS_PER_CALL) {
-    const chunk = Object.fromEntries(order.slice(i, i + LOCKS_PER_CALL).map((p) => [p, locks.get(p)!]));
-    await ctx.api.request({ method: 'POST', path: path(keys.name, '/locks'), body: { generation, commitment, locks: chunk } });
+    const chunk = new Map(order.slice(i, i + LOCKS_PER_CALL).map((p) => [p, locks.get(p)!]));
+    await sendLocks(ctx, keys.name, { generation, commitment }, chunk, refused, notes);
   }
-  return order;
+  return order.filter((p) => !refused.has(p));
+}
+
+/**
+ * One chunk of locks. A member that left, or that the relay counts as vouched for by nobody,
+ * between the listing and this write refuses the whole chunk, naming that KEY alone in the
+ * refusal's detail (its bare peer id): it is passed over, said in `notes`, and the rest sent
+ * again, so one KEY never holds back every other member's key.
+ */
+async function sendLocks(
+  ctx: KeeperContext,
+  name: string,
+  made: { generation: number; commitment: string },
+  chunk: Map<string, string>,
+  refused: Set<string>,
+  notes: string[],
+): Promise<void> {
+  while (chunk.size > 0) {
+    try {
+      await ctx.api.request({ method: 'POST', path: path(name, '/locks'), body: { ...made, locks: Object.fromEntries(chunk) } });
+      return;
+    } catch (e) {
+      if (!isRelayRefusal(e, 'LOCK_RECIPIENT_NOT_A_MEMBER', 'LOCK_RECIPIENT_NOT_VOUCHED') || e.detail === undefined || !chunk.has(e.detail)) throw e;
+      chunk.delete(e.detail);
+      refused.add(e.detail);
+      notes.push(`${e.detail} was not locked for generation ${made.generation}: the relay refused it (${e.code})`);
+    }
+  }
 }
 
 /** Stage generation g+1, lock it for every vouched member (own lock first), activate. */

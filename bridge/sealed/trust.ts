@@ -54,7 +54,8 @@ export interface ServedStatus {
   readonly name: string;
   readonly spaceId: string;
   readonly owner: PeerKey;
-  readonly ownerWas: PeerKey | null;
+  /** The peer id of the owner it was handed over from, if the relay names one. */
+  readonly ownerWas: string | null;
   readonly generation: number;
   readonly commitment: string;
   readonly staged: ServedStaged | null;
@@ -98,6 +99,21 @@ function readServedList(v: unknown): ServedList | null {
   };
 }
 
+/**
+ * `owner_was` of a sealed.status answer: the previous owner's peer id, as the relay serves it
+ * (its keys beside it as `owner_was_key`), or its key view, as relays serving it as an object
+ * did; null when the SPACE was never handed over.
+ */
+function readOwnerWas(b: Record<string, unknown>): string | null {
+  const v = b.owner_was;
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'string') {
+    if (!isHex(v, 32)) throw bad('owner_was', 'expected a peer id');
+    return v;
+  }
+  return readKeyView(v, 'owner_was').peerId;
+}
+
 /** Read a sealed.status answer (relay/routes/sealed.ts `renderStatus`). */
 export function readStatus(body: unknown): ServedStatus {
   const b = obj(body, 'answer');
@@ -124,7 +140,7 @@ export function readStatus(body: unknown): ServedStatus {
     name: b.space,
     spaceId: b.space_id,
     owner: readKeyView(b.owner, 'owner'),
-    ownerWas: b.owner_was === null || b.owner_was === undefined ? null : readKeyView(b.owner_was, 'owner_was'),
+    ownerWas: readOwnerWas(b),
     generation,
     commitment,
     staged,
@@ -231,7 +247,7 @@ export function judgeStatus(input: JudgeInput): Judged {
   let ownerWas: string | null = rem?.ownerWas ?? null;
   let newOwner: OwnerSeen | undefined;
   if (rem === undefined) {
-    ownerWas = st.ownerWas?.peerId ?? null;
+    ownerWas = st.ownerWas;
     if (owner !== me) {
       notes.push(
         `First contact with sealed SPACE ${st.name}: took the relay's word that ${owner} owns it (${fingerprintOf(st.owner)}); compare that fingerprint with its person outside the service.`,
@@ -240,10 +256,10 @@ export function judgeStatus(input: JudgeInput): Judged {
     newOwner = { owner, ownerWas, generation: st.generation, seenAt: now };
   } else if (owner !== rem.owner) {
     const previous = rem.owner;
-    if (st.ownerWas === null || st.ownerWas.peerId !== previous) {
+    if (st.ownerWas !== previous) {
       throw new BridgeError(
         'SEALED_OWNER_UNTRUSTED',
-        `the relay says ${owner} owns sealed SPACE ${st.name} and took it over from ${st.ownerWas?.peerId ?? 'nobody'}, but the owner this bridge knew is ${previous}: at least two hand-overs were missed, so nothing from the new owner is trusted (${fingerprintOf(st.owner)})`,
+        `the relay says ${owner} owns sealed SPACE ${st.name} and took it over from ${st.ownerWas ?? 'nobody'}, but the owner this bridge knew is ${previous}: at least two hand-overs were missed, so nothing from the new owner is trusted (${fingerprintOf(st.owner)})`,
         FORGET_FIX(st.name),
       );
     }

@@ -10,7 +10,7 @@
  * features it only added (its list names no added field) say `after 0.1`.
  */
 import { ATTACHMENTS_FEATURE } from '../files/limits.js';
-import { POST_BATCH_MAX, SEALED_PAGE_LIMIT_MAX, SUMMARY_MAX_BYTES, TASK_BATCH_MAX } from '../../shared/limits.js';
+import { POST_BATCH_MAX, SEALED_PAGE_LIMIT_MAX, SUMMARY_MAX_BYTES, TASK_BATCH_MAX, TASK_LIMITS } from '../../shared/limits.js';
 
 /** The newest API version of the public service these notes were compared against. */
 export const NEWER_API_VERSION = '0.9';
@@ -51,7 +51,7 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
   {
     name: 'sealed_keeper',
     api: 'after 0.1',
-    what: `The newer keeper's reads and writes: sealed pages take limit up to ${SEALED_PAGE_LIMIT_MAX}; generations are taken as numbers or decimal strings and a lock's generation is served as a decimal string; waiting requests carry the requester as requester and as peer.peer_id; sealed.locks answers added; upkeep answers change_due_at.`,
+    what: `The newer keeper's reads and writes: sealed pages take limit up to ${SEALED_PAGE_LIMIT_MAX}; generations are taken as numbers or decimal strings and a lock's generation is served as a decimal string; waiting requests carry the requester as requester and as peer.peer_id; sealed.locks answers added, and its LOCK_RECIPIENT_NOT_A_MEMBER and LOCK_RECIPIENT_NOT_VOUCHED name the recipient as the bare peer id in detail; sealed.status answers owner_was as the previous owner\'s peer id (its keys as owner_was_key); upkeep answers change_due_at.`,
   },
   ATTACHMENTS_FEATURE,
   {
@@ -63,6 +63,11 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
     name: 'task_after_gating',
     api: 'after 0.1',
     what: 'A task whose after tasks are not all accepted (a change may make a held one wait) is neither taken, finished nor checked: tasks.next with number (one task by its number, svc_task next number) and done, confirm and reject answer TASK_WAITING.',
+  },
+  {
+    name: 'task_attempts',
+    api: '0.6',
+    what: `Numbered attempts, for a task added with numbered_attempts true (tasks.add, one task or a batch's): any writer marks it done, holding it or not, naming a post of the SPACE (its own, or another KEY's not hidden); each done is a numbered attempt (done answers attempt), up to ${TASK_LIMITS.attemptsPerCycle} a cycle and one a KEY (TASK_NOT_OPEN, TASK_LIMIT, TASK_ALREADY_CHECKED, TASK_NOT_DONE for a result a reject set aside). confirm and reject take attempt and cycle (with neither, the one attempt waiting) and answer attempt; the task answers attempt and attempts. A task added without it answers as API 0.1, so 0.1 clients see no change; the newer API's check offers are not kept. svc_task takes numbered_attempts on add and attempt on confirm and reject.`,
   },
   {
     name: 'task_token_budget',
@@ -84,7 +89,7 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
 /** What svc does not serve of the newer API, named so a client can tell. */
 export const LEFT_OUT_FEATURES: readonly ApiFeature[] = [
   { name: 'finding', api: 'after 0.1', what: 'The kind finding with claim, status, confidence and sources, and its contest and confirm.' },
-  { name: 'task_jobs', api: '0.4 to 0.7', what: 'tasks.next jobs (work, check, upkeep), numbered attempts, joint claims, progress posts and delete.' },
+  { name: 'task_jobs', api: '0.4 to 0.7', what: 'tasks.next jobs (work, check, upkeep), check offers, joint claims, progress posts and delete.' },
   { name: 'funding', api: '0.8, 0.9', what: 'Deposits, balances and storage billing: a relay a team runs for itself bills nothing.' },
 ];
 

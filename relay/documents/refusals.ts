@@ -40,11 +40,14 @@ export const AFTER_SPEC_OPERATIONS: readonly string[] = ['tasks.get', 'tasks.cha
 
 /**
  * Refusals the later API versions add to operations the spec lists (`tasks.next` naming a task
- * by its number); test/relay/spec-endpoints-sweep.test.ts leaves them aside as it holds each
+ * by its number, `tasks.done` of a task with numbered attempts); test/relay/spec-endpoints-sweep.test.ts leaves them aside as it holds each
  * row to the spec.
  */
 export const AFTER_SPEC_REFUSALS: Readonly<Record<string, readonly ErrorCode[]>> = {
   'tasks.next': ['TASK_NOT_FOUND', 'TASK_NOT_OPEN', 'TASK_WAITING'],
+  // A task added with numbered attempts: five a cycle, none by a KEY that checked one, none
+  // naming a result a reject set aside.
+  'tasks.done': ['TASK_LIMIT', 'TASK_ALREADY_CHECKED', 'TASK_NOT_DONE'],
 };
 
 export const OPERATION_REFUSALS: Readonly<Record<string, readonly ErrorCode[]>> = {
@@ -155,7 +158,7 @@ export const OPERATION_REFUSALS: Readonly<Record<string, readonly ErrorCode[]>> 
   'tasks.list': ['SPACE_NOT_FOUND', 'READ_DENIED', 'ORACLE_HAS_NO_TASKS'],
   'tasks.add': ['SPACE_NOT_FOUND', 'ORACLE_HAS_NO_TASKS', 'TASK_DENIED', 'WRITE_BLOCKED', 'SPACE_CLOSED', 'TASK_AFTER_INVALID', 'TASK_LIMIT'],
   'tasks.next': ['SPACE_NOT_FOUND', 'ORACLE_HAS_NO_TASKS', 'TASK_DENIED', 'WRITE_BLOCKED', 'SPACE_CLOSED', 'TASK_NOT_FOUND', 'TASK_NOT_OPEN', 'TASK_WAITING'],
-  'tasks.done': ['SPACE_NOT_FOUND', 'ORACLE_HAS_NO_TASKS', 'TASK_DENIED', 'WRITE_BLOCKED', 'SPACE_CLOSED', 'TASK_NOT_FOUND', 'TASK_NOT_OPEN', 'TASK_NOT_CLAIMANT', 'TASK_POST_NOT_FOUND', 'TASK_WAITING', 'TASK_CHANGED'],
+  'tasks.done': ['SPACE_NOT_FOUND', 'ORACLE_HAS_NO_TASKS', 'TASK_DENIED', 'WRITE_BLOCKED', 'SPACE_CLOSED', 'TASK_NOT_FOUND', 'TASK_NOT_OPEN', 'TASK_NOT_CLAIMANT', 'TASK_POST_NOT_FOUND', 'TASK_WAITING', 'TASK_CHANGED', 'TASK_LIMIT', 'TASK_ALREADY_CHECKED', 'TASK_NOT_DONE'],
   'tasks.release': ['SPACE_NOT_FOUND', 'ORACLE_HAS_NO_TASKS', 'TASK_DENIED', 'WRITE_BLOCKED', 'SPACE_CLOSED', 'TASK_NOT_FOUND', 'TASK_NOT_OPEN', 'TASK_NOT_CLAIMANT'],
   'tasks.confirm': ['SPACE_NOT_FOUND', 'ORACLE_HAS_NO_TASKS', 'TASK_DENIED', 'WRITE_BLOCKED', 'SPACE_CLOSED', 'TASK_NOT_FOUND', 'TASK_NOT_DONE', 'TASK_SELF_CHECK', 'TASK_ALREADY_CHECKED', 'TASK_POST_NOT_FOUND', 'TASK_WAITING'],
   'tasks.reject': ['SPACE_NOT_FOUND', 'ORACLE_HAS_NO_TASKS', 'TASK_DENIED', 'WRITE_BLOCKED', 'SPACE_CLOSED', 'TASK_NOT_FOUND', 'TASK_NOT_DONE', 'TASK_SELF_CHECK', 'TASK_ALREADY_CHECKED', 'TASK_POST_NOT_FOUND', 'TASK_WAITING'],

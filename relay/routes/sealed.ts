@@ -211,7 +211,11 @@ export async function renderStatus(ctx: RelayContext, space: SpaceRow, state: Se
     space_id: space.spaceId,
     suite: 1,
     owner: await keyView(ctx, space.owner),
-    owner_was: state.ownerWas === null ? null : await keyView(ctx, state.ownerWas),
+    // The owner it was handed over from: its peer id, as the governance log's
+    // `space.handed_over` payload names it and as the newer API's keeper reads it, and its keys
+    // beside it for a member that checks the lock that owner made (sealed.md §4).
+    owner_was: state.ownerWas,
+    owner_was_key: state.ownerWas === null ? null : await keyView(ctx, state.ownerWas),
     generation: state.generation,
     commitment: toHex(inUse.commitment),
     activated_at: isoTime(inUse.activatedAt ?? inUse.stagedAt),

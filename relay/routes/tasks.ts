@@ -7,14 +7,18 @@
  * - `GET /v1/spaces/{name}/tasks?state=&tag=&before=&limit=&token_budget=` → `{items, next_before,
  *   has_more, tokens_estimated, budget_cut?, notice}`, newest first; `Accept: text/markdown`
  *   renders it (relay/render/tasks.ts).
- * - `POST …/tasks` `{title, body?, tag?, after?}` → 201 `{task}`; or, as the newer API batches
+ * - `POST …/tasks` `{title, body?, tag?, after?, numbered_attempts?}` → 201 `{task}`; or, as the newer API batches
  *   them, `{tasks: [1 to 20 of those]}` → 201 `{items, added}`, each item added on its own, in
  *   order, and answered on its own: `{index, status: 201, task}` or `{index, status, error}`
  *   with its refusal's envelope. A refused item changes nothing and stops none after it.
  * - `POST …/tasks/next` `{tag?, verify?}` or `{number}` (that task, after API 0.1) → `{task | null,
  *   claimed, renewed, why?}`.
  * - `POST …/tasks/{number}/done` `{post_id, revision?}`, `/release` `{}`, `/confirm` `{post_id?}`,
- *   `/reject` `{reason}` → `{task}`.
+ *   `/reject` `{reason}` → `{task}`. A task added with `numbered_attempts: true` (after API 0.1,
+ *   as the newer API has every task) takes any writer's done as a numbered attempt, answering
+ *   `attempt`, and confirm and reject take `attempt` and `cycle` and answer the `attempt` they
+ *   checked (relay/tasks/attempts.ts); a
+ *   task added without it answers exactly as API 0.1 says.
  * - `GET …/tasks/{number}?history=&before=&limit=` → `{task, history?, next_before?, has_more?,
  *   notice}` (a retired task too).
  * - `POST …/tasks/{number}/change` `{revision, reason, title?, body?, tag?, after?}` and
@@ -33,7 +37,7 @@ import { noBody } from '../http/schemas.js';
 import { oneValue } from '../posts/read-params.js';
 import { tasksMarkdown } from '../render/tasks.js';
 import { addTask, changeTask, confirmTask, doneTask, nextTask, rejectTask, releaseTask, retireTask } from '../tasks/commands.js';
-import { readAdd, readChange, readNext, readPostId, readReason, readRevision } from '../tasks/input.js';
+import { readAdd, readChange, readCheckTarget, readNext, readPostId, readReason, readRevision } from '../tasks/input.js';
 import { getTask, listTasks } from '../tasks/list.js';
 
 const NameParams = z.object({ name: z.string() });
@@ -45,6 +49,7 @@ const AddBody = z.strictObject({
   body: z.unknown().optional(),
   tag: z.unknown().optional(),
   after: z.unknown().optional(),
+  numbered_attempts: z.unknown().optional(),
   tasks: z.unknown().optional(),
 });
 const NextBody = z.strictObject({ tag: z.unknown().optional(), verify: z.unknown().optional(), number: z.unknown().optional() }).optional();
@@ -59,8 +64,8 @@ const ChangeBody = z.strictObject({
   after: z.unknown().optional(),
 });
 const RetireBody = z.strictObject({ reason: z.unknown().optional() });
-const ConfirmBody = z.strictObject({ post_id: z.unknown().optional() }).optional();
-const RejectBody = z.strictObject({ reason: z.unknown().optional() });
+const ConfirmBody = z.strictObject({ post_id: z.unknown().optional(), attempt: z.unknown().optional(), cycle: z.unknown().optional() }).optional();
+const RejectBody = z.strictObject({ reason: z.unknown().optional(), attempt: z.unknown().optional(), cycle: z.unknown().optional() });
 
 const TOOL = 'svc_task';
 
@@ -70,13 +75,13 @@ async function addTasks(ctx: RelayContext, me: string, name: string, body: Recor
   if (beside.length > 0) throw new SvcError('INVALID_REQUEST', `${beside.join(', ')}: a batch gives each task's fields inside tasks`);
   const list = body.tasks;
   if (!Array.isArray(list) || list.length < 1 || list.length > TASK_BATCH_MAX) {
-    throw new SvcError('INVALID_REQUEST', `tasks: a list of 1 to ${TASK_BATCH_MAX} tasks, each {title, body?, tag?, after?}`);
+    throw new SvcError('INVALID_REQUEST', `tasks: a list of 1 to ${TASK_BATCH_MAX} tasks, each {title, body?, tag?, after?, numbered_attempts?}`);
   }
   const items: Record<string, unknown>[] = [];
   for (const [index, item] of list.entries()) {
     try {
-      if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new SvcError('INVALID_REQUEST', `tasks[${index}]: an object {title, body?, tag?, after?}`);
-      const unknown = Object.keys(item).filter((k) => !['title', 'body', 'tag', 'after'].includes(k));
+      if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new SvcError('INVALID_REQUEST', `tasks[${index}]: an object {title, body?, tag?, after?, numbered_attempts?}`);
+      const unknown = Object.keys(item).filter((k) => !['title', 'body', 'tag', 'after', 'numbered_attempts'].includes(k));
       if (unknown.length > 0) throw new SvcError('INVALID_REQUEST', `tasks[${index}].${unknown[0]}: not a field of a task`);
       const added = await addTask(ctx, me, name, readAdd(item as Record<string, unknown>));
       items.push({ index, status: 201, ...added });
@@ -114,7 +119,7 @@ export const tasksRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
       config: {
         auth: 'req',
         operation: 'tasks.add',
-        describe: 'Add a task (writer or above): title, body, optional tag and up to 8 tasks it waits for (after).',
+        describe: 'Add a task (writer or above): title, body, optional tag and up to 8 tasks it waits for (after); numbered_attempts: true lets any writer mark it done, each done a numbered attempt.',
         mcp: { tool: TOOL, args: { action: 'add' } },
       },
     },
@@ -191,15 +196,15 @@ export const tasksRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
       config: {
         auth: 'req',
         operation: 'tasks.confirm',
-        describe: 'Confirm a done task another member did, optionally naming your own post showing the check.',
+        describe: 'Confirm a done task another member did, optionally naming your own post showing the check (a task with numbered attempts: the attempt, or the one waiting).',
         mcp: { tool: TOOL, args: { action: 'confirm' } },
       },
     },
     async (req) => {
       const me = identityOf(req).peerId;
       const { name, number } = req.params as z.infer<typeof TaskParams>;
-      const postId = readPostId((req.body as { post_id?: unknown } | undefined)?.post_id, false);
-      return confirmTask(ctx, me, name, number, postId);
+      const body = req.body as Record<string, unknown> | undefined;
+      return confirmTask(ctx, me, name, number, readPostId(body?.post_id, false), readCheckTarget(body));
     },
   );
 
@@ -217,7 +222,8 @@ export const tasksRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
     async (req) => {
       const me = identityOf(req).peerId;
       const { name, number } = req.params as z.infer<typeof TaskParams>;
-      return rejectTask(ctx, me, name, number, readReason((req.body as { reason?: unknown }).reason));
+      const body = req.body as Record<string, unknown>;
+      return rejectTask(ctx, me, name, number, readReason(body.reason), readCheckTarget(body));
     },
   );
 

@@ -485,10 +485,11 @@ export function createSealedStore(db: Db, deps: SealedDeps): SealedStore {
     // A chunk made for another commitment (an abandoned and re-staged change reuses the number).
     if (!equalBytes(plainBytes(target.commitment), a.commitment)) throw new SvcError('KEY_CHANGED', String(state.generation));
     for (const peer of a.locks.keys()) {
-      if (await members.roleOf(space, peer) === null) throw new SvcError('LOCK_RECIPIENT_NOT_A_MEMBER', `locks.${peer}: neither the owner nor a member`);
-      if (!await vouched(space, peer, a.now, auth)) {
-        throw new SvcError('LOCK_RECIPIENT_NOT_VOUCHED', `locks.${peer}: nobody the keeper list in force counts has vouched for this KEY`);
-      }
+      // The detail is the recipient's bare peer id and nothing else: the code's own message
+      // says what is wrong with it, and a keeper reads the detail to pass that KEY over and
+      // send the rest again (the newer API's keeper matches it whole against a peer id).
+      if (await members.roleOf(space, peer) === null) throw new SvcError('LOCK_RECIPIENT_NOT_A_MEMBER', peer);
+      if (!await vouched(space, peer, a.now, auth)) throw new SvcError('LOCK_RECIPIENT_NOT_VOUCHED', peer);
     }
     for (const [peer, lock] of a.locks) await upsertLock.run(space.id, a.generation, peer, a.actor, lock, a.now);
     if (target.activated_at === null) await progressGeneration.run(a.now, space.id, a.generation);

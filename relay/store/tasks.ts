@@ -1,6 +1,7 @@
 /**
- * The task aggregate (migrations 009 and 018): task rows of work SPACES, their `after` links,
- * the confirmations of each cycle, the words each change replaced and the retired tasks. Statements are prepared once. The writes here are steps of one
+ * The task aggregate (migrations 009, 019 and 020): task rows of work SPACES, their `after` links,
+ * the confirmations of each cycle, the words each change replaced, the retired tasks, and the
+ * numbered attempts of a task added with `numbered_attempts` and their confirmations. Statements are prepared once. The writes here are steps of one
  * command and MUST run inside the caller's write transaction (relay/tasks/ runs each command
  * as one work of the commit queue, so each is one immediate transaction); the state machine,
  * roles and refusals live in relay/tasks/, not here.
@@ -36,6 +37,25 @@ export interface TaskRow {
   revision: number;
   /** The revision the holder took the task at; null while nobody holds it. */
   heldRevision: number | null;
+  /** Added with `numbered_attempts`: any writer marks it done, each done a numbered attempt. */
+  numberedAttempts: boolean;
+  /** Attempts made at it across every cycle (each attempt's number is the count when made). */
+  attempts: number;
+  /** The attempt of record while done or accepted (`doneBy` and `resultPostId` are its). */
+  attempt: number | null;
+}
+
+/** One numbered attempt at a task (migration 020). */
+export interface TaskAttempt {
+  attempt: number;
+  cycle: number;
+  /** The KEY that submitted it. */
+  by: string;
+  postId: string;
+  /** The author of its post, which may be another KEY's. */
+  author: string;
+  at: number;
+  rejected: { by: string; reason: string; at: number } | null;
 }
 
 /** A retired task, kept under its number (migration 018). */
@@ -51,6 +71,7 @@ export interface RetiredTaskRow {
   createdBy: string;
   createdAt: number;
   retired: { reason: string; by: string; at: number };
+  numberedAttempts: boolean;
 }
 
 /** Words a change replaced: the revision they were, and who ended them, when and why. */
@@ -88,6 +109,7 @@ export interface NewTask {
   after: number[];
   createdBy: string;
   now: number;
+  numberedAttempts?: boolean;
 }
 
 /** A page of a SPACE's tasks, newest (highest number) first. */
@@ -140,6 +162,24 @@ export interface TaskStore {
    * for it waits instead for what it waited for (`rewired`: each dependent's new `after`).
    */
   retire(spaceRowId: number, number: number, retired: { reason: string; by: string; at: number }, rewired: ReadonlyMap<number, number[]>): Promise<void>;
+  /** The attempts of one cycle, by number. */
+  attemptsIn(spaceRowId: number, number: number, cycle: number): Promise<TaskAttempt[]>;
+  /** One attempt by its number. */
+  attemptGet(spaceRowId: number, number: number, attempt: number): Promise<TaskAttempt | undefined>;
+  /** A rejected attempt of any cycle whose result was this post, the latest first. */
+  rejectedWithPost(spaceRowId: number, number: number, postId: string): Promise<TaskAttempt | undefined>;
+  /** The confirmations of one attempt, oldest first. */
+  attemptChecks(spaceRowId: number, number: number, attempt: number): Promise<TaskCheck[]>;
+  /**
+   * Record attempt `a.attempt` (one more than the task's count). The first of a cycle makes an
+   * open or held task done with it as the attempt of record, ending any claim; a later one only
+   * counts.
+   */
+  addAttempt(spaceRowId: number, number: number, a: Omit<TaskAttempt, 'rejected'>, first: boolean): Promise<void>;
+  addAttemptCheck(spaceRowId: number, number: number, attempt: number, check: TaskCheck): Promise<void>;
+  rejectAttempt(spaceRowId: number, number: number, attempt: number, rejected: { by: string; reason: string; at: number }): Promise<void>;
+  /** Make `a` the attempt of record of a done task: its submitter and post on the row. */
+  setRecord(spaceRowId: number, number: number, a: TaskAttempt, now: number): Promise<void>;
 }
 
 interface Row {
@@ -164,6 +204,21 @@ interface Row {
   updated_at: number;
   revision: number;
   held_revision: number | null;
+  numbered_attempts: number;
+  attempts: number;
+  attempt: number | null;
+}
+
+interface AttemptRow {
+  attempt: number;
+  cycle: number;
+  by: string;
+  post_id: string;
+  author: string;
+  at: number;
+  rejected_by: string | null;
+  rejected_reason: string | null;
+  rejected_at: number | null;
 }
 
 interface RetiredRow {
@@ -180,6 +235,7 @@ interface RetiredRow {
   retired_by: string;
   retired_at: number;
   retired_reason: string;
+  numbered_attempts: number;
 }
 
 interface RevisionRow {
@@ -195,10 +251,24 @@ interface RevisionRow {
 
 const COLUMNS = `space_row_id, number, title, body, tag, after_json, waiting, state, holder, claim_expires_at,
   result_post_id, done_by, cycle, rejected_reason, rejected_by, rejected_at, created_by, created_at, updated_at,
-  revision, held_revision`;
+  revision, held_revision, numbered_attempts, attempts, attempt`;
 
 const RETIRED_COLUMNS = `space_row_id, number, title, body, tag, after_json, revision, cycle, created_by, created_at,
-  retired_by, retired_at, retired_reason`;
+  retired_by, retired_at, retired_reason, numbered_attempts`;
+
+const ATTEMPT_COLUMNS = 'attempt, cycle, "by", post_id, author, at, rejected_by, rejected_reason, rejected_at';
+
+function toAttempt(r: AttemptRow): TaskAttempt {
+  return {
+    attempt: Number(r.attempt),
+    cycle: Number(r.cycle),
+    by: r.by,
+    postId: r.post_id,
+    author: r.author,
+    at: Number(r.at),
+    rejected: r.rejected_by !== null && r.rejected_at !== null ? { by: r.rejected_by, reason: r.rejected_reason ?? '', at: Number(r.rejected_at) } : null,
+  };
+}
 
 function toRetired(r: RetiredRow): RetiredTaskRow {
   return {
@@ -213,6 +283,7 @@ function toRetired(r: RetiredRow): RetiredTaskRow {
     createdBy: r.created_by,
     createdAt: r.created_at,
     retired: { reason: r.retired_reason, by: r.retired_by, at: r.retired_at },
+    numberedAttempts: Number(r.numbered_attempts) === 1,
   };
 }
 
@@ -240,6 +311,9 @@ function toTask(r: Row): TaskRow {
     updatedAt: r.updated_at,
     revision: r.revision,
     heldRevision: r.held_revision,
+    numberedAttempts: Number(r.numbered_attempts) === 1,
+    attempts: Number(r.attempts),
+    attempt: r.attempt === null ? null : Number(r.attempt),
   };
 }
 
@@ -284,9 +358,9 @@ export function createTaskStore(db: Db): TaskStore {
   );
   const insertTask = db.prepare(
     `INSERT INTO tasks (space_row_id, number, title, body, tag, after_json, waiting, state, holder, claim_expires_at,
-       result_post_id, done_by, cycle, rejected_reason, rejected_by, rejected_at, created_by, created_at, updated_at)
+       result_post_id, done_by, cycle, rejected_reason, rejected_by, rejected_at, created_by, created_at, updated_at, numbered_attempts)
      VALUES (@spaceRowId, @number, @title, @body, @tag, @afterJson, @waiting, 'open', NULL, NULL,
-       NULL, NULL, 1, NULL, NULL, NULL, @createdBy, @now, @now)`,
+       NULL, NULL, 1, NULL, NULL, NULL, @createdBy, @now, @now, @numberedAttempts)`,
   );
   const insertAfter = db.prepare('INSERT INTO task_after (space_row_id, after_number, number) VALUES (?, ?, ?)');
   const pages = new Map<string, ReturnType<typeof db.prepare<Record<string, unknown>, Row>>>();
@@ -315,9 +389,15 @@ export function createTaskStore(db: Db): TaskStore {
     `SELECT ${COLUMNS} FROM tasks ${sql.indexedBy('tasks_claims')}
       WHERE space_row_id = @space AND state = 'held' AND claim_expires_at <= @now AND waiting = 0 AND tag = @tag ORDER BY number LIMIT 1`,
   );
+  // A task with numbered attempts: not one the caller made an attempt at in this cycle, nor
+  // whose attempt of record it confirmed (its checks are kept per attempt).
   const verifyWhere = `space_row_id = @space AND state = 'done' AND done_by <> @peer
         AND NOT EXISTS (SELECT 1 FROM task_checks c
-          WHERE c.space_row_id = t.space_row_id AND c.number = t.number AND c.cycle = t.cycle AND c.by = @peer)`;
+          WHERE c.space_row_id = t.space_row_id AND c.number = t.number AND c.cycle = t.cycle AND c.by = @peer)
+        AND NOT EXISTS (SELECT 1 FROM task_attempts a
+          WHERE a.space_row_id = t.space_row_id AND a.number = t.number AND a.cycle = t.cycle AND a.by = @peer)
+        AND NOT EXISTS (SELECT 1 FROM task_attempt_checks k
+          WHERE k.space_row_id = t.space_row_id AND k.number = t.number AND k.attempt = t.attempt AND k.by = @peer)`;
   const selectToVerify = db.prepare<{ space: number; peer: string }, Row>(
     `SELECT ${COLUMNS} FROM tasks t ${sql.indexedBy('tasks_by_state')} WHERE ${verifyWhere} ORDER BY number LIMIT 1`,
   );
@@ -350,9 +430,45 @@ export function createTaskStore(db: Db): TaskStore {
   );
   const rejectStmt = db.prepare(
     `UPDATE tasks SET state = 'open', holder = NULL, claim_expires_at = NULL, held_revision = NULL, done_by = NULL, result_post_id = NULL,
-       cycle = cycle + 1, rejected_reason = @reason, rejected_by = @by, rejected_at = @at, updated_at = @at
+       cycle = cycle + 1, rejected_reason = @reason, rejected_by = @by, rejected_at = @at, updated_at = @at, attempt = NULL
       WHERE space_row_id = @space AND number = @number`,
   );
+  const selectAttemptsIn = db.prepare<[number, number, number], AttemptRow>(
+    `SELECT ${ATTEMPT_COLUMNS} FROM task_attempts WHERE space_row_id = ? AND number = ? AND cycle = ? ORDER BY attempt`,
+  );
+  const selectAttempt = db.prepare<[number, number, number], AttemptRow>(
+    `SELECT ${ATTEMPT_COLUMNS} FROM task_attempts WHERE space_row_id = ? AND number = ? AND attempt = ?`,
+  );
+  const selectRejectedWithPost = db.prepare<[number, number, string], AttemptRow>(
+    `SELECT ${ATTEMPT_COLUMNS} FROM task_attempts
+      WHERE space_row_id = ? AND number = ? AND post_id = ? AND rejected_by IS NOT NULL ORDER BY attempt DESC LIMIT 1`,
+  );
+  const selectAttemptChecks = db.prepare<[number, number, number], { by: string; post_id: string | null; at: number }>(
+    'SELECT "by", post_id, at FROM task_attempt_checks WHERE space_row_id = ? AND number = ? AND attempt = ? ORDER BY at, "by"',
+  );
+  const insertAttempt = db.prepare(
+    `INSERT INTO task_attempts (space_row_id, number, attempt, cycle, "by", post_id, author, at)
+     VALUES (@space, @number, @attempt, @cycle, @by, @postId, @author, @at)`,
+  );
+  const doneByAttempt = db.prepare(
+    `UPDATE tasks SET state = 'done', holder = NULL, claim_expires_at = NULL, held_revision = NULL, done_by = @by,
+       result_post_id = @postId, attempt = @attempt, attempts = @attempt, updated_at = @at
+      WHERE space_row_id = @space AND number = @number`,
+  );
+  const countAttempt = db.prepare('UPDATE tasks SET attempts = @attempt, updated_at = @at WHERE space_row_id = @space AND number = @number');
+  const insertAttemptCheck = db.prepare(
+    'INSERT INTO task_attempt_checks (space_row_id, number, attempt, "by", post_id, at) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  const rejectAttemptStmt = db.prepare(
+    `UPDATE task_attempts SET rejected_by = @by, rejected_reason = @reason, rejected_at = @at
+      WHERE space_row_id = @space AND number = @number AND attempt = @attempt`,
+  );
+  const setRecordStmt = db.prepare(
+    `UPDATE tasks SET attempt = @attempt, done_by = @by, result_post_id = @postId, updated_at = @now
+      WHERE space_row_id = @space AND number = @number`,
+  );
+  const deleteAttemptChecksOf = db.prepare('DELETE FROM task_attempt_checks WHERE space_row_id = ? AND number = ?');
+  const deleteAttemptsOf = db.prepare('DELETE FROM task_attempts WHERE space_row_id = ? AND number = ?');
 
   const selectRetired = db.prepare<[number, number], RetiredRow>(`SELECT ${RETIRED_COLUMNS} FROM task_retired WHERE space_row_id = ? AND number = ?`);
   const selectRetiredPage = db.prepare<Record<string, unknown>, RetiredRow>(
@@ -383,7 +499,8 @@ export function createTaskStore(db: Db): TaskStore {
   );
   const insertRetired = db.prepare(
     `INSERT INTO task_retired (${RETIRED_COLUMNS})
-     SELECT space_row_id, number, title, body, tag, after_json, revision, cycle, created_by, created_at, @by, @at, @reason
+     SELECT space_row_id, number, title, body, tag, after_json, revision, cycle, created_by, created_at, @by, @at, @reason,
+            numbered_attempts
        FROM tasks WHERE space_row_id = @space AND number = @number`,
   );
   const deleteChecksOf = db.prepare('DELETE FROM task_checks WHERE space_row_id = ? AND number = ?');
@@ -438,7 +555,10 @@ export function createTaskStore(db: Db): TaskStore {
       const { last_number: number } = await upsertList.get(t.spaceRowId) as { last_number: number };
       const afterJson = JSON.stringify(t.after);
       const waiting = t.after.length === 0 ? 0 : (await countWaiting.get(t.spaceRowId, afterJson))!.n;
-      await insertTask.run({ spaceRowId: t.spaceRowId, number, title: t.title, body: t.body, tag: t.tag, afterJson, waiting, createdBy: t.createdBy, now: t.now });
+      await insertTask.run({
+        spaceRowId: t.spaceRowId, number, title: t.title, body: t.body, tag: t.tag, afterJson, waiting, createdBy: t.createdBy, now: t.now,
+        numberedAttempts: t.numberedAttempts === true ? 1 : 0,
+      });
       for (const a of t.after) await insertAfter.run(t.spaceRowId, a, number);
       return (await get(t.spaceRowId, number))!;
     },
@@ -496,10 +616,40 @@ export function createTaskStore(db: Db): TaskStore {
     async retire(space, number, retired, rewired) {
       await insertRetired.run({ space, number, by: retired.by, at: retired.at, reason: retired.reason });
       await deleteChecksOf.run(space, number);
+      await deleteAttemptChecksOf.run(space, number);
+      await deleteAttemptsOf.run(space, number);
       await deleteAfterOf.run(space, number);
       for (const [dependent, after] of rewired) await setAfter(space, dependent, after);
       await deleteTask.run(space, number);
       await lessNotAccepted.run(space);
+    },
+    async attemptsIn(space, number, cycle) {
+      return (await selectAttemptsIn.all(space, number, cycle)).map(toAttempt);
+    },
+    async attemptGet(space, number, attempt) {
+      const r = await selectAttempt.get(space, number, attempt);
+      return r ? toAttempt(r) : undefined;
+    },
+    async rejectedWithPost(space, number, postId) {
+      const r = await selectRejectedWithPost.get(space, number, postId);
+      return r ? toAttempt(r) : undefined;
+    },
+    async attemptChecks(space, number, attempt) {
+      return (await selectAttemptChecks.all(space, number, attempt)).map((c) => ({ by: c.by, postId: c.post_id, at: Number(c.at) }));
+    },
+    async addAttempt(space, number, a, first) {
+      await insertAttempt.run({ space, number, attempt: a.attempt, cycle: a.cycle, by: a.by, postId: a.postId, author: a.author, at: a.at });
+      if (first) await doneByAttempt.run({ space, number, by: a.by, postId: a.postId, attempt: a.attempt, at: a.at });
+      else await countAttempt.run({ space, number, attempt: a.attempt, at: a.at });
+    },
+    async addAttemptCheck(space, number, attempt, check) {
+      await insertAttemptCheck.run(space, number, attempt, check.by, check.postId, check.at);
+    },
+    async rejectAttempt(space, number, attempt, rejected) {
+      await rejectAttemptStmt.run({ space, number, attempt, by: rejected.by, reason: rejected.reason, at: rejected.at });
+    },
+    async setRecord(space, number, a, now) {
+      await setRecordStmt.run({ space, number, attempt: a.attempt, by: a.by, postId: a.postId, now });
     },
   };
 }

@@ -18,7 +18,8 @@ import { commitQueueFor } from '../posts/commit-queue.js';
 import { canGovernTasks, canReleaseOthersTask } from '../policy.js';
 import type { TaskRow } from '../store/tasks.js';
 import { taskSpaceForWrite, type TaskSpaceAccess } from './access.js';
-import { readNumber, type AddInput, type ChangeInput, type NextInput } from './input.js';
+import { attemptCheck, attemptDone } from './attempts.js';
+import { readNumber, type AddInput, type ChangeInput, type CheckTarget, type NextInput } from './input.js';
 import { checkChange, checkCheck, checkDone, checkDoneWords, checkRelease, checkRetire, checkTake, enoughConfirmations } from './machine.js';
 import { renderRetired, renderTask } from './render.js';
 
@@ -120,14 +121,19 @@ export function nextTask(ctx: RelayContext, me: string, name: string, input: Nex
 /**
  * tasks.done: the holder names its own result post; accepted at once when no confirmation is
  * asked. `revision`, when sent, is the revision of the words the result answers: without it,
- * done is refused (TASK_CHANGED) once the task changed after the holder took it.
+ * done is refused (TASK_CHANGED) once the task changed after the holder took it. A task added
+ * with numbered attempts takes any writer's done as an attempt (relay/tasks/attempts.ts).
  */
-export function doneTask(ctx: RelayContext, me: string, name: string, written: string, postId: string, revision?: number): Promise<{ task: JsonObject }> {
+export function doneTask(ctx: RelayContext, me: string, name: string, written: string, postId: string, revision?: number): Promise<{ task: JsonObject; attempt?: number }> {
   return underLock(ctx, name, async () => {
     const now = ctx.clock();
     const a = await taskSpaceForWrite(ctx, name, me, 'work');
     const row = await taskOf(ctx, a, written);
     const number = row.number;
+    if (row.numberedAttempts) {
+      const attempt = await attemptDone(ctx, a, row, me, postId, revision, now);
+      return { ...await answer(ctx, a, number, now), attempt };
+    }
     checkDone(row, me, now);
     checkDoneWords(row, revision);
     await ownPost(ctx, a, me, postId);
@@ -154,13 +160,28 @@ async function checkedThisCycle(ctx: RelayContext, a: TaskSpaceAccess, row: Task
   return (await ctx.store.tasks.checks(a.space.id, row.number, row.cycle)).some((c) => c.by === me);
 }
 
+/**
+ * `attempt` and `cycle` name what a check of a task with numbered attempts checks; a task
+ * without them has one result a cycle, and a check naming one is refused.
+ */
+function noTarget(row: TaskRow, target: CheckTarget): void {
+  if (target.attempt !== undefined || target.cycle !== undefined) {
+    throw new SvcError('INVALID_REQUEST', `${target.attempt !== undefined ? 'attempt' : 'cycle'}: task ${row.number} was added without numbered attempts; check it without naming one`);
+  }
+}
+
 /** tasks.confirm: one check of this cycle; enough of them accept the task. */
-export function confirmTask(ctx: RelayContext, me: string, name: string, written: string, postId: string | undefined): Promise<{ task: JsonObject }> {
+export function confirmTask(ctx: RelayContext, me: string, name: string, written: string, postId: string | undefined, target: CheckTarget = {}): Promise<{ task: JsonObject; attempt?: number }> {
   return underLock(ctx, name, async () => {
     const now = ctx.clock();
     const a = await taskSpaceForWrite(ctx, name, me, 'check');
     const row = await taskOf(ctx, a, written);
     const number = row.number;
+    if (row.numberedAttempts) {
+      const checked = await attemptCheck(ctx, a, row, me, target, { postId }, now);
+      return { ...await answer(ctx, a, number, now), attempt: checked.attempt };
+    }
+    noTarget(row, target);
     checkCheck(row, me, await checkedThisCycle(ctx, a, row, me), now);
     if (postId !== undefined) await ownPost(ctx, a, me, postId);
     const tasks = ctx.store.tasks;
@@ -172,12 +193,17 @@ export function confirmTask(ctx: RelayContext, me: string, name: string, written
 }
 
 /** tasks.reject: back to open in a new cycle; the confirmations of the old one stop counting. */
-export function rejectTask(ctx: RelayContext, me: string, name: string, written: string, reason: string): Promise<{ task: JsonObject }> {
+export function rejectTask(ctx: RelayContext, me: string, name: string, written: string, reason: string, target: CheckTarget = {}): Promise<{ task: JsonObject; attempt?: number }> {
   return underLock(ctx, name, async () => {
     const now = ctx.clock();
     const a = await taskSpaceForWrite(ctx, name, me, 'check');
     const row = await taskOf(ctx, a, written);
     const number = row.number;
+    if (row.numberedAttempts) {
+      const checked = await attemptCheck(ctx, a, row, me, target, { reason }, now);
+      return { ...await answer(ctx, a, number, now), attempt: checked.attempt };
+    }
+    noTarget(row, target);
     checkCheck(row, me, await checkedThisCycle(ctx, a, row, me), now);
     await ctx.store.tasks.reject(a.space.id, number, { reason, by: me, at: now });
     return await answer(ctx, a, number, now);

@@ -19,6 +19,14 @@ export interface AddInput {
   body: string;
   tag: string | null;
   after: number[];
+  /** Any writer may mark it done, each done a numbered attempt (the newer API's tasks). */
+  numberedAttempts: boolean;
+}
+
+/** Which attempt a confirm or reject checks: `attempt` and `cycle`, each when sent. */
+export interface CheckTarget {
+  attempt?: number | undefined;
+  cycle?: number | undefined;
 }
 
 export interface NextInput {
@@ -68,7 +76,27 @@ export function readAdd(body: Record<string, unknown>): AddInput {
     body: body.body === undefined ? '' : text(body.body, 'body', 0, TASK_LIMITS.bodyBytes),
     tag: body.tag === undefined || body.tag === null ? null : readTag(body.tag),
     after: readAfter(body.after),
+    numberedAttempts: readFlag(body.numbered_attempts, 'numbered_attempts'),
   };
+}
+
+function readFlag(value: unknown, field: string): boolean {
+  if (value === undefined || value === null) return false;
+  if (typeof value !== 'boolean') throw new SvcError('INVALID_REQUEST', `${field}: true or false`);
+  return value;
+}
+
+function wholeFrom(value: unknown, field: string, min: number): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw new SvcError('INVALID_REQUEST', `${field}: a whole number from ${min}`);
+  }
+  return value;
+}
+
+/** The attempt a check names (from 1) and its cycle (from 1), each optional. */
+export function readCheckTarget(body: Record<string, unknown> | undefined): CheckTarget {
+  return { attempt: wholeFrom(body?.attempt, 'attempt', 1), cycle: wholeFrom(body?.cycle, 'cycle', 1) };
 }
 
 export function readNext(body: Record<string, unknown> | undefined): NextInput {

@@ -230,7 +230,8 @@ describe('a member bridge behind a relay that misbehaves', () => {
     const [outsiderView, ownerView] = [await keyView(outsider), await keyView(owner)];
     rewriteJson(isStatus, (b) => {
       b.owner = outsiderView;
-      b.owner_was = ownerView;
+      b.owner_was = owner.peerId;
+      b.owner_was_key = ownerView;
     });
     const unbacked = await read();
     expect(unbacked.items.every((p) => p.sealed.opened === false)).toBe(true);

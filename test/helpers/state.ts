@@ -3,7 +3,7 @@
  * touch (KEYS and their passkeys, SPACES, members, blocks, the audit log, links, requests, offers, posts, mailboxes,
  * encryption keys, sealed records, conversations and messages, message blocks and retention,
  * oracle versions, documents, watches, the links of current texts and forks,
- * task lists with their after links and checks).
+ * task lists with their after links, checks and numbered attempts).
  * Two equal digests mean those tables hold the same rows.
  * Background tables (checkpoints, SEEK index) and sign-in bookkeeping are left out on purpose.
  */
@@ -50,6 +50,8 @@ export const WRITTEN_TABLES = [
   'task_checks',
   'task_revisions',
   'task_retired',
+  'task_attempts',
+  'task_attempt_checks',
 ] as const;
 
 /**

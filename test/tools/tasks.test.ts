@@ -6,7 +6,8 @@
  * Ann owns a private work SPACE that asks one confirmation per task and adds three tasks (the
  * third waits for the first); Ben and Cat take one each, post their results and mark them done;
  * Cat finds nothing open while the third waits and may not check her own; Ann confirms Ben's and
- * rejects Cat's with a reason, which Ben then takes in its new cycle. The start_run prompt names
+ * rejects Cat's with a reason, which Ben then takes in its new cycle. A task added with numbered
+ * attempts is marked done by Ben and Cat alike, and Ann checks each attempt by its number. The start_run prompt names
  * svc_task where a SPACE keeps tasks, and a sealed SPACE takes a task only once the agent says it
  * knows the words are not sealed.
  */
@@ -155,6 +156,25 @@ describe('a task list worked by three bridges', () => {
     expect(without).not.toContain(`space="${empty}" number`);
     expect(without).not.toContain(`svc_task action=next space="${empty}"`);
   }, 60_000);
+});
+
+describe('numbered attempts through svc_task', () => {
+  it('adds a task any writer marks done, each done an attempt, and checks one attempt by its number', async () => {
+    const added = await ok('ann', 'svc_task', { action: 'add', space, title: 'Race to fix the lexer', numbered_attempts: true });
+    const n = added.data.task.number as number;
+    expect(added.data.task).toMatchObject({ numbered_attempts: true, attempts: [] });
+    expect(added.text).toContain('Numbered attempts: any writer may mark it done');
+    // Neither holds it: each marks it done with its own result.
+    await ok('ben', 'svc_task', { action: 'done', space, number: n, post_id: await result('ben', 'Lexer fix by ben') });
+    const both = await ok('cat', 'svc_task', { action: 'done', space, number: n, post_id: await result('cat', 'Lexer fix by cat') });
+    expect(both.data.task.attempts.map((a: any) => a.by)).toEqual([id.ben, id.cat]);
+    expect(both.text).toContain(`attempt 2 by ${id.cat} (you)`);
+    await refused('ann', 'svc_task', { action: 'confirm', space, number: n }, 'INVALID_REQUEST');
+    const rejected = await ok('ann', 'svc_task', { action: 'reject', space, number: n, attempt: 1, reason: 'breaks on tabs' });
+    expect(rejected.text).toContain(`Rejected attempt 1 at task ${n}: attempt 2 still waits for its checks.`);
+    const accepted = await ok('ann', 'svc_task', { action: 'confirm', space, number: n, attempt: 2 });
+    expect(accepted.data.task).toMatchObject({ state: 'accepted', attempt: 2, done_by: id.cat });
+  });
 });
 
 describe('tasks in a sealed SPACE', () => {

@@ -14,6 +14,9 @@
  * - done by another member and not yet checked by the caller: check it, then confirm or reject;
  * - done by the caller, or checked already: it waits for the other members' checks;
  * - accepted: nothing left.
+ *
+ * A task added with numbered attempts (`numbered_attempts`) also lists this cycle's attempts and
+ * says that any writer may mark it done, and that a check names its attempt.
  */
 import type { PeerFence } from '../render.js';
 import { isObject, items, plain } from '../action.js';
@@ -91,6 +94,7 @@ export function taskText(fence: PeerFence, space: string, t: Obj, opts: { full?:
     );
     lines.push(`  confirmations: ${confirmations.length} of ${plain(fence, 'confirmations_needed', t.confirmations_needed)}${shown.length > 0 ? `: ${shown.join('; ')}` : ''}`);
   }
+  if (t.numbered_attempts === true) lines.push(...attemptLines(fence, space, t));
   if (isObject(t.rejected)) {
     const r = t.rejected;
     lines.push(`  last rejected by ${who(fence, r.by, 'by')} at ${plain(fence, 'at', r.at)}: ${fence.by(r.by)('reason', r.reason)}`);
@@ -98,6 +102,20 @@ export function taskText(fence: PeerFence, space: string, t: Obj, opts: { full?:
   lines.push(`  created by ${who(fence, t.created_by, 'created_by')} at ${plain(fence, 'created_at', t.created_at)}; updated ${plain(fence, 'updated_at', t.updated_at)}`);
   lines.push(`  ${taskHint(fence, space, t)}`);
   return lines.join('\n');
+}
+
+/** The attempts of a task with numbered attempts, and what they let any writer do. */
+function attemptLines(fence: PeerFence, space: string, t: Obj): string[] {
+  const s = plain(fence, 'space', space);
+  const n = plain(fence, 'number', t.number);
+  const lines = items(t.attempts).map((a) => {
+    const rejected = isObject(a.rejected) ? `, rejected by ${who(fence, a.rejected.by, 'by')}: ${fence.by(a.rejected.by)('reason', a.rejected.reason)}` : '';
+    return `  attempt ${plain(fence, 'attempt', a.attempt)} by ${who(fence, a.by, 'by')}, post_id ${plain(fence, 'post_id', a.post_id)}: ${plain(fence, 'state', a.state)}, ${items(a.confirmations).length} confirmation(s)${rejected}`;
+  });
+  if (t.state === 'open' || t.state === 'held' || t.state === 'done') {
+    lines.push(`  Numbered attempts: any writer may mark it done (svc_task action=done space=${s} number=${n} post_id=<a result post>), one attempt a KEY a cycle; a check names attempt=<its number> when two or more wait.`);
+  }
+  return lines;
 }
 
 /** Known reasons `next` gives for handing out nothing (the relay's sentences, shown as they are). */

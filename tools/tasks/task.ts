@@ -7,14 +7,15 @@
  *   next      POST /v1/spaces/{space}/tasks/next         {tag?, verify?}
  *   done      POST /v1/spaces/{space}/tasks/{n}/done     {post_id}
  *   release   POST /v1/spaces/{space}/tasks/{n}/release  {}
- *   confirm   POST /v1/spaces/{space}/tasks/{n}/confirm  {post_id?}
- *   reject    POST /v1/spaces/{space}/tasks/{n}/reject   {reason}
+ *   confirm   POST /v1/spaces/{space}/tasks/{n}/confirm  {post_id?, attempt?}
+ *   reject    POST /v1/spaces/{space}/tasks/{n}/reject   {reason, attempt?}
  *   get       GET  /v1/spaces/{space}/tasks/{n}          ?history before limit
  *   change    POST /v1/spaces/{space}/tasks/{n}/change   {revision, reason, title?, body?, tag?, after?}
  *   retire    POST /v1/spaces/{space}/tasks/{n}/retire   {reason}
  *
  * (`done` passes `revision` too, once the words changed; `tag: null` and `after: []` in a
- * change clear them. get, change and retire came after API 0.1, as the public service has them.)
+ * change clear them. get, change and retire came after API 0.1, as the public service has them,
+ * and so did numbered attempts: `add` passes `numbered_attempts`, confirm and reject `attempt`.)
  *
  * Every answer says what to do next (tools/tasks/task-view.ts): a task handed out is worked,
  * its result posted with svc_post, then marked done with that post; a task to check is
@@ -68,9 +69,11 @@ export const TaskArgs = toolArgs({
   limit: z.number().int().min(1).max(PAGE_LIMIT_MAX).optional(),
   detail: z.enum(['compact', 'full']).optional(),
   plain_words: z.boolean().optional().describe('add in a sealed SPACE: task words are not sealed.'),
+  numbered_attempts: z.boolean().optional().describe('add: any writer may mark it done, each done a numbered attempt.'),
+  attempt: taskNumber.optional().describe('confirm, reject: the attempt checked.'),
   // add: up to 20 tasks at once, each added and answered on its own (tasks.add's batch).
   tasks: z
-    .array(z.strictObject({ title: z.string().min(1).max(TITLE_MAX_BYTES), body: z.string().max(TASK_BODY_MAX_BYTES).optional(), tag: z.string().regex(TAG_RE, 'a tag: 1 to 64 of a-z, 0-9, _ . -').optional(), after: z.array(taskNumber).min(1).max(TASK_LIMITS.after).optional() }))
+    .array(z.strictObject({ title: z.string().min(1).max(TITLE_MAX_BYTES), body: z.string().max(TASK_BODY_MAX_BYTES).optional(), tag: z.string().regex(TAG_RE, 'a tag: 1 to 64 of a-z, 0-9, _ . -').optional(), after: z.array(taskNumber).min(1).max(TASK_LIMITS.after).optional(), numbered_attempts: z.boolean().optional() }))
     .min(1)
     .max(TASK_BATCH_MAX)
     .optional(),
@@ -136,8 +139,8 @@ export function confirmationLine(fence: PeerFence, space: string, t: Obj): strin
 async function add(args: TaskInput, ctx: ActionContext): Promise<CallToolResult> {
   const { deps } = ctx;
   const fence = ownFence(deps);
-  if (args.tasks !== undefined && (args.title !== undefined || args.body !== undefined || args.tag !== undefined || args.after !== undefined)) {
-    throw new SvcError('INVALID_REQUEST', 'tasks: give each task its title, body, tag and after inside tasks, not beside it');
+  if (args.tasks !== undefined && (args.title !== undefined || args.body !== undefined || args.tag !== undefined || args.after !== undefined || args.numbered_attempts !== undefined)) {
+    throw new SvcError('INVALID_REQUEST', 'tasks: give each task its title, body, tag, after and numbered_attempts inside tasks, not beside it');
   }
   const title = args.tasks === undefined ? need(args, 'title') : '';
   const sealed = await isSealed(deps, args.space);
@@ -152,6 +155,7 @@ async function add(args: TaskInput, ctx: ActionContext): Promise<CallToolResult>
   const body: Obj = { title, body: args.body ?? '' };
   if (args.tag !== undefined && args.tag !== '') body.tag = args.tag;
   if (args.after !== undefined && args.after.length > 0) body.after = args.after;
+  if (args.numbered_attempts !== undefined) body.numbered_attempts = args.numbered_attempts;
   const b = await post(deps, tasksPath(args.space), body);
   const t = taskOf(b, 'tasks.add');
   const extra = [confirmationLine(fence, args.space, t), ...(sealed ? [PLAIN_WORDS_LINE] : [])];
@@ -229,13 +233,16 @@ async function change(action: 'done' | 'release' | 'confirm' | 'reject', args: T
   if (action === 'done' && args.revision !== undefined) body.revision = args.revision;
   if (action === 'confirm' && args.post_id !== undefined) body.post_id = args.post_id;
   if (action === 'reject') body.reason = need(args, 'reason');
+  if ((action === 'confirm' || action === 'reject') && args.attempt !== undefined) body.attempt = args.attempt;
   const b = await post(deps, tasksPath(args.space, `/${n}/${action}`), body);
   const t = taskOf(b, `tasks.${action}`);
   const first: Record<typeof action, string> = {
     done: t.state === 'accepted' ? `Task ${n} is done and accepted at once (this SPACE needs no confirmations).` : `Task ${n} is done; other members check it now.`,
     release: `Task ${n} is given back: open for the next taker.`,
     confirm: t.state === 'accepted' ? `Confirmed: task ${n} has its confirmations and is accepted.` : `Confirmed task ${n}; it needs more checks before it is accepted.`,
-    reject: `Rejected task ${n}: it is open again in cycle ${plain(fence, 'cycle', t.cycle)}, and earlier confirmations no longer count.`,
+    reject: t.state === 'done'
+      ? `Rejected attempt ${plain(fence, 'attempt', b.attempt)} at task ${n}: attempt ${plain(fence, 'attempt', t.attempt)} still waits for its checks.`
+      : `Rejected task ${n}: it is open again in cycle ${plain(fence, 'cycle', t.cycle)}, and earlier confirmations no longer count.`,
   };
   return taskAnswer(fence, args.space, first[action], b);
 }
@@ -296,12 +303,12 @@ async function retire(args: TaskInput, ctx: ActionContext): Promise<CallToolResu
 
 export const TASK_TABLE: ActionTable<TaskInput> = {
   list: { takes: ['space', 'state', 'tag', 'before', 'limit', 'detail'], run: list },
-  add: { takes: ['space', 'title', 'body', 'tag', 'after', 'plain_words', 'tasks'], run: add },
+  add: { takes: ['space', 'title', 'body', 'tag', 'after', 'plain_words', 'numbered_attempts', 'tasks'], run: add },
   next: { takes: ['space', 'tag', 'verify', 'number'], run: next },
   done: { takes: ['space', 'number', 'post_id', 'revision'], run: (a, c) => change('done', a, c) },
   release: { takes: ['space', 'number'], run: (a, c) => change('release', a, c) },
-  confirm: { takes: ['space', 'number', 'post_id'], run: (a, c) => change('confirm', a, c) },
-  reject: { takes: ['space', 'number', 'reason'], run: (a, c) => change('reject', a, c) },
+  confirm: { takes: ['space', 'number', 'post_id', 'attempt'], run: (a, c) => change('confirm', a, c) },
+  reject: { takes: ['space', 'number', 'reason', 'attempt'], run: (a, c) => change('reject', a, c) },
   get: { takes: ['space', 'number', 'history', 'before', 'limit'], run: getOne },
   change: { takes: ['space', 'number', 'revision', 'reason', 'title', 'body', 'tag', 'after'], run: changeWords },
   retire: { takes: ['space', 'number', 'reason'], run: retire },
@@ -318,6 +325,7 @@ export const TASK_NOTES = [
   'The routine: svc_task action=next space=S claims the lowest-numbered open task whose after tasks are accepted; work on it; post the result with svc_post (a task.reference fingerprint S/N lets others find it); then svc_task action=done space=S number=N post_id=<the result post>. release gives a claim back before its time runs out.',
   'Checking: next with verify=true gives a finished task you neither did nor checked (it claims nothing): confirm it (post_id: your check\'s post, optional) or reject it with a reason (1 to 2048 bytes); a rejected task opens again for another try. How many confirmations a task needs, and who may give them, is the SPACE\'s setting (svc_spaces action=get shows it).',
   `add: title (1 to ${TITLE_MAX_BYTES} bytes), body (what to do and how the result is checked, up to 16 KiB), tag (1 to 64 of a-z, 0-9, _ . -), after (up to ${TASK_LIMITS.after} task numbers of the SPACE that must be accepted before this one is handed out). Or tasks: up to ${TASK_BATCH_MAX} of {title, body, tag, after}, each added or refused on its own.`,
+  'numbered_attempts=true on add (or in a tasks item): any writer may mark that task done, holding it or not, each done a numbered attempt (5 a cycle, one a KEY); confirm and reject name attempt=N when two or more wait.',
   'next number=N takes that task (refused while its after tasks wait). get: one task by number (retired ones too); history=true pages its earlier words. change: new title, body, tag ("" clears) or after ([] clears) for an open or held task, with the revision you read (get shows it) and a reason; its creator, or coordinator or above. retire: coordinator or above, a reason; tasks waiting for it then wait for what it waited for. done after a change needs revision=<the current one>.',
   'list: state open, held, done, accepted or retired; tag; before (the next_before of an answer); limit 1 to 200 (default 20); detail compact (titles, the default) or full (bodies too).',
   'Sealed SPACES: a task is a row at the relay, not a post, so its title, body and tag are NOT sealed; add there is refused unless plain_words=true says you know it.',
