@@ -200,7 +200,9 @@ async function filledRelay(): Promise<Filled> {
   return { dir, offset, owner, writer, sealedOwner, spaces, hidden, file, before };
 }
 
-describe.skipIf(cluster.url === undefined)(`svc-relay migrate${(cluster.skipReason ? ` (skipped: ${cluster.skipReason})` : '')}`, () => {
+// Each test runs `svc-relay migrate` as its own process from the sources, some of them twice:
+// the timeout catches a hang, not a busy machine.
+describe.skipIf(cluster.url === undefined)(`svc-relay migrate${(cluster.skipReason ? ` (skipped: ${cluster.skipReason})` : '')}`, { timeout: 120_000 }, () => {
   it('copies a stopped SQLite relay into an empty PostgreSQL database, and a relay on it answers every read the same, tokens included', async () => {
     const filled = await filledRelay();
     // Enough rows of one table to take several batches.

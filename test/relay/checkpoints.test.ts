@@ -195,7 +195,7 @@ describe('a long random history', { tags: ['slow'] }, () => {
         );
       });
     }
-  }, 120_000);
+  }, 300_000); // 1,100 appends and every proof of them: the timeout catches a hang, not a slow machine
 });
 
 describe('the checkpointer', () => {

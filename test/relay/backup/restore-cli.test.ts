@@ -15,6 +15,12 @@ import { runCli, startCli } from '../../helpers/relay-cli.js';
 import { onPostgres, ON_POSTGRES_SKIP } from '../../helpers/test-store.js';
 
 const TEN_MINUTES = 10 * 60_000 + 1_000;
+/**
+ * Each test runs several relay commands one after another, each its own process from the
+ * sources (tsx compiles it): seconds apiece on a quiet machine, many times that on a busy one.
+ * The timeout is there to catch a hang, not to time the commands.
+ */
+const CLI_TEST_TIMEOUT_MS = 120_000;
 const cleanup: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f();
@@ -54,7 +60,7 @@ async function lostRelay(): Promise<{ backup: string; log: string; space: string
 }
 
 // backup and restore copy SQLite's file (PostgreSQL: pg_dump): not run on the PostgreSQL test store (SVC_TEST_STORE=postgres).
-describe.skipIf(onPostgres)(`a relay serving on a directory while a restore runs${ON_POSTGRES_SKIP}`, () => {
+describe.skipIf(onPostgres)(`a relay serving on a directory while a restore runs${ON_POSTGRES_SKIP}`, { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('answers reads, refuses writes with SERVICE_READ_ONLY, and takes the restored state once the restore is done', async () => {
     const { backup, log, space, owner, epoch } = await lostRelay();
     const data = join(dir('svc-cli-new-'), 'data');
@@ -102,7 +108,7 @@ describe.skipIf(onPostgres)(`a relay serving on a directory while a restore runs
 });
 
 // backup and restore copy SQLite's file (PostgreSQL: pg_dump): not run on the PostgreSQL test store (SVC_TEST_STORE=postgres).
-describe.skipIf(onPostgres)(`bad inputs to backup and restore${ON_POSTGRES_SKIP}`, () => {
+describe.skipIf(onPostgres)(`bad inputs to backup and restore${ON_POSTGRES_SKIP}`, { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('backup refuses a directory with no relay database, an existing target and a missing file name', async () => {
     const empty = dir('svc-cli-empty-');
     const out = dir('svc-cli-out-');
