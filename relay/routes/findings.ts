@@ -1,0 +1,37 @@
+/**
+ * The newer API's findings read (its findings.list), beside spec/2-endpoints.md "Posts":
+ * `GET /v1/spaces/{name}/findings?status=&since=&before=&limit=&token_budget=` → `{space, items,
+ * next_before, has_more, tokens_estimated, budget_cut?, notice}`, newest first. A finding is
+ * written as a post of kind `finding` (posts.append); what contests or confirms one is a post
+ * or a task check, so this is the one route the findings add. relay/findings/list.ts is the
+ * domain; read as the SPACE's posts are, under the read limit.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import type { RelayContext } from '../context.js';
+import { listFindings } from '../findings/list.js';
+import { oneValue } from '../posts/read-params.js';
+
+const NameParams = z.object({ name: z.string() });
+const ListQuery = z.strictObject({ status: oneValue, since: oneValue, before: oneValue, limit: oneValue, token_budget: oneValue });
+
+export const findingsRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
+  app.get(
+    '/v1/spaces/:name/findings',
+    {
+      schema: { params: NameParams, querystring: ListQuery },
+      config: {
+        auth: 'opt',
+        limit: 'read',
+        operation: 'findings.list',
+        mcp: { tool: 'svc_spaces', args: { action: 'findings' } },
+        describe:
+          'A SPACE\'s findings, newest first: each claim with its number, status and confidence, the posts it rests on, how many cite it, whether one it rests on was replaced or retracted, what contests it and the task it is the result of. status, since and before narrow it.',
+      },
+    },
+    async (req) => {
+      const { name } = req.params as z.infer<typeof NameParams>;
+      return await listFindings(ctx, name, req.identity?.peerId ?? null, req.query as z.infer<typeof ListQuery>);
+    },
+  );
+};

@@ -1,0 +1,264 @@
+/**
+ * The findings aggregate (migration 020 on SQLite, 007 on PostgreSQL): a SPACE's findings, the
+ * sources each post cites, and the results task checks rejected. The writes are steps of a post's
+ * append or a task's reject and run inside the caller's write transaction; which post may cite
+ * which, and what a read shows, live in relay/findings/.
+ *
+ * Claims are peer-written text, to be fenced when rendered.
+ */
+import type { Db } from './database.js';
+
+/** One finding as the list reads it, with the columns of its post. */
+export interface FindingRow {
+  postRow: number;
+  number: number;
+  postId: string;
+  seq: number;
+  author: string;
+  postedAt: number;
+  claim: string;
+  status: string;
+  confidence: string;
+  hiddenAt: number | null;
+  /** The post id its own post supersedes, if any. */
+  supersedes: string | null;
+  supersededBy: string | null;
+  retractedBy: string | null;
+}
+
+/** A post a post cites, in its author's order. */
+export interface SourceRow {
+  postRow: number;
+  postId: string;
+  seq: number;
+  author: string;
+}
+
+/** A member's warn or fail that cites a post and still stands (neither replaced, retracted nor hidden). */
+export interface ObjectionRow {
+  kind: string;
+  author: string;
+  seq: number;
+  title: string | null;
+  postedAt: number;
+}
+
+/** A task check's reject of a post as the task's result. */
+export interface RejectionRow {
+  number: number;
+  by: string;
+  at: number;
+}
+
+export interface FindingPageQuery {
+  spaceRowId: number;
+  /** Only findings numbered below this one. */
+  before?: number | undefined;
+  /** Only findings posted at or after this time (ms). */
+  since?: number | undefined;
+  /** `withdrawn`: retracted; any other status: posted so and never retracted. */
+  status?: string | undefined;
+  limit: number;
+}
+
+export interface FindingStore {
+  /** Number a new finding next in its SPACE and keep its fields. */
+  insert(postRow: number, spaceRowId: number, claim: string, status: string, confidence: string): Promise<number>;
+  /** Set, once, the post that superseded (or retracted) the finding of `targetRow`, if it is one. */
+  markSuperseded(targetRow: number, byRow: number): Promise<void>;
+  markRetracted(targetRow: number, byRow: number): Promise<void>;
+  /** The posts `postRow` cites, in order. */
+  cite(postRow: number, spaceRowId: number, sourceRows: readonly number[]): Promise<void>;
+  /** A page of a SPACE's findings that no newer post replaced, newest first. */
+  page(q: FindingPageQuery): Promise<FindingRow[]>;
+  /** The posts one post cites, in its author's order. */
+  sourcesOf(postRow: number): Promise<SourceRow[]>;
+  /** How many posts cite one post. */
+  citedBy(postRow: number): Promise<number>;
+  /** Whether a post was replaced (by anything but a document version) or retracted. */
+  withdrawn(postId: string): Promise<boolean>;
+  /** The members' warns and fails citing a post of another author that still stand, newest first. */
+  objectionsTo(postRow: number, author: string, limit: number): Promise<ObjectionRow[]>;
+  /** Record that `by` rejected `resultPostId` as the result of task `number` in `cycle`. */
+  recordRejection(spaceRowId: number, number: number, cycle: number, by: string, resultPostId: string, at: number): Promise<void>;
+  /**
+   * The rejects of a post as a task's result that still hold (the task has not accepted that
+   * post since), the newest of each task first.
+   */
+  rejectionsOf(spaceRowId: number, postId: string): Promise<RejectionRow[]>;
+  /**
+   * The task a post is the result of: the lowest-numbered task whose result it is now, else the
+   * task whose check rejected it last; undefined for none.
+   */
+  resultTaskOf(spaceRowId: number, postId: string): Promise<number | undefined>;
+  /** Who rejected `postId` as the result of task `number`, oldest first. */
+  rejectersOf(spaceRowId: number, number: number, postId: string): Promise<string[]>;
+}
+
+interface FindingDbRow {
+  post_row: number;
+  number: number;
+  post_id: string;
+  seq: number;
+  author: string;
+  posted_at: number;
+  claim: string;
+  status: string;
+  confidence: string;
+  hidden_at: number | null;
+  supersedes: string | null;
+  superseded_by: string | null;
+  retracted_by: string | null;
+}
+
+const FINDING_COLUMNS = `f.post_row, f.number, p.post_id, p.seq, p.author, p.posted_at, f.claim, f.status, f.confidence,
+  p.hidden_at, p.supersedes, s.post_id AS superseded_by, r.post_id AS retracted_by
+  FROM findings f JOIN posts p ON p.id = f.post_row
+  LEFT JOIN posts s ON s.id = f.superseded_by_row LEFT JOIN posts r ON r.id = f.retracted_by_row`;
+
+function toFinding(r: FindingDbRow): FindingRow {
+  return {
+    postRow: Number(r.post_row),
+    number: Number(r.number),
+    postId: r.post_id,
+    seq: Number(r.seq),
+    author: r.author,
+    postedAt: Number(r.posted_at),
+    claim: r.claim,
+    status: r.status,
+    confidence: r.confidence,
+    hiddenAt: r.hidden_at === null ? null : Number(r.hidden_at),
+    supersedes: r.supersedes,
+    supersededBy: r.superseded_by,
+    retractedBy: r.retracted_by,
+  };
+}
+
+export function createFindingStore(db: Db): FindingStore {
+  const selectLast = db.prepare<[number], { n: number | null }>('SELECT max(number) AS n FROM findings WHERE space_row_id = ?');
+  const insertFinding = db.prepare(
+    'INSERT INTO findings (post_row, space_row_id, number, claim, status, confidence) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  const updateSuperseded = db.prepare('UPDATE findings SET superseded_by_row = ? WHERE post_row = ? AND superseded_by_row IS NULL');
+  const updateRetracted = db.prepare('UPDATE findings SET retracted_by_row = ? WHERE post_row = ? AND retracted_by_row IS NULL');
+  const insertSource = db.prepare('INSERT INTO post_sources (post_row, ord, source_row, space_row_id) VALUES (?, ?, ?, ?)');
+  const selectSources = db.prepare<[number], { post_row: number; post_id: string; seq: number; author: string }>(
+    `SELECT p.id AS post_row, p.post_id, p.seq, p.author FROM post_sources ps JOIN posts p ON p.id = ps.source_row
+      WHERE ps.post_row = ? ORDER BY ps.ord`,
+  );
+  const selectCitedBy = db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM post_sources WHERE source_row = ?');
+  const selectWithdrawn = db.prepare<[string, string], { n: number }>(
+    `SELECT (SELECT count(*) FROM posts x WHERE x.supersedes = ? AND x.kind <> 'version')
+          + (SELECT count(*) FROM posts x WHERE x.retracts = ?) AS n`,
+  );
+  // A warn or fail of a member (not posted without a role) citing the post, by another author,
+  // that nobody replaced or retracted and that is not hidden.
+  const selectObjections = db.prepare<[number, string, number], { kind: string; author: string; seq: number; title: string | null; posted_at: number }>(
+    `SELECT w.kind, w.author, w.seq, w.title, w.posted_at FROM post_sources ps JOIN posts w ON w.id = ps.post_row
+      WHERE ps.source_row = ? AND w.kind IN ('warn', 'fail') AND w.no_role = 0 AND w.author <> ? AND w.hidden_at IS NULL
+        AND NOT EXISTS (SELECT 1 FROM posts y WHERE y.supersedes = w.post_id AND y.kind <> 'version')
+        AND NOT EXISTS (SELECT 1 FROM posts y WHERE y.retracts = w.post_id)
+      ORDER BY w.seq DESC LIMIT ?`,
+  );
+  const insertRejection = db.prepare(
+    'INSERT INTO task_rejections (space_row_id, number, cycle, by, result_post_id, at) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  // The newest reject of each task; a task that has since accepted the post no longer contests it.
+  const selectRejections = db.prepare<[number, string], { number: number; by: string; at: number; cycle: number }>(
+    `SELECT r.number, r.by, r.at, r.cycle FROM task_rejections r
+      WHERE r.space_row_id = ? AND r.result_post_id = ?
+        AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.space_row_id = r.space_row_id AND t.number = r.number
+                         AND t.state = 'accepted' AND t.result_post_id = r.result_post_id)
+      ORDER BY r.at DESC, r.number`,
+  );
+
+  const selectResultTask = db.prepare<[number, string], { number: number }>(
+    'SELECT number FROM tasks WHERE space_row_id = ? AND result_post_id = ? ORDER BY number LIMIT 1',
+  );
+  const selectRejectedTask = db.prepare<[number, string], { number: number }>(
+    'SELECT number FROM task_rejections WHERE space_row_id = ? AND result_post_id = ? ORDER BY at DESC, number LIMIT 1',
+  );
+  const selectRejecters = db.prepare<[number, number, string], { by: string }>(
+    'SELECT by FROM task_rejections WHERE space_row_id = ? AND number = ? AND result_post_id = ? ORDER BY at, by',
+  );
+
+  const pages = new Map<string, ReturnType<typeof db.prepare<unknown[], FindingDbRow>>>();
+  function pageStatement(q: FindingPageQuery) {
+    const where = ['f.space_row_id = ?', 'f.superseded_by_row IS NULL'];
+    if (q.before !== undefined) where.push('f.number < ?');
+    if (q.since !== undefined) where.push('p.posted_at >= ?');
+    if (q.status === 'withdrawn') where.push('f.retracted_by_row IS NOT NULL');
+    else if (q.status !== undefined) where.push('f.retracted_by_row IS NULL', 'f.status = ?');
+    const sql = `SELECT ${FINDING_COLUMNS} WHERE ${where.join(' AND ')} ORDER BY f.number DESC LIMIT ?`;
+    let st = pages.get(sql);
+    if (st === undefined) {
+      st = db.prepare<unknown[], FindingDbRow>(sql);
+      pages.set(sql, st);
+    }
+    return st;
+  }
+
+  return {
+    async insert(postRow, spaceRowId, claim, status, confidence) {
+      const number = Number((await selectLast.get(spaceRowId))?.n ?? 0) + 1;
+      await insertFinding.run(postRow, spaceRowId, number, claim, status, confidence);
+      return number;
+    },
+    async markSuperseded(targetRow, byRow) {
+      await updateSuperseded.run(byRow, targetRow);
+    },
+    async markRetracted(targetRow, byRow) {
+      await updateRetracted.run(byRow, targetRow);
+    },
+    async cite(postRow, spaceRowId, sourceRows) {
+      for (const [i, source] of sourceRows.entries()) await insertSource.run(postRow, i + 1, source, spaceRowId);
+    },
+    async page(q) {
+      const params: unknown[] = [q.spaceRowId];
+      if (q.before !== undefined) params.push(q.before);
+      if (q.since !== undefined) params.push(q.since);
+      if (q.status !== undefined && q.status !== 'withdrawn') params.push(q.status);
+      params.push(q.limit);
+      return (await pageStatement(q).all(...params)).map(toFinding);
+    },
+    async sourcesOf(postRow) {
+      return (await selectSources.all(postRow)).map((r) => ({ postRow: Number(r.post_row), postId: r.post_id, seq: Number(r.seq), author: r.author }));
+    },
+    async citedBy(postRow) {
+      return Number((await selectCitedBy.get(postRow))?.n ?? 0);
+    },
+    async withdrawn(postId) {
+      return Number((await selectWithdrawn.get(postId, postId))?.n ?? 0) > 0;
+    },
+    async objectionsTo(postRow, author, limit) {
+      return (await selectObjections.all(postRow, author, limit)).map((r) => ({
+        kind: r.kind,
+        author: r.author,
+        seq: Number(r.seq),
+        title: r.title,
+        postedAt: Number(r.posted_at),
+      }));
+    },
+    async recordRejection(spaceRowId, number, cycle, by, resultPostId, at) {
+      await insertRejection.run(spaceRowId, number, cycle, by, resultPostId, at);
+    },
+    async rejectionsOf(spaceRowId, postId) {
+      const seen = new Set<number>();
+      const out: RejectionRow[] = [];
+      for (const r of await selectRejections.all(spaceRowId, postId)) {
+        const number = Number(r.number);
+        if (seen.has(number)) continue;
+        seen.add(number);
+        out.push({ number, by: r.by, at: Number(r.at) });
+      }
+      return out;
+    },
+    async resultTaskOf(spaceRowId, postId) {
+      const r = (await selectResultTask.get(spaceRowId, postId)) ?? (await selectRejectedTask.get(spaceRowId, postId));
+      return r === undefined ? undefined : Number(r.number);
+    },
+    async rejectersOf(spaceRowId, number, postId) {
+      return (await selectRejecters.all(spaceRowId, number, postId)).map((r) => r.by);
+    },
+  };
+}
