@@ -1,0 +1,273 @@
+/**
+ * Findings, the newer API's kind `finding` and its findings read (relay/findings/,
+ * relay/routes/findings.ts), against the real relay over HTTP on the test store: what the
+ * public service's clients send (a finding's data with claim, status, confidence and sources,
+ * unsigned and signed; a member's warn citing a finding; a task done with a finding as its
+ * result, then confirmed or rejected) and what its code expects back (the list's items with
+ * number, status, sources, cited_by, source_withdrawn, contested and task). Every refusal is
+ * the newer API's code with the envelope, and changes nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admit, codeOf, get, newSpace, post, signedPost } from '../../helpers/posts.js';
+import { expectRefusedUnchanged } from '../../helpers/envelope.js';
+import { call, getJson, mintToken, startRelay, type Answer, type MintedToken, type RunningRelay } from '../../helpers/relay.js';
+import { act, addTask, nextTask } from '../../helpers/tasks.js';
+import type { SpaceRow } from '../../../relay/store/spaces.js';
+
+let relay: RunningRelay;
+let owner: MintedToken;
+let writer: MintedToken;
+let checker: MintedToken;
+let outsider: MintedToken;
+
+beforeAll(async () => {
+  relay = await startRelay();
+  owner = await mintToken(relay.url);
+  writer = await mintToken(relay.url);
+  checker = await mintToken(relay.url);
+  outsider = await mintToken(relay.url);
+});
+afterAll(async () => {
+  await relay.close();
+});
+
+function append(who: MintedToken, space: string, body: Record<string, unknown>): Promise<Answer> {
+  relay.clock.advance(2_100);
+  return call(relay, 'POST', `/v1/spaces/${space}/posts`, { token: who.token, body });
+}
+
+async function findings(space: string, who: MintedToken | undefined, query = ''): Promise<any> {
+  const r = await get(relay, `/v1/spaces/${space}/findings${query}`, who);
+  expect(r.status, r.text).toBe(200);
+  return r.body;
+}
+
+/** A finding's data as the public service's bridge sends it. */
+function finding(claim: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { claim, status: 'proposed', confidence: 'medium', ...extra };
+}
+
+async function workSpace(opts: Partial<Parameters<typeof newSpace>[2]> = {}): Promise<SpaceRow> {
+  const space = await newSpace(relay, owner, opts);
+  await admit(relay, space, writer, 'writer');
+  await admit(relay, space, checker, 'writer');
+  return space;
+}
+
+describe('kind finding: posted as the newer API takes it', () => {
+  it('capabilities list finding among the knowledge kinds, and its data keys and limits', async () => {
+    const caps = (await getJson(`${relay.url}/v1/capabilities`)).body;
+    expect(caps.kinds).toContain('finding');
+    expect(caps.kind_groups.knowledge).toContain('finding');
+    expect(caps.data_keys.finding).toEqual({ keys: ['claim', 'status', 'confidence', 'sources'], statuses: ['proposed', 'supported', 'disputed'], confidences: ['low', 'medium', 'high'] });
+    expect(caps.limits.findings).toMatchObject({ claim_chars: 500, sources: 32 });
+  });
+
+  it('an unsigned and a signed finding are taken, numbered from 1, their sources named by id and by seq', async () => {
+    const space = await workSpace();
+    const a = await post(relay, writer, space, { kind: 'result', title: 'bench run', body: 'p50 12 ms' });
+    const b = await post(relay, checker, space, { kind: 'obs', title: 'second run' });
+    const first = await post(relay, writer, space, {
+      kind: 'finding',
+      title: 'Cache halves p50',
+      data: finding('The cache halves p50 latency on the bench', { sources: [a.post_id, b.seq] }),
+    });
+    const signed = signedPost(writer, space, { kind: 'finding', title: 'Signed claim' }, { data: { claim: 'Signed and checked', status: 'supported', confidence: 'high', sources: [first.post_id] } });
+    const r = await append(writer, space.name, signed.submission as unknown as Record<string, unknown>);
+    expect(r.status, r.text).toBe(201);
+    expect(r.body.signed).toBe(true);
+
+    const page = await findings(space.name, owner);
+    expect(page).toMatchObject({ space: space.name, has_more: false, next_before: null });
+    expect(page.items.map((f: any) => f.number)).toEqual([2, 1]);
+    const [second, one] = page.items;
+    expect(one).toMatchObject({
+      number: 1,
+      post_id: first.post_id,
+      seq: first.seq,
+      author: writer.peerId,
+      claim: 'The cache halves p50 latency on the bench',
+      status: 'proposed',
+      confidence: 'medium',
+      sources: [a.post_id, b.post_id],
+      cited_by: 1,
+      source_withdrawn: false,
+      supersedes: null,
+      superseded_by: null,
+      retracted_by: null,
+      task: null,
+    });
+    expect(one).not.toHaveProperty('contested');
+    expect(one.posted_at).toMatch(/^\d{4}-\d{2}-\d{2}T.*Z$/);
+    expect(second).toMatchObject({ number: 2, post_id: r.body.post_id, claim: 'Signed and checked', status: 'supported', confidence: 'high', sources: [first.post_id], cited_by: 0 });
+    expect(typeof page.tokens_estimated).toBe('number');
+    expect(page.notice).toMatch(/peer content/);
+  });
+
+  it('a post of the spec\'s kinds keeps data.sources as API 0.1 takes it: any shape, accepted as sent', async () => {
+    const space = await workSpace();
+    const r = await append(writer, space.name, { kind: 'obs', title: 'free sources', data: { sources: ['anything', 3] } });
+    expect(r.status, r.text).toBe(201);
+    const elsewhere = await newSpace(relay, owner);
+    const far = await post(relay, owner, elsewhere, { kind: 'obs', title: 'far' });
+    const other = await append(writer, space.name, { kind: 'warn', title: 'cites another SPACE', data: { sources: [far.post_id] } });
+    expect(other.status, other.text).toBe(201);
+  });
+});
+
+describe('kind finding: each refusal with its code and envelope, nothing written', () => {
+  let space: SpaceRow;
+  let elsewhere: { post_id: string };
+  let here: { post_id: string; seq: string };
+  beforeAll(async () => {
+    space = await workSpace();
+    here = await post(relay, writer, space, { kind: 'obs', title: 'source' });
+    elsewhere = await post(relay, owner, await newSpace(relay, owner), { kind: 'obs', title: 'elsewhere' });
+  });
+
+  it('no data, or data without a claim, status and confidence: INVALID_REQUEST naming each', async () => {
+    await expectRefusedUnchanged(relay, () => append(writer, space.name, { kind: 'finding', title: 'bare' }), 'INVALID_REQUEST', /^data: required for kind finding/);
+    const r = await expectRefusedUnchanged(
+      relay,
+      () => append(writer, space.name, { kind: 'finding', title: 'wrong', data: { claim: 'two\nlines', status: 'withdrawn', confidence: 'sure' } }),
+      'INVALID_REQUEST',
+    );
+    expect(r.body.error.detail).toContain('data.claim');
+    expect(r.body.error.detail).toContain('data.status');
+    expect(r.body.error.detail).toContain('data.confidence');
+    await expectRefusedUnchanged(relay, () => append(writer, space.name, { kind: 'finding', title: 'long', data: finding('x'.repeat(501)) }), 'INVALID_REQUEST', /data\.claim/);
+  });
+
+  it('data.sources not up to 32 post ids or seqs, once each: INVALID_REQUEST', async () => {
+    for (const sources of [here.post_id, ['12a'], [3], [here.post_id, here.post_id], Array.from({ length: 33 }, (_, i) => String(i + 1)), ['012']]) {
+      await expectRefusedUnchanged(relay, () => append(writer, space.name, { kind: 'finding', title: 'bad sources', data: finding('c', { sources }) }), 'INVALID_REQUEST', /data\.sources/);
+    }
+  });
+
+  it('a source that is no post of this SPACE, or a seq not yet written: SOURCE_NOT_FOUND, the value as sent its detail', async () => {
+    await expectRefusedUnchanged(relay, () => append(writer, space.name, { kind: 'finding', title: 'far', data: finding('c', { sources: [elsewhere.post_id] }) }), 'SOURCE_NOT_FOUND', new RegExp(`^${elsewhere.post_id}$`));
+    await expectRefusedUnchanged(relay, () => append(writer, space.name, { kind: 'finding', title: 'none', data: finding('c', { sources: [randomUUID()] }) }), 'SOURCE_NOT_FOUND');
+    await expectRefusedUnchanged(relay, () => append(writer, space.name, { kind: 'finding', title: 'ahead', data: finding('c', { sources: ['999'] }) }), 'SOURCE_NOT_FOUND', /^999$/);
+  });
+
+  it('one post named by its id and by its seq: INVALID_REQUEST', async () => {
+    await expectRefusedUnchanged(relay, () => append(writer, space.name, { kind: 'finding', title: 'twice', data: finding('c', { sources: [here.post_id, here.seq] }) }), 'INVALID_REQUEST', /names one post twice/);
+  });
+
+  it('a signed finding is held to the same rules', async () => {
+    const bad = signedPost(writer, space, { kind: 'finding', title: 'signed bad' }, { data: { claim: 'c', status: 'maybe', confidence: 'low' } });
+    await expectRefusedUnchanged(relay, () => append(writer, space.name, bad.submission as unknown as Record<string, unknown>), 'INVALID_REQUEST', /data\.status/);
+    const far = signedPost(writer, space, { kind: 'finding', title: 'signed far' }, { data: finding('c', { sources: [elsewhere.post_id] }) });
+    await expectRefusedUnchanged(relay, () => append(writer, space.name, far.submission as unknown as Record<string, unknown>), 'SOURCE_NOT_FOUND');
+  });
+});
+
+describe('contest and confirm, as the newer API records them', () => {
+  it('a member\'s warn citing a finding contests it until the warn is retracted; the author\'s own warn does not', async () => {
+    const space = await workSpace();
+    const base = await post(relay, writer, space, { kind: 'result', title: 'base' });
+    const f = await post(relay, writer, space, { kind: 'finding', title: 'claim', data: finding('Holds on arm64', { sources: [base.post_id] }) });
+    await post(relay, writer, space, { kind: 'warn', title: 'own doubt', data: { sources: [f.post_id] } });
+    expect((await findings(space.name, owner)).items[0]).not.toHaveProperty('contested');
+
+    const warn = await post(relay, checker, space, { kind: 'fail', title: 'Fails on musl', data: { sources: [f.post_id] } });
+    const onSource = await post(relay, owner, space, { kind: 'warn', title: 'Base run was cold', data: { sources: [base.post_id] } });
+    let item = (await findings(space.name, owner)).items[0];
+    expect(item.cited_by).toBe(2);
+    expect(item.contested).toEqual([
+      { cause: 'warn', on: base.seq, by: owner.peerId, post: onSource.seq, title: 'Base run was cold' },
+      { cause: 'fail', on: f.seq, by: checker.peerId, post: warn.seq, title: 'Fails on musl' },
+    ]);
+
+    await post(relay, checker, space, { kind: 'obs', title: 'withdrawn', retracts: warn.post_id });
+    await post(relay, owner, space, { kind: 'obs', title: 'withdrawn', retracts: onSource.post_id });
+    item = (await findings(space.name, owner)).items[0];
+    expect(item).not.toHaveProperty('contested');
+  });
+
+  it('a source replaced after it was cited marks source_withdrawn', async () => {
+    const space = await workSpace();
+    const base = await post(relay, checker, space, { kind: 'result', title: 'v1' });
+    await post(relay, writer, space, { kind: 'finding', title: 'claim', data: finding('Rests on v1', { sources: [base.post_id] }) });
+    expect((await findings(space.name, owner)).items[0].source_withdrawn).toBe(false);
+    await post(relay, checker, space, { kind: 'result', title: 'v2', supersedes: base.post_id });
+    expect((await findings(space.name, owner)).items[0].source_withdrawn).toBe(true);
+  });
+
+  it('a task done with a finding as its result: its checks confirm it, a reject contests it', async () => {
+    const space = await workSpace({ taskConfirmations: 2 });
+    const task = await addTask(relay, owner, space.name, { title: 'Measure the cache' });
+    expect((await nextTask(relay, writer, space.name)).task.number).toBe(task.number);
+    const f = await post(relay, writer, space, { kind: 'finding', title: 'result', data: finding('Cache halves p50') });
+    await act(relay, writer, space.name, task.number, 'done', { post_id: f.post_id });
+    let item = (await findings(space.name, owner)).items[0];
+    expect(item.task).toEqual({ number: task.number, state: 'done', confirmed_by: [], rejected_by: [] });
+
+    await act(relay, checker, space.name, task.number, 'confirm');
+    item = (await findings(space.name, owner)).items[0];
+    expect(item.task).toEqual({ number: task.number, state: 'done', confirmed_by: [checker.peerId], rejected_by: [] });
+    expect(item).not.toHaveProperty('contested');
+
+    await act(relay, owner, space.name, task.number, 'reject', { reason: 'Not reproduced' });
+    item = (await findings(space.name, owner)).items[0];
+    expect(item.task).toEqual({ number: task.number, state: 'open', confirmed_by: [], rejected_by: [owner.peerId] });
+    expect(item.contested).toEqual([{ cause: 'rejected', on: f.seq, task: task.number, by: owner.peerId }]);
+  });
+});
+
+describe('the findings read', () => {
+  it('a finding its author supersedes leaves the list for the newer one; one it retracts reads withdrawn; status narrows it', async () => {
+    const space = await workSpace();
+    const old = await post(relay, writer, space, { kind: 'finding', title: 'v1', data: finding('First reading') });
+    const newer = await post(relay, writer, space, { kind: 'finding', title: 'v2', supersedes: old.post_id, data: finding('Second reading', { status: 'supported' }) });
+    const gone = await post(relay, writer, space, { kind: 'finding', title: 'gone', data: finding('Wrong', { status: 'disputed' }) });
+    const retraction = await post(relay, writer, space, { kind: 'obs', title: 'withdrawn', retracts: gone.post_id });
+    const all = await findings(space.name, owner);
+    expect(all.items.map((f: any) => [f.number, f.status])).toEqual([[3, 'withdrawn'], [2, 'supported']]);
+    expect(all.items[0].retracted_by).toBe(retraction.post_id);
+    expect(all.items[1]).toMatchObject({ post_id: newer.post_id, supersedes: old.post_id });
+    expect((await findings(space.name, owner, '?status=withdrawn')).items.map((f: any) => f.number)).toEqual([3]);
+    expect((await findings(space.name, owner, '?status=supported')).items.map((f: any) => f.number)).toEqual([2]);
+    expect((await findings(space.name, owner, '?status=disputed')).items).toEqual([]);
+  });
+
+  it('pages back with before and limit, and since keeps the newer ones', async () => {
+    const space = await workSpace();
+    for (let i = 1; i <= 3; i++) await post(relay, writer, space, { kind: 'finding', title: `f${i}`, data: finding(`claim ${i}`) });
+    const first = await findings(space.name, owner, '?limit=2');
+    expect(first.items.map((f: any) => f.number)).toEqual([3, 2]);
+    expect(first).toMatchObject({ has_more: true, next_before: '2' });
+    const rest = await findings(space.name, owner, `?limit=2&before=${first.next_before}`);
+    expect(rest.items.map((f: any) => f.number)).toEqual([1]);
+    expect(rest.has_more).toBe(false);
+    const third = first.items[0].posted_at as string;
+    expect((await findings(space.name, owner, `?since=${encodeURIComponent(third)}`)).items.map((f: any) => f.number)).toEqual([3]);
+  });
+
+  it('a hidden finding keeps its number, status and confidence, and shows neither claim nor sources', async () => {
+    const space = await workSpace();
+    const src = await post(relay, checker, space, { kind: 'obs', title: 'src' });
+    const f = await post(relay, writer, space, { kind: 'finding', title: 'to hide', data: finding('Hidden words', { sources: [src.post_id] }) });
+    relay.clock.advance(2_100);
+    const hid = await call(relay, 'PUT', `/v1/posts/${f.post_id}/hidden`, { token: owner.token, body: {} });
+    expect(hid.status, hid.text).toBe(200);
+    const item = (await findings(space.name, owner)).items[0];
+    expect(item).toMatchObject({ number: 1, status: 'proposed', confidence: 'medium', claim: null, sources: null, unavailable: { state: 'hidden' } });
+    expect(JSON.stringify(item)).not.toContain('Hidden words');
+  });
+
+  it('reads as the SPACE\'s posts: anyone in a public SPACE, READ_DENIED outside a private one, SPACE_NOT_FOUND, INVALID_REQUEST for a bad query', async () => {
+    const open = await workSpace({ visibility: 'public', categories: ['general'] });
+    await post(relay, writer, open, { kind: 'finding', title: 'public', data: finding('Public claim') });
+    expect((await findings(open.name, undefined)).items[0].claim).toBe('Public claim');
+    const closed = await workSpace();
+    await expectRefusedUnchanged(relay, () => get(relay, `/v1/spaces/${closed.name}/findings`, outsider), 'READ_DENIED');
+    await expectRefusedUnchanged(relay, () => get(relay, `/v1/spaces/${closed.name}/findings`), 'READ_DENIED');
+    await expectRefusedUnchanged(relay, () => get(relay, '/v1/spaces/no-such-space-here/findings', owner), 'SPACE_NOT_FOUND');
+    for (const q of ['?status=open', '?since=yesterday', '?limit=201', '?before=0', '?fingerprint=subject:x']) {
+      const r = await get(relay, `/v1/spaces/${closed.name}/findings${q}`, owner);
+      expect(codeOf(r), q).toBe('INVALID_REQUEST');
+    }
+  });
+});
