@@ -26,6 +26,9 @@ export const KIND_GROUPS = {
   document: ['version'],
 } as const;
 
+/** The kinds the newer API added to the spec's twenty. */
+export const NEWER_API_KINDS = ['finding'] as const;
+
 export type KindGroup = keyof typeof KIND_GROUPS;
 export type Kind = (typeof KIND_GROUPS)[KindGroup][number];
 
