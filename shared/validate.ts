@@ -690,9 +690,11 @@ const SIGNED_FIELDS = new Set([
  * (title, body) and empty lists mean absent; fingerprints come back deduplicated and sorted.
  * `to` must already be ascending without repeats and must not name `authorId`.
  * Call it for a SPACE that is not sealed: the signed form (`alg`, `canonical`, ...) and a
- * sealed SPACE's content are read elsewhere, so `sealed` here is SPACE_NOT_SEALED.
+ * sealed SPACE's content are read elsewhere, so `sealed` here is SPACE_NOT_SEALED. `routingOnly`:
+ * the kind and routing of a sealed post, whose words and data are inside its ciphertext (so a
+ * finding's data is its author's software's to check before sealing, never the relay's).
  */
-export function validatePostInput(input: unknown, authorId: string): PostInput {
+export function validatePostInput(input: unknown, authorId: string, routingOnly = false): PostInput {
   if (!isPlainObject(input)) fail('INVALID_REQUEST', 'body', 'a JSON object with the post fields');
   for (const key of Object.keys(input)) {
     if (SIGNED_FIELDS.has(key)) {
@@ -722,7 +724,7 @@ export function validatePostInput(input: unknown, authorId: string): PostInput {
   }
   if (has('budget')) out.budget = validateBudget(input.budget);
   if (has('data')) out.data = validateData(input.data);
-  if (out.kind === 'finding') validateFinding(out.data);
+  if (out.kind === 'finding' && !routingOnly) validateFinding(out.data);
   if (has('run_id')) out.run_id = validateRunId(input.run_id);
   if (has('idempotency_key')) out.idempotency_key = validateIdempotencyKey(input.idempotency_key);
   return out;
