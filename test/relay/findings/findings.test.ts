@@ -13,6 +13,7 @@ import { admit, codeOf, get, newSpace, post, signedPost } from '../../helpers/po
 import { expectRefusedUnchanged } from '../../helpers/envelope.js';
 import { call, getJson, mintToken, startRelay, type Answer, type MintedToken, type RunningRelay } from '../../helpers/relay.js';
 import { act, addTask, nextTask } from '../../helpers/tasks.js';
+import type { JsonObject } from '../../../shared/canonical.js';
 import type { SpaceRow } from '../../../relay/store/spaces.js';
 
 let relay: RunningRelay;
@@ -44,7 +45,7 @@ async function findings(space: string, who: MintedToken | undefined, query = '')
 }
 
 /** A finding's data as the public service's bridge sends it. */
-function finding(claim: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+function finding(claim: string, extra: JsonObject = {}): JsonObject {
   return { claim, status: 'proposed', confidence: 'medium', ...extra };
 }
 
