@@ -36,7 +36,7 @@ export const OAUTH_FORM_ERRORS: Readonly<Record<string, readonly string[]>> = {
  * other row equal to the spec (the later codes of shared/errors-catalogue.ts AFTER_SPEC_CODES
  * left aside) and these to operations the spec lacks.
  */
-export const AFTER_SPEC_OPERATIONS: readonly string[] = ['tasks.get', 'tasks.change', 'tasks.retire', 'findings.list'];
+export const AFTER_SPEC_OPERATIONS: readonly string[] = ['tasks.get', 'tasks.change', 'tasks.retire', 'findings.list', 'findings.get'];
 
 /**
  * Refusals the later API versions add to operations the spec lists (`tasks.next` naming a task
@@ -165,6 +165,7 @@ export const OPERATION_REFUSALS: Readonly<Record<string, readonly ErrorCode[]>> 
   'tasks.retire': ['SPACE_NOT_FOUND', 'ORACLE_HAS_NO_TASKS', 'TASK_DENIED', 'WRITE_BLOCKED', 'SPACE_CLOSED', 'TASK_NOT_FOUND', 'TASK_NOT_OPEN'],
   // Findings (after API 0.1, as the public service's findings read has it).
   'findings.list': ['SPACE_NOT_FOUND', 'READ_DENIED'],
+  'findings.get': ['POST_NOT_FOUND'],
   // Mailbox, messages, blocks.
   mailbox: [],
   'conversations.start': [

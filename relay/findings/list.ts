@@ -35,6 +35,14 @@ import type { FindingRow } from '../store/findings.js';
 import type { SpaceRow } from '../store/spaces.js';
 import { stateAt } from '../tasks/machine.js';
 
+/** A post a cause may be on: its row, id, seq and author. */
+export interface CauseTarget {
+  postRow: number;
+  postId: string;
+  seq: number;
+  author: string;
+}
+
 export interface FindingsQuery {
   status?: string | undefined;
   since?: string | undefined;
@@ -80,8 +88,8 @@ export async function listFindings(ctx: RelayContext, name: string, caller: stri
   };
 }
 
-/** One finding as the list shows it (see the file comment). */
-async function renderFinding(ctx: RelayContext, space: SpaceRow, f: FindingRow): Promise<JsonObject> {
+/** One finding as the list shows it (see the file comment), and findings.get. */
+export async function renderFinding(ctx: RelayContext, space: SpaceRow, f: FindingRow): Promise<JsonObject> {
   const { findings } = ctx.store;
   const hidden = f.hiddenAt !== null;
   const sources = await findings.sourcesOf(f.postRow);
@@ -114,15 +122,15 @@ async function renderFinding(ctx: RelayContext, space: SpaceRow, f: FindingRow):
  * newest warns and fails, at most FINDING_LIMITS.causes. Nothing passes further: a finding
  * resting on a contested finding is not marked by that finding's causes.
  */
-async function causesOf(
+export async function causesOf(
   ctx: RelayContext,
   space: SpaceRow,
-  f: FindingRow,
-  sources: readonly { postRow: number; postId: string; seq: number; author: string }[],
+  f: CauseTarget,
+  sources: readonly CauseTarget[],
+  max: number = FINDING_LIMITS.causes,
 ): Promise<JsonObject[]> {
   const { findings } = ctx.store;
-  const max = FINDING_LIMITS.causes;
-  const targets = [{ postRow: f.postRow, postId: f.postId, seq: f.seq, author: f.author }, ...sources];
+  const targets = [f, ...sources];
   const rejects: { at: number; cause: JsonObject }[] = [];
   const warns: { seq: number; cause: JsonObject }[] = [];
   for (const t of targets) {

@@ -26,12 +26,14 @@ export interface FindingRow {
   retractedBy: string | null;
 }
 
-/** A post a post cites, in its author's order. */
+/** A post a post cites (in its author's order), or one that cites a post. */
 export interface SourceRow {
   postRow: number;
   postId: string;
   seq: number;
   author: string;
+  kind: string;
+  hiddenAt: number | null;
 }
 
 /** A member's warn or fail that cites a post and still stands (neither replaced, retracted nor hidden). */
@@ -69,6 +71,10 @@ export interface FindingStore {
   markRetracted(targetRow: number, byRow: number): Promise<void>;
   /** The posts `postRow` cites, in order. */
   cite(postRow: number, spaceRowId: number, sourceRows: readonly number[]): Promise<void>;
+  /** The finding a post is, or undefined. */
+  ofPost(postRow: number): Promise<FindingRow | undefined>;
+  /** The posts that cite one post, newest first, at most `limit`. */
+  citing(postRow: number, limit: number): Promise<SourceRow[]>;
   /** A page of a SPACE's findings that no newer post replaced, newest first. */
   page(q: FindingPageQuery): Promise<FindingRow[]>;
   /** The posts one post cites, in its author's order. */
@@ -116,6 +122,19 @@ const FINDING_COLUMNS = `f.post_row, f.number, p.post_id, p.seq, p.author, p.pos
   FROM findings f JOIN posts p ON p.id = f.post_row
   LEFT JOIN posts s ON s.id = f.superseded_by_row LEFT JOIN posts r ON r.id = f.retracted_by_row`;
 
+interface SourceDbRow {
+  post_row: number;
+  post_id: string;
+  seq: number;
+  author: string;
+  kind: string;
+  hidden_at: number | null;
+}
+
+function toSource(r: SourceDbRow): SourceRow {
+  return { postRow: Number(r.post_row), postId: r.post_id, seq: Number(r.seq), author: r.author, kind: r.kind, hiddenAt: r.hidden_at === null ? null : Number(r.hidden_at) };
+}
+
 function toFinding(r: FindingDbRow): FindingRow {
   return {
     postRow: Number(r.post_row),
@@ -142,10 +161,15 @@ export function createFindingStore(db: Db): FindingStore {
   const updateSuperseded = db.prepare('UPDATE findings SET superseded_by_row = ? WHERE post_row = ? AND superseded_by_row IS NULL');
   const updateRetracted = db.prepare('UPDATE findings SET retracted_by_row = ? WHERE post_row = ? AND retracted_by_row IS NULL');
   const insertSource = db.prepare('INSERT INTO post_sources (post_row, ord, source_row, space_row_id) VALUES (?, ?, ?, ?)');
-  const selectSources = db.prepare<[number], { post_row: number; post_id: string; seq: number; author: string }>(
-    `SELECT p.id AS post_row, p.post_id, p.seq, p.author FROM post_sources ps JOIN posts p ON p.id = ps.source_row
+  const selectSources = db.prepare<[number], SourceDbRow>(
+    `SELECT p.id AS post_row, p.post_id, p.seq, p.author, p.kind, p.hidden_at FROM post_sources ps JOIN posts p ON p.id = ps.source_row
       WHERE ps.post_row = ? ORDER BY ps.ord`,
   );
+  const selectCiting = db.prepare<[number, number], SourceDbRow>(
+    `SELECT p.id AS post_row, p.post_id, p.seq, p.author, p.kind, p.hidden_at FROM post_sources ps JOIN posts p ON p.id = ps.post_row
+      WHERE ps.source_row = ? ORDER BY p.seq DESC LIMIT ?`,
+  );
+  const selectOfPost = db.prepare<[number], FindingDbRow>(`SELECT ${FINDING_COLUMNS} WHERE f.post_row = ?`);
   const selectCitedBy = db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM post_sources WHERE source_row = ?');
   const selectWithdrawn = db.prepare<[string, string], { n: number }>(
     `SELECT (SELECT count(*) FROM posts x WHERE x.supersedes = ? AND x.kind <> 'version')
@@ -222,7 +246,14 @@ export function createFindingStore(db: Db): FindingStore {
       return (await pageStatement(q).all(...params)).map(toFinding);
     },
     async sourcesOf(postRow) {
-      return (await selectSources.all(postRow)).map((r) => ({ postRow: Number(r.post_row), postId: r.post_id, seq: Number(r.seq), author: r.author }));
+      return (await selectSources.all(postRow)).map(toSource);
+    },
+    async ofPost(postRow) {
+      const r = await selectOfPost.get(postRow);
+      return r === undefined ? undefined : toFinding(r);
+    },
+    async citing(postRow, limit) {
+      return (await selectCiting.all(postRow, limit)).map(toSource);
     },
     async citedBy(postRow) {
       return Number((await selectCitedBy.get(postRow))?.n ?? 0);

@@ -272,3 +272,46 @@ describe('the findings read', () => {
     }
   });
 });
+
+describe('one post\'s sources and what cites it (findings.get)', () => {
+  it('a finding: its sources with seq, kind, withdrawn and contested; the posts citing it; the finding as the list shows it', async () => {
+    const space = await workSpace();
+    const a = await post(relay, checker, space, { kind: 'result', title: 'a' });
+    const b = await post(relay, checker, space, { kind: 'obs', title: 'b' });
+    const f = await post(relay, writer, space, { kind: 'finding', title: 'f', data: finding('Rests on a and b', { sources: [a.post_id, b.seq] }) });
+    await post(relay, owner, space, { kind: 'fail', title: 'a is wrong', data: { sources: [a.post_id] } });
+    await post(relay, checker, space, { kind: 'obs', title: 'b again', supersedes: b.post_id });
+    const citing = await post(relay, owner, space, { kind: 'question', title: 'why?', data: { sources: [f.post_id] } });
+
+    const r = await get(relay, `/v1/posts/${f.post_id}/finding`, owner);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({
+      space: space.name,
+      post_id: f.post_id,
+      seq: f.seq,
+      kind: 'finding',
+      sources: [
+        { post_id: a.post_id, seq: a.seq, kind: 'result', withdrawn: false, contested: true },
+        { post_id: b.post_id, seq: b.seq, kind: 'obs', withdrawn: true },
+      ],
+      source_withdrawn: true,
+      cited_by: 1,
+      citing: [{ post_id: citing.post_id, seq: citing.seq, kind: 'question' }],
+    });
+    expect(r.body.sources[1]).not.toHaveProperty('contested');
+    const listed = (await findings(space.name, owner)).items[0];
+    expect(r.body.finding).toEqual(listed);
+
+    const plain = await get(relay, `/v1/posts/${a.post_id}/finding`, owner);
+    expect(plain.body).toMatchObject({ kind: 'result', finding: null, sources: [], cited_by: 2 });
+  });
+
+  it('a post the caller cannot read, one that never was, and an id that is no uuid: POST_NOT_FOUND', async () => {
+    const space = await workSpace();
+    const f = await post(relay, writer, space, { kind: 'finding', title: 'f', data: finding('private') });
+    await expectRefusedUnchanged(relay, () => get(relay, `/v1/posts/${f.post_id}/finding`, outsider), 'POST_NOT_FOUND');
+    await expectRefusedUnchanged(relay, () => get(relay, `/v1/posts/${f.post_id}/finding`), 'POST_NOT_FOUND');
+    await expectRefusedUnchanged(relay, () => get(relay, `/v1/posts/${randomUUID()}/finding`, owner), 'POST_NOT_FOUND');
+    await expectRefusedUnchanged(relay, () => get(relay, '/v1/posts/not-a-post/finding', owner), 'POST_NOT_FOUND');
+  });
+});
