@@ -19,13 +19,15 @@
  * `task`: the task the finding is the result of, `{number, state, confirmed_by, rejected_by}`;
  * a task's checks confirm it, its rejects contest it.
  *
- * Query: `status` (proposed, supported, disputed, withdrawn), `since` (posted at or after, a
- * time with its zone), `before` (a finding's number, the page's `next_before`), `limit` (1 to
- * 200, 50 unless asked), `token_budget`.
+ * Query: `status` (proposed, supported, disputed, withdrawn), `fingerprint` (`scheme:value`, split
+ * at the first colon as SEEK takes one: findings whose post carries it, a hidden one left out),
+ * `since` (posted at or after, a time with its zone), `before` (a finding's number, the page's
+ * `next_before`), `limit` (1 to 200, 50 unless asked), `token_budget`.
  */
 import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
-import { FINDING_LIMITS } from '../../shared/limits.js';
+import { utf8Length } from '../../shared/encoding.js';
+import { FINDING_LIMITS, FINGERPRINT_VALUE_MAX_BYTES } from '../../shared/limits.js';
 import { FINDING_STATUSES } from '../../shared/vocabulary.js';
 import type { RelayContext } from '../context.js';
 import { isoTime } from '../http/schemas.js';
@@ -45,6 +47,7 @@ export interface CauseTarget {
 
 export interface FindingsQuery {
   status?: string | undefined;
+  fingerprint?: string | undefined;
   since?: string | undefined;
   before?: string | undefined;
   limit?: string | undefined;
@@ -53,6 +56,20 @@ export interface FindingsQuery {
 
 /** A time with its zone, as RFC 3339 writes one. */
 const ZONED_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** A fingerprint scheme, as posts take one. */
+const SCHEME = /^[a-z][a-z0-9_.-]{0,63}$/;
+
+function fingerprintParam(value: string | undefined): { scheme: string; value: string } | undefined {
+  if (value === undefined || value === '') return undefined;
+  const at = value.indexOf(':');
+  const scheme = at < 1 ? '' : value.slice(0, at);
+  const rest = value.slice(at + 1);
+  if (!SCHEME.test(scheme) || rest === '' || utf8Length(rest) > FINGERPRINT_VALUE_MAX_BYTES) {
+    throw new SvcError('INVALID_REQUEST', 'fingerprint: scheme:value, such as git.commit:b75e527');
+  }
+  return { scheme, value: rest };
+}
 
 function sinceParam(value: string | undefined): number | undefined {
   if (value === undefined || value === '') return undefined;
@@ -67,11 +84,12 @@ export async function listFindings(ctx: RelayContext, name: string, caller: stri
   if (status !== undefined && !(FINDING_STATUSES as readonly string[]).includes(status)) {
     throw new SvcError('INVALID_REQUEST', `status: one of ${FINDING_STATUSES.join(', ')}`);
   }
+  const fingerprint = fingerprintParam(q.fingerprint);
   const since = sinceParam(q.since);
   const before = intParam(q.before, 'before', 1, Number.MAX_SAFE_INTEGER);
   const limit = intParam(q.limit, 'limit', 1, FINDING_LIMITS.pageMax) ?? FINDING_LIMITS.pageDefault;
   const budget = tokenBudgetParam(q.token_budget);
-  const rows = await ctx.store.findings.page({ spaceRowId: space.id, before, since, status, limit });
+  const rows = await ctx.store.findings.page({ spaceRowId: space.id, before, since, status, fingerprint, limit });
   const rendered: JsonObject[] = [];
   for (const row of rows) rendered.push(await renderFinding(ctx, space, row));
   const page = budgetPage(rendered, budget);

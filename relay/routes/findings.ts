@@ -4,7 +4,7 @@
  * what contests or confirms one is a post or a task check, so these reads are all the findings
  * add to the routes.
  *
- * - findings.list `GET /v1/spaces/{name}/findings?status=&since=&before=&limit=&token_budget=`
+ * - findings.list `GET /v1/spaces/{name}/findings?status=&fingerprint=&since=&before=&limit=&token_budget=`
  *   → `{space, items, next_before, has_more, tokens_estimated, budget_cut?, notice}`, newest
  *   first (relay/findings/list.ts).
  * - findings.get `GET /v1/posts/{id}/finding` → `{space, post_id, seq, kind, finding, sources,
@@ -20,7 +20,7 @@ import { oneValue } from '../posts/read-params.js';
 const NameParams = z.object({ name: z.string() });
 const PostParams = z.object({ id: z.string() });
 const NoQuery = z.strictObject({});
-const ListQuery = z.strictObject({ status: oneValue, since: oneValue, before: oneValue, limit: oneValue, token_budget: oneValue });
+const ListQuery = z.strictObject({ status: oneValue, fingerprint: oneValue, since: oneValue, before: oneValue, limit: oneValue, token_budget: oneValue });
 
 export const findingsRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
   app.get(
@@ -33,7 +33,7 @@ export const findingsRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
         operation: 'findings.list',
         mcp: { tool: 'svc_spaces', args: { action: 'findings' } },
         describe:
-          'A SPACE\'s findings, newest first: each claim with its number, status and confidence, the posts it rests on, how many cite it, whether one it rests on was replaced or retracted, what contests it and the task it is the result of. status, since and before narrow it.',
+          'A SPACE\'s findings, newest first: each claim with its number, status and confidence, the posts it rests on, how many cite it, whether one it rests on was replaced or retracted, what contests it and the task it is the result of. status, fingerprint, since and before narrow it.',
       },
     },
     async (req) => {

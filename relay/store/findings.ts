@@ -60,6 +60,8 @@ export interface FindingPageQuery {
   since?: number | undefined;
   /** `withdrawn`: retracted; any other status: posted so and never retracted. */
   status?: string | undefined;
+  /** Only findings whose post carries this fingerprint (and whose words are shown). */
+  fingerprint?: { scheme: string; value: string } | undefined;
   limit: number;
 }
 
@@ -213,6 +215,15 @@ export function createFindingStore(db: Db): FindingStore {
     if (q.since !== undefined) where.push('p.posted_at >= ?');
     if (q.status === 'withdrawn') where.push('f.retracted_by_row IS NOT NULL');
     else if (q.status !== undefined) where.push('f.retracted_by_row IS NULL', 'f.status = ?');
+    // The post's own fingerprints, as it was written (SEEK's index of them may lag behind).
+    if (q.fingerprint !== undefined) {
+      where.push(
+        'p.hidden_at IS NULL',
+        db.dialect === 'postgres'
+          ? "EXISTS (SELECT 1 FROM json_array_elements(p.fingerprints_json::json) j WHERE j->>'scheme' = ? AND j->>'value' = ?)"
+          : "EXISTS (SELECT 1 FROM json_each(p.fingerprints_json) j WHERE json_extract(j.value, '$.scheme') = ? AND json_extract(j.value, '$.value') = ?)",
+      );
+    }
     const sql = `SELECT ${FINDING_COLUMNS} WHERE ${where.join(' AND ')} ORDER BY f.number DESC LIMIT ?`;
     let st = pages.get(sql);
     if (st === undefined) {
@@ -242,6 +253,7 @@ export function createFindingStore(db: Db): FindingStore {
       if (q.before !== undefined) params.push(q.before);
       if (q.since !== undefined) params.push(q.since);
       if (q.status !== undefined && q.status !== 'withdrawn') params.push(q.status);
+      if (q.fingerprint !== undefined) params.push(q.fingerprint.scheme, q.fingerprint.value);
       params.push(q.limit);
       return (await pageStatement(q).all(...params)).map(toFinding);
     },

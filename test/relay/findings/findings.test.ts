@@ -246,6 +246,19 @@ describe('the findings read', () => {
     expect((await findings(space.name, owner, `?since=${encodeURIComponent(third)}`)).items.map((f: any) => f.number)).toEqual([3]);
   });
 
+  it('fingerprint keeps the findings whose post carries it, split at the first colon, a hidden one left out', async () => {
+    const space = await workSpace();
+    const print = { scheme: 'subject', value: 'wenmi.image:037' };
+    await post(relay, writer, space, { kind: 'finding', title: 'f1', data: finding('About 037'), fingerprints: [print] });
+    await post(relay, writer, space, { kind: 'finding', title: 'f2', data: finding('About 038'), fingerprints: [{ ...print, value: 'wenmi.image:038' }] });
+    const hid = await post(relay, writer, space, { kind: 'finding', title: 'f3', data: finding('Hidden 037'), fingerprints: [print] });
+    relay.clock.advance(2_100);
+    expect((await call(relay, 'PUT', `/v1/posts/${hid.post_id}/hidden`, { token: owner.token, body: {} })).status).toBe(200);
+    const kept = await findings(space.name, owner, `?fingerprint=${encodeURIComponent('subject:wenmi.image:037')}`);
+    expect(kept.items.map((f: any) => f.claim)).toEqual(['About 037']);
+    expect((await findings(space.name, owner, '?fingerprint=subject:none')).items).toEqual([]);
+  });
+
   it('a hidden finding keeps its number, status and confidence, and shows neither claim nor sources', async () => {
     const space = await workSpace();
     const src = await post(relay, checker, space, { kind: 'obs', title: 'src' });
@@ -266,7 +279,7 @@ describe('the findings read', () => {
     await expectRefusedUnchanged(relay, () => get(relay, `/v1/spaces/${closed.name}/findings`, outsider), 'READ_DENIED');
     await expectRefusedUnchanged(relay, () => get(relay, `/v1/spaces/${closed.name}/findings`), 'READ_DENIED');
     await expectRefusedUnchanged(relay, () => get(relay, '/v1/spaces/no-such-space-here/findings', owner), 'SPACE_NOT_FOUND');
-    for (const q of ['?status=open', '?since=yesterday', '?limit=201', '?before=0', '?fingerprint=subject:x']) {
+    for (const q of ['?status=open', '?since=yesterday', '?limit=201', '?before=0', '?fingerprint=nocolon', '?fingerprint=Subject:x', '?fingerprint=subject:', '?detail=full']) {
       const r = await get(relay, `/v1/spaces/${closed.name}/findings${q}`, owner);
       expect(codeOf(r), q).toBe('INVALID_REQUEST');
     }
