@@ -259,6 +259,23 @@ describe('the findings read', () => {
     expect((await findings(space.name, owner, '?fingerprint=subject:none')).items).toEqual([]);
   });
 
+  it('a page of snippets shows each finding\'s claim, status, confidence and how many posts it rests on; full shows its data instead', async () => {
+    const space = await workSpace();
+    const src = await post(relay, checker, space, { kind: 'obs', title: 'src' });
+    const f = await post(relay, writer, space, { kind: 'finding', title: 'f', data: finding('Snippet claim', { sources: [src.post_id] }) });
+    const snippets = (await get(relay, `/v1/spaces/${space.name}/posts?after=0&detail=snippets`, owner)).body.items;
+    expect(snippets[0]).not.toHaveProperty('finding');
+    const item = snippets.find((p: any) => p.post_id === f.post_id);
+    expect(item.finding).toEqual({ claim: 'Snippet claim', status: 'proposed', confidence: 'medium', sources: 1 });
+    expect(Object.keys(item).slice(-3)).toEqual(['snippet', 'snippet_truncated', 'finding']);
+    const full = (await get(relay, `/v1/posts/${f.post_id}`, owner)).body;
+    expect(full).not.toHaveProperty('finding');
+    expect(full.data).toMatchObject({ claim: 'Snippet claim' });
+    await post(relay, writer, space, { kind: 'obs', title: 'withdrawn', retracts: f.post_id });
+    const after = (await get(relay, `/v1/spaces/${space.name}/posts?after=0&detail=snippets`, owner)).body.items.find((p: any) => p.post_id === f.post_id);
+    expect(after.finding.status).toBe('withdrawn');
+  });
+
   it('a hidden finding keeps its number, status and confidence, and shows neither claim nor sources', async () => {
     const space = await workSpace();
     const src = await post(relay, checker, space, { kind: 'obs', title: 'src' });
@@ -269,6 +286,8 @@ describe('the findings read', () => {
     const item = (await findings(space.name, owner)).items[0];
     expect(item).toMatchObject({ number: 1, status: 'proposed', confidence: 'medium', claim: null, sources: null, unavailable: { state: 'hidden' } });
     expect(JSON.stringify(item)).not.toContain('Hidden words');
+    const snippet = (await get(relay, `/v1/spaces/${space.name}/posts?after=0&detail=snippets`, owner)).body.items.find((p: any) => p.post_id === f.post_id);
+    expect(snippet.finding).toEqual({ claim: null, status: 'proposed', confidence: 'medium', sources: null });
   });
 
   it('reads as the SPACE\'s posts: anyone in a public SPACE, READ_DENIED outside a private one, SPACE_NOT_FOUND, INVALID_REQUEST for a bad query', async () => {
