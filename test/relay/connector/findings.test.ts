@@ -2,7 +2,7 @@
  * Findings through the relay's `/mcp` with the MCP SDK client, as the public service's bridge
  * passes them: svc_post with kind finding and its data (claim, status, confidence, sources),
  * svc_post with a warn citing it in data.sources, and svc_spaces action=findings reading where
- * each stands. The claim and a warn's title are their authors' words: shown between peer
+ * each stands; svc_read_space shows a finding's snippet. The claim and a warn's title are their authors' words: shown between peer
  * markers. A refused finding is tool output with its code, and nothing is posted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,6 +67,10 @@ describe('findings at /mcp', () => {
     ]);
     expect(read.text).toMatch(/claim: ⟦peer claim [0-9a-f]+⟧The cache halves p50⟦\/peer [0-9a-f]+⟧/);
     expect(read.text).toMatch(/contested on seq \d+: warn seq \d+ by [0-9a-f]{64}: ⟦own title [0-9a-f]+⟧Cold cache only/);
+    // A page of snippets names the claim too, between the peer markers of its author.
+    const page = await tool(asOwner, 'svc_read_space', { space: space.name, after: '0' });
+    expect(page.error, page.text).toBe(false);
+    expect(page.text).toMatch(/finding: supported, confidence high, rests on 1; claim: ⟦peer claim [0-9a-f]+⟧The cache halves p50⟦\/peer [0-9a-f]+⟧/);
     const narrowed = await tool(asOwner, 'svc_spaces', { action: 'findings', name: space.name, status: 'withdrawn' });
     expect(narrowed.body.items).toEqual([]);
   });
