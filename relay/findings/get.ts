@@ -35,9 +35,8 @@ export async function getFinding(ctx: RelayContext, id: string, caller: string |
   let withdrawn = false;
   const shownSources: JsonObject[] = [];
   for (const s of sources) {
-    const gone = await findings.withdrawn(s.postId);
-    withdrawn ||= gone;
-    shownSources.push({ post_id: s.postId, seq: String(s.seq), kind: s.kind, withdrawn: gone, ...((await contested(ctx, space, s)) ? { contested: true } : {}) });
+    withdrawn ||= s.withdrawn;
+    shownSources.push({ post_id: s.postId, seq: String(s.seq), kind: s.kind, withdrawn: s.withdrawn, ...((await contested(ctx, space, s)) ? { contested: true } : {}) });
   }
   const finding = await findings.ofPost(post.rowId);
   return {
@@ -58,6 +57,6 @@ export async function getFinding(ctx: RelayContext, id: string, caller: string |
 /** Whether a cause holds on a source, or on the posts a shown finding among them rests on. */
 async function contested(ctx: RelayContext, space: SpaceRow, s: SourceRow): Promise<boolean> {
   if (s.hiddenAt !== null) return false;
-  const ownSources = s.kind === 'finding' && (await ctx.store.findings.ofPost(s.postRow)) !== undefined ? await ctx.store.findings.sourcesOf(s.postRow) : [];
-  return (await causesOf(ctx, space, s, ownSources, 1)).length > 0;
+  const finding = s.kind === 'finding' && (await ctx.store.findings.ofPost(s.postRow)) !== undefined;
+  return (await causesOf(ctx, space, s.postRow, finding, 1)).length > 0;
 }

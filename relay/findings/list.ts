@@ -37,14 +37,6 @@ import type { FindingRow } from '../store/findings.js';
 import type { SpaceRow } from '../store/spaces.js';
 import { stateAt } from '../tasks/machine.js';
 
-/** A post a cause may be on: its row, id, seq and author. */
-export interface CauseTarget {
-  postRow: number;
-  postId: string;
-  seq: number;
-  author: string;
-}
-
 export interface FindingsQuery {
   status?: string | undefined;
   fingerprint?: string | undefined;
@@ -111,9 +103,7 @@ export async function renderFinding(ctx: RelayContext, space: SpaceRow, f: Findi
   const { findings } = ctx.store;
   const hidden = f.hiddenAt !== null;
   const sources = await findings.sourcesOf(f.postRow);
-  let withdrawn = false;
-  for (const s of sources) if (await findings.withdrawn(s.postId)) withdrawn = true;
-  const contested = hidden ? [] : await causesOf(ctx, space, f, sources);
+  const contested = hidden ? [] : await causesOf(ctx, space, f.postRow, true);
   return {
     number: f.number,
     post_id: f.postId,
@@ -125,7 +115,7 @@ export async function renderFinding(ctx: RelayContext, space: SpaceRow, f: Findi
     confidence: f.confidence,
     sources: hidden ? null : sources.map((s) => s.postId),
     cited_by: await findings.citedBy(f.postRow),
-    source_withdrawn: withdrawn,
+    source_withdrawn: sources.some((s) => s.withdrawn),
     ...(contested.length > 0 ? { contested } : {}),
     supersedes: f.supersedes,
     superseded_by: f.supersededBy,
@@ -136,32 +126,21 @@ export async function renderFinding(ctx: RelayContext, space: SpaceRow, f: Findi
 }
 
 /**
- * What contests a finding, on its own post and each post it rests on: rejects first, then the
- * newest warns and fails, at most FINDING_LIMITS.causes. Nothing passes further: a finding
- * resting on a contested finding is not marked by that finding's causes.
+ * What contests a post: causes on it and, with `sources` (a finding whose words are shown), on
+ * each post it rests on; rejects first, then the newest warns and fails, at most `max`. Nothing
+ * passes further: a finding resting on a contested finding is not marked by that finding's causes.
  */
-export async function causesOf(
-  ctx: RelayContext,
-  space: SpaceRow,
-  f: CauseTarget,
-  sources: readonly CauseTarget[],
-  max: number = FINDING_LIMITS.causes,
-): Promise<JsonObject[]> {
+export async function causesOf(ctx: RelayContext, space: SpaceRow, postRow: number, sources: boolean, max: number = FINDING_LIMITS.causes): Promise<JsonObject[]> {
   const { findings } = ctx.store;
-  const targets = [f, ...sources];
-  const rejects: { at: number; cause: JsonObject }[] = [];
-  const warns: { seq: number; cause: JsonObject }[] = [];
-  for (const t of targets) {
-    for (const r of await findings.rejectionsOf(space.id, t.postId)) {
-      rejects.push({ at: r.at, cause: { cause: 'rejected', on: String(t.seq), task: r.number, by: r.by } });
-    }
-    for (const w of await findings.objectionsTo(t.postRow, t.author, max)) {
-      warns.push({ seq: w.seq, cause: { cause: w.kind, on: String(t.seq), by: w.author, post: String(w.seq), ...(w.title === null ? {} : { title: w.title }) } });
-    }
-  }
-  rejects.sort((a, b) => b.at - a.at);
-  warns.sort((a, b) => b.seq - a.seq);
-  return [...rejects, ...warns].slice(0, max).map((c) => c.cause);
+  const rejects = (await findings.rejectionsOf(space.id, postRow, sources)).map((r) => ({ cause: 'rejected', on: String(r.onSeq), task: r.number, by: r.by }));
+  const warns = (await findings.objectionsTo(postRow, sources, max)).map((w) => ({
+    cause: w.kind,
+    on: String(w.onSeq),
+    by: w.author,
+    post: String(w.seq),
+    ...(w.title === null ? {} : { title: w.title }),
+  }));
+  return [...rejects, ...warns].slice(0, max);
 }
 
 /** The task a finding is the result of, with who confirmed and who rejected it; null for none. */

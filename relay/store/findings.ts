@@ -7,6 +7,7 @@
  * Claims are peer-written text, to be fenced when rendered.
  */
 import type { Db } from './database.js';
+import { dialectOf } from './dialect.js';
 
 /** One finding as the list reads it, with the columns of its post. */
 export interface FindingRow {
@@ -34,10 +35,14 @@ export interface SourceRow {
   author: string;
   kind: string;
   hiddenAt: number | null;
+  /** Replaced (by anything but a document version) or retracted. */
+  withdrawn: boolean;
 }
 
 /** A member's warn or fail that cites a post and still stands (neither replaced, retracted nor hidden). */
 export interface ObjectionRow {
+  /** The seq of the post it cites. */
+  onSeq: number;
   kind: string;
   author: string;
   seq: number;
@@ -47,6 +52,8 @@ export interface ObjectionRow {
 
 /** A task check's reject of a post as the task's result. */
 export interface RejectionRow {
+  /** The seq of the post it rejected. */
+  onSeq: number;
   number: number;
   by: string;
   at: number;
@@ -83,17 +90,19 @@ export interface FindingStore {
   sourcesOf(postRow: number): Promise<SourceRow[]>;
   /** How many posts cite one post. */
   citedBy(postRow: number): Promise<number>;
-  /** Whether a post was replaced (by anything but a document version) or retracted. */
-  withdrawn(postId: string): Promise<boolean>;
-  /** The members' warns and fails citing a post of another author that still stand, newest first. */
-  objectionsTo(postRow: number, author: string, limit: number): Promise<ObjectionRow[]>;
+  /**
+   * The members' warns and fails that still stand, citing `postRow` or (with `sources`) a post
+   * it cites, each by another author than the post it cites: the newest `limit`.
+   */
+  objectionsTo(postRow: number, sources: boolean, limit: number): Promise<ObjectionRow[]>;
   /** Record that `by` rejected `resultPostId` as the result of task `number` in `cycle`. */
   recordRejection(spaceRowId: number, number: number, cycle: number, by: string, resultPostId: string, at: number): Promise<void>;
   /**
-   * The rejects of a post as a task's result that still hold (the task has not accepted that
-   * post since), the newest of each task first.
+   * The rejects of `postRow` (or, with `sources`, of a post it cites) as a task's result that
+   * still hold (the task has not accepted that post since): the newest of each post and task,
+   * newest first.
    */
-  rejectionsOf(spaceRowId: number, postId: string): Promise<RejectionRow[]>;
+  rejectionsOf(spaceRowId: number, postRow: number, sources: boolean): Promise<RejectionRow[]>;
   /**
    * The task a post is the result of: the lowest-numbered task whose result it is now, else the
    * task whose check rejected it last; undefined for none.
@@ -131,10 +140,28 @@ interface SourceDbRow {
   author: string;
   kind: string;
   hidden_at: number | null;
+  withdrawn: number;
+}
+
+interface ObjectionDbRow {
+  on_seq: number;
+  kind: string;
+  author: string;
+  seq: number;
+  title: string | null;
+  posted_at: number;
 }
 
 function toSource(r: SourceDbRow): SourceRow {
-  return { postRow: Number(r.post_row), postId: r.post_id, seq: Number(r.seq), author: r.author, kind: r.kind, hiddenAt: r.hidden_at === null ? null : Number(r.hidden_at) };
+  return {
+    postRow: Number(r.post_row),
+    postId: r.post_id,
+    seq: Number(r.seq),
+    author: r.author,
+    kind: r.kind,
+    hiddenAt: r.hidden_at === null ? null : Number(r.hidden_at),
+    withdrawn: Number(r.withdrawn) === 1,
+  };
 }
 
 function toFinding(r: FindingDbRow): FindingRow {
@@ -156,6 +183,7 @@ function toFinding(r: FindingDbRow): FindingRow {
 }
 
 export function createFindingStore(db: Db): FindingStore {
+  const sql = dialectOf(db);
   const selectLast = db.prepare<[number], { n: number | null }>('SELECT max(number) AS n FROM findings WHERE space_row_id = ?');
   const insertFinding = db.prepare(
     'INSERT INTO findings (post_row, space_row_id, number, claim, status, confidence) VALUES (?, ?, ?, ?, ?, ?)',
@@ -163,41 +191,49 @@ export function createFindingStore(db: Db): FindingStore {
   const updateSuperseded = db.prepare('UPDATE findings SET superseded_by_row = ? WHERE post_row = ? AND superseded_by_row IS NULL');
   const updateRetracted = db.prepare('UPDATE findings SET retracted_by_row = ? WHERE post_row = ? AND retracted_by_row IS NULL');
   const insertSource = db.prepare('INSERT INTO post_sources (post_row, ord, source_row, space_row_id) VALUES (?, ?, ?, ?)');
+  const WITHDRAWN = `(EXISTS (SELECT 1 FROM posts x WHERE x.supersedes = p.post_id AND x.kind <> 'version')
+    OR EXISTS (SELECT 1 FROM posts x WHERE x.retracts = p.post_id))`;
   const selectSources = db.prepare<[number], SourceDbRow>(
-    `SELECT p.id AS post_row, p.post_id, p.seq, p.author, p.kind, p.hidden_at FROM post_sources ps JOIN posts p ON p.id = ps.source_row
+    `SELECT p.id AS post_row, p.post_id, p.seq, p.author, p.kind, p.hidden_at, ${sql.bool(WITHDRAWN)} AS withdrawn
+       FROM post_sources ps JOIN posts p ON p.id = ps.source_row
       WHERE ps.post_row = ? ORDER BY ps.ord`,
   );
   const selectCiting = db.prepare<[number, number], SourceDbRow>(
-    `SELECT p.id AS post_row, p.post_id, p.seq, p.author, p.kind, p.hidden_at FROM post_sources ps JOIN posts p ON p.id = ps.post_row
+    `SELECT p.id AS post_row, p.post_id, p.seq, p.author, p.kind, p.hidden_at, 0 AS withdrawn
+       FROM post_sources ps JOIN posts p ON p.id = ps.post_row
       WHERE ps.source_row = ? ORDER BY p.seq DESC LIMIT ?`,
   );
   const selectOfPost = db.prepare<[number], FindingDbRow>(`SELECT ${FINDING_COLUMNS} WHERE f.post_row = ?`);
   const selectCitedBy = db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM post_sources WHERE source_row = ?');
-  const selectWithdrawn = db.prepare<[string, string], { n: number }>(
-    `SELECT (SELECT count(*) FROM posts x WHERE x.supersedes = ? AND x.kind <> 'version')
-          + (SELECT count(*) FROM posts x WHERE x.retracts = ?) AS n`,
-  );
-  // A warn or fail of a member (not posted without a role) citing the post, by another author,
+  // The post a cause may be on: the post itself, and with a true second parameter each post it cites.
+  const targets = (row: string, also: string) =>
+    `SELECT ${row} AS id UNION ALL SELECT cs.source_row FROM post_sources cs WHERE cs.post_row = ${row} AND ${also} = 1`;
+  // A warn or fail of a member (not posted without a role) citing a target by another author,
   // that nobody replaced or retracted and that is not hidden.
-  const selectObjections = db.prepare<[number, string, number], { kind: string; author: string; seq: number; title: string | null; posted_at: number }>(
-    `SELECT w.kind, w.author, w.seq, w.title, w.posted_at FROM post_sources ps JOIN posts w ON w.id = ps.post_row
-      WHERE ps.source_row = ? AND w.kind IN ('warn', 'fail') AND w.no_role = 0 AND w.author <> ? AND w.hidden_at IS NULL
+  const selectObjections = db.prepare<[number, number, number, number], ObjectionDbRow>(
+    `SELECT tp.seq AS on_seq, w.kind, w.author, w.seq, w.title, w.posted_at
+       FROM (${targets(sql.param('?', 'bigint'), sql.param('?', 'bigint'))}) t
+       JOIN posts tp ON tp.id = t.id
+       JOIN post_sources ps ON ps.source_row = t.id
+       JOIN posts w ON w.id = ps.post_row
+      WHERE w.kind IN ('warn', 'fail') AND w.no_role = 0 AND w.author <> tp.author AND w.hidden_at IS NULL
         AND NOT EXISTS (SELECT 1 FROM posts y WHERE y.supersedes = w.post_id AND y.kind <> 'version')
         AND NOT EXISTS (SELECT 1 FROM posts y WHERE y.retracts = w.post_id)
-      ORDER BY w.seq DESC LIMIT ?`,
+      ORDER BY w.seq DESC, tp.seq DESC LIMIT ?`,
   );
   const insertRejection = db.prepare(
     'INSERT INTO task_rejections (space_row_id, number, cycle, by, result_post_id, at) VALUES (?, ?, ?, ?, ?, ?)',
   );
-  // The newest reject of each task; a task that has since accepted the post no longer contests it.
-  const selectRejections = db.prepare<[number, string], { number: number; by: string; at: number; cycle: number }>(
-    `SELECT r.number, r.by, r.at, r.cycle FROM task_rejections r
-      WHERE r.space_row_id = ? AND r.result_post_id = ?
-        AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.space_row_id = r.space_row_id AND t.number = r.number
-                         AND t.state = 'accepted' AND t.result_post_id = r.result_post_id)
-      ORDER BY r.at DESC, r.number`,
+  // The rejects of each target; a task that has since accepted the post no longer contests it.
+  const selectRejections = db.prepare<[number, number, number, number], { on_seq: number; number: number; by: string; at: number }>(
+    `SELECT tp.seq AS on_seq, r.number, r.by, r.at
+       FROM (${targets(sql.param('?', 'bigint'), sql.param('?', 'bigint'))}) t
+       JOIN posts tp ON tp.id = t.id
+       JOIN task_rejections r ON r.space_row_id = ? AND r.result_post_id = tp.post_id
+      WHERE NOT EXISTS (SELECT 1 FROM tasks tk WHERE tk.space_row_id = r.space_row_id AND tk.number = r.number
+                         AND tk.state = 'accepted' AND tk.result_post_id = r.result_post_id)
+      ORDER BY r.at DESC, r.number, tp.seq`,
   );
-
   const selectResultTask = db.prepare<[number, string], { number: number }>(
     'SELECT number FROM tasks WHERE space_row_id = ? AND result_post_id = ? ORDER BY number LIMIT 1',
   );
@@ -270,11 +306,9 @@ export function createFindingStore(db: Db): FindingStore {
     async citedBy(postRow) {
       return Number((await selectCitedBy.get(postRow))?.n ?? 0);
     },
-    async withdrawn(postId) {
-      return Number((await selectWithdrawn.get(postId, postId))?.n ?? 0) > 0;
-    },
-    async objectionsTo(postRow, author, limit) {
-      return (await selectObjections.all(postRow, author, limit)).map((r) => ({
+    async objectionsTo(postRow, sources, limit) {
+      return (await selectObjections.all(postRow, postRow, sources ? 1 : 0, limit)).map((r) => ({
+        onSeq: Number(r.on_seq),
         kind: r.kind,
         author: r.author,
         seq: Number(r.seq),
@@ -285,14 +319,14 @@ export function createFindingStore(db: Db): FindingStore {
     async recordRejection(spaceRowId, number, cycle, by, resultPostId, at) {
       await insertRejection.run(spaceRowId, number, cycle, by, resultPostId, at);
     },
-    async rejectionsOf(spaceRowId, postId) {
-      const seen = new Set<number>();
+    async rejectionsOf(spaceRowId, postRow, sources) {
+      const seen = new Set<string>();
       const out: RejectionRow[] = [];
-      for (const r of await selectRejections.all(spaceRowId, postId)) {
-        const number = Number(r.number);
-        if (seen.has(number)) continue;
-        seen.add(number);
-        out.push({ number, by: r.by, at: Number(r.at) });
+      for (const r of await selectRejections.all(postRow, postRow, sources ? 1 : 0, spaceRowId)) {
+        const key = `${r.on_seq}:${r.number}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        out.push({ onSeq: Number(r.on_seq), number: Number(r.number), by: r.by, at: Number(r.at) });
       }
       return out;
     },
