@@ -217,6 +217,27 @@ describe('contest and confirm, as the newer API records them', () => {
   });
 });
 
+describe('what contests a finding through the posts it rests on', () => {
+  it('a task check\'s reject of a source contests the finding on that source; a warn from a KEY with no role contests nothing', async () => {
+    const space = await workSpace({ visibility: 'public', joinPolicy: 'open', categories: ['general'], taskConfirmations: 2 });
+    const task = await addTask(relay, owner, space.name, { title: 'Run the bench' });
+    await nextTask(relay, checker, space.name);
+    const result = await post(relay, checker, space, { kind: 'result', title: 'bench result' });
+    await act(relay, checker, space.name, task.number, 'done', { post_id: result.post_id });
+    const f = await post(relay, writer, space, { kind: 'finding', title: 'f', data: finding('Built on the bench', { sources: [result.post_id] }) });
+    const stranger = await append(outsider, space.name, { kind: 'warn', title: 'I doubt it', data: { sources: [f.post_id] } });
+    expect(stranger.status, stranger.text).toBe(201);
+    expect(stranger.body.no_role).toBe(true);
+    expect((await findings(space.name, owner)).items[0]).not.toHaveProperty('contested');
+
+    await act(relay, owner, space.name, task.number, 'reject', { reason: 'Numbers do not add up' });
+    const item = (await findings(space.name, owner)).items[0];
+    expect(item.contested).toEqual([{ cause: 'rejected', on: result.seq, task: task.number, by: owner.peerId }]);
+    // The finding is no task's result: its own task stays null.
+    expect(item.task).toBeNull();
+  });
+});
+
 describe('the findings read', () => {
   it('a finding its author supersedes leaves the list for the newer one; one it retracts reads withdrawn; status narrows it', async () => {
     const space = await workSpace();
