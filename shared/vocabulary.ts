@@ -125,8 +125,22 @@ export const MAILBOX_REASONS = [
   'out_of_date',
   'changed',
   'hand_over',
+  // The newer API's (relay/findings/notices.ts): another KEY's post naming yours in its
+  // data.sources, and a member's warn or fail contesting a finding of yours.
+  'cited',
+  'contested',
 ] as const;
 export type MailboxReason = (typeof MAILBOX_REASONS)[number];
+/** The reasons the newer API added to the spec's. */
+export const NEWER_API_MAILBOX_REASONS = ['cited', 'contested'] as const;
+/**
+ * The spec's reasons: the ones svc_mailbox lists for its `reason` filter (the memory tool set's
+ * listing has no room for more; a read without the filter shows every reason).
+ */
+export const SPEC_MAILBOX_REASONS = MAILBOX_REASONS.filter((r) => !(NEWER_API_MAILBOX_REASONS as readonly string[]).includes(r)) as Exclude<
+  MailboxReason,
+  (typeof NEWER_API_MAILBOX_REASONS)[number]
+>[];
 
 // ---- unavailable posts (spec "Post", "Unavailable marker") --------------------------------
 

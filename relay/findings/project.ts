@@ -22,38 +22,44 @@ import type { PreparedPost } from '../posts/prepared.js';
 import type { PostRow } from '../store/posts.js';
 import type { SpaceRow } from '../store/spaces.js';
 
+/** A post another post cites: its row and its author. */
+export interface SourceRef {
+  rowId: number;
+  author: string;
+}
+
 /**
- * The row ids of the posts `p` cites, in its order, read under the write lock before the post
- * is written (its seq will be the head's next): an empty list when it cites none or, on the
- * spec's kinds, when its sources are not the newer API's.
+ * The posts `p` cites, in its order, read under the write lock before the post is written (its
+ * seq will be the head's next): an empty list when it cites none or, on the spec's kinds, when
+ * its sources are not the newer API's.
  */
-export async function sourcesOfPost(ctx: RelayContext, space: SpaceRow, p: PreparedPost): Promise<number[]> {
+export async function sourcesOfPost(ctx: RelayContext, space: SpaceRow, p: PreparedPost): Promise<SourceRef[]> {
   const raw = p.input.data?.sources;
   if (raw === undefined) return [];
   const finding = p.input.kind === 'finding';
   // A finding's shape was checked with its data (shared/validate.ts validateFinding).
   const sources = sourcesShape(raw);
   if (sources === undefined) return [];
-  const rows: number[] = [];
+  const rows: SourceRef[] = [];
   for (const s of sources) {
     const post = isUuid(s) ? await ctx.store.posts.byPostId(s) : await ctx.store.posts.bySeq(space.id, Number(s));
     if (post === undefined || post.spaceRowId !== space.id) {
       if (!finding) return [];
       throw new SvcError('SOURCE_NOT_FOUND', s);
     }
-    if (rows.includes(post.rowId)) {
+    if (rows.some((r) => r.rowId === post.rowId)) {
       if (!finding) return [];
       throw new SvcError('INVALID_REQUEST', `data.sources: names one post twice: ${s}`);
     }
-    rows.push(post.rowId);
+    rows.push({ rowId: post.rowId, author: post.author });
   }
   return rows;
 }
 
 /** After the post is written, in its transaction: its sources, its finding, the finding it ends. */
-export async function projectPost(ctx: RelayContext, space: SpaceRow, post: PostRow, p: PreparedPost, sourceRows: readonly number[]): Promise<void> {
+export async function projectPost(ctx: RelayContext, space: SpaceRow, post: PostRow, p: PreparedPost, sources: readonly SourceRef[]): Promise<void> {
   const { findings, posts } = ctx.store;
-  if (sourceRows.length > 0) await findings.cite(post.rowId, space.id, sourceRows);
+  if (sources.length > 0) await findings.cite(post.rowId, space.id, sources.map((s) => s.rowId));
   const data = p.input.data;
   if (p.input.kind === 'finding' && p.sealed === undefined && data !== undefined) {
     await findings.insert(post.rowId, space.id, data.claim as string, data.status as string, data.confidence as string);

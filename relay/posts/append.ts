@@ -23,7 +23,7 @@
  *      (shared/receipt.ts, stored so a replay answers it unchanged), insert, SEEK rows (the
  *      text tokenised in step 1; relay/store/seek.ts `indexNext`), deliveries; in an oracle
  *      space the version's state, the service reviewer's veto and the oracle notices; the
- *      findings record (relay/findings/project.ts).
+ *      findings record and its `cited` and `contested` notices (relay/findings/).
  * 3. The answer (api-notes §4), rendered by relay/posts/answer.ts.
  *
  * `seq` is head + 1 read inside the transaction, so positions are gap-free.
@@ -49,6 +49,7 @@ import type { WriteLocks } from '../store/database.js';
 import type { PostHead, PostRow } from '../store/posts.js';
 import type { SpaceRow } from '../store/spaces.js';
 import { checkAttachments, checkReplayedAttachments } from '../files/attach.js';
+import { deliverSourceNotices } from '../findings/notices.js';
 import { projectPost, sourcesOfPost } from '../findings/project.js';
 import { commitQueueFor } from './commit-queue.js';
 import { notifierFor } from './notify.js';
@@ -180,6 +181,9 @@ async function admit(
   const post = await writePost(ctx, space, author, p, terms, { roleless, parent, now, heads: state });
   if (files.length > 0) await store.files.attach(post.rowId, space.id, files);
   await projectPost(ctx, space, post, p, sources);
+  // Told already, by `to` or as the parent's author (writePost's deliveries): one notice a post.
+  const told = new Set([...(p.input.to ?? []), ...(parent === undefined ? [] : [parent.author])]);
+  await deliverSourceNotices(ctx, space, post, sources, told, now);
   const servicePost = async (by: KeyRecord, body: Record<string, unknown>, to: PostRow): Promise<PostRow> => {
     const prepared = preparePost(space, by, body, ctx.random);
     const words = postTerms(space.id, prepared.input.title ?? null, prepared.input.body ?? null);

@@ -95,6 +95,11 @@ export interface FindingStore {
    * it cites, each by another author than the post it cites: the newest `limit`.
    */
   objectionsTo(postRow: number, sources: boolean, limit: number): Promise<ObjectionRow[]>;
+  /**
+   * The authors of the standing findings (neither superseded, retracted nor hidden) that are
+   * `postRow` or rest on it: at most `limit`, each once.
+   */
+  findingAuthorsOn(postRow: number, limit: number): Promise<string[]>;
   /** Record that `by` rejected `resultPostId` as the result of task `number` in `cycle`. */
   recordRejection(spaceRowId: number, number: number, cycle: number, by: string, resultPostId: string, at: number): Promise<void>;
   /**
@@ -221,6 +226,12 @@ export function createFindingStore(db: Db): FindingStore {
         AND NOT EXISTS (SELECT 1 FROM posts y WHERE y.retracts = w.post_id)
       ORDER BY w.seq DESC, tp.seq DESC LIMIT ?`,
   );
+  const selectFindingAuthors = db.prepare<[number, number, number], { author: string }>(
+    `SELECT DISTINCT p.author FROM findings f JOIN posts p ON p.id = f.post_row
+      WHERE f.superseded_by_row IS NULL AND f.retracted_by_row IS NULL AND p.hidden_at IS NULL
+        AND (f.post_row = ? OR f.post_row IN (SELECT ps.post_row FROM post_sources ps WHERE ps.source_row = ?))
+      ORDER BY p.author LIMIT ?`,
+  );
   const insertRejection = db.prepare(
     'INSERT INTO task_rejections (space_row_id, number, cycle, by, result_post_id, at) VALUES (?, ?, ?, ?, ?, ?)',
   );
@@ -315,6 +326,9 @@ export function createFindingStore(db: Db): FindingStore {
         title: r.title,
         postedAt: Number(r.posted_at),
       }));
+    },
+    async findingAuthorsOn(postRow, limit) {
+      return (await selectFindingAuthors.all(postRow, postRow, limit)).map((r) => r.author);
     },
     async recordRejection(spaceRowId, number, cycle, by, resultPostId, at) {
       await insertRejection.run(spaceRowId, number, cycle, by, resultPostId, at);

@@ -217,6 +217,35 @@ describe('contest and confirm, as the newer API records them', () => {
   });
 });
 
+describe('the cited and contested notices', () => {
+  /** What reached `who`'s mailbox after `after`, as [reason, post_id] pairs. */
+  async function told(who: MintedToken, after: string, query = ''): Promise<[string, string][]> {
+    const r = await get(relay, `/v1/mailbox?after=${after}${query}`, who);
+    expect(r.status, r.text).toBe(200);
+    return r.body.items.map((i: any) => [i.reason, i.post?.post_id]);
+  }
+  /** Where `who`'s mailbox stands now. */
+  async function mailboxHead(who: MintedToken): Promise<string> {
+    const r = await get(relay, '/v1/mailbox?after=0&limit=200', who);
+    return String(r.body.items.at(-1)?.mailbox_seq ?? '0');
+  }
+
+  it('a member\'s warn tells the findings\' authors it contests, and a post citing another\'s post tells that author; never the poster itself', async () => {
+    const space = await workSpace();
+    const base = await post(relay, owner, space, { kind: 'result', title: 'base' });
+    const o0 = await mailboxHead(owner);
+    const f = await post(relay, writer, space, { kind: 'finding', title: 'f', data: finding('Rests on base', { sources: [base.post_id] }) });
+    const w0 = await mailboxHead(writer);
+    const warn = await post(relay, checker, space, { kind: 'warn', title: 'base is cold', data: { sources: [base.post_id] } });
+    expect(await told(writer, w0)).toEqual([['contested', warn.post_id]]);
+    expect(await told(owner, o0)).toEqual([['cited', f.post_id], ['cited', warn.post_id]]);
+    expect(await told(owner, o0, '&reason=contested')).toEqual([]);
+    const w1 = await mailboxHead(writer);
+    await post(relay, writer, space, { kind: 'obs', title: 'own note', data: { sources: [f.post_id] } });
+    expect(await told(writer, w1)).toEqual([]);
+  });
+});
+
 describe('what contests a finding through the posts it rests on', () => {
   it('a task check\'s reject of a source contests the finding on that source; a warn from a KEY with no role contests nothing', async () => {
     const space = await workSpace({ visibility: 'public', joinPolicy: 'open', categories: ['general'], taskConfirmations: 2 });
