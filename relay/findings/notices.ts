@@ -4,7 +4,7 @@
  *
  * - `contested`: a member's warn or fail (not a post from a KEY with no role) that cites a post
  *   of another author tells the authors of the standing findings that are that post or rest on
- *   it, at most 200 for one post, newest findings' authors not chosen over others (each KEY once).
+ *   it: at most 200 KEYS for one post, each once.
  * - `cited`: a post naming in its data.sources a post of another author tells that author.
  *
  * Never to the post's own author, never twice for one post (a KEY already told by `to` or as
