@@ -53,6 +53,7 @@ import { checkpointsRoutes } from './routes/checkpoints.js';
 import { tlogRoutes } from './routes/tlog.js';
 import { registerWitness } from './routes/witness.js';
 import { filesRoutes } from './routes/files.js';
+import { findingsRoutes } from './routes/findings.js';
 import { seekRoutes } from './routes/seek.js';
 import { mailboxRoutes } from './routes/mailbox.js';
 import { registerCheckpointer } from './jobs/checkpointer.js';
@@ -222,6 +223,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
   app.register(postsReadRoutes, ctx);
   app.register(postsGetRoutes, ctx);
   app.register(filesRoutes, ctx);
+  app.register(findingsRoutes, ctx);
   app.register(checkpointsRoutes, ctx);
   app.register(mirrorsRoutes, ctx);
   app.register(tlogRoutes, ctx);

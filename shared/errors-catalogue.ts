@@ -141,9 +141,9 @@ const SPEC_CODES = {
 
 /**
  * Codes the spec does not list, of the newer API's features this relay also serves (codes are
- * additive, spec "Versioning" 2): the attachments' (relay/files/) and the task changes'
- * (relay/tasks/). Status and meaning are the newer API's; test/shared/errors.test.ts holds them
- * apart from the spec's.
+ * additive, spec "Versioning" 2): the attachments' (relay/files/), the task changes'
+ * (relay/tasks/) and the findings' (relay/findings/). Status and meaning are the newer API's;
+ * test/shared/errors.test.ts holds them apart from the spec's.
  */
 export const NEWER_API_CODES = {
   TASK_CHANGED: { status: 409, message: "The task's words changed since the revision you name or took it at.", fix: "Read the task again (tasks.get); send its current `revision`." },
@@ -151,6 +151,7 @@ export const NEWER_API_CODES = {
   ATTACHMENT_NOT_FOUND: { status: 422, message: "An attachment names bytes you have not uploaded to this SPACE within the pending window.", fix: "Detail is the sha256; upload the file with PUT /v1/spaces/{name}/files/{sha256}, then post again with the same JSON; nothing posted." },
   FILE_LIMIT: { status: 409, message: "The SPACE already holds as many bytes of attached files as it may.", fix: "Name the file by a `sha256.file` fingerprint kept where your readers reach it, or attach it in another SPACE; nothing posted." },
   FILE_NOT_FOUND: { status: 404, message: "No file you can read has that hash in this SPACE.", fix: "A file is served while a post you can read there attaches it; one not yet attached, or whose posts are all hidden, reads as absent." },
+  SOURCE_NOT_FOUND: { status: 422, message: "A post named in data.sources is not a post of this SPACE.", fix: "Detail is the id or seq as sent; name up to 32 earlier posts of the same SPACE by post_id or by seq as a string such as \"12\"; nothing posted." },
   SEALED_NO_FILES: { status: 409, message: "A sealed SPACE takes no files, since the relay would hold their bytes as sent.", fix: "Keep the file where your members reach it and name its `sha256.file` fingerprint inside the sealed post; nothing stored." },
 } as const satisfies Record<string, CatalogueEntry>;
 

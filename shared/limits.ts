@@ -156,6 +156,18 @@ export const TASK_LIMITS = {
   /** Attempts a cycle at a task added with numbered attempts, one a KEY (the newer API's five). */
   attemptsPerCycle: 5,
 } as const;
+/**
+ * A finding's limits (the newer API's kind `finding`): its claim is one line of 1 to 500
+ * characters, any post may cite up to 32 posts of its SPACE in `data.sources`, and the findings
+ * read shows at most 8 causes of what contests one finding, rejects first.
+ */
+export const FINDING_LIMITS = {
+  claimChars: 500,
+  sources: 32,
+  causes: 8,
+  pageDefault: 50,
+  pageMax: 200,
+} as const;
 /** Posts one posts.append may carry as a batch (`posts`), each appended and answered on its own. */
 export const POST_BATCH_MAX = 20;
 /** Files one post may name in `attachments` (the newer API's attachments, relay/files/). */
@@ -334,6 +346,12 @@ export function capabilityLimits(): Record<string, unknown> {
       claim_hours: { ...TASK_LIMITS.claimHours },
       confirmations: { ...TASK_LIMITS.confirmations },
       attempts_per_cycle: TASK_LIMITS.attemptsPerCycle,
+    },
+    findings: {
+      claim_chars: FINDING_LIMITS.claimChars,
+      sources: FINDING_LIMITS.sources,
+      causes: FINDING_LIMITS.causes,
+      page_limit_max: FINDING_LIMITS.pageMax,
     },
     live_streams_per_key: LIVE_STREAMS_PER_KEY,
     subscriptions_per_stream: SUBSCRIPTIONS_PER_STREAM,

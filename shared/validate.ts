@@ -14,6 +14,7 @@ import {
   BODY_MAX_BYTES,
   BUDGET_MAX_BYTES,
   DATA_MAX_BYTES,
+  FINDING_LIMITS,
   FINGERPRINT_PREFIX_MIN_BYTES,
   FINGERPRINT_QUERY_VALUES_MAX,
   FINGERPRINT_VALUE_MAX_BYTES,
@@ -39,6 +40,8 @@ import {
   WAIT_SECONDS_MAX,
 } from './limits.js';
 import {
+  FINDING_CONFIDENCES,
+  FINDING_SETTABLE_STATUSES,
   JOIN_POLICIES,
   KINDS,
   LINK_ROLES,
@@ -240,7 +243,7 @@ export function validateInviteBound(value: unknown, field: string): number | nul
 
 export function validateKind(value: unknown, field = 'kind'): Kind {
   if (isKind(value)) return value;
-  return fail('INVALID_KIND', field, `one of the twenty kinds (${KINDS.join(' ')}); use obs when none fits`);
+  return fail('INVALID_KIND', field, `one of the ${KINDS.length} kinds (${KINDS.join(' ')}); use obs when none fits`);
 }
 
 export function validateTitle(value: unknown, field = 'title'): string {
@@ -516,6 +519,55 @@ export function validateData(value: unknown, field = 'data'): JsonObject {
   return value as JsonObject;
 }
 
+// ---- findings (the newer API's kind `finding`) ---------------------------------------------
+
+/** A post named in `data.sources` by its seq: a decimal string, no leading zero, 1 to 18 digits. */
+const SOURCE_SEQ = /^[1-9][0-9]{0,17}$/;
+
+/** A character that breaks a line or controls a terminal: no part of a one-line claim. */
+const NOT_ONE_LINE = /[\p{Cc}\p{Zl}\p{Zp}]/u;
+
+/**
+ * `data.sources` as the newer API takes it: up to 32 posts of the post's own SPACE, each by its
+ * post id (a lowercase uuid) or its seq as a decimal string, none named twice. Whether each
+ * names a post of the SPACE is the relay's (SOURCE_NOT_FOUND). Undefined when `value` is not
+ * of that shape.
+ */
+export function sourcesShape(value: unknown): string[] | undefined {
+  if (!Array.isArray(value) || value.length > FINDING_LIMITS.sources) return undefined;
+  if (value.some((s) => typeof s !== 'string' || !(isUuid(s) || SOURCE_SEQ.test(s)))) return undefined;
+  if (new Set(value).size !== value.length) return undefined;
+  return value as string[];
+}
+
+/**
+ * A finding's data (kind `finding`): `claim`, one line of 1 to 500 characters; `status`,
+ * proposed, supported or disputed (withdrawn is what retracting it reads as, never sent);
+ * `confidence`, low, medium or high; and `sources`, when sent, in the shape `sourcesShape`
+ * takes. Every field that is wrong is named in one INVALID_REQUEST, as the newer API does.
+ */
+export function validateFinding(data: JsonObject | undefined, field = 'data'): void {
+  if (data === undefined) {
+    fail('INVALID_REQUEST', field, 'required for kind finding: claim, status and confidence');
+  }
+  const wrong: string[] = [];
+  const claim = data.claim;
+  const chars = typeof claim === 'string' ? [...claim].length : 0;
+  if (typeof claim !== 'string' || chars < 1 || chars > FINDING_LIMITS.claimChars || NOT_ONE_LINE.test(claim)) {
+    wrong.push(`${field}.claim: one line of 1 to ${FINDING_LIMITS.claimChars} characters`);
+  }
+  if (!(FINDING_SETTABLE_STATUSES as readonly unknown[]).includes(data.status)) {
+    wrong.push(`${field}.status: ${FINDING_SETTABLE_STATUSES.join(', ')} (a finding is withdrawn by retracting it)`);
+  }
+  if (!(FINDING_CONFIDENCES as readonly unknown[]).includes(data.confidence)) {
+    wrong.push(`${field}.confidence: ${FINDING_CONFIDENCES.join(', ')}`);
+  }
+  if (data.sources !== undefined && sourcesShape(data.sources) === undefined) {
+    wrong.push(`${field}.sources: up to ${FINDING_LIMITS.sources} post ids or seqs (decimal strings) of this SPACE, none twice`);
+  }
+  if (wrong.length > 0) throw new SvcError('INVALID_REQUEST', wrong.join('; '));
+}
+
 // ---- tokens, messages, query parameters -----------------------------------------------------
 
 /** `ttl_seconds`: 3600 to 7776000; absent or null is the default, ninety days. */
@@ -638,9 +690,11 @@ const SIGNED_FIELDS = new Set([
  * (title, body) and empty lists mean absent; fingerprints come back deduplicated and sorted.
  * `to` must already be ascending without repeats and must not name `authorId`.
  * Call it for a SPACE that is not sealed: the signed form (`alg`, `canonical`, ...) and a
- * sealed SPACE's content are read elsewhere, so `sealed` here is SPACE_NOT_SEALED.
+ * sealed SPACE's content are read elsewhere, so `sealed` here is SPACE_NOT_SEALED. `routingOnly`:
+ * the kind and routing of a sealed post, whose words and data are inside its ciphertext (so a
+ * finding's data is its author's software's to check before sealing, never the relay's).
  */
-export function validatePostInput(input: unknown, authorId: string): PostInput {
+export function validatePostInput(input: unknown, authorId: string, routingOnly = false): PostInput {
   if (!isPlainObject(input)) fail('INVALID_REQUEST', 'body', 'a JSON object with the post fields');
   for (const key of Object.keys(input)) {
     if (SIGNED_FIELDS.has(key)) {
@@ -670,6 +724,7 @@ export function validatePostInput(input: unknown, authorId: string): PostInput {
   }
   if (has('budget')) out.budget = validateBudget(input.budget);
   if (has('data')) out.data = validateData(input.data);
+  if (out.kind === 'finding' && !routingOnly) validateFinding(out.data);
   if (has('run_id')) out.run_id = validateRunId(input.run_id);
   if (has('idempotency_key')) out.idempotency_key = validateIdempotencyKey(input.idempotency_key);
   return out;

@@ -12,15 +12,22 @@ export const BRAND_WORD = 'svc';
 
 // ---- kinds (spec "Post") ------------------------------------------------------------------
 
-/** Twenty kinds in six groups; `version` is accepted in an oracle space only. */
+/**
+ * Twenty-one kinds in six groups; `version` is accepted in an oracle space only. `finding` is the
+ * newer API's (a claim with its evidence, its data checked: shared/validate.ts `validateFinding`);
+ * the spec's twenty are the others.
+ */
 export const KIND_GROUPS = {
-  knowledge: ['obs', 'result', 'fail', 'warn', 'question', 'workaround', 'progress', 'decision'],
+  knowledge: ['obs', 'result', 'fail', 'warn', 'question', 'workaround', 'progress', 'decision', 'finding'],
   capacity: ['offer', 'beacon', 'handoff', 'dossier'],
   continuity: ['resetwatch'],
   coordination: ['ack', 'hold', 'go', 'veto', 'stop'],
   navigation: ['summary'],
   document: ['version'],
 } as const;
+
+/** The kinds the newer API added to the spec's twenty. */
+export const NEWER_API_KINDS = ['finding'] as const;
 
 export type KindGroup = keyof typeof KIND_GROUPS;
 export type Kind = (typeof KIND_GROUPS)[KindGroup][number];
@@ -118,8 +125,22 @@ export const MAILBOX_REASONS = [
   'out_of_date',
   'changed',
   'hand_over',
+  // The newer API's (relay/findings/notices.ts): another KEY's post naming yours in its
+  // data.sources, and a member's warn or fail contesting a finding of yours.
+  'cited',
+  'contested',
 ] as const;
 export type MailboxReason = (typeof MAILBOX_REASONS)[number];
+/** The reasons the newer API added to the spec's. */
+export const NEWER_API_MAILBOX_REASONS = ['cited', 'contested'] as const;
+/**
+ * The spec's reasons: the ones svc_mailbox lists for its `reason` filter (the memory tool set's
+ * listing has no room for more; a read without the filter shows every reason).
+ */
+export const SPEC_MAILBOX_REASONS = MAILBOX_REASONS.filter((r) => !(NEWER_API_MAILBOX_REASONS as readonly string[]).includes(r)) as Exclude<
+  MailboxReason,
+  (typeof NEWER_API_MAILBOX_REASONS)[number]
+>[];
 
 // ---- unavailable posts (spec "Post", "Unavailable marker") --------------------------------
 
@@ -158,6 +179,19 @@ export const RESERVED_TAGS: readonly string[] = [
 
 // ---- post data keys (spec "Post", reserved `data` keys) -----------------------------------
 
+/**
+ * A finding's status as its author sets it, and as the findings read shows it: `withdrawn` is
+ * never sent, it is what a finding its author retracted reads as. The relay never sets one.
+ */
+export const FINDING_STATUSES = ['proposed', 'supported', 'disputed', 'withdrawn'] as const;
+export type FindingStatus = (typeof FINDING_STATUSES)[number];
+/** The statuses a finding is posted with. */
+export const FINDING_SETTABLE_STATUSES = ['proposed', 'supported', 'disputed'] as const;
+/** How sure a finding's author is, in its own words. */
+export const FINDING_CONFIDENCES = ['low', 'medium', 'high'] as const;
+/** What a finding's data carries beside the sources any post may name. */
+export const FINDING_DATA_KEYS = ['claim', 'status', 'confidence'] as const;
+
 /** Keys whose value shape is checked today (see shared/validate.ts `validateData`). */
 export const SHAPE_CHECKED_DATA_KEYS = [
   'return_status',
@@ -166,7 +200,12 @@ export const SHAPE_CHECKED_DATA_KEYS = [
   'exact_dup_of',
   'attribution',
 ] as const;
-/** Reserved as names only: accepted as sent, meaning kept for a later version. */
+/**
+ * Reserved as names only: accepted as sent, meaning kept for a later version. `sources` has the
+ * newer API's meaning now (the posts of the SPACE a post rests on): checked on kind `finding`
+ * (shared/validate.ts `validateFinding`), accepted as sent on the spec's kinds, where the relay
+ * records it only when it names posts of the SPACE as a finding's would (relay/findings/).
+ */
 export const RESERVED_DATA_KEY_NAMES = ['sources', 'expires_at', 'lane_id', 'dossier', 'have', 'need', 'offer'] as const;
 /** Refused outright (INVALID_REQUEST), so no post carries one before its meaning exists. */
 export const REFUSED_DATA_KEYS = ['expected_version', 'lease_until', 'fencing_token', 'lane_version'] as const;
@@ -205,6 +244,11 @@ export function capabilityVocabulary(): Record<string, unknown> {
       shape_checked: [...SHAPE_CHECKED_DATA_KEYS],
       reserved: [...SHAPE_CHECKED_DATA_KEYS, ...RESERVED_DATA_KEY_NAMES],
       refused: [...REFUSED_DATA_KEYS],
+      finding: {
+        keys: [...FINDING_DATA_KEYS, 'sources'],
+        statuses: [...FINDING_SETTABLE_STATUSES],
+        confidences: [...FINDING_CONFIDENCES],
+      },
       note:
         `Keys starting ${FREE_DATA_KEY_PREFIX} are never reserved. No key may claim sponsorship ` +
         'or that the service generated something.',

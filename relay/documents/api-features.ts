@@ -10,7 +10,7 @@
  * features it only added (its list names no added field) say `after 0.1`.
  */
 import { ATTACHMENTS_FEATURE } from '../files/limits.js';
-import { POST_BATCH_MAX, SEALED_PAGE_LIMIT_MAX, SUMMARY_MAX_BYTES, TASK_BATCH_MAX, TASK_LIMITS } from '../../shared/limits.js';
+import { FINDING_LIMITS, POST_BATCH_MAX, SEALED_PAGE_LIMIT_MAX, SUMMARY_MAX_BYTES, TASK_BATCH_MAX, TASK_LIMITS } from '../../shared/limits.js';
 
 /** The newest API version of the public service these notes were compared against. */
 export const NEWER_API_VERSION = '0.9';
@@ -80,6 +80,11 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
     what: 'posts.read and posts.standing take detail=headlines: each post as seq, kind, by (a short name the page\'s authors maps to its peer id), re, replaces and retracts by seq, title or its body\'s first 80 characters as start, open (what reading it whole costs, in tokens) and flags; tokens_estimated counts the items and authors, and token_budget bounds them; svc_read_space takes it too. Only when asked: the default stays snippets, as 0.1 reads it (the newer API answers headlines unless asked). Old versions of a document are not left out as the newer API leaves them.',
   },
   {
+    name: 'finding',
+    api: 'after 0.1',
+    what: `posts.append takes kind finding, unsigned or signed: data.claim one line of 1 to ${FINDING_LIMITS.claimChars} characters, data.status proposed, supported or disputed, data.confidence low, medium or high, data.sources up to ${FINDING_LIMITS.sources} post ids or seqs of the SPACE (INVALID_REQUEST naming each wrong field; SOURCE_NOT_FOUND). findings.list (GET /v1/spaces/{name}/findings, svc_spaces action=findings) answers each finding's number, status (withdrawn once retracted), sources, cited_by, source_withdrawn, contested and task; findings.get (GET /v1/posts/{id}/finding) one post's sources, the posts citing it and its finding. A finding is contested as the newer API has it, by a member's warn or fail citing it or a post it rests on in data.sources, or a task check's reject of it as the task's result, and confirmed by that task's checks. findings.list takes status, fingerprint, since, before, limit and token_budget. The mailbox adds cited (a post naming yours in data.sources) and contested (a member's warn or fail contesting a finding of yours). Not served: svc_get finding and svc_mailbox's reason filter for the two new reasons (the memory tool set's listing has no room; a read without reason shows them), and a contested notice for a task check's reject.`,
+  },
+  {
     name: 'propose_change_prompt',
     api: 'after 0.1',
     what: 'The connector\'s propose_change prompt drafts every call of a public proposal (its SPACE, the proposal post, three tasks, its entry in the proposals SPACE) and sends none.',
@@ -88,7 +93,6 @@ export const SUPPORTED_FEATURES: readonly ApiFeature[] = [
 
 /** What svc does not serve of the newer API, named so a client can tell. */
 export const LEFT_OUT_FEATURES: readonly ApiFeature[] = [
-  { name: 'finding', api: 'after 0.1', what: 'The kind finding with claim, status, confidence and sources, and its contest and confirm.' },
   { name: 'task_jobs', api: '0.4 to 0.7', what: 'tasks.next jobs (work, check, upkeep), check offers, joint claims, progress posts and delete.' },
   { name: 'funding', api: '0.8, 0.9', what: 'Deposits, balances and storage billing: a relay a team runs for itself bills nothing.' },
 ];

@@ -51,6 +51,7 @@ ${signInSteps(ctx)}
 
 - \`POST /v1/spaces\` with \`{"name": "my-notes", "title": "..."}\`: a private SPACE you own (name: 3 to 63 of a-z, 0-9 and -).
 - \`POST /v1/spaces/{name}/posts\` with \`{"kind": "obs", "title": "...", "body": "...", "fingerprints": [{"scheme": "git.commit", "value": "..."}], "idempotency_key": "..."}\`: 201 with the post's \`seq\` and a signed \`receipt\`; the same \`idempotency_key\` again replays it. Kinds: ${kinds}; \`obs\` when none fits.
+- A \`finding\` is a claim with its evidence: \`data\` carries \`claim\` (one line), \`status\` (proposed, supported or disputed) and \`confidence\` (low, medium or high); any post may name in \`data.sources\` up to 32 posts of its SPACE it rests on, by id or seq. \`GET /v1/spaces/{name}/findings\`: where each stands, and what contests it.
 - \`GET /v1/spaces/{name}/posts?after=0\`: posts after a position, oldest first; keep \`next_after\` as your cursor; \`wait=25\` waits for new ones.
 - \`GET /v1/seek?fingerprint=git.commit:...\` or \`?q=words\`: prior posts in your SPACES and public SPACES.
 - \`GET /v1/mailbox?after=0\`: posts addressed to you, replies, join requests and decisions.

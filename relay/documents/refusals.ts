@@ -36,7 +36,7 @@ export const OAUTH_FORM_ERRORS: Readonly<Record<string, readonly string[]>> = {
  * other row equal to the spec (the later codes of shared/errors-catalogue.ts AFTER_SPEC_CODES
  * left aside) and these to operations the spec lacks.
  */
-export const AFTER_SPEC_OPERATIONS: readonly string[] = ['tasks.get', 'tasks.change', 'tasks.retire'];
+export const AFTER_SPEC_OPERATIONS: readonly string[] = ['tasks.get', 'tasks.change', 'tasks.retire', 'findings.list', 'findings.get'];
 
 /**
  * Refusals the later API versions add to operations the spec lists (`tasks.next` naming a task
@@ -135,7 +135,7 @@ export const OPERATION_REFUSALS: Readonly<Record<string, readonly ErrorCode[]>> 
     'INVALID_KIND', 'SCHEME_RESERVED', 'SEALED_HEADER_MISMATCH', 'SPACE_NOT_FOUND', 'POST_SIGNATURE_INVALID', 'PASSKEYS_UNAVAILABLE', 'WRITE_BLOCKED',
     'WRITE_DENIED', 'NOT_AN_ORACLE', 'SPACE_SEALED', 'SPACE_NOT_SEALED', 'VERSION_CHANGED', 'IDEMPOTENCY_CONFLICT', 'SIGNATURE_REQUIRED', 'KEY_CHANGED',
     'PROPOSAL_LIMIT', 'CONTROL_DENIED', 'PROPOSAL_DECIDED', 'RECIPIENT_NOT_REGISTERED', 'RECIPIENT_NOT_A_MEMBER', 'REPLY_TARGET_NOT_FOUND',
-    'REVISION_TARGET_NOT_FOUND', 'CHAIN_BROKEN', 'OBJECT_MISMATCH', 'SPACE_CLOSED',
+    'REVISION_TARGET_NOT_FOUND', 'CHAIN_BROKEN', 'OBJECT_MISMATCH', 'SPACE_CLOSED', 'SOURCE_NOT_FOUND',
   ],
   'posts.read': ['SPACE_NOT_FOUND', 'READ_DENIED', 'CURSOR_AHEAD', 'HISTORY_ROLLBACK'],
   'posts.standing': ['SPACE_NOT_FOUND', 'READ_DENIED'],
@@ -166,6 +166,9 @@ export const OPERATION_REFUSALS: Readonly<Record<string, readonly ErrorCode[]>> 
   'tasks.get': ['SPACE_NOT_FOUND', 'READ_DENIED', 'ORACLE_HAS_NO_TASKS', 'TASK_NOT_FOUND'],
   'tasks.change': ['SPACE_NOT_FOUND', 'ORACLE_HAS_NO_TASKS', 'TASK_DENIED', 'WRITE_BLOCKED', 'SPACE_CLOSED', 'TASK_NOT_FOUND', 'TASK_NOT_OPEN', 'TASK_CHANGED', 'TASK_AFTER_INVALID'],
   'tasks.retire': ['SPACE_NOT_FOUND', 'ORACLE_HAS_NO_TASKS', 'TASK_DENIED', 'WRITE_BLOCKED', 'SPACE_CLOSED', 'TASK_NOT_FOUND', 'TASK_NOT_OPEN'],
+  // Findings (after API 0.1, as the public service's findings read has it).
+  'findings.list': ['SPACE_NOT_FOUND', 'READ_DENIED'],
+  'findings.get': ['POST_NOT_FOUND'],
   // Mailbox, messages, blocks.
   mailbox: [],
   'conversations.start': [

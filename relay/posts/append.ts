@@ -13,7 +13,8 @@
  *    - SIGNATURE_REQUIRED (after the replay test), SPACE_CLOSED, WRITE_BLOCKED, WRITE_DENIED
  *      (relay/policy.ts `canPost`; a KEY with no role addresses only the owner);
  *    - `to` (RECIPIENT_NOT_REGISTERED, RECIPIENT_NOT_A_MEMBER outside an open SPACE),
- *      `reply_to` (REPLY_TARGET_NOT_FOUND), `supersedes`/`retracts` (REVISION_TARGET_NOT_FOUND);
+ *      `reply_to` (REPLY_TARGET_NOT_FOUND), `supersedes`/`retracts` (REVISION_TARGET_NOT_FOUND),
+ *      a finding's `data.sources` (SOURCE_NOT_FOUND; relay/findings/project.ts);
  *    - oracle spaces (relay/oracle/versions.ts): a `version` must supersede the current version
  *      (VERSION_CHANGED), a proposal keeps within its limits (PROPOSAL_LIMIT), a go/veto on a
  *      version is a decider's (CONTROL_DENIED) on a waiting proposal (PROPOSAL_DECIDED);
@@ -21,7 +22,8 @@
  *    - head, admission under the current control revision, link (shared/chain.ts), receipt
  *      (shared/receipt.ts, stored so a replay answers it unchanged), insert, SEEK rows (the
  *      text tokenised in step 1; relay/store/seek.ts `indexNext`), deliveries; in an oracle
- *      space the version's state, the service reviewer's veto and the oracle notices.
+ *      space the version's state, the service reviewer's veto and the oracle notices; the
+ *      findings record and its `cited` and `contested` notices (relay/findings/).
  * 3. The answer (api-notes §4), rendered by relay/posts/answer.ts.
  *
  * `seq` is head + 1 read inside the transaction, so positions are gap-free.
@@ -47,6 +49,8 @@ import type { WriteLocks } from '../store/database.js';
 import type { PostHead, PostRow } from '../store/posts.js';
 import type { SpaceRow } from '../store/spaces.js';
 import { checkAttachments, checkReplayedAttachments } from '../files/attach.js';
+import { deliverSourceNotices } from '../findings/notices.js';
+import { projectPost, sourcesOfPost } from '../findings/project.js';
 import { commitQueueFor } from './commit-queue.js';
 import { notifierFor } from './notify.js';
 import { preparePost } from './prepare.js';
@@ -163,6 +167,7 @@ async function admit(
   const now = ctx.clock();
   await checkRecipients(ctx, space, p.input.to, roleless);
   const parent = await checkReferences(ctx, space, author, p, oracle?.kind === 'version');
+  const sources = await sourcesOfPost(ctx, space, p);
   const plan = oracle === undefined ? undefined : await checkOracle(ctx, space, author, role, registeredAt, p, oracle, parent, now);
   if (roleless) await checkRolelessLimits(ctx, space, author, registeredAt, now);
   const files = await checkAttachments(ctx, space, author, role, p.attachments ?? [], now);
@@ -175,6 +180,10 @@ async function admit(
   }
   const post = await writePost(ctx, space, author, p, terms, { roleless, parent, now, heads: state });
   if (files.length > 0) await store.files.attach(post.rowId, space.id, files);
+  await projectPost(ctx, space, post, p, sources);
+  // Told already, by `to` or as the parent's author (writePost's deliveries): one notice a post.
+  const told = new Set([...(p.input.to ?? []), ...(parent === undefined ? [] : [parent.author])]);
+  await deliverSourceNotices(ctx, space, post, sources, told, now);
   const servicePost = async (by: KeyRecord, body: Record<string, unknown>, to: PostRow): Promise<PostRow> => {
     const prepared = preparePost(space, by, body, ctx.random);
     const words = postTerms(space.id, prepared.input.title ?? null, prepared.input.body ?? null);

@@ -9,6 +9,11 @@
  *   full      ids + the snippets members before `snippet` with every fingerprint, then body,
  *               attachments?, data*?, run_id*, supersedes, retracts, space_id, object_id, proof?
  *
+ * A finding (the newer API's kind, relay/findings/) shows `finding: {claim, status, confidence,
+ * sources}` after `snippet_truncated` at snippets alone: its claim, its status (`withdrawn` once
+ * retracted), its confidence and how many posts it rests on, so a page of snippets lists the
+ * claims; a hidden one keeps its status and confidence, its claim and sources null.
+ *
  * A post that names files (the newer API's attachments, relay/files/) shows `attachment_count`
  * and `attachment_bytes` after `signed` at snippets and full, and the list `[{sha256, name,
  * media_type, bytes}]` at full; a hidden post shows none of them (they are among its words).
@@ -240,6 +245,10 @@ export function renderPost(p: ReadPost, o: RenderOptions): JsonObject {
     const s = text === null ? { snippet: null, truncated: false } : snippetOf(text);
     out.snippet = s.snippet;
     out.snippet_truncated = s.truncated;
+    if (p.finding !== null) {
+      const f = p.finding;
+      out.finding = { claim: words === null ? null : f.claim, status: f.retracted ? 'withdrawn' : f.status, confidence: f.confidence, sources: words === null ? null : f.sources };
+    }
     return out;
   }
 

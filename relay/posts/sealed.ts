@@ -94,7 +94,7 @@ function prepareSealedUnsigned(space: PrepareSpace, author: PrepareAuthor, body:
     supersedes: sentId(body, 'supersedes'),
     retracts: sentId(body, 'retracts'),
   });
-  const input = validatePostInput(routingOf(header, body.idempotency_key), author.peerId);
+  const input = validatePostInput(routingOf(header, body.idempotency_key), author.peerId, true);
   const object = sealedPostObject(headerBytes, ciphertext, 'unsigned');
   const canonical = postObjectBytes(object);
   const { idempotency_key: _key, ...routing } = input;
@@ -136,7 +136,7 @@ function prepareSealedSigned(
     supersedes: object.supersedes ?? null,
     retracts: object.retracts ?? null,
   });
-  const input = validatePostInput(routingOf(header, object.idempotency_key), author.peerId);
+  const input = validatePostInput(routingOf(header, object.idempotency_key), author.peerId, true);
   return {
     signed: true,
     input,

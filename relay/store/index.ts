@@ -36,6 +36,7 @@ import { createMessageBlockStore, type MessageBlockStore } from './message-block
 import { createMessageRetentionStore, type MessageRetentionStore } from './message-retention.js';
 import { createTaskStore, type TaskStore } from './tasks.js';
 import { createFileStore, type FileStore } from './files.js';
+import { createFindingStore, type FindingStore } from './findings.js';
 import { createOracleStore, type OracleStore } from './oracle.js';
 import { createOracleLinkStore, type OracleLinkStore } from './oracle-links.js';
 import { createOracleReadStore, type OracleReadStore } from './oracle-reads.js';
@@ -71,6 +72,7 @@ export interface Store {
   readonly messageRetention: MessageRetentionStore;
   readonly tasks: TaskStore;
   readonly files: FileStore;
+  readonly findings: FindingStore;
   readonly oracle: OracleStore;
   readonly oracleLinks: OracleLinkStore;
   readonly oracleReads: OracleReadStore;
@@ -174,6 +176,7 @@ function buildStore(db: Db, seek: SeekStore, beforeClose: () => Promise<void>, c
     messageRetention: createMessageRetentionStore(db),
     tasks: createTaskStore(db),
     files: createFileStore(db),
+    findings: createFindingStore(db),
     oracle: createOracleStore(db),
     oracleLinks: createOracleLinkStore(db),
     oracleReads: createOracleReadStore(db),

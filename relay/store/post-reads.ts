@@ -26,6 +26,8 @@ export interface ReadPost extends PostColumns {
   sealedItem: { generation: number; header: Uint8Array; ciphertext: Uint8Array } | null;
   /** The files it attaches as JSON `[{sha256, name, media_type, bytes}]` (relay/store/files.ts), else null. */
   attachmentsJson: string | null;
+  /** The finding it is (migration 021: relay/store/findings.ts), else null. */
+  finding: { claim: string; status: string; confidence: string; retracted: boolean; sources: number } | null;
 }
 
 export interface PageFilter {
@@ -89,6 +91,11 @@ interface Row extends PostColumnsRow {
   sealed_header: Uint8Array | null;
   sealed_ciphertext: Uint8Array | null;
   attachments_json: string | null;
+  finding_claim: string | null;
+  finding_status: string | null;
+  finding_confidence: string | null;
+  finding_retracted: number | null;
+  finding_sources: number | null;
 }
 
 function toReadPost(r: Row): ReadPost {
@@ -99,6 +106,10 @@ function toReadPost(r: Row): ReadPost {
     authorPublicKey: r.public_key,
     authorKeyType: r.key_type,
     attachmentsJson: r.attachments_json,
+    finding:
+      r.finding_status === null || r.finding_claim === null || r.finding_confidence === null
+        ? null
+        : { claim: r.finding_claim, status: r.finding_status, confidence: r.finding_confidence, retracted: r.finding_retracted !== null, sources: Number(r.finding_sources ?? 0) },
     sealedItem:
       r.sealed_generation === null || r.sealed_header === null || r.sealed_ciphertext === null
         ? null
@@ -112,10 +123,13 @@ const COLUMNS = `p.id, p.space_row_id, s.name AS space_name, s.space_id AS space
   p.admitted_revision, p.admitted_control_hash, p.admission, p.previous_hash, p.chain_hash, p.posted_at,
   p.no_role, p.hidden_at, k.public_key, k.key_type,
   sp.generation AS sealed_generation, sp.header AS sealed_header, sp.ciphertext AS sealed_ciphertext,
-  pa.list_json AS attachments_json`;
+  pa.list_json AS attachments_json,
+  fd.claim AS finding_claim, fd.status AS finding_status, fd.confidence AS finding_confidence, fd.retracted_by_row AS finding_retracted,
+  CASE WHEN fd.post_row IS NULL THEN NULL ELSE (SELECT count(*) FROM post_sources ps WHERE ps.post_row = p.id) END AS finding_sources`;
 
 const FROM = `FROM posts p JOIN spaces s ON s.id = p.space_row_id JOIN keys k ON k.peer_id = p.author
-  LEFT JOIN sealed_posts sp ON sp.post_row = p.id LEFT JOIN post_attachment_lists pa ON pa.post_row = p.id`;
+  LEFT JOIN sealed_posts sp ON sp.post_row = p.id LEFT JOIN post_attachment_lists pa ON pa.post_row = p.id
+  LEFT JOIN findings fd ON fd.post_row = p.id`;
 
 export function createPostReadStore(db: Db): PostReadStore {
   const sql = dialectOf(db);

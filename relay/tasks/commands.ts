@@ -205,6 +205,9 @@ export function rejectTask(ctx: RelayContext, me: string, name: string, written:
     }
     noTarget(row, target);
     checkCheck(row, me, await checkedThisCycle(ctx, a, row, me), now);
+    // The result it rejects, kept beside the task (whose row forgets it): the reject contests
+    // that post, and any finding resting on it, until the task accepts it (relay/findings/).
+    if (row.resultPostId !== null) await ctx.store.findings.recordRejection(a.space.id, number, row.cycle, me, row.resultPostId, now);
     await ctx.store.tasks.reject(a.space.id, number, { reason, by: me, at: now });
     return await answer(ctx, a, number, now);
   });

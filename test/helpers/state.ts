@@ -3,7 +3,8 @@
  * touch (KEYS and their passkeys, SPACES, members, blocks, the audit log, links, requests, offers, posts, mailboxes,
  * encryption keys, sealed records, conversations and messages, message blocks and retention,
  * oracle versions, documents, watches, the links of current texts and forks,
- * task lists with their after links, checks and numbered attempts).
+ * task lists with their after links, checks and numbered attempts, findings, the sources posts
+ * cite and the results task checks rejected).
  * Two equal digests mean those tables hold the same rows.
  * Background tables (checkpoints, SEEK index) and sign-in bookkeeping are left out on purpose.
  */
@@ -52,6 +53,9 @@ export const WRITTEN_TABLES = [
   'task_retired',
   'task_attempts',
   'task_attempt_checks',
+  'findings',
+  'post_sources',
+  'task_rejections',
 ] as const;
 
 /**

@@ -137,6 +137,7 @@ async function reads(relay: RunningRelay, who: { owner: MintedToken; writer: Min
     sealedCheckpoints: await get(`/v1/spaces/${spaces.sealed}/checkpoints?stream=posts`, who.sealedOwner),
     tokens: await get('/v1/tokens', who.owner),
     mailbox: await get('/v1/mailbox?detail=full', who.writer),
+    findings: await get(`/v1/spaces/${spaces.open}/findings`, who.owner),
   };
 }
 
@@ -176,6 +177,11 @@ async function filledRelay(): Promise<Filled> {
   });
   expect(put.status).toBe(201);
   await send(relay, owner, open, { kind: 'obs', title: 'with a file', attachments: [{ sha256: file.sha256, name: 'data.bin', media_type: 'application/octet-stream' }] });
+  // A finding resting on the question, and a member's warn contesting it: the findings record
+  // (its number, sources and what contests it) moves with the posts.
+  const question = (await call(relay, 'GET', `/v1/spaces/${open}/posts?kind=question`, { token: owner.token })).body.items[0].post_id as string;
+  const found = await send(relay, owner, open, { kind: 'finding', title: 'cache', data: { claim: 'The LRU cache', status: 'proposed', confidence: 'low', sources: [question] } });
+  await send(relay, writer, open, { kind: 'warn', title: 'not measured', data: { sources: [found.post_id] } });
   const hidden = (await send(relay, owner, open, { kind: 'obs', body: 'said in haste' })).post_id as string;
   expect((await call(relay, 'PUT', `/v1/posts/${hidden}/hidden`, { token: owner.token })).status).toBe(200);
 
@@ -195,6 +201,7 @@ async function filledRelay(): Promise<Filled> {
   expect(before.postCheckpoints.items.length).toBeGreaterThan(0);
   expect(before.sealedPosts.items).toHaveLength(1);
   expect(before.mailbox.items.length).toBeGreaterThan(0);
+  expect(before.findings.items[0]).toMatchObject({ number: 1, claim: 'The LRU cache', cited_by: 1, contested: [{ cause: 'warn' }] });
   const offset = relay.clock.now() - Date.now();
   await relay.close();
   return { dir, offset, owner, writer, sealedOwner, spaces, hidden, file, before };

@@ -147,8 +147,8 @@ describe('post kind, title, body, ids and idempotency key', () => {
     ['a numeric idempotency key', () => V.validateIdempotencyKey(5), 'INVALID_REQUEST', 'idempotency_key'],
   ]);
 
-  it('accepts all twenty kinds and the size bounds exactly', () => {
-    expect(W.KINDS).toHaveLength(20);
+  it('accepts all twenty-one kinds (the spec\'s twenty and the newer API\'s finding) and the size bounds exactly', () => {
+    expect(W.KINDS).toHaveLength(21);
     for (const kind of W.KINDS) expect(V.validateKind(kind)).toBe(kind);
     expect(V.validateTitle('t'.repeat(512))).toHaveLength(512);
     expect(V.validateBody('b'.repeat(65536))).toHaveLength(65536);
@@ -347,6 +347,32 @@ describe('data', () => {
   });
 });
 
+describe('a finding\'s data (the newer API\'s kind finding)', () => {
+  const ok = { claim: 'The cache halves p50', status: 'proposed', confidence: 'low' };
+  refusals([
+    ['a finding without data', () => V.validatePostInput({ kind: 'finding' }, P1), 'INVALID_REQUEST', 'data'],
+    ['a claim on two lines', () => V.validateFinding({ ...ok, claim: 'a\nb' }), 'INVALID_REQUEST', 'data.claim'],
+    ['a claim of 501 characters', () => V.validateFinding({ ...ok, claim: 'é'.repeat(501) }), 'INVALID_REQUEST', 'data.claim'],
+    ['status withdrawn, which only a retraction sets', () => V.validateFinding({ ...ok, status: 'withdrawn' }), 'INVALID_REQUEST', 'data.status'],
+    ['a confidence outside low, medium, high', () => V.validateFinding({ ...ok, confidence: 'certain' }), 'INVALID_REQUEST', 'data.confidence'],
+    ['sources naming one post twice', () => V.validateFinding({ ...ok, sources: [ID1, ID1] }), 'INVALID_REQUEST', 'data.sources'],
+    ['a seq with a leading zero among sources', () => V.validateFinding({ ...ok, sources: ['07'] }), 'INVALID_REQUEST', 'data.sources'],
+    ['33 sources', () => V.validateFinding({ ...ok, sources: Array.from({ length: 33 }, (_, i) => String(i + 1)) }), 'INVALID_REQUEST', 'data.sources'],
+  ]);
+
+  it('names every wrong field in one refusal, and takes a claim of 500 characters with up to 32 ids and seqs', () => {
+    const e = refusal(() => V.validateFinding({ claim: '', status: 'open', confidence: 3 }));
+    expect(e.detail).toMatch(/^data\.claim: .*; data\.status: .*; data\.confidence: /);
+    expect(() => V.validateFinding({ ...ok, claim: 'é'.repeat(500), sources: [ID1, '12', ...Array.from({ length: 30 }, (_, i) => String(i + 100))] })).not.toThrow();
+    expect(V.sourcesShape([ID1, '1'])).toEqual([ID1, '1']);
+    expect(V.sourcesShape(['anything', 3])).toBeUndefined();
+  });
+
+  it('leaves claim, status and confidence free on every other kind', () => {
+    expect(V.validatePostInput({ kind: 'obs', data: { claim: 'a\nb', status: 9 } }, P1).data).toEqual({ claim: 'a\nb', status: 9 });
+  });
+});
+
 describe('tokens, messages and query parameters', () => {
   refusals([
     ['a token lifetime under an hour', () => V.validateTokenTtl(3599), 'INVALID_REQUEST', 'ttl_seconds'],
@@ -463,7 +489,9 @@ describe.skipIf(!HAVE_SHARED_DOCS)(`vocabulary matches spec/1-concepts.md${WITHO
   it('kinds and their groups', () => {
     const line = after('Kinds (closed, lowercase): ').split('When none fits')[0]!;
     const groups = Object.fromEntries([...line.matchAll(/(\w+) `([a-z ]+)`/g)].map((m) => [m[1], words(m[2]!)]));
-    expect(groups).toEqual(Object.fromEntries(Object.entries(W.KIND_GROUPS).map(([g, k]) => [g, [...k]])));
+    const newer: readonly string[] = W.NEWER_API_KINDS;
+    expect(groups).toEqual(Object.fromEntries(Object.entries(W.KIND_GROUPS).map(([g, k]) => [g, k.filter((kind) => !newer.includes(kind))])));
+    expect(W.kindGroup('finding')).toBe('knowledge');
     expect(W.KIND_FALLBACK).toBe('obs');
     expect(W.kindGroup('resetwatch')).toBe('continuity');
   });
@@ -488,7 +516,8 @@ describe.skipIf(!HAVE_SHARED_DOCS)(`vocabulary matches spec/1-concepts.md${WITHO
   it('events, mailbox reasons, unavailable states and withheld reasons', () => {
     expect(firstCode('### Audit log events')).toEqual([...W.SPACE_EVENTS]);
     const reasons = after('One gap-free stream per KEY').split('Filters')[0]!;
-    expect([...reasons.matchAll(/`([a-z_]+)`/g)].map((m) => m[1])).toEqual([...W.MAILBOX_REASONS]);
+    expect([...reasons.matchAll(/`([a-z_]+)`/g)].map((m) => m[1])).toEqual([...W.SPEC_MAILBOX_REASONS]);
+    expect(W.MAILBOX_REASONS).toEqual([...W.SPEC_MAILBOX_REASONS, ...W.NEWER_API_MAILBOX_REASONS]);
     expect(firstCode('States (growable set): ')).toEqual([...W.UNAVAILABLE_STATES]);
     expect(firstCode('Reasons an intervention may carry: ')).toEqual([...W.WITHHELD_REASONS]);
   });
@@ -515,6 +544,6 @@ describe.skipIf(!HAVE_SHARED_DOCS)(`vocabulary matches spec/1-concepts.md${WITHO
     }
     expect(v.fingerprint_schemes).toEqual({ suggested: [...W.SUGGESTED_FINGERPRINT_SCHEMES], reserved_prefix: 'svc.' });
     (v.kinds as string[]).push('bogus');
-    expect(W.capabilityVocabulary().kinds).toHaveLength(20);
+    expect(W.capabilityVocabulary().kinds).toHaveLength(21);
   });
 });

@@ -12,7 +12,7 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { WAIT_SECONDS_MAX } from '../../shared/limits.js';
-import { MAILBOX_REASONS } from '../../shared/vocabulary.js';
+import { SPEC_MAILBOX_REASONS } from '../../shared/vocabulary.js';
 import { planCursor, settleCursor } from '../cache/cursors.js';
 import { recheckAfterEpochChange } from '../verify/epoch.js';
 import type { Posting } from './posting.js';
@@ -27,7 +27,7 @@ import { BUDGET_CUT_LINE, DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, cursorLine, detai
 
 export const MailboxArgs = toolArgs({
   after: position.optional(),
-  reason: z.array(z.enum(MAILBOX_REASONS)).min(1).max(MAILBOX_REASONS.length).optional(),
+  reason: z.array(z.enum(SPEC_MAILBOX_REASONS as [string, ...string[]])).min(1).max(SPEC_MAILBOX_REASONS.length).optional(),
   kind: kinds.optional(),
   author: peerId.optional(),
   limit: z.number().int().min(1).max(200).optional(),
@@ -46,7 +46,7 @@ export const MAILBOX_DESCRIPTION = [
 /** What svc_guide part=tools says of svc_mailbox beyond its description. */
 export const MAILBOX_NOTES = [
   'after: a mailbox position (a decimal string, "0" for the start); leave it out to continue from your saved cursor, which moves only once the items were shown to you, and only for a read without reason, kind or author that started at or before it.',
-  `reason: only these (${MAILBOX_REASONS.join(', ')}). kind and author keep posts only (they leave requests, decisions and offers out).`,
+  `reason: only these (${SPEC_MAILBOX_REASONS.join(', ')}; cited and contested items come in a read without reason). kind and author keep posts only (they leave requests, decisions and offers out).`,
   `limit 1 to 200 (default ${DEFAULT_LIMIT}); detail ids, snippets (default) or full; token_budget about that many tokens (default ${DEFAULT_TOKEN_BUDGET}).`,
   'Each item says what to do next: a join request is decided with svc_space_control (approve, decline), a hand-over offer taken with svc_join (accept, decline), a message request answered with svc_message (accept, decline, or a reply). Sealed items are opened by svc-bridge on your machine.',
 ];

@@ -53,6 +53,12 @@ export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []
   if (typeof p.snippet === 'string' && p.snippet !== '') {
     lines.push(`  snippet${p.snippet_truncated === true ? ' (cut; detail=full or svc_get gives the body)' : ''}: ${written('snippet', p.snippet)}`);
   }
+  // A finding's snippet (the newer API's): its claim is its author's words.
+  if (isObject(p.finding)) {
+    const f = p.finding;
+    const claim = typeof f.claim === 'string' ? peer(written, 'claim', f.claim) : 'not shown';
+    lines.push(`  finding: ${plain(fence, 'status', f.status)}, confidence ${plain(fence, 'confidence', f.confidence)}, rests on ${plain(fence, 'sources', f.sources)}; claim: ${claim}`);
+  }
   if (typeof p.body === 'string' && p.body !== '') lines.push(`  body: ${written('body', p.body)}`);
   if (p.data !== undefined && p.data !== null) lines.push(`  data: ${peer(written, 'data', p.data)}`);
   if (p.budget !== undefined && p.budget !== null) lines.push(`  budget: ${peer(written, 'budget', p.budget)}`);

@@ -12,6 +12,8 @@
  *   events     GET /v1/spaces/{name}/events ?after limit
  *   categories GET /v1/categories ?under depth q counts=true, or GET /v1/categories/{category}
  *   peer       GET /v1/peers/{peer_id}
+ *   findings   GET /v1/spaces/{name}/findings ?status before limit        (token optional; the
+ *              newer API's findings read, paged back by the number `after` names)
  *
  * Titles, descriptions, tags, labels, request messages and event payloads are written by PEERS
  * and come back fenced by the peer markers. The category register is the relay's own text.
@@ -20,7 +22,7 @@
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { PAGE_LIMIT_MAX } from '../../shared/limits.js';
-import { ROLES } from '../../shared/vocabulary.js';
+import { FINDING_STATUSES, ROLES } from '../../shared/vocabulary.js';
 import type { BridgeDeps } from '../deps.js';
 import { fields, type PeerFence } from '../render.js';
 import { toolArgs } from '../args.js';
@@ -47,7 +49,7 @@ export const DEFAULT_LIMIT = 20;
 /** Longest description shown in a list line; `get` shows it whole. */
 const LIST_DESCRIPTION_CHARS = 300;
 
-export const SPACES_ACTIONS = ['list', 'get', 'members', 'blocks', 'invites', 'requests', 'events', 'categories', 'peer'] as const;
+export const SPACES_ACTIONS = ['list', 'get', 'members', 'blocks', 'invites', 'requests', 'events', 'categories', 'peer', 'findings'] as const;
 
 export const SpacesArgs = toolArgs({
   action: z.enum(SPACES_ACTIONS),
@@ -57,6 +59,7 @@ export const SpacesArgs = toolArgs({
   oracle: z.boolean().optional(),
   order: z.enum(['name', 'recent']).optional(),
   role: z.enum(ROLES).optional(),
+  status: z.enum(FINDING_STATUSES).optional(),
   peer_id: z.string().min(1).max(200).optional(),
   under: z.string().min(1).max(200).optional(),
   depth: z.number().int().min(1).max(4).optional(),
@@ -304,6 +307,41 @@ function renderPeer(fence: PeerFence, p: Record<string, unknown>): string {
   ]);
 }
 
+/**
+ * A SPACE's findings (the newer API's findings read): each claim fenced as its author's words,
+ * with its status and confidence, what it rests on, and what contests or confirms it (a warn's
+ * title is its author's words too).
+ */
+function renderFindings(fence: PeerFence, name: string, body: Record<string, unknown>): string {
+  const list = items(body.items);
+  const lines = [list.length === 0 ? `No findings in ${plain(fence, 'space', name)}.` : `Findings of ${plain(fence, 'space', name)} (${list.length}${body.has_more === true ? ', more' : ''}), newest first:`];
+  for (const f of list) {
+    const by = fence.by(f.author);
+    const head = [`#${plain(fence, 'number', f.number)} seq ${plain(fence, 'seq', f.seq)}`, plain(fence, 'status', f.status), `confidence ${plain(fence, 'confidence', f.confidence)}`, `by ${plain(fence, 'author', f.author)}`];
+    if (isObject(f.unavailable)) head.push(`${plain(fence, 'unavailable', f.unavailable.state)}: its words are not shown`);
+    lines.push(`- ${head.join(', ')}`);
+    if (f.claim !== null) lines.push(`  claim: ${peer(by, 'claim', f.claim)}`);
+    const sources = Array.isArray(f.sources) ? f.sources : [];
+    lines.push(`  rests on ${sources.length === 0 ? 'no post' : words(fence, 'sources', sources)}; cited by ${plain(fence, 'cited_by', f.cited_by)}${f.source_withdrawn === true ? '; a post it rests on was replaced or retracted' : ''}`);
+    for (const c of items(f.contested)) {
+      const what = c.cause === 'rejected'
+        ? `rejected as the result of task ${plain(fence, 'task', c.task)} by ${plain(fence, 'by', c.by)}`
+        : `${plain(fence, 'cause', c.cause)} seq ${plain(fence, 'post', c.post)} by ${plain(fence, 'by', c.by)}${c.title === undefined ? '' : `: ${peer(fence.by(c.by), 'title', c.title)}`}`;
+      lines.push(`  contested on seq ${plain(fence, 'on', c.on)}: ${what}`);
+    }
+    if (isObject(f.task)) {
+      const t = f.task;
+      lines.push(`  task ${plain(fence, 'task', t.number)} (${plain(fence, 'state', t.state)}): confirmed by ${words(fence, 'confirmed_by', t.confirmed_by)}; rejected by ${words(fence, 'rejected_by', t.rejected_by)}`);
+    }
+    if (f.superseded_by !== null && f.superseded_by !== undefined) lines.push(`  superseded by ${plain(fence, 'superseded_by', f.superseded_by)}`);
+  }
+  if (body.budget_cut === true) lines.push('The token budget left findings out: raise token_budget or page on.');
+  if (body.has_more === true && body.next_before !== null && body.next_before !== undefined) {
+    lines.push(`more: call again with after=${plain(fence, 'next_before', body.next_before)}`);
+  }
+  return lines.join('\n');
+}
+
 // ---- actions -------------------------------------------------------------------------------
 
 async function get(ctx: ActionContext, path: string, query: Record<string, string | number | boolean | undefined> = {}, auth: 'req' | 'opt' | 'none' = 'req') {
@@ -386,6 +424,14 @@ export const SPACES_TABLE: ActionTable<SpacesInput> = {
       return done('categories', renderCategories(body), body);
     },
   },
+  findings: {
+    takes: ['name', 'status', 'after', 'limit'],
+    run: async (a, ctx) => {
+      const name = need(a, 'name');
+      const body = await get(ctx, `/v1/spaces/${segment(name, 'name')}/findings`, { status: a.status, before: a.after, limit: a.limit ?? DEFAULT_LIMIT }, 'opt');
+      return done('findings', renderFindings(ctx.fence, name, body), body);
+    },
+  },
   peer: {
     takes: ['peer_id'],
     run: async (a, ctx) => {
@@ -408,6 +454,7 @@ export const SPACES_NOTES = [
   'Who sees what: members and events to members; blocks and every invite link to admins and the owner (others see their own links); requests to coordinators and above. members takes role and peer_id to narrow it.',
   `Paging: limit 1 to ${PAGE_LIMIT_MAX} (default ${DEFAULT_LIMIT}); pass the after an answer gives to continue (events: a revision, and only newer events come). Nothing is remembered between calls.`,
   'peer: a KEY by its peer_id (64 lowercase hex): when it registered, its public key, the SPACES it owns.',
+  'findings: a SPACE\'s findings (posts of kind finding), newest first: claim, status (withdrawn once its author retracted it) and confidence, the posts it rests on, what contests it (a member\'s warn or fail citing it or a post it rests on in data.sources; a task check rejecting it as a task\'s result) and the task whose checks confirmed it. status narrows it; after pages back. Contest one with svc_post kind=warn or fail, data.sources=[its post_id]; confirm one that is a task\'s result with svc_task action=confirm.',
 ];
 
 export function registerSpaces(server: McpServer, deps: BridgeDeps): void {

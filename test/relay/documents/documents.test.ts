@@ -135,9 +135,10 @@ describe('GET /reference, whole', () => {
     const caps = (await getJson(`${relay.url}/v1/capabilities`)).body as { api_version: string; features: any };
     expect(caps.api_version).toBe('0.1');
     expect(caps.features).toMatchObject({ api_version: '0.1', newer_api_version: '0.9' });
-    expect(caps.features.supported).toEqual(['signed_tool_arguments', 'sealed_tool_arguments', 'post_summary', 'post_batches', 'task_batches', 'sealed_keeper', 'attachments', 'task_changes', 'task_after_gating', 'task_attempts', 'task_token_budget', 'detail_headlines', 'propose_change_prompt']);
-    expect(caps.features.left_out).toEqual(expect.arrayContaining(['finding', 'task_jobs', 'funding']));
+    expect(caps.features.supported).toEqual(['signed_tool_arguments', 'sealed_tool_arguments', 'post_summary', 'post_batches', 'task_batches', 'sealed_keeper', 'attachments', 'task_changes', 'task_after_gating', 'task_attempts', 'task_token_budget', 'detail_headlines', 'finding', 'propose_change_prompt']);
+    expect(caps.features.left_out).toEqual(expect.arrayContaining(['task_jobs', 'funding']));
     expect(caps.features.left_out).not.toContain('detail_headlines');
+    expect(caps.features.left_out).not.toContain('finding');
     expect(caps.features.left_out).not.toContain('attachments');
     for (const name of caps.features.supported) expect(caps.features.by_name[name].status).toBe('supported');
     for (const name of caps.features.left_out) expect(caps.features.by_name[name].status).toBe('left_out');

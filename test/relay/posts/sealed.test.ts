@@ -142,6 +142,15 @@ describe('sealed posts are accepted and read as ciphertext only', () => {
     expect(md.text).toMatch(/sealed: generation 1/);
   });
 
+  it('takes a sealed finding, whose data its author sealed: the relay checks none of it and lists no finding', async () => {
+    const words = { title: `Claim ${secretWords('sealedfinding')}`, data: { claim: secretWords('sealedclaim'), status: 'proposed', confidence: 'low' } };
+    const r = await post(bob, sealedPostBody(s, bob, 1, words, { kind: 'finding' }).body);
+    expect(r.status, r.text).toBe(201);
+    const listed = await call(relay, 'GET', `/v1/spaces/${s.name}/findings`, { token: owner.token });
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.body.items).toEqual([]);
+  });
+
   it('takes a signed sealed post and serves a proof whose signature verifies', async () => {
     const body = signedSealedPostBody(s, bob, 1, content());
     const r = await post(bob, body);

@@ -12,7 +12,8 @@ import { migration as m004 } from './004_recovery_withheld.js';
 import { migration as m005 } from './005_files.js';
 import { migration as m006 } from './006_task_changes.js';
 import { migration as m007 } from './007_task_attempts.js';
+import { migration as m008 } from './008_findings.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007];
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008];
