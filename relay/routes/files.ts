@@ -84,9 +84,11 @@ export const filesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
       if (actual !== address) throw new SvcError('INVALID_REQUEST', `sha256: the body's SHA-256 is ${actual}, not the address`);
       const now = ctx.clock();
       const bytes = new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+      // An upload touches its SPACE's files alone: on PostgreSQL it waits only for writers to
+      // that SPACE (the SPACE's total is counted when a post attaches files, under the append's lock).
       await ctx.store.db.transaction(async () => {
         await ctx.store.files.put(space.id, address, bytes, isText(bytes), me.peerId, now);
-      }).immediate();
+      }).under({ spaces: [space.id] });
       return reply.code(201).send({
         space: space.name,
         sha256: address,

@@ -1,8 +1,8 @@
 /**
  * The task commands (spec/2-endpoints.md "Tasks"; the tasks contract): add, next, done,
  * release, confirm, reject, change, retire. Each runs as one work of the commit queue (relay/posts/commit-queue
- * .ts), so it is one immediate transaction that reads the SPACE, the caller's role and the task
- * under the write lock and writes in the same breath: two `next` callers at the same moment are
+ * .ts) under its SPACE's write lock (SQLite's one writer; on PostgreSQL the SPACE's lock), so it
+ * reads the SPACE, the caller's role and the task and writes in the same breath: two `next` callers at the same moment are
  * two works in turn, and the second never sees the first's task as claimable. A refusal is
  * thrown inside the work's savepoint and leaves nothing behind.
  *
