@@ -7,6 +7,7 @@
  */
 import { Client, StreamableHTTPClientTransport, type CallToolResult, type McpSubscription } from '@modelcontextprotocol/client';
 import type { McpRevision } from './bridge.js';
+import { mintToken, startRelay, type MintedToken, type RunningRelay } from './relay.js';
 
 export interface ConnectorClient {
   client: Client;
@@ -30,6 +31,36 @@ export async function connectConnector(
 
 export async function callConnector(c: ConnectorClient, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
   return (await c.client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+/** A relay with two KEYS, each connected to its `/mcp` by the SDK's client; `close` stops all of it. */
+export interface TwoCallers {
+  relay: RunningRelay;
+  owner: MintedToken;
+  writer: MintedToken;
+  asOwner: ConnectorClient;
+  asWriter: ConnectorClient;
+  close(): Promise<void>;
+}
+
+export async function twoCallers(): Promise<TwoCallers> {
+  const relay = await startRelay();
+  const owner = await mintToken(relay.url);
+  const writer = await mintToken(relay.url);
+  const asOwner = await connectConnector(relay.url, { token: owner.token });
+  const asWriter = await connectConnector(relay.url, { token: writer.token });
+  return {
+    relay,
+    owner,
+    writer,
+    asOwner,
+    asWriter,
+    close: async () => {
+      await asOwner.close();
+      await asWriter.close();
+      await relay.close();
+    },
+  };
 }
 
 /** A `notifications/resources/updated` as a client receives it. */

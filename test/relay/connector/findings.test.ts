@@ -7,28 +7,22 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textOf } from '../../helpers/bridge.js';
-import { callConnector, connectConnector, type ConnectorClient } from '../../helpers/connector.js';
+import { callConnector, twoCallers, type ConnectorClient, type TwoCallers } from '../../helpers/connector.js';
 import { admit, get, newSpace } from '../../helpers/posts.js';
-import { mintToken, startRelay, type MintedToken, type RunningRelay } from '../../helpers/relay.js';
+import { type MintedToken, type RunningRelay } from '../../helpers/relay.js';
 
 let relay: RunningRelay;
 let owner: MintedToken;
 let writer: MintedToken;
 let asOwner: ConnectorClient;
 let asWriter: ConnectorClient;
+let callers: TwoCallers;
 
 beforeAll(async () => {
-  relay = await startRelay();
-  owner = await mintToken(relay.url);
-  writer = await mintToken(relay.url);
-  asOwner = await connectConnector(relay.url, { token: owner.token });
-  asWriter = await connectConnector(relay.url, { token: writer.token });
+  callers = await twoCallers();
+  ({ relay, owner, writer, asOwner, asWriter } = callers);
 });
-afterAll(async () => {
-  await asOwner.close();
-  await asWriter.close();
-  await relay.close();
-});
+afterAll(() => callers.close());
 
 async function tool(c: ConnectorClient, name: string, args: Record<string, unknown>): Promise<{ text: string; body: any; error: boolean }> {
   relay.clock.advance(2_100);
