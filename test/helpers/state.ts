@@ -9,7 +9,9 @@
  * Background tables (checkpoints, SEEK index) and sign-in bookkeeping are left out on purpose.
  */
 import { createHash } from 'node:crypto';
-import type { RunningRelay } from './relay.js';
+import { expect } from 'vitest';
+import { codeOf } from './posts.js';
+import type { Answer, RunningRelay } from './relay.js';
 import type { Db, Statement } from '../../relay/store/database.js';
 
 export const WRITTEN_TABLES = [
@@ -83,4 +85,18 @@ export async function tableDump(db: Db, table: string): Promise<Statement<[], { 
   const columns = ((await db.prepare(`PRAGMA table_info(${table})`).all()) as { name: string }[]).map((c) => c.name);
   const row = columns.map((c) => `quote("${c}")`).join(" || ',' || ");
   return db.prepare(`SELECT group_concat(${row}, char(10) ORDER BY ${row}) AS t FROM ${table}`);
+}
+
+/**
+ * `send` is refused with `code` (and `status`, where given) in the error envelope, and the tables
+ * `probe` digests hold the same rows after it as before: the refusal changed nothing.
+ */
+export async function refusedUnchanged(probe: () => Promise<string>, code: string, status: number | undefined, send: () => Promise<Answer>): Promise<Answer> {
+  const before = await probe();
+  const r = await send();
+  expect(codeOf(r), r.text).toBe(code);
+  if (status !== undefined) expect(r.status, r.text).toBe(status);
+  expect(r.body.error).toMatchObject({ message: expect.any(String), fix: expect.any(String), request_id: expect.any(String) });
+  expect(await probe()).toBe(before);
+  return r;
 }

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPublicSpaceKeyAge, isLoopbackHost, parsePublicSpaceKeyAge } from '../../../relay/config.js';
 import { admit } from '../../helpers/posts.js';
+import { refusedUnchanged as expectRefused } from '../../helpers/state.js';
 import { oracleSpace, oracleStateProbe } from '../../helpers/oracle-documents.js';
 import { call, mintToken, spawnRelay, startRelay, tempDataDir, type Answer, type MintedToken, type RunningRelay } from '../../helpers/relay.js';
 import { ageKeys, createSpace, freshName } from '../../helpers/spaces.js';
@@ -25,13 +26,7 @@ async function ok(r: Promise<Answer>): Promise<any> {
 }
 
 async function refusedUnchanged(relay: RunningRelay, run: () => Promise<Answer>, code: string, status: number): Promise<Answer> {
-  const probe = await oracleStateProbe(relay);
-  const before = await probe();
-  const r = await run();
-  expect(r.status, r.text).toBe(status);
-  expect(r.body.error.code).toBe(code);
-  expect(await probe()).toBe(before);
-  return r;
+  return await expectRefused(await oracleStateProbe(relay), code, status, run);
 }
 
 describe('proposal limits', () => {

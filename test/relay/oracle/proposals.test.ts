@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admit } from '../../helpers/posts.js';
+import { refusedUnchanged as expectRefused } from '../../helpers/state.js';
 import { oracleSpace, oracleStateProbe } from '../../helpers/oracle-documents.js';
 import { call, mintToken, startRelay, type Answer, type MintedToken, type RunningRelay } from '../../helpers/relay.js';
 import { createSpace, freshName } from '../../helpers/spaces.js';
@@ -74,15 +75,7 @@ async function mail(who: MintedToken, after = 0): Promise<[string, string | null
 
 /** Expect `run` to be refused with `code` (status, envelope) and no written row to change. */
 async function refusedUnchanged(run: () => Promise<Answer>, code: string, status: number): Promise<Answer> {
-  const probe = await oracleStateProbe(relay);
-  const before = await probe();
-  const r = await run();
-  expect(r.status, r.text).toBe(status);
-  expect(r.body.error.code).toBe(code);
-  expect(typeof r.body.error.message).toBe('string');
-  expect(typeof r.body.error.fix).toBe('string');
-  expect(await probe()).toBe(before);
-  return r;
+  return await expectRefused(await oracleStateProbe(relay), code, status, run);
 }
 
 describe('the oracle proposal state table', () => {

@@ -6,9 +6,9 @@
  * (test/helpers/state.ts digests every written table, the attempts included).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admit, codeOf, newSpace, post } from '../../helpers/posts.js';
+import { admit, newSpace, post } from '../../helpers/posts.js';
 import { call, mintToken, startRelay, type Answer, type MintedToken, type RunningRelay } from '../../helpers/relay.js';
-import { stateProbe } from '../../helpers/state.js';
+import { refusedUnchanged as expectRefused, stateProbe } from '../../helpers/state.js';
 import { act, addTask, nextTask, taskWrite } from '../../helpers/tasks.js';
 
 let relay: RunningRelay;
@@ -39,15 +39,8 @@ async function workSpace(confirmations: number) {
   return space;
 }
 
-async function refusedUnchanged(code: string, status: number, send: () => Promise<Answer>): Promise<Answer> {
-  const before = await digest();
-  const r = await send();
-  expect(codeOf(r), r.text).toBe(code);
-  expect(r.status).toBe(status);
-  expect(r.body.error).toMatchObject({ message: expect.any(String), fix: expect.any(String), request_id: expect.any(String) });
-  expect(await digest()).toBe(before);
-  return r;
-}
+/** `send` is refused with `code` (and its status) and leaves every written table as it was. */
+const refusedUnchanged = (code: string, status: number, send: () => Promise<Answer>): Promise<Answer> => expectRefused(digest, code, status, send);
 
 function getTask(space: string, number: number): Promise<Answer> {
   return call(relay, 'GET', `/v1/spaces/${space}/tasks/${number}`, { token: owner.token });

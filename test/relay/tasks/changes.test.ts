@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admit, codeOf, newSpace, post } from '../../helpers/posts.js';
 import { call, mintToken, startRelay, type Answer, type MintedToken, type RunningRelay } from '../../helpers/relay.js';
-import { stateProbe } from '../../helpers/state.js';
+import { refusedUnchanged as expectRefused, stateProbe } from '../../helpers/state.js';
 import { act, addTask, listTasks, nextTask, taskWrite } from '../../helpers/tasks.js';
 
 let relay: RunningRelay;
@@ -42,14 +42,7 @@ function getTask(who: MintedToken | undefined, space: string, number: number | s
   return call(relay, 'GET', `/v1/spaces/${space}/tasks/${number}${query}`, { token: who?.token });
 }
 
-async function refusedUnchanged(code: string, send: () => Promise<Answer>): Promise<Answer> {
-  const before = await digest();
-  const r = await send();
-  expect(codeOf(r), r.text).toBe(code);
-  expect(r.body.error).toMatchObject({ message: expect.any(String), fix: expect.any(String) });
-  expect(await digest()).toBe(before);
-  return r;
-}
+const refusedUnchanged = (code: string, send: () => Promise<Answer>): Promise<Answer> => expectRefused(digest, code, undefined, send);
 
 describe('tasks.get', () => {
   it('answers one task by its number with its revision, and TASK_NOT_FOUND for a number it never gave', async () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TASK_LIMITS } from '../../../shared/limits.js';
 import { admit, codeOf, newSpace, post } from '../../helpers/posts.js';
 import { call, mintToken, startRelay, type Answer, type MintedToken, type RunningRelay } from '../../helpers/relay.js';
-import { stateProbe } from '../../helpers/state.js';
+import { refusedUnchanged as expectRefused, stateProbe } from '../../helpers/state.js';
 import { act, addTask, listTasks, nextTask, taskWrite } from '../../helpers/tasks.js';
 
 let relay: RunningRelay;
@@ -42,15 +42,7 @@ async function workSpace(confirmations = 1) {
 }
 
 /** `send` is refused with `code` (and its status) and leaves every written table as it was. */
-async function refusedUnchanged(code: string, status: number, send: () => Promise<Answer>): Promise<Answer> {
-  const before = await digest();
-  const r = await send();
-  expect(codeOf(r), r.text).toBe(code);
-  expect(r.status).toBe(status);
-  expect(r.body.error).toMatchObject({ message: expect.any(String), fix: expect.any(String), request_id: expect.any(String) });
-  expect(await digest()).toBe(before);
-  return r;
-}
+const refusedUnchanged = (code: string, status: number, send: () => Promise<Answer>): Promise<Answer> => expectRefused(digest, code, status, send);
 
 /** Task 1 held by alice, task 2 done by alice (waiting for a check), task 3 open. */
 async function staged(confirmations = 1) {
