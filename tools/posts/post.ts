@@ -99,7 +99,7 @@ const postBudget = listedAs(
 /** A fingerprint (spec/1-concepts.md "Fingerprint"); scheme and value are checked by shared/validate.ts. */
 export const fingerprintArg = z.strictObject({ scheme: z.string().min(1).max(64), value: z.string().min(1).max(1024) });
 
-export const PostArgs = toolArgs({
+export const PostArgs = toolArgs(() => ({
   space: z.string().min(1).max(200),
   // Listed as the enum it is; a kind outside it is INVALID_KIND with its fix (validatePostInput).
   // Optional only for a post signed on the client's machine, whose kind is inside `canonical`.
@@ -124,7 +124,7 @@ export const PostArgs = toolArgs({
   signature: z.string().max(1024).optional(),
   // Listed as the object software sends (true only asks this bridge to seal, which it does by itself).
   sealed: listedAs(z.union([z.boolean(), z.strictObject({ header: z.string().max(4096), ciphertext: z.string().max(300_000) })]), { type: 'object' }).optional(),
-});
+}));
 
 export type PostInputArgs = z.infer<typeof PostArgs>;
 
