@@ -11,7 +11,7 @@
  * (`(function (exports, require, module, __filename, __dirname) { … })`), the hash the first 16
  * hex digits of its SHA-256. A line comment costs V8 little to skip, but Node reads, decodes and
  * scans the whole file at every start, before any of it runs: compressed, the program's line is a
- * fifth of the text's size, and only a start that finds no cache file (below) inflates it.
+ * quarter of the text's size, and only a start that finds no cache file (below) inflates it.
  * bundle-main.ts reads the hash from the file's last bytes and compiles the program here.
  *
  * Compiling megabytes of JavaScript is a good part of a start; V8 can instead take the code an
