@@ -4,13 +4,15 @@
  * bridge.mjs carries the bridge's program on its last two lines, line comments that
  * scripts/bundle-bridge.mjs appends:
  *
- *   //svc-program <text, base64>
+ *   //svc-program <text, gzip, base64>
  *   //svc-program-hash <hash>
  *
  * the text being bridge/program.ts bundled as one CommonJS function
  * (`(function (exports, require, module, __filename, __dirname) { … })`), the hash the first 16
- * hex digits of its SHA-256. A line comment costs V8 next to nothing to skip; bundle-main.ts reads
- * the hash from the file's last bytes and compiles the program here.
+ * hex digits of its SHA-256. A line comment costs V8 little to skip, but Node reads, decodes and
+ * scans the whole file at every start, before any of it runs: compressed, the program's line is a
+ * quarter of the text's size, and only a start that finds no cache file (below) inflates it.
+ * bundle-main.ts reads the hash from the file's last bytes and compiles the program here.
  *
  * Compiling megabytes of JavaScript is a good part of a start; V8 can instead take the code an
  * earlier start compiled (its code cache), made by the same V8 with the same flags from the
@@ -37,7 +39,7 @@ import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, r
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
-import { crc32 } from 'node:zlib';
+import { crc32, gunzipSync, gzipSync } from 'node:zlib';
 
 /** The line that carries the program text, and the last line, that carries its hash. */
 const TEXT_MARK = '//svc-program ';
@@ -52,7 +54,8 @@ export interface ProgramText {
 
 /** The last two lines of a bundle that carries `program`, newline first. */
 export function programLines(program: ProgramText): string {
-  return `\n${TEXT_MARK}${Buffer.from(program.text, 'utf8').toString('base64')}\n${HASH_MARK}${program.hash}\n`;
+  const packed = gzipSync(Buffer.from(program.text, 'utf8'), { level: 9 });
+  return `\n${TEXT_MARK}${packed.toString('base64')}\n${HASH_MARK}${program.hash}\n`;
 }
 
 /** The program's hash on a bundle's last line, from the file's last bytes; undefined when it has none. */
@@ -75,7 +78,7 @@ export function programTextIn(bytes: Buffer): string | undefined {
   if (at < 0) return undefined;
   const start = at + 1 + TEXT_MARK.length;
   const end = bytes.indexOf(10, start);
-  return Buffer.from(bytes.toString('latin1', start, end < 0 ? bytes.length : end), 'base64').toString('utf8');
+  return gunzipSync(Buffer.from(bytes.toString('latin1', start, end < 0 ? bytes.length : end), 'base64')).toString('utf8');
 }
 
 /** What a cache file begins with, before its lengths and CRC-32. */

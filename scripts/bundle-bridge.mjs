@@ -8,7 +8,7 @@
  * made of (`npm run bench -- bridge`).
  *
  * The file is bridge/bundle-main.ts (the Node.js check) followed, on its last lines, by the
- * program it runs: bridge/program.ts bundled as one CommonJS function, in base64, which the
+ * program it runs: bridge/program.ts bundled as one CommonJS function, gzipped, in base64, which the
  * entry compiles with V8's code cache kept in the key directory (bridge/code-cache.ts). The
  * program carries every tool's argument JSON Schema as tools/list gives it, made now from the
  * sources (bridge/listed-schemas.ts, as SVC_LISTED_SCHEMAS for tools/args.ts), so a start
@@ -50,6 +50,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameS
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -140,14 +141,15 @@ export async function bundleMcpb(bridgeFile, outfile = join(ROOT, 'dist', 'svc.m
 /**
  * Write the bundle to `outfile` (absolute, or relative to the checkout): bridge/bundle-main.ts as
  * an ES module, and on its last two lines the program it runs (`programText`, read by
- * bridge/code-cache.ts): `//svc-program <base64>`, then `//svc-program-hash <hash>`.
+ * bridge/code-cache.ts): `//svc-program <gzip, base64>`, then `//svc-program-hash <hash>`.
  */
 export async function bundleBridge(outfile = join(ROOT, 'dist', 'bridge.mjs')) {
   const { text, hash } = await programText();
   const entry = await bundle('bundle-main.ts', 'esm', undefined);
   const target = resolve(ROOT, outfile);
   mkdirSync(dirname(target), { recursive: true });
-  writeFileSync(target, `${entry}\n//svc-program ${Buffer.from(text, 'utf8').toString('base64')}\n//svc-program-hash ${hash}\n`, { mode: 0o755 });
+  const packed = gzipSync(Buffer.from(text, 'utf8'), { level: 9 });
+  writeFileSync(target, `${entry}\n//svc-program ${packed.toString('base64')}\n//svc-program-hash ${hash}\n`, { mode: 0o755 });
 }
 
 /**
@@ -158,7 +160,10 @@ export async function bundleBridge(outfile = join(ROOT, 'dist', 'bridge.mjs')) {
  */
 export async function programText() {
   const built = await bundle('program.ts', 'cjs', undefined, { SVC_LISTED_SCHEMAS: JSON.stringify(await listedSchemas()) });
-  const text = `(function (exports, require, module, __filename, __dirname) {"use strict";\n${built}\n})`;
+  // esbuild writes strings and patterns in ASCII (charset), comments as they are: a character
+  // beyond ASCII left in a comment becomes the same \u escape, so that the whole text is ASCII.
+  const ascii = built.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const text = `(function (exports, require, module, __filename, __dirname) {"use strict";\n${ascii}\n})`;
   return { text, hash: createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16) };
 }
 
@@ -235,7 +240,10 @@ async function bundle(entry, format, outfile, defined = {}) {
     // A script has no import.meta; the program's entry and the snapshot's main function name the bundle instead (bridge/cli.ts).
     define: { ...defined, ...(format === 'cjs' ? { 'import.meta.url': 'undefined' } : {}) },
     legalComments: 'eof',
-    charset: 'utf8',
+    // The program in ASCII (other characters as escapes, the same strings when it runs): V8 then
+    // holds its text in one byte a character, where a single character beyond Latin-1 would
+    // make it two, and decodes it from the cache file as a plain copy.
+    charset: format === 'cjs' ? 'ascii' : 'utf8',
     logLevel: 'warning',
   });
   return outfile === undefined ? built.outputFiles[0].text : undefined;

@@ -29,14 +29,60 @@ import { z } from 'zod';
 import type { JsonObject, JsonValue } from '../shared/canonical.js';
 import { JSON_DEPTH_MAX } from '../shared/limits.js';
 
-export function toolArgs<S extends z.ZodRawShape>(shape: S) {
-  const takes = Object.keys(shape).join(', ');
-  return jsonSchemaOnce(
-    z.strictObject(shape, {
-      error: (issue) =>
-        issue.code === 'unrecognized_keys' ? `unknown argument ${issue.keys.map((k) => `"${k}"`).join(', ')}; this tool takes ${takes}` : undefined,
-    }),
-  );
+/** A tool's argument object of the members `shape` makes (see the header), built when first used (`lazyArgs`). */
+export function toolArgs<S extends z.ZodRawShape>(shape: () => S) {
+  return lazyArgs(() => {
+    const made = shape();
+    const takes = Object.keys(made).join(', ');
+    return jsonSchemaOnce(
+      z.strictObject(made, {
+        error: (issue) =>
+          issue.code === 'unrecognized_keys' ? `unknown argument ${issue.keys.map((k) => `"${k}"`).join(', ')}; this tool takes ${takes}` : undefined,
+      }),
+    );
+  });
+}
+
+/**
+ * The argument schema `make` builds, built when first used: a tool's first call (the MCP SDK
+ * checks its arguments with `~standard.validate`), svc_guide part=tools, or a listing the build
+ * did not make. Building every tool's zod schema was a good part of a start, most of them for
+ * tools a session never calls; tools/list of the one-file bridge gives the JSON Schema its build
+ * made (`withListedSchemas`), without building any. Everything but `~standard` is the built
+ * schema's own (a Proxy: `parse`, `shape`, zod's JSON Schema conversion see the schema itself),
+ * and `~standard` validates with it, so a lazy schema takes and refuses exactly what it would.
+ */
+function lazyArgs<T extends z.ZodType>(make: () => T): T {
+  let built: T | undefined;
+  const schema = () => (built ??= make());
+  const listings = new Map<string, Record<string, unknown>>();
+  const standard = {
+    version: 1,
+    vendor: 'zod',
+    validate: (value: unknown) => schema()['~standard'].validate(value),
+    jsonSchema: {
+      input: (params: Parameters<JsonSchemaMethod>[0]) => listings.get(JSON.stringify(params)) ?? standardJson(schema()).input(params),
+      output: (params: Parameters<JsonSchemaMethod>[0]) => standardJson(schema()).output(params),
+    },
+  };
+  const lazy = new Proxy({} as T, {
+    get: (_, key) => {
+      if (key === '~standard') return standard;
+      const value: unknown = Reflect.get(schema(), key);
+      return typeof value === 'function' ? value.bind(schema()) : value;
+    },
+    has: (_, key) => key === '~standard' || Reflect.has(schema(), key),
+    getPrototypeOf: () => Object.getPrototypeOf(schema()),
+  });
+  madeInputs.set(lazy, listings);
+  return lazy;
+}
+
+/** A zod schema's Standard JSON Schema methods (zod 4.2 and later have them). */
+function standardJson(schema: z.ZodType): { input: JsonSchemaMethod; output: JsonSchemaMethod } {
+  const methods = (schema['~standard'] as { jsonSchema?: { input: JsonSchemaMethod; output: JsonSchemaMethod } }).jsonSchema;
+  if (methods === undefined) throw new Error('this zod makes no JSON Schema (~standard.jsonSchema): zod 4.2 or later is needed');
+  return methods;
 }
 
 type JsonSchemaMethod = (params: { target: string; libraryOptions?: Record<string, unknown> }) => Record<string, unknown>;

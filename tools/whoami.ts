@@ -41,10 +41,10 @@ export const WHOAMI_NOTES = [
   'accept_relay (svc-bridge only): after a RELAY_CHANGED refusal (another relay, with another root key, answers at the same address), the service_root_key it named: svc-bridge follows that relay from then on, its cursors kept apart from the old one. Ask your person first if the change was not expected.',
 ];
 
-export const WhoamiArgs = toolArgs({
+export const WhoamiArgs = toolArgs(() => ({
   after: z.string().min(1).max(64).optional(),
   accept_relay: z.string().regex(/^[0-9a-f]{64}$/).optional().describe('Only after RELAY_CHANGED: the root key it named.'),
-});
+}));
 
 /** The kept answer of `GET /v1/me` (its first page), answered from while the relay is unreachable. */
 const KEPT_ME = 'me';

@@ -20,7 +20,7 @@ import { REPO_ROOT, startRelay, type RunningRelay } from '../helpers/relay.js';
 import { freshName } from '../helpers/spaces.js';
 import { nodeIsRecentEnough } from '../../launch/node-version.js';
 import { BRIDGE_TOOL_NAMES } from '../../bridge/config-error-server.js';
-import { cacheContent } from '../../bridge/code-cache.js';
+import { cacheContent, programTextIn } from '../../bridge/code-cache.js';
 import { listedInputSchemas } from '../../bridge/listed-schemas.js';
 
 /** The system Node an MCP client would launch the bridge with, when older than the bridge needs; else why there is nothing to test. */
@@ -154,6 +154,13 @@ describe('node bridge.mjs, alone in a directory', () => {
     const a = await bridge();
     const listed = Object.fromEntries((await a.client.listTools()).tools.map((t) => [t.name, t.inputSchema]));
     expect(listed).toEqual(await listedInputSchemas());
+  });
+
+  it('carries its program as ASCII text, one byte a character for V8, non-ASCII strings escaped', () => {
+    const text = programTextIn(readFileSync(lone.file));
+    expect(text).toBeDefined();
+    expect(/^[\x00-\x7f]*$/.test(text ?? '')).toBe(true);
+    expect(text).toContain('\\u2212');
   });
 
   describe('its compiled code, kept in the key directory', () => {

@@ -147,4 +147,12 @@ describe('the program compiled with its code cache', () => {
     expect(programHash(file)).toBeUndefined();
     expect(programTextIn(readFileSync(file))).toBeUndefined();
   });
+
+  it('carries the program compressed on its line (Node reads and scans the whole bundle at every start), its text given back whole', () => {
+    const body = Array.from({ length: 2000 }, (_, i) => `exports.f${i} = function () { return "entry ${i} ± − →"; };`).join('\n');
+    const program = { text: `(function (exports, require, module) {${body}})`, hash: 'fedcba9876543210' };
+    const lines = programLines(program);
+    expect(lines.length).toBeLessThan(Buffer.byteLength(program.text, 'utf8') / 4);
+    expect(programTextIn(Buffer.from(`console.log("entry");${lines}`, 'utf8'))).toBe(program.text);
+  });
 });

@@ -12,12 +12,15 @@ import { toolArgs, withListedSchemas, type ListedSchemas } from '../../tools/arg
 import { listedInputSchemas } from '../../bridge/listed-schemas.js';
 import { TOOL_NAMES } from '../../tools/toolsets.js';
 
-async function serve(listed: ListedSchemas | undefined) {
+/** A client of a server with the tools `given` and `not_given`; `built` counts the argument schemas built. */
+async function serve(listed: ListedSchemas | undefined, built = { given: 0, not_given: 0 }) {
   const server = new McpServer({ name: 'listed-test', version: '0.0.0' });
   withListedSchemas(server, listed);
   const echo = async (args: unknown) => ({ content: [{ type: 'text' as const, text: JSON.stringify(args) }] });
-  server.registerTool('given', { inputSchema: toolArgs({ n: z.number().int().min(1) }) }, echo);
-  server.registerTool('not_given', { inputSchema: toolArgs({ s: z.string().max(3) }) }, echo);
+  const given = () => (built.given++, { n: z.number().int().min(1) });
+  const notGiven = () => (built.not_given++, { s: z.string().max(3) });
+  server.registerTool('given', { inputSchema: toolArgs(given) }, echo);
+  server.registerTool('not_given', { inputSchema: toolArgs(notGiven) }, echo);
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(a);
   const client = new Client({ name: 'listed-test', version: '0.0.0' });
@@ -35,6 +38,27 @@ describe('argument schemas listed as the build made them', () => {
     expect((await client.callTool({ name: 'given', arguments: { n: 0 } })).isError).toBe(true);
     expect((await client.callTool({ name: 'given', arguments: { n: 2 } })).isError).toBeFalsy();
     expect((await client.callTool({ name: 'not_given', arguments: { s: 'long' } })).isError).toBe(true);
+  });
+
+  it('builds a tool\'s zod schema at its first call, not to list it, once; refusing as the schema built at once does', async () => {
+    const given = { type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'], additionalProperties: false };
+    const built = { given: 0, not_given: 0 };
+    const client = await serve({ given }, built);
+    await client.listTools();
+    expect(built).toEqual({ given: 0, not_given: 1 });
+    const eager = z.strictObject({ n: z.number().int().min(1) });
+    for (const bad of [{ n: 0 }, { n: 'one' }, {}, { n: 1, m: 2 }]) {
+      const refused = await client.callTool({ name: 'given', arguments: bad });
+      expect(refused.isError).toBe(true);
+      const text = (refused.content as { text: string }[])[0]!.text;
+      expect(text).toContain('Invalid arguments for tool given');
+      const issues = eager.safeParse(bad).error!.issues.filter((i) => i.code !== 'unrecognized_keys');
+      for (const issue of issues) expect(text).toContain(issue.message);
+    }
+    const unknown = (await client.callTool({ name: 'given', arguments: { n: 1, m: 2 } })).content as { text: string }[];
+    expect(unknown[0]!.text).toContain('unknown argument "m"; this tool takes n');
+    expect(JSON.parse(((await client.callTool({ name: 'given', arguments: { n: 2 } })).content as { text: string }[])[0]!.text)).toEqual({ n: 2 });
+    expect(built.given).toBe(1);
   });
 
   it('lists zod\'s schemas where none are given, as a server from the sources does', async () => {

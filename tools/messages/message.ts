@@ -54,7 +54,7 @@ export const MESSAGE_ACTIONS = ['start', 'send', 'accept', 'decline', 'leave', '
 
 const uuidLike = z.string().min(1).max(200);
 
-export const MessageArgs = toolArgs({
+export const MessageArgs = toolArgs(() => ({
   action: z.enum(MESSAGE_ACTIONS),
   to: z.array(peerId).min(1).max(15).optional(),
   conversation_id: uuidLike.optional(),
@@ -78,7 +78,7 @@ export const MessageArgs = toolArgs({
   seq: position.optional(),
   peer_id: peerId.optional(),
   days: z.number().int().min(MESSAGE_RETENTION_DAYS.min).max(MESSAGE_RETENTION_DAYS.max).optional(),
-});
+}));
 
 export type MessageInput = z.infer<typeof MessageArgs>;
 

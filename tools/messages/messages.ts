@@ -39,7 +39,7 @@ export const MESSAGES_ACTIONS = ['list', 'get', 'read', 'blocks'] as const;
 
 const conversationId = z.string().min(1).max(200);
 
-export const MessagesArgs = toolArgs({
+export const MessagesArgs = toolArgs(() => ({
   action: z.enum(MESSAGES_ACTIONS),
   conversation_id: conversationId.optional(),
   state: z.enum(['active', 'requested']).optional(),
@@ -49,7 +49,7 @@ export const MessagesArgs = toolArgs({
   limit: z.number().int().min(1).max(200).optional(),
   detail: detail.optional(),
   token_budget: tokenBudget.optional(),
-});
+}));
 
 export type MessagesInput = z.infer<typeof MessagesArgs>;
 

@@ -37,7 +37,7 @@ export const ORACLE_ACTIONS = ['read', 'history', 'propose', 'approve', 'decline
 
 const REASON_MAX_BYTES = 2_048;
 
-export const OracleArgs = toolArgs({
+export const OracleArgs = toolArgs(() => ({
   action: z.enum(ORACLE_ACTIONS),
   space: z.string().min(1).max(200).optional(),
   section: z.string().min(1).max(512).optional().describe('A number, heading or path such as "Intro/Setup".'),
@@ -58,7 +58,7 @@ export const OracleArgs = toolArgs({
   token_budget: z.number().int().min(1).max(TOKEN_BUDGET_MAX).optional(),
   wait: z.number().int().min(0).max(WAIT_SECONDS_MAX).optional(),
   idempotency_key: z.string().min(1).max(128).optional(),
-});
+}));
 
 export type OracleInput = z.infer<typeof OracleArgs>;
 

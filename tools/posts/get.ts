@@ -21,7 +21,7 @@ import { isObject, items, objectBody, plain, segment } from '../action.js';
 import { postText } from './post-view.js';
 import { DEFAULT_TOKEN_BUDGET, checkLines, checkPosts, checksJson, detail, historyAlarm, legend, postId, tokenBudget, type PostChecks } from './reading.js';
 
-export const GetArgs = toolArgs({
+export const GetArgs = toolArgs(() => ({
   post_id: postId.optional(),
   post_ids: z.array(postId).min(1).max(BATCH_IDS_MAX).optional(),
   space: z.string().min(1).max(200).optional(),
@@ -29,7 +29,7 @@ export const GetArgs = toolArgs({
   proof: z.boolean().optional(),
   detail: detail.optional(),
   token_budget: tokenBudget.optional(),
-});
+}));
 
 export type GetInput = z.infer<typeof GetArgs>;
 

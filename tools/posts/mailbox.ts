@@ -25,7 +25,7 @@ import { items, objectBody, plain } from '../action.js';
 import { envelopeText } from './post-view.js';
 import { BUDGET_CUT_LINE, DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, cursorLine, detail, kinds, legend, peerId, position, startedAfter, tokenBudget } from './reading.js';
 
-export const MailboxArgs = toolArgs({
+export const MailboxArgs = toolArgs(() => ({
   after: position.optional(),
   reason: z.array(z.enum(SPEC_MAILBOX_REASONS as [string, ...string[]])).min(1).max(SPEC_MAILBOX_REASONS.length).optional(),
   kind: kinds.optional(),
@@ -34,7 +34,7 @@ export const MailboxArgs = toolArgs({
   detail: detail.optional(),
   token_budget: tokenBudget.optional(),
   wait: z.number().int().min(0).max(WAIT_SECONDS_MAX).optional(),
-});
+}));
 
 export type MailboxInput = z.infer<typeof MailboxArgs>;
 

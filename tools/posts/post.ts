@@ -117,8 +117,8 @@ export const attachmentArg = z.strictObject({
   media_type: z.string().min(1).max(127),
 });
 
-/** The members of one post, as svc_post takes it alone and as each item of `posts`. */
-const POST_FIELDS = {
+/** The members of one post, as svc_post takes it alone and as each item of `posts` (built at the tool's first call, tools/args.ts). */
+const postFields = () => ({
   // Listed as the enum it is; a kind outside it is INVALID_KIND with its fix (validatePostInput).
   // Optional only for a post signed on the client's machine, whose kind is inside `canonical`.
   kind: listedAs(z.string().min(1).max(64).describe(`${KIND_FALLBACK} when none fits.`), { type: 'string', enum: [...KINDS] }).optional(),
@@ -149,21 +149,25 @@ const POST_FIELDS = {
     maxItems: ATTACHMENTS_PER_POST,
     description: '{sha256,name,media_type} of files PUT to the SPACE',
   }).optional(),
-};
+});
 
 /**
  * A batch, as posts.append takes one (`posts`): up to POST_BATCH_MAX posts to the SPACE, each
  * with the members svc_post takes alone. Listed as a list of objects: each item's shape is the
  * tool's own, checked here in full.
  */
-const postBatch = listedAs(z.array(z.strictObject(POST_FIELDS)).min(1).max(POST_BATCH_MAX), {
-  type: 'array',
-  items: { type: 'object' },
-  maxItems: POST_BATCH_MAX,
-  description: 'Each with these arguments but space.',
-});
+const postBatch = (fields: ReturnType<typeof postFields>) =>
+  listedAs(z.array(z.strictObject(fields)).min(1).max(POST_BATCH_MAX), {
+    type: 'array',
+    items: { type: 'object' },
+    maxItems: POST_BATCH_MAX,
+    description: 'Each with these arguments but space.',
+  });
 
-export const PostArgs = toolArgs({ space: z.string().min(1).max(200), ...POST_FIELDS, posts: postBatch.optional() });
+export const PostArgs = toolArgs(() => {
+  const fields = postFields();
+  return { space: z.string().min(1).max(200), ...fields, posts: postBatch(fields).optional() };
+});
 
 export type PostInputArgs = z.infer<typeof PostArgs>;
 

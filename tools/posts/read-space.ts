@@ -60,7 +60,7 @@ import {
   type PostChecks,
 } from './reading.js';
 
-export const ReadSpaceArgs = toolArgs({
+export const ReadSpaceArgs = toolArgs(() => ({
   space: z.string().min(1).max(200),
   after: position.optional(),
   before: position.optional(),
@@ -74,7 +74,7 @@ export const ReadSpaceArgs = toolArgs({
   wait: z.number().int().min(0).max(WAIT_SECONDS_MAX).optional(),
   proof: z.boolean().optional(),
   standing: z.boolean().optional(),
-});
+}));
 
 export type ReadSpaceInput = z.infer<typeof ReadSpaceArgs>;
 

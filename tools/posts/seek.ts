@@ -38,7 +38,7 @@ const FINGERPRINT_LIST = 'a list of "scheme:value" strings, e.g. ["git.commit:9f
 /** zod measures a string sent instead of a list against the list's bounds too: then say what to send. */
 const listBound = (bound: string) => (issue: { input?: unknown }) => (Array.isArray(issue.input) ? bound : FINGERPRINT_LIST);
 
-export const SeekArgs = toolArgs({
+export const SeekArgs = toolArgs(() => ({
   q: z.string().min(1).max(1024).optional(),
   fingerprint: z
     .array(z.string().min(3).max(1100), { error: (i) => (i.code === 'invalid_type' ? FINGERPRINT_LIST : undefined) })
@@ -55,7 +55,7 @@ export const SeekArgs = toolArgs({
   limit: z.number().int().min(1).max(SEEK_LIMIT_MAX).optional(),
   detail: detail.optional(),
   token_budget: tokenBudget.optional(),
-});
+}));
 
 export type SeekInput = z.infer<typeof SeekArgs>;
 

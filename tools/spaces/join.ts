@@ -25,7 +25,7 @@ import { requestLine } from './spaces.js';
 
 export const JOIN_ACTIONS = ['join', 'look', 'accept', 'decline', 'withdraw', 'leave'] as const;
 
-export const JoinArgs = toolArgs({
+export const JoinArgs = toolArgs(() => ({
   action: z.enum(JOIN_ACTIONS),
   name: z.string().min(1).max(200).optional(),
   link: z.string().min(1).max(4096).optional(),
@@ -33,7 +33,7 @@ export const JoinArgs = toolArgs({
   message: z.string().min(1).max(1024).optional(),
   offer_id: z.string().min(1).max(200).optional(),
   request_id: z.string().min(1).max(200).optional(),
-});
+}));
 
 export type JoinInput = z.infer<typeof JoinArgs>;
 

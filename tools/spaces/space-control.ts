@@ -62,7 +62,7 @@ export const CONTROL_ACTIONS = [
 /** Shortest link or offer lifetime the tool asks for (api-notes §6: int ≥ 60 or null). */
 export const LIFETIME_MIN_SECONDS = 60;
 
-export const ControlArgs = toolArgs({
+export const ControlArgs = toolArgs(() => ({
   action: z.enum(CONTROL_ACTIONS),
   name: z.string().min(1).max(200).optional(),
   title: z.string().max(TITLE_MAX_BYTES).optional(),
@@ -87,7 +87,7 @@ export const ControlArgs = toolArgs({
   post_id: z.string().min(1).max(200).optional(),
   // The first key's parts, made on the client's machine: {space_id, commitment, lock} (svc_guide part=tools).
   sealed: listedAs(z.union([z.boolean(), z.strictObject({ space_id: z.string().max(64), commitment: z.string().max(128), lock: z.string().max(256) })]), { type: 'object' }).optional(),
-});
+}));
 
 export type ControlInput = z.infer<typeof ControlArgs>;
 

@@ -51,7 +51,7 @@ const LIST_DESCRIPTION_CHARS = 300;
 
 export const SPACES_ACTIONS = ['list', 'get', 'members', 'blocks', 'invites', 'requests', 'events', 'categories', 'peer', 'findings'] as const;
 
-export const SpacesArgs = toolArgs({
+export const SpacesArgs = toolArgs(() => ({
   action: z.enum(SPACES_ACTIONS),
   name: z.string().min(1).max(200).optional(),
   q: z.string().min(1).max(256).optional(),
@@ -65,7 +65,7 @@ export const SpacesArgs = toolArgs({
   depth: z.number().int().min(1).max(4).optional(),
   after: z.string().min(1).max(200).optional(),
   limit: z.number().int().min(1).max(PAGE_LIMIT_MAX).optional(),
-});
+}));
 
 export type SpacesInput = z.infer<typeof SpacesArgs>;
 

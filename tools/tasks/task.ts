@@ -51,7 +51,7 @@ const TAG_OR_NONE_RE = /^([a-z0-9_.-]{1,64})?$/;
 
 const taskNumber = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 
-export const TaskArgs = toolArgs({
+export const TaskArgs = toolArgs(() => ({
   action: z.enum(TASK_ACTIONS),
   space: z.string().min(1).max(200),
   number: taskNumber.optional(),
@@ -77,7 +77,7 @@ export const TaskArgs = toolArgs({
     .min(1)
     .max(TASK_BATCH_MAX)
     .optional(),
-});
+}));
 
 export type TaskInput = z.infer<typeof TaskArgs>;
 
