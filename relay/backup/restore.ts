@@ -166,7 +166,7 @@ export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
     const certificate = contents.files.get(CERTIFICATE_FILE);
     const dev = certificate !== undefined && readCertificate(Buffer.from(JSON.parse(Buffer.from(certificate).toString('utf8')).certificate, 'base64url')).development;
     const keys = loadServiceKeys({ dataDir, dev, now: opts.now(), random: opts.random });
-    const store = await openStore(dataDir);
+    const store = await openStore(dataDir, { walCheckpoints: false });
     let result: RestoreResult;
     try {
       result = await settle(store, keys, log, logPath, opts);

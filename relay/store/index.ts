@@ -92,13 +92,15 @@ export interface Store {
 /**
  * Open (and migrate) the relay's database: the PostgreSQL one a `postgres://` (or
  * `postgresql://`) URL names, else the SQLite file in the data directory `location`, or an
- * in-memory one for ':memory:'.
+ * in-memory one for ':memory:'. `walCheckpoints: false` leaves SQLite's WAL checkpoints on the
+ * connection itself, for a command that opens the store for a moment (a restore), where a
+ * thread of their own would cost more than it saves.
  */
-export async function openStore(location: string): Promise<Store> {
+export async function openStore(location: string, opts: { walCheckpoints?: boolean } = {}): Promise<Store> {
   if (isPostgresUrl(location)) return await openPostgresStore(location);
   const dataDir = location;
   const db = openDatabase(dataDir);
-  const walCheckpoints = dataDir === ':memory:' ? undefined : startWalCheckpoints(db.raw, db.name);
+  const walCheckpoints = dataDir === ':memory:' || opts.walCheckpoints === false ? undefined : startWalCheckpoints(db.raw, db.name);
   return buildStore(db, createSeekStore(db), async () => walCheckpoints?.stop());
 }
 

@@ -20,6 +20,11 @@
  *
  * The worker is a few lines of plain JavaScript evaluated from a string, so it runs the same
  * from the TypeScript sources (tests, tsx) and from dist/ without a file of its own to resolve.
+ *
+ * Stopping waits for the worker to close its connection and leave on its own. A worker
+ * terminated from outside while it is inside better-sqlite3 (loading the addon, or in a call)
+ * aborts the whole process ("FATAL ERROR: Error::New napi_get_last_error_info"); a
+ * `process.exit()` terminates every worker, so the store's `close()` must have let it go first.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -52,9 +57,15 @@ parentPort.on('message', () => {
 `;
 
 export interface WalCheckpoints {
-  /** Stop the worker (its connection closes); the relay's connection checkpoints again. */
-  stop(): void;
+  /**
+   * Stop the worker; the relay's connection checkpoints again at once. Resolves when the
+   * worker has closed its connection and exited, so a `process.exit()` after it is safe.
+   */
+  stop(): Promise<void>;
 }
+
+/** How long stopping waits for the worker (a checkpoint waits at most its busy_timeout, 5 s). */
+const STOP_WAIT_MS = 15_000;
 
 /**
  * Take WAL checkpoints off `db` (the relay's connection to `file`) onto a worker thread.
@@ -71,6 +82,8 @@ export function startWalCheckpoints(
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file, everyMs: opts.everyMs ?? CHECKPOINT_EVERY_MS } });
   worker.unref();
   let stopping = false;
+  let exited = false;
+  const gone = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   const takeBack = (): void => {
     if (db.open) db.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
   };
@@ -80,14 +93,30 @@ export function startWalCheckpoints(
     takeBack();
   });
   worker.on('exit', () => {
+    exited = true;
     if (!stopping) takeBack();
   });
+  let stopped: Promise<void> | undefined;
   return {
     stop() {
-      if (stopping) return;
+      if (stopped !== undefined) return stopped;
       stopping = true;
       takeBack();
+      worker.ref(); // a process with nothing else to wait for must not end before the worker has left
+      if (exited) return (stopped = Promise.resolve());
+      // The message waits in the worker's queue until its script has run (the addon loaded, the
+      // connection open), so the worker closes and leaves by itself, never cut off mid-call.
       worker.postMessage('stop');
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          report(`the worker did not stop within ${STOP_WAIT_MS / 1000} s; it is ended`);
+          void worker.terminate().then(() => resolve());
+        }, STOP_WAIT_MS);
+        timer.unref();
+      });
+      stopped = Promise.race([gone, late]).finally(() => clearTimeout(timer));
+      return stopped;
     },
   };
 }

@@ -4,7 +4,7 @@
  * worker cannot run, or is stopped, the relay's connection checkpoints again.
  */
 import { sqliteRaw } from '../../../relay/store/sqlite/connection.js';
-import { statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DATABASE_FILE } from '../../../relay/store/sqlite/open.js';
@@ -77,7 +77,40 @@ describe.skipIf(onPostgres)(`WAL checkpoints${ON_POSTGRES_SKIP}`, () => {
     store = await openStore(tempDataDir());
     const other = startWalCheckpoints(sqliteRaw(store.db), store.db.name);
     expect(autocheckpoint(store)).toBe(0);
-    other.stop();
+    const stopped = other.stop();
+    expect(autocheckpoint(store)).toBe(1000);
+    await stopped;
+  });
+
+  // A process that exits while the worker is still inside better-sqlite3 aborts (FATAL ERROR
+  // napi_get_last_error_info), so stopping must wait until the worker has left: once stop()
+  // resolves, the worker's thread is gone from the process. (Its file descriptor may outlive it:
+  // SQLite keeps a closed connection's descriptor while another connection of the process holds
+  // locks on the file, since closing it would drop them.)
+  it.skipIf(!existsSync('/proc/self/status'))('are done when stopped: the worker has left the process when stop() resolves', async () => {
+    const threads = (): number => Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]);
+    store = await openStore(tempDataDir(), { walCheckpoints: false });
+    const file = store.db.name;
+    const openOnFile = (): number =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`) === file;
+        } catch {
+          return false; // closed while listed
+        }
+      }).length;
+    const before = threads();
+    const own = openOnFile(); // the relay's connection
+    for (let round = 0; round < 3; round++) {
+      const worker = startWalCheckpoints(sqliteRaw(store.db), file);
+      if (round > 0) expect(await until(() => openOnFile() > own)).toBe(true); // round 0: stopped while it starts
+      await worker.stop();
+      expect(threads()).toBe(before);
+    }
+  });
+
+  it('are not started for a store opened for a moment (walCheckpoints: false): SQLite checkpoints on the connection', async () => {
+    store = await openStore(tempDataDir(), { walCheckpoints: false });
     expect(autocheckpoint(store)).toBe(1000);
   });
 });
