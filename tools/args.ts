@@ -25,7 +25,7 @@
  * integer ranges and list sizes stay: what a client or a model needs to make a valid call.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject, JsonValue } from '../shared/canonical.js';
 import { JSON_DEPTH_MAX } from '../shared/limits.js';
 

@@ -17,7 +17,7 @@
  * The relay's documents are its own words, not a peer's; start and tools are this tool layer's.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../shared/errors.js';
 import { BridgeError, RelayRefusal } from './errors.js';
 import type { BridgeDeps } from './deps.js';

@@ -14,7 +14,7 @@
  * come from the relay: a prompt never fails and never carries peer-written text.
  */
 import type { GetPromptResult, McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { BridgeDeps } from './deps.js';
 import { jsonSchemaOnce } from './args.js';
 

@@ -13,7 +13,7 @@
  * one this bridge follows (tools/verify/relay-identity.ts), before anything else is asked of it.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../shared/errors.js';
 import type { BridgeDeps } from './deps.js';
 import { closureLines, recheckAfterEpochChange } from './verify/epoch.js';

@@ -16,7 +16,7 @@
  * - no id, name or other name of one entry is, once normalised, the id, name or other name of
  *   another (so a lookup by any of them finds one entry), and none normalises to nothing.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import schema from './register.schema.json' with { type: 'json' };
 import { normalise } from './search.js';
 import type { Category, EntryInput } from './types.js';

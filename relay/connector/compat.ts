@@ -11,7 +11,7 @@
  * and fix, as elsewhere.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import { guarded } from '../../tools/answer.js';
 import { jsonSchemaOnce } from '../../tools/args.js';
 import { isObject, items, objectBody, segment } from '../../tools/action.js';

@@ -1,5 +1,5 @@
 /** Zod pieces shared by route schemas (spec/1-concepts.md "Encoding conventions"). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { utf8Length } from '../../shared/encoding.js';
 
 /** Exactly `bytes` bytes as lowercase hex; uppercase is refused. */

@@ -7,7 +7,7 @@
  * `token_budget` bounds the page, the first item is always returned, and `budget_cut` is true
  * only when the budget left an item out.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
 import { utf8Length } from '../../shared/encoding.js';

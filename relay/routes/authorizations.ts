@@ -5,7 +5,7 @@
  * (RFC 6749 §4.1.2, RFC 9207); decline the same address with `error=access_denied`.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import { sha256 } from '../../shared/hash.js';
 import { isUuid, toHex, utf8 } from '../../shared/encoding.js';

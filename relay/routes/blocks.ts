@@ -13,7 +13,7 @@
  * KEY is told when it writes (MESSAGES_NOT_ACCEPTED) is the send pipeline's (relay/messages/).
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import { PAGE_LIMIT_MAX } from '../../shared/limits.js';
 import type { RelayContext } from '../context.js';

@@ -14,7 +14,7 @@
  * normalised and cut again inside the lookups.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import {
   allCategories,

@@ -7,7 +7,7 @@
  * `next_after` (the last item's `last`) while `has_more`, null afterwards.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { renderCheckpoint, type ServedCheckpoint } from '../../shared/checkpoint.js';
 import { SvcError } from '../../shared/errors.js';
 import { PAGE_LIMIT_MAX } from '../../shared/limits.js';

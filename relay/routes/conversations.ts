@@ -26,7 +26,7 @@
  * KEY; BUSY with Retry-After and the RateLimit headers) instead of the general write bucket.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
 import { PAGE_LIMIT_MAX, WAIT_SECONDS_MAX } from '../../shared/limits.js';

@@ -14,7 +14,7 @@
  * item line followed by "\n". A response without the trailer was cut off.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import { toBase64url, toHex, utf8 } from '../../shared/encoding.js';
 import { sha256 } from '../../shared/hash.js';

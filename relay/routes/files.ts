@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';

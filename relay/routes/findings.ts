@@ -11,7 +11,7 @@
  *   source_withdrawn, cited_by, citing, unavailable?, notice}` (relay/findings/get.ts).
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RelayContext } from '../context.js';
 import { getFinding } from '../findings/get.js';
 import { listFindings } from '../findings/list.js';

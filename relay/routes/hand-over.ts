@@ -15,7 +15,7 @@
  * SEALED_SUCCESSOR_NOT_KEEPER, SEALED_NEEDS_LOCK; relay/store/hand-overs.ts).
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
 import { validateLabel } from '../../shared/validate.js';

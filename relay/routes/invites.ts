@@ -14,7 +14,7 @@
  * Labels and tags are written by a PEER: evidence, never an instruction.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
 import { INVITE_DEFAULT_EXPIRES_SECONDS, INVITE_DEFAULT_MAX_USES, PAGE_LIMIT_MAX } from '../../shared/limits.js';

@@ -23,7 +23,7 @@
  * approver (default writer). Someone with no role in the SPACE is told the request does not exist.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { utf8Length } from '../../shared/encoding.js';
 import { SvcError } from '../../shared/errors.js';

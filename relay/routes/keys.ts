@@ -4,7 +4,7 @@
  * attacker-controlled.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import { fromHex, toHex } from '../../shared/encoding.js';
 import { REJECTED_PUBLIC_KEYS, peerIdOf, tokenChallengeMessage, verifyEd25519 } from '../../shared/identity.js';

@@ -18,7 +18,7 @@
  * filtered reader never re-scans.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
 import { PAGE_LIMIT_MAX, WAIT_SECONDS_MAX } from '../../shared/limits.js';

@@ -4,7 +4,7 @@
  * retention, memberships paged, service epoch.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { PAGE_LIMIT_MAX, TOKEN_EXPIRY_WARNING_SECONDS } from '../../shared/limits.js';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';

@@ -8,7 +8,7 @@
  * Tags are written by a PEER (attacker-controlled) and grant nothing.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
 import { PAGE_LIMIT_MAX } from '../../shared/limits.js';

@@ -8,7 +8,7 @@
  * shows it as `message_retention_days`.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { MESSAGE_RETENTION_DAYS } from '../../shared/limits.js';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';

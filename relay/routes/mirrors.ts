@@ -24,7 +24,7 @@
  *   detail names the origin to write to.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isUuid } from '../../shared/encoding.js';
 import { SvcError } from '../../shared/errors.js';
 import { EXPORT_BYTES_MAX, PAGE_LIMIT_MAX } from '../../shared/limits.js';

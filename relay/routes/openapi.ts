@@ -6,7 +6,7 @@
  * Query `operation` (`posts.append` or `posts_append`) narrows it to that operation.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RelayContext } from '../context.js';
 import { buildOpenApi, lookupOpenApi, type OpenApi } from '../documents/openapi.js';
 import { sendDocument } from './service.js';

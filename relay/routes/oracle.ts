@@ -21,7 +21,7 @@
  *   nothing (`changed: false`).
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
 import { PAGE_LIMIT_MAX, TITLE_MAX_BYTES } from '../../shared/limits.js';

@@ -20,7 +20,7 @@
  * (PASSKEY_INVALID). Every refusal writes nothing. Bodies are attacker-controlled.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { fromBase64url, fromHex, toHex } from '../../shared/encoding.js';
 import { SvcError } from '../../shared/errors.js';
 import { passkeyPeerIdOf } from '../../shared/identity.js';

@@ -4,7 +4,7 @@
  * unregistered id, is PEER_NOT_FOUND.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import type { RelayContext } from '../context.js';
 import { negotiate } from '../http/markdown.js';

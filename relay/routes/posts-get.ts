@@ -16,7 +16,7 @@
  * leaves before answering: a difference is CHECKPOINT_INVALID, and nothing is served.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { renderCheckpoint } from '../../shared/checkpoint.js';
 import { SvcError } from '../../shared/errors.js';
 import { toHex } from '../../shared/encoding.js';

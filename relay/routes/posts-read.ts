@@ -19,7 +19,7 @@
  * stays snippets.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
 import { EXPORT_LINES_DEFAULT, EXPORT_LINES_MAX, PAGE_LIMIT_MAX, WAIT_SECONDS_MAX } from '../../shared/limits.js';

@@ -11,7 +11,7 @@
  * nothing and stops none after it. The answer is 201 `{items, posted, space}`.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError, errorEnvelope } from '../../shared/errors.js';
 import { POST_BATCH_MAX } from '../../shared/limits.js';
 import type { RelayContext } from '../context.js';

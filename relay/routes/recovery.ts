@@ -15,7 +15,7 @@
  * `{items, next_after, has_more, service_epoch, notice}`.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isSvcError } from '../../shared/errors.js';
 import { PAGE_LIMIT_MAX } from '../../shared/limits.js';
 import { renderRecovery, type ServedRecovery } from '../../shared/recovery.js';

@@ -41,7 +41,7 @@
  *   the key in use no longer vouched for), `staged_progressed_at`.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { toBase64url, toHex } from '../../shared/encoding.js';
 import { SvcError } from '../../shared/errors.js';

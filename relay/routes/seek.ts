@@ -19,7 +19,7 @@
  * 120 a minute and one at a time per caller (KEY, or address without one): BUSY beyond.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
 import { RATE_LIMITS, SEEK_LIMIT_MAX, SEEK_RESULTS_PER_OWNER, SEEK_RESULTS_PER_PUBLIC_SPACE } from '../../shared/limits.js';

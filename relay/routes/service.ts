@@ -4,7 +4,7 @@
  * built once, after every plugin has registered its routes, and served from memory with an ETag.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { sha256 } from '../../shared/hash.js';
 import { toHex, utf8 } from '../../shared/encoding.js';
 import type { RelayContext } from '../context.js';

@@ -22,7 +22,7 @@
  * Title, description and categories are written by a PEER (attacker-controlled text).
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
 import { PAGE_LIMIT_MAX, TASK_LIMITS, TITLE_MAX_BYTES } from '../../shared/limits.js';

@@ -27,7 +27,7 @@
  * Every task write spends the general write bucket (spec Limits "writes"), like a post.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError, errorEnvelope } from '../../shared/errors.js';
 import { TASK_BATCH_MAX } from '../../shared/limits.js';
 import type { RelayContext } from '../context.js';

@@ -24,7 +24,7 @@
  * does not verify), CHECKPOINT_INVALID (the relay cannot rebuild its own tree).
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { toHex } from '../../shared/encoding.js';
 import { SvcError } from '../../shared/errors.js';
 import { NOTE_KEY_COSIGNATURE_V1, noteKeyId, readNote, readSignatureLine, verifyCosignature } from '../../shared/signed-note.js';

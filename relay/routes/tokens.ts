@@ -4,7 +4,7 @@
  * an id that never existed.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import type { RelayContext } from '../context.js';
 import { identityOf } from '../http/auth.js';

@@ -11,7 +11,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Gauge } from 'prom-client';
-import { z } from 'zod';
+import * as z from 'zod';
 import { toHex } from '../../shared/encoding.js';
 import { PAGE_LIMIT_MAX } from '../../shared/limits.js';
 import type { RelayContext } from '../context.js';

@@ -163,6 +163,15 @@ describe('node bridge.mjs, alone in a directory', () => {
     expect(text).toContain('\\u2212');
   });
 
+  it("carries zod's English messages and no other language's: zod is imported as a namespace, which the bundler can trim", () => {
+    // `import { z } from 'zod'` names zod's namespace object as a whole, so every export stays,
+    // its 40-odd locales (400 KB of the program) included; `import * as z` keeps what is used.
+    const text = programTextIn(readFileSync(lone.file)) ?? '';
+    const locales = [...text.matchAll(/node_modules\/zod\/v4\/locales\/([a-zA-Z-]+)\.js/g)].map((m) => m[1]);
+    expect(locales).toContain('en');
+    expect(locales.filter((l) => l !== 'en' && l !== 'index')).toEqual([]);
+  });
+
   describe('its compiled code, kept in the key directory', () => {
     /** The suite's bridges share one compile cache (test/setup/bridge-bundle.ts); these keep it where a person's does. */
     const inKeyDirectory = { SVC_COMPILE_CACHE: '' };

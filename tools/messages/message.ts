@@ -34,7 +34,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import { MESSAGE_MAX_BYTES, MESSAGE_RETENTION_DAYS } from '../../shared/limits.js';
 import type { BridgeDeps } from '../deps.js';

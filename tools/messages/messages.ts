@@ -21,7 +21,7 @@
  * (spec/1-concepts.md "App sign-in"); the answer says so in one line.
  */
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import { planCursor, rewindCursor, settleCursor, type CursorPlan } from '../cache/cursors.js';
 import type { BridgeDeps } from '../deps.js';

@@ -19,7 +19,7 @@
  * Words read back (the document, summaries, headings, reasons) are fenced by who wrote them.
  */
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import { BODY_MAX_BYTES, CATEGORIES_MAX, PAGE_LIMIT_MAX, TITLE_MAX_BYTES, WAIT_SECONDS_MAX } from '../../shared/limits.js';
 import type { Posting } from '../posts/posting.js';

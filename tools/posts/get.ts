@@ -9,7 +9,7 @@
  *   space + seq    GET /v1/spaces/{name}/posts/{seq}/proof: the post at a position, checked.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import { BATCH_IDS_MAX } from '../../shared/limits.js';
 import type { Posting } from './posting.js';

@@ -10,7 +10,7 @@
  * that fits (a request: accept, decline or reply), sealed ones opened (bridge/sealed/pairs.ts).
  */
 import type { McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import { WAIT_SECONDS_MAX } from '../../shared/limits.js';
 import { SPEC_MAILBOX_REASONS } from '../../shared/vocabulary.js';
 import { planCursor, settleCursor } from '../cache/cursors.js';

@@ -35,7 +35,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject } from '../../shared/canonical.js';
 import { fromBase64url, toHex } from '../../shared/encoding.js';
 import { SvcError } from '../../shared/errors.js';

@@ -25,7 +25,7 @@
  *   from the cache with its age; the cursor does not move.
  */
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import { WAIT_SECONDS_MAX } from '../../shared/limits.js';
 import { planCursor, rewindCursor, settleCursor, type CursorPlan } from '../cache/cursors.js';

@@ -3,7 +3,7 @@
  * `token_budget` 3,000 up to 20,000), argument schemas, the answer's legend line, and the
  * proof checks of a page (objects.md §13 steps 1-6 per post, with the checkpoint history rule).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CursorPlan } from '../cache/cursors.js';
 import type { Posting } from './posting.js';
 import { legendLines, type PeerFence } from '../render.js';

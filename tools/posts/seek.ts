@@ -14,7 +14,7 @@
  * sealed cache remembers.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import { FINGERPRINT_QUERY_VALUES_MAX, SEEK_LIMIT_MAX } from '../../shared/limits.js';
 import type { Posting } from './posting.js';

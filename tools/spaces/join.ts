@@ -14,7 +14,7 @@
  * tags and labels in the answers were written by PEERS and come back fenced.
  */
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import type { BridgeDeps } from '../deps.js';
 import { fields, type PeerFence } from '../render.js';

@@ -20,7 +20,7 @@
  * Nothing is remembered between calls: the SPACE and the page cursor are arguments.
  */
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import { PAGE_LIMIT_MAX } from '../../shared/limits.js';
 import { FINDING_STATUSES, ROLES } from '../../shared/vocabulary.js';
 import type { BridgeDeps } from '../deps.js';

@@ -27,7 +27,7 @@
  * and the answer say so. The relay decides who may do what (TASK_DENIED and the other codes).
  */
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SvcError } from '../../shared/errors.js';
 import { PAGE_LIMIT_MAX, TASK_BATCH_MAX, TASK_LIMITS, TITLE_MAX_BYTES } from '../../shared/limits.js';
 import type { BridgeDeps } from '../deps.js';
