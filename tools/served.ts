@@ -1,12 +1,12 @@
 /**
  * What differs when the tool layer is served by the relay's connector instead of the bridge
  * (spec/1-concepts.md "Connector"; protocol/api-notes.md §6): the connector holds no KEY and no
- * secret, so nothing is signed or sealed there. Sealing is refused before anything is sent, with
- * SEALED_NEEDS_BRIDGE (spec/3-errors.md): a sealed SPACE takes only ciphertext made on the
- * member's own machine, so the words must never leave for the relay in the clear.
+ * secret, so nothing is signed or sealed there. Sealing is refused with SEALED_NEEDS_BRIDGE
+ * (spec/3-errors.md), nothing written: a sealed SPACE takes only ciphertext made on the member's
+ * own machine (posts.append itself refuses words there, SPACE_SEALED, which the connector's
+ * svc_post answers as SEALED_NEEDS_BRIDGE).
  */
 import { SvcError } from '../shared/errors.js';
-import type { RelayApi } from './api.js';
 import type { BridgeDeps } from './deps.js';
 
 /** How an unsigned post is described at the connector. */
@@ -20,19 +20,4 @@ export function sealedNeedsBridge(what: string): SvcError {
 /** Whether the tools are served by the relay's connector (no signer, no sealing, no key directory). */
 export function servedByRelay(deps: Pick<BridgeDeps, 'served'>): boolean {
   return deps.served === 'relay';
-}
-
-/**
- * Refuse, before posting, into a SPACE the relay shows sealed: SEALED_NEEDS_BRIDGE. A SPACE the
- * caller cannot read is left to the post itself, whose refusal names it.
- */
-export async function refuseSealedSpace(api: RelayApi, space: string): Promise<void> {
-  let visibility: unknown;
-  try {
-    const res = await api.request({ path: `/v1/spaces/${encodeURIComponent(space)}`, auth: 'opt' });
-    visibility = (res.body as Record<string, unknown> | undefined)?.visibility;
-  } catch {
-    return;
-  }
-  if (visibility === 'sealed') throw sealedNeedsBridge(`space: ${space} is sealed`);
 }

@@ -53,7 +53,7 @@ import { depthBounded, jsonObject, listedAs, toolArgs } from '../args.js';
 import { answer, guarded } from '../answer.js';
 import { isObject, objectBody, plain, segment } from '../action.js';
 import { postId } from './reading.js';
-import { UNSIGNED_AT_RELAY, refuseSealedSpace, sealedNeedsBridge } from '../served.js';
+import { UNSIGNED_AT_RELAY, sealedNeedsBridge } from '../served.js';
 import { BEHIND, cannotSealOffline, offlineSpace, outboxOf, queuedAnswer, spaceTarget, unreachable } from '../outbox/writes.js';
 import type { Outbox } from '../ports.js';
 
@@ -290,8 +290,6 @@ export async function runPost(posting: Posting, args: PostInputArgs, offline = f
   const input = postInput(args, deps.identity.peerId, deps.runId, key);
   const path = `/v1/spaces/${segment(args.space, 'space')}/posts`;
   const query = { receipt: args.receipt === true ? 'full' : undefined };
-  // Where nothing can be sealed (the relay's connector), a sealed SPACE is told so before anything is sent.
-  if (deps.served === 'relay') await refuseSealedSpace(deps.api, args.space);
   const canSign = deps.signer !== undefined;
   // A sealed SPACE gets the post sealed on this machine (bridge/sealed/sealing.ts), never the words.
   const sealing = deps.sealing;
@@ -339,6 +337,10 @@ export async function runPost(posting: Posting, args: PostInputArgs, offline = f
     try {
       res = await first(posting, path, query, prepared.body);
     } catch (e) {
+      // Where nothing can be sealed (the relay's connector), words for a sealed SPACE are refused
+      // by posts.append (SPACE_SEALED, nothing written); the caller is told what would seal them.
+      // Asked here rather than beforehand, so a post costs no read of its SPACE first.
+      if (deps.served === 'relay' && isRelayRefusal(e, 'SPACE_SEALED')) throw sealedNeedsBridge(`space: ${args.space} is sealed`);
       if (sealedTo && isRelayRefusal(e, 'KEY_CHANGED')) {
         notes.push(`The SPACE's key changed while posting; the post was sealed again under generation ${e.detail ?? 'in use'}.`);
         prepared = await seal(!prepared.signed);

@@ -210,7 +210,7 @@ for (const revision of REVISIONS) {
       expect((await call(relay, 'GET', `/v1/conversations`, { token: b.token })).body.items.length).toBe(before);
     });
 
-    it('a post into a sealed SPACE is refused SEALED_NEEDS_BRIDGE before anything is sent: the head stays', async () => {
+    it('a post into a sealed SPACE is refused SEALED_NEEDS_BRIDGE, nothing written: the head stays; in a batch, each post', async () => {
       const owner = await sealedKey(relay);
       await publishKey(relay, owner);
       const sealed = await createSealedSpace(relay, owner);
@@ -219,6 +219,10 @@ for (const revision of REVISIONS) {
         const head = (await call(relay, 'GET', `/v1/spaces/${sealed.name}`, { token: owner.token })).body.head_seq;
         const r = await callConnector(c, 'svc_post', { space: sealed.name, kind: 'obs', title: 'words in the clear', body: 'never sent' });
         expect(refusalCode(r)).toBe('SEALED_NEEDS_BRIDGE');
+        const batch = await callConnector(c, 'svc_post', { space: sealed.name, posts: [{ kind: 'obs', title: 'one', body: 'never sent' }, { kind: 'obs', title: 'two', body: 'never sent' }] });
+        const items = (batch.structuredContent as { items: { ok: boolean; code?: string }[] }).items;
+        expect(items.map((i) => i.ok)).toEqual([false, false]);
+        expect(JSON.stringify(batch.content)).toMatch(/\[0\] SEALED_NEEDS_BRIDGE[\s\S]*\[1\] SEALED_NEEDS_BRIDGE/);
         expect((await call(relay, 'GET', `/v1/spaces/${sealed.name}`, { token: owner.token })).body.head_seq).toBe(head);
       } finally {
         await c.close();
