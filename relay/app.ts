@@ -104,9 +104,25 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     frameworkErrors: answerFrameworkError,
   });
 
+  // The bound address, read once it is there: it stays while the app serves, and each read asks
+  // the kernel (getsockname), which every connector request did several times.
+  let bound: AddressInfo | undefined;
   const listening = (): AddressInfo | undefined => {
+    if (bound !== undefined) return bound;
     const a = app.server.address();
-    return a && typeof a === 'object' ? a : undefined;
+    if (a && typeof a === 'object') bound = a;
+    return bound;
+  };
+  /** A value of the bound address, made once the address is known. */
+  const onceBound = <T>(make: (a: AddressInfo | undefined) => T): (() => T) => {
+    let kept: { value: T } | undefined;
+    return () => {
+      if (kept !== undefined) return kept.value;
+      const a = listening();
+      const value = make(a);
+      if (a !== undefined) kept = { value };
+      return value;
+    };
   };
   const cluster = deps.store.cluster;
   // Revocations made through another relay process end this one's streams too.
@@ -122,8 +138,8 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     // Read through the service mode: a restore in another process may start a new epoch.
     serviceEpoch: () => serviceMode.epoch(),
     serviceMode,
-    audience: () => audienceOf(deps.config, listening()),
-    baseUrl: () => publicBaseUrl(deps.config, listening()),
+    audience: onceBound((a) => audienceOf(deps.config, a)),
+    baseUrl: onceBound((a) => publicBaseUrl(deps.config, a)),
     operations: [],
     unnamedRoutes: [],
     passkeyPolicy: () => passkeyPolicyOf(deps.config, listening()),
