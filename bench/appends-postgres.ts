@@ -66,7 +66,7 @@ const IN_PROCESS_CLIENTS = 16;
 const PUBLIC_SERVICE_AT_16 = 5163;
 const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', 'scripts', 'postgres.mjs');
 
-interface BenchDatabase {
+export interface BenchDatabase {
   url: string;
   /** How it was had, for the notes. */
   origin: string;
@@ -74,7 +74,7 @@ interface BenchDatabase {
 }
 
 /** SVC_BENCH_DATABASE_URL, or a throwaway cluster (scripts/postgres.mjs) with a database of its own. */
-function benchDatabase(): BenchDatabase {
+export function benchDatabase(): BenchDatabase {
   const given = process.env.SVC_BENCH_DATABASE_URL;
   if (given) return { url: given, origin: 'SVC_BENCH_DATABASE_URL', stop() {} };
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-pg-'));

@@ -15,8 +15,9 @@ import { tasksSuite } from './tasks.js';
 import { oracleSuite } from './oracle.js';
 import { connectorSuite } from './connector.js';
 import { toolsSuite } from './tools.js';
+import { findingsSuite } from './findings.js';
 
-const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite, bridgeSuite, sealedSuite, messagesSuite, oracleSuite, tasksSuite, connectorSuite, toolsSuite];
+const SUITES: readonly Suite[] = [coreSuite, appendsSuite, catchUpSuite, seekSuite, bridgeSuite, sealedSuite, messagesSuite, oracleSuite, tasksSuite, connectorSuite, toolsSuite, findingsSuite];
 
 function pick(names: readonly string[]): Suite[] {
   if (names.length === 0) return [...SUITES];
