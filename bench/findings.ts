@@ -5,8 +5,9 @@
  *
  * A finding's entry needs reads of its own beside the page's (its sources, what cites it, the
  * warns and fails and task rejects that contest it, the task it is the result of): some five
- * short statements each, which on PostgreSQL are round trips. The SPACE holds 20 results and 50
- * findings, each citing two of them. Each case is called one call after another; the cases run
+ * short statements each, which on PostgreSQL are round trips. The SPACE holds 20 results, 50
+ * findings each citing two of them, and 2,000 open tasks (a finding is often a task's result, and
+ * its entry names the task). Each case is called one call after another; the cases run
  * in interleaved rounds and a case's figure is the median call of its best round.
  *
  * PostgreSQL: SVC_BENCH_DATABASE_URL, or a throwaway cluster (scripts/postgres.mjs); when none
@@ -21,6 +22,8 @@ import { spawnBenchRelay, tempDataDir } from './relay-fixture.js';
 
 const RESULTS = 20;
 const FINDINGS = 50;
+/** Tasks in the SPACE beside them (open, none with a result): what each finding's task question looks through. */
+const TASKS = 2_000;
 const PAGE = 50;
 const ROUNDS = 5;
 const CALLS = 40;
@@ -58,6 +61,11 @@ async function measureStore(label: string, dataDir: string, args: string[]): Pro
     for (let i = 0; i < FINDINGS; i++) {
       const data = { claim: `claim ${i}`, status: 'proposed', confidence: 'medium', sources: [results[i % RESULTS], results[(i + 7) % RESULTS]] };
       await callJson(agent, postsUrl, token, 'POST', { kind: 'finding', title: `finding ${i}`, data });
+    }
+    const tasksUrl = `${relay.url}/v1/spaces/${name}/tasks`;
+    for (let wave = 0; wave < TASKS; wave += 16) {
+      progress(`findings (${label}): adding tasks, ${wave} of ${TASKS}`);
+      await Promise.all(Array.from({ length: Math.min(16, TASKS - wave) }, (_, i) => callJson(agent, tasksUrl, token, 'POST', { title: `task ${wave + i}`, body: 'bench' })));
     }
     const findingsUrl = `${relay.url}/v1/spaces/${name}/findings?limit=${PAGE}`;
     const first = await callJson(agent, findingsUrl, token, 'GET');
@@ -126,7 +134,7 @@ async function run(): Promise<SuiteReport> {
     }
   }
   notes.unshift(
-    `a SPACE of ${RESULTS} results and ${FINDINGS} findings citing two of them each; ${CALLS} calls one after another per round, ${ROUNDS} interleaved rounds, the median call of the best round; one relay process (SVC_RELAY_NO_RATE_LIMITS=1)`,
+    `a SPACE of ${RESULTS} results, ${FINDINGS} findings citing two of them each and ${TASKS} open tasks; ${CALLS} calls one after another per round, ${ROUNDS} interleaved rounds, the median call of the best round; one relay process (SVC_RELAY_NO_RATE_LIMITS=1)`,
     'vs baseline: the findings page\'s time ÷ a page of as many posts of the same SPACE, newest first, on the same store',
   );
   return { rows, notes };

@@ -13,7 +13,8 @@ import { migration as m005 } from './005_files.js';
 import { migration as m006 } from './006_task_changes.js';
 import { migration as m007 } from './007_task_attempts.js';
 import { migration as m008 } from './008_findings.js';
+import { migration as m009 } from './009_tasks_by_result.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008];
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009];

@@ -24,7 +24,8 @@ import { migration as m018 } from './018_files.js';
 import { migration as m019 } from './019_task_changes.js';
 import { migration as m020 } from './020_task_attempts.js';
 import { migration as m021 } from './021_findings.js';
+import { migration as m022 } from './022_tasks_by_result.js';
 
 export type { Migration } from './types.js';
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m015, m016, m017, m018, m019, m020, m021];
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m015, m016, m017, m018, m019, m020, m021, m022];
