@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import type { SpawnedRelay } from '../test/helpers/relay.js';
 import { REPO_ROOT } from '../test/helpers/relay.js';
 import { best, latencyOf, LAYOUTS, ROUND_MS, runHttp, setUpWriters, WARMUP_MS, type CaseResult, type Layout, type Space, type Writer } from './appends-cases.js';
-import { median, type Row, type SuiteReport } from './harness.js';
+import { median, progress, type Row, type SuiteReport } from './harness.js';
 import { spawnBenchRelay, tempDataDir } from './relay-fixture.js';
 
 const CLIENTS = [1, 16, 64] as const;
@@ -39,11 +39,6 @@ interface Side {
   writers: Writer[];
   hot: Space;
   spread: Space[];
-}
-
-/** A line on a terminal, rewritten in place; nothing when stderr is not one. */
-function progress(text: string): void {
-  if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${text}`);
 }
 
 function git(args: string[]): string {

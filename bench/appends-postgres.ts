@@ -55,7 +55,7 @@ import {
   type Space,
   type Writer,
 } from './appends-cases.js';
-import { collectGarbage, formatDuration, type Row, type SuiteReport } from './harness.js';
+import { collectGarbage, formatDuration, progress, type Row, type SuiteReport } from './harness.js';
 import { startLatencyProxy, type LatencyProxy } from './latency-proxy.js';
 import { spawnBenchRelay, tempDataDir } from './relay-fixture.js';
 
@@ -102,11 +102,6 @@ async function serverVersion(url: string): Promise<string> {
   } finally {
     await client.end();
   }
-}
-
-/** A line on a terminal, rewritten in place; nothing when stderr is not one. */
-function progress(text: string): void {
-  if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${text}`);
 }
 
 type Ceiling = Awaited<ReturnType<typeof ceilingSetup>>;

@@ -39,7 +39,7 @@ import { STRUCTURED_ONLY_EXTENSION } from '../relay/connector/structured.js';
 import { DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET } from '../tools/posts/reading.js';
 import { signerFromSeed } from '../shared/identity.js';
 import { mintToken } from '../test/helpers/relay.js';
-import { collectGarbage, type Row, type Suite, type SuiteReport } from './harness.js';
+import { collectGarbage, progress, type Row, type Suite, type SuiteReport } from './harness.js';
 import { createSpaceInStore, filler, openInProcess, registerKey, spawnBenchRelay, tempDataDir } from './relay-fixture.js';
 
 const POSTS = 200;
@@ -58,10 +58,6 @@ const FLAVOURS: readonly Flavour[] = [
   { revision: '2026-07-28', structuredOnly: true, label: '2026-07-28, structured only' },
   { revision: '2025-11-25', structuredOnly: false, label: '2025-11-25' },
 ];
-
-function progress(text: string): void {
-  if (process.stderr.isTTY) process.stderr.write(`\r${text}\x1b[K`);
-}
 
 /** Run every loop of `calls` for `ms`; answers the calls finished per second. */
 async function throughput(calls: readonly (() => Promise<void>)[], ms: number): Promise<number> {

@@ -16,9 +16,9 @@
 import { rmSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { mintToken } from '../test/helpers/relay.js';
-import type { Row, Suite, SuiteReport } from './harness.js';
 import { benchDatabase, type BenchDatabase } from './appends-postgres.js';
 import { spawnBenchRelay, tempDataDir } from './relay-fixture.js';
+import { progress, type Row, type Suite, type SuiteReport } from './harness.js';
 
 const RESULTS = 20;
 const FINDINGS = 50;
@@ -28,11 +28,6 @@ const PAGE = 50;
 const ROUNDS = 5;
 const CALLS = 40;
 const WARMUP_CALLS = 20;
-
-/** Progress on a terminal only: piped output stays the table. */
-function progress(text: string): void {
-  if (process.stderr.isTTY) process.stderr.write(`\r${text}\x1b[K`);
-}
 
 async function callJson(agent: Agent, url: string, token: string, method: 'GET' | 'POST', body?: unknown): Promise<any> {
   const res = await request(url, {

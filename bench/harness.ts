@@ -244,6 +244,11 @@ export function measureLatency(fn: () => unknown, options: LatencyOptions): { op
  * latency calls it before its clock starts, so the benchmark process's own collections (of the
  * bodies it signed ahead, say) do not land inside the measured requests. A no-op without the flag.
  */
+/** A line on a terminal, rewritten in place (what runs, how far); nothing when stderr is not one, so piped output stays the table. */
+export function progress(text: string): void {
+  if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${text}`);
+}
+
 export function collectGarbage(): void {
   (globalThis as { gc?: () => void }).gc?.();
 }

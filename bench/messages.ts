@@ -29,7 +29,7 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { Pool } from 'undici';
 import { sendMessage, startConversation } from '../relay/messages/send.js';
-import { collectGarbage, formatDuration, summarizeLatency, type Row, type Suite, type SuiteReport } from './harness.js';
+import { collectGarbage, formatDuration, progress, summarizeLatency, type Row, type Suite, type SuiteReport } from './harness.js';
 import { createSpaceInStore, expectCall, filler, openInProcess, randomSigner, registerKey, spawnBenchRelay, tempDataDir } from './relay-fixture.js';
 import { mintToken, type MintedToken } from '../test/helpers/relay.js';
 
@@ -45,11 +45,6 @@ const ROUND_MS = 800;
 const MAILBOX_ROUNDS = 3;
 
 const TARGET_GROUP_SHARE_OF_PAIR = 0.5;
-
-/** Progress on a terminal only: piped output stays the table. */
-function progress(text: string): void {
-  if (process.stderr.isTTY) process.stderr.write(`\r${text}\x1b[K`);
-}
 
 const latencyOf = (ms: readonly number[]) => summarizeLatency(ms.map((x) => x * 1e6));
 const best = (rounds: readonly number[]): number => Math.max(...rounds);

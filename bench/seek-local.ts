@@ -27,7 +27,7 @@ import { searchKeysOf } from '../bridge/keys/search-keys.js';
 import { openSealedIndex, type OpenedPost } from '../bridge/sealed/local-index.js';
 import type { LocalSeekArgs } from '../tools/ports.js';
 import { FINGERPRINT_CANDIDATES, seekLocal } from '../bridge/sealed/local-seek.js';
-import { measureLatency, type Row, type SuiteReport } from './harness.js';
+import { measureLatency, progress, type Row, type SuiteReport } from './harness.js';
 
 /** SVC_BENCH_LOCAL_POSTS: a smaller corpus for a quick look (the figures are for 100,000). */
 const POSTS = Number(process.env.SVC_BENCH_LOCAL_POSTS ?? 100_000);
@@ -41,11 +41,6 @@ const SAMPLES = 200;
 const BATCH = 1000;
 const RELAY = 'https://relay.example';
 const SCHEME = 'git.commit';
-
-/** Progress on a terminal only: piped output stays the table. */
-function progress(text: string): void {
-  if (process.stderr.isTTY) process.stderr.write(`\r${text}\x1b[K`);
-}
 
 /** mulberry32: the same corpus every run. */
 function prng(seed: number): () => number {

@@ -29,7 +29,7 @@ import { appendPost } from '../relay/posts/append.js';
 import type { Store } from '../relay/store/index.js';
 import { doneTask, nextTask } from '../relay/tasks/commands.js';
 import { mintToken, type MintedToken } from '../test/helpers/relay.js';
-import { collectGarbage, summarizeLatency, type Row, type Suite, type SuiteReport } from './harness.js';
+import { collectGarbage, progress, summarizeLatency, type Row, type Suite, type SuiteReport } from './harness.js';
 import { createSpaceInStore, expectCall, openInProcess, randomSigner, registerKey, spawnBenchRelay, tempDataDir, type InProcessRelay } from './relay-fixture.js';
 
 const LIST = 10_000;
@@ -41,11 +41,6 @@ const ADD_WAVE = 16;
 const ROUNDS = 4;
 const WARMUP_MS = 200;
 const ROUND_MS = 800;
-
-/** Progress on a terminal only: piped output stays the table. */
-function progress(text: string): void {
-  if (process.stderr.isTTY) process.stderr.write(`\r${text}\x1b[K`);
-}
 
 /** The `after` of task `n`: the tasks 64 and 33 before it. */
 function afterOf(n: number): number[] {
