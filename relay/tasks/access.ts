@@ -50,3 +50,11 @@ export async function taskSpaceForWrite(ctx: RelayContext, name: string, me: str
   }
   return { space, role };
 }
+
+/** A `post_id` must be `me`'s own live (not hidden) post in this SPACE: TASK_POST_NOT_FOUND otherwise. */
+export async function ownPost(ctx: RelayContext, a: TaskSpaceAccess, me: string, postId: string): Promise<void> {
+  const post = await ctx.store.posts.byPostId(postId);
+  if (!post || post.spaceRowId !== a.space.id || post.author !== me || post.hiddenAt !== null) {
+    throw new SvcError('TASK_POST_NOT_FOUND', `post_id: not a post of yours in ${a.space.name}`);
+  }
+}

@@ -30,7 +30,7 @@ import { SvcError } from '../../shared/errors.js';
 import { TASK_LIMITS } from '../../shared/limits.js';
 import type { RelayContext } from '../context.js';
 import type { TaskAttempt, TaskRow } from '../store/tasks.js';
-import type { TaskSpaceAccess } from './access.js';
+import { ownPost, type TaskSpaceAccess } from './access.js';
 import type { CheckTarget } from './input.js';
 import { checkDoneWords, isHolder, stateAt } from './machine.js';
 
@@ -138,12 +138,7 @@ export async function attemptCheck(
   }
   const checks = await tasks.attemptChecks(a.space.id, n, at.attempt);
   if (checks.some((c) => c.by === me)) throw new SvcError('TASK_ALREADY_CHECKED', `you checked attempt ${at.attempt} at task ${n}`);
-  if (check.postId !== undefined) {
-    const post = await ctx.store.posts.byPostId(check.postId);
-    if (!post || post.spaceRowId !== a.space.id || post.author !== me || post.hiddenAt !== null) {
-      throw new SvcError('TASK_POST_NOT_FOUND', `post_id: not a post of yours in ${a.space.name}`);
-    }
-  }
+  if (check.postId !== undefined) await ownPost(ctx, a, me, check.postId);
   if (confirming) {
     await tasks.addAttemptCheck(a.space.id, n, at.attempt, { by: me, postId: check.postId ?? null, at: now });
     if (checks.length + 1 >= confirmationsRequired(a.space.taskConfirmations)) {

@@ -17,7 +17,7 @@ import type { RelayContext } from '../context.js';
 import { commitQueueFor } from '../posts/commit-queue.js';
 import { canGovernTasks, canReleaseOthersTask } from '../policy.js';
 import type { TaskRow } from '../store/tasks.js';
-import { taskSpaceForWrite, type TaskSpaceAccess } from './access.js';
+import { ownPost, taskSpaceForWrite, type TaskSpaceAccess } from './access.js';
 import { attemptCheck, attemptDone } from './attempts.js';
 import { readNumber, type AddInput, type ChangeInput, type CheckTarget, type NextInput } from './input.js';
 import { checkChange, checkCheck, checkDone, checkDoneWords, checkRelease, checkRetire, checkTake, enoughConfirmations } from './machine.js';
@@ -57,13 +57,6 @@ async function answer(ctx: RelayContext, a: TaskSpaceAccess, number: number, now
   return { task: await renderTask(ctx.store.tasks, a.space, (await ctx.store.tasks.get(a.space.id, number))!, now) };
 }
 
-/** A `post_id` must be `me`'s own live (not hidden) post in this SPACE: TASK_POST_NOT_FOUND otherwise. */
-async function ownPost(ctx: RelayContext, a: TaskSpaceAccess, me: string, postId: string): Promise<void> {
-  const post = await ctx.store.posts.byPostId(postId);
-  if (!post || post.spaceRowId !== a.space.id || post.author !== me || post.hiddenAt !== null) {
-    throw new SvcError('TASK_POST_NOT_FOUND', `post_id: not a post of yours in ${a.space.name}`);
-  }
-}
 
 export function addTask(ctx: RelayContext, me: string, name: string, input: AddInput): Promise<{ task: JsonObject }> {
   return underLock(ctx, name, async () => {
