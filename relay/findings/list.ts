@@ -26,8 +26,8 @@
  */
 import type { JsonObject } from '../../shared/canonical.js';
 import { SvcError } from '../../shared/errors.js';
-import { utf8Length } from '../../shared/encoding.js';
-import { FINDING_LIMITS, FINGERPRINT_VALUE_MAX_BYTES } from '../../shared/limits.js';
+import { FINDING_LIMITS } from '../../shared/limits.js';
+import { parseFingerprintQuery } from '../../shared/validate.js';
 import { FINDING_STATUSES } from '../../shared/vocabulary.js';
 import type { RelayContext } from '../context.js';
 import { isoTime } from '../http/schemas.js';
@@ -49,20 +49,6 @@ export interface FindingsQuery {
 /** A time with its zone, as RFC 3339 writes one. */
 const ZONED_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
-/** A fingerprint scheme, as posts take one. */
-const SCHEME = /^[a-z][a-z0-9_.-]{0,63}$/;
-
-function fingerprintParam(value: string | undefined): { scheme: string; value: string } | undefined {
-  if (value === undefined || value === '') return undefined;
-  const at = value.indexOf(':');
-  const scheme = at < 1 ? '' : value.slice(0, at);
-  const rest = value.slice(at + 1);
-  if (!SCHEME.test(scheme) || rest === '' || utf8Length(rest) > FINGERPRINT_VALUE_MAX_BYTES) {
-    throw new SvcError('INVALID_REQUEST', 'fingerprint: scheme:value, such as git.commit:b75e527');
-  }
-  return { scheme, value: rest };
-}
-
 function sinceParam(value: string | undefined): number | undefined {
   if (value === undefined || value === '') return undefined;
   const ms = ZONED_TIME.test(value) ? Date.parse(value) : NaN;
@@ -76,7 +62,7 @@ export async function listFindings(ctx: RelayContext, name: string, caller: stri
   if (status !== undefined && !(FINDING_STATUSES as readonly string[]).includes(status)) {
     throw new SvcError('INVALID_REQUEST', `status: one of ${FINDING_STATUSES.join(', ')}`);
   }
-  const fingerprint = fingerprintParam(q.fingerprint);
+  const fingerprint = q.fingerprint === undefined || q.fingerprint === '' ? undefined : parseFingerprintQuery(q.fingerprint);
   const since = sinceParam(q.since);
   const before = intParam(q.before, 'before', 1, Number.MAX_SAFE_INTEGER);
   const limit = intParam(q.limit, 'limit', 1, FINDING_LIMITS.pageMax) ?? FINDING_LIMITS.pageDefault;
