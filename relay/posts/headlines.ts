@@ -152,26 +152,28 @@ export function headlinesPage(rows: readonly ReadPost[], rel: HeadlineRelations,
   let peers: string[] = [];
   let aliases = new Map<string, string>();
   let itemTokens = 0;
+  let authorsTokens = 0;
   for (const part of parts) {
-    const nextPeers = peers.includes(part.author) ? peers : [...peers, part.author];
-    const nextAliases = nextPeers === peers ? aliases : authorAliases(nextPeers);
-    const same = peers.every((peer) => nextAliases.get(peer) === aliases.get(peer));
+    const known = peers.includes(part.author);
+    const nextPeers = known ? peers : [...peers, part.author];
+    const nextAliases = known ? aliases : authorAliases(nextPeers);
+    const same = known || peers.every((peer) => nextAliases.get(peer) === aliases.get(peer));
     const nextItems = same
       ? [...items, part.build(nextAliases.get(part.author)!)]
       : parts.slice(0, items.length + 1).map((q) => q.build(nextAliases.get(q.author)!));
     const nextItemTokens = same ? itemTokens + tokensOf(nextItems[nextItems.length - 1]) : nextItems.reduce((sum, item) => sum + tokensOf(item), 0);
-    const authors = authorsMember(nextPeers, nextAliases);
-    const total = nextItemTokens + tokensOf(authors);
-    if (budget !== undefined && items.length > 0 && total > budget) {
-      return { items, authors: authorsMember(peers, aliases), tokensEstimated: itemTokens + tokensOf(authorsMember(peers, aliases)), budgetCut: true };
+    // The `authors` member changes only with a new author: priced again only then.
+    const nextAuthorsTokens = known ? authorsTokens : tokensOf(authorsMember(nextPeers, nextAliases));
+    if (budget !== undefined && items.length > 0 && nextItemTokens + nextAuthorsTokens > budget) {
+      return { items, authors: authorsMember(peers, aliases), tokensEstimated: itemTokens + authorsTokens, budgetCut: true };
     }
     items = nextItems;
     peers = nextPeers;
     aliases = nextAliases;
     itemTokens = nextItemTokens;
+    authorsTokens = nextAuthorsTokens;
   }
-  const authors = authorsMember(peers, aliases);
-  return { items, authors, tokensEstimated: itemTokens + (items.length === 0 ? 0 : tokensOf(authors)), budgetCut: false };
+  return { items, authors: authorsMember(peers, aliases), tokensEstimated: itemTokens + (items.length === 0 ? 0 : authorsTokens), budgetCut: false };
 }
 
 function authorsMember(peers: readonly string[], aliases: ReadonlyMap<string, string>): Record<string, string> {
