@@ -33,6 +33,11 @@ export interface RelayDeps {
    * cli.ts: env SVC_RELAY_VERIFY_OFF_THREAD=1); default false, the check on the event loop.
    */
   readonly verifyOffThread?: boolean;
+  /**
+   * false sends every connector request to the MCP SDK's handler, the direct lane for tool calls
+   * off (relay/connector/direct.ts); default true. Tests compare the two ways' answers.
+   */
+  readonly connectorDirect?: boolean;
   /** Where every signed checkpoint is appended (relay/checkpoint-log.ts); none for a memory-only relay. */
   readonly checkpointLog?: CheckpointLog | undefined;
 }

@@ -17,7 +17,7 @@
  * how to turn it on. The server is made without the tools capability, which registering the
  * first tool declares, so that the toolset can wrap the tools/call handler the SDK installs then.
  */
-import { McpServer } from '@modelcontextprotocol/server';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/server';
 import type { BridgeDeps } from './deps.js';
 import { withOutbox } from './outbox/notices.js';
 import { createPosting, type Posting } from './posts/posting.js';
@@ -65,12 +65,16 @@ export interface ToolServer {
   readonly posting: Posting;
 }
 
+/** Told each tool as it is registered (the tools a toolset leaves out are not registered). */
+export type ToolRegistered = (name: string, tool: RegisteredTool) => void;
+
 /**
  * Every tool, resource and prompt on one new server instance. `posting` is the context the
  * posting tools share (made from `deps` unless given: the relay's connector gives one that
- * reads each request's own, relay/connector/scope.ts).
+ * reads each request's own, relay/connector/scope.ts). `onTool` is told every tool registered,
+ * on this server and later on it (the relay's connector keeps them: relay/connector/direct.ts).
  */
-export function createToolServer(deps: BridgeDeps, surface: ServerSurface, posting: Posting = createPosting(deps)): ToolServer {
+export function createToolServer(deps: BridgeDeps, surface: ServerSurface, posting: Posting = createPosting(deps), onTool?: ToolRegistered): ToolServer {
   const toolset = deps.toolset ?? ALL_TOOLS;
   const served = deps.served ?? 'bridge';
   const instructions = [surface.instructions, toolsetSentence(toolset, served)].filter((s) => s !== undefined).join(' ');
@@ -80,6 +84,7 @@ export function createToolServer(deps: BridgeDeps, surface: ServerSurface, posti
   withListedSchemas(server);
   // Writes queued while the relay was away are sent, and their fate told, at every tool call.
   if (deps.outbox !== undefined) withOutbox(server, deps.outbox, deps.log);
+  if (onTool !== undefined) tellTools(server, onTool);
   registerWhoami(server, deps, posting.verifier);
   registerGuide(server, deps);
   registerSpaces(server, deps);
@@ -92,6 +97,16 @@ export function createToolServer(deps: BridgeDeps, surface: ServerSurface, posti
   registerTask(server, deps);
   registerOracle(server, posting);
   return { server, posting };
+}
+
+/** Wrap `registerTool` of one instance so that `onTool` hears of every tool registered on it. */
+function tellTools(server: McpServer, onTool: ToolRegistered): void {
+  const register = server.registerTool.bind(server) as (name: string, config: unknown, cb: unknown) => RegisteredTool | undefined;
+  (server as unknown as { registerTool: typeof register }).registerTool = (name, config, cb) => {
+    const tool = register(name, config, cb);
+    if (tool !== undefined) onTool(name, tool);
+    return tool;
+  };
 }
 
 /** Register the posting and reading tools, post resources, subscriptions (unless told not to) and prompts. */

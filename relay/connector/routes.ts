@@ -2,7 +2,8 @@
  * The connector's HTTP entry (spec/1-concepts.md "Connector", "App sign-in"; spec/2-endpoints.md
  * "Connector"): `/mcp` and `/mcp/connect` over Streamable HTTP, both protocol revisions
  * (2026-07-28 per request, 2025-11-25 through the SDK's stateless fallback), served by the
- * SDK's `createMcpHandler` with one factory (server.ts) for every request.
+ * SDK's `createMcpHandler` with one factory (server.ts) for every request, except the 2026-07-28
+ * tool calls the direct lane answers itself with the same bytes (direct.ts).
  *
  * - `/mcp` takes a KEY's own token as a bearer, or none. It never answers 401: a token problem
  *   is ordinary tool output, because each tool calls a relay route with the bearer as sent and
@@ -43,7 +44,8 @@ import { CONNECT_METADATA_PATH, CONNECT_PATH, MCP_PATH } from './paths.js';
 import { callerOf, connectRefusal, type Caller } from './caller.js';
 import { foreignRequest } from './origin.js';
 import { invalidParams, relabel } from './params.js';
-import { CONNECTOR_NAME, callerScope, connectorServers, type ConnectorBase, type ConnectorHooks } from './server.js';
+import { CONNECTOR_NAME, callerScope, connectorServerInfo, connectorServers, connectorToolTables, type ConnectorBase, type ConnectorHooks } from './server.js';
+import { directAnswer, directCall, runDirect, type ServerInfo } from './direct.js';
 import { inScope } from './scope.js';
 import { wantsStructuredOnly } from './structured.js';
 import { liveUpdates, type LiveUpdates } from './live/index.js';
@@ -109,9 +111,48 @@ function isInitialize(body: unknown): boolean {
   return (Array.isArray(body) ? body : [body]).some((m) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'initialize');
 }
 
-async function serve(handler: McpHttpHandler, live: LiveUpdates, base: ConnectorBase, req: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<FastifyReply> {
+/** What every request of the connector is served with. */
+interface Serving {
+  readonly handler: McpHttpHandler;
+  readonly live: LiveUpdates;
+  readonly base: ConnectorBase;
+  readonly tools: ReturnType<typeof connectorToolTables>;
+  readonly serverInfo: ServerInfo;
+  /** Whether 2026-07-28 tool calls take the direct lane (RelayDeps.connectorDirect). */
+  readonly direct: boolean;
+}
+
+/** The scope check every tool answer passes at `/mcp/connect`: a write refused to a read-only app token is 403, the answer replaced. */
+function refuseDeniedScope(base: ConnectorBase, reply: FastifyReply, caller: Caller): void {
+  if (caller.connect && caller.scopeDenied) {
+    reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="read write", resource_metadata="${metadataUrl(base.ctx)}"`);
+    throw new SvcError('INSUFFICIENT_SCOPE', 'token: this app was allowed to read only; nothing was written');
+  }
+}
+
+/**
+ * Whether the request was a 2026-07-28 tools/call the direct lane (direct.ts) answered: false when
+ * it is not one the lane takes, or its arguments are refused (the SDK answers those).
+ */
+async function servedDirect(serving: Serving, req: FastifyRequest, reply: FastifyReply, caller: Caller, body: unknown): Promise<boolean> {
+  if (!serving.direct) return false;
+  const call = directCall(req, body);
+  if (call === undefined || invalidParams(body) !== undefined) return false;
+  const tool = serving.tools(caller.connect, caller.toolset).get(call.name);
+  if (tool === undefined) return false;
+  const result = await inScope(callerScope(serving.base, caller, wantsStructuredOnly(body)), () => runDirect(tool, call));
+  if (result === undefined) return false;
+  const text = directAnswer(call, result, serving.serverInfo);
+  refuseDeniedScope(serving.base, reply, caller);
+  reply.code(200).header('content-type', 'application/json').send(text);
+  return true;
+}
+
+async function serve(serving: Serving, req: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<FastifyReply> {
+  const { handler, live, base } = serving;
   const { ctx } = base;
   const body = jsonBody(req.body);
+  if (await servedDirect(serving, req, reply, caller, body)) return reply;
   const web = webRequest(req, reply, ctx.baseUrl(), body === undefined);
   const invalid = invalidParams(body);
   // A 2026-07-28 subscriptions/listen is a live stream of the caller's KEY (live/), not the SDK's.
@@ -129,10 +170,7 @@ async function serve(handler: McpHttpHandler, live: LiveUpdates, base: Connector
   const res = invalid === undefined ? answered : await relabel(answered, invalid);
   const whole = isToolCall(body);
   const text = whole && res.body !== null ? await res.text() : undefined;
-  if (caller.connect && caller.scopeDenied) {
-    reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="read write", resource_metadata="${metadataUrl(ctx)}"`);
-    throw new SvcError('INSUFFICIENT_SCOPE', 'token: this app was allowed to read only; nothing was written');
-  }
+  refuseDeniedScope(base, reply, caller);
   reply.code(res.status);
   res.headers.forEach((value, name) => {
     if (name !== 'content-length' && name !== 'transfer-encoding') reply.header(name, value);
@@ -164,6 +202,7 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
     maxRequestBodySize: REQUEST_MAX_BYTES,
   });
   app.addHook('onClose', async () => handler.close());
+  const serving: Serving = { handler, live, base, tools: connectorToolTables(base), serverInfo: connectorServerInfo(base), direct: ctx.connectorDirect !== false };
 
   // The SDK reads the body itself: bytes, whatever the media type (it answers 415 and parse errors).
   app.removeAllContentTypeParsers();
@@ -182,7 +221,7 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
     config,
     handler: async (req, reply) => {
       const toolset = askedToolset(req);
-      return serve(handler, live, base, req, reply, { ...(await callerOf(req, ctx.store.tokens, ctx.clock(), false)), toolset });
+      return serve(serving, req, reply, { ...(await callerOf(req, ctx.store.tokens, ctx.clock(), false)), toolset });
     },
   });
   app.route({
@@ -198,7 +237,7 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
         throw new SvcError(refused.code, refused.detail);
       }
       const toolset = askedToolset(req);
-      return serve(handler, live, base, req, reply, { ...(await callerOf(req, ctx.store.tokens, ctx.clock(), true)), toolset });
+      return serve(serving, req, reply, { ...(await callerOf(req, ctx.store.tokens, ctx.clock(), true)), toolset });
     },
   });
 }

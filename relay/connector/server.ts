@@ -18,11 +18,11 @@
  * dropped. Anything a later part of the connector adds to each server (live updates) hooks in
  * through `ConnectorHooks.onServer`, once per instance built.
  */
-import type { McpRequestContext, McpServer } from '@modelcontextprotocol/server';
+import type { McpRequestContext, McpServer, RegisteredTool } from '@modelcontextprotocol/server';
 import type { FastifyInstance } from 'fastify';
 import { createPosting } from '../../tools/posts/posting.js';
 import type { BridgeDeps } from '../../tools/deps.js';
-import { CONVENTIONS, createToolServer, type ServerSurface } from '../../tools/server.js';
+import { CONVENTIONS, createToolServer, type ServerSurface, type ToolRegistered } from '../../tools/server.js';
 import { ALL_TOOLS, type Toolset } from '../../tools/toolsets.js';
 import type { RelayContext } from '../context.js';
 import { connectorApi } from './api.js';
@@ -30,6 +30,7 @@ import type { KeyCaches } from './caches.js';
 import type { Caller } from './caller.js';
 import type { PublicReads } from './public-reads.js';
 import { registerCompat } from './compat.js';
+import { directTool, type ServerInfo } from './direct.js';
 import { outsideScope, scopedDeps, scopedPosting, type CallerMembers, type CallerScope } from './scope.js';
 
 export const CONNECTOR_NAME = 'svc-relay';
@@ -104,15 +105,43 @@ export function servesAlone(request: McpRequestContext): boolean {
 }
 
 /** One server of a kind, with the caller's members of its deps read from each request's scope. */
-function buildServer(base: ConnectorBase, era: McpRequestContext['era'], connect: boolean, toolset: Toolset | undefined, hooks: ConnectorHooks): McpServer {
+function buildServer(base: ConnectorBase, era: McpRequestContext['era'], connect: boolean, toolset: Toolset | undefined, hooks: ConnectorHooks, onTool?: ToolRegistered): McpServer {
   // Built outside the request's scope: nothing registered may hold on to one caller.
   return outsideScope(() => {
     const deps = scopedDeps(fixedDeps(base, toolset));
-    const { server } = createToolServer(deps, CONNECTOR_SURFACE, scopedPosting(deps));
+    const { server } = createToolServer(deps, CONNECTOR_SURFACE, scopedPosting(deps), onTool);
     if (connect) registerCompat(server, deps);
     hooks.onServer?.(server, era);
     return server;
   });
+}
+
+/** The identity the connector's servers answer with (the SDK stamps it on every 2026-07-28 result). */
+export function connectorServerInfo(base: ConnectorBase): ServerInfo {
+  return { name: CONNECTOR_NAME, title: CONNECTOR_SURFACE.title, version: base.version };
+}
+
+/**
+ * The tools the direct lane (direct.ts) may call, per kind of server (`/mcp` or `/mcp/connect`,
+ * toolset): each kind's tools come from a server built once for them and never connected, the
+ * tools the toolset leaves out absent as on every server of that kind.
+ */
+export function connectorToolTables(base: ConnectorBase): (connect: boolean, toolset: Toolset | undefined) => ReadonlyMap<string, RegisteredTool> {
+  const tables = new Map<string, ReadonlyMap<string, RegisteredTool>>();
+  const none: ReadonlyMap<string, RegisteredTool> = new Map();
+  return (connect, asked) => {
+    const toolset = asked ?? ALL_TOOLS;
+    const kind = `${connect ? 'connect' : 'mcp'} ${toolset.sets.join(',')}`;
+    const kept = tables.get(kind);
+    if (kept !== undefined) return kept;
+    // `?tools=` can name the sets in many orders: past the bound, a kind of its own takes the SDK's way.
+    if (tables.size >= SERVER_KINDS_MAX) return none;
+    const registered: [string, RegisteredTool][] = [];
+    const server = buildServer(base, 'modern', connect, toolset, {}, (name, tool) => registered.push([name, tool]));
+    const table = new Map(registered.filter(([name, tool]) => directTool(tool, server.toolInputSchemaJson(name))));
+    tables.set(kind, table);
+    return table;
+  };
 }
 
 /** The factory the SDK's handler calls for each request: an idle server of the request's kind, or a new one. */

@@ -69,6 +69,8 @@ export interface StartRelayOptions {
   rateLimits?: boolean;
   /** true: signed posts' Ed25519 checks on the thread pool (as SVC_RELAY_VERIFY_OFF_THREAD=1 does); default off. */
   verifyOffThread?: boolean;
+  /** false: the connector answers every request through the MCP SDK (relay/connector/direct.ts off). */
+  connectorDirect?: boolean;
   /** Further settings, over the ones above (the monitoring ones: minFreeDisk, metrics, logLevel). */
   config?: Partial<RelayConfig>;
 }
@@ -100,7 +102,7 @@ export async function startRelay(opts: StartRelayOptions = {}): Promise<RunningR
   const store = await openStore(database.location);
   const serviceKeys = loadServiceKeys({ dataDir, dev: config.dev, now: clock(), random });
   const checkpointLog = opts.checkpointLog === undefined ? undefined : openCheckpointLog(opts.checkpointLog);
-  const app = buildApp({ config, store, clock, random, serviceKeys, checkpointLog, rateLimits: opts.rateLimits, verifyOffThread: opts.verifyOffThread });
+  const app = buildApp({ config, store, clock, random, serviceKeys, checkpointLog, rateLimits: opts.rateLimits, verifyOffThread: opts.verifyOffThread, connectorDirect: opts.connectorDirect });
   await app.listen({ port: config.port, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address !== 'object') throw new Error('relay did not bind');

@@ -1,0 +1,143 @@
+/**
+ * The connector's direct lane: a 2026-07-28 `tools/call` that the SDK would serve, answered here
+ * with the same bytes and without the SDK's per-request machinery (a web Request and Response, a
+ * transport connected to a server instance, the message parsed against the wire schemas, the
+ * answer parsed again and encoded). A tool call is what agents send over and over; everything
+ * else (initialize, `server/discover`, tools/list, resources, prompts, live updates, 2025-11-25,
+ * batches, GET and DELETE) and every call this lane is not sure of goes to the SDK's handler, which
+ * stays the reference of the protocol at `/mcp`: a test sends each call both ways and compares
+ * the answers byte for byte (test/relay/connector/direct.test.ts).
+ *
+ * A request takes this lane only when every rung of the SDK's entry ladder is known to pass:
+ * - a POST with a JSON media type; the body one JSON-RPC request `{jsonrpc:"2.0", id, method:
+ *   "tools/call", params}` with a string or safe-integer id and no other member;
+ * - params `{name, arguments?, _meta}`, `arguments` an object when given, `_meta` the revision's
+ *   envelope and nothing else, classified modern at this revision by the SDK's own classifier
+ *   (`classifyInboundRequest`, which checks the envelope and the header ↔ body cross-checks);
+ * - the standard headers present and equal to the body: `MCP-Protocol-Version`, `Mcp-Method`,
+ *   `Mcp-Name` (no Base64 form: that is the SDK's to decode);
+ * - the tool registered on this kind of server (the toolset's), enabled, taking an argument
+ *   schema, no scope challenge, no `x-mcp-header` declaration, and a handler that reads no
+ *   request context (its one parameter is the arguments);
+ * - the arguments valid against the tool's schema. A refusal of them is the SDK's to word, and
+ *   validating twice changes nothing.
+ *
+ * Then the tool's handler runs in the caller's scope as under the SDK; a handler that throws is
+ * answered as the SDK answers it (a tool error with the message). The result is encoded as the
+ * revision's codec encodes a tools/call result: `resultType: "complete"` and the server's
+ * identity under `_meta["io.modelcontextprotocol/serverInfo"]`, in the JSON-RPC response
+ * `{result, jsonrpc, id}`, `Content-Type: application/json`, status 200.
+ *
+ * Tools are taken from a server built once per kind (`/mcp` or `/mcp/connect`, toolset) and never
+ * connected: a registered tool keeps no state of a request, and its handler reads the caller
+ * from the request's scope (scope.ts), so one table serves any number of calls at once.
+ */
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
+  classifyInboundRequest,
+  isJsonContentType,
+  type CallToolResult,
+  type RegisteredTool,
+} from '@modelcontextprotocol/server';
+import type { FastifyRequest } from 'fastify';
+
+/** The revision this lane serves. */
+export const DIRECT_REVISION = '2026-07-28';
+
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY]);
+const MESSAGE_KEYS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method', 'params']);
+const PARAMS_KEYS: ReadonlySet<string> = new Set(['name', 'arguments', '_meta']);
+
+/** A tools/call this lane may answer. */
+export interface DirectCall {
+  readonly id: string | number;
+  readonly name: string;
+  readonly arguments: Record<string, unknown> | undefined;
+}
+
+/** The server's identity as the SDK stamps it on every 2026-07-28 result. */
+export interface ServerInfo {
+  readonly name: string;
+  readonly title: string;
+  readonly version: string;
+}
+
+function isPlain(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function onlyKeys(o: Record<string, unknown>, allowed: ReadonlySet<string>): boolean {
+  for (const k of Object.keys(o)) if (!allowed.has(k)) return false;
+  return true;
+}
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** The tools/call of this request when the direct lane may answer it (see the header); undefined sends it to the SDK. */
+export function directCall(req: FastifyRequest, body: unknown): DirectCall | undefined {
+  if (req.method !== 'POST' || !isPlain(body) || !onlyKeys(body, MESSAGE_KEYS)) return undefined;
+  const { id, params } = body;
+  if (body.jsonrpc !== '2.0' || body.method !== 'tools/call') return undefined;
+  if (typeof id !== 'string' && !(typeof id === 'number' && Number.isSafeInteger(id))) return undefined;
+  if (!isPlain(params) || !onlyKeys(params, PARAMS_KEYS)) return undefined;
+  const { name, _meta: meta } = params;
+  const args = params.arguments;
+  if (typeof name !== 'string' || name.startsWith('=?')) return undefined;
+  if (args !== undefined && !isPlain(args)) return undefined;
+  if (!isPlain(meta) || !onlyKeys(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== DIRECT_REVISION) return undefined;
+  if (!isJsonContentType(header(req, 'content-type') ?? null)) return undefined;
+  const protocolVersionHeader = header(req, 'mcp-protocol-version');
+  const mcpMethodHeader = header(req, 'mcp-method');
+  const mcpNameHeader = header(req, 'mcp-name');
+  if (protocolVersionHeader !== DIRECT_REVISION || mcpMethodHeader !== 'tools/call' || mcpNameHeader !== name) return undefined;
+  const route = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader, mcpMethodHeader, mcpNameHeader, body });
+  if (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== DIRECT_REVISION) return undefined;
+  return { id, name, arguments: args };
+}
+
+/** Whether a registered tool may be called on this lane (see the header). */
+export function directTool(tool: RegisteredTool, listedInput: Record<string, unknown> | undefined): boolean {
+  if (tool.inputSchema === undefined || tool.scopeChallenge !== undefined || tool.handler.length > 1) return false;
+  return listedInput === undefined || !JSON.stringify(listedInput).includes('"x-mcp-header"');
+}
+
+/**
+ * The tool's answer to `call`, or undefined when its arguments are refused (the SDK words that
+ * refusal). Runs in whatever scope the caller set up.
+ */
+export async function runDirect(tool: RegisteredTool, call: DirectCall): Promise<CallToolResult | undefined> {
+  if (!tool.enabled || tool.inputSchema === undefined) return undefined;
+  const checked = await tool.inputSchema['~standard'].validate(call.arguments ?? {});
+  if (checked.issues !== undefined && checked.issues.length > 0) return undefined;
+  const handler = tool.handler as (args: unknown) => CallToolResult | Promise<CallToolResult>;
+  try {
+    return await handler((checked as { value: unknown }).value);
+  } catch (e) {
+    return { content: [{ type: 'text', text: e instanceof Error ? e.message : String(e) }], isError: true };
+  }
+}
+
+/**
+ * The JSON-RPC response text of a direct call's result, as the SDK sends it: the result's members
+ * in the order its result schema puts them (content, structuredContent, isError, then any other),
+ * `resultType` and `_meta` stamped after them as the revision's encoder stamps them.
+ */
+export function directAnswer(call: DirectCall, result: CallToolResult, serverInfo: ServerInfo): string {
+  const given = result as Record<string, unknown>;
+  const out: Record<string, unknown> = { content: given.content ?? [] };
+  if (given.structuredContent !== undefined) out.structuredContent = given.structuredContent;
+  if (given.isError !== undefined) out.isError = given.isError;
+  for (const [k, v] of Object.entries(given)) if (!(k in out) && k !== 'resultType' && k !== '_meta') out[k] = v;
+  out.resultType = given.resultType ?? 'complete';
+  const meta = given._meta;
+  if (meta === undefined) out._meta = { [SERVER_INFO_META_KEY]: serverInfo };
+  else if (isPlain(meta) && meta[SERVER_INFO_META_KEY] === undefined) out._meta = { ...meta, [SERVER_INFO_META_KEY]: serverInfo };
+  else out._meta = meta;
+  return JSON.stringify({ result: out, jsonrpc: '2.0', id: call.id });
+}
