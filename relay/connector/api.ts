@@ -67,16 +67,20 @@ export function connectorApi(app: FastifyInstance, ctx: RelayContext, caller: Ca
       } finally {
         answer.close();
       }
-      const responseHeaders = headersOf(res.headers);
+      const raw = res.headers;
       if (answer.slot.taken) {
-        // The route's JSON answer as it made it (in-process.ts); its text made only if a tool reads it.
+        // The route's JSON answer as it made it (in-process.ts); its text, and its headers as a
+        // Headers (read by few: a refusal's retry-after and request id), made only if a tool reads them.
         const body = answer.slot.value;
-        if (res.statusCode < 200 || res.statusCode >= 300) refuse(res.statusCode, body, responseHeaders, caller);
+        if (res.statusCode < 200 || res.statusCode >= 300) refuse(res.statusCode, body, headersOf(raw), caller);
         let text: string | undefined;
-        const response = { status: res.statusCode, headers: responseHeaders, body } as ApiResponse;
+        let headers: Headers | undefined;
+        const response = { status: res.statusCode, body } as ApiResponse;
+        Object.defineProperty(response, 'headers', { enumerable: true, get: () => (headers ??= headersOf(raw)) });
         Object.defineProperty(response, 'text', { enumerable: true, get: () => (text ??= JSON.stringify(body)) });
         return response;
       }
+      const responseHeaders = headersOf(raw);
       const type = responseHeaders.get('content-type') ?? '';
       const text = res.body;
       let body: unknown = text;

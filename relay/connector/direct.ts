@@ -1,21 +1,24 @@
 /**
- * The connector's direct lane: a 2026-07-28 `tools/call` that the SDK would serve, answered here
- * with the same bytes and without the SDK's per-request machinery (a web Request and Response, a
- * transport connected to a server instance, the message parsed against the wire schemas, the
- * answer parsed again and encoded). A tool call is what agents send over and over; everything
- * else (initialize, `server/discover`, tools/list, resources, prompts, live updates, 2025-11-25,
- * batches, GET and DELETE) and every call this lane is not sure of goes to the SDK's handler, which
- * stays the reference of the protocol at `/mcp`: a test sends each call both ways and compares
- * the answers byte for byte (test/relay/connector/direct.test.ts).
+ * The connector's direct lane: a `tools/call` that the SDK would serve, answered here with the
+ * same bytes and without the SDK's per-request machinery (a web Request and Response, a transport
+ * connected to a server instance, the message parsed against the wire schemas, the answer parsed
+ * again and encoded). A tool call is what agents send over and over; everything else (initialize,
+ * `server/discover`, tools/list, resources, prompts, live updates, batches, GET and DELETE) and
+ * every call this lane is not sure of goes to the SDK's handler, which stays the reference of the
+ * protocol at `/mcp`: a test sends each call both ways and compares the answers byte for byte
+ * (test/relay/connector/direct.test.ts).
  *
  * A request takes this lane only when every rung of the SDK's entry ladder is known to pass:
  * - a POST with a JSON media type; the body one JSON-RPC request `{jsonrpc:"2.0", id, method:
- *   "tools/call", params}` with a string or safe-integer id and no other member;
- * - params `{name, arguments?, _meta}`, `arguments` an object when given, `_meta` the revision's
- *   envelope and nothing else, classified modern at this revision by the SDK's own classifier
- *   (`classifyInboundRequest`, which checks the envelope and the header ↔ body cross-checks);
- * - the standard headers present and equal to the body: `MCP-Protocol-Version`, `Mcp-Method`,
- *   `Mcp-Name` (no Base64 form: that is the SDK's to decode);
+ *   "tools/call", params}` with a string or safe-integer id and no other member, `params`
+ *   `{name, arguments?, _meta?}` with `arguments` an object when given;
+ * - revision 2026-07-28: `_meta` the revision's envelope and nothing else; the standard headers
+ *   present and equal to the body (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, not in its
+ *   Base64 form, which is the SDK's to decode); classified modern at this revision by the SDK's
+ *   own classifier (`classifyInboundRequest`: the envelope, the header ↔ body cross-checks);
+ * - revision 2025-11-25 or 2025-06-18 (the SDK's stateless fallback): `MCP-Protocol-Version`
+ *   naming it, no session header, an Accept of both JSON and event streams, `_meta` absent or a
+ *   progress token alone (no tool here sends progress), classified legacy by the classifier;
  * - the tool registered on this kind of server (the toolset's), enabled, taking an argument
  *   schema, no scope challenge, no `x-mcp-header` declaration, and a handler that reads no
  *   request context (its one parameter is the arguments);
@@ -24,9 +27,10 @@
  *
  * Then the tool's handler runs in the caller's scope as under the SDK; a handler that throws is
  * answered as the SDK answers it (a tool error with the message). The result is encoded as the
- * revision's codec encodes a tools/call result: `resultType: "complete"` and the server's
- * identity under `_meta["io.modelcontextprotocol/serverInfo"]`, in the JSON-RPC response
- * `{result, jsonrpc, id}`, `Content-Type: application/json`, status 200.
+ * revision's codec encodes a tools/call result and framed as the SDK frames it: at 2026-07-28
+ * `resultType: "complete"` and the server's identity under
+ * `_meta["io.modelcontextprotocol/serverInfo"]`, one JSON body; at 2025 revisions the result as
+ * it is, in one server-sent event `message` (the stateless transport answers a POST with a stream).
  *
  * Tools are taken from a server built once per kind (`/mcp` or `/mcp/connect`, toolset) and never
  * connected: a registered tool keeps no state of a request, and its handler reads the caller
@@ -44,8 +48,11 @@ import {
 } from '@modelcontextprotocol/server';
 import type { FastifyRequest } from 'fastify';
 
-/** The revision this lane serves. */
+/** The per-request revision this lane serves. */
 export const DIRECT_REVISION = '2026-07-28';
+/** The 2025 revisions it serves as the SDK's stateless fallback does. */
+const LEGACY_REVISIONS: ReadonlySet<string> = new Set(['2025-11-25', '2025-06-18']);
+const LEGACY_META_KEYS: ReadonlySet<string> = new Set(['progressToken']);
 
 const ENVELOPE_KEYS: ReadonlySet<string> = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY]);
 const MESSAGE_KEYS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method', 'params']);
@@ -53,6 +60,8 @@ const PARAMS_KEYS: ReadonlySet<string> = new Set(['name', 'arguments', '_meta'])
 
 /** A tools/call this lane may answer. */
 export interface DirectCall {
+  /** `modern`: revision 2026-07-28; `legacy`: a 2025 revision, served statelessly. */
+  readonly era: 'modern' | 'legacy';
   readonly id: string | number;
   readonly name: string;
   readonly arguments: Record<string, unknown> | undefined;
@@ -88,17 +97,29 @@ export function directCall(req: FastifyRequest, body: unknown): DirectCall | und
   if (!isPlain(params) || !onlyKeys(params, PARAMS_KEYS)) return undefined;
   const { name, _meta: meta } = params;
   const args = params.arguments;
-  if (typeof name !== 'string' || name.startsWith('=?')) return undefined;
-  if (args !== undefined && !isPlain(args)) return undefined;
-  if (!isPlain(meta) || !onlyKeys(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== DIRECT_REVISION) return undefined;
+  if (typeof name !== 'string' || (args !== undefined && !isPlain(args))) return undefined;
   if (!isJsonContentType(header(req, 'content-type') ?? null)) return undefined;
   const protocolVersionHeader = header(req, 'mcp-protocol-version');
   const mcpMethodHeader = header(req, 'mcp-method');
   const mcpNameHeader = header(req, 'mcp-name');
-  if (protocolVersionHeader !== DIRECT_REVISION || mcpMethodHeader !== 'tools/call' || mcpNameHeader !== name) return undefined;
+  let era: DirectCall['era'];
+  if (protocolVersionHeader === DIRECT_REVISION) {
+    if (!isPlain(meta) || !onlyKeys(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== DIRECT_REVISION) return undefined;
+    if (mcpMethodHeader !== 'tools/call' || mcpNameHeader !== name || name.startsWith('=?')) return undefined;
+    era = 'modern';
+  } else if (protocolVersionHeader !== undefined && LEGACY_REVISIONS.has(protocolVersionHeader)) {
+    if (meta !== undefined && !(isPlain(meta) && onlyKeys(meta, LEGACY_META_KEYS))) return undefined;
+    if (header(req, 'mcp-session-id') !== undefined) return undefined;
+    const accept = header(req, 'accept');
+    if (accept === undefined || !accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+    era = 'legacy';
+  } else {
+    return undefined;
+  }
   const route = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader, mcpMethodHeader, mcpNameHeader, body });
-  if (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== DIRECT_REVISION) return undefined;
-  return { id, name, arguments: args };
+  if (era === 'modern' && (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== DIRECT_REVISION)) return undefined;
+  if (era === 'legacy' && (route.kind !== 'legacy' || route.reason !== 'no-claim')) return undefined;
+  return { era, id, name, arguments: args };
 }
 
 /** Whether a registered tool may be called on this lane (see the header). */
@@ -123,21 +144,36 @@ export async function runDirect(tool: RegisteredTool, call: DirectCall): Promise
   }
 }
 
+/** A direct call's answer as the SDK sends it: the body's text and the headers it sets. */
+export interface DirectAnswer {
+  readonly text: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+const MODERN_HEADERS = { 'content-type': 'application/json' };
+/** What the stateless transport sets on the event stream it answers a POST with. */
+const LEGACY_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' };
+
 /**
- * The JSON-RPC response text of a direct call's result, as the SDK sends it: the result's members
- * in the order its result schema puts them (content, structuredContent, isError, then any other),
- * `resultType` and `_meta` stamped after them as the revision's encoder stamps them.
+ * A direct call's answer, as the SDK sends it: the result's members in the order its result
+ * schema puts them (content, structuredContent, isError, then any other); at 2026-07-28 with
+ * `resultType` and `_meta` stamped after them as the revision's encoder stamps them, in a JSON
+ * body; at a 2025 revision as they are, in one server-sent event.
  */
-export function directAnswer(call: DirectCall, result: CallToolResult, serverInfo: ServerInfo): string {
+export function directAnswer(call: DirectCall, result: CallToolResult, serverInfo: ServerInfo): DirectAnswer {
   const given = result as Record<string, unknown>;
   const out: Record<string, unknown> = { content: given.content ?? [] };
   if (given.structuredContent !== undefined) out.structuredContent = given.structuredContent;
   if (given.isError !== undefined) out.isError = given.isError;
   for (const [k, v] of Object.entries(given)) if (!(k in out) && k !== 'resultType' && k !== '_meta') out[k] = v;
+  if (call.era === 'legacy') {
+    if (given._meta !== undefined) out._meta = given._meta;
+    return { text: `event: message\ndata: ${JSON.stringify({ result: out, jsonrpc: '2.0', id: call.id })}\n\n`, headers: LEGACY_HEADERS };
+  }
   out.resultType = given.resultType ?? 'complete';
   const meta = given._meta;
   if (meta === undefined) out._meta = { [SERVER_INFO_META_KEY]: serverInfo };
   else if (isPlain(meta) && meta[SERVER_INFO_META_KEY] === undefined) out._meta = { ...meta, [SERVER_INFO_META_KEY]: serverInfo };
   else out._meta = meta;
-  return JSON.stringify({ result: out, jsonrpc: '2.0', id: call.id });
+  return { text: JSON.stringify({ result: out, jsonrpc: '2.0', id: call.id }), headers: MODERN_HEADERS };
 }

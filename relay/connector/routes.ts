@@ -2,8 +2,8 @@
  * The connector's HTTP entry (spec/1-concepts.md "Connector", "App sign-in"; spec/2-endpoints.md
  * "Connector"): `/mcp` and `/mcp/connect` over Streamable HTTP, both protocol revisions
  * (2026-07-28 per request, 2025-11-25 through the SDK's stateless fallback), served by the
- * SDK's `createMcpHandler` with one factory (server.ts) for every request, except the 2026-07-28
- * tool calls the direct lane answers itself with the same bytes (direct.ts).
+ * SDK's `createMcpHandler` with one factory (server.ts) for every request, except the plain tool
+ * calls the direct lane answers itself with the same bytes (direct.ts).
  *
  * - `/mcp` takes a KEY's own token as a bearer, or none. It never answers 401: a token problem
  *   is ordinary tool output, because each tool calls a relay route with the bearer as sent and
@@ -131,7 +131,7 @@ function refuseDeniedScope(base: ConnectorBase, reply: FastifyReply, caller: Cal
 }
 
 /**
- * Whether the request was a 2026-07-28 tools/call the direct lane (direct.ts) answered: false when
+ * Whether the request was a tools/call the direct lane (direct.ts) answered: false when
  * it is not one the lane takes, or its arguments are refused (the SDK answers those).
  */
 async function servedDirect(serving: Serving, req: FastifyRequest, reply: FastifyReply, caller: Caller, body: unknown): Promise<boolean> {
@@ -142,9 +142,9 @@ async function servedDirect(serving: Serving, req: FastifyRequest, reply: Fastif
   if (tool === undefined) return false;
   const result = await inScope(callerScope(serving.base, caller, wantsStructuredOnly(body)), () => runDirect(tool, call));
   if (result === undefined) return false;
-  const text = directAnswer(call, result, serving.serverInfo);
+  const answer = directAnswer(call, result, serving.serverInfo);
   refuseDeniedScope(serving.base, reply, caller);
-  reply.code(200).header('content-type', 'application/json').send(text);
+  reply.code(200).headers(answer.headers).send(answer.text);
   return true;
 }
 

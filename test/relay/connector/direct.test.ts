@@ -1,9 +1,9 @@
 /**
- * The connector's direct lane (relay/connector/direct.ts) answers a 2026-07-28 tools/call with the
- * bytes the MCP SDK's handler answers it with. Two relays over one store: one with the lane (the
+ * The connector's direct lane (relay/connector/direct.ts) answers a tools/call, at 2026-07-28 and
+ * at the 2025 revisions, with the bytes the MCP SDK's handler answers it with. Two relays over one store: one with the lane (the
  * default), one without (`connectorDirect: false`, every request through the SDK). Each request
- * is sent to both over HTTP as a client sends it, and the answers compared: status, media type
- * and body, with what differs between two answers to the same call made the same on both sides
+ * is sent to both over HTTP as a client sends it, and the answers compared: status, headers
+ * (but the date and request id) and body, with what differs between two answers to the same call made the same on both sides
  * (each relay's address, request ids, the peer markers' nonce, and for writes the ids and
  * positions a write makes). Which requests the lane takes is checked on the gate itself
  * (`directCall`) with the same messages and headers.
@@ -17,6 +17,7 @@ import { mintToken, startRelay, tempDataDir, type MintedToken, type RunningRelay
 import { newSpace, post } from '../../helpers/posts.js';
 
 const REVISION = '2026-07-28';
+type Revision = typeof REVISION | '2025-11-25' | '2025-06-18';
 
 let direct: RunningRelay;
 let viaSdk: RunningRelay;
@@ -43,6 +44,9 @@ interface Sent {
   readonly args?: unknown;
   readonly id?: string | number;
   readonly structuredOnly?: boolean;
+  /** 2026-07-28 unless said; a 2025 revision sends no envelope (`meta`: the params' `_meta` then). */
+  readonly revision?: Revision;
+  readonly meta?: Record<string, unknown>;
   readonly path?: string;
   readonly token?: string;
   /** Headers to send instead of the standard ones the client derives from the body. */
@@ -51,25 +55,26 @@ interface Sent {
 
 interface Answer {
   readonly status: number;
-  readonly type: string | null;
+  readonly headers: Record<string, string>;
   readonly body: string;
-  readonly authenticate: string | null;
 }
 
 function message(s: Sent): { headers: Record<string, string>; body: Record<string, unknown> } {
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': REVISION,
-    'io.modelcontextprotocol/clientInfo': { name: 'svc-direct-test', version: '0.0.0' },
-    'io.modelcontextprotocol/clientCapabilities': s.structuredOnly === true ? { extensions: { [STRUCTURED_ONLY_EXTENSION]: {} } } : {},
-  };
-  const params = { name: s.name, ...(s.args === undefined ? {} : { arguments: s.args }), _meta: meta };
-  const headers = s.headers ?? {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': REVISION,
-    'mcp-method': 'tools/call',
-    'mcp-name': s.name,
-  };
+  const revision = s.revision ?? REVISION;
+  const meta =
+    revision === REVISION
+      ? {
+          'io.modelcontextprotocol/protocolVersion': REVISION,
+          'io.modelcontextprotocol/clientInfo': { name: 'svc-direct-test', version: '0.0.0' },
+          'io.modelcontextprotocol/clientCapabilities': s.structuredOnly === true ? { extensions: { [STRUCTURED_ONLY_EXTENSION]: {} } } : {},
+        }
+      : s.meta;
+  const params = { name: s.name, ...(s.args === undefined ? {} : { arguments: s.args }), ...(meta === undefined ? {} : { _meta: meta }) };
+  const headers =
+    s.headers ??
+    (revision === REVISION
+      ? { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/call', 'mcp-name': s.name }
+      : { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': revision });
   return { headers, body: { jsonrpc: '2.0', id: s.id ?? 1, method: 'tools/call', params } };
 }
 
@@ -80,7 +85,11 @@ async function send(relay: RunningRelay, s: Sent): Promise<Answer> {
     headers: { ...headers, authorization: `Bearer ${s.token ?? owner.token}` },
     body: JSON.stringify(body),
   });
-  return { status: res.status, type: res.headers.get('content-type'), body: await res.text(), authenticate: res.headers.get('www-authenticate') };
+  const answered: Record<string, string> = {};
+  res.headers.forEach((value, name) => {
+    if (name !== 'date' && name !== 'x-request-id') answered[name] = value;
+  });
+  return { status: res.status, headers: answered, body: await res.text() };
 }
 
 /** What differs between two answers to one call, made the same: addresses, request ids, nonces; for writes, what a write makes. */
@@ -96,7 +105,8 @@ function comparable(relay: RunningRelay, a: Answer, write = false): Answer {
     body = body.replace(/"(seq|head_seq|tree_size)":"?\d+"?/g, '"$1":N').replace(/(seq|position)[: ]+\d+/g, '$1 N');
     body = body.replace(/w-[0-9a-z]+/g, 'SPACE');
   }
-  return { ...a, body, authenticate: a.authenticate?.replaceAll(relay.url, 'RELAY') ?? null };
+  const headers = Object.fromEntries(Object.entries(a.headers).map(([k, v]) => [k, k === 'content-length' && write ? 'N' : v.replaceAll(relay.url, 'RELAY')]));
+  return { ...a, headers, body };
 }
 
 async function both(s: Sent, write = false): Promise<[Answer, Answer]> {
@@ -133,6 +143,19 @@ describe('the direct lane answers a 2026-07-28 tools/call as the SDK does', () =
     ['no token', () => ({ name: 'svc_whoami', args: {}, token: 'not-a-token' })],
     ['a Mcp-Name header that names another tool', () => ({ name: 'svc_whoami', args: {}, headers: { 'content-type': 'application/json', 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/call', 'mcp-name': 'svc_get' } })],
     ['no Mcp-Name header', () => ({ name: 'svc_whoami', args: {}, headers: { 'content-type': 'application/json', 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/call' } })],
+    ['2025-11-25: svc_whoami', () => ({ name: 'svc_whoami', args: {}, revision: '2025-11-25' })],
+    ['2025-11-25: svc_get with its proof', () => ({ name: 'svc_get', args: { post_id: postId }, revision: '2025-11-25' })],
+    ['2025-11-25: svc_get of no such post', () => ({ name: 'svc_get', args: { post_id: '00000000-0000-4000-8000-000000000000' }, revision: '2025-11-25' })],
+    ['2025-11-25: arguments the schema refuses', () => ({ name: 'svc_get', args: { post_id: 'nope' }, revision: '2025-11-25' })],
+    ['2025-11-25: svc_read_space', () => ({ name: 'svc_read_space', args: { space, order: 'desc' }, revision: '2025-11-25' })],
+    ['2025-11-25: svc_mailbox', () => ({ name: 'svc_mailbox', args: { after: '0' }, revision: '2025-11-25' })],
+    ['2025-11-25: svc_seek', () => ({ name: 'svc_seek', args: { q: 'merkle' }, revision: '2025-11-25' })],
+    ['2025-11-25: a progress token', () => ({ name: 'svc_whoami', args: {}, revision: '2025-11-25', meta: { progressToken: 7 } })],
+    ['2025-11-25: an unknown tool', () => ({ name: 'svc_nope', args: {}, revision: '2025-11-25' })],
+    ['2025-11-25: a tool the toolset leaves out', () => ({ name: 'svc_oracle', args: { action: 'list' }, path: '/mcp?tools=posts', revision: '2025-11-25' })],
+    ['2025-11-25: an Accept of JSON alone', () => ({ name: 'svc_whoami', args: {}, revision: '2025-11-25', headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2025-11-25' } })],
+    ['2025-06-18: svc_whoami', () => ({ name: 'svc_whoami', args: {}, revision: '2025-06-18' })],
+    ['2025-03-26 (not on the lane): svc_whoami', () => ({ name: 'svc_whoami', args: {}, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-03-26' } })],
   ];
   for (const [title, sent] of reads) {
     it(title, async () => {
@@ -141,12 +164,14 @@ describe('the direct lane answers a 2026-07-28 tools/call as the SDK does', () =
     });
   }
 
-  it('svc_post: a post written through each, answered alike', async () => {
-    const [a, b] = await both({ name: 'svc_post', args: { space, kind: 'obs', title: 'written twice', body: 'once through each lane' } }, true);
-    expect(a.status).toBe(200);
-    expect(a.body).toMatch(/"post_id":"UUID"/);
-    expect(a).toEqual(b);
-  });
+  for (const revision of [REVISION, '2025-11-25'] as const) {
+    it(`svc_post at ${revision}: a post written through each, answered alike`, async () => {
+      const [a, b] = await both({ name: 'svc_post', args: { space, kind: 'obs', title: 'written twice', body: 'once through each lane' }, revision }, true);
+      expect(a.status).toBe(200);
+      expect(a.body).toMatch(/"post_id":"UUID"/);
+      expect(a).toEqual(b);
+    });
+  }
 
   it('at /mcp/connect, a read-only app token\'s write is HTTP 403 insufficient_scope both ways, nothing written', async () => {
     const { accessToken } = await appToken(direct, { scope: 'read', keyToken: owner.token });
@@ -154,7 +179,7 @@ describe('the direct lane answers a 2026-07-28 tools/call as the SDK does', () =
     const sent: Sent = { name: 'svc_post', args: { space, kind: 'obs', title: 'must not land' }, path: '/mcp/connect', token: accessToken };
     const [a, b] = await both(sent);
     expect(a.status).toBe(403);
-    expect(a.authenticate).toMatch(/insufficient_scope/);
+    expect(a.headers['www-authenticate']).toMatch(/insufficient_scope/);
     expect(a).toEqual(b);
     const after = await send(direct, { name: 'svc_read_space', args: { space, order: 'desc', limit: 1 }, path: '/mcp/connect', token: accessToken });
     expect(comparable(direct, after)).toEqual(comparable(direct, before));
@@ -184,6 +209,23 @@ describe('which requests the direct lane takes', () => {
     expect(taken(whoami, (m) => (m.headers['mcp-name'] = '=?base64?c3ZjX3dob2FtaQ==?='))).toBe(false);
     expect(taken(whoami, (m) => (m.headers['content-type'] = 'text/plain'))).toBe(false);
     expect(taken(whoami, (m) => (m.headers['mcp-protocol-version'] = '2025-11-25'))).toBe(false);
+  });
+
+  it('a 2025-11-25 or 2025-06-18 tools/call, with a progress token or none', () => {
+    expect(taken({ ...whoami, revision: '2025-11-25' })).toBe(true);
+    expect(taken({ ...whoami, revision: '2025-06-18' })).toBe(true);
+    expect(taken({ ...whoami, revision: '2025-11-25', meta: { progressToken: 'p' } })).toBe(true);
+  });
+
+  it('not at a 2025 revision: another _meta, a session, an Accept without event streams, no or an older revision header, an envelope', () => {
+    const legacy: Sent = { ...whoami, revision: '2025-11-25' };
+    expect(taken({ ...legacy, meta: { progressToken: 1, other: true } })).toBe(false);
+    expect(taken(legacy, (m) => (m.headers['mcp-session-id'] = 'abc'))).toBe(false);
+    expect(taken(legacy, (m) => (m.headers.accept = 'application/json'))).toBe(false);
+    expect(taken(legacy, (m) => delete m.headers.accept)).toBe(false);
+    expect(taken(legacy, (m) => delete m.headers['mcp-protocol-version'])).toBe(false);
+    expect(taken(legacy, (m) => (m.headers['mcp-protocol-version'] = '2025-03-26'))).toBe(false);
+    expect(taken(legacy, (m) => ((m.body.params as Record<string, unknown>)._meta = message(whoami).body.params && (message(whoami).body.params as Record<string, unknown>)._meta))).toBe(false);
   });
 
   it('not: a message of another shape (a batch, another method, extra members, a fractional id, arguments not an object, no envelope)', () => {
