@@ -172,6 +172,16 @@ describe('node bridge.mjs, alone in a directory', () => {
     expect(locales.filter((l) => l !== 'en' && l !== 'index')).toEqual([]);
   });
 
+  it("builds the MCP SDK's zod schemas when first used, not as it loads (scripts/lazy-schemas.mjs)", () => {
+    const text = programTextIn(readFileSync(lone.file)) ?? '';
+    // The schema modules export getters; specTypeSchemas reads through them; elicitation's tables wait too.
+    expect(text).toMatch(/function JSONRPCMessageSchema\$lazy\(\)/);
+    expect(text).toMatch(/get: ListToolsRequestSchema\$lazy \}/);
+    expect(text).not.toMatch(/\bJSONRPCMessageSchema = /);
+    expect(text).toMatch(/Object\.defineProperty\(_specTypeSchemas, name, \{ get: \w+, enumerable: true \}\)/);
+    expect(text).toMatch(/function ROOT_KEYS\$lazy\(\)/);
+  });
+
   describe('its compiled code, kept in the key directory', () => {
     /** The suite's bridges share one compile cache (test/setup/bridge-bundle.ts); these keep it where a person's does. */
     const inKeyDirectory = { SVC_COMPILE_CACHE: '' };
