@@ -227,19 +227,103 @@ function rewriteReferences(p, from, to, lazy, declaredAt) {
  */
 export function lazyTopLevel(text, isLazy, expected = []) {
   const p = parse(text);
-  const found = declarations(p, 0, p.sig.length, 0);
+  const lazy = lazyDeclarations(p, -1, isLazy, expected);
+  return { text: p.text(), lazy: [...lazy] };
+}
+
+/**
+ * Make the declarations directly inside the braces at `open` (-1: the module's top level) that
+ * `isLazy` names lazy, and rewrite the references to them inside; `skip` holds positions that
+ * are no reference (shorthand entries `objectToGetters` turns into getters). Returns the names.
+ */
+function lazyDeclarations(p, open, isLazy, expected = [], skip = new Set()) {
+  const [from, to, depth] = open < 0 ? [0, p.sig.length, 0] : [open + 1, p.closer[open], p.depth[open] + 1];
   const lazy = new Set();
-  const declaredAt = new Set();
-  for (const d of found) {
-    if (lazy.has(d.name)) throw new Error(`${d.name} declared twice`);
+  const seen = new Set();
+  const declaredAt = new Set(skip);
+  for (const d of declarations(p, from, to, depth)) {
+    if (seen.has(d.name)) throw new Error(`${d.name} declared twice`);
+    seen.add(d.name);
     if (!isLazy(d.name)) continue;
     lazy.add(d.name);
     declaredAt.add(d.at + 1);
     makeLazy(p, d);
   }
-  for (const name of expected) if (!lazy.has(name)) throw new Error(`no top-level declaration of ${name}`);
-  rewriteReferences(p, 0, p.sig.length, lazy, declaredAt);
-  return { text: p.text(), lazy: [...lazy] };
+  for (const name of expected) if (!lazy.has(name)) throw new Error(`no declaration of ${name}`);
+  rewriteReferences(p, from, to, lazy, declaredAt);
+  return lazy;
+}
+
+/** The entries of the object literal whose `{` is at `open`: `{ key, at, end, shorthand }` (`end`: the position after its value). */
+function objectEntries(p, open) {
+  if (p.at(open) !== '{') throw new Error(`an object literal expected, not ${p.at(open)}`);
+  const close = p.closer[open];
+  const depth = p.depth[open] + 1;
+  const entries = [];
+  for (let s = open + 1; s < close; ) {
+    let end = s;
+    while (end < close && !(p.depth[end] === depth && p.at(end) === ',')) end++;
+    const kind = p.kind(s);
+    if (end === s + 1 && kind === 'id') entries.push({ key: p.at(s), at: s, end, shorthand: true });
+    else if ((kind === 'id' || kind === 'string') && p.at(s + 1) === ':' && end > s + 2) {
+      entries.push({ key: kind === 'string' ? JSON.parse(p.at(s).replace(/^'|'$/g, '"')) : p.at(s), at: s, end, shorthand: false });
+    } else throw new Error(`an object entry other than a key and its value: ${p.at(s)} ${p.at(s + 1)}`);
+    s = end + 1;
+  }
+  return entries;
+}
+
+/**
+ * Turn each entry of the object literal at `open` into a getter that evaluates its value when
+ * first read and then keeps it as the object's own plain property, as the literal made it
+ * (references to `lazy` names already rewritten; a shorthand entry's name is read through its
+ * getter).
+ */
+function objectToGetters(p, open, lazy) {
+  for (const e of objectEntries(p, open)) {
+    const key = p.at(e.at);
+    const keep = `;\n\t\tObject.defineProperty(this, ${JSON.stringify(e.key)}, { value: built$, writable: true, enumerable: true, configurable: true });\n\t\treturn built$;\n\t}`;
+    if (e.shorthand) p.set(e.at, `get ${key}() {\n\t\tconst built$ = ${lazy.has(key) ? `${key}$lazy()` : key}${keep}`);
+    else {
+      p.set(e.at, `get ${key}() {\n\t\tconst built$ =`);
+      p.set(e.at + 1, '');
+      p.out[p.sig[e.end - 1]] += keep;
+    }
+  }
+}
+
+/** The positions of the braces of the body of the one top-level `function NAME(…) {`. */
+function functionBody(p, name) {
+  const found = [];
+  for (let s = 0; s + 2 < p.sig.length; s++) {
+    if (p.depth[s] === 0 && p.at(s) === 'function' && p.at(s + 1) === name && p.at(s + 2) === '(') found.push(p.closer[s + 2] + 1);
+  }
+  if (found.length !== 1 || p.at(found[0]) !== '{') throw new Error(`no single function ${name}`);
+  return found[0];
+}
+
+/** The `{` of the object literal after `return` (or after `NAME =`) directly inside the braces at `open`. */
+function objectAfter(p, open, words) {
+  const depth = p.depth[open] + 1;
+  for (let s = open + 1; s < p.closer[open]; s++) {
+    if (p.depth[s] === depth && words.every((w, k) => p.at(s + k) === w) && p.at(s + words.length) === '{') return s + words.length;
+  }
+  throw new Error(`no ${words.join(' ')} {…} in the function`);
+}
+
+/**
+ * The function `name` that builds a protocol revision's wire schemas and returns them as one
+ * object, with every declaration in it made lazy, the object it returns (and the objects in
+ * `objects`, declared in it, of schemas by method) made of getters: the SDK calls it on the first
+ * message of its revision, and then reads the schemas of the methods it meets.
+ */
+function lazyWireSchemas(p, name, objects = []) {
+  const body = functionBody(p, name);
+  const returned = objectAfter(p, body, ['return']);
+  const maps = objects.map((o) => objectAfter(p, body, ['const', o, '=']));
+  const skip = new Set([returned, ...maps].flatMap((o) => objectEntries(p, o).filter((e) => e.shorthand).map((e) => e.at)));
+  const lazy = lazyDeclarations(p, body, () => true, objects, skip);
+  for (const o of [returned, ...maps]) objectToGetters(p, o, lazy);
 }
 
 /**
@@ -308,6 +392,13 @@ export function lazySchemaModule(text) {
   };
 }
 
+/** `text` with its function `name` rewritten by `lazyWireSchemas`. */
+export function lazyFunction(text, name, objects = []) {
+  const p = parse(text);
+  lazyWireSchemas(p, name, objects);
+  return p.text();
+}
+
 /** `text` with `from` replaced by `to`, where `from` occurs exactly once. */
 function replaceOnce(text, from, to, what) {
   if (text.split(from).length !== 2) throw new Error(`the SDK module does not hold ${what} as expected`);
@@ -324,7 +415,10 @@ const ELICITATION_TABLES = ['ROOT_KEYS', 'PROPERTY_KEYS_BY_TYPE', 'SUPPORTED_STR
  *   request's params) and `isSpecType`: the SDK fills them by reading every schema in turn, which
  *   would build all of them; each entry becomes a getter of the same schema, and each of
  *   `isSpecType`'s functions reads its schema when called;
- * - the tables of elicitation's requested schemas, made lazy as `lazyTopLevel` makes them.
+ * - the tables of elicitation's requested schemas, made lazy as `lazyTopLevel` makes them;
+ * - each protocol revision's wire schemas: the SDK builds all of a revision's at its first
+ *   message; here each when the SDK first reads it (`lazyWireSchemas`), and the 2025-11-25
+ *   registry's tables by method read them when a method is looked up.
  */
 export function lazyServerModule(text) {
   const auth = /\nconst authSchemas = \{\n((?:\t[A-Za-z_$][\w$]*,?\n)+)\};\n/.exec(text);
@@ -356,5 +450,14 @@ export function lazyServerModule(text) {
     ].join('\n'),
     'the filling of specTypeSchemas',
   );
-  return lazyTopLevel(out, (name) => ELICITATION_TABLES.includes(name), ELICITATION_TABLES).text;
+  const p = parse(out);
+  lazyDeclarations(p, -1, (name) => ELICITATION_TABLES.includes(name), ELICITATION_TABLES);
+  // Revision 2025-11-25: its schemas, and the registry's tables of them by method.
+  lazyWireSchemas(p, 'build$1');
+  const registry = functionBody(p, 'registryMaps');
+  const tables = objectAfter(p, registry, ['maps$1', '=']);
+  for (const e of objectEntries(p, tables)) objectToGetters(p, e.at + 2, new Set());
+  // Revision 2026-07-28: its schemas, with its tables by method inside.
+  lazyWireSchemas(p, 'build', ['dispatchRequestSchemas', 'dispatchResultSchemas', 'notificationSchemas2026']);
+  return p.text();
 }

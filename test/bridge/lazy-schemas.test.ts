@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/v4';
 import { REPO_ROOT } from '../helpers/relay.js';
-import { lazySchemaModule, lazyServerModule, lazyTopLevel, tokenize } from '../../scripts/lazy-schemas.mjs';
+import { lazyFunction, lazySchemaModule, lazyServerModule, lazyTopLevel, tokenize } from '../../scripts/lazy-schemas.mjs';
 
 const CORE = join(REPO_ROOT, 'node_modules/@modelcontextprotocol/core/dist');
 const SCHEMA_FILES = readdirSync(CORE).filter((f) => /^(schemas|auth)-[\w-]+\.mjs$/.test(f));
@@ -102,7 +102,49 @@ describe('the SDK schema modules, rewritten', () => {
       expect(out).toContain(`function ${table}$lazy()`);
       expect(out).not.toMatch(new RegExp(`[^.\\w$]${table}[^\\w$]`));
     }
+    // Each revision's wire schemas, and the 2025-11-25 registry's tables by method.
+    expect(out).toMatch(/function PingRequestSchema\$1\$lazy\(\)/);
+    expect(out).toMatch(/get PingRequestSchema\(\) \{\n\t\tconst built\$ = PingRequestSchema\$1\$lazy\(\)/);
+    expect(out).toMatch(/get ping\(\) \{\n\t\tconst built\$ = s\.PingRequestSchema;/);
+    expect(out).toMatch(/get "tools\/list"\(\) \{\n\t\tconst built\$ = /);
     expect(() => lazyServerModule(text.replace('for (const key of SPEC_SCHEMA_KEYS)', 'for (const k of SPEC_SCHEMA_KEYS)'))).toThrow(/specTypeSchemas/);
+  });
+
+  it("a revision's schema builder: each declaration evaluated when first read, once; the object it returns and its tables made of getters that keep what they return", () => {
+    const source = [
+      'function build() {',
+      '	const A = made("A");',
+      '	const B = made("B", A);',
+      '	function twice(x) {',
+      '		return [x, x];',
+      '	}',
+      '	const byName = { "b/c": B, a: A };',
+      '	return {',
+      '		A,',
+      '		pair: twice(B),',
+      '		byName',
+      '	};',
+      '}',
+    ].join('\n');
+    const rewritten = lazyFunction(source, 'build', ['byName']);
+    const made: string[] = [];
+    const build = new Function('made', `${rewritten}\nreturn build;`)((name: string, ...deps: unknown[]) => {
+      made.push(name);
+      return { name, deps };
+    }) as () => Record<string, any>;
+    const s = build();
+    expect(made).toEqual([]);
+    expect(s.byName['b/c'].name).toBe('B');
+    expect(made).toEqual(['A', 'B']);
+    expect(s.byName['b/c']).toBe(s.byName['b/c']);
+    expect(s.A).toBe(s.byName.a);
+    expect(s.pair).toBe(s.pair);
+    expect(s.pair).toEqual([s.byName['b/c'], s.byName['b/c']]);
+    expect(made).toEqual(['A', 'B']);
+    expect(Object.getOwnPropertyDescriptor(s, 'pair')).toEqual({ value: s.pair, writable: true, enumerable: true, configurable: true });
+    expect(Object.keys(s)).toEqual(['A', 'pair', 'byName']);
+    expect(() => lazyFunction(source.replace(', a: A }', ', ...A }'), 'build', ['byName'])).toThrow(/object entry/);
+    expect(() => lazyFunction(source, 'missing')).toThrow(/no single function missing/);
   });
 });
 
@@ -122,7 +164,7 @@ describe('the rewrite refuses what it was not written for', () => {
     expect(() => lazySchemaModule(module('const ASchema = z.string(), BSchema = z.number();'))).toThrow(/several names/);
     expect(() => lazySchemaModule(module('const ASchema = z.string();\nlet x = 1;'))).toThrow(/unexpected top-level statement/);
     expect(() => lazySchemaModule(`import { string } from "zod/v4";\nconst ASchema = string();\nexport { ASchema as a };\n`)).toThrow(/namespace import/);
-    expect(() => lazyTopLevel('const A = 1;\n', () => false, ['B'])).toThrow(/no top-level declaration of B/);
+    expect(() => lazyTopLevel('const A = 1;\n', () => false, ['B'])).toThrow(/no declaration of B/);
   });
 
   it('tokenizes regular expressions, divisions and template literals as JavaScript does', () => {
