@@ -5,7 +5,7 @@
  * object ever after), and give for every export what the published module gives. The rewrite
  * must refuse what it was not written for.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -108,6 +108,40 @@ describe('the SDK schema modules, rewritten', () => {
     expect(out).toMatch(/get ping\(\) \{\n\t\tconst built\$ = s\.PingRequestSchema;/);
     expect(out).toMatch(/get "tools\/list"\(\) \{\n\t\tconst built\$ = /);
     expect(() => lazyServerModule(text.replace('for (const key of SPEC_SCHEMA_KEYS)', 'for (const k of SPEC_SCHEMA_KEYS)'))).toThrow(/specTypeSchemas/);
+  });
+
+  it("each protocol revision's wire schemas, built when first read, are the ones the SDK builds, key by key, and so are the 2025-11-25 registry's tables", async () => {
+    const dist = join(REPO_ROOT, 'node_modules/@modelcontextprotocol/server/dist');
+    const [server] = readdirSync(dist).filter((f) => /^src-[\w-]+\.mjs$/.test(f));
+    const text = readFileSync(join(dist, server!), 'utf8');
+    // Both modules beside the published one, so that their imports resolve as its do, each with the builders exported.
+    const expose = '\nexport { buildSchemas2025 as svcBuild2025, buildSchemas2026 as svcBuild2026, registryMaps as svcRegistry2025 };\n';
+    const files = [join(dist, `.svc-test-${process.pid}-published.mjs`), join(dist, `.svc-test-${process.pid}-lazy.mjs`)] as const;
+    writeFileSync(files[0], text + expose);
+    writeFileSync(files[1], lazyServerModule(text) + expose);
+    try {
+      const [published, lazy] = (await Promise.all(files.map((f) => import(pathToFileURL(f).href)))) as Record<string, () => Record<string, unknown>>[];
+      const same = (mine: unknown, theirs: unknown, at: string): void => {
+        if (theirs instanceof z.ZodType) {
+          expect(mine, at).toBeInstanceOf(z.ZodType);
+          expect(describeSchema(mine as z.ZodType), at).toEqual(describeSchema(theirs));
+        } else if (theirs !== null && typeof theirs === 'object' && !Array.isArray(theirs)) {
+          expect(Object.keys(mine as object), at).toEqual(Object.keys(theirs));
+          for (const k of Object.keys(theirs)) same((mine as Record<string, unknown>)[k], (theirs as Record<string, unknown>)[k], `${at}.${k}`);
+        } else expect(mine, at).toEqual(theirs);
+      };
+      let compared = 0;
+      for (const builder of ['svcBuild2025', 'svcBuild2026', 'svcRegistry2025']) {
+        const theirs = published![builder]!();
+        const mine = lazy![builder]!();
+        expect(mine, builder).toBe(lazy![builder]!());
+        same(mine, theirs, builder);
+        compared += Object.keys(theirs).length;
+      }
+      expect(compared).toBeGreaterThan(200);
+    } finally {
+      for (const f of files) rmSync(f, { force: true });
+    }
   });
 
   it("a revision's schema builder: each declaration evaluated when first read, once; the object it returns and its tables made of getters that keep what they return", () => {
