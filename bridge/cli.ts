@@ -270,7 +270,7 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   try {
     outboxStore = openOutbox(cache.path);
   } catch (e) {
-    sealing.cache.close();
+    sealing.close();
     cache.close();
     return serveConfigError(e);
   }
@@ -313,7 +313,7 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
       await background.stop();
       await outbox.stop();
       outboxStore.close();
-      sealing.cache.close();
+      sealing.close();
       cache.close();
       process.exit(0);
     }
@@ -353,7 +353,7 @@ async function sealedCommand(o: Opened, name: string, words: readonly string[]):
     now: Date.now,
   };
   const stop = () => {
-    sealing.cache.close();
+    sealing.close();
     process.exit(process.exitCode ?? 0);
   };
   try {
@@ -362,7 +362,7 @@ async function sealedCommand(o: Opened, name: string, words: readonly string[]):
     if (e instanceof CommandUsage) throw new UsageError(`${e.message}\n\n${helpText()[name]}`);
     throw e;
   }
-  sealing.cache.close();
+  sealing.close();
 }
 
 /** `svc-bridge mirror`: the origin is SVC_API, the mirror the relay named by --to, both as this KEY. */

@@ -22,12 +22,22 @@
  * This file is plain JavaScript that Node 18 parses, imports only Node's own modules, and is
  * loaded without a build (npm test runs it from the checkout).
  */
-import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+
+/**
+ * node:child_process, loaded when a Node is to be fetched or run: only on an older Node. A
+ * program that runs on this Node never needs it, and loading it (with what it loads: net's
+ * sockets, dgram) is a part of every start otherwise. process.getBuiltinModule is missing
+ * before Node 20.16, where require does it.
+ */
+function childProcess() {
+  return process.getBuiltinModule ? process.getBuiltinModule('node:child_process') : createRequire(import.meta.url)('node:child_process');
+}
 
 /**
  * The oldest Node.js svc runs on: package.json `engines.node` is ">=22.13". The dependencies
@@ -111,7 +121,7 @@ function npmCommand(env) {
 /** Run npm with `args`; its output is kept, never shown (stdout may be an MCP channel). */
 function runNpm(env, args) {
   const npm = npmCommand(env);
-  const r = spawnSync(npm.file, [...npm.args, ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], shell: npm.shell === true, windowsHide: true });
+  const r = childProcess().spawnSync(npm.file, [...npm.args, ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], shell: npm.shell === true, windowsHide: true });
   if (r.error) return { ok: false, why: r.error.code === 'ENOENT' ? 'npm was not found' : `npm could not run (${r.error.message})`, stdout: '' };
   if (r.status !== 0) {
     const code = /npm error code (\S+)/.exec(r.stderr);
@@ -213,7 +223,7 @@ function followLauncher(env) {
  * SIGINT, SIGTERM and SIGHUP and ending as the child ends (its exit code, or its signal).
  */
 function relaunch(program, node, script, args, env) {
-  const child = spawn(node, [...process.execArgv, script, ...args], {
+  const child = childProcess().spawn(node, [...process.execArgv, script, ...args], {
     stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
     env: { ...env, [PARENT_PIPE_ENV]: '3', [RELAUNCHED_ENV]: process.versions.node },
     windowsHide: true,

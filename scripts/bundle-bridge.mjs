@@ -23,7 +23,7 @@
  * manifest.json and this bundle as server/bridge.mjs) that a desktop MCP host installs in one
  * click and runs with its own Node.js.
  *
- * `npm run build` runs it after tsc. Three sources are replaced inside the bundle only:
+ * `npm run build` runs it after tsc. Some sources are replaced inside the bundle only:
  * - `node:sqlite` is taken with process.getBuiltinModule when a database is first opened
  *   (bridge/cache/sqlite.ts only constructs DatabaseSync), not imported: an ES module's imports are
  *   all resolved before its first line runs, so a static import would fail on an old Node
@@ -37,6 +37,9 @@
  *   and its formats, bundled into the SDK) is made by every server but used only to check
  *   what a client answers to an elicitation, which the bridge never asks for: its module is
  *   evaluated when a server first asks it for a validator, not at every start.
+ *
+ * - The MCP SDK's zod schemas are built when first used (scripts/lazy-schemas.mjs), not all of
+ *   them at every start.
  *
  * And the WebAuthn parsing shared/passkey.ts takes from @simplewebauthn/server (two helpers)
  * comes through a barrel that also re-exports its attestation and certificate code, whose
@@ -52,12 +55,16 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { lazySchemaModule, lazyServerModule } from './lazy-schemas.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The modules bundled as side-effect free (see above). */
 const SIDE_EFFECT_FREE = /[\\/]node_modules[\\/](@simplewebauthn[\\/]server|@peculiar[\\/][^\\/]+|asn1js|tsyringe|reflect-metadata|pvtsutils|pvutils)[\\/]/;
 const RESOLVING = Symbol('resolving');
+/** The MCP SDK's core files (its schema modules), and its server module that reads them at load (scripts/lazy-schemas.mjs). */
+const SDK_CORE = /[\\/]node_modules[\\/]@modelcontextprotocol[\\/]core[\\/]dist$/;
+const SDK_SERVER_MODULE = /[\\/]node_modules[\\/]@modelcontextprotocol[\\/]server[\\/]dist[\\/]src-[\w-]+\.mjs$/;
 
 /** What the bundle takes differently from the sources (see above). */
 function bundlePlugin({ name, version }) {
@@ -104,6 +111,33 @@ function bundlePlugin({ name, version }) {
         if (found.errors.length > 0 || found.external || !SIDE_EFFECT_FREE.test(found.path)) return undefined;
         return { path: found.path, sideEffects: false };
       });
+      // The SDK's schema modules as CommonJS modules of getters (scripts/lazy-schemas.mjs): named
+      // `.cjs` in a namespace of their own, for the bundler takes a `.mjs` file for an ES module.
+      // What each reads of zod comes from zod's ES module, the one the rest of the bundle reads
+      // (a require would take zod's CommonJS files, a second zod), and only the members it uses.
+      const schemaMembers = new Map();
+      b.onResolve({ filter: /^\.\/(schemas|auth)-[\w-]+\.mjs$/ }, (args) => {
+        if (!SDK_CORE.test(args.resolveDir)) return undefined;
+        return { path: join(args.resolveDir, args.path.replace(/\.mjs$/, '.cjs')), namespace: 'svc-lazy-schemas' };
+      });
+      b.onLoad({ filter: /.*/, namespace: 'svc-lazy-schemas' }, (args) => {
+        const made = lazySchemaModule(readFileSync(args.path.replace(/\.cjs$/, '.mjs'), 'utf8'));
+        schemaMembers.set(args.path, made.members);
+        return { contents: made.text, loader: 'js', resolveDir: dirname(args.path) };
+      });
+      b.onResolve({ filter: /.*/, namespace: 'svc-lazy-schemas' }, async (args) => {
+        const used = schemaMembers.get(args.importer)?.get(args.path);
+        if (used === undefined) throw new Error(`${args.importer} requires ${args.path}, which scripts/lazy-schemas.mjs did not expect`);
+        const found = await b.resolve(args.path, { kind: 'import-statement', resolveDir: args.resolveDir, pluginData: RESOLVING });
+        if (found.errors.length > 0) return undefined;
+        return { path: `${found.path}?${used.join(',')}`, namespace: 'svc-members', pluginData: { path: found.path, used } };
+      });
+      b.onLoad({ filter: /.*/, namespace: 'svc-members' }, (args) => ({
+        contents: `export { ${args.pluginData.used.join(', ')} } from ${JSON.stringify(args.pluginData.path)};\n`,
+        loader: 'js',
+        resolveDir: dirname(args.pluginData.path),
+      }));
+      b.onLoad({ filter: SDK_SERVER_MODULE }, (args) => ({ contents: lazyServerModule(readFileSync(args.path, 'utf8')), loader: 'js' }));
       b.onLoad({ filter: /[\\/]launch[\\/]package-version\.ts$/ }, () => ({
         contents:
           `export const PACKAGE_NAME = ${JSON.stringify(name)};\n` +
@@ -145,11 +179,38 @@ export async function bundleMcpb(bridgeFile, outfile = join(ROOT, 'dist', 'svc.m
  */
 export async function bundleBridge(outfile = join(ROOT, 'dist', 'bridge.mjs')) {
   const { text, hash } = await programText();
-  const entry = await bundle('bundle-main.ts', 'esm', undefined);
+  const entry = builtinsRequired(await bundle('bundle-main.ts', 'esm', undefined));
   const target = resolve(ROOT, outfile);
   mkdirSync(dirname(target), { recursive: true });
   const packed = gzipSync(Buffer.from(text, 'utf8'), { level: 9 });
   writeFileSync(target, `${entry}\n//svc-program ${packed.toString('base64')}\n//svc-program-hash ${hash}\n`, { mode: 0o755 });
+}
+
+/**
+ * The entry (an ES module) with its imports of Node's own modules turned into loads of the
+ * modules (process.getBuiltinModule, or require before Node 20.16): an ES module import of
+ * `node:fs` makes a module of all its exports, and reading them all loads what fs keeps lazy
+ * (its streams, fs/promises, readline), about 2 ms of every start that the bridge never uses.
+ * Whatever the entry names of a module is read from it as before, when the entry's first line
+ * runs; on a Node too old to have it, a missing function is undefined rather than a link error,
+ * so that the Node.js version check still runs and says so.
+ */
+function builtinsRequired(entry) {
+  let count = 0;
+  const body = entry.replace(/^import \{([^}]*)\} from "(node:[\w/]+)";$/gm, (_, names, id) => {
+    count++;
+    const bound = names
+      .split(',')
+      .map((n) => n.trim().replace(/\s+as\s+/, ': '))
+      .filter((n) => n !== '');
+    return `const { ${bound.join(', ')} } = builtin(${JSON.stringify(id)});`;
+  });
+  if (count === 0 || /^import\b/m.test(body)) throw new Error('the entry imports something other than named exports of Node modules, or nothing');
+  const [first, ...rest] = body.split('\n');
+  const load =
+    '// Node\'s own modules, loaded without making ES modules of them (scripts/bundle-bridge.mjs builtinsRequired).\n' +
+    'const builtin = process.getBuiltinModule ? (id) => process.getBuiltinModule(id) : (await import("node:module")).createRequire(import.meta.url);';
+  return first.startsWith('#!') ? [first, load, ...rest].join('\n') : [load, first, ...rest].join('\n');
 }
 
 /**

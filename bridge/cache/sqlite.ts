@@ -21,9 +21,20 @@ export interface Statement<P extends readonly unknown[], R> {
   run(...params: P): { changes: number | bigint };
 }
 
-/** Prepare `sql` once; `P` and `R` describe what the SQL takes and returns (node:sqlite reads numbers as numbers, blobs as Uint8Array). */
+/**
+ * `sql` as a statement prepared once, when first run; `P` and `R` describe what the SQL takes and
+ * returns (node:sqlite reads numbers as numbers, blobs as Uint8Array). A file's module names all
+ * its statements when it opens the file, and a start runs few of them: preparing each at open
+ * was a good part of opening the cache file.
+ */
 export function statement<P extends readonly SQLInputValue[] | [Record<string, SQLInputValue>], R = never>(db: DatabaseSync, sql: string): Statement<P, R> {
-  return db.prepare(sql) as unknown as Statement<P, R>;
+  let prepared: Statement<P, R> | undefined;
+  const ready = () => (prepared ??= db.prepare(sql) as unknown as Statement<P, R>);
+  return {
+    get: (...params) => ready().get(...params),
+    all: (...params) => ready().all(...params),
+    run: (...params) => ready().run(...params),
+  };
 }
 
 /** Open (and make) the SQLite file at `path` with the settings above. */
@@ -65,11 +76,14 @@ export function immediate<T>(db: DatabaseSync, work: () => T): T {
 /**
  * Bring the schema to `steps.length`: each numbered step not applied yet (PRAGMA user_version)
  * runs once, in order, all in one immediate transaction (two bridges opening a new file at
- * once apply them once).
+ * once apply them once). A file already there, as at every start after the first, is only read:
+ * no write lock is taken.
  */
 export function migrate(db: DatabaseSync, steps: readonly string[]): void {
+  const version = () => Number((db.prepare('PRAGMA user_version').get() as { user_version: number | bigint }).user_version);
+  if (version() >= steps.length) return;
   immediate(db, () => {
-    const at = Number((db.prepare('PRAGMA user_version').get() as { user_version: number | bigint }).user_version);
+    const at = version();
     for (let i = at; i < steps.length; i++) db.exec(steps[i]!);
     if (at < steps.length) db.exec(`PRAGMA user_version = ${steps.length}`);
   });

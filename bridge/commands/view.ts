@@ -10,7 +10,6 @@
  * view stops) and opens that file with $BROWSER, else the system's opener (open, xdg-open,
  * rundll32's FileProtocolHandler).
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,7 +77,8 @@ function openInBrowser(link: string, env: NodeJS.ProcessEnv, log: (line: string)
     { mode: 0o600, flag: 'wx' },
   );
   const how = opener(env);
-  const child = spawn(how.command, [...how.args, file], { stdio: 'ignore', detached: true });
+  // Loaded here, where it is used: the bridge loads this module at every start.
+  const child = process.getBuiltinModule('node:child_process').spawn(how.command, [...how.args, file], { stdio: 'ignore', detached: true });
   child.once('spawn', () => log(`asked ${how.command} to open the link`));
   child.once('error', (e) => log(`could not open the browser with ${how.command} (${e.message}): open the link yourself`));
   child.unref();

@@ -97,13 +97,37 @@ function localBoxOf(seed: Uint8Array): LocalBox {
   return aeadBox(createSecretKey(createHmac('sha256', Buffer.from(seed)).update('svc bridge sealed cache key', 'utf8').digest()));
 }
 
-/** The sealed-SPACE material of one seed; the pair is derived now, the seed is not kept. */
+/**
+ * The sealed-SPACE material of one seed, derived when first used: a start that meets no sealed
+ * SPACE derives none of it (an X25519 pair and two HKDF key sets, a millisecond of every
+ * start). Until then the seed is held in a KeyObject, as the signer's and the private salt's
+ * are; the copy taken out to derive is zeroed at once.
+ */
 function sealedKeysOf(seed: Uint8Array, peerId: string): SealedKeyMaterial {
-  const pair = deriveEncryptionKey(seed, peerId);
+  const held: KeyObject = createSecretKey(Buffer.from(seed));
+  let derived: { pair: X25519KeyPair; box: LocalBox; search: SearchKeys } | undefined;
+  const keys = () => {
+    if (derived === undefined) {
+      const s = new Uint8Array(held.export());
+      try {
+        derived = { pair: deriveEncryptionKey(s, peerId), box: localBoxOf(s), search: searchKeysOf(s) };
+      } finally {
+        s.fill(0);
+      }
+    }
+    return derived;
+  };
   return Object.freeze({
-    encryptionKey: () => ({ privateKey: new Uint8Array(pair.privateKey), publicKey: new Uint8Array(pair.publicKey) }),
-    box: localBoxOf(seed),
-    search: searchKeysOf(seed),
+    encryptionKey: () => {
+      const { pair } = keys();
+      return { privateKey: new Uint8Array(pair.privateKey), publicKey: new Uint8Array(pair.publicKey) };
+    },
+    get box() {
+      return keys().box;
+    },
+    get search() {
+      return keys().search;
+    },
   });
 }
 

@@ -28,6 +28,7 @@ import { signerMatchesPeerId, type SignerKey } from '../../shared/sealed/envelop
 import { openLock, sealLock, sealedSpaceCreation } from '../../shared/sealed/locks.js';
 import type { RelayApi } from '../../tools/api.js';
 import { BridgeError, isRelayRefusal } from '../../tools/errors.js';
+import type { X25519KeyPair } from '../../shared/sealed/hpke.js';
 import type { SealedKeyMaterial } from '../keys/keys.js';
 import type { LocalBox } from '../keys/local-box.js';
 import type { SearchKeys } from '../keys/search-keys.js';
@@ -79,16 +80,32 @@ function fresh(n: number): Uint8Array {
 
 export function createSealer(peerId: string, material: SealedKeyMaterial): Sealer {
   if (!isHex(peerId, 32)) throw new TypeError('peerId must be 64 lowercase hex');
-  const pair = material.encryptionKey();
-  const publicKey = pair.publicKey;
+  // The KEY's pair is asked for when first needed (the material derives it then, bridge/keys/keys.ts).
+  let held: { pair: X25519KeyPair; publicKey: Uint8Array; fingerprint: string } | undefined;
+  const own = () => {
+    if (held === undefined) {
+      const pair = material.encryptionKey();
+      held = { pair, publicKey: new Uint8Array(pair.publicKey), fingerprint: encryptionKeyFingerprint(pair.publicKey) };
+    }
+    return held;
+  };
   let published = false;
   return {
     peerId,
-    publicKey: new Uint8Array(publicKey),
-    fingerprint: encryptionKeyFingerprint(publicKey),
-    box: material.box,
-    search: material.search,
+    get publicKey() {
+      return own().publicKey;
+    },
+    get fingerprint() {
+      return own().fingerprint;
+    },
+    get box() {
+      return material.box;
+    },
+    get search() {
+      return material.search;
+    },
     statementBody(signer) {
+      const publicKey = own().pair.publicKey;
       const statement = buildEncryptionKeyStatement(peerId, publicKey);
       return encryptionKeyPutBody(statement, signEncryptionKeyStatement(signer, statement));
     },
@@ -98,7 +115,7 @@ export function createSealer(peerId: string, material: SealedKeyMaterial): Seale
         generation: input.generation,
         secret: input.secret,
         recipient: input.recipient,
-        sender: { peerId, privateKey: pair.privateKey },
+        sender: { peerId, privateKey: own().pair.privateKey },
         ephemeral: fresh(EPHEMERAL_BYTES),
       });
     },
@@ -108,7 +125,7 @@ export function createSealer(peerId: string, material: SealedKeyMaterial): Seale
         generation: input.generation,
         lock: input.lock,
         commitment: input.commitment,
-        recipient: { peerId, privateKey: pair.privateKey },
+        recipient: { peerId, privateKey: own().pair.privateKey },
         sender: input.sender,
       });
     },
@@ -116,7 +133,7 @@ export function createSealer(peerId: string, material: SealedKeyMaterial): Seale
       return sealedSpaceCreation({
         spaceId,
         secret,
-        owner: { peerId, publicKey, privateKey: pair.privateKey },
+        owner: { peerId, publicKey: own().pair.publicKey, privateKey: own().pair.privateKey },
         ephemeral: fresh(EPHEMERAL_BYTES),
       });
     },

@@ -13,21 +13,29 @@ import type { Sealing } from './sealing.js';
 
 /** What the tools use of `sealing`; sealed pairs keep their secrets in `cache`, the tools' own. */
 export function sealingPort(sealing: Sealing, cache: Cache): SealingPort {
-  const index = sealing.index;
-  const local: LocalIndex | undefined =
-    index === undefined
-      ? undefined
-      : {
-          spaces: (relay) => index.spaces(relay),
-          revisions: (relay, postIds) => index.revisions(relay, postIds),
-          seek: (args) => seekLocal(index, sealing.deps.sealer.search, args),
-        };
+  // The sealed cache and the local index are read when first used (createSealing opens them then).
+  let local: LocalIndex | undefined | null = null;
   return {
     get relay() {
       return sealing.relay;
     },
-    cache: sealing.cache,
-    index: local,
+    get cache() {
+      return sealing.cache;
+    },
+    get index() {
+      if (local === null) {
+        const index = sealing.index;
+        local =
+          index === undefined
+            ? undefined
+            : {
+                spaces: (relay) => index.spaces(relay),
+                revisions: (relay, postIds) => index.revisions(relay, postIds),
+                seek: (args) => seekLocal(index, sealing.deps.sealer.search, args),
+              };
+      }
+      return local;
+    },
     target: (name, fresh) => sealing.target(name, fresh),
     withKey: (act) => sealing.withKey(act),
     published: () => sealing.published(),

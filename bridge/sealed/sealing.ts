@@ -99,19 +99,40 @@ function noKey(name: string, generation: number, refused: readonly string[]): Br
 
 export class Sealing {
   readonly deps: SealingDeps;
-  readonly cache: SealedCache;
   /** What `target` learnt, by relay identity and SPACE name (another relay accepted at the same address has SPACES of its own). */
   private readonly targets = new Map<string, Target>();
   /** The keeper work in progress in this process (`inTurn`). */
   private keeping: Promise<unknown> = Promise.resolve();
+  private sealedCache: SealedCache | (() => SealedCache);
+  private sealedIndex: SealedIndex | undefined | (() => SealedIndex);
 
-  /** The local search index of what this bridge opens (bridge/sealed/local-index.ts); none in some tests and tools. */
-  readonly index: SealedIndex | undefined;
-
-  constructor(deps: SealingDeps, cache: SealedCache, index?: SealedIndex) {
+  /**
+   * The sealed cache and the local index, or functions that open them: `createSealing` opens
+   * them when first used, since a bridge serves many starts without a sealed SPACE, and opening
+   * two SQLite files was a tenth of a start.
+   */
+  constructor(deps: SealingDeps, cache: SealedCache | (() => SealedCache), index?: SealedIndex | (() => SealedIndex)) {
     this.deps = deps;
-    this.cache = cache;
-    this.index = index;
+    this.sealedCache = cache;
+    this.sealedIndex = index;
+  }
+
+  /** The sealed cache (bridge/sealed/sealed-cache.ts), opened now if it was not yet. */
+  get cache(): SealedCache {
+    if (typeof this.sealedCache === 'function') this.sealedCache = this.sealedCache();
+    return this.sealedCache;
+  }
+
+  /** The local search index of what this bridge opens (bridge/sealed/local-index.ts), opened now if it was not yet; none in some tests and tools. */
+  get index(): SealedIndex | undefined {
+    if (typeof this.sealedIndex === 'function') this.sealedIndex = this.sealedIndex();
+    return this.sealedIndex;
+  }
+
+  /** Close the sealed cache and the local index, those that were opened. */
+  close(): void {
+    if (typeof this.sealedCache !== 'function') this.sealedCache.close();
+    if (this.sealedIndex !== undefined && typeof this.sealedIndex !== 'function') this.sealedIndex.close();
   }
 
   /** The key of what the sealed cache and index keep of the relay followed now. */
@@ -645,7 +666,11 @@ function opened(p: Obj, served: Obj, c: PostContent): Obj {
 
 // ---- the bridge's Sealing ---------------------------------------------------------------------
 
-/** Make the Sealing of a bridge: its sealed cache beside the local cache file (`cachePath`). */
+/** Make the Sealing of a bridge: its sealed cache and local index beside the local cache file (`cachePath`), opened when first used. */
 export function createSealing(deps: SealingDeps, cachePath: string): Sealing {
-  return new Sealing(deps, openSealedCache(sealedCachePathBeside(cachePath), deps.sealer.box), openSealedIndex(sealedIndexPathBeside(cachePath), deps.sealer.search));
+  return new Sealing(
+    deps,
+    () => openSealedCache(sealedCachePathBeside(cachePath), deps.sealer.box),
+    () => openSealedIndex(sealedIndexPathBeside(cachePath), deps.sealer.search),
+  );
 }

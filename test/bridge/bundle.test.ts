@@ -172,6 +172,38 @@ describe('node bridge.mjs, alone in a directory', () => {
     expect(locales.filter((l) => l !== 'en' && l !== 'index')).toEqual([]);
   });
 
+  it("builds the MCP SDK's zod schemas when first used, not as it loads (scripts/lazy-schemas.mjs)", () => {
+    const text = programTextIn(readFileSync(lone.file)) ?? '';
+    // The schema modules export getters; specTypeSchemas reads through them; elicitation's tables wait too.
+    expect(text).toMatch(/function JSONRPCMessageSchema\$lazy\(\)/);
+    expect(text).toMatch(/get: ListToolsRequestSchema\$lazy \}/);
+    expect(text).not.toMatch(/\bJSONRPCMessageSchema = /);
+    expect(text).toMatch(/Object\.defineProperty\(_specTypeSchemas, name, \{ get: \w+, enumerable: true \}\)/);
+    expect(text).toMatch(/function ROOT_KEYS\$lazy\(\)/);
+  });
+
+  it("a serving start loads none of Node's modules it does not use: its entry imports none as an ES module, child_process waits for an older Node", async () => {
+    // An ES module import of node:fs reads all of fs's exports, loading its streams, fs/promises and readline.
+    const entry = readFileSync(lone.file, 'latin1').split('\n//svc-program ')[0]!;
+    expect(entry).not.toMatch(/^import\b/m);
+    expect(entry).toContain('builtin("node:fs")');
+    const dir = mkdtempSync(join(tmpdir(), 'svc-loaded-'));
+    try {
+      const hook = join(dir, 'loaded.cjs');
+      const list = join(dir, 'loaded.txt');
+      writeFileSync(hook, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')));\n`);
+      const a = await bridge(tempHome(), { NODE_OPTIONS: `--require ${hook}` });
+      expect((await a.client.listTools()).tools.length).toBe(BRIDGE_TOOL_NAMES.length);
+      await a.close();
+      await waitFor(() => existsSync(list));
+      const loaded = readFileSync(list, 'utf8').split('\n');
+      expect(loaded).toContain('NativeModule sqlite');
+      expect(loaded.filter((m) => /child_process|dgram|fs\/promises|fs\/streams|readline/.test(m))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   describe('its compiled code, kept in the key directory', () => {
     /** The suite's bridges share one compile cache (test/setup/bridge-bundle.ts); these keep it where a person's does. */
     const inKeyDirectory = { SVC_COMPILE_CACHE: '' };

@@ -3,6 +3,7 @@
  * choice, token files replaced whole, the keychain fallback.
  */
 import { spawn } from 'node:child_process';
+import { createPrivateKey } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, closeSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,9 @@ import { BridgeError } from '../../tools/errors.js';
 import { openKeychain, type SeedVault } from '../../bridge/keys/keychain.js';
 import { chooseKey, createKey, keyHome, listKeys, loadKey, openKeyDirectory, type KeyDirectory } from '../../bridge/keys/keys.js';
 import { readTokenFile, tokenFileName, tokenFilePath, writeTokenFile, type StoredToken } from '../../bridge/keys/token-file.js';
-import { toHex, utf8 } from '../../shared/encoding.js';
+import { fromBase64url, toHex, utf8 } from '../../shared/encoding.js';
+import { deriveEncryptionKey } from '../../shared/sealed/encryption-key.js';
+import { createSealer } from '../../bridge/sealed/encryption.js';
 import { REJECTED_PUBLIC_KEYS, peerIdHexOf, verifyEd25519 } from '../../shared/identity.js';
 import { runBridge, tempHome } from '../helpers/bridge.js';
 import { REPO_ROOT } from '../helpers/relay.js';
@@ -105,6 +108,29 @@ describe('KEY files', () => {
     const key = loadKey(dir, 'default');
     expect(toHex(key.signer.publicKey)).toBe('d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a');
     expect(REJECTED_PUBLIC_KEYS.has(key.publicKey)).toBe(true);
+  });
+});
+
+describe("a KEY's sealed-SPACE material", () => {
+  it('is derived from the seed when first used, the same pair, box and search keys however often and however loaded', () => {
+    const dir = freshDir();
+    const { key } = createKey(dir, 'carol');
+    const pem = readFileSync(join(dir.keysDir, 'carol.pem'), 'utf8');
+    const seed = fromBase64url(createPrivateKey(pem).export({ format: 'jwk' }).d!, 'd');
+    const again = loadKey(dir, 'carol');
+    const expected = deriveEncryptionKey(seed, key.peerId);
+    for (const m of [key.sealedKeys, again.sealedKeys]) {
+      expect(m.encryptionKey()).toEqual({ privateKey: new Uint8Array(expected.privateKey), publicKey: new Uint8Array(expected.publicKey) });
+      expect(m.encryptionKey()).toEqual(m.encryptionKey());
+      expect(m.box).toBe(m.box);
+      expect(m.search).toBe(m.search);
+    }
+    // The box of one load opens what the other sealed; the search keys agree.
+    const sealed = key.sealedKeys.box.seal(utf8('kept at rest'), utf8('aad'));
+    expect(again.sealedKeys.box.open(sealed, utf8('aad'))).toEqual(utf8('kept at rest'));
+    const sealer = createSealer(key.peerId, again.sealedKeys);
+    expect(sealer.publicKey).toEqual(new Uint8Array(expected.publicKey));
+    expect(sealer.fingerprint).toBe(sealer.fingerprint);
   });
 });
 

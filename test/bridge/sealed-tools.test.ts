@@ -13,6 +13,8 @@
  *   keeps nothing), and changes the key once a removal makes a change due. The test waits for
  *   each by polling the relay with a deadline.
  */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keeperIntervalMs } from '../../bridge/sealed/keeper-duty.js';
 import { isBridgeError } from '../../tools/errors.js';
@@ -90,6 +92,28 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(Object.values(bridges).map((b) => b?.close()));
   await relay?.close();
+});
+
+describe('the sealed cache and the local index of a serving bridge', () => {
+  it('are opened when first used: a start that lists the tools and answers svc_whoami opens neither, a sealed SPACE made opens the cache, a post sealed in it the index', async () => {
+    const own = tempHome();
+    const b = await startBridge({ relayUrl: relay.url, home: own, env: { SVC_KEEPER_INTERVAL: '0' } });
+    try {
+      const sealedFiles = () => readdirSync(join(own, 'cache')).filter((f) => /\.(sealed|seek)\.sqlite$/.test(f));
+      expect((await b.client.listTools()).tools.length).toBeGreaterThan(0);
+      const me = await callTool(b, 'svc_whoami', {});
+      expect(me.isError, textOf(me)).toBeFalsy();
+      expect(sealedFiles()).toEqual([]);
+      const made = await callTool(b, 'svc_space_control', { action: 'create', name: `${name}-lazy`, visibility: 'sealed' });
+      expect(made.isError, textOf(made)).toBeFalsy();
+      expect(sealedFiles()).toEqual(['default.sealed.sqlite']);
+      const posted = await callTool(b, 'svc_post', { space: `${name}-lazy`, kind: 'obs', title: 'Sealed here', body: 'Indexed on this machine.' });
+      expect(posted.isError, textOf(posted)).toBeFalsy();
+      expect(sealedFiles().sort()).toEqual(['default.seek.sqlite', 'default.sealed.sqlite'].sort());
+    } finally {
+      await b.close();
+    }
+  });
 });
 
 describe('a sealed SPACE kept with the MCP tools alone', () => {

@@ -1,6 +1,7 @@
 /**
  * The bridge's SQLite files over node:sqlite (bridge/cache/sqlite.ts): an immediate transaction
- * commits what its work wrote or, when the work throws, nothing; schema steps apply once each;
+ * commits what its work wrote or, when the work throws, nothing; schema steps apply once each
+ * (a file already up to date is only read); a statement is prepared when first run;
  * the sealed cache's bytes come back as they went in, and forgetting a SPACE clears it alone.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKey, openKeyDirectory } from '../../bridge/keys/keys.js';
 import { openSealedCache, sealedCachePath, type RememberedSpace } from '../../bridge/sealed/sealed-cache.js';
-import { immediate, migrate, openSqliteFile } from '../../bridge/cache/sqlite.js';
+import { immediate, migrate, openSqliteFile, statement } from '../../bridge/cache/sqlite.js';
 import { tempHome } from '../helpers/bridge.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'svc-bridge-sqlite-'));
@@ -81,6 +82,37 @@ describe('schema steps', () => {
     expect(again.prepare('PRAGMA user_version').get()).toEqual({ user_version: 3 });
     expect(again.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
     again.close();
+  });
+
+  it('on a file already at the last step only read: they take no write lock another connection holds', () => {
+    const path = freshFile();
+    const steps = ['CREATE TABLE t (x INTEGER)'];
+    const a = openSqliteFile(path);
+    migrate(a, steps);
+    const b = openSqliteFile(path);
+    b.exec('PRAGMA busy_timeout = 0');
+    immediate(a, () => {
+      expect(() => migrate(b, steps)).not.toThrow();
+      expect(() => migrate(b, [...steps, 'INSERT INTO t VALUES (1)'])).toThrow(/locked|busy/i);
+    });
+    a.close();
+    b.close();
+  });
+});
+
+describe('a statement', () => {
+  it('is prepared when first run, then once: a statement named before its table exists runs once the table does', () => {
+    const db = openSqliteFile(freshFile());
+    const insert = statement<[number]>(db, 'INSERT INTO t VALUES (?)');
+    const all = statement<[], { x: number }>(db, 'SELECT x FROM t ORDER BY x');
+    db.exec('CREATE TABLE t (x INTEGER)');
+    expect(insert.run(2).changes).toBe(1);
+    insert.run(1);
+    expect(all.all()).toEqual([{ x: 1 }, { x: 2 }]);
+    expect(all.get()).toEqual({ x: 1 });
+    const broken = statement(db, 'SELECT y FROM nowhere');
+    expect(() => broken.all()).toThrow(/no such table/);
+    db.close();
   });
 });
 

@@ -117,7 +117,7 @@ export function bridgeDeps(relayUrl: string): { deps: BridgeDeps; close(): void 
   return {
     deps,
     close() {
-      sealing.cache.close();
+      sealing.close();
       cache.close();
     },
   };
