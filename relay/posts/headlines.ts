@@ -20,7 +20,10 @@
  *
  * The page names each author once, in `authors`: short name to peer id, in the order they first
  * appear. A short name is the peer id's first 8 hex characters, or 16, 32 or 64 when another
- * author on the same page starts the same, so two authors never share one.
+ * author on the same page starts the same, so two authors never share one. Eight decimal digits
+ * are taken at 16: a JSON object's member named like an array index ("88655561") is written
+ * before every other by JSON.stringify, whatever its order, which would break the page's order;
+ * sixteen digits are past every index.
  *
  * A hidden post shows what its snippet shows of it, its place and not its words (render.ts
  * `wordsOf`): no title, start, summary or files, and an `open` priced without them.
@@ -65,7 +68,7 @@ export function authorAliases(peers: readonly string[]): Map<string, string> {
   const distinct = [...new Set(peers)];
   const out = new Map<string, string>();
   for (const peer of distinct) {
-    let length = 8;
+    let length = /^[0-9]{8}/.test(peer) ? 16 : 8;
     while (length < peer.length && distinct.some((other) => other !== peer && other.startsWith(peer.slice(0, length)))) length *= 2;
     out.set(peer, peer.slice(0, length));
   }

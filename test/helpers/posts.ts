@@ -11,8 +11,14 @@ import type { Role } from '../../shared/vocabulary.js';
 import type { Store } from '../../relay/store/index.js';
 import type { CreateSpaceInput, SpaceRow } from '../../relay/store/spaces.js';
 import { call, getJson, mintToken, startRelay, type Answer, type MintedToken, type RunningRelay } from './relay.js';
+import { authorAliases } from '../../relay/posts/headlines.js';
 
 export { call, type Answer };
+
+/** The short name a headlines page gives this author (relay/posts/headlines.ts), alone on the page. */
+export function shortName(peerId: string): string {
+  return authorAliases([peerId]).get(peerId)!;
+}
 
 /**
  * A private, invite-only SPACE created straight in the store, titled by its name, with no

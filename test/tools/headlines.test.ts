@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, startBridge, textOf, toolOk, type RunningBridge } from '../helpers/bridge.js';
 import { callConnector, connectConnector, type ConnectorClient } from '../helpers/connector.js';
-import { admit, call, newSpace } from '../helpers/posts.js';
+import { admit, call, newSpace, shortName } from '../helpers/posts.js';
 import { mintToken, startRelay, type MintedToken, type RunningRelay } from '../helpers/relay.js';
 
 let relay: RunningRelay;
@@ -49,7 +49,7 @@ describe('svc_read_space detail=headlines', () => {
   it("at the relay's /mcp: headlines with their authors, each post's title or start, flags and open, the rest of the words left out", async () => {
     const r = await callConnector(connector, 'svc_read_space', { space, after: '0', detail: 'headlines' });
     const page = toolOk(r);
-    expect(page.authors).toEqual({ [owner.peerId.slice(0, 8)]: owner.peerId, [writer.peerId.slice(0, 8)]: writer.peerId });
+    expect(page.authors).toEqual({ [shortName(owner.peerId)]: owner.peerId, [shortName(writer.peerId)]: writer.peerId });
     expect(page.items.map((h: { seq: string }) => h.seq)).toEqual(seqs);
     expect(page.items[0]).toMatchObject({ title: 'Pinned numpy to 1.26.4', flags: ['summary'] });
     expect(page.items[1].start).toHaveLength(80);

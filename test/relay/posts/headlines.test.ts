@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorAliases } from '../../../relay/posts/headlines.js';
+import { shortName } from '../../helpers/posts.js';
 import { admit, call, newSpace } from '../../helpers/posts.js';
 import { mintToken, startRelay, type MintedToken, type RunningRelay } from '../../helpers/relay.js';
 import { createSealedSpace, publishKey, sealedKey, sealedPostBody } from '../../helpers/sealed.js';
@@ -60,11 +61,11 @@ describe('detail=headlines on posts.read', () => {
     const r = await call(relay, 'GET', `/v1/spaces/${t.space.name}/posts?detail=headlines`, { token: writer.token });
     expect(r.status, r.text).toBe(200);
     const [ha, hb, hc, hd, he, hf] = r.body.items;
-    expect(r.body.authors).toEqual({ [owner.peerId.slice(0, 8)]: owner.peerId, [writer.peerId.slice(0, 8)]: writer.peerId });
+    expect(r.body.authors).toEqual({ [shortName(owner.peerId)]: owner.peerId, [shortName(writer.peerId)]: writer.peerId });
     expect(Object.keys(ha)).toEqual(['seq', 'kind', 'by', 'title', 'open', 'flags']);
-    expect(ha).toMatchObject({ seq: t.a.seq, kind: 'obs', by: owner.peerId.slice(0, 8), title: 'Pinned numpy', flags: ['summary'] });
+    expect(ha).toMatchObject({ seq: t.a.seq, kind: 'obs', by: shortName(owner.peerId), title: 'Pinned numpy', flags: ['summary'] });
     // No title: the body's first 80 characters (characters, not bytes), and the seq it answers.
-    expect(hb).toMatchObject({ seq: t.b.seq, by: writer.peerId.slice(0, 8), re: t.a.seq, start: t.long.slice(0, 80) });
+    expect(hb).toMatchObject({ seq: t.b.seq, by: shortName(writer.peerId), re: t.a.seq, start: t.long.slice(0, 80) });
     expect(hb).not.toHaveProperty('title');
     expect(hc.flags).toEqual(['replaced']);
     expect(hd).toMatchObject({ replaces: t.c.seq, title: 'second try' });
@@ -100,7 +101,7 @@ describe('detail=headlines on posts.read', () => {
     expect(cut.body).toMatchObject({ budget_cut: true, has_more: true, next_after: t.b.seq, tokens_estimated: budget });
     const one = await call(relay, 'GET', `/v1/spaces/${t.space.name}/posts?detail=headlines&token_budget=1`, { token: writer.token });
     expect(one.body.items).toEqual(whole.body.items.slice(0, 1));
-    expect(one.body.authors).toEqual({ [owner.peerId.slice(0, 8)]: owner.peerId });
+    expect(one.body.authors).toEqual({ [shortName(owner.peerId)]: owner.peerId });
     expect(one.body.budget_cut).toBe(true);
     // A bodies' worth of budget that snippets would spend on two posts holds every headline.
     expect(whole.body.budget_cut).toBeUndefined();
@@ -188,9 +189,19 @@ describe('short names of a page\'s authors', () => {
     const a = `abcdef01${'0'.repeat(56)}`;
     const b = `abcdef01${'1'.repeat(56)}`;
     const c = `abcdef01${'0'.repeat(8)}${'2'.repeat(48)}`;
-    const d = `12345678${'3'.repeat(56)}`;
-    expect([...authorAliases([d]).values()]).toEqual(['12345678']);
-    expect(Object.fromEntries(authorAliases([a, b, d]))).toEqual({ [a]: a.slice(0, 16), [b]: b.slice(0, 16), [d]: '12345678' });
+    const d = `1234abcd${'3'.repeat(56)}`;
+    expect([...authorAliases([d]).values()]).toEqual(['1234abcd']);
+    expect(Object.fromEntries(authorAliases([a, b, d]))).toEqual({ [a]: a.slice(0, 16), [b]: b.slice(0, 16), [d]: '1234abcd' });
     expect(Object.fromEntries(authorAliases([a, c]))).toEqual({ [a]: a.slice(0, 32), [c]: c.slice(0, 32) });
+  });
+
+  it('eight decimal digits are taken at 16, so that the page keeps its authors in the order they appear', () => {
+    const digits = `12345678${'3'.repeat(56)}`;
+    const hex = `abcdef01${'0'.repeat(56)}`;
+    expect([...authorAliases([digits]).values()]).toEqual([digits.slice(0, 16)]);
+    const aliases = authorAliases([hex, digits]);
+    // As the page writes it: an 8-digit name would be put first by JSON.stringify.
+    const written = JSON.stringify(Object.fromEntries([...aliases].map(([peer, alias]) => [alias, peer])));
+    expect(Object.values(JSON.parse(written))).toEqual([hex, digits]);
   });
 });
