@@ -47,6 +47,7 @@ import {
   type RegisteredTool,
 } from '@modelcontextprotocol/server';
 import type { FastifyRequest } from 'fastify';
+import { isObject } from '../../tools/action.js';
 
 /** The per-request revision this lane serves. */
 export const DIRECT_REVISION = '2026-07-28';
@@ -74,10 +75,6 @@ export interface ServerInfo {
   readonly version: string;
 }
 
-function isPlain(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function onlyKeys(o: Record<string, unknown>, allowed: ReadonlySet<string>): boolean {
   for (const k of Object.keys(o)) if (!allowed.has(k)) return false;
   return true;
@@ -90,25 +87,25 @@ function header(req: FastifyRequest, name: string): string | undefined {
 
 /** The tools/call of this request when the direct lane may answer it (see the header); undefined sends it to the SDK. */
 export function directCall(req: FastifyRequest, body: unknown): DirectCall | undefined {
-  if (req.method !== 'POST' || !isPlain(body) || !onlyKeys(body, MESSAGE_KEYS)) return undefined;
+  if (req.method !== 'POST' || !isObject(body) || !onlyKeys(body, MESSAGE_KEYS)) return undefined;
   const { id, params } = body;
   if (body.jsonrpc !== '2.0' || body.method !== 'tools/call') return undefined;
   if (typeof id !== 'string' && !(typeof id === 'number' && Number.isSafeInteger(id))) return undefined;
-  if (!isPlain(params) || !onlyKeys(params, PARAMS_KEYS)) return undefined;
+  if (!isObject(params) || !onlyKeys(params, PARAMS_KEYS)) return undefined;
   const { name, _meta: meta } = params;
   const args = params.arguments;
-  if (typeof name !== 'string' || (args !== undefined && !isPlain(args))) return undefined;
+  if (typeof name !== 'string' || (args !== undefined && !isObject(args))) return undefined;
   if (!isJsonContentType(header(req, 'content-type') ?? null)) return undefined;
   const protocolVersionHeader = header(req, 'mcp-protocol-version');
   const mcpMethodHeader = header(req, 'mcp-method');
   const mcpNameHeader = header(req, 'mcp-name');
   let era: DirectCall['era'];
   if (protocolVersionHeader === DIRECT_REVISION) {
-    if (!isPlain(meta) || !onlyKeys(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== DIRECT_REVISION) return undefined;
+    if (!isObject(meta) || !onlyKeys(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== DIRECT_REVISION) return undefined;
     if (mcpMethodHeader !== 'tools/call' || mcpNameHeader !== name || name.startsWith('=?')) return undefined;
     era = 'modern';
   } else if (protocolVersionHeader !== undefined && LEGACY_REVISIONS.has(protocolVersionHeader)) {
-    if (meta !== undefined && !(isPlain(meta) && onlyKeys(meta, LEGACY_META_KEYS))) return undefined;
+    if (meta !== undefined && !(isObject(meta) && onlyKeys(meta, LEGACY_META_KEYS))) return undefined;
     if (header(req, 'mcp-session-id') !== undefined) return undefined;
     const accept = header(req, 'accept');
     if (accept === undefined || !accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
@@ -173,7 +170,7 @@ export function directAnswer(call: DirectCall, result: CallToolResult, serverInf
   out.resultType = given.resultType ?? 'complete';
   const meta = given._meta;
   if (meta === undefined) out._meta = { [SERVER_INFO_META_KEY]: serverInfo };
-  else if (isPlain(meta) && meta[SERVER_INFO_META_KEY] === undefined) out._meta = { ...meta, [SERVER_INFO_META_KEY]: serverInfo };
+  else if (isObject(meta) && meta[SERVER_INFO_META_KEY] === undefined) out._meta = { ...meta, [SERVER_INFO_META_KEY]: serverInfo };
   else out._meta = meta;
   return { text: JSON.stringify({ result: out, jsonrpc: '2.0', id: call.id }), headers: MODERN_HEADERS };
 }

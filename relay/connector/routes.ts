@@ -43,7 +43,7 @@ import { createPublicReads } from './public-reads.js';
 import { CONNECT_METADATA_PATH, CONNECT_PATH, MCP_PATH } from './paths.js';
 import { callerOf, connectRefusal, type Caller } from './caller.js';
 import { foreignRequest } from './origin.js';
-import { invalidParams, relabel } from './params.js';
+import { invalidParams, relabel, type InvalidParams } from './params.js';
 import { CONNECTOR_NAME, callerScope, connectorServerInfo, connectorServers, connectorToolTables, type ConnectorBase, type ConnectorHooks } from './server.js';
 import { directAnswer, directCall, runDirect, type ServerInfo } from './direct.js';
 import { inScope } from './scope.js';
@@ -118,7 +118,7 @@ interface Serving {
   readonly base: ConnectorBase;
   readonly tools: ReturnType<typeof connectorToolTables>;
   readonly serverInfo: ServerInfo;
-  /** Whether 2026-07-28 tool calls take the direct lane (RelayDeps.connectorDirect). */
+  /** Whether plain tool calls take the direct lane (RelayDeps.connectorDirect). */
   readonly direct: boolean;
 }
 
@@ -134,10 +134,10 @@ function refuseDeniedScope(base: ConnectorBase, reply: FastifyReply, caller: Cal
  * Whether the request was a tools/call the direct lane (direct.ts) answered: false when
  * it is not one the lane takes, or its arguments are refused (the SDK answers those).
  */
-async function servedDirect(serving: Serving, req: FastifyRequest, reply: FastifyReply, caller: Caller, body: unknown): Promise<boolean> {
-  if (!serving.direct) return false;
+async function servedDirect(serving: Serving, req: FastifyRequest, reply: FastifyReply, caller: Caller, body: unknown, invalid: InvalidParams | undefined): Promise<boolean> {
+  if (!serving.direct || invalid !== undefined) return false;
   const call = directCall(req, body);
-  if (call === undefined || invalidParams(body) !== undefined) return false;
+  if (call === undefined) return false;
   const tool = serving.tools(caller.connect, caller.toolset).get(call.name);
   if (tool === undefined) return false;
   const result = await inScope(callerScope(serving.base, caller, wantsStructuredOnly(body)), () => runDirect(tool, call));
@@ -152,9 +152,9 @@ async function serve(serving: Serving, req: FastifyRequest, reply: FastifyReply,
   const { handler, live, base } = serving;
   const { ctx } = base;
   const body = jsonBody(req.body);
-  if (await servedDirect(serving, req, reply, caller, body)) return reply;
-  const web = webRequest(req, reply, ctx.baseUrl(), body === undefined);
   const invalid = invalidParams(body);
+  if (await servedDirect(serving, req, reply, caller, body, invalid)) return reply;
+  const web = webRequest(req, reply, ctx.baseUrl(), body === undefined);
   // A 2026-07-28 subscriptions/listen is a live stream of the caller's KEY (live/), not the SDK's.
   // Anything else: the SDK's handler, in this caller's scope (the reused servers' tools read it there),
   // given the body parsed here so that it does not read and parse it again.

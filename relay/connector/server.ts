@@ -131,7 +131,7 @@ export function connectorToolTables(base: ConnectorBase): (connect: boolean, too
   const none: ReadonlyMap<string, RegisteredTool> = new Map();
   return (connect, asked) => {
     const toolset = asked ?? ALL_TOOLS;
-    const kind = `${connect ? 'connect' : 'mcp'} ${toolset.sets.join(',')}`;
+    const kind = kindOf(connect, toolset);
     const kept = tables.get(kind);
     if (kept !== undefined) return kept;
     // `?tools=` can name the sets in many orders: past the bound, a kind of its own takes the SDK's way.
@@ -144,6 +144,11 @@ export function connectorToolTables(base: ConnectorBase): (connect: boolean, too
   };
 }
 
+/** What a server of one kind lists: `/mcp` or `/mcp/connect`, and the toolset. */
+function kindOf(connect: boolean, toolset: Toolset): string {
+  return `${connect ? 'connect' : 'mcp'} ${toolset.sets.join(',')}`;
+}
+
 /** The factory the SDK's handler calls for each request: an idle server of the request's kind, or a new one. */
 export function connectorServers(base: ConnectorBase, hooks: ConnectorHooks = {}): (request: McpRequestContext) => McpServer {
   const idle = new Map<string, McpServer[]>();
@@ -152,7 +157,7 @@ export function connectorServers(base: ConnectorBase, hooks: ConnectorHooks = {}
     const caller = callerFrom(request);
     const toolset = caller.toolset ?? ALL_TOOLS;
     if (servesAlone(request)) return buildServer(base, request.era, caller.connect, toolset, hooks);
-    const kind = `${request.era} ${caller.connect ? 'connect' : 'mcp'} ${toolset.sets.join(',')}`;
+    const kind = `${request.era} ${kindOf(caller.connect, toolset)}`;
     let free = idle.get(kind);
     if (free === undefined) {
       if (idle.size >= SERVER_KINDS_MAX) return buildServer(base, request.era, caller.connect, toolset, hooks);
