@@ -92,6 +92,7 @@ export async function openInProcess(dataDir?: string, database?: string): Promis
     passkeyPolicy: () => ({ rpId: '127.0.0.1', origins: ['http://127.0.0.1'] }),
     operations: [],
     unnamedRoutes: [],
+    inProcessRoutes: new Map(),
     tokenEvents: createTokenEvents(),
     connectorSecret: randomBytes(32).toString('hex'),
   };

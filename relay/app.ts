@@ -11,22 +11,21 @@
 import Fastify, { type FastifyContextConfig, type FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { SvcError } from '../shared/errors.js';
 import { REQUEST_MAX_BYTES } from '../shared/limits.js';
 import { audienceOf, passkeyPolicyOf, publicBaseUrl } from './config.js';
 import type { OperationEntry, RelayContext, RelayDeps } from './context.js';
-import { authenticate, type AuthMode } from './http/auth.js';
+import { admit } from './http/admission.js';
 import { answerClientError, answerFrameworkError, PATH_PARAM_MAX, registerErrorHandling } from './http/errors.js';
 import { parseJsonBody } from './http/json-body.js';
-import { parseQuery, UNDECODABLE_QUERY, UNDECODABLE_QUERY_DETAIL } from './http/query.js';
-import { applyRouteLimit, createRateLimiter } from './http/rate-limit.js';
+import { parseQuery } from './http/query.js';
+import { createRateLimiter } from './http/rate-limit.js';
 import { endQuietConnectionsOnClose } from './http/connections.js';
 import { loggerOptions } from './http/logging.js';
 import { registerMetrics } from './metrics/expose.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from './http/validation.js';
 import { newUuid } from './ids.js';
 import { createTokenEvents } from './token-events.js';
-import { createServiceMode, READ_ONLY_RETRY_SECONDS } from './service-mode.js';
+import { createServiceMode } from './service-mode.js';
 import './http/fastify-types.js';
 import { serviceRoutes } from './routes/service.js';
 import { recoveryRoutes } from './routes/recovery.js';
@@ -73,7 +72,7 @@ import { registerFilePrune } from './jobs/file-prune.js';
 import { oracleRoutes } from './routes/oracle.js';
 import { tasksRoutes } from './routes/tasks.js';
 import { connectorRoutes } from './connector/routes.js';
-import { keepAnswer } from './connector/in-process.js';
+import { addInProcessRoute, keepAnswer } from './connector/in-process.js';
 import { mirrorsRoutes } from './routes/mirrors.js';
 
 export type { RelayDeps, RelayContext } from './context.js';
@@ -142,6 +141,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     baseUrl: onceBound((a) => publicBaseUrl(deps.config, a)),
     operations: [],
     unnamedRoutes: [],
+    inProcessRoutes: new Map(),
     passkeyPolicy: () => passkeyPolicyOf(deps.config, listening()),
     tokenEvents,
     // From the system's randomness, not deps.random: tests may make that predictable, and this is a secret.
@@ -164,32 +164,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     }
   });
 
-  app.addHook('onRequest', async (req, reply) => {
-    // A NUL byte anywhere in the address (spec/2-endpoints.md general refusals).
-    if (/%00/.test(req.url) || req.url.includes('\u0000')) {
-      throw new SvcError('INVALID_REQUEST', 'address: NUL byte');
-    }
-    // Percent-encoding in the query that is not UTF-8, refused as the router refuses it in a path.
-    if (req.query === UNDECODABLE_QUERY) throw new SvcError('INVALID_REQUEST', UNDECODABLE_QUERY_DETAIL);
-    if (req.is404) return;
-    const config = req.routeOptions.config;
-    const auth: AuthMode = config.auth ?? 'req';
-    const now = deps.clock();
-    // A write, for an app token's scope: anything but GET and HEAD, except the reads sent as POST.
-    const write = req.method !== 'GET' && req.method !== 'HEAD' && config.limit !== 'read';
-    if (auth !== 'none') {
-      const rule = { connectorSecret: ctx.connectorSecret, write };
-      const identity = await authenticate(req, deps.store.tokens, ctx.limiter, now, rule) ?? null;
-      if (identity === null && auth === 'req') throw new SvcError('TOKEN_MISSING');
-      req.identity = identity;
-    }
-    const limit = config.limit ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
-    // A restore is running on this database: reads are served, writes wait (spec 3-errors).
-    if (write && await serviceMode.readOnly() !== undefined) {
-      throw new SvcError('SERVICE_READ_ONLY', 'a restore is in progress; reads work; retry the write when it is done', READ_ONLY_RETRY_SECONDS);
-    }
-    await applyRouteLimit(ctx.limiter, limit, req, reply, req.identity?.peerId);
-  });
+  app.addHook('onRequest', async (req, reply) => await admit(ctx, req, reply));
 
   // The connector's in-process requests take a JSON answer as the value, unserialised (connector/in-process.ts).
   app.addHook('preSerialization', keepAnswer);
@@ -209,6 +184,7 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
       const entry: OperationEntry = { name: config.operation, ...common, mcp: config.mcp, refusals: config.refusals };
       ctx.operations.push(entry);
     }
+    if (route.config?.inProcess === true) addInProcessRoute(ctx.inProcessRoutes, route, methods);
   });
 
   // What an operator watches: the metrics of every answered request (its log line: loggerOptions).

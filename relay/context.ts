@@ -2,7 +2,7 @@
  * What every route plugin receives: the app's dependencies plus the pieces built from them.
  * Route files take it as their plugin options: `app.register(keysRoutes, ctx)`.
  */
-import type { FastifySchema } from 'fastify';
+import type { FastifyContextConfig, FastifySchema, RouteHandlerMethod } from 'fastify';
 import type { ErrorCode } from '../shared/errors.js';
 import type { PasskeyPolicy } from '../shared/passkey.js';
 import type { RelayConfig } from './config.js';
@@ -35,7 +35,8 @@ export interface RelayDeps {
   readonly verifyOffThread?: boolean;
   /**
    * false sends every connector request to the MCP SDK's handler, the direct lane for tool calls
-   * off (relay/connector/direct.ts); default true. Tests compare the two ways' answers.
+   * off (relay/connector/direct.ts), and every tool's call of a route through `app.inject`, none
+   * in process (relay/connector/in-process.ts); default true. Tests compare the two ways' answers.
    */
   readonly connectorDirect?: boolean;
   /** Where every signed checkpoint is appended (relay/checkpoint-log.ts); none for a memory-only relay. */
@@ -60,6 +61,23 @@ export interface OperationEntry {
 /** A route registered with no operation name (the connector's MCP transport): in /openapi.json, not in the index. */
 export type UnnamedRoute = Omit<OperationEntry, 'name' | 'mcp' | 'refusals'>;
 
+/**
+ * A route the connector's tools may call in process without an HTTP request of their own
+ * (`config.inProcess`, connector/in-process.ts): what Fastify would run for it, read from the
+ * route as registered.
+ */
+export interface InProcessRoute {
+  readonly method: string;
+  /** The pattern as registered, `/v1/posts/:id`. */
+  readonly url: string;
+  /** The pattern's segments after the leading "/": a literal, or null where a parameter stands. */
+  readonly segments: readonly (string | null)[];
+  readonly config: FastifyContextConfig;
+  /** The route's validators, compiled as the app compiles them (http/validation.ts). */
+  readonly validate: { readonly [part in 'params' | 'body' | 'querystring']?: (data: unknown) => { value?: unknown; error?: Error } };
+  readonly handler: RouteHandlerMethod;
+}
+
 export interface RelayContext extends RelayDeps {
   readonly limiter: RateLimiter;
   /** The service epoch (uuid), made on first start and stored; read again after a restore changes it. */
@@ -76,6 +94,8 @@ export interface RelayContext extends RelayDeps {
   readonly operations: OperationEntry[];
   /** Every route registered with no operation name, in registration order. */
   readonly unnamedRoutes: UnnamedRoute[];
+  /** The routes the connector's tools call in process, by method and number of segments. */
+  readonly inProcessRoutes: Map<string, InProcessRoute[]>;
   /** Token revocations, emitted after each revoking commit (live streams end on them). */
   readonly tokenEvents: TokenEvents;
   /**

@@ -1,11 +1,14 @@
 /**
  * The relay's own `RelayApi` for the tool layer (tools/api.ts interface; DESIGN.md "MCP"):
- * each tool calls the same route an HTTP client would, in process with `app.inject`, so every
- * check, limit and refusal of that route applies unchanged. A JSON answer (or error envelope)
- * comes back as the value the route made, never serialised and parsed again (in-process.ts). The request carries the caller's
- * Authorization header as sent and the caller's address (rate limits by address stay the
+ * each tool calls the same route an HTTP client would, in process, so every check, limit and
+ * refusal of that route applies unchanged. A route marked `inProcess` is called with no HTTP
+ * request of its own (in-process.ts `callRoute`: the app's admission, validation and the route's
+ * handler); any other through `app.inject`. Either way a JSON answer (or error envelope) comes back
+ * as the value the route made, never serialised and parsed again. The request carries the
+ * caller's Authorization header as sent and the caller's address (rate limits by address stay the
  * caller's); at `/mcp/connect` it also carries CONNECTOR_HEADER with the relay's secret, the only
- * way a route accepts an app token (relay/http/auth.ts).
+ * way a route accepts an app token (relay/http/auth.ts). `RelayDeps.connectorDirect: false` sends
+ * every call through `app.inject` (tests compare the two ways).
  *
  * A non-2xx answer becomes the same RelayRefusal the bridge's HTTP client makes of it
  * (`refusalFrom`), so tools render refusals identically in both programs. INSUFFICIENT_SCOPE is
@@ -21,9 +24,10 @@ import { CONNECTOR_HEADER } from '../http/auth.js';
 import type { RelayContext } from '../context.js';
 import type { Caller } from './caller.js';
 import type { PublicReads } from './public-reads.js';
-import { IN_PROCESS_HEADER, openSlot } from './in-process.js';
+import { IN_PROCESS_HEADER, callRoute, openSlot } from './in-process.js';
 
-function pathWithQuery(req: ApiRequest): string {
+/** The request's query as encoded text, without "?". */
+function queryText(req: ApiRequest): string {
   if (!req.path.startsWith('/') || req.path.startsWith('//')) throw new TypeError(`path must start with one "/": ${req.path}`);
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(req.query ?? {})) {
@@ -31,8 +35,7 @@ function pathWithQuery(req: ApiRequest): string {
     if (Array.isArray(value)) for (const v of value) params.append(name, v);
     else params.set(name, String(value));
   }
-  const q = params.toString();
-  return q === '' ? req.path : `${req.path}?${q}`;
+  return params.toString();
 }
 
 function headersOf(raw: Record<string, string | string[] | number | undefined>): Headers {
@@ -46,6 +49,7 @@ function headersOf(raw: Record<string, string | string[] | number | undefined>):
 }
 
 export function connectorApi(app: FastifyInstance, ctx: RelayContext, caller: Caller, publicReads?: PublicReads): RelayApi {
+  const direct = ctx.connectorDirect !== false;
   const api: RelayApi = {
     base: new URL(ctx.baseUrl()),
     async request(req: ApiRequest): Promise<ApiResponse> {
@@ -53,13 +57,20 @@ export function connectorApi(app: FastifyInstance, ctx: RelayContext, caller: Ca
       if ((req.auth ?? 'req') !== 'none' && caller.authorization !== undefined) headers.authorization = caller.authorization;
       if (caller.connect) headers[CONNECTOR_HEADER] = ctx.connectorSecret;
       if (req.body !== undefined) headers['content-type'] = 'application/json';
+      const method = req.method ?? 'GET';
+      const query = queryText(req);
+      if (direct) {
+        // A marked route runs in process with no request of its own (in-process.ts).
+        const called = await callRoute(app, ctx, { method, path: req.path, query, headers, body: req.body, remoteAddress: caller.remoteAddress });
+        if (called !== undefined) return answerOf(called.status, called.headers, called.value, called.json, caller);
+      }
       const answer = openSlot();
       headers[IN_PROCESS_HEADER] = answer.id;
       let res;
       try {
         res = await app.inject({
-          method: req.method ?? 'GET',
-          url: pathWithQuery(req),
+          method,
+          url: query === '' ? req.path : `${req.path}?${query}`,
           headers,
           payload: req.body === undefined ? undefined : JSON.stringify(req.body),
           remoteAddress: caller.remoteAddress,
@@ -68,18 +79,7 @@ export function connectorApi(app: FastifyInstance, ctx: RelayContext, caller: Ca
         answer.close();
       }
       const raw = res.headers;
-      if (answer.slot.taken) {
-        // The route's JSON answer as it made it (in-process.ts); its text, and its headers as a
-        // Headers (read by few: a refusal's retry-after and request id), made only if a tool reads them.
-        const body = answer.slot.value;
-        if (res.statusCode < 200 || res.statusCode >= 300) refuse(res.statusCode, body, headersOf(raw), caller);
-        let text: string | undefined;
-        let headers: Headers | undefined;
-        const response = { status: res.statusCode, body } as ApiResponse;
-        Object.defineProperty(response, 'headers', { enumerable: true, get: () => (headers ??= headersOf(raw)) });
-        Object.defineProperty(response, 'text', { enumerable: true, get: () => (text ??= JSON.stringify(body)) });
-        return response;
-      }
+      if (answer.slot.taken) return answerOf(res.statusCode, raw, answer.slot.value, true, caller);
       const responseHeaders = headersOf(raw);
       const type = responseHeaders.get('content-type') ?? '';
       const text = res.body;
@@ -91,6 +91,26 @@ export function connectorApi(app: FastifyInstance, ctx: RelayContext, caller: Ca
   };
   if (publicReads === undefined) return api;
   return { base: api.base, request: (req) => publicReads.through(req, () => api.request(req)) };
+}
+
+/**
+ * A route's answer as the tool layer reads it. A JSON answer is the value the route made; its
+ * text, and its headers as a Headers (read by few: a refusal's retry-after and request id), are
+ * made only if a tool reads them.
+ */
+function answerOf(status: number, raw: Record<string, string | string[] | number | undefined>, value: unknown, json: boolean, caller: Caller): ApiResponse {
+  if (!json) {
+    const headers = headersOf(raw);
+    if (status < 200 || status >= 300) refuse(status, value, headers, caller);
+    return { status, headers, body: value, text: String(value) };
+  }
+  if (status < 200 || status >= 300) refuse(status, value, headersOf(raw), caller);
+  let text: string | undefined;
+  let headers: Headers | undefined;
+  const response = { status, body: value } as ApiResponse;
+  Object.defineProperty(response, 'headers', { enumerable: true, get: () => (headers ??= headersOf(raw)) });
+  Object.defineProperty(response, 'text', { enumerable: true, get: () => (text ??= JSON.stringify(value)) });
+  return response;
 }
 
 /** A non-2xx answer: the refusal the bridge's HTTP client would make of it (INSUFFICIENT_SCOPE noted on the caller). */

@@ -1,21 +1,40 @@
 /**
- * A route's answer handed to the connector as the value the route made, not as JSON text: the
- * connector's tools call the relay's routes in process (api.ts, through `app.inject`, so
- * authentication, the read-only mode, rate limits, validation and the handler are the route's
- * own), and a JSON answer that would be serialised there only to be parsed again here is taken
- * before it is serialised.
+ * How the connector's tools call the relay's routes in process (api.ts), so that every check,
+ * limit and refusal of a route is the route's own and its answer comes back as the value the
+ * route made, never serialised and parsed again.
  *
- * The in-process request names a slot in IN_PROCESS_HEADER: a random id of 128 bits that lives
- * only while its request runs. The app's preSerialization hook (`keepAnswer`) puts the answer
- * (a JSON value: an answer or an error envelope) in that slot and lets an empty body through;
- * status and headers are the route's as ever. A request from outside naming no live slot is
- * served as any other.
+ * A route marked `config.inProcess` is called without any HTTP request of its own: `callRoute`
+ * runs for it what the app would (app.ts): the request's admission (http/admission.ts: the
+ * address, authentication with the caller's bearer, the read-only mode, the rate limit), the
+ * strict JSON body, the route's zod validators in Fastify's order (params, body, query), the
+ * handler, and the metrics of an answered request; a throw anywhere is answered as the app's
+ * error handler answers it (http/errors.ts `refusalOf`). Which route a path is, and its
+ * parameters, are Fastify's router's own answer (`findRoute`), so the routes nobody marked (and
+ * every path the router does not know) are never mistaken for a marked one. The request it hands
+ * the handler carries what such a route may read (fastify-types.ts `inProcess`), its reply what
+ * it may call; `reply.raw` closes when the call ends, which releases a read's concurrency gate
+ * and ends a long poll's wait as a closed connection does.
+ *
+ * Any other route is called with `app.inject`. The in-process request names a slot in
+ * IN_PROCESS_HEADER: a random id of 128 bits that lives only while its request runs. The app's
+ * preSerialization hook (`keepAnswer`) puts the answer (a JSON value: an answer or an error
+ * envelope) in that slot and lets an empty body through; status and headers are the route's as
+ * ever. A request from outside naming no live slot is served as any other.
  *
  * The value is the route's own: the tool layer reads answers and never changes them (it
  * copies what it adds to), as it always treated the answers it shares (public-reads.ts).
  */
+import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { REQUEST_MAX_BYTES } from '../../shared/limits.js';
+import type { InProcessRoute, RelayContext } from '../context.js';
+import { admit } from '../http/admission.js';
+import { refusalOf } from '../http/errors.js';
+import { parseJsonBody } from '../http/json-body.js';
+import { parseQuery } from '../http/query.js';
+import { zodValidatorCompiler } from '../http/validation.js';
+import { newUuid } from '../ids.js';
 
 export const IN_PROCESS_HEADER = 'x-svc-in-process';
 
@@ -42,4 +61,174 @@ export function keepAnswer(req: FastifyRequest, _reply: FastifyReply, payload: u
   slot.taken = true;
   slot.value = payload;
   done(null, '');
+}
+
+/** Hooks a route may declare itself; a route called in process must declare none. */
+const ROUTE_HOOKS = ['onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization', 'onSend', 'onResponse', 'onError', 'onTimeout', 'onRequestAbort'] as const;
+
+/** The app's onRoute hook: a route marked `inProcess`, kept for `callRoute` by method and number of segments. */
+export function addInProcessRoute(table: Map<string, InProcessRoute[]>, route: RouteOptions, methods: readonly string[]): void {
+  // The HEAD route Fastify adds beside a GET (with hooks of its own) is not called in process.
+  if (methods.length === 0) return;
+  const own = ROUTE_HOOKS.filter((h) => route[h] !== undefined);
+  if (own.length > 0) throw new Error(`${route.url}: a route called in process has no hooks of its own (${own.join(', ')})`);
+  const parts = route.url.slice(1).split('/');
+  if (parts.some((s) => /[*:(]/.test(s) && !/^:[A-Za-z0-9_]+$/.test(s))) throw new Error(`${route.url}: a route called in process has plain segments and whole-segment parameters`);
+  const segments = parts.map((s) => (s.startsWith(':') ? null : s));
+  const validate: { -readonly [part in keyof InProcessRoute['validate']]: InProcessRoute['validate'][part] } = {};
+  const schema = route.schema as Record<string, unknown> | undefined;
+  for (const part of ['params', 'body', 'querystring'] as const) {
+    if (schema?.[part] === undefined) continue;
+    validate[part] = zodValidatorCompiler({ schema: schema[part], method: String(route.method), url: route.url, httpPart: part }) as InProcessRoute['validate'][typeof part];
+  }
+  for (const method of methods) {
+    const entry: InProcessRoute = { method, url: route.url, segments, config: { ...route.config, url: route.url, method } as InProcessRoute['config'], validate, handler: route.handler };
+    const key = `${method} ${segments.length}`;
+    table.set(key, [...(table.get(key) ?? []), entry]);
+  }
+}
+
+/** The marked route at `path` (no query) as Fastify's router finds it, with its decoded parameters. */
+function routeAt(app: FastifyInstance, table: Map<string, InProcessRoute[]>, method: string, path: string): { route: InProcessRoute; params: Record<string, string> } | undefined {
+  const parts = path.slice(1).split('/');
+  const candidates = table.get(`${method} ${parts.length}`);
+  if (candidates === undefined) return undefined;
+  const found = app.findRoute({ method, url: path });
+  if (found === null) return undefined;
+  const params = found.params as Record<string, string>;
+  const names = Object.keys(params);
+  for (const route of candidates) {
+    // The router's route has these literals where the path has them and parameters where it
+    // does not: a path another route (a literal one) answers has other parameters than this one.
+    const wanted = route.segments.filter((s) => s === null).length;
+    if (wanted !== names.length) continue;
+    if (route.segments.every((s, i) => s === null || s === parts[i]) && route.url.match(/:[A-Za-z0-9_]+/g)?.every((p, i) => p.slice(1) === names[i]) !== false) {
+      return { route, params };
+    }
+  }
+  return undefined;
+}
+
+/** One in-process call of a route: what the tool asked for. */
+export interface RouteCall {
+  readonly method: string;
+  readonly path: string;
+  /** The query as its encoded text (no "?"), parsed here by the app's one parser. */
+  readonly query: string;
+  readonly headers: Record<string, string>;
+  readonly body: unknown;
+  readonly remoteAddress: string;
+}
+
+/** What a route answered: status, headers as the route set them, and the value (JSON) or text it sent. */
+export interface RouteAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly value: unknown;
+  /** Whether `value` is a JSON value (else the text or bytes of another media type). */
+  readonly json: boolean;
+}
+
+/** The reply handed to a route called in process: what such a route calls, recorded. */
+class InProcessReply {
+  statusCode = 200;
+  sent = false;
+  payload: unknown = undefined;
+  readonly headers: Record<string, string> = {};
+  readonly raw = Object.assign(new EventEmitter(), { destroyed: false });
+  private readonly started = performance.now();
+  constructor(readonly request: FastifyRequest) {}
+  code(status: number): this {
+    this.statusCode = status;
+    return this;
+  }
+  status(status: number): this {
+    return this.code(status);
+  }
+  header(name: string, value: unknown): this {
+    this.headers[name.toLowerCase()] = String(value);
+    return this;
+  }
+  hasHeader(name: string): boolean {
+    return this.headers[name.toLowerCase()] !== undefined;
+  }
+  getHeader(name: string): string | undefined {
+    return this.headers[name.toLowerCase()];
+  }
+  type(contentType: string): this {
+    return this.header('content-type', contentType);
+  }
+  send(payload?: unknown): this {
+    this.sent = true;
+    this.payload = payload;
+    return this;
+  }
+  get elapsedTime(): number {
+    return performance.now() - this.started;
+  }
+}
+
+/**
+ * Call the marked route at `call.path` in process; undefined when no marked route is there (the
+ * caller then uses `app.inject`), or when the body is one the app's parser refuses by size.
+ */
+export async function callRoute(app: FastifyInstance, ctx: RelayContext, call: RouteCall): Promise<RouteAnswer | undefined> {
+  const at = routeAt(app, ctx.inProcessRoutes, call.method, call.path);
+  if (at === undefined) return undefined;
+  const bodyText = call.body === undefined ? undefined : JSON.stringify(call.body);
+  if (bodyText !== undefined && Buffer.byteLength(bodyText) > REQUEST_MAX_BYTES) return undefined;
+  const { route, params } = at;
+  const url = call.query === '' ? call.path : `${call.path}?${call.query}`;
+  const req = {
+    id: newUuid(ctx.random),
+    method: call.method,
+    url,
+    headers: call.headers,
+    ip: call.remoteAddress,
+    query: parseQuery(call.query),
+    params,
+    body: undefined as unknown,
+    identity: null,
+    is404: false,
+    routeOptions: { config: route.config, url: route.url, method: call.method },
+    raw: { url, method: call.method, headers: call.headers, socket: undefined },
+  } as unknown as FastifyRequest;
+  const reply = new InProcessReply(req);
+  const fastifyReply = reply as unknown as FastifyReply;
+  let answer: RouteAnswer;
+  try {
+    await admit(ctx, req, fastifyReply);
+    if (bodyText !== undefined) req.body = parseJsonBody(bodyText);
+    for (const part of ['params', 'body', 'querystring'] as const) {
+      const check = route.validate[part];
+      if (check === undefined) continue;
+      const field = part === 'querystring' ? 'query' : part;
+      const result = check((req as unknown as Record<string, unknown>)[field] ?? null);
+      if (result.error !== undefined) throw result.error;
+      if ('value' in result) (req as unknown as Record<string, unknown>)[field] = result.value;
+    }
+    const returned = await route.handler.call(app, req, fastifyReply);
+    const payload = reply.sent ? reply.payload : returned;
+    if (payload === undefined) throw new Error(`${route.url}: the handler answered nothing`);
+    if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
+      const text = String(payload);
+      const json = /^application\/([\w.+-]*\+)?json\b/i.test(reply.headers['content-type'] ?? '');
+      answer = { status: reply.statusCode, headers: reply.headers, value: json && text !== '' ? JSON.parse(text) : text, json };
+    } else {
+      answer = { status: reply.statusCode, headers: reply.headers, value: payload, json: true };
+    }
+  } catch (error) {
+    const refusal = refusalOf(error, req);
+    reply.statusCode = refusal.status;
+    Object.assign(reply.headers, refusal.headers);
+    answer = { status: refusal.status, headers: reply.headers, value: refusal.body, json: true };
+  } finally {
+    reply.raw.destroyed = true;
+    reply.raw.emit('close');
+  }
+  reply.headers['x-request-id'] = String(req.id);
+  if (answer.json && reply.headers['content-type'] === undefined) reply.headers['content-type'] = 'application/json; charset=utf-8';
+  if (answer.status === 401 && reply.headers['www-authenticate'] === undefined) reply.headers['www-authenticate'] = 'Bearer';
+  app.metrics?.answered(req, fastifyReply);
+  return answer;
 }

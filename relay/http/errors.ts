@@ -103,13 +103,27 @@ function answerFor(error: unknown, req: FastifyRequest): Answer {
   return { status: 500, code: 'INTERNAL' };
 }
 
+/** A refusal as it is answered: status, envelope and the headers it adds. */
+export interface Refusal {
+  status: number;
+  body: ReturnType<typeof errorEnvelope>;
+  headers: Record<string, string>;
+}
+
+/** What a request answers for an error its hooks or handler threw. */
+export function refusalOf(error: unknown, req: FastifyRequest): Refusal {
+  const a = answerFor(error, req);
+  const body = errorEnvelope(a.code, String(req.id), a.detail, a.retryAfter);
+  const headers: Record<string, string> = { ...a.headers };
+  if (body.error.retry_after !== undefined) headers['retry-after'] = String(body.error.retry_after);
+  return { status: a.status, body, headers };
+}
+
 /** Send the envelope for a refusal (also usable from hooks). */
 export function sendRefusal(reply: FastifyReply, error: unknown): FastifyReply {
-  const a = answerFor(error, reply.request);
-  const body = errorEnvelope(a.code, String(reply.request.id), a.detail, a.retryAfter);
-  if (a.headers) for (const [k, v] of Object.entries(a.headers)) reply.header(k, v);
-  if (body.error.retry_after !== undefined) reply.header('retry-after', String(body.error.retry_after));
-  return reply.code(a.status).type('application/json; charset=utf-8').send(body);
+  const r = refusalOf(error, reply.request);
+  for (const [k, v] of Object.entries(r.headers)) reply.header(k, v);
+  return reply.code(r.status).type('application/json; charset=utf-8').send(r.body);
 }
 
 function isV1(url: string): boolean {

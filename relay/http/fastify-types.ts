@@ -20,6 +20,14 @@ declare module 'fastify' {
      * (relay/documents/refusals.ts); /openapi.json shows both.
      */
     refusals?: readonly ErrorCode[];
+    /**
+     * The connector's tools call this route in process, through the app's own admission,
+     * validation and handler but no HTTP request (relay/connector/in-process.ts). Only for a
+     * route whose handler reads `req.params`, `query`, `body`, `identity`, `headers`, `ip`, `id`
+     * and answers by its return value or `reply.code`, `header`, `type`, `send` (a long poll's
+     * `reply.raw` close included), with no hooks of its own.
+     */
+    inProcess?: boolean;
   }
   interface FastifyRequest {
     /** The authenticated caller, or null. */

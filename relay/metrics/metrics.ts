@@ -200,21 +200,25 @@ export function createRelayMetrics(sources: MetricsSources): RelayMetrics {
     },
   });
 
-  /** Series per route config object (the same for every request of a route), then per method. */
-  const routes = new WeakMap<object, Map<string, RouteSeries>>();
+  /**
+   * Series per route pattern as Fastify registered it (config.url), then per method: a route the
+   * connector's tools call in process (connector/in-process.ts) counts in the same series.
+   */
+  const routes = new Map<string, Map<string, RouteSeries>>();
   let unmatched: Map<string, RouteSeries> | undefined;
 
   function seriesOf(req: FastifyRequest, config: RouteConfig): RouteSeries {
-    let byMethod = req.is404 ? unmatched : routes.get(config);
+    const pattern = config.url ?? UNMATCHED;
+    let byMethod = req.is404 ? unmatched : routes.get(pattern);
     if (byMethod === undefined) {
       byMethod = new Map();
       if (req.is404) unmatched = byMethod;
-      else routes.set(config, byMethod);
+      else routes.set(pattern, byMethod);
     }
     let series = byMethod.get(req.method);
     if (series === undefined) {
       // The route's pattern as Fastify registered it (config.url), never the address asked for.
-      series = new RouteSeries(req.is404 ? UNMATCHED : (config.url ?? UNMATCHED), req.method);
+      series = new RouteSeries(req.is404 ? UNMATCHED : pattern, req.method);
       byMethod.set(req.method, series);
       allSeries.push(series);
     }
@@ -224,7 +228,6 @@ export function createRelayMetrics(sources: MetricsSources): RelayMetrics {
   return {
     registry,
     answered(req, reply) {
-      // The route's own config object: the same one for every request of the route.
       const config = req.routeOptions.config as RouteConfig;
       const status = reply.statusCode;
       seriesOf(req, config).answered(status, reply.elapsedTime / 1000);
