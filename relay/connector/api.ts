@@ -57,7 +57,7 @@ export function connectorApi(app: FastifyInstance, ctx: RelayContext, caller: Ca
       if ((req.auth ?? 'req') !== 'none' && caller.authorization !== undefined) headers.authorization = caller.authorization;
       if (caller.connect) headers[CONNECTOR_HEADER] = ctx.connectorSecret;
       if (req.body !== undefined) headers['content-type'] = 'application/json';
-      const method = req.method ?? 'GET';
+      const method = req.method ?? "GET";
       const query = queryText(req);
       if (direct) {
         // A marked route runs in process with no request of its own (in-process.ts).
