@@ -149,26 +149,27 @@ export interface AnswerFence {
 export function answerFence(opts: { readonly nonce: string; readonly self?: string | undefined }): AnswerFence {
   const { nonce, self } = opts;
   checkNonce(nonce);
+  // Plain members on the two functions (every tool answer makes a pair, so no property descriptors).
   const used = { peer: false, own: false };
-  const make = (writer: Writer): AnswerFence => {
-    const f = (field: string, value: unknown): string => {
-      const out = fence(field, value, nonce, writer);
-      used[writer] = true;
-      return out;
-    };
-    return f as unknown as AnswerFence;
-  };
-  const peer = make('peer');
-  const own = make('own');
+  type Built = { -readonly [K in keyof AnswerFence]: AnswerFence[K] } & ((field: string, value: unknown) => string);
+  const peer = ((field: string, value: unknown): string => {
+    const out = fence(field, value, nonce, 'peer');
+    used.peer = true;
+    return out;
+  }) as Built;
+  const own = ((field: string, value: unknown): string => {
+    const out = fence(field, value, nonce, 'own');
+    used.own = true;
+    return out;
+  }) as Built;
   const by = (author: unknown): AnswerFence => (self !== undefined && author === self ? own : peer);
   for (const f of [peer, own]) {
-    Object.defineProperties(f, {
-      nonce: { value: nonce, enumerable: true },
-      self: { value: self, enumerable: true },
-      own: { value: own },
-      by: { value: by },
-      used: { get: (): MarkersUsed => ({ ...used }) },
-    });
+    f.nonce = nonce;
+    f.self = self;
+    f.own = own;
+    f.by = by;
+    // Live: read when the legend is written, after everything else was rendered.
+    f.used = used;
   }
   return peer;
 }

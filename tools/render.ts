@@ -38,9 +38,22 @@ export interface PeerFenceOptions {
   readonly nonce?: string;
 }
 
+/** Random bytes drawn a kilobyte at a time: a nonce is four of them, and every answer takes one. */
+let pool = new Uint8Array(0);
+let taken = 0;
+
+function nonceBytes(): Uint8Array {
+  if (taken + 4 > pool.length) {
+    pool = randomBytes(1024);
+    taken = 0;
+  }
+  taken += 4;
+  return pool.subarray(taken - 4, taken);
+}
+
 /** The fences of one answer, with a fresh nonce unless a test gives one. */
 export function peerFence(opts: PeerFenceOptions = {}): PeerFence {
-  return answerFence({ nonce: opts.nonce ?? nonceFrom(randomBytes(4)), self: opts.self });
+  return answerFence({ nonce: opts.nonce ?? nonceFrom(nonceBytes()), self: opts.self });
 }
 
 /**
