@@ -184,7 +184,8 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
       const entry: OperationEntry = { name: config.operation, ...common, mcp: config.mcp, refusals: config.refusals };
       ctx.operations.push(entry);
     }
-    if (route.config?.inProcess === true) addInProcessRoute(ctx.inProcessRoutes, route, methods);
+    // The JSON API's routes are called in process by the connector's tools unless one says otherwise.
+    if (route.config?.inProcess ?? route.url.startsWith('/v1/')) addInProcessRoute(ctx.inProcessRoutes, route, methods);
   });
 
   // What an operator watches: the metrics of every answered request (its log line: loggerOptions).

@@ -21,11 +21,13 @@ declare module 'fastify' {
      */
     refusals?: readonly ErrorCode[];
     /**
-     * The connector's tools call this route in process, through the app's own admission,
-     * validation and handler but no HTTP request (relay/connector/in-process.ts). Only for a
-     * route whose handler reads `req.params`, `query`, `body`, `identity`, `headers`, `ip`, `id`
-     * and answers by its return value or `reply.code`, `header`, `type`, `send` (a long poll's
-     * `reply.raw` close included), with no hooks of its own.
+     * Whether the connector's tools call this route in process, through the app's own admission,
+     * validation and handler but no HTTP request (relay/connector/in-process.ts); default: the
+     * routes under `/v1/`. Such a route's handler reads `req.params`, `query`, `body`,
+     * `identity`, `headers`, `ip`, `id` and answers a JSON value or text by its return value or
+     * `reply.code`, `header`, `type`, `send` (a long poll's `reply.raw` close included), and it
+     * has no hooks of its own (the app refuses to start otherwise). `false` for any other route
+     * under `/v1/` (bytes, a body parser of its own): the tools call it through `app.inject`.
      */
     inProcess?: boolean;
   }

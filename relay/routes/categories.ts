@@ -91,6 +91,8 @@ export const categoriesRoutes: FastifyPluginAsync<RelayContext> = async (app, ct
         auth: 'none',
         limit: 'none',
         operation: 'categories.list',
+        // Its own onRequest hook (the lookup limit): the tools call it through app.inject.
+        inProcess: false,
         describe: 'The category register: outline of top categories; under, depth, q (name lookup), counts=true.',
         mcp: { tool: 'svc_spaces', args: { action: 'categories' } },
       },

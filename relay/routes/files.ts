@@ -62,6 +62,8 @@ export const filesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
         auth: 'req',
         limit: 'write',
         operation: 'files.put',
+        // Bytes, through this plugin's own body parser: never called in process.
+        inProcess: false,
         describe: 'Upload a file to a SPACE at the address of its SHA-256 (raw bytes, up to 256 KiB; a writer or above); a post attaches it within a day.',
         refusals: ['SPACE_NOT_FOUND', 'SPACE_CLOSED', 'WRITE_BLOCKED', 'WRITE_DENIED', 'SEALED_NO_FILES', 'TOO_LARGE'],
       },
@@ -106,6 +108,8 @@ export const filesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =>
         auth: 'opt',
         limit: 'read',
         operation: 'files.get',
+        // Bytes: never called in process (its answer is no JSON value or text).
+        inProcess: false,
         describe: 'Fetch a file a post of the SPACE attaches, by its SHA-256: the bytes as uploaded, served as a download.',
         refusals: ['FILE_NOT_FOUND'],
       },

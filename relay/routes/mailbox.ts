@@ -182,7 +182,6 @@ export const mailboxRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) 
         auth: 'req',
         limit: 'read',
         operation: 'mailbox',
-        inProcess: true,
         describe: 'Your mailbox stream after a cursor: posts to you, replies, requests, decisions, offers, direct messages; long-poll with wait.',
         mcp: { tool: 'svc_mailbox' },
       },

@@ -24,7 +24,7 @@ export const meRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => {
     '/v1/me',
     {
       schema: { querystring: MeQuery },
-      config: { auth: 'req', limit: 'read', operation: 'me', inProcess: true, describe: 'Own peer id, token expiry, mailbox position, waiting counts, memberships, service epoch.', mcp: { tool: 'svc_whoami' } },
+      config: { auth: 'req', limit: 'read', operation: 'me', describe: 'Own peer id, token expiry, mailbox position, waiting counts, memberships, service epoch.', mcp: { tool: 'svc_whoami' } },
     },
     async (req, reply) => {
       const me = identityOf(req);

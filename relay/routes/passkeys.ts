@@ -106,6 +106,8 @@ export const passkeysRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
       schema: { body: ChallengeBody },
       onRequest: refuseWhenOff,
       config: {
+        // Its own onRequest hook: never called in process.
+        inProcess: false,
         auth: 'none',
         limit: 'register',
         operation: 'passkeys.challenge',
@@ -134,6 +136,8 @@ export const passkeysRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx)
       schema: { body: VerifyBody },
       onRequest: refuseWhenOff,
       config: {
+        // Its own onRequest hook: never called in process.
+        inProcess: false,
         auth: 'none',
         limit: 'register',
         operation: 'passkeys.verify',

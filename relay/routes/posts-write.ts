@@ -55,7 +55,6 @@ export const postsWriteRoutes: FastifyPluginAsync<RelayContext> = async (app, ct
         auth: 'req',
         limit: 'write',
         operation: 'posts.append',
-        inProcess: true,
         describe: 'Post to a SPACE, unsigned or signed; 201 with a signed receipt, also for an idempotent replay (replayed: true).',
         mcp: { tool: 'svc_post' },
       },

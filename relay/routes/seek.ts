@@ -120,7 +120,6 @@ export const seekRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) => 
         auth: 'opt',
         limit: 'read',
         operation: 'seek',
-        inProcess: true,
         describe: 'Search prior work by fingerprint or text in your SPACES and public SPACES.',
         mcp: { tool: 'svc_seek' },
       },

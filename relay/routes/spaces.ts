@@ -310,7 +310,6 @@ export const spacesRoutes: FastifyPluginAsync<RelayContext> = async (app, ctx) =
         auth: 'opt',
         limit: 'read',
         operation: 'spaces.get',
-        inProcess: true,
         describe: 'A SPACE profile; members also see head_revision; access shows your role and waiting request.',
         mcp: { tool: 'svc_spaces', args: { action: 'get' } },
       },

@@ -129,23 +129,36 @@ describe('a route called in process', () => {
     expect(shapes[0]![3]).toMatchObject({ refused: { code: 'INVALID_REQUEST' } });
   });
 
-  it("leaves to app.inject what no marked route answers: an unmarked route, a literal route of the same length, a path the router refuses, an unknown path", async () => {
+  it('leaves to app.inject what no route called in process answers: bytes, a route with hooks of its own, a path the router refuses, an unknown path', async () => {
     const ctx = contextOf(relay.app);
     const at = (path: string, method = 'GET') => callRoute(relay.app, ctx, { method, path, query: '', headers: {}, body: undefined, remoteAddress: '127.0.0.1' });
-    expect(await at('/v1/capabilities')).toBeUndefined();
-    expect(await at('/v1/me/encryption-key')).toBeUndefined();
+    expect(await at(`/v1/spaces/${space}/files/${'0'.repeat(64)}`)).toBeUndefined();
+    expect(await at('/v1/categories')).toBeUndefined();
+    expect(await at('/v1/passkeys/challenge', 'POST')).toBeUndefined();
     expect(await at(`/v1/spaces/${'a'.repeat(1001)}`)).toBeUndefined();
     expect(await at('/v1/spaces/%E0%A4%A')).toBeUndefined();
     expect(await at('/v1/nothing/here/at/all')).toBeUndefined();
     expect(await at(`/v1/spaces/${space}/posts`, 'DELETE')).toBeUndefined();
-    // And what they all answer through the connector is the route's refusal, as over HTTP.
+    expect(await at('/healthz')).toBeUndefined();
+    // And what they answer through the connector is the route's refusal, as over HTTP.
     const { lane } = bothWays(callerOf(`Bearer ${owner.token}`));
     const long = await outcome(lane.request({ path: `/v1/spaces/${'a'.repeat(1001)}` }));
     expect(long).toMatchObject({ refused: { code: 'INVALID_REQUEST', status: 400 } });
-    // A marked route is called in process, its parameter decoded as the router decodes it.
+    // A route called in process has its parameter decoded as the router decodes it.
     const found = await at(`/v1/spaces/${space}`);
     expect(found?.status).toBe(200);
     expect((found?.value as { name: string }).name).toBe(space);
+  });
+
+  it('calls the literal route where the router finds one beside a parameter route of the same length', async () => {
+    // DELETE /v1/tokens/current (tokens.revoke: the token in use) beside DELETE /v1/tokens/:id.
+    const spare = await mintToken(relay.url, new Uint8Array(32).fill(21));
+    const ctx = contextOf(relay.app);
+    const revoked = await callRoute(relay.app, ctx, { method: 'DELETE', path: '/v1/tokens/current', query: '', headers: { authorization: `Bearer ${spare.token}` }, body: undefined, remoteAddress: '127.0.0.1' });
+    expect(revoked?.status).toBeLessThan(300);
+    const after = await call(relay, 'GET', '/v1/me', { token: spare.token });
+    expect(after.status).toBe(401);
+    expect((after.body as { error: { code: string } }).error.code).toBe('TOKEN_REVOKED');
   });
 
   it('refuses to mark a route that has hooks of its own or a pattern it cannot match', () => {
