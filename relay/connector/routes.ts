@@ -214,7 +214,8 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
     if (foreign !== undefined) return reply.code(403).type('application/json; charset=utf-8').send(errorEnvelope('INVALID_REQUEST', String(req.id), foreign));
   });
 
-  const config = { auth: 'none' as const, limit: 'none' as const };
+  // The tools' calls of the relay's routes are authenticated, limited and judged as writes each on its own.
+  const config = { auth: 'none' as const, limit: 'none' as const, writes: false };
   app.route({
     method: ['GET', 'POST', 'DELETE'],
     url: MCP_PATH,

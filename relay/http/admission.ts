@@ -19,8 +19,9 @@ export async function admit(ctx: RelayContext, req: FastifyRequest, reply: Fasti
   if (req.is404) return;
   const config = req.routeOptions.config;
   const auth: AuthMode = config.auth ?? 'req';
-  // A write, for an app token's scope: anything but GET and HEAD, except the reads sent as POST.
-  const write = req.method !== 'GET' && req.method !== 'HEAD' && config.limit !== 'read';
+  // A write, for an app token's scope and the read-only mode: anything but GET and HEAD, except
+  // the reads sent as POST, unless the route says.
+  const write = config.writes ?? (req.method !== 'GET' && req.method !== 'HEAD' && config.limit !== 'read');
   if (auth !== 'none') {
     const rule = { connectorSecret: ctx.connectorSecret, write };
     const identity = (await authenticate(req, ctx.store.tokens, ctx.limiter, ctx.clock(), rule)) ?? null;

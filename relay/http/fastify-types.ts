@@ -9,6 +9,13 @@ declare module 'fastify' {
     auth?: AuthMode;
     /** Which rate limit applies. Default: 'read' for GET/HEAD, 'write' otherwise. */
     limit?: LimitClass;
+    /**
+     * Whether a request of this route writes, for the read-only mode of a restore and an app
+     * token's scope (http/admission.ts). Default: any method but GET and HEAD, unless `limit` is
+     * 'read' (the reads sent as POST). `false` for the connector's MCP endpoints: each tool's call
+     * of a route is judged on its own there.
+     */
+    writes?: boolean;
     /** The endpoint catalogue name, e.g. `keys.challenge` (used by the operations index). */
     operation?: string;
     /** One line for the operations index. */

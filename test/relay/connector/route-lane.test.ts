@@ -16,6 +16,7 @@ import type { InProcessRoute } from '../../../relay/context.js';
 import { READ_ONLY_KEY } from '../../../relay/service-mode.js';
 import type { ApiRequest, ApiResponse } from '../../../tools/api.js';
 import { RelayRefusal } from '../../../tools/errors.js';
+import { callConnector, connectConnector } from '../../helpers/connector.js';
 import { newSpace, post } from '../../helpers/posts.js';
 import { call, mintToken, startRelay, type MintedToken, type RunningRelay } from '../../helpers/relay.js';
 
@@ -219,6 +220,20 @@ describe('the admission of a request, in process', () => {
       const refused = await outcome(lane.request({ method: 'POST', path, body: { kind: 'obs', title: 'while restoring', body: 'waits' } }));
       expect(refused).toMatchObject({ refused: { code: 'SERVICE_READ_ONLY', status: 503, retryAfter: 30 } });
       expect((await lane.request({ path: `/v1/posts/${postId}`, query: { proof: 'false' } })).status).toBe(200);
+      // Through /mcp too: the tools that read are served, the write is the route's refusal as tool output.
+      for (const revision of ['2026-07-28', '2025-11-25'] as const) {
+        const c = await connectConnector(relay.url, { token: owner.token, revision });
+        try {
+          const got = await callConnector(c, 'svc_get', { post_id: postId, proof: false });
+          expect(got.isError ?? false).toBe(false);
+          expect((got.structuredContent as { post_id: string }).post_id).toBe(postId);
+          const posted = await callConnector(c, 'svc_post', { space, kind: 'obs', title: 'while restoring', body: 'waits' });
+          expect(posted.isError).toBe(true);
+          expect(JSON.stringify(posted.content)).toContain('SERVICE_READ_ONLY');
+        } finally {
+          await c.close();
+        }
+      }
       db.prepare('DELETE FROM service_state WHERE key = ?').run(READ_ONLY_KEY);
       await new Promise((r) => setTimeout(r, 1_100));
     } finally {
