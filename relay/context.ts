@@ -72,6 +72,8 @@ export interface InProcessRoute {
   readonly url: string;
   /** The pattern's segments after the leading "/": a literal, or null where a parameter stands. */
   readonly segments: readonly (string | null)[];
+  /** The pattern's parameter names, in order. */
+  readonly params: readonly string[];
   readonly config: FastifyContextConfig;
   /** The route's validators, compiled as the app compiles them (http/validation.ts). */
   readonly validate: { readonly [part in 'params' | 'body' | 'querystring']?: (data: unknown) => { value?: unknown; error?: Error } };

@@ -75,6 +75,7 @@ export function addInProcessRoute(table: Map<string, InProcessRoute[]>, route: R
   const parts = route.url.slice(1).split('/');
   if (parts.some((s) => /[*:(]/.test(s) && !/^:[A-Za-z0-9_]+$/.test(s))) throw new Error(`${route.url}: a route called in process has plain segments and whole-segment parameters`);
   const segments = parts.map((s) => (s.startsWith(':') ? null : s));
+  const params = parts.filter((s) => s.startsWith(':')).map((s) => s.slice(1));
   const validate: { -readonly [part in keyof InProcessRoute['validate']]: InProcessRoute['validate'][part] } = {};
   const schema = route.schema as Record<string, unknown> | undefined;
   for (const part of ['params', 'body', 'querystring'] as const) {
@@ -82,7 +83,7 @@ export function addInProcessRoute(table: Map<string, InProcessRoute[]>, route: R
     validate[part] = zodValidatorCompiler({ schema: schema[part], method: String(route.method), url: route.url, httpPart: part }) as InProcessRoute['validate'][typeof part];
   }
   for (const method of methods) {
-    const entry: InProcessRoute = { method, url: route.url, segments, config: { ...route.config, url: route.url, method } as InProcessRoute['config'], validate, handler: route.handler };
+    const entry: InProcessRoute = { method, url: route.url, segments, params, config: { ...route.config, url: route.url, method } as InProcessRoute['config'], validate, handler: route.handler };
     const key = `${method} ${segments.length}`;
     table.set(key, [...(table.get(key) ?? []), entry]);
   }
@@ -98,13 +99,10 @@ function routeAt(app: FastifyInstance, table: Map<string, InProcessRoute[]>, met
   const params = found.params as Record<string, string>;
   const names = Object.keys(params);
   for (const route of candidates) {
-    // The router's route has these literals where the path has them and parameters where it
-    // does not: a path another route (a literal one) answers has other parameters than this one.
-    const wanted = route.segments.filter((s) => s === null).length;
-    if (wanted !== names.length) continue;
-    if (route.segments.every((s, i) => s === null || s === parts[i]) && route.url.match(/:[A-Za-z0-9_]+/g)?.every((p, i) => p.slice(1) === names[i]) !== false) {
-      return { route, params };
-    }
+    // The router's route has these literals where the path has them and these parameters: a
+    // path another route (a literal one) answers has other parameters than this one.
+    if (route.params.length !== names.length || !route.params.every((p, i) => p === names[i])) continue;
+    if (route.segments.every((s, i) => s === null || s === parts[i])) return { route, params };
   }
   return undefined;
 }
@@ -135,7 +133,17 @@ class InProcessReply {
   sent = false;
   payload: unknown = undefined;
   readonly headers: Record<string, string> = {};
-  readonly raw = Object.assign(new EventEmitter(), { destroyed: false });
+  private closing: (EventEmitter & { destroyed: boolean }) | undefined;
+  /** What a read's concurrency gate and a long poll listen to for the end of the call; made when first read. */
+  get raw(): EventEmitter & { destroyed: boolean } {
+    return (this.closing ??= Object.assign(new EventEmitter(), { destroyed: false }));
+  }
+  /** The call ended: `raw` closes, if anything listens. */
+  close(): void {
+    if (this.closing === undefined) return;
+    this.closing.destroyed = true;
+    this.closing.emit('close');
+  }
   private readonly started = performance.now();
   constructor(readonly request: FastifyRequest) {}
   code(status: number): this {
@@ -223,8 +231,7 @@ export async function callRoute(app: FastifyInstance, ctx: RelayContext, call: R
     Object.assign(reply.headers, refusal.headers);
     answer = { status: refusal.status, headers: reply.headers, value: refusal.body, json: true };
   } finally {
-    reply.raw.destroyed = true;
-    reply.raw.emit('close');
+    reply.close();
   }
   reply.headers['x-request-id'] = String(req.id);
   if (answer.json && reply.headers['content-type'] === undefined) reply.headers['content-type'] = 'application/json; charset=utf-8';

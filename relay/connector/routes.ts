@@ -84,10 +84,18 @@ function webRequest(req: FastifyRequest, reply: FastifyReply, base: string, with
 }
 
 /** The toolsets `?tools=` names (comma-separated, or the parameter given more than once); an unknown one is INVALID_REQUEST. */
+/** The toolsets of `?tools=` texts already read (a few, in practice: the default and what clients were configured with). */
+const toolsets = new Map<string, Toolset>();
+const TOOLSET_TEXTS_KEPT = 64;
+
 function askedToolset(req: FastifyRequest): Toolset {
   const asked = (req.query as Record<string, string | string[] | undefined>).tools;
-  const parsed = parseToolsets(Array.isArray(asked) ? asked.join(',') : asked);
+  const text = Array.isArray(asked) ? asked.join(',') : (asked ?? '');
+  const known = toolsets.get(text);
+  if (known !== undefined) return known;
+  const parsed = parseToolsets(text);
   if ('unknown' in parsed) throw new SvcError('INVALID_REQUEST', `tools: ${unknownSetsText(parsed.unknown)}`);
+  if (toolsets.size < TOOLSET_TEXTS_KEPT) toolsets.set(text, parsed.toolset);
   return parsed.toolset;
 }
 
