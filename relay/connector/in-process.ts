@@ -7,8 +7,8 @@
  * runs for it what the app would (app.ts): the request's admission (http/admission.ts: the
  * address, authentication with the caller's bearer, the read-only mode, the rate limit), the
  * strict JSON body, the route's zod validators in Fastify's order (params, body, query), the
- * handler, and the metrics of an answered request; a throw anywhere is answered as the app's
- * error handler answers it (http/errors.ts `refusalOf`). Which route a path is, and its
+ * handler, the metrics and the log line of an answered request; a throw anywhere is answered
+ * as the app's error handler answers it (http/errors.ts `refusalOf`). Which route a path is, and its
  * parameters, are Fastify's router's own answer (`findRoute`), so the routes nobody marked (and
  * every path the router does not know) are never mistaken for a marked one. The request it hands
  * the handler carries what such a route may read (fastify-types.ts `inProcess`), its reply what
@@ -237,5 +237,7 @@ export async function callRoute(app: FastifyInstance, ctx: RelayContext, call: R
   if (answer.json && reply.headers['content-type'] === undefined) reply.headers['content-type'] = 'application/json; charset=utf-8';
   if (answer.status === 401 && reply.headers['www-authenticate'] === undefined) reply.headers['www-authenticate'] = 'Bearer';
   app.metrics?.answered(req, fastifyReply);
+  // The request log's line for it, as the app writes one for every request it answers (http/logging.ts).
+  app.log.info({ request_id: String(req.id), method: call.method, route: route.url, operation: route.config.operation ?? null, status: answer.status, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
   return answer;
 }

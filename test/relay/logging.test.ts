@@ -6,6 +6,7 @@
  * an app token, sealed bytes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callConnector, connectConnector } from '../helpers/connector.js';
 import { createSpace, freshName } from '../helpers/spaces.js';
 import { makeLink, joinLink } from '../helpers/invites.js';
 import { approveCode, exchange, exchangeParams, pkcePair, REDIRECT, register, startAuthorization } from '../helpers/oauth-flow.js';
@@ -91,6 +92,14 @@ describe('the request log of a relay process', () => {
     expect(sealedPost.status).toBe(201);
     answered.set(sealedPost.headers.get('x-request-id')!, { status: 201 });
 
+    // A tool of the relay's connector calls its route in process: logged as any request is.
+    const mcp = await connectConnector(relay.url, { token: owner.token, revision: '2026-07-28' });
+    try {
+      expect((await callConnector(mcp, 'svc_whoami', {})).isError ?? false).toBe(false);
+    } finally {
+      await mcp.close();
+    }
+
     // A refusal is logged as any answer is.
     const refused = await call(relay, 'GET', '/v1/me', { token: 'svc_no_such_token_at_all' });
     expect(refused.status).toBe(401);
@@ -124,6 +133,7 @@ describe('the request log of a relay process', () => {
       operation: 'posts.append',
     });
     expect(requests.some((l) => l.route === '/oauth/authorize' && l.status === 302)).toBe(true);
+    expect(requests.some((l) => l.route === '/v1/me' && l.operation === 'me' && l.status === 200)).toBe(true);
     expect(requests.some((l) => l.route === '/oauth/token' && l.status === 200)).toBe(true);
 
     const everything = spawned.stdout() + spawned.stderr();
