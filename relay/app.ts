@@ -164,7 +164,9 @@ export function buildApp(deps: RelayDeps): FastifyInstance {
     }
   });
 
-  app.addHook('onRequest', async (req, reply) => await admit(ctx, req, reply));
+  app.addHook('onRequest', async function admitRequest(req, reply) {
+    await admit(ctx, req, reply);
+  });
 
   // The connector's in-process requests take a JSON answer as the value, unserialised (connector/in-process.ts).
   app.addHook('preSerialization', keepAnswer);

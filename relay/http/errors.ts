@@ -163,7 +163,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   // A callback hook, not an async one: nothing here waits, and every answer passes through it.
-  app.addHook('onSend', (req, reply, payload, done) => {
+  app.addHook('onSend', function answerHeaders(req, reply, payload, done) {
     reply.header('x-request-id', String(req.id));
     const status = reply.statusCode;
     if (status === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', 'Bearer');

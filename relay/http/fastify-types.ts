@@ -33,8 +33,9 @@ declare module 'fastify' {
      * routes under `/v1/`. Such a route's handler reads `req.params`, `query`, `body`,
      * `identity`, `headers`, `ip`, `id` and answers a JSON value or text by its return value or
      * `reply.code`, `header`, `type`, `send` (a long poll's `reply.raw` close included), and it
-     * has no hooks of its own (the app refuses to start otherwise). `false` for any other route
-     * under `/v1/` (bytes, a body parser of its own): the tools call it through `app.inject`.
+     * has no hooks of its own (the app refuses to start otherwise) nor any its plugin adds (a
+     * test compares each such route's hooks with the app's). `false` for any other route under
+     * `/v1/` (bytes, a body parser or hook of its own): the tools call it through `app.inject`.
      */
     inProcess?: boolean;
   }

@@ -74,7 +74,7 @@ export function registerMetrics(app: FastifyInstance, ctx: RelayContext): RelayM
     health: createHealthCheck({ ping: ctx.store.ping, volumes: relayVolumes(ctx.config.dataDir, ctx.checkpointLog?.path), rule: ctx.config.minFreeDisk }),
   });
   app.decorate('metrics', metrics);
-  app.addHook('onResponse', (req, reply, done) => {
+  app.addHook('onResponse', function countAnswer(req, reply, done) {
     metrics.answered(req, reply);
     done();
   });

@@ -162,6 +162,42 @@ describe('a route called in process', () => {
     expect((after.body as { error: { code: string } }).error.code).toBe('TOKEN_REVOKED');
   });
 
+  it("calls in process only routes whose hooks are the app's own, so that no hook a plugin adds is passed over", () => {
+    // Fastify's printout of every route with the hooks that run for it (a tree: a node's text
+    // starts four columns to the right of its parent's, each method group's hooks below it).
+    const text = relay.app.printRoutes({ includeHooks: true, commonPrefix: false });
+    const hooks = new Map<string, Record<string, string[]>>();
+    const path: string[] = [];
+    let current: Record<string, string[]>[] = [];
+    for (const line of text.split('\n')) {
+      const route = /^(.*?)(?:[├└]── )?([^ │├└─•].*) \(([A-Z, ]+)\)$/u.exec(line);
+      if (route !== null) {
+        const depth = line.indexOf(route[2]!) / 4;
+        path.length = depth;
+        path[depth - 1] = route[2]!;
+        current = route[3]!.split(', ').map((m) => {
+          const own: Record<string, string[]> = {};
+          hooks.set(`${m} ${path.join('')}`, own);
+          return own;
+        });
+        continue;
+      }
+      const hook = /• \((\w+)\) (\[.*\])$/u.exec(line);
+      if (hook !== null) for (const own of current) own[hook[1]!] = JSON.parse(hook[2]!) as string[];
+    }
+    expect(hooks.get('GET /v1/categories')?.onRequest).toEqual(['admitRequest()', 'onRequest()']);
+    const lane = [...contextOf(relay.app).inProcessRoutes.values()].flat();
+    expect(lane.length).toBeGreaterThan(60);
+    for (const r of lane) {
+      expect(hooks.get(`${r.method} ${r.url}`), `${r.method} ${r.url}`).toEqual({
+        onRequest: ['admitRequest()'],
+        preSerialization: ['keepAnswer()'],
+        onSend: ['answerHeaders()'],
+        onResponse: ['countAnswer()'],
+      });
+    }
+  });
+
   it('refuses to mark a route that has hooks of its own or a pattern it cannot match', () => {
     const table = new Map<string, InProcessRoute[]>();
     const handler = async () => ({});
