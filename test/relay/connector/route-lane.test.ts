@@ -18,6 +18,7 @@ import type { ApiRequest, ApiResponse } from '../../../tools/api.js';
 import { RelayRefusal } from '../../../tools/errors.js';
 import { callConnector, connectConnector } from '../../helpers/connector.js';
 import { newSpace, post } from '../../helpers/posts.js';
+import { onPostgres } from '../../helpers/test-store.js';
 import { call, mintToken, startRelay, type MintedToken, type RunningRelay } from '../../helpers/relay.js';
 
 const SECRET = 'metrics-secret-0123456789abcdef0123456789abcdef';
@@ -248,11 +249,18 @@ describe('the admission of a request, in process', () => {
   it('answers a write SERVICE_READ_ONLY while a restore holds the database, reads still served, and takes it once the restore is done', async () => {
     const { lane } = bothWays(callerOf(`Bearer ${owner.token}`));
     const path = `/v1/spaces/${space}/posts`;
-    // What a restore in another process writes (relay/service-mode.ts), seen through SQLite's data_version.
-    const db = new Database(join(relay.dataDir, 'relay.sqlite'));
-    try {
-      db.prepare('INSERT INTO service_state (key, value) VALUES (?, ?)').run(READ_ONLY_KEY, 'test-restore');
+    // What a restore in another process writes (relay/service-mode.ts): on SQLite through a
+    // connection of its own (the relay sees it by the file's data_version), on PostgreSQL in the
+    // shared database (the relay reads the state again each second).
+    const db = onPostgres ? undefined : new Database(join(relay.dataDir, 'relay.sqlite'));
+    const mark = async (on: boolean) => {
+      if (db === undefined) await (on ? relay.store.state.set(READ_ONLY_KEY, 'test-restore') : relay.store.state.remove(READ_ONLY_KEY));
+      else if (on) db.prepare('INSERT INTO service_state (key, value) VALUES (?, ?)').run(READ_ONLY_KEY, 'test-restore');
+      else db.prepare('DELETE FROM service_state WHERE key = ?').run(READ_ONLY_KEY);
       await new Promise((r) => setTimeout(r, 1_100));
+    };
+    try {
+      await mark(true);
       const refused = await outcome(lane.request({ method: 'POST', path, body: { kind: 'obs', title: 'while restoring', body: 'waits' } }));
       expect(refused).toMatchObject({ refused: { code: 'SERVICE_READ_ONLY', status: 503, retryAfter: 30 } });
       expect((await lane.request({ path: `/v1/posts/${postId}`, query: { proof: 'false' } })).status).toBe(200);
@@ -270,10 +278,9 @@ describe('the admission of a request, in process', () => {
           await c.close();
         }
       }
-      db.prepare('DELETE FROM service_state WHERE key = ?').run(READ_ONLY_KEY);
-      await new Promise((r) => setTimeout(r, 1_100));
+      await mark(false);
     } finally {
-      db.close();
+      db?.close();
     }
     relay.clock.advance(2_100);
     expect((await lane.request({ method: 'POST', path, body: { kind: 'obs', title: 'after the restore', body: 'taken' } })).status).toBe(201);
