@@ -48,6 +48,8 @@ const CLIENTS = 8;
 const WARMUP_MS = 600;
 const ROUND_MS = 1_000;
 const ROUNDS = 4;
+/** What a tool call may cost at most, as a multiple of the same plain route's relay CPU. */
+const TARGET = 1.5;
 
 type Revision = '2025-11-25' | '2026-07-28';
 /** How a client connects: its revision, and whether it declares it reads structured content alone. */
@@ -92,7 +94,7 @@ function cpuMicros(pid: number): number {
  * The cases of one group in interleaved rounds; each case's best round, and the relay process's
  * CPU time per call over all its rounds (which other work on the machine does not change).
  */
-async function measureGroup(group: string, cases: readonly Case[], relayPid: number): Promise<Row[]> {
+async function measureGroup(group: string, cases: readonly Case[], relayPid: number, ratios?: Map<string, number>): Promise<Row[]> {
   for (const c of cases) {
     progress(`connector: ${c.name} (warming up)`);
     await throughput(c.calls, WARMUP_MS);
@@ -115,6 +117,7 @@ async function measureGroup(group: string, cases: readonly Case[], relayPid: num
   const perCall = (name: string) => cpu.get(name)!.micros / cpu.get(name)!.calls;
   return cases.map((c) => {
     const own = perCall(c.name);
+    if (c.baseline !== undefined) ratios?.set(c.name, own / perCall(c.baseline));
     const ratio = c.baseline === undefined ? '' : ` (${(own / perCall(c.baseline)).toFixed(2)}×)`;
     return { name: c.name, opsPerSec: best.get(c.name)!, note: `relay CPU ${Math.round(own)} µs/call${ratio}`, ...(c.baseline ? { baseline: c.baseline } : {}) };
   });
@@ -152,6 +155,7 @@ async function run(): Promise<SuiteReport> {
   const prof = profileDir();
   let postId: string;
   const rows: Row[] = [];
+  const verdicts: string[] = [];
   try {
     progress('connector: filling a SPACE');
     const r = await openInProcess(dataDir);
@@ -211,7 +215,11 @@ async function run(): Promise<SuiteReport> {
           { name: g.plain, calls: Array.from({ length: CLIENTS }, () => g.http()) },
           ...[...byFlavour].map(([f, cs]) => ({ name: `/mcp ${g.tool} (${f.label})`, calls: cs.map((c) => toolCall(c, g.tool, g.args)), baseline: g.plain })),
         ];
-        rows.push(...(await measureGroup(g.group, cases, relay.process.pid!)));
+        const ratios = new Map<string, number>();
+        rows.push(...(await measureGroup(g.group, cases, relay.process.pid!, ratios)));
+        const each = [...ratios].map(([name, r]) => `${name.replace(/^\/mcp \S+ \((.*)\)$/, '$1')} ${r.toFixed(2)}×`);
+        const met = [...ratios.values()].every((r) => r <= TARGET);
+        verdicts.push(`${g.tool} ÷ ${g.plain}, relay CPU: ${each.join(', ')}; target ≤ ${TARGET}: ${met ? 'met' : 'missed'}`);
       }
     } finally {
       progress('');
@@ -225,6 +233,7 @@ async function run(): Promise<SuiteReport> {
   return {
     rows,
     notes: [
+      ...verdicts,
       `${CLIENTS} callers at once per case, each one call after another; the cases of a group in ${ROUNDS} interleaved rounds of ${ROUND_MS / 1000} s after ${WARMUP_MS / 1000} s of warm-up each, the best round kept; one relay process (SVC_RELAY_NO_RATE_LIMITS=1)`,
       `SPACE of ${POSTS} posts of 600 bytes, ${TO_OWNER} of them addressed to the caller; reads at the tool's defaults (limit ${DEFAULT_LIMIT}, token_budget ${DEFAULT_TOKEN_BUDGET}); posts.get with its proof; posts unsigned, 600 bytes`,
       'vs baseline: how many times the plain HTTP route\'s cost a tool call costs (target: at most 1.5×), from calls per second of the best round (clients and relay on the same machine)',
