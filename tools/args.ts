@@ -186,7 +186,7 @@ export function listedAs<T extends z.ZodType>(schema: T, json: Record<string, un
  */
 function listShorter(ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown> }): void {
   const given = shorter.get(ctx.zodSchema as object);
-  const free = (ctx.zodSchema as { valueType?: unknown }).valueType === jsonValue;
+  const free = (ctx.zodSchema as { valueType?: unknown }).valueType === jsonValue();
   if (given === undefined && !free) return;
   const description = ctx.jsonSchema.description;
   for (const k of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[k];
@@ -262,19 +262,33 @@ export function withListedSchemas(server: McpServer, listed: ListedSchemas | und
   };
 }
 
+/**
+ * The schema `make` builds, built at the first call and the same one at every call after. For
+ * the schemas several tools' argument objects share: those objects are built when first used
+ * (`toolArgs`), and a schema built when its module loads would be built at every start for
+ * nothing, with the garbage it leaves. One instance, as a module constant was: zod's JSON Schema
+ * of a tool sees a shared schema as before.
+ */
+export function builtOnce<T>(make: () => T): () => T {
+  let built: T | undefined;
+  return () => (built ??= make());
+}
+
 /** A JSON number: finite (zod refuses NaN and infinities), and a whole number only within ±(2^53 − 1). */
-export const jsonNumber = z
-  .number()
-  .refine((n) => !Number.isInteger(n) || Number.isSafeInteger(n), { error: 'an integer beyond ±(2^53 − 1) is refused (it has lost precision): send it as a string' })
-  .describe('A finite number; a whole number within ±(2^53 − 1).');
+export const jsonNumber = builtOnce(() =>
+  z
+    .number()
+    .refine((n) => !Number.isInteger(n) || Number.isSafeInteger(n), { error: 'an integer beyond ±(2^53 − 1) is refused (it has lost precision): send it as a string' })
+    .describe('A finite number; a whole number within ±(2^53 − 1).'),
+);
 
 /** Any JSON value: string, number (as `jsonNumber`), true/false, null, a list or an object of them. */
-export const jsonValue: z.ZodType<JsonValue> = z.lazy(() =>
-  z.union([z.string(), jsonNumber, z.boolean(), z.null(), z.array(jsonValue), z.record(z.string(), jsonValue)]),
+export const jsonValue = builtOnce(
+  (): z.ZodType<JsonValue> => z.lazy(() => z.union([z.string(), jsonNumber(), z.boolean(), z.null(), z.array(jsonValue()), z.record(z.string(), jsonValue())])),
 );
 
 /** A JSON object whose members are any JSON values. */
-export const jsonObject: z.ZodType<JsonObject> = z.record(z.string(), jsonValue);
+export const jsonObject = builtOnce((): z.ZodType<JsonObject> => z.record(z.string(), jsonValue()));
 
 /**
  * Whether `value` nests arrays and objects more than `max` deep (`{}` and `[]` count 1, a

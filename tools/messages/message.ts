@@ -56,7 +56,7 @@ const uuidLike = z.string().min(1).max(200);
 
 export const MessageArgs = toolArgs(() => ({
   action: z.enum(MESSAGE_ACTIONS),
-  to: z.array(peerId).min(1).max(15).optional(),
+  to: z.array(peerId()).min(1).max(15).optional(),
   conversation_id: uuidLike.optional(),
   body: z.string().min(1).max(MESSAGE_MAX_BYTES).optional(),
   // Listed as the boolean an agent gives; software that sealed the message itself sends the parts.
@@ -75,8 +75,8 @@ export const MessageArgs = toolArgs(() => ({
   reply_to: uuidLike.optional(),
   about: z.string().min(1).max(200).optional(),
   idempotency_key: z.string().min(1).max(128).optional(),
-  seq: position.optional(),
-  peer_id: peerId.optional(),
+  seq: position().optional(),
+  peer_id: peerId().optional(),
   days: z.number().int().min(MESSAGE_RETENTION_DAYS.min).max(MESSAGE_RETENTION_DAYS.max).optional(),
 }));
 

@@ -44,11 +44,11 @@ export const MessagesArgs = toolArgs(() => ({
   conversation_id: conversationId.optional(),
   state: z.enum(['active', 'requested']).optional(),
   before: z.string().min(1).max(200).optional(),
-  after: position.optional(),
+  after: position().optional(),
   order: z.enum(['asc', 'desc']).optional(),
   limit: z.number().int().min(1).max(200).optional(),
-  detail: detail.optional(),
-  token_budget: tokenBudget.optional(),
+  detail: detail().optional(),
+  token_budget: tokenBudget().optional(),
 }));
 
 export type MessagesInput = z.infer<typeof MessagesArgs>;

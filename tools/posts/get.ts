@@ -22,13 +22,13 @@ import { postText } from './post-view.js';
 import { DEFAULT_TOKEN_BUDGET, checkLines, checkPosts, checksJson, detail, historyAlarm, legend, postId, tokenBudget, type PostChecks } from './reading.js';
 
 export const GetArgs = toolArgs(() => ({
-  post_id: postId.optional(),
-  post_ids: z.array(postId).min(1).max(BATCH_IDS_MAX).optional(),
+  post_id: postId().optional(),
+  post_ids: z.array(postId()).min(1).max(BATCH_IDS_MAX).optional(),
   space: z.string().min(1).max(200).optional(),
   seq: z.string().regex(/^[1-9][0-9]{0,15}$/).optional(),
   proof: z.boolean().optional(),
-  detail: detail.optional(),
-  token_budget: tokenBudget.optional(),
+  detail: detail().optional(),
+  token_budget: tokenBudget().optional(),
 }));
 
 export type GetInput = z.infer<typeof GetArgs>;

@@ -26,13 +26,13 @@ import { envelopeText } from './post-view.js';
 import { BUDGET_CUT_LINE, DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, cursorLine, detail, kinds, legend, peerId, position, startedAfter, tokenBudget } from './reading.js';
 
 export const MailboxArgs = toolArgs(() => ({
-  after: position.optional(),
+  after: position().optional(),
   reason: z.array(z.enum(SPEC_MAILBOX_REASONS as [string, ...string[]])).min(1).max(SPEC_MAILBOX_REASONS.length).optional(),
-  kind: kinds.optional(),
-  author: peerId.optional(),
+  kind: kinds().optional(),
+  author: peerId().optional(),
   limit: z.number().int().min(1).max(200).optional(),
-  detail: detail.optional(),
-  token_budget: tokenBudget.optional(),
+  detail: detail().optional(),
+  token_budget: tokenBudget().optional(),
   wait: z.number().int().min(0).max(WAIT_SECONDS_MAX).optional(),
 }));
 

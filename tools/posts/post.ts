@@ -49,7 +49,7 @@ import type { Check } from '../verify/verify.js';
 import { BridgeError, isBridgeError, isRelayRefusal } from '../errors.js';
 import type { Posting } from './posting.js';
 import { fields, peerFence } from '../render.js';
-import { depthBounded, jsonObject, listedAs, toolArgs } from '../args.js';
+import { builtOnce, depthBounded, jsonObject, listedAs, toolArgs } from '../args.js';
 import { answer, guarded } from '../answer.js';
 import { isObject, objectBody, plain, segment } from '../action.js';
 import { postId } from './reading.js';
@@ -68,7 +68,7 @@ const RETRY_ON = ['BUSY', 'INTERNAL', 'RATE_LIMITED'];
  * Its depth is checked before the schema walks it (`depthBounded`); its keys and size by
  * shared/validate.ts `validateData` before anything is sent, with the relay's own messages.
  */
-const postData = depthBounded(POST_FIELD_DEPTH_MAX, jsonObject.describe('Members-only JSON (svc_guide part=tools).'));
+const postData = builtOnce(() => depthBounded(POST_FIELD_DEPTH_MAX, jsonObject().describe('Members-only JSON (svc_guide part=tools).')));
 
 /**
  * One metric of a budget (spec/1-concepts.md "Budget"). On the wire `remaining` is null when
@@ -76,13 +76,15 @@ const postData = depthBounded(POST_FIELD_DEPTH_MAX, jsonObject.describe('Members
  * (no nullable member), and the tool sends the nulls. The rules between the members are
  * validateBudget's, with its messages.
  */
-const budgetMetric = z
-  .strictObject({
-    remaining: z.string().optional(),
-    unit: z.string().optional(),
-    estimated: z.boolean().optional(),
-  })
-  .transform((m) => (m.remaining === undefined ? { ...m, remaining: null, estimated: m.estimated ?? null } : m));
+const budgetMetric = builtOnce(() =>
+  z
+    .strictObject({
+      remaining: z.string().optional(),
+      unit: z.string().optional(),
+      estimated: z.boolean().optional(),
+    })
+    .transform((m) => (m.remaining === undefined ? { ...m, remaining: null, estimated: m.estimated ?? null } : m)),
+);
 
 /**
  * A post's `budget` (spec/1-concepts.md "Budget"): `observed_at` and any of the four metrics.
@@ -90,19 +92,21 @@ const budgetMetric = z
  * part answer one rule with one message. Listed as an object (svc_guide part=tools gives its
  * members): an optional argument few posts carry need not cost every tools/list its shape.
  */
-const postBudget = listedAs(
-  depthBounded(
-    POST_FIELD_DEPTH_MAX,
-    z.strictObject({
-      observed_at: z.string(),
-      ...(Object.fromEntries(BUDGET_METRICS.map((m) => [m, budgetMetric.optional()])) as Record<(typeof BUDGET_METRICS)[number], z.ZodOptional<typeof budgetMetric>>),
-    }),
+const postBudget = builtOnce(() =>
+  listedAs(
+    depthBounded(
+      POST_FIELD_DEPTH_MAX,
+      z.strictObject({
+        observed_at: z.string(),
+        ...(Object.fromEntries(BUDGET_METRICS.map((m) => [m, budgetMetric().optional()])) as Record<(typeof BUDGET_METRICS)[number], z.ZodOptional<ReturnType<typeof budgetMetric>>>),
+      }),
+    ),
+    { type: 'object', description: 'Members-only (svc_guide part=tools).' },
   ),
-  { type: 'object', description: 'Members-only (svc_guide part=tools).' },
 );
 
 /** A fingerprint (spec/1-concepts.md "Fingerprint"); scheme and value are checked by shared/validate.ts. */
-export const fingerprintArg = z.strictObject({ scheme: z.string().min(1).max(64), value: z.string().min(1).max(1024) });
+export const fingerprintArg = builtOnce(() => z.strictObject({ scheme: z.string().min(1).max(64), value: z.string().min(1).max(1024) }));
 
 /**
  * A file a post names (the newer API's attachments): one already in the SPACE (`PUT
@@ -111,11 +115,13 @@ export const fingerprintArg = z.strictObject({ scheme: z.string().min(1).max(64)
  * post's object carries (the relay adds nothing to signed bytes), so the bridge adds each one
  * to the fingerprints before it signs.
  */
-export const attachmentArg = z.strictObject({
-  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'the SHA-256 of the file: 64 lowercase hex'),
-  name: z.string().min(1).max(255),
-  media_type: z.string().min(1).max(127),
-});
+export const attachmentArg = builtOnce(() =>
+  z.strictObject({
+    sha256: z.string().regex(/^[0-9a-f]{64}$/, 'the SHA-256 of the file: 64 lowercase hex'),
+    name: z.string().min(1).max(255),
+    media_type: z.string().min(1).max(127),
+  }),
+);
 
 /** The members of one post, as svc_post takes it alone and as each item of `posts` (built at the tool's first call, tools/args.ts). */
 const postFields = () => ({
@@ -125,13 +131,13 @@ const postFields = () => ({
   title: z.string().max(2048).optional(),
   summary: z.string().max(8192).optional(),
   body: z.string().optional(),
-  data: postData.optional(),
-  budget: postBudget.optional(),
-  fingerprints: z.array(fingerprintArg).max(32).optional().describe('e.g. {scheme:"git.commit",value:"<sha>"}'),
+  data: postData().optional(),
+  budget: postBudget().optional(),
+  fingerprints: z.array(fingerprintArg()).max(32).optional().describe('e.g. {scheme:"git.commit",value:"<sha>"}'),
   to: z.array(z.string()).max(8).optional(),
-  reply_to: postId.optional(),
-  supersedes: postId.optional(),
-  retracts: postId.optional(),
+  reply_to: postId().optional(),
+  supersedes: postId().optional(),
+  retracts: postId().optional(),
   run_id: z.string().optional(),
   idempotency_key: z.string().min(1).max(128).optional(),
   receipt: z.boolean().optional(),
@@ -143,7 +149,7 @@ const postFields = () => ({
   // Listed as the object software sends (true only asks this bridge to seal, which it does by itself).
   sealed: listedAs(z.union([z.boolean(), z.strictObject({ header: z.string().max(4096), ciphertext: z.string().max(300_000) })]), { type: 'object' }).optional(),
   // Listed as a list of objects, its members said in the description and checked here in full.
-  attachments: listedAs(z.array(attachmentArg).max(ATTACHMENTS_PER_POST), {
+  attachments: listedAs(z.array(attachmentArg()).max(ATTACHMENTS_PER_POST), {
     type: 'array',
     items: { type: 'object' },
     maxItems: ATTACHMENTS_PER_POST,

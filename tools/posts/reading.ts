@@ -4,6 +4,7 @@
  * proof checks of a page (objects.md §13 steps 1-6 per post, with the checkpoint history rule).
  */
 import * as z from 'zod';
+import { builtOnce } from '../args.js';
 import type { CursorPlan } from '../cache/cursors.js';
 import type { Posting } from './posting.js';
 import { legendLines, type PeerFence } from '../render.js';
@@ -20,14 +21,15 @@ export const PROOF_READS_MAX = 50;
 /** Inclusion reads in flight at once (the relay allows 6 reads at once per KEY). */
 const PROOF_CONCURRENCY = 2;
 
-export const position = z.string().regex(/^(0|[1-9][0-9]{0,19})$/, 'a decimal position');
-export const detail = z.enum(['ids', 'snippets', 'full']);
+// The argument schemas the reading tools share, each built when a tool's arguments first need it (tools/args.ts builtOnce).
+export const position = builtOnce(() => z.string().regex(/^(0|[1-9][0-9]{0,19})$/, 'a decimal position'));
+export const detail = builtOnce(() => z.enum(['ids', 'snippets', 'full']));
 /** A SPACE's stream and what stands also take the newer API's headlines (relay/posts/headlines.ts). */
-export const pageDetail = z.enum(['ids', 'headlines', 'snippets', 'full']);
-export const tokenBudget = z.number().int().min(1).max(TOKEN_BUDGET_MAX);
-export const kinds = z.array(z.string().min(1).max(64)).min(1).max(24);
-export const peerId = z.string().regex(/^[0-9a-f]{64}$/, 'a peer id: 64 lowercase hex');
-export const postId = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'a post id: lowercase uuid');
+export const pageDetail = builtOnce(() => z.enum(['ids', 'headlines', 'snippets', 'full']));
+export const tokenBudget = builtOnce(() => z.number().int().min(1).max(TOKEN_BUDGET_MAX));
+export const kinds = builtOnce(() => z.array(z.string().min(1).max(64)).min(1).max(24));
+export const peerId = builtOnce(() => z.string().regex(/^[0-9a-f]{64}$/, 'a peer id: 64 lowercase hex'));
+export const postId = builtOnce(() => z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'a post id: lowercase uuid'));
 
 /** The last line of an answer that fenced something (tools/render.ts); none when nothing was fenced. */
 export function legend(fence: PeerFence): string[] {

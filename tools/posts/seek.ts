@@ -50,11 +50,11 @@ export const SeekArgs = toolArgs(() => ({
   space: z.string().min(1).max(200).optional(),
   category: z.string().min(1).max(200).optional(),
   oracle: z.boolean().optional(),
-  kind: kinds.optional(),
-  author: peerId.optional(),
+  kind: kinds().optional(),
+  author: peerId().optional(),
   limit: z.number().int().min(1).max(SEEK_LIMIT_MAX).optional(),
-  detail: detail.optional(),
-  token_budget: tokenBudget.optional(),
+  detail: detail().optional(),
+  token_budget: tokenBudget().optional(),
 }));
 
 export type SeekInput = z.infer<typeof SeekArgs>;

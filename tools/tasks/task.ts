@@ -62,7 +62,7 @@ export const TaskArgs = toolArgs(() => ({
   revision: taskNumber.optional().describe('change: the revision you read; done: the revision your result answers.'),
   history: z.boolean().optional(),
   verify: z.boolean().optional(),
-  post_id: postId.optional(),
+  post_id: postId().optional(),
   reason: z.string().min(1).max(TASK_REASON_MAX_BYTES).optional(),
   state: z.enum(TASK_STATES).optional(),
   before: taskNumber.optional(),
