@@ -97,7 +97,23 @@ const STEPS: readonly string[] = [
    ) STRICT;`,
 ];
 
+/**
+ * Whether the outbox's tables are at the newest step already, as at every start after the first:
+ * a read, which takes no write lock (a transaction to find nothing to do would take one at every
+ * start, and wait on another bridge of the same KEY writing).
+ */
+function outboxCurrent(db: DatabaseSync): boolean {
+  try {
+    const row = db.prepare('SELECT version FROM outbox_schema').get() as { version: number } | undefined;
+    return row !== undefined && row.version >= STEPS.length;
+  } catch {
+    // No outbox_schema yet (a cache file no outbox opened): the steps below make it.
+    return false;
+  }
+}
+
 function migrateOutbox(db: DatabaseSync): void {
+  if (outboxCurrent(db)) return;
   immediate(db, () => {
     db.exec('CREATE TABLE IF NOT EXISTS outbox_schema (version INTEGER NOT NULL) STRICT');
     const row = db.prepare('SELECT version FROM outbox_schema').get() as { version: number } | undefined;
