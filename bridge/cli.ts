@@ -35,7 +35,7 @@ import { STAMP_HELP, runStamp } from './commands/stamp.js';
 import { VIEW_HELP, runView, viewOptions } from './commands/view.js';
 import { SealedPairs } from './sealed/pairs.js';
 import { keeperIntervalMs } from './sealed/keeper-duty.js';
-import { createServer, startBackground } from './server.js';
+import { createServer, startBackground, type Background } from './server.js';
 import { openOutbox } from './outbox/store.js';
 import { Outbox, outboxCaps } from './outbox/send.js';
 import { DEFAULT_API, readSettings, type Settings } from './settings.js';
@@ -297,12 +297,11 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   // initialize, 2026-07-28 through a message carrying its _meta claim) and the factory makes
   // the one server instance pinned to it (bridge/README.md "MCP protocol revisions").
   // The tap lets the subscription feed see the entry's subscriptions/listen streams (2026-07-28).
-  const background = startBackground(sealing, log, keeperMs);
-  outbox.start();
   // paramsChecked: params a method does not take are -32602, answered before the SDK would say -32603.
   // notFoundCodes: a resource not found is -32002 on the revisions before 2026-07-28 (tools/resources/errors.ts).
   const handle = serveStdio(() => createServer(deps), { transport: paramsChecked(notFoundCodes(listen.wrap(new StdioServerTransport()))), onerror: (e) => log(`MCP: ${e.message}`) });
   let closing = false;
+  let background: Background = { stop: async () => {} };
   const stop = async (why: string) => {
     if (closing) return;
     closing = true;
@@ -321,7 +320,16 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   process.stdin.on('end', () => void stop('stdin closed'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  log(`serving MCP on stdio as KEY "${k.name}" (${k.peerId}) for ${o.settings.api.origin}`);
+  // The keeper duty, the outbox's first send and the log lines start in the turn of the event
+  // loop after this one: the client's opening message, already waiting on stdin at a start, is
+  // answered first. None of them is part of an answer, and the key directory and the cache file
+  // were opened above, so a problem with them is still what the first message is told.
+  setImmediate(() => {
+    if (closing) return;
+    background = startBackground(sealing, log, keeperMs);
+    outbox.start();
+    log(`serving MCP on stdio as KEY "${k.name}" (${k.peerId}) for ${o.settings.api.origin}`);
+  });
 }
 
 /** The sealed-SPACE commands (bridge/commands/): they read their own flags. */
