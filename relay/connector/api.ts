@@ -1,8 +1,8 @@
 /**
  * The relay's own `RelayApi` for the tool layer (tools/api.ts interface; DESIGN.md "MCP"):
  * each tool calls the same route an HTTP client would, in process, so every check, limit and
- * refusal of that route applies unchanged. A route marked `inProcess` is called with no HTTP
- * request of its own (in-process.ts `callRoute`: the app's admission, validation and the route's
+ * refusal of that route applies unchanged. A route under `/v1/` is called with no HTTP request
+ * of its own (in-process.ts `callRoute`: the app's admission, validation and the route's
  * handler); any other through `app.inject`. Either way a JSON answer (or error envelope) comes back
  * as the value the route made, never serialised and parsed again. The request carries the
  * caller's Authorization header as sent and the caller's address (rate limits by address stay the
@@ -60,7 +60,7 @@ export function connectorApi(app: FastifyInstance, ctx: RelayContext, caller: Ca
       const method = req.method ?? "GET";
       const query = queryText(req);
       if (direct) {
-        // A marked route runs in process with no request of its own (in-process.ts).
+        // A route under /v1/ runs in process with no request of its own (in-process.ts).
         const called = await callRoute(app, ctx, { method, path: req.path, query, headers, body: req.body, remoteAddress: caller.remoteAddress });
         if (called !== undefined) return answerOf(called.status, called.headers, called.value, called.json, caller);
       }

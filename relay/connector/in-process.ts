@@ -3,17 +3,18 @@
  * limit and refusal of a route is the route's own and its answer comes back as the value the
  * route made, never serialised and parsed again.
  *
- * A route marked `config.inProcess` is called without any HTTP request of its own: `callRoute`
- * runs for it what the app would (app.ts): the request's admission (http/admission.ts: the
- * address, authentication with the caller's bearer, the read-only mode, the rate limit), the
- * strict JSON body, the route's zod validators in Fastify's order (params, body, query), the
- * handler, the metrics and the log line of an answered request; a throw anywhere is answered
- * as the app's error handler answers it (http/errors.ts `refusalOf`). Which route a path is, and its
- * parameters, are Fastify's router's own answer (`findRoute`), so the routes nobody marked (and
- * every path the router does not know) are never mistaken for a marked one. The request it hands
- * the handler carries what such a route may read (fastify-types.ts `inProcess`), its reply what
- * it may call; `reply.raw` closes when the call ends, which releases a read's concurrency gate
- * and ends a long poll's wait as a closed connection does.
+ * A route under `/v1/` (unless its `config.inProcess` says not) is called without any HTTP
+ * request of its own: `callRoute` runs for it what the app would (app.ts): the request's
+ * admission (http/admission.ts: the address, authentication with the caller's bearer, the
+ * read-only mode, the rate limit), the strict JSON body, the route's zod validators in Fastify's
+ * order (params, body, query), the handler, the metrics and the log line of an answered request;
+ * a throw anywhere is answered as the app's error handler answers it (http/errors.ts
+ * `refusalOf`). Which route a path is, and its parameters, are Fastify's router's own answer
+ * (`findRoute`), so a route not called in process (and every path the router does not know) is
+ * never mistaken for one that is. The request it hands the handler carries what such a route may
+ * read (fastify-types.ts `inProcess`), its reply what it may call; `reply.raw` closes when the
+ * call ends, which releases a read's concurrency gate and ends a long poll's wait as a closed
+ * connection does.
  *
  * Any other route is called with `app.inject`. The in-process request names a slot in
  * IN_PROCESS_HEADER: a random id of 128 bits that lives only while its request runs. The app's
@@ -66,7 +67,7 @@ export function keepAnswer(req: FastifyRequest, _reply: FastifyReply, payload: u
 /** Hooks a route may declare itself; a route called in process must declare none. */
 const ROUTE_HOOKS = ['onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization', 'onSend', 'onResponse', 'onError', 'onTimeout', 'onRequestAbort'] as const;
 
-/** The app's onRoute hook: a route marked `inProcess`, kept for `callRoute` by method and number of segments. */
+/** The app's onRoute hook: a route called in process, kept for `callRoute` by method and number of segments. */
 export function addInProcessRoute(table: Map<string, InProcessRoute[]>, route: RouteOptions, methods: readonly string[]): void {
   // The HEAD route Fastify adds beside a GET (with hooks of its own) is not called in process.
   if (methods.length === 0) return;
@@ -89,7 +90,7 @@ export function addInProcessRoute(table: Map<string, InProcessRoute[]>, route: R
   }
 }
 
-/** The marked route at `path` (no query) as Fastify's router finds it, with its decoded parameters. */
+/** The route called in process at `path` (no query) as Fastify's router finds it, with its decoded parameters. */
 function routeAt(app: FastifyInstance, table: Map<string, InProcessRoute[]>, method: string, path: string): { route: InProcessRoute; params: Record<string, string> } | undefined {
   const parts = path.slice(1).split('/');
   const candidates = table.get(`${method} ${parts.length}`);
@@ -177,8 +178,8 @@ class InProcessReply {
 }
 
 /**
- * Call the marked route at `call.path` in process; undefined when no marked route is there (the
- * caller then uses `app.inject`), or when the body is one the app's parser refuses by size.
+ * Call the route at `call.path` in process; undefined when no route called in process is there
+ * (the caller then uses `app.inject`), or when the body is one the app's parser refuses by size.
  */
 export async function callRoute(app: FastifyInstance, ctx: RelayContext, call: RouteCall): Promise<RouteAnswer | undefined> {
   const at = routeAt(app, ctx.inProcessRoutes, call.method, call.path);
