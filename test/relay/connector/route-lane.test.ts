@@ -73,7 +73,7 @@ async function outcome(res: Promise<ApiResponse>): Promise<Outcome> {
 }
 
 describe('a route called in process', () => {
-  it('answers every marked route as app.inject does, refusals included', async () => {
+  it('answers the routes the tools call most as app.inject does, refusals included', async () => {
     const calls: [string, ApiRequest][] = [
       ['posts.get with its proof', { path: `/v1/posts/${postId}` }],
       ['posts.get without', { path: `/v1/posts/${postId}`, query: { proof: 'false' } }],
@@ -199,7 +199,7 @@ describe('a route called in process', () => {
     }
   });
 
-  it('refuses to mark a route that has hooks of its own or a pattern it cannot match', () => {
+  it('refuses to call in process a route that has hooks of its own or a pattern it cannot match', () => {
     const table = new Map<string, InProcessRoute[]>();
     const handler = async () => ({});
     expect(() => addInProcessRoute(table, { method: 'GET', url: '/v1/x/:id', handler, preHandler: async () => {} }, ['GET'])).toThrow(/hooks of its own \(preHandler\)/);
