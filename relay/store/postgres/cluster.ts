@@ -72,16 +72,16 @@ export async function startPostgresCluster(
   const wakeups = new PostgresWakeups({ pool: db.pool, url, log, applicationName: options.applicationName });
   await wakeups.start();
   const spend = db.prepare<Record<string, unknown>, { tokens: number; granted: boolean }>(SPEND);
-  // A spend runs alone, on a connection of its own, even inside a transaction (a notice limit
-  // spent while an append delivers): a bucket's row is then locked for one statement, not to the
-  // end of a transaction that holds other locks, so writers to different SPACES spending one
-  // KEY's bucket neither wait for each other's COMMIT nor deadlock on bucket rows taken in
-  // different orders. A spend for a write that then rolls back stays spent, as a refused
-  // request's does. When the pool has no connection to spare, a spend inside a transaction runs
-  // on the transaction's own, in a savepoint, rather than wait for a second connection that
-  // every transaction might be waiting for.
+  // A spend outside any transaction runs alone, on a pooled connection. Inside a transaction (a
+  // notice limit spent while an append delivers) it runs on the transaction's own connection, in
+  // a savepoint, so its bucket row stays locked until COMMIT: every wait on that row is then one
+  // PostgreSQL sees, and a cycle of them is a deadlock it breaks (the transaction runs again). A
+  // spend sent on a second connection from inside a transaction could wait for a row this
+  // transaction, or one waiting on this transaction's locks, holds: a wait PostgreSQL cannot see,
+  // which held the transaction open until its idle-in-transaction limit. Writers delivering to
+  // one KEY already take turns on its mailbox's lock, so the row adds little waiting. A spend
+  // for a write that then rolls back is rolled back with it.
   const spendTx = db.transaction(async (values: Record<string, unknown>) => await spend.get(values));
-  const spare = () => db.pool.idleCount > 0 || db.pool.totalCount < (db.pool.options.max ?? 10);
   let lastSweep = 0;
   /** The sweep under way, which closing waits for: the pool it uses ends after the cluster. */
   let sweeping: Promise<void> | undefined;
@@ -102,7 +102,7 @@ export async function startPostgresCluster(
     async take(s: BucketSpend) {
       refillMs.set(s.bucket, Math.max(refillMs.get(s.bucket) ?? 0, Math.ceil(s.capacity / s.perMs)));
       const values = { bucket: s.bucket, key: s.key, capacity: s.capacity, perMs: s.perMs, cost: s.cost, now: Math.floor(s.now) };
-      const row = (!db.inTransaction ? await spend.get(values) : spare() ? await db.outside(async () => await spend.get(values)) : await spendTx(values))!;
+      const row = (db.inTransaction ? await spendTx(values) : await spend.get(values))!;
       if (s.now - lastSweep > SWEEP_EVERY_MS && !closing) {
         sweeping = sweep(s.now).catch((e: unknown) => log(`sweeping rate buckets failed: ${(e as Error).message}`));
       }
