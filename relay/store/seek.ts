@@ -36,6 +36,7 @@
 import { SEEKABLE_PUBLIC_POSTS_PER_DAY } from '../../shared/limits.js';
 import type { Db } from './database.js';
 import type { SqliteDb } from './sqlite/connection.js';
+import { keepParametersOutOfPlan } from './sqlite/parameters.js';
 import { MAX_CHAR, OWN_SPACES, pendingPosts, scopeSql, shownCandidates, type CandidateRow } from './seek-scope.js';
 import type { PreparedDoc, SeekCandidate, SeekScope, SeekStore, TextCandidate, TextWalk } from './seek-store.js';
 
@@ -159,7 +160,7 @@ export function createSeekStore(db: SqliteDb): SeekStore {
     if (walk.cap > 0) await db.withRaw((raw) => {
       let stmt = rawStatements.get(key);
       if (stmt === undefined) {
-        stmt = raw.prepare(sql);
+        stmt = raw.prepare(keepParametersOutOfPlan(sql));
         rawStatements.set(key, stmt);
       }
       for (const r of stmt.iterate({ ...params, match: expression, scan: walk.scan }) as IterableIterator<CandidateRow>) {

@@ -23,6 +23,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type Database from 'better-sqlite3';
 import type { AtCommit, BindParameters, Db, RunResult, Statement, Transaction, WriteLocks } from '../database.js';
+import { keepParametersOutOfPlan } from './parameters.js';
 
 type Raw = Database.Database;
 type RawStatement = Database.Statement<unknown[], unknown>;
@@ -71,8 +72,9 @@ export class SqliteDb implements Db {
     return this.context.getStore()?.active === true;
   }
 
+  /** A statement prepared once and kept so (./parameters.ts: its plan reads no bound value). */
   prepare<P extends BindParameters = unknown[], R = unknown>(sql: string): Statement<P, R> {
-    return this.wrap(this.raw.prepare(sql)) as unknown as Statement<P, R>;
+    return this.wrap(this.raw.prepare(keepParametersOutOfPlan(sql))) as unknown as Statement<P, R>;
   }
 
   async exec(sql: string): Promise<void> {
