@@ -24,7 +24,7 @@ import { CONNECTOR_HEADER } from '../http/auth.js';
 import type { RelayContext } from '../context.js';
 import type { Caller } from './caller.js';
 import type { PublicReads } from './public-reads.js';
-import { IN_PROCESS_HEADER, callRoute, openSlot } from './in-process.js';
+import { IN_PROCESS_HEADER, callRoute, isJsonMediaType, openSlot } from './in-process.js';
 
 /** The request's query as encoded text, without "?". */
 function queryText(req: ApiRequest): string {
@@ -57,7 +57,7 @@ export function connectorApi(app: FastifyInstance, ctx: RelayContext, caller: Ca
       if ((req.auth ?? 'req') !== 'none' && caller.authorization !== undefined) headers.authorization = caller.authorization;
       if (caller.connect) headers[CONNECTOR_HEADER] = ctx.connectorSecret;
       if (req.body !== undefined) headers['content-type'] = 'application/json';
-      const method = req.method ?? "GET";
+      const method = req.method ?? 'GET';
       const query = queryText(req);
       if (direct) {
         // A route under /v1/ runs in process with no request of its own (in-process.ts).
@@ -84,7 +84,7 @@ export function connectorApi(app: FastifyInstance, ctx: RelayContext, caller: Ca
       const type = responseHeaders.get('content-type') ?? '';
       const text = res.body;
       let body: unknown = text;
-      if (/^application\/([\w.+-]*\+)?json\b/i.test(type) && text !== '') body = JSON.parse(text);
+      if (isJsonMediaType(type) && text !== '') body = JSON.parse(text);
       if (res.statusCode < 200 || res.statusCode >= 300) refuse(res.statusCode, body, responseHeaders, caller);
       return { status: res.statusCode, headers: responseHeaders, body, text };
     },

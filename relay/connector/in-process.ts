@@ -32,12 +32,18 @@ import { REQUEST_MAX_BYTES } from '../../shared/limits.js';
 import type { InProcessRoute, RelayContext } from '../context.js';
 import { admit } from '../http/admission.js';
 import { refusalOf } from '../http/errors.js';
+import { requestLine } from '../http/logging.js';
 import { parseJsonBody } from '../http/json-body.js';
 import { parseQuery } from '../http/query.js';
 import { zodValidatorCompiler } from '../http/validation.js';
 import { newUuid } from '../ids.js';
 
 export const IN_PROCESS_HEADER = 'x-svc-in-process';
+
+/** A JSON answer's media type: `application/json` or any `application/…+json`, parameters or not. */
+export function isJsonMediaType(type: string): boolean {
+  return /^application\/([\w.+-]*\+)?json\b/i.test(type);
+}
 
 interface Slot {
   taken: boolean;
@@ -221,7 +227,7 @@ export async function callRoute(app: FastifyInstance, ctx: RelayContext, call: R
     if (payload === undefined) throw new Error(`${route.url}: the handler answered nothing`);
     if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
       const text = String(payload);
-      const json = /^application\/([\w.+-]*\+)?json\b/i.test(reply.headers['content-type'] ?? '');
+      const json = isJsonMediaType(reply.headers['content-type'] ?? '');
       answer = { status: reply.statusCode, headers: reply.headers, value: json && text !== '' ? JSON.parse(text) : text, json };
     } else {
       answer = { status: reply.statusCode, headers: reply.headers, value: payload, json: true };
@@ -239,6 +245,6 @@ export async function callRoute(app: FastifyInstance, ctx: RelayContext, call: R
   if (answer.status === 401 && reply.headers['www-authenticate'] === undefined) reply.headers['www-authenticate'] = 'Bearer';
   app.metrics?.answered(req, fastifyReply);
   // The request log's line for it, as the app writes one for every request it answers (http/logging.ts).
-  app.log.info({ request_id: String(req.id), method: call.method, route: route.url, operation: route.config.operation ?? null, status: answer.status, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+  app.log.info({ request_id: String(req.id), ...requestLine(call.method, route.url, route.config.operation ?? null, answer.status, reply.elapsedTime) }, 'request');
   return answer;
 }

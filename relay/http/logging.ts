@@ -52,6 +52,11 @@ export function loggerOptions(level: LogLevel | undefined): Pick<FastifyServerOp
   };
 }
 
+/** The fields of the request log's line for one answered request (a route called in process writes the same). */
+export function requestLine(method: string, route: string | null, operation: string | null, status: number, elapsedMs: number) {
+  return { method, route, operation, status, ms: Math.round(elapsedMs * 100) / 100 };
+}
+
 /**
  * Fastify's log lines about a request's life, as the relay writes them: one line when the
  * answer is sent (`requestCompleted`, at error level with the error when the response failed)
@@ -67,13 +72,7 @@ export class RequestLog extends LogController {
 
   override requestCompleted(error: Error | null | undefined, req: FastifyRequest, reply: FastifyReply): void {
     const config = req.routeOptions.config as { url?: string; operation?: string };
-    const line = {
-      method: req.method,
-      route: req.is404 ? null : (config.url ?? null),
-      operation: config.operation ?? null,
-      status: reply.statusCode,
-      ms: Math.round(reply.elapsedTime * 100) / 100,
-    };
+    const line = requestLine(req.method, req.is404 ? null : (config.url ?? null), config.operation ?? null, reply.statusCode, reply.elapsedTime);
     if (error) req.log.error({ ...line, err: error }, 'request failed');
     else req.log.info(line, 'request');
   }
