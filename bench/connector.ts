@@ -118,7 +118,8 @@ async function measureGroup(group: string, cases: readonly Case[], relayPid: num
   return cases.map((c) => {
     const own = perCall(c.name);
     if (c.baseline !== undefined) ratios?.set(c.name, own / perCall(c.baseline));
-    const ratio = c.baseline === undefined ? '' : ` (${(own / perCall(c.baseline)).toFixed(2)}×)`;
+    // Beside the ratio, what the tool adds to the route in µs: the MCP request's own cost.
+    const ratio = c.baseline === undefined ? '' : ` (${(own / perCall(c.baseline)).toFixed(2)}×, +${Math.round(own - perCall(c.baseline))} µs)`;
     return { name: c.name, opsPerSec: best.get(c.name)!, note: `relay CPU ${Math.round(own)} µs/call${ratio}`, ...(c.baseline ? { baseline: c.baseline } : {}) };
   });
 }
@@ -237,7 +238,7 @@ async function run(): Promise<SuiteReport> {
       `${CLIENTS} callers at once per case, each one call after another; the cases of a group in ${ROUNDS} interleaved rounds of ${ROUND_MS / 1000} s after ${WARMUP_MS / 1000} s of warm-up each, the best round kept; one relay process (SVC_RELAY_NO_RATE_LIMITS=1)`,
       `SPACE of ${POSTS} posts of 600 bytes, ${TO_OWNER} of them addressed to the caller; reads at the tool's defaults (limit ${DEFAULT_LIMIT}, token_budget ${DEFAULT_TOKEN_BUDGET}); posts.get with its proof; posts unsigned, 600 bytes`,
       'vs baseline: how many times the plain HTTP route\'s cost a tool call costs (target: at most 1.5×), from calls per second of the best round (clients and relay on the same machine)',
-      'relay CPU: the relay process\'s CPU time per call over every round (/proc/<pid>/stat), and its ratio to the plain route\'s: what other work on the machine does not change',
+      'relay CPU: the relay process\'s CPU time per call over every round (/proc/<pid>/stat), its ratio to the plain route\'s and what the tool adds to it: what other work on the machine does not change',
       ...(prof === undefined ? [] : [`the relay's CPU profile: ${prof}`]),
     ],
   };
