@@ -12,6 +12,10 @@
  * grouped: `appendPostGrouped` from GROUPED_CALLERS callers at once, through the same commit
  *          queue as the HTTP route, so the appends that arrive together share a COMMIT as they
  *          do over HTTP with as many clients.
+ * paused:  `appendPost` as alone, with the process idle for PAUSE_MS between appends, as a relay
+ *          serving one client waits between its requests: what waking from idle adds to an
+ *          append's CPU time on this machine (caches and the core gone cold), which `alone`
+ *          never pays.
  *
  * CPU time is process.cpuUsage() (every thread of this process) over each round, bodies signed
  * and parsed before the round starts.
@@ -24,6 +28,8 @@ const ROUNDS = Number(process.env.SVC_BENCH_ROUNDS ?? 5);
 const ROUND_APPENDS = Number(process.env.SVC_BENCH_ROUND_APPENDS ?? 1500);
 const WARMUP_APPENDS = 500;
 export const GROUPED_CALLERS = 16;
+const PAUSE_MS = 1;
+const PAUSED_APPENDS = 400;
 
 type Ceiling = Awaited<ReturnType<typeof ceilingSetup>>;
 
@@ -41,6 +47,13 @@ async function alone(c: Ceiling, list: unknown[]): Promise<void> {
   for (const b of list) await appendPost(c.r.ctx, c.space.name, c.author, b);
 }
 
+async function paused(c: Ceiling, list: unknown[]): Promise<void> {
+  for (const b of list) {
+    await appendPost(c.r.ctx, c.space.name, c.author, b);
+    await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+  }
+}
+
 async function grouped(c: Ceiling, list: unknown[]): Promise<void> {
   let next = 0;
   const caller = async (): Promise<void> => {
@@ -49,8 +62,8 @@ async function grouped(c: Ceiling, list: unknown[]): Promise<void> {
   await Promise.all(Array.from({ length: GROUPED_CALLERS }, caller));
 }
 
-async function measure(c: Ceiling, run: (c: Ceiling, list: unknown[]) => Promise<void>): Promise<{ us: number; perSec: number }> {
-  const list = bodies(c, ROUND_APPENDS);
+async function measure(c: Ceiling, run: (c: Ceiling, list: unknown[]) => Promise<void>, n = ROUND_APPENDS): Promise<{ us: number; perSec: number }> {
+  const list = bodies(c, n);
   const cpu0 = cpuNs();
   const t0 = performance.now();
   await run(c, list);
@@ -64,7 +77,7 @@ async function main(): Promise<void> {
   try {
     await alone(c, bodies(c, WARMUP_APPENDS));
     await grouped(c, bodies(c, WARMUP_APPENDS));
-    const out = { alone: [] as number[], grouped: [] as number[], appendsPerSec: { alone: [] as number[], grouped: [] as number[] } };
+    const out = { alone: [] as number[], grouped: [] as number[], paused: [] as number[], appendsPerSec: { alone: [] as number[], grouped: [] as number[] } };
     for (let r = 0; r < ROUNDS; r++) {
       const a = await measure(c, alone);
       out.alone.push(a.us);
@@ -72,6 +85,7 @@ async function main(): Promise<void> {
       const g = await measure(c, grouped);
       out.grouped.push(g.us);
       out.appendsPerSec.grouped.push(g.perSec);
+      out.paused.push((await measure(c, paused, PAUSED_APPENDS)).us);
     }
     process.stdout.write(`${JSON.stringify(out)}\n`);
   } finally {
