@@ -36,7 +36,6 @@
 import { SEEKABLE_PUBLIC_POSTS_PER_DAY } from '../../shared/limits.js';
 import type { Db } from './database.js';
 import type { SqliteDb } from './sqlite/connection.js';
-import { keepParametersOutOfPlan } from './sqlite/parameters.js';
 import { MAX_CHAR, OWN_SPACES, pendingPosts, scopeSql, shownCandidates, type CandidateRow } from './seek-scope.js';
 import type { PreparedDoc, SeekCandidate, SeekScope, SeekStore, TextCandidate, TextWalk } from './seek-store.js';
 
@@ -45,7 +44,7 @@ const DAY_MS = 86_400_000;
 export function createSeekStore(db: SqliteDb): SeekStore {
   // The candidate walk stops as soon as it has enough (FTS5 then walks no further): a
   // synchronous iteration over the driver's own statement, at a moment no transaction is open.
-  const rawStatements = new Map<string, ReturnType<SqliteDb['raw']['prepare']>>();
+  const rawStatements = new Map<string, ReturnType<SqliteDb['prepareRaw']>>();
   const selectWatermark = db.prepare<[], { indexed_upto: number }>('SELECT indexed_upto FROM seek_state WHERE id = 1');
   const updateWatermark = db.prepare('UPDATE seek_state SET indexed_upto = ? WHERE id = 1');
   /** Move the watermark one post on, only from the post before it: one statement for test and move. */
@@ -157,10 +156,10 @@ export function createSeekStore(db: SqliteDb): SeekStore {
     const perSpace = new Map<number, number>();
     const perOwner = new Map<string, number>();
     const chosen: CandidateRow[] = [];
-    if (walk.cap > 0) await db.withRaw((raw) => {
+    if (walk.cap > 0) await db.withRaw(() => {
       let stmt = rawStatements.get(key);
       if (stmt === undefined) {
-        stmt = raw.prepare(keepParametersOutOfPlan(sql));
+        stmt = db.prepareRaw(sql);
         rawStatements.set(key, stmt);
       }
       for (const r of stmt.iterate({ ...params, match: expression, scan: walk.scan }) as IterableIterator<CandidateRow>) {

@@ -74,7 +74,12 @@ export class SqliteDb implements Db {
 
   /** A statement prepared once and kept so (./parameters.ts: its plan reads no bound value). */
   prepare<P extends BindParameters = unknown[], R = unknown>(sql: string): Statement<P, R> {
-    return this.wrap(this.raw.prepare(keepParametersOutOfPlan(sql))) as unknown as Statement<P, R>;
+    return this.wrap(this.prepareRaw(sql)) as unknown as Statement<P, R>;
+  }
+
+  /** A driver statement prepared as `prepare` prepares one, for SQLite-only code that steps it itself (an FTS5 walk). */
+  prepareRaw(sql: string): RawStatement {
+    return this.raw.prepare(keepParametersOutOfPlan(sql));
   }
 
   async exec(sql: string): Promise<void> {
