@@ -3,11 +3,11 @@
  * prepared.
  *
  * SQLite re-prepares a statement whose plan was made from a bound value: binding that parameter
- * again marks the statement expired, and its next step compiles it anew. With more than one table
- * in a query (any join), the planner takes a parameter compared by `=`, `==` or `IS` for a
- * constant it may propagate to other terms (WHERE-clause constant propagation), and a `LIMIT` or
- * `OFFSET` parameter for an integer it may use, and so marks the statement. Every call of such a
- * statement then costs a full compile. Measured with the SQLite better-sqlite3 builds (3.54.1,
+ * again marks the statement expired, and its next step compiles it anew. Measured, in any query
+ * of more than one table (any join): a parameter compared by `=`, `==` or `IS` (on either side),
+ * or a `LIMIT` or `OFFSET` parameter, is read so, and every call of the statement costs a full
+ * compile; a parameter in `<`, `<>`, `IN (…)` or a function's arguments is not. (Which of the
+ * planner's steps reads it, constant propagation or the integer a LIMIT is, we did not trace.) Measured with the SQLite better-sqlite3 builds (3.54.1,
  * with SQLITE_ENABLE_STAT4, though the relay's database has no statistics tables): one post by
  * id with its SPACE, author and joined extras ran in 50 µs against 7 µs once the parameter was
  * kept out of the plan; a miniature two-table join 22 µs against 1.2. (Node's own `node:sqlite`,
