@@ -117,9 +117,10 @@ async function measureGroup(group: string, cases: readonly Case[], relayPid: num
   const perCall = (name: string) => cpu.get(name)!.micros / cpu.get(name)!.calls;
   return cases.map((c) => {
     const own = perCall(c.name);
-    if (c.baseline !== undefined) ratios?.set(c.name, own / perCall(c.baseline));
+    const base = c.baseline === undefined ? undefined : perCall(c.baseline);
+    if (base !== undefined) ratios?.set(c.name, own / base);
     // Beside the ratio, what the tool adds to the route in µs: the MCP request's own cost.
-    const ratio = c.baseline === undefined ? '' : ` (${(own / perCall(c.baseline)).toFixed(2)}×, +${Math.round(own - perCall(c.baseline))} µs)`;
+    const ratio = base === undefined ? '' : ` (${(own / base).toFixed(2)}×, +${Math.round(own - base)} µs)`;
     return { name: c.name, opsPerSec: best.get(c.name)!, note: `relay CPU ${Math.round(own)} µs/call${ratio}`, ...(c.baseline ? { baseline: c.baseline } : {}) };
   });
 }
