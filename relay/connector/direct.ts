@@ -113,10 +113,45 @@ export function directCall(req: FastifyRequest, body: unknown): DirectCall | und
   } else {
     return undefined;
   }
-  const route = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader, mcpMethodHeader, mcpNameHeader, body });
-  if (era === 'modern' && (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== DIRECT_REVISION)) return undefined;
-  if (era === 'legacy' && (route.kind !== 'legacy' || route.reason !== 'no-claim')) return undefined;
+  if (!classifiedAs(era, { protocolVersionHeader, mcpMethodHeader, mcpNameHeader, body, id, name, meta })) return undefined;
   return { era, id, name, arguments: args };
+}
+
+/**
+ * The SDK classifier's verdicts, by what they depend on. For a message of the shape `directCall`
+ * has already required (one request, method tools/call, an id, params of a name, an arguments
+ * object and `_meta`), the classifier reads the three headers, the id's type (JSON-RPC's
+ * RequestId), the method and the `_meta` envelope; never the arguments (loose members of the
+ * params) nor the id's value: test/relay/connector/direct.test.ts holds it to that. A client sends
+ * the same envelope with every call, so its verdict is computed once (with zod, which allocates
+ * what a busy relay then has to collect) and then looked up by that key, one short JSON text.
+ */
+const verdicts = new Map<string, boolean>();
+/** Verdicts kept at most (a client has one or two envelopes): past this, they are computed afresh. */
+const VERDICTS_KEPT = 256;
+
+interface Classified {
+  readonly protocolVersionHeader: string;
+  readonly mcpMethodHeader: string | undefined;
+  readonly mcpNameHeader: string | undefined;
+  readonly body: Record<string, unknown>;
+  readonly id: string | number;
+  readonly name: string;
+  readonly meta: unknown;
+}
+
+function classifiedAs(era: DirectCall['era'], m: Classified): boolean {
+  const key = JSON.stringify([era, m.protocolVersionHeader, m.mcpMethodHeader ?? null, m.mcpNameHeader ?? null, typeof m.id, m.name, m.meta ?? null]);
+  const known = verdicts.get(key);
+  if (known !== undefined) return known;
+  const route = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader: m.protocolVersionHeader, mcpMethodHeader: m.mcpMethodHeader, mcpNameHeader: m.mcpNameHeader, body: m.body });
+  const verdict =
+    era === 'modern'
+      ? route.kind === 'modern' && route.messageKind === 'request' && route.classification.revision === DIRECT_REVISION
+      : route.kind === 'legacy' && route.reason === 'no-claim';
+  if (verdicts.size >= VERDICTS_KEPT) verdicts.clear();
+  verdicts.set(key, verdict);
+  return verdict;
 }
 
 /** Whether a registered tool may be called on this lane (see the header). */

@@ -10,6 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyRequest } from 'fastify';
+import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import { directCall } from '../../../relay/connector/direct.js';
 import { STRUCTURED_ONLY_EXTENSION } from '../../../relay/connector/structured.js';
 import { appToken } from '../../helpers/oauth-flow.js';
@@ -239,5 +240,41 @@ describe('which requests the direct lane takes', () => {
     expect(taken(whoami, (m) => (((m.body.params as Record<string, unknown>)._meta as Record<string, unknown>).progressToken = 1))).toBe(false);
     expect(directCall({ method: 'POST', headers: message(whoami).headers } as unknown as FastifyRequest, [message(whoami).body])).toBeUndefined();
     expect(directCall({ method: 'GET', headers: message(whoami).headers } as unknown as FastifyRequest, message(whoami).body)).toBeUndefined();
+  });
+
+  // The lane remembers the SDK classifier's verdict per envelope, headers and id type
+  // (direct.ts `classifiedAs`), on the ground that the classifier reads neither the arguments nor
+  // the id's value: held to it here, with arguments shaped like the members it does read.
+  it("the SDK's classifier judges a tools/call by its envelope and headers, not by its arguments or its id's value", () => {
+    const odd = [
+      {},
+      { post_id: 'x' },
+      { result: {}, error: { code: 1, message: 'm' }, jsonrpc: '1.0', method: 'initialize' },
+      { _meta: { 'io.modelcontextprotocol/protocolVersion': '1999-01-01' }, progressToken: null },
+      { deep: [[[{ a: [1, 'b', null, true] }]]], n: Number.MAX_SAFE_INTEGER },
+    ];
+    for (const revision of [REVISION, '2025-11-25'] as const) {
+      const verdicts = new Set<string>();
+      for (const args of odd) {
+        for (const id of [1, 0, -7, Number.MAX_SAFE_INTEGER, 'a', '', 'x'.repeat(300)]) {
+          const m = message({ ...whoami, args, id, revision });
+          const h = m.headers;
+          verdicts.add(JSON.stringify(classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader: h['mcp-protocol-version'], mcpMethodHeader: h['mcp-method'], mcpNameHeader: h['mcp-name'], body: m.body }), (k, v) => (k === 'message' ? undefined : v)));
+          expect(taken({ ...whoami, args, id, revision })).toBe(true);
+        }
+      }
+      expect([...verdicts]).toHaveLength(1);
+    }
+  });
+
+  it('an envelope the SDK refuses is not taken, after the same client sent a good one (and again after)', () => {
+    const broken = (m: { body: Record<string, unknown> }) => {
+      ((m.body.params as Record<string, unknown>)._meta as Record<string, unknown>)['io.modelcontextprotocol/clientInfo'] = { name: 'svc-direct-test' };
+    };
+    expect(taken(whoami)).toBe(true);
+    expect(taken(whoami, broken)).toBe(false);
+    expect(taken(whoami, broken)).toBe(false);
+    expect(taken(whoami)).toBe(true);
+    expect(taken({ ...whoami, id: 'z' }, broken)).toBe(false);
   });
 });
