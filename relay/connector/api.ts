@@ -105,12 +105,34 @@ function answerOf(status: number, raw: Record<string, string | string[] | number
     return { status, headers, body: value, text: String(value) };
   }
   if (status < 200 || status >= 300) refuse(status, value, headersOf(raw), caller);
-  let text: string | undefined;
-  let headers: Headers | undefined;
   const response = { status, body: value } as ApiResponse;
-  Object.defineProperty(response, 'headers', { enumerable: true, get: () => (headers ??= headersOf(raw)) });
-  Object.defineProperty(response, 'text', { enumerable: true, get: () => (text ??= JSON.stringify(value)) });
+  Object.defineProperty(response, MADE, { value: { raw, value, headers: undefined, text: undefined } satisfies Made });
+  Object.defineProperty(response, 'headers', { enumerable: true, get: madeHeaders });
+  Object.defineProperty(response, 'text', { enumerable: true, get: madeText });
   return response;
+}
+
+/** Where a JSON answer keeps what its `headers` and `text` are made from, and them once made. */
+const MADE = Symbol('made');
+
+interface Made {
+  readonly raw: Record<string, string | string[] | number | undefined>;
+  readonly value: unknown;
+  headers: Headers | undefined;
+  text: string | undefined;
+}
+
+// One getter each for every answer, reading the answer's own slot: an accessor made of a new
+// closure per answer would keep that closure and the route's whole answer alive through the next
+// young-generation collection (tools/answer.ts says how).
+function madeHeaders(this: { [MADE]: Made }): Headers {
+  const made = this[MADE];
+  return (made.headers ??= headersOf(made.raw));
+}
+
+function madeText(this: { [MADE]: Made }): string {
+  const made = this[MADE];
+  return (made.text ??= JSON.stringify(made.value));
 }
 
 /** A non-2xx answer: the refusal the bridge's HTTP client would make of it (INSUFFICIENT_SCOPE noted on the caller). */

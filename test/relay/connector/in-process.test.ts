@@ -13,6 +13,7 @@ import { RelayRefusal } from '../../../tools/errors.js';
 import { callConnector, connectConnector } from '../../helpers/connector.js';
 import { newSpace, post } from '../../helpers/posts.js';
 import { call, mintToken, startRelay, type MintedToken, type RunningRelay } from '../../helpers/relay.js';
+import { oneHiddenClass } from '../../helpers/hidden-class.js';
 
 let relay: RunningRelay;
 let owner: MintedToken;
@@ -43,6 +44,21 @@ describe('a route called in process', () => {
     expect(inProcess.status).toBe(200);
     expect(inProcess.body).toEqual(overHttp.body);
     expect(JSON.parse(inProcess.text)).toEqual(overHttp.body);
+    expect(inProcess.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(Object.keys(inProcess).sort()).toEqual(['body', 'headers', 'status', 'text']);
+  });
+
+  it('answers every JSON answer in one hidden class (what its text and headers are made from is not kept past a young collection)', async () => {
+    const api = connectorApi(relay.app, contextOf(relay.app), callerOf(owner));
+    const answers = [
+      await api.request({ path: `/v1/posts/${postId}`, query: { proof: 'false' } }),
+      await api.request({ path: `/v1/spaces/${space}/posts` }),
+      await api.request({ path: `/v1/posts/${postId}` }),
+    ];
+    expect(oneHiddenClass(answers)).toBe(true);
+    void answers[0]!.text;
+    void answers[1]!.headers;
+    expect(oneHiddenClass(answers)).toBe(true);
   });
 
   it('throws the refusal the route answered, with its code and request id', async () => {
