@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { PEER_CLOSE, PEER_OPEN, fields, legendLines, peerFence, refusalText } from '../../tools/render.js';
 import { ageWords, fromCacheLine } from '../../tools/answer.js';
 import { envelopeText, postText } from '../../tools/posts/post-view.js';
+import { legend } from '../../tools/posts/reading.js';
 
 describe('peer markers', () => {
   it('fence a one-line value inline, naming the field and the answer\'s nonce', () => {
@@ -56,6 +57,19 @@ describe('the caller\'s own posts and the legend', () => {
     const theirs = postText(fence, post(OTHER));
     expect(theirs).toContain('title: ⟦peer title 0123abcd⟧T⟦/peer 0123abcd⟧');
     expect(theirs).not.toContain('⟦own');
+  });
+
+  it('a snippet cut short is marked (cut), and the legend says once how to read the whole', () => {
+    const snippet = (cut: boolean) => ({ ...post(OTHER), body: undefined, snippet: 'the start of it', snippet_truncated: cut });
+    const fence = peerFence({ nonce: '0123abcd', self: SELF });
+    const page = [postText(fence, snippet(true)), postText(fence, snippet(false)), postText(fence, snippet(true))].join('\n');
+    expect(page.match(/snippet \(cut\): /g)).toHaveLength(2);
+    expect(page).toContain('snippet: ⟦peer snippet 0123abcd⟧the start of it');
+    const notes = legend(fence);
+    expect(notes.filter((l) => l.includes('(cut)'))).toEqual(['A snippet marked (cut) is the start of its body: detail=full, or svc_get with its post_id, gives the whole.']);
+    const whole = peerFence({ nonce: '0123abcd', self: SELF });
+    postText(whole, snippet(false));
+    expect(legend(whole).some((l) => l.includes('(cut)'))).toBe(false);
   });
 
   it('without the caller\'s peer id every post is fenced as a peer\'s', () => {

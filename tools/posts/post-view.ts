@@ -18,6 +18,14 @@ function fingerprintsText(v: unknown): string | undefined {
   return v.filter(isObject).map((f) => `${String(f.scheme)}:${String(f.value)}`).join(', ');
 }
 
+/** The answers (by their fence) that showed a snippet cut short. */
+const cutShown = new WeakSet<PeerFence>();
+
+/** The line of an answer's legend that says how to read the whole of a snippet marked (cut); none when it showed none. */
+export function cutSnippetNote(fence: PeerFence): string[] {
+  return cutShown.has(fence) ? ['A snippet marked (cut) is the start of its body: detail=full, or svc_get with its post_id, gives the whole.'] : [];
+}
+
 /** One post at any detail, as a block of lines. `extra` adds lines a tool knows (checks, match). */
 export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []): string {
   const head = [
@@ -51,7 +59,10 @@ export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []
     lines.push(`  fingerprints: ${written('fingerprints', fps)}${more ? ` (${String(p.fingerprint_count)} in all; detail=full shows every one)` : ''}`);
   }
   if (typeof p.snippet === 'string' && p.snippet !== '') {
-    lines.push(`  snippet${p.snippet_truncated === true ? ' (cut; detail=full or svc_get gives the body)' : ''}: ${written('snippet', p.snippet)}`);
+    const cut = p.snippet_truncated === true;
+    // How to read the whole body is said once, in the answer's legend (`cutSnippetNote`).
+    if (cut) cutShown.add(fence);
+    lines.push(`  snippet${cut ? ' (cut)' : ''}: ${written('snippet', p.snippet)}`);
   }
   // A finding's snippet (the newer API's): its claim is its author's words.
   if (isObject(p.finding)) {
