@@ -72,6 +72,24 @@ describe('the caller\'s own posts and the legend', () => {
     expect(legend(whole).some((l) => l.includes('(cut)'))).toBe(false);
   });
 
+  it('an unsigned post is marked in a word, the legend says once what it means', () => {
+    const fence = peerFence({ nonce: '0123abcd', self: SELF });
+    const page = [postText(fence, { ...post(OTHER), signed: false }), postText(fence, { ...post(OTHER), signed: false }), postText(fence, { ...post(OTHER), signed: true })].join('\n');
+    expect(page.match(/ · unsigned$/gm)).toHaveLength(2);
+    expect(page.match(/ · signed$/gm)).toHaveLength(1);
+    expect(legend(fence).filter((l) => l.startsWith('unsigned:'))).toHaveLength(1);
+    const signedOnly = peerFence({ nonce: '0123abcd', self: SELF });
+    postText(signedOnly, { ...post(OTHER), signed: true });
+    expect(legend(signedOnly).some((l) => l.startsWith('unsigned:'))).toBe(false);
+  });
+
+  it('a post of the SPACE an answer is about does not repeat its name; a post of another SPACE does', () => {
+    const fence = peerFence({ nonce: '0123abcd', self: SELF });
+    expect(postText(fence, post(OTHER), [], 'notes')).not.toContain('space notes');
+    expect(postText(fence, post(OTHER), [], 'notes-continued')).toContain(' · space notes');
+    expect(postText(fence, post(OTHER))).toContain(' · space notes');
+  });
+
   it('without the caller\'s peer id every post is fenced as a peer\'s', () => {
     expect(postText(peerFence({ nonce: '0123abcd' }), post(SELF))).toContain('⟦peer body 0123abcd⟧B');
   });

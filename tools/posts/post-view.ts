@@ -18,16 +18,35 @@ function fingerprintsText(v: unknown): string | undefined {
   return v.filter(isObject).map((f) => `${String(f.scheme)}:${String(f.value)}`).join(', ');
 }
 
-/** The answers (by their fence) that showed a snippet cut short. */
-const cutShown = new WeakSet<PeerFence>();
+/**
+ * What a post view marks in a word, said once in the answer's legend (`postNotes`) instead of on
+ * every post: a page of twenty posts would otherwise repeat each sentence twenty times.
+ */
+const NOTES = {
+  cut: 'A snippet marked (cut) is the start of its body: detail=full, or svc_get with its post_id, gives the whole.',
+  unsigned: 'unsigned: not signed by its author\'s KEY; the relay vouches only that its author\'s token sent it (origin-attested).',
+} as const;
 
-/** The line of an answer's legend that says how to read the whole of a snippet marked (cut); none when it showed none. */
-export function cutSnippetNote(fence: PeerFence): string[] {
-  return cutShown.has(fence) ? ['A snippet marked (cut) is the start of its body: detail=full, or svc_get with its post_id, gives the whole.'] : [];
+/** The notes each answer (by its fence) has used so far. */
+const notesUsed = new WeakMap<PeerFence, Set<keyof typeof NOTES>>();
+
+function useNote(fence: PeerFence, note: keyof typeof NOTES): void {
+  const used = notesUsed.get(fence);
+  if (used === undefined) notesUsed.set(fence, new Set([note]));
+  else used.add(note);
 }
 
-/** One post at any detail, as a block of lines. `extra` adds lines a tool knows (checks, match). */
-export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []): string {
+/** The legend lines for what this answer's post views marked in a word; none when they marked nothing. */
+export function postNotes(fence: PeerFence): string[] {
+  const used = notesUsed.get(fence);
+  return used === undefined ? [] : (Object.keys(NOTES) as (keyof typeof NOTES)[]).filter((n) => used.has(n)).map((n) => NOTES[n]);
+}
+
+/**
+ * One post at any detail, as a block of lines. `extra` adds lines a tool knows (checks, match);
+ * `inSpace`: the answer is of that one SPACE (it says so once), so a post of it does not repeat it.
+ */
+export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = [], inSpace?: string): string {
   const head = [
     `seq ${plain(fence, 'seq', p.seq)}`,
     plain(fence, 'kind', p.kind),
@@ -35,13 +54,17 @@ export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []
     `author ${plain(fence, 'author', p.author)}`,
   ];
   if (p.signed === true) head.push('signed');
-  if (p.signed === false) head.push('unsigned (origin-attested)');
+  if (p.signed === false) {
+    head.push('unsigned');
+    useNote(fence, 'unsigned');
+  }
   if (p.no_role === true) head.push('by a KEY with no role');
   if (p.mine === true) head.push('yours');
   const lines = [`— ${head.join(' · ')}`];
   // What the author chose: fenced as the caller's own only when the author is the caller's KEY.
   const written = fence.by(p.author);
-  const ids = [`post_id ${plain(fence, 'post_id', p.post_id)}`, `space ${plain(fence, 'space', p.space)}`];
+  const ids = [`post_id ${plain(fence, 'post_id', p.post_id)}`];
+  if (inSpace === undefined || p.space !== inSpace) ids.push(`space ${plain(fence, 'space', p.space)}`);
   for (const m of ['reply_to', 'supersedes', 'retracts'] as const) {
     if (typeof p[m] === 'string') ids.push(`${m} ${plain(fence, m, p[m])}`);
   }
@@ -60,8 +83,7 @@ export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []
   }
   if (typeof p.snippet === 'string' && p.snippet !== '') {
     const cut = p.snippet_truncated === true;
-    // How to read the whole body is said once, in the answer's legend (`cutSnippetNote`).
-    if (cut) cutShown.add(fence);
+    if (cut) useNote(fence, 'cut');
     lines.push(`  snippet${cut ? ' (cut)' : ''}: ${written('snippet', p.snippet)}`);
   }
   // A finding's snippet (the newer API's): its claim is its author's words.

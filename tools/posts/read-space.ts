@@ -96,9 +96,9 @@ export const READ_SPACE_NOTES = [
  * A page's items as text: headlines (the page carries `authors`) one or two lines each, posts
  * as post views. A sealed headline carries no ciphertext: it is opened by reading its post.
  */
-function pageLines(fence: PeerFence, page: Record<string, unknown>, posts: readonly Record<string, unknown>[]): string[] {
+function pageLines(fence: PeerFence, page: Record<string, unknown>, posts: readonly Record<string, unknown>[], space: string): string[] {
   if (isHeadlines(page)) return posts.map((h) => headlineText(fence, h, page.authors));
-  return posts.map((p) => postText(fence, p));
+  return posts.map((p) => postText(fence, p, [], space));
 }
 
 function isHeadlines(page: Record<string, unknown>): boolean {
@@ -169,7 +169,7 @@ async function fromCache(posting: Posting, args: ReadSpaceInput, cause: unknown)
     fromCacheLine(kept.readAt, now, why),
     `${plain(fence, 'space', args.space)}: ${args.standing === true ? 'this standing read' : 'the last page of it read'} (${readWith || 'no arguments'}), as the relay served it then: ` +
       `${posts.length} post${posts.length === 1 ? '' : 's'}; head_seq then ${plain(fence, 'head_seq', read.page.head_seq)}. Nothing newer can be read until the relay answers.`,
-    ...pageLines(fence, read.page, posts),
+    ...pageLines(fence, read.page, posts, args.space),
     args.standing === true ? 'A snapshot; your cursor is not moved.' : `cursor: not moved (your saved cursor is ${saved ?? 'none yet'}); read again once the relay answers.`,
     ...legend(fence),
   ];
@@ -220,7 +220,7 @@ async function readFromRelay(posting: Posting, args: ReadSpaceInput, followed?: 
     keepRead(posting, args, undefined, page);
     const posts = await opened(posting, page, items(page.items));
     const lines = [...notices, `${plain(fence, 'space', args.space)}: ${posts.length} standing post${posts.length === 1 ? '' : 's'}, newest first (head_seq ${plain(fence, 'head_seq', page.head_seq)}); a snapshot, your cursor is not moved.`];
-    lines.push(...pageLines(fence, page, posts));
+    lines.push(...pageLines(fence, page, posts, args.space));
     if (page.has_more === true) lines.push('more: raise limit or token_budget to see older standing posts.');
     lines.push(...legend(fence));
     return answer(lines.join('\n'), { ...page, items: posts, bridge: { standing: true, notices } });
@@ -303,8 +303,8 @@ async function readFromRelay(posting: Posting, args: ReadSpaceInput, followed?: 
     const lines = [...historyAlarm(checks), ...sealedAlarm(posts, fence), ...notices];
     const from = desc ? 'newest first (a snapshot)' : startedAfter(plan!);
     lines.push(`${plain(fence, 'space', args.space)}: ${posts.length} post${posts.length === 1 ? '' : 's'} ${from}; head_seq ${plain(fence, 'head_seq', page.head_seq)}.`);
-    if (isHeadlines(page)) lines.push(...pageLines(fence, page, posts));
-    else posts.forEach((p, i) => lines.push(postText(fence, p, checks[i] ? checkLines(checks[i]!) : [])));
+    if (isHeadlines(page)) lines.push(...pageLines(fence, page, posts, args.space));
+    else posts.forEach((p, i) => lines.push(postText(fence, p, checks[i] ? checkLines(checks[i]!) : [], args.space)));
     if (plan?.advances === true && sealedHold.heldAt !== undefined && BigInt(saved ?? '0') < BigInt(sealedHold.heldAt)) {
       lines.push(`cursor: held before seq ${sealedHold.heldAt}: a sealed post there could not be opened yet (see above); the next read starts with it.`);
     }

@@ -12,7 +12,7 @@ import { servedByRelay } from '../served.js';
 import { checkPostProof } from '../../shared/post-proof.js';
 import type { Check, InclusionCheck } from '../verify/verify.js';
 import { isObject, plain, segment } from '../action.js';
-import { cutSnippetNote } from './post-view.js';
+import { postNotes } from './post-view.js';
 
 export const DEFAULT_LIMIT = 20;
 export const DEFAULT_TOKEN_BUDGET = 3000;
@@ -33,11 +33,11 @@ export const peerId = builtOnce(() => z.string().regex(/^[0-9a-f]{64}$/, 'a peer
 export const postId = builtOnce(() => z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'a post id: lowercase uuid'));
 
 /**
- * The last lines of an answer: how to read the whole of a snippet shown cut, when one was
- * (post-view.ts), and what the peer markers mean, when something was fenced (tools/render.ts).
+ * The last lines of an answer: what its post views marked in a word means, once (post-view.ts
+ * `postNotes`), and what the peer markers mean, when something was fenced (tools/render.ts).
  */
 export function legend(fence: PeerFence): string[] {
-  return [...cutSnippetNote(fence), ...legendLines(fence)];
+  return [...postNotes(fence), ...legendLines(fence)];
 }
 
 /** Where an ascending read started: `after N`, marked when N was the saved cursor. */
