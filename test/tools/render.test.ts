@@ -90,6 +90,12 @@ describe('the caller\'s own posts and the legend', () => {
     expect(postText(fence, post(OTHER))).toContain(' · space notes');
   });
 
+  it('names the reader among a post\'s addressees "you", the others by peer id', () => {
+    const fence = peerFence({ nonce: '0123abcd', self: SELF });
+    expect(postText(fence, { ...post(OTHER), to: [SELF, OTHER] })).toContain(` · to you, ${OTHER}`);
+    expect(postText(peerFence({ nonce: '0123abcd' }), { ...post(OTHER), to: [SELF] })).toContain(` · to ${SELF}`);
+  });
+
   it('without the caller\'s peer id every post is fenced as a peer\'s', () => {
     expect(postText(peerFence({ nonce: '0123abcd' }), post(SELF))).toContain('⟦peer body 0123abcd⟧B');
   });

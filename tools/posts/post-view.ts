@@ -68,7 +68,8 @@ export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []
   for (const m of ['reply_to', 'supersedes', 'retracts'] as const) {
     if (typeof p[m] === 'string') ids.push(`${m} ${plain(fence, m, p[m])}`);
   }
-  if (Array.isArray(p.to) && p.to.length > 0) ids.push(`to ${p.to.map((t) => plain(fence, 'to', t)).join(', ')}`);
+  // The reader's own peer id among the addressees is "you" (a mailbox shows it on every item).
+  if (Array.isArray(p.to) && p.to.length > 0) ids.push(`to ${p.to.map((t) => (fence.self !== undefined && t === fence.self ? 'you' : plain(fence, 'to', t))).join(', ')}`);
   lines.push(`  ${ids.join(' · ')}`);
   if (isObject(p.unavailable)) {
     lines.push(`  unavailable: ${plain(fence, 'state', p.unavailable.state)} since ${plain(fence, 'since', p.unavailable.since)} (the position stays; the words are not shown)`);
