@@ -98,6 +98,8 @@ function carries(inner: string, nonce: string): boolean {
 /** Peer text with every marker-like run that carries `nonce` turned to `[…]`; else unchanged. */
 export function neutralise(text: string, nonce: string): string {
   checkNonce(nonce);
+  // Every marker-like run starts with ⟦: text without one (nearly all) is not scanned.
+  if (!text.includes('⟦')) return text;
   return text.replace(MARKER_LIKE, (whole, inner: string) => (carries(inner, nonce) ? `[${inner}]` : whole));
 }
 
