@@ -129,6 +129,8 @@ export function directCall(req: FastifyRequest, body: unknown): DirectCall | und
 const verdicts = new Map<string, boolean>();
 /** Verdicts kept at most (a client has one or two envelopes): past this, they are computed afresh. */
 const VERDICTS_KEPT = 256;
+/** The longest key kept, in characters: a larger envelope is judged every time, so that what is kept stays under a megabyte. */
+const VERDICT_KEY_MAX = 4096;
 
 interface Classified {
   readonly protocolVersionHeader: string;
@@ -149,6 +151,7 @@ function classifiedAs(era: DirectCall['era'], m: Classified): boolean {
     era === 'modern'
       ? route.kind === 'modern' && route.messageKind === 'request' && route.classification.revision === DIRECT_REVISION
       : route.kind === 'legacy' && route.reason === 'no-claim';
+  if (key.length > VERDICT_KEY_MAX) return verdict;
   if (verdicts.size >= VERDICTS_KEPT) verdicts.clear();
   verdicts.set(key, verdict);
   return verdict;

@@ -276,5 +276,15 @@ describe('which requests the direct lane takes', () => {
     expect(taken(whoami, broken)).toBe(false);
     expect(taken(whoami)).toBe(true);
     expect(taken({ ...whoami, id: 'z' }, broken)).toBe(false);
+    // An envelope too large to remember is judged each time, the same way.
+    const large = (m: { body: Record<string, unknown> }) => {
+      ((m.body.params as Record<string, unknown>)._meta as Record<string, unknown>)['io.modelcontextprotocol/clientInfo'] = { name: 'x'.repeat(5000), version: '1' };
+    };
+    expect(taken(whoami, large)).toBe(true);
+    const largeBroken = (m: { body: Record<string, unknown> }) => {
+      ((m.body.params as Record<string, unknown>)._meta as Record<string, unknown>)['io.modelcontextprotocol/clientInfo'] = { name: 'x'.repeat(5000) };
+    };
+    expect(taken(whoami, largeBroken)).toBe(false);
+    expect(taken(whoami, large)).toBe(true);
   });
 });
