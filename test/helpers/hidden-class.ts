@@ -10,18 +10,18 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from './relay.js';
 
+/** Whether the objects looked at are alike before their lazy members are read, and after. */
 export interface HiddenClassReport {
-  /** Tool answers with their text made on first read: alike before any text is read. */
-  readonly answersBefore: boolean;
-  /** …and after some were read. */
-  readonly answersAfter: boolean;
-  /** A route's JSON answers called in process: alike before their text and headers are read. */
-  readonly routeBefore: boolean;
-  readonly routeAfter: boolean;
+  readonly before: boolean;
+  readonly after: boolean;
 }
 
-export async function probeHiddenClasses(): Promise<HiddenClassReport> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', 'test/helpers/hidden-class-probe.ts'], {
+/**
+ * `answers`: tool answers with their text made on first read; `routes`: a route's JSON answers
+ * called in process (the probe starts a relay for these only).
+ */
+export async function probeHiddenClasses(what: 'answers' | 'routes'): Promise<HiddenClassReport> {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', 'test/helpers/hidden-class-probe.ts', what], {
     cwd: REPO_ROOT,
     env: { ...process.env, SVC_LOG_LEVEL: 'silent' },
   });

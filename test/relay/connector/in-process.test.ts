@@ -49,9 +49,9 @@ describe('a route called in process', () => {
   });
 
   it('answers every JSON answer in one hidden class with fast properties, before and after its text and headers are read', async () => {
-    const report = await probeHiddenClasses();
-    expect(report.routeBefore).toBe(true);
-    expect(report.routeAfter).toBe(true);
+    const report = await probeHiddenClasses('routes');
+    expect(report.before).toBe(true);
+    expect(report.after).toBe(true);
   }, 30_000);
 
   it('throws the refusal the route answered, with its code and request id', async () => {
