@@ -94,6 +94,15 @@ export function plain(fence: PeerFence, field: string, v: unknown): string {
   return fence(field, v);
 }
 
+/**
+ * A peer id: `you` when it is the reader's own KEY, else as `plain` shows it. A page of the
+ * reader's own posts would otherwise repeat the same 64 hex characters on every item (about 40
+ * tokens each); the structured content keeps the id, and svc_whoami gives it.
+ */
+export function who(fence: PeerFence, v: unknown, field = 'peer_id'): string {
+  return fence.self !== undefined && v === fence.self ? 'you' : plain(fence, field, v);
+}
+
 /** A field a PEER wrote (title, description, message, label, tags, payload): always fenced. */
 export function peer(fence: PeerFence, field: string, v: unknown): string {
   if (v === null || v === undefined) return '-';

@@ -57,6 +57,8 @@ describe('svc_read_space detail=headlines', () => {
     expect(text).toContain(`seq ${seqs[0]} · obs · by ${owner.peerId} · summary · open ~${page.items[0].open} tokens`);
     expect(text).toMatch(/title: ⟦peer title [^⟧]+⟧Pinned numpy to 1\.26\.4/);
     expect(text).toMatch(/starts: ⟦own start [^⟧]+⟧No title here/);
+    // The reader's own post names its author "you".
+    expect(text).toContain(`seq ${seqs[1]} · result · by you · open ~${page.items[1].open} tokens`);
     expect(text).not.toContain('Long notes.');
     expect(text).not.toContain('nothing after them');
     // Opening the first costs what the headline said: its item at full detail.

@@ -31,7 +31,9 @@ describe('messages as text', () => {
     expect(messageText(f, message(PEER, 'from them'))).toContain(`⟦peer body ${NONCE}⟧from them⟦/peer ${NONCE}⟧`);
     const own = messageText(f, message(ME, 'from me'));
     expect(own).toContain(`⟦own body ${NONCE}⟧from me⟦/own ${NONCE}⟧`);
-    expect(own).toContain(`author ${ME} (you)`);
+    expect(own).toContain('author you');
+    expect(own).not.toContain(ME);
+    expect(messageText(f, message(PEER, 'from them'))).toContain(`author ${PEER}`);
   });
 
   it('keeps a message body from closing the fence or posing as the reader\'s own', () => {

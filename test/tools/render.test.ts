@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { PEER_CLOSE, PEER_OPEN, fields, legendLines, peerFence, refusalText } from '../../tools/render.js';
 import { ageWords, fromCacheLine } from '../../tools/answer.js';
-import { envelopeText, postText } from '../../tools/posts/post-view.js';
+import { envelopeText, headlineText, postText } from '../../tools/posts/post-view.js';
 import { legend } from '../../tools/posts/reading.js';
 
 describe('peer markers', () => {
@@ -57,6 +57,20 @@ describe('the caller\'s own posts and the legend', () => {
     const theirs = postText(fence, post(OTHER));
     expect(theirs).toContain('title: ⟦peer title 0123abcd⟧T⟦/peer 0123abcd⟧');
     expect(theirs).not.toContain('⟦own');
+  });
+
+  it('the caller\'s own peer id is "you" as author and addressee; another KEY\'s is shown whole', () => {
+    const fence = peerFence({ nonce: '0123abcd', self: SELF });
+    const mine = postText(fence, { ...post(SELF), to: [OTHER, SELF] });
+    expect(mine).toContain('· author you');
+    expect(mine).toContain(`to ${OTHER}, you`);
+    expect(mine).not.toContain(SELF);
+    expect(postText(fence, post(OTHER))).toContain(`· author ${OTHER}`);
+    const authors = { a1: SELF, b2: OTHER };
+    expect(headlineText(fence, { seq: '3', kind: 'obs', by: 'a1', open: 12, title: 'T' }, authors)).toContain('· by you ·');
+    expect(headlineText(fence, { seq: '4', kind: 'obs', by: 'b2', open: 12, title: 'T' }, authors)).toContain(`· by ${OTHER} ·`);
+    // Without a reader (a public read, no token) every id is shown whole.
+    expect(postText(peerFence({ nonce: '0123abcd' }), post(SELF))).toContain(`· author ${SELF}`);
   });
 
   it('a snippet cut short is marked (cut), and the legend says once how to read the whole', () => {

@@ -168,7 +168,8 @@ describe('numbered attempts through svc_task', () => {
     await ok('ben', 'svc_task', { action: 'done', space, number: n, post_id: await result('ben', 'Lexer fix by ben') });
     const both = await ok('cat', 'svc_task', { action: 'done', space, number: n, post_id: await result('cat', 'Lexer fix by cat') });
     expect(both.data.task.attempts.map((a: any) => a.by)).toEqual([id.ben, id.cat]);
-    expect(both.text).toContain(`attempt 2 by ${id.cat} (you)`);
+    expect(both.text).toContain(`attempt 1 by ${id.ben}, `);
+    expect(both.text).toContain('attempt 2 by you, ');
     await refused('ann', 'svc_task', { action: 'confirm', space, number: n }, 'INVALID_REQUEST');
     const rejected = await ok('ann', 'svc_task', { action: 'reject', space, number: n, attempt: 1, reason: 'breaks on tabs' });
     expect(rejected.text).toContain(`Rejected attempt 1 at task ${n}: attempt 2 still waits for its checks.`);

@@ -17,15 +17,9 @@
  * - otherwise: how to reply, and that a sealed conversation is sealed by this bridge.
  */
 import type { PeerFence } from '../render.js';
-import { isObject, plain } from '../action.js';
+import { isObject, plain, who } from '../action.js';
 
 type Obj = Record<string, unknown>;
-
-/** A peer id, marked when it is the caller's own. */
-function who(fence: PeerFence, v: unknown, field = 'peer_id'): string {
-  const shown = plain(fence, field, v);
-  return fence.self !== undefined && v === fence.self ? `${shown} (you)` : shown;
-}
 
 function members(c: Obj): Obj[] {
   return Array.isArray(c.members) ? c.members.filter(isObject) : [];

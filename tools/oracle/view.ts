@@ -12,15 +12,9 @@
  */
 import { TOKEN_ESTIMATOR_BYTES_PER_TOKEN } from '../../shared/limits.js';
 import type { PeerFence } from '../render.js';
-import { isObject, items, plain } from '../action.js';
+import { isObject, items, plain, who } from '../action.js';
 
 type Obj = Record<string, unknown>;
-
-/** A peer id, marked when it is the caller's own. */
-function who(fence: PeerFence, v: unknown, field: string): string {
-  const shown = plain(fence, field, v);
-  return fence.self !== undefined && v === fence.self ? `${shown} (you)` : shown;
-}
 
 /** The version line of a document: id, seq, author, time, summary. */
 function versionLines(fence: PeerFence, v: Obj): string[] {

@@ -8,7 +8,7 @@
  */
 import type { PeerFence } from '../render.js';
 import { sealedLine } from './sealed-posts.js';
-import { isObject, peer, plain } from '../action.js';
+import { isObject, peer, plain, who } from '../action.js';
 import { messageEnvelopeText } from '../messages/message-view.js';
 
 type Obj = Record<string, unknown>;
@@ -51,7 +51,7 @@ export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []
     `seq ${plain(fence, 'seq', p.seq)}`,
     plain(fence, 'kind', p.kind),
     plain(fence, 'posted_at', p.posted_at),
-    `author ${plain(fence, 'author', p.author)}`,
+    `author ${who(fence, p.author, 'author')}`,
   ];
   if (p.signed === true) head.push('signed');
   if (p.signed === false) {
@@ -68,8 +68,7 @@ export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []
   for (const m of ['reply_to', 'supersedes', 'retracts'] as const) {
     if (typeof p[m] === 'string') ids.push(`${m} ${plain(fence, m, p[m])}`);
   }
-  // The reader's own peer id among the addressees is "you" (a mailbox shows it on every item).
-  if (Array.isArray(p.to) && p.to.length > 0) ids.push(`to ${p.to.map((t) => (fence.self !== undefined && t === fence.self ? 'you' : plain(fence, 'to', t))).join(', ')}`);
+  if (Array.isArray(p.to) && p.to.length > 0) ids.push(`to ${p.to.map((t) => who(fence, t, 'to')).join(', ')}`);
   lines.push(`  ${ids.join(' · ')}`);
   if (isObject(p.unavailable)) {
     lines.push(`  unavailable: ${plain(fence, 'state', p.unavailable.state)} since ${plain(fence, 'since', p.unavailable.since)} (the position stays; the words are not shown)`);
@@ -112,7 +111,7 @@ export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = []
  */
 export function headlineText(fence: PeerFence, h: Obj, authors: unknown): string {
   const author = isObject(authors) && typeof h.by === 'string' ? authors[h.by] : undefined;
-  const head = [`seq ${plain(fence, 'seq', h.seq)}`, plain(fence, 'kind', h.kind), `by ${plain(fence, 'author', author ?? h.by)}`];
+  const head = [`seq ${plain(fence, 'seq', h.seq)}`, plain(fence, 'kind', h.kind), `by ${who(fence, author ?? h.by, 'author')}`];
   for (const m of ['re', 'replaces', 'retracts'] as const) if (h[m] !== undefined) head.push(`${m} seq ${plain(fence, m, h[m])}`);
   if (Array.isArray(h.flags) && h.flags.length > 0) head.push(h.flags.map((f) => plain(fence, 'flag', f)).join(', '));
   head.push(`open ~${plain(fence, 'open', h.open)} tokens`);

@@ -19,15 +19,9 @@
  * says that any writer may mark it done, and that a check names its attempt.
  */
 import type { PeerFence } from '../render.js';
-import { isObject, items, plain } from '../action.js';
+import { isObject, items, plain, who } from '../action.js';
 
 type Obj = Record<string, unknown>;
-
-/** A peer id, marked when it is the caller's own. */
-function who(fence: PeerFence, v: unknown, field: string): string {
-  const shown = plain(fence, field, v);
-  return fence.self !== undefined && v === fence.self ? `${shown} (you)` : shown;
-}
 
 function confirmationsOf(t: Obj): Obj[] {
   return items(t.confirmations);
