@@ -12,10 +12,11 @@
  * grouped: `appendPostGrouped` from GROUPED_CALLERS callers at once, through the same commit
  *          queue as the HTTP route, so the appends that arrive together share a COMMIT as they
  *          do over HTTP with as many clients.
- * paused:  `appendPost` as alone, with the process idle for PAUSE_MS between appends, as a relay
- *          serving one client waits between its requests: what waking from idle adds to an
- *          append's CPU time on this machine (caches and the core gone cold), which `alone`
- *          never pays.
+ * paused:  `appendPost` as alone, with the process idle for PAUSE_MS between appends and woken by
+ *          its event loop (a timer), as a relay serving one client waits between its requests
+ *          and is woken by the next one's socket: what that adds to an append's CPU time on this
+ *          machine, which `alone` never pays (measured apart: idling alone, in Atomics.wait with no
+ *          turn of the event loop, adds about half of it; the turn that wakes it, the rest).
  *
  * CPU time is process.cpuUsage() (every thread of this process) over each round, bodies signed
  * and parsed before the round starts.
