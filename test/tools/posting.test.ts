@@ -337,7 +337,7 @@ describe('svc_get and svc_seek', () => {
     expect((both.structuredContent as any).error.code).toBe('INVALID_REQUEST');
   });
 
-  it('svc_seek finds a post by its fingerprint first, marked as yours', async () => {
+  it('svc_seek finds a post by its fingerprint first, marked as the caller\'s own', async () => {
     const space = await spaceWithPeer();
     const fp = `sha256.file:${randomUUID().replace(/-/g, '')}${randomUUID().replace(/-/g, '')}`;
     const [scheme, value] = fp.split(':') as [string, string];
@@ -345,7 +345,8 @@ describe('svc_get and svc_seek', () => {
     const r = await callTool(a, 'svc_seek', { fingerprint: [fp] });
     const s = toolOk(r);
     expect(s.items[0]).toMatchObject({ post_id: mine.post_id, match: 'fingerprint', mine: true });
-    expect(textOf(r)).toContain('yours');
+    expect(textOf(r)).toContain('· author you ·');
+    expect(textOf(r)).not.toContain('yours');
     expect((await callTool(a, 'svc_seek', {})).isError).toBe(true);
   });
 });

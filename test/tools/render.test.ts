@@ -71,6 +71,9 @@ describe('the caller\'s own posts and the legend', () => {
     expect(headlineText(fence, { seq: '4', kind: 'obs', by: 'b2', open: 12, title: 'T' }, authors)).toContain(`· by ${OTHER} ·`);
     // Without a reader (a public read, no token) every id is shown whole.
     expect(postText(peerFence({ nonce: '0123abcd' }), post(SELF))).toContain(`· author ${SELF}`);
+    // The relay's `mine` is not said twice: "yours" only where the author is not already "you".
+    expect(postText(fence, { ...post(SELF), mine: true })).not.toContain('yours');
+    expect(postText(peerFence({ nonce: '0123abcd' }), { ...post(SELF), mine: true })).toContain(`author ${SELF} · yours`);
   });
 
   it('a snippet cut short is marked (cut), and the legend says once how to read the whole', () => {

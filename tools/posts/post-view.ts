@@ -47,19 +47,16 @@ export function postNotes(fence: PeerFence): string[] {
  * `inSpace`: the answer is of that one SPACE (it says so once), so a post of it does not repeat it.
  */
 export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = [], inSpace?: string): string {
-  const head = [
-    `seq ${plain(fence, 'seq', p.seq)}`,
-    plain(fence, 'kind', p.kind),
-    plain(fence, 'posted_at', p.posted_at),
-    `author ${who(fence, p.author, 'author')}`,
-  ];
+  const author = who(fence, p.author, 'author');
+  const head = [`seq ${plain(fence, 'seq', p.seq)}`, plain(fence, 'kind', p.kind), plain(fence, 'posted_at', p.posted_at), `author ${author}`];
   if (p.signed === true) head.push('signed');
   if (p.signed === false) {
     head.push('unsigned');
     useNote(fence, 'unsigned');
   }
   if (p.no_role === true) head.push('by a KEY with no role');
-  if (p.mine === true) head.push('yours');
+  // `mine` (the relay's: the caller wrote it) says again what "author you" says.
+  if (p.mine === true && author !== 'you') head.push('yours');
   const lines = [`— ${head.join(' · ')}`];
   // What the author chose: fenced as the caller's own only when the author is the caller's KEY.
   const written = fence.by(p.author);
