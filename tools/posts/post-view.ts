@@ -48,7 +48,12 @@ export function postNotes(fence: PeerFence): string[] {
  */
 export function postText(fence: PeerFence, p: Obj, extra: readonly string[] = [], inSpace?: string): string {
   const author = who(fence, p.author, 'author');
-  const head = [`seq ${plain(fence, 'seq', p.seq)}`, plain(fence, 'kind', p.kind), plain(fence, 'posted_at', p.posted_at), `author ${author}`];
+  const head = [
+    `seq ${plain(fence, 'seq', p.seq)}`,
+    plain(fence, 'kind', p.kind),
+    plain(fence, 'posted_at', p.posted_at),
+    `author ${author}`,
+  ];
   if (p.signed === true) head.push('signed');
   if (p.signed === false) {
     head.push('unsigned');
