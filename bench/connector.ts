@@ -14,6 +14,11 @@
  *   mailbox      GET /v1/mailbox?after=0                      svc_mailbox {after: "0"}
  *   posts.write  POST /v1/spaces/{name}/posts, unsigned       svc_post {space, kind, title, body}
  *
+ * Beside posts.get, the floor of every tool call: `svc_guide {part: tools, section: svc_get}`
+ * from the structured-only clients, a tool call on the same lane that calls no route and answers
+ * about 1 KB of fixed text (the plain posts.get answers 3.3 KB). Its ratio to posts.get is what
+ * any tool pays before its route's own work; it has no target of its own.
+ *
  * Each tool is called by the SDK's Streamable HTTP client, one client per caller: at 2026-07-28
  * (text and structured content), at 2026-07-28 by a client that declares it reads structured
  * content alone (relay/connector/structured.ts: no text is made), and at 2025-11-25. Newest
@@ -50,6 +55,8 @@ const ROUND_MS = 1_000;
 const ROUNDS = 4;
 /** What a tool call may cost at most, as a multiple of the same plain route's relay CPU. */
 const TARGET = 1.5;
+/** A tool call on the direct lane that calls no route: the floor under every tool's ratio. */
+const FLOOR = { tool: 'svc_guide', args: { part: 'tools', section: 'svc_get' } } as const;
 
 type Revision = '2025-11-25' | '2026-07-28';
 /** How a client connects: its revision, and whether it declares it reads structured content alone. */
@@ -212,16 +219,23 @@ async function run(): Promise<SuiteReport> {
         clients.push(...cs);
         byFlavour.set(flavour, cs);
       }
+      const structuredOnly = [...byFlavour].find(([f]) => f.structuredOnly)![1];
       for (const g of groups) {
         const cases: Case[] = [
           { name: g.plain, calls: Array.from({ length: CLIENTS }, () => g.http()) },
           ...[...byFlavour].map(([f, cs]) => ({ name: `/mcp ${g.tool} (${f.label})`, calls: cs.map((c) => toolCall(c, g.tool, g.args)), baseline: g.plain })),
         ];
+        const floor = g.group === 'get' ? { name: `/mcp ${FLOOR.tool}, no route (structured only)`, calls: structuredOnly.map((c) => toolCall(c, FLOOR.tool, () => FLOOR.args)), baseline: g.plain } : undefined;
         const ratios = new Map<string, number>();
-        rows.push(...(await measureGroup(g.group, cases, relay.process.pid!, ratios)));
+        rows.push(...(await measureGroup(g.group, floor === undefined ? cases : [...cases, floor], relay.process.pid!, ratios)));
+        const floorRatio = floor === undefined ? undefined : ratios.get(floor.name);
+        if (floor !== undefined) ratios.delete(floor.name);
         const each = [...ratios].map(([name, r]) => `${name.replace(/^\/mcp \S+ \((.*)\)$/, '$1')} ${r.toFixed(2)}×`);
         const met = [...ratios.values()].every((r) => r <= TARGET);
         verdicts.push(`${g.tool} ÷ ${g.plain}, relay CPU: ${each.join(', ')}; target ≤ ${TARGET}: ${met ? 'met' : 'missed'}`);
+        if (floorRatio !== undefined) {
+          verdicts.push(`  floor: a tool call that calls no route (${FLOOR.tool} ${JSON.stringify(FLOOR.args)}, structured only) ÷ ${g.plain}: ${floorRatio.toFixed(2)}×, what any tool pays before its route's own work (no target)`);
+        }
       }
     } finally {
       progress('');

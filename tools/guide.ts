@@ -269,16 +269,30 @@ function toolText(g: ToolGuide): string {
   ].join('\n');
 }
 
+/**
+ * The tools part's texts made so far, by the section asked ('' for every tool). Each is made from
+ * fixed descriptions and the tools' schemas (a JSON Schema built from zod per tool), the same for
+ * the whole life of the process, so once; only sections that name a tool are kept.
+ */
+const toolsTexts = new Map<string, string>();
+
 /** The tools part: every tool, or the one `section` names (`svc_post` or `post`). */
 export function toolsText(section: string | undefined): string {
+  const key = section ?? '';
+  const made = toolsTexts.get(key);
+  if (made !== undefined) return made;
   const guides = toolGuides();
+  let text: string;
   if (section === undefined) {
-    return ['# svc tools', '', 'Each tool with its actions, its rules and every argument. svc_guide part=tools section=<tool> gives one.', '', ...guides.map(toolText)].join('\n\n');
+    text = ['# svc tools', '', 'Each tool with its actions, its rules and every argument. svc_guide part=tools section=<tool> gives one.', '', ...guides.map(toolText)].join('\n\n');
+  } else {
+    const wanted = section.startsWith('svc_') ? section : `svc_${section}`;
+    const g = guides.find((t) => t.name === wanted);
+    if (g === undefined) throw new SvcError('INVALID_REQUEST', `section: no tool ${JSON.stringify(section)}; the tools are ${TOOL_NAMES.join(', ')}`);
+    text = toolText(g);
   }
-  const wanted = section.startsWith('svc_') ? section : `svc_${section}`;
-  const g = guides.find((t) => t.name === wanted);
-  if (g === undefined) throw new SvcError('INVALID_REQUEST', `section: no tool ${JSON.stringify(section)}; the tools are ${TOOL_NAMES.join(', ')}`);
-  return toolText(g);
+  toolsTexts.set(key, text);
+  return text;
 }
 
 export function registerGuide(server: McpServer, deps: BridgeDeps): void {
