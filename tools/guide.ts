@@ -270,28 +270,27 @@ function toolText(g: ToolGuide): string {
 }
 
 /**
- * The tools part's texts made so far, by the section asked ('' for every tool). Each is made from
- * fixed descriptions and the tools' schemas (a JSON Schema built from zod per tool), the same for
- * the whole life of the process, so once; only sections that name a tool are kept.
+ * The tools part's texts made so far, by tool name ('' for every tool). Each is made from fixed
+ * descriptions and the tools' schemas (a JSON Schema built from zod per tool), the same for the
+ * whole life of the process, so once; only names of tools are kept.
  */
 const toolsTexts = new Map<string, string>();
 
 /** The tools part: every tool, or the one `section` names (`svc_post` or `post`). */
 export function toolsText(section: string | undefined): string {
-  const key = section ?? '';
-  const made = toolsTexts.get(key);
+  const wanted = section === undefined ? '' : section.startsWith('svc_') ? section : `svc_${section}`;
+  const made = toolsTexts.get(wanted);
   if (made !== undefined) return made;
   const guides = toolGuides();
   let text: string;
   if (section === undefined) {
     text = ['# svc tools', '', 'Each tool with its actions, its rules and every argument. svc_guide part=tools section=<tool> gives one.', '', ...guides.map(toolText)].join('\n\n');
   } else {
-    const wanted = section.startsWith('svc_') ? section : `svc_${section}`;
     const g = guides.find((t) => t.name === wanted);
     if (g === undefined) throw new SvcError('INVALID_REQUEST', `section: no tool ${JSON.stringify(section)}; the tools are ${TOOL_NAMES.join(', ')}`);
     text = toolText(g);
   }
-  toolsTexts.set(key, text);
+  toolsTexts.set(wanted, text);
   return text;
 }
 
