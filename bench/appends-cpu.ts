@@ -17,13 +17,14 @@
  * environment is passed on to the relays.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { REPO_ROOT } from '../test/helpers/relay.js';
 import { best, latencyOf, ROUNDS, runHttp, setUpWriters, type CaseResult } from './appends-cases.js';
-import { median, percentile, type Row, type SuiteReport } from './harness.js';
+import { median, percentile, progress, type Row, type SuiteReport } from './harness.js';
 import { spawnBenchRelay, tempDataDir } from './relay-fixture.js';
 import { checkOut } from './appends-against.js';
+import { processCpuReader, warmUp, WARM_MS } from './process-cpu.js';
 import type { SpawnedRelay } from '../test/helpers/relay.js';
 
 const CLIENTS = [1, 16, 64] as const;
@@ -31,27 +32,6 @@ const BYTES = 1024;
 const TARGET_CPU_RATIO = 1.3;
 const TARGET_TAIL = 2.5;
 const TARGET_64_OF_16 = 0.9;
-
-/**
- * A process's CPU time so far in ns: the sum over its threads of the time each has run
- * (/proc/<pid>/task/<tid>/schedstat, nanoseconds, where /proc/<pid>/stat counts clock ticks of
- * 10 ms). Node's threads (the event loop, libuv's pool, V8's helpers, SQLite's checkpointer)
- * live as long as the process, so none leaves with its time during a round.
- */
-export function processCpuReader(pid: number): () => number {
-  const dir = `/proc/${pid}/task`;
-  return () => {
-    let ns = 0;
-    for (const tid of readdirSync(dir)) {
-      try {
-        ns += Number(readFileSync(`${dir}/${tid}/schedstat`, 'utf8').split(' ')[0]);
-      } catch {
-        // The thread ended between the listing and the read.
-      }
-    }
-    return ns;
-  };
-}
 
 interface InProcess {
   alone: number[];
@@ -106,9 +86,17 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
       const relay = await spawnBenchRelay(dir, { SVC_LOG_LEVEL: 'info', ...relayEnv() }, [], root);
       sides.push({ label, relay, cpu: processCpuReader(relay.process.pid!), setup: await setUpWriters(relay.url, CLIENTS), cases: new Map() });
     };
+    const expected = Math.max(...own.appendsPerSec.grouped);
     if (other !== undefined) await start(`before (${other.commit.slice(0, 10)})`, other.root);
     await start(other === undefined ? '' : 'after (this checkout)');
-    const expected = Math.max(...own.appendsPerSec.grouped);
+    // Each relay warmed up to every case before the rounds, so V8 has optimised what an append
+    // over HTTP runs (bench/process-cpu.ts), as the in-process side is before its own.
+    for (const side of sides) {
+      const { writers, hot, spread } = side.setup;
+      await warmUp(CLIENTS.length, async (i) => {
+        await runHttp([side.relay.url], writers, 'one SPACE', hot, spread, BYTES, CLIENTS[i]!, expected);
+      }, (_, ms) => progress(`appends --cpu: warming up ${side.label || 'the relay'}, ${(ms / 1000).toFixed(0)} of ${WARM_MS / 1000} s`));
+    }
     for (let round = 0; round < ROUNDS; round++) {
       for (const c of CLIENTS) {
         for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
@@ -173,6 +161,7 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
       );
     }
     notes.push(
+      `warm-up: ${WARM_MS / 1000} s of the cases in turn before the rounds, in process and over HTTP, so V8 has optimised what they run (bench/process-cpu.ts; SVC_BENCH_WARM_S sets it)`,
       `CPU: lowest of ${ROUNDS} rounds, relay threads' run time (/proc/<pid>/task/*/schedstat) over each round's window ÷ appends answered in it; ` +
         'in-process: process.cpuUsage() of bench/appends-inprocess.ts (this checkout), its own process started as the relay is',
       `relay at its default log level (info, a JSON line per request on stdout, read by this process)${relayEnvNote()}; rates: best of ${ROUNDS} rounds; ` +

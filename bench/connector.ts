@@ -24,16 +24,19 @@
  * content alone (relay/connector/structured.ts: no text is made), and at 2025-11-25. Newest
  * first and `after: "0"`, so every read reads the same page.
  *
- * Each case runs CLIENTS callers at once, one call after another each. The cases of a group run
- * in interleaved rounds (every case one round in turn, ROUNDS times), and a case's figure is its
- * best round: other work on a shared machine only ever slows a round down. Beside it, the relay
- * process's CPU time per call over all its rounds (/proc/<pid>/stat): the relay's own cost,
- * which the clients and other work on the machine do not change.
+ * Each case runs CLIENTS callers at once, one call after another each. A group is measured once
+ * the relay has warmed up to it (its cases in turn for WARM_MS, bench/process-cpu.ts), so V8 has
+ * optimised what they run: the steady state a long-running relay serves in. Before that a tool
+ * call, which runs more code than its plain route, pays more for what is not yet optimised. Then the cases run in interleaved rounds (every case one round in turn, ROUNDS
+ * times), and a case's figure is its best round: other work on a shared machine only ever slows
+ * a round down. Beside it, the relay process's CPU time per call over all its rounds (its
+ * threads' run time, /proc/<pid>/task/<tid>/schedstat): the relay's own cost, which the clients
+ * and other work on the machine do not change.
  *
  * `npm run bench -- connector --cpu-prof` also writes the relay process's CPU profile
  * (`node --cpu-prof`) into a directory it names at the end.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -45,12 +48,12 @@ import { DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET } from '../tools/posts/reading.js';
 import { signerFromSeed } from '../shared/identity.js';
 import { mintToken } from '../test/helpers/relay.js';
 import { collectGarbage, progress, type Row, type Suite, type SuiteReport } from './harness.js';
+import { processCpuReader, warmUp, WARM_MS, WARM_SLICE_MS } from './process-cpu.js';
 import { createSpaceInStore, filler, openInProcess, registerKey, spawnBenchRelay, tempDataDir } from './relay-fixture.js';
 
 const POSTS = 200;
 const TO_OWNER = 40;
 const CLIENTS = 8;
-const WARMUP_MS = 600;
 const ROUND_MS = 1_000;
 const ROUNDS = 4;
 /** What a tool call may cost at most, as a multiple of the same plain route's relay CPU. */
@@ -90,39 +93,34 @@ interface Case {
   readonly baseline?: string;
 }
 
-/** The CPU time the process has used (user and system), in µs: /proc/<pid>/stat, in clock ticks of 10 ms. */
-function cpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
 /**
- * The cases of one group in interleaved rounds; each case's best round, and the relay process's
- * CPU time per call over all its rounds (which other work on the machine does not change).
+ * The cases of one group in interleaved rounds, once the relay has warmed up to them
+ * (bench/process-cpu.ts `warmUp`); each case's best
+ * round, and the relay process's CPU time per call over all its rounds (which other work on the
+ * machine does not change).
  */
 async function measureGroup(group: string, cases: readonly Case[], relayPid: number, ratios?: Map<string, number>): Promise<Row[]> {
-  for (const c of cases) {
-    progress(`connector: ${c.name} (warming up)`);
-    await throughput(c.calls, WARMUP_MS);
-  }
+  await warmUp(cases.length, async (i) => {
+    await throughput(cases[i]!.calls, WARM_SLICE_MS);
+  }, (_, ms) => progress(`connector: ${group} warming up, ${(ms / 1000).toFixed(0)} of ${WARM_MS / 1000} s`));
+  const cpuNs = processCpuReader(relayPid);
   const best = new Map<string, number>();
   const cpu = new Map<string, { micros: number; calls: number }>();
   for (let round = 1; round <= ROUNDS; round++) {
     for (const c of cases) {
       collectGarbage();
       progress(`connector: ${group} round ${round}/${ROUNDS}: ${c.name}`);
-      const before = cpuMicros(relayPid);
+      const before = cpuNs();
       const started = performance.now();
       const ops = await throughput(c.calls, ROUND_MS);
-      const spent = cpuMicros(relayPid) - before;
+      const spent = (cpuNs() - before) / 1000;
       const sum = cpu.get(c.name) ?? { micros: 0, calls: 0 };
       cpu.set(c.name, { micros: sum.micros + spent, calls: sum.calls + (ops * (performance.now() - started)) / 1000 });
       best.set(c.name, Math.max(best.get(c.name) ?? 0, ops));
     }
   }
   const perCall = (name: string) => cpu.get(name)!.micros / cpu.get(name)!.calls;
-  return cases.map((c) => {
+  const rows = cases.map((c) => {
     const own = perCall(c.name);
     const base = c.baseline === undefined ? undefined : perCall(c.baseline);
     if (base !== undefined) ratios?.set(c.name, own / base);
@@ -130,6 +128,7 @@ async function measureGroup(group: string, cases: readonly Case[], relayPid: num
     const ratio = base === undefined ? '' : ` (${(own / base).toFixed(2)}×, +${Math.round(own - base)} µs)`;
     return { name: c.name, opsPerSec: best.get(c.name)!, note: `relay CPU ${Math.round(own)} µs/call${ratio}`, ...(c.baseline ? { baseline: c.baseline } : {}) };
   });
+  return rows;
 }
 
 async function connect(url: string, token: string, flavour: Flavour): Promise<Client> {
@@ -250,7 +249,8 @@ async function run(): Promise<SuiteReport> {
     rows,
     notes: [
       ...verdicts,
-      `${CLIENTS} callers at once per case, each one call after another; the cases of a group in ${ROUNDS} interleaved rounds of ${ROUND_MS / 1000} s after ${WARMUP_MS / 1000} s of warm-up each, the best round kept; one relay process (SVC_RELAY_NO_RATE_LIMITS=1)`,
+      `${CLIENTS} callers at once per case, each one call after another; the cases of a group in ${ROUNDS} interleaved rounds of ${ROUND_MS / 1000} s, the best round kept; one relay process (SVC_RELAY_NO_RATE_LIMITS=1)`,
+      `warm-up: ${WARM_MS / 1000} s per group before its rounds, its cases in turn ${WARM_SLICE_MS} ms each, so V8 has optimised what they run: the steady state a long-running relay serves in (bench/process-cpu.ts; SVC_BENCH_WARM_S sets it)`,
       `SPACE of ${POSTS} posts of 600 bytes, ${TO_OWNER} of them addressed to the caller; reads at the tool's defaults (limit ${DEFAULT_LIMIT}, token_budget ${DEFAULT_TOKEN_BUDGET}); posts.get with its proof; posts unsigned, 600 bytes`,
       'vs baseline: how many times the plain HTTP route\'s cost a tool call costs (target: at most 1.5×), from calls per second of the best round (clients and relay on the same machine)',
       'relay CPU: the relay process\'s CPU time per call over every round (/proc/<pid>/stat), its ratio to the plain route\'s and what the tool adds to it: what other work on the machine does not change',

@@ -48,10 +48,25 @@ function headersOf(raw: Record<string, string | string[] | number | undefined>):
   return h;
 }
 
+/**
+ * The relay's base URL as a URL, parsed once per text: every tool call builds its caller's API,
+ * and the tools only read it (its origin and host).
+ */
+let baseText: string | undefined;
+let baseUrl: URL | undefined;
+function baseOf(ctx: RelayContext): URL {
+  const text = ctx.baseUrl();
+  if (text !== baseText || baseUrl === undefined) {
+    baseUrl = new URL(text);
+    baseText = text;
+  }
+  return baseUrl;
+}
+
 export function connectorApi(app: FastifyInstance, ctx: RelayContext, caller: Caller, publicReads?: PublicReads): RelayApi {
   const direct = ctx.connectorDirect !== false;
   const api: RelayApi = {
-    base: new URL(ctx.baseUrl()),
+    base: baseOf(ctx),
     async request(req: ApiRequest): Promise<ApiResponse> {
       const headers: Record<string, string> = { accept: req.accept ?? 'application/json' };
       if ((req.auth ?? 'req') !== 'none' && caller.authorization !== undefined) headers.authorization = caller.authorization;

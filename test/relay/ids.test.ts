@@ -4,6 +4,7 @@
  * handed out stays behind in the pool.
  */
 import { describe, expect, it } from 'vitest';
+import { tokenHash } from '../../relay/http/auth.js';
 import { newToken, newUuid, pooledRandom } from '../../relay/ids.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -53,5 +54,24 @@ describe('pooled randomness', () => {
     for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(new Set(ids).size).toBe(300);
     expect(newToken(random)).toMatch(/^svc_[0-9a-f]{64}$/);
+  });
+});
+
+describe('tokenHash', () => {
+  // spec/1-concepts.md "Tokens": a token is kept and looked up by SHA-256 of its UTF-8 text. The
+  // digest below is sha256sum's of the same 68 characters, so stored tokens stay findable.
+  const token = `svc_${'0123456789abcdef'.repeat(4)}`;
+
+  it('is SHA-256 of the token text', () => {
+    expect(hex(tokenHash(token))).toBe('70bb505ea605502be71dff54e18861fa10854f0c5e2f588c10efbbb373c479e8');
+  });
+
+  it('answers an array of its own each time', () => {
+    const a = tokenHash(token);
+    const b = tokenHash(token);
+    a.fill(0);
+    expect(hex(b)).toBe('70bb505ea605502be71dff54e18861fa10854f0c5e2f588c10efbbb373c479e8');
+    expect(a.byteLength).toBe(32);
+    expect(a.buffer.byteLength).toBe(32);
   });
 });
