@@ -103,9 +103,9 @@ export async function runGet(posting: Posting, args: GetInput) {
     lines.push(...legend(fence));
     return lines.join('\n');
   };
+  // One post: the answer is the post itself (posts.get answers one), opened if it was sealed.
   return answer(text, {
-    ...body,
-    ...(way === 'one' ? posts[0] : way === 'many' ? { items: posts } : { post: posts[0] ?? null }),
+    ...(way === 'one' ? posts[0] : { ...body, ...(way === 'many' ? { items: posts } : { post: posts[0] ?? null }) }),
     bridge: proof ? { checks: checks.map(checksJson), changed_history: checks.some((c) => c.inclusion.history?.changed === true) } : { checks: null },
   });
 }
