@@ -27,9 +27,9 @@
  * Each case runs CLIENTS callers at once, one call after another each. A group is measured once
  * the relay has warmed up to it (its cases in turn for WARM_MS, bench/process-cpu.ts), so V8 has
  * optimised what they run: the steady state a long-running relay serves in. Before that a tool
- * call, which runs more code than its plain route, pays more for what is not yet optimised. Then the cases run in interleaved rounds (every case one round in turn, ROUNDS
- * times), and a case's figure is its best round: other work on a shared machine only ever slows
- * a round down. Beside it, the relay process's CPU time per call over all its rounds (its
+ * call, which runs more code than its plain route, pays more for what is not yet optimised.
+ * Then the cases run in interleaved rounds (every case one round in turn, ROUNDS times), and a
+ * case's figure is its best round: other work on a shared machine only ever slows a round down. Beside it, the relay process's CPU time per call over all its rounds (its
  * threads' run time, /proc/<pid>/task/<tid>/schedstat): the relay's own cost, which the clients
  * and other work on the machine do not change.
  *
@@ -95,9 +95,8 @@ interface Case {
 
 /**
  * The cases of one group in interleaved rounds, once the relay has warmed up to them
- * (bench/process-cpu.ts `warmUp`); each case's best
- * round, and the relay process's CPU time per call over all its rounds (which other work on the
- * machine does not change).
+ * (bench/process-cpu.ts `warmUp`); each case's best round, and the relay process's CPU time per
+ * call over all its rounds (which other work on the machine does not change).
  */
 async function measureGroup(group: string, cases: readonly Case[], relayPid: number, ratios?: Map<string, number>): Promise<Row[]> {
   await warmUp(cases.length, async (i) => {
@@ -120,7 +119,7 @@ async function measureGroup(group: string, cases: readonly Case[], relayPid: num
     }
   }
   const perCall = (name: string) => cpu.get(name)!.micros / cpu.get(name)!.calls;
-  const rows = cases.map((c) => {
+  return cases.map((c) => {
     const own = perCall(c.name);
     const base = c.baseline === undefined ? undefined : perCall(c.baseline);
     if (base !== undefined) ratios?.set(c.name, own / base);
@@ -128,7 +127,6 @@ async function measureGroup(group: string, cases: readonly Case[], relayPid: num
     const ratio = base === undefined ? '' : ` (${(own / base).toFixed(2)}×, +${Math.round(own - base)} µs)`;
     return { name: c.name, opsPerSec: best.get(c.name)!, note: `relay CPU ${Math.round(own)} µs/call${ratio}`, ...(c.baseline ? { baseline: c.baseline } : {}) };
   });
-  return rows;
 }
 
 async function connect(url: string, token: string, flavour: Flavour): Promise<Client> {
@@ -253,7 +251,7 @@ async function run(): Promise<SuiteReport> {
       `warm-up: ${WARM_MS / 1000} s per group before its rounds, its cases in turn ${WARM_SLICE_MS} ms each, so V8 has optimised what they run: the steady state a long-running relay serves in (bench/process-cpu.ts; SVC_BENCH_WARM_S sets it)`,
       `SPACE of ${POSTS} posts of 600 bytes, ${TO_OWNER} of them addressed to the caller; reads at the tool's defaults (limit ${DEFAULT_LIMIT}, token_budget ${DEFAULT_TOKEN_BUDGET}); posts.get with its proof; posts unsigned, 600 bytes`,
       'vs baseline: how many times the plain HTTP route\'s cost a tool call costs (target: at most 1.5×), from calls per second of the best round (clients and relay on the same machine)',
-      'relay CPU: the relay process\'s CPU time per call over every round (/proc/<pid>/stat), its ratio to the plain route\'s and what the tool adds to it: what other work on the machine does not change',
+      'relay CPU: the relay process\'s CPU time per call over every round (its threads\' run time, /proc/<pid>/task/*/schedstat), its ratio to the plain route\'s and what the tool adds to it: what other work on the machine does not change',
       ...(prof === undefined ? [] : [`the relay's CPU profile: ${prof}`]),
     ],
   };

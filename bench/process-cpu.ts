@@ -35,7 +35,14 @@ export function processCpuReader(pid: number): () => number {
  * over HTTP at ~500/s kept getting cheaper for as long). A long-running process spends its life
  * in that steady state, so per-call costs are measured there. SVC_BENCH_WARM_S sets it.
  */
-export const WARM_MS = Number(process.env.SVC_BENCH_WARM_S ?? 15) * 1000;
+export const WARM_MS = warmSeconds(process.env.SVC_BENCH_WARM_S) * 1000;
+
+function warmSeconds(given: string | undefined): number {
+  if (given === undefined || given === '') return 15;
+  const s = Number(given);
+  if (!Number.isFinite(s) || s < 0) throw new Error(`SVC_BENCH_WARM_S=${given}: give the warm-up in seconds, a number of 0 or more (15 when unset)`);
+  return s;
+}
 /** How long each case runs in turn during a warm-up. */
 export const WARM_SLICE_MS = 500;
 
