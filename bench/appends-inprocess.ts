@@ -81,8 +81,12 @@ async function main(): Promise<void> {
   try {
     // Warmed up as the relay is (bench/appends-cpu.ts), so V8 has optimised what the appends
     // run: both sides measured in the steady state a long-running process is in.
-    const kinds = [alone, grouped, paused];
-    await warmUp(kinds.length, async (i) => await kinds[i]!(c, bodies(c, i === 2 ? WARM_SLICE_PAUSED : WARM_SLICE_APPENDS)));
+    const slices = [
+      { run: alone, appends: WARM_SLICE_APPENDS },
+      { run: grouped, appends: WARM_SLICE_APPENDS },
+      { run: paused, appends: WARM_SLICE_PAUSED },
+    ];
+    await warmUp(slices.length, async (i) => await slices[i]!.run(c, bodies(c, slices[i]!.appends)));
     const out = { alone: [] as number[], grouped: [] as number[], paused: [] as number[], appendsPerSec: { alone: [] as number[], grouped: [] as number[] } };
     for (let r = 0; r < ROUNDS; r++) {
       const a = await measure(c, alone);

@@ -1,6 +1,8 @@
 /**
- * A relay process's CPU time, read from outside it (/proc), for the benches that divide it by the
- * operations it answered: what the clients and other work on the machine do not change.
+ * What the CPU benches share: a relay process's CPU time, read from outside it (/proc), which they
+ * divide by the operations it answered (what the clients and other work on the machine do not
+ * change), and the warm-up every process they measure gets first, the relay's and the in-process
+ * append's alike.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -43,6 +45,7 @@ function warmSeconds(given: string | undefined): number {
   if (!Number.isFinite(s) || s < 0) throw new Error(`SVC_BENCH_WARM_S=${given}: give the warm-up in seconds, a number of 0 or more (15 when unset)`);
   return s;
 }
+
 /** How long each case runs in turn during a warm-up. */
 export const WARM_SLICE_MS = 500;
 
