@@ -140,7 +140,7 @@ async function keyChange(): Promise<{ rows: Row[]; notes: string[] }> {
     const k = createKey(dir, 'owner').key;
     const client = new RelayClient({ api: new URL(relay.url), key: k, dir });
     const api = new TimedApi(client);
-    const sealer = createSealer(k.peerId, k.sealedKeys);
+    const sealer = createSealer(k);
     const sealing = new Sealing({ api, identity: { peerId: k.peerId }, signer: k.signer, sealer, privateSalt: k.privateSalt, now: Date.now, log: () => {} }, openSealedCache(sealedCachePath(dir, k.name), sealer.box));
     const ctx: CommandContext = { api, keyName: k.name, peerId: k.peerId, signer: k.signer, sealing, out: () => {}, log: () => {}, now: Date.now };
     const name = `bench-sealed-${Date.now().toString(36)}`;

@@ -36,6 +36,7 @@ import { VIEW_HELP, runView, viewOptions } from './commands/view.js';
 import { SealedPairs } from './sealed/pairs.js';
 import { keeperIntervalMs } from './sealed/keeper-duty.js';
 import { createServer, startBackground, type Background } from './server.js';
+import { afterOpening } from './opening.js';
 import { openOutbox } from './outbox/store.js';
 import { Outbox, outboxCaps } from './outbox/send.js';
 import { DEFAULT_API, readSettings, type Settings } from './settings.js';
@@ -217,7 +218,7 @@ function relayScopeOf(o: Opened, k: LoadedKey): string {
   }
 }
 
-/** Everything serving needs, opened before the first MCP message: settings, the KEY, the caches. */
+/** Everything serving needs, opened before the first MCP message: settings, the KEY (read, not yet derived from), the caches. */
 async function openForServing(env: NodeJS.ProcessEnv) {
   const o = await open(env);
   const k = key(o);
@@ -227,10 +228,13 @@ async function openForServing(env: NodeJS.ProcessEnv) {
     const sealing = createSealing(
       {
         api,
-        identity: { peerId: k.peerId },
-        signer: k.signer,
-        sealer: createSealer(k.peerId, k.sealedKeys),
-        privateSalt: k.privateSalt,
+        // The KEY's members are read when used (bridge/keys/keys.ts `deferredInfo`), never here.
+        identity: k,
+        get signer() {
+          return k.signer;
+        },
+        sealer: createSealer(k),
+        privateSalt: (spaceId, idempotencyKey) => k.privateSalt(spaceId, idempotencyKey),
         now: Date.now,
         log,
         relayScope: (relay) => cache.relayScope(relay),
@@ -276,16 +280,31 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   }
   const outbox = new Outbox({ api, cache, now: Date.now, log }, outboxStore, caps);
   const listen = new ListenTap();
+  // What comes of the KEY, and the run id, are made when a tool first reads them: a client's
+  // opening requests need none of them, and a start then loads no crypto module (bridge/opening.ts).
+  let runId: string | undefined;
   const deps: BridgeDeps = {
     api,
-    identity: { keyName: k.name, peerId: k.peerId, publicKey: k.publicKey },
-    signer: k.signer,
+    identity: {
+      keyName: k.name,
+      get peerId() {
+        return k.peerId;
+      },
+      get publicKey() {
+        return k.publicKey;
+      },
+    },
+    get signer() {
+      return k.signer;
+    },
     cache,
-    runId: randomUUID(),
+    get runId() {
+      return (runId ??= randomUUID());
+    },
     version: version(),
     now: Date.now,
     log,
-    privateSalt: k.privateSalt,
+    privateSalt: (spaceId, idempotencyKey) => k.privateSalt(spaceId, idempotencyKey),
     unsigned: o.settings.unsigned,
     witnesses: o.settings.witnesses,
     toolset: o.settings.toolset,
@@ -293,15 +312,26 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
     sealing: sealingPort(sealing, cache),
     outbox,
   };
+  let closing = false;
+  let background: Background = { stop: async () => {} };
+  // The keeper duty, the outbox's first send and the log line begin once the client's opening
+  // requests are answered (bridge/opening.ts). None of them is part of an answer, and the key
+  // file and the cache file were read and opened above, so a problem with them is still what the
+  // first message is told.
+  const beginDuties = () => {
+    if (closing) return;
+    background = startBackground(sealing, log, keeperMs);
+    outbox.start();
+    log(`serving MCP on stdio as KEY "${k.name}" (${k.peerId}) for ${o.settings.api.origin}`);
+  };
   // One connection per process; the opening message picks the revision (2025-11-25 through
   // initialize, 2026-07-28 through a message carrying its _meta claim) and the factory makes
   // the one server instance pinned to it (bridge/README.md "MCP protocol revisions").
   // The tap lets the subscription feed see the entry's subscriptions/listen streams (2026-07-28).
   // paramsChecked: params a method does not take are -32602, answered before the SDK would say -32603.
   // notFoundCodes: a resource not found is -32002 on the revisions before 2026-07-28 (tools/resources/errors.ts).
-  const handle = serveStdio(() => createServer(deps), { transport: paramsChecked(notFoundCodes(listen.wrap(new StdioServerTransport()))), onerror: (e) => log(`MCP: ${e.message}`) });
-  let closing = false;
-  let background: Background = { stop: async () => {} };
+  const transport = afterOpening(paramsChecked(notFoundCodes(listen.wrap(new StdioServerTransport()))), beginDuties);
+  const handle = serveStdio(() => createServer(deps), { transport, onerror: (e) => log(`MCP: ${e.message}`) });
   const stop = async (why: string) => {
     if (closing) return;
     closing = true;
@@ -320,16 +350,6 @@ async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   process.stdin.on('end', () => void stop('stdin closed'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  // The keeper duty, the outbox's first send and the log lines start in the turn of the event
-  // loop after this one: the client's opening message, already waiting on stdin at a start, is
-  // answered first. None of them is part of an answer, and the key directory and the cache file
-  // were opened above, so a problem with them is still what the first message is told.
-  setImmediate(() => {
-    if (closing) return;
-    background = startBackground(sealing, log, keeperMs);
-    outbox.start();
-    log(`serving MCP on stdio as KEY "${k.name}" (${k.peerId}) for ${o.settings.api.origin}`);
-  });
 }
 
 /** The sealed-SPACE commands (bridge/commands/): they read their own flags. */
@@ -344,7 +364,7 @@ const SEALED_COMMANDS: Record<string, (ctx: CommandContext, words: readonly stri
 async function sealedCommand(o: Opened, name: string, words: readonly string[]): Promise<void> {
   const k = key(o);
   const api = client(o, k);
-  const sealer = createSealer(k.peerId, k.sealedKeys);
+  const sealer = createSealer(k);
   const scope = relayScopeOf(o, k);
   const sealing = new Sealing(
     { api, identity: { peerId: k.peerId }, signer: k.signer, sealer, privateSalt: k.privateSalt, now: Date.now, log, relayScope: () => scope },
@@ -428,7 +448,7 @@ async function viewCommand(o: Opened, words: readonly string[], env: NodeJS.Proc
     const caps = (await api.request({ path: '/v1/capabilities', auth: 'none' })).body;
     checkRelay(cache, relay, caps, Date.now());
     const opens = createSealing(
-      { api, identity: { peerId: k.peerId }, signer: k.signer, sealer: createSealer(k.peerId, k.sealedKeys), privateSalt: k.privateSalt, now: Date.now, log, relayScope: (r) => cache.relayScope(r) },
+      { api, identity: { peerId: k.peerId }, signer: k.signer, sealer: createSealer(k), privateSalt: k.privateSalt, now: Date.now, log, relayScope: (r) => cache.relayScope(r) },
       cache.path,
     );
     sealing = opens;

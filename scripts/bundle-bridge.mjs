@@ -30,6 +30,12 @@
  *   (which lacks node:sqlite) before the Node.js version check of bridge/bundle-main.ts could
  *   print its one line; the program loads cli.ts with a dynamic import, which the bundle keeps
  *   lazy. And a startup snapshot cannot hold node:sqlite's native functions at all.
+ * - `node:crypto` is loaded when a crypto function is first called, not at every start
+ *   (`lazyCryptoModule`): loading it costs about 8 ms on a start of about 110 (Node evaluates a
+ *   score of its own modules for it), and a client's opening requests (initialize, tools/list)
+ *   need none of it; the KEY is read from its file at a start and derived from when first used
+ *   (bridge/keys/keys.ts `deferredInfo`, bridge/opening.ts). process.getBuiltinModule is Node
+ *   20.16+, older than the bridge's floor.
  * - launch/package-version.ts returns the name and version being built: the bundle may run from
  *   any directory, with no package.json of svc above it.
  *
@@ -79,6 +85,8 @@ function bundlePlugin({ name, version }) {
           '}\n',
         loader: 'js',
       }));
+      b.onResolve({ filter: /^node:crypto$/ }, (args) => (args.pluginData === RESOLVING ? undefined : { path: 'node:crypto', namespace: 'svc-lazy-crypto' }));
+      b.onLoad({ filter: /.*/, namespace: 'svc-lazy-crypto' }, async () => ({ contents: await lazyCryptoModule(), loader: 'js' }));
       b.onResolve({ filter: /^@modelcontextprotocol\/server\/_shims$/ }, async (args) => {
         if (args.pluginData === RESOLVING) return undefined;
         const found = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: RESOLVING });
@@ -146,6 +154,22 @@ function bundlePlugin({ name, version }) {
       }));
     },
   };
+}
+
+/**
+ * The module the bundle takes for `node:crypto` (see the header): every function node:crypto
+ * exports, each calling the one of the module loaded when the first is called. Only functions:
+ * a source that imports a class or an object of it (KeyObject, webcrypto, constants) fails the
+ * build here ("No matching export"), where a forwarding wrapper would have failed at run time.
+ */
+async function lazyCryptoModule() {
+  const real = await import('node:crypto');
+  const names = Object.keys(real).filter((n) => typeof real[n] === 'function' && /^[a-z]/.test(n)).sort();
+  return (
+    'let loaded;\n' +
+    "const crypto = () => (loaded ??= process.getBuiltinModule('node:crypto'));\n" +
+    names.map((n) => `export function ${n}(...args) {\n  return crypto().${n}(...args);\n}\n`).join('')
+  );
 }
 
 /**

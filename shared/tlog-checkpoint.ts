@@ -30,8 +30,12 @@ export interface TreeHead {
   readonly root: Uint8Array;
 }
 
-/** RFC 9162 §2.1.1: the hash of an empty tree. */
-export const EMPTY_TREE_ROOT: Uint8Array = new Uint8Array(hash('sha256', new Uint8Array(0), 'buffer'));
+/**
+ * RFC 9162 §2.1.1: the hash of an empty tree, SHA-256 of no bytes. Written out rather than
+ * computed, so that loading this module loads no hash function (the bridge's start loads
+ * node:crypto only when it first needs it: scripts/bundle-bridge.mjs).
+ */
+export const EMPTY_TREE_ROOT: Uint8Array = new Uint8Array(Buffer.from('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', 'hex'));
 
 function fail(detail: string): SvcError {
   return new SvcError('CHECKPOINT_INVALID', detail);

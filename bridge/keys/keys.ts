@@ -177,7 +177,7 @@ function keyFileError(path: string, problem: string, cause?: unknown): BridgeErr
   );
 }
 
-/** The 32-byte seed inside an Ed25519 PKCS#8 PEM (RFC 8410 §7). */
+/** The 32-byte seed inside an Ed25519 PKCS#8 PEM (RFC 8410 §7), read by OpenSSL. */
 function seedFromPem(path: string, pem: string): Uint8Array {
   let key;
   try {
@@ -192,6 +192,32 @@ function seedFromPem(path: string, pem: string): Uint8Array {
   return seed;
 }
 
+/**
+ * The DER of an Ed25519 private key in the form RFC 8410 §7 gives, the form `createKey` writes
+ * (and OpenSSL's): OneAsymmetricKey version 0, the algorithm 1.3.101.112, the seed as an OCTET
+ * STRING inside the privateKey OCTET STRING, no attributes. 48 bytes, these 16 then the seed.
+ */
+const PLAIN_ED25519_PKCS8 = Buffer.from('302e020100300506032b657004220420', 'hex');
+const PLAIN_PEM_RE = /^-----BEGIN PRIVATE KEY-----\r?\n([A-Za-z0-9+/]{64}\r?\n)*[A-Za-z0-9+/]{1,64}={0,2}\r?\n-----END PRIVATE KEY-----\r?\n?$/;
+
+/**
+ * The seed of a PEM in exactly that form, read without node:crypto; undefined for any other
+ * text, which `seedFromPem` reads (or refuses) as before. Every 32 bytes are an Ed25519 seed, so
+ * a key file read this way can fail no later check: what is derived from it (the public key,
+ * the peer id, the salts) is derived when first used (`deferredInfo`), and a start that answers
+ * its client's opening requests before any tool needs the KEY loads no crypto module for them.
+ */
+function plainSeed(pem: string): Uint8Array | undefined {
+  if (!PLAIN_PEM_RE.test(pem)) return undefined;
+  const der = Buffer.from(pem.replace(/-----[A-Z ]+-----|\s/g, ''), 'base64');
+  try {
+    if (der.length !== PLAIN_ED25519_PKCS8.length + 32 || !der.subarray(0, PLAIN_ED25519_PKCS8.length).equals(PLAIN_ED25519_PKCS8)) return undefined;
+    return new Uint8Array(der.subarray(PLAIN_ED25519_PKCS8.length));
+  } finally {
+    der.fill(0);
+  }
+}
+
 function info(name: string, seed: Uint8Array, storage: KeyInfo['storage']): LoadedKey {
   const signer = signerFromSeed(seed);
   const peerId = peerIdHexOf(signer.publicKey);
@@ -203,6 +229,41 @@ function info(name: string, seed: Uint8Array, storage: KeyInfo['storage']): Load
     signer,
     privateSalt: privateSaltOf(seed),
     sealedKeys: sealedKeysOf(seed, peerId),
+  });
+}
+
+/**
+ * A KEY whose public half and derived functions are made from `seed` when any of them is first
+ * read, as `info` makes them; the seed is kept (this closure's copy, zeroed then) until that
+ * moment, which for a bridge serving MCP is its first tool call or background duty.
+ */
+function deferredInfo(name: string, seed: Uint8Array, storage: KeyInfo['storage']): LoadedKey {
+  let made: LoadedKey | undefined;
+  const key = () => {
+    if (made === undefined) {
+      made = info(name, seed, storage);
+      seed.fill(0);
+    }
+    return made;
+  };
+  return Object.freeze({
+    name,
+    storage,
+    get peerId() {
+      return key().peerId;
+    },
+    get publicKey() {
+      return key().publicKey;
+    },
+    get signer() {
+      return key().signer;
+    },
+    get privateSalt() {
+      return key().privateSalt;
+    },
+    get sealedKeys() {
+      return key().sealedKeys;
+    },
   });
 }
 
@@ -252,7 +313,10 @@ export function loadKey(dir: KeyDirectory, name: string, vault?: SeedVault): Loa
   const pem = pemPath(dir, name);
   if (existsSync(pem)) {
     checkPrivateFile(pem);
-    const seed = seedFromPem(pem, readFileSync(pem, 'utf8'));
+    const text = readFileSync(pem, 'utf8');
+    const plain = plainSeed(text);
+    if (plain !== undefined) return deferredInfo(name, plain, 'file');
+    const seed = seedFromPem(pem, text);
     const loaded = info(name, seed, 'file');
     seed.fill(0);
     return loaded;

@@ -158,8 +158,15 @@ function itemOf(r: Row): OutboxItem {
   };
 }
 
-/** The outbox in the cache file at `path` (made by bridge/cache/cache-file.ts `openCache`); `owner` names this process in leases. */
-export function openOutbox(path: string, owner: string = randomUUID()): OutboxStore {
+/**
+ * The outbox in the cache file at `path` (made by bridge/cache/cache-file.ts `openCache`). Its
+ * `owner` names this process in leases: `given`, else a random UUID made when first needed (a
+ * start leases nothing before its client's opening requests are answered, and loads no crypto
+ * module for them: bridge/keys/keys.ts `deferredInfo`).
+ */
+export function openOutbox(path: string, given?: string): OutboxStore {
+  let made = given;
+  const ownerId = () => (made ??= randomUUID());
   let db: DatabaseSync | undefined;
   try {
     db = openSqliteFile(path);
@@ -216,7 +223,9 @@ export function openOutbox(path: string, owner: string = randomUUID()): OutboxSt
   const selSpace = statement<[string, string], { space_id: string; sealed: number }>(d, 'SELECT space_id, sealed FROM outbox_spaces WHERE relay = ? AND name = ?');
 
   const store: OutboxStore = {
-    owner,
+    get owner() {
+      return ownerId();
+    },
     add(e, caps, now, failure) {
       const body = JSON.stringify(e.body);
       return immediate(d, () => {
@@ -254,18 +263,18 @@ export function openOutbox(path: string, owner: string = randomUUID()): OutboxSt
       immediate(d, () => {
         const r = candidate.get(relay, now, now);
         if (r === undefined) return undefined;
-        lease.run(owner, now + leaseMs, r.id);
+        lease.run(ownerId(), now + leaseMs, r.id);
         return itemOf(r);
       }),
     delivered: (id, notice, now) =>
       immediate(d, () => {
         const relay = relayOf.get(id)?.relay;
-        if (Number(remove.run(id, owner).changes) !== 1) return false;
+        if (Number(remove.run(id, ownerId()).changes) !== 1) return false;
         if (notice !== undefined && relay !== undefined) addNotice.run(relay, notice, now);
         return true;
       }),
     refused: (id, notice, now) => store.delivered(id, notice, now),
-    failed: (id, error, notBefore, now) => void giveBack.run(error, now, notBefore, id, owner),
+    failed: (id, error, notBefore, now) => void giveBack.run(error, now, notBefore, id, ownerId()),
     takeNotices: (relay) =>
       take
         .all(relay)

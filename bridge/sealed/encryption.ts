@@ -78,20 +78,40 @@ function fresh(n: number): Uint8Array {
   return new Uint8Array(randomBytes(n));
 }
 
-export function createSealer(peerId: string, material: SealedKeyMaterial): Sealer {
-  if (!isHex(peerId, 32)) throw new TypeError('peerId must be 64 lowercase hex');
+/** What a sealer is made of: a KEY's peer id and sealed-SPACE material (bridge/keys/keys.ts `LoadedKey`). */
+export interface SealerKey {
+  readonly peerId: string;
+  readonly sealedKeys: SealedKeyMaterial;
+}
+
+/**
+ * The sealer of `key`. The KEY's members are read when the sealer is first used, not now: a
+ * bridge's KEY derives its public half when first asked (bridge/keys/keys.ts `deferredInfo`).
+ */
+export function createSealer(key: SealerKey): Sealer {
+  let id: string | undefined;
+  const peerIdOf = () => {
+    if (id === undefined) {
+      const given = key.peerId;
+      if (!isHex(given, 32)) throw new TypeError('peerId must be 64 lowercase hex');
+      id = given;
+    }
+    return id;
+  };
   // The KEY's pair is asked for when first needed (the material derives it then, bridge/keys/keys.ts).
   let held: { pair: X25519KeyPair; publicKey: Uint8Array; fingerprint: string } | undefined;
   const own = () => {
     if (held === undefined) {
-      const pair = material.encryptionKey();
+      const pair = key.sealedKeys.encryptionKey();
       held = { pair, publicKey: new Uint8Array(pair.publicKey), fingerprint: encryptionKeyFingerprint(pair.publicKey) };
     }
     return held;
   };
   let published = false;
   return {
-    peerId,
+    get peerId() {
+      return peerIdOf();
+    },
     get publicKey() {
       return own().publicKey;
     },
@@ -99,14 +119,14 @@ export function createSealer(peerId: string, material: SealedKeyMaterial): Seale
       return own().fingerprint;
     },
     get box() {
-      return material.box;
+      return key.sealedKeys.box;
     },
     get search() {
-      return material.search;
+      return key.sealedKeys.search;
     },
     statementBody(signer) {
       const publicKey = own().pair.publicKey;
-      const statement = buildEncryptionKeyStatement(peerId, publicKey);
+      const statement = buildEncryptionKeyStatement(peerIdOf(), publicKey);
       return encryptionKeyPutBody(statement, signEncryptionKeyStatement(signer, statement));
     },
     lock(input) {
@@ -115,7 +135,7 @@ export function createSealer(peerId: string, material: SealedKeyMaterial): Seale
         generation: input.generation,
         secret: input.secret,
         recipient: input.recipient,
-        sender: { peerId, privateKey: own().pair.privateKey },
+        sender: { peerId: peerIdOf(), privateKey: own().pair.privateKey },
         ephemeral: fresh(EPHEMERAL_BYTES),
       });
     },
@@ -125,7 +145,7 @@ export function createSealer(peerId: string, material: SealedKeyMaterial): Seale
         generation: input.generation,
         lock: input.lock,
         commitment: input.commitment,
-        recipient: { peerId, privateKey: own().pair.privateKey },
+        recipient: { peerId: peerIdOf(), privateKey: own().pair.privateKey },
         sender: input.sender,
       });
     },
@@ -133,7 +153,7 @@ export function createSealer(peerId: string, material: SealedKeyMaterial): Seale
       return sealedSpaceCreation({
         spaceId,
         secret,
-        owner: { peerId, publicKey: own().pair.publicKey, privateKey: own().pair.privateKey },
+        owner: { peerId: peerIdOf(), publicKey: own().pair.publicKey, privateKey: own().pair.privateKey },
         ephemeral: fresh(EPHEMERAL_BYTES),
       });
     },

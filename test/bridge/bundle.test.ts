@@ -22,6 +22,7 @@ import { nodeIsRecentEnough } from '../../launch/node-version.js';
 import { BRIDGE_TOOL_NAMES } from '../../bridge/config-error-server.js';
 import { cacheContent, programTextIn } from '../../bridge/code-cache.js';
 import { listedInputSchemas } from '../../bridge/listed-schemas.js';
+import { createKey, openKeyDirectory } from '../../bridge/keys/keys.js';
 
 /** The system Node an MCP client would launch the bridge with, when older than the bridge needs; else why there is nothing to test. */
 function systemNode(): { path: string; version: string } | { skip: string } {
@@ -200,6 +201,41 @@ describe('node bridge.mjs, alone in a directory', () => {
       const loaded = readFileSync(list, 'utf8').split('\n');
       expect(loaded).toContain('NativeModule sqlite');
       expect(loaded.filter((m) => /child_process|dgram|fs\/promises|fs\/streams|readline/.test(m))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers its opening requests before loading node:crypto: the KEY, read from its file at the start, is derived from when a tool first needs it', async () => {
+    const home = tempHome();
+    const made = createKey(openKeyDirectory(home), 'default').key;
+    const dir = mkdtempSync(join(tmpdir(), 'svc-loaded-'));
+    try {
+      // For each answer the bridge writes to stdout: the members of its result, and whether node:crypto was loaded by then.
+      const hook = join(dir, 'answers.cjs');
+      const log = join(dir, 'answers.jsonl');
+      writeFileSync(
+        hook,
+        `const { appendFileSync } = require('node:fs');\n` +
+          `const write = process.stdout.write.bind(process.stdout);\n` +
+          `process.stdout.write = (chunk, ...rest) => {\n` +
+          `  const crypto = process.moduleLoadList.includes('NativeModule crypto');\n` +
+          `  for (const line of String(chunk).split('\\n').filter(Boolean)) {\n` +
+          `    appendFileSync(${JSON.stringify(log)}, JSON.stringify({ result: Object.keys(JSON.parse(line).result ?? {}), crypto }) + '\\n');\n` +
+          `  }\n` +
+          `  return write(chunk, ...rest);\n` +
+          `};\n`,
+      );
+      const a = await bridge(home, { NODE_OPTIONS: `--require ${hook}` });
+      expect((await a.client.listTools()).tools.length).toBe(BRIDGE_TOOL_NAMES.length);
+      const me = toolOk(await callTool(a, 'svc_whoami', {}));
+      expect(me.peer_id).toBe(made.peerId);
+      await a.close();
+      const answers = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { result: string[]; crypto: boolean });
+      const answer = (member: string) => answers.find((x) => x.result.includes(member));
+      expect(answer('protocolVersion')).toEqual({ result: expect.arrayContaining(['protocolVersion']), crypto: false });
+      expect(answer('tools')).toEqual({ result: expect.arrayContaining(['tools']), crypto: false });
+      expect(answer('structuredContent')).toEqual({ result: expect.arrayContaining(['structuredContent']), crypto: true });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

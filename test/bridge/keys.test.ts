@@ -3,7 +3,7 @@
  * choice, token files replaced whole, the keychain fallback.
  */
 import { spawn } from 'node:child_process';
-import { createPrivateKey } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, closeSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -87,6 +87,40 @@ describe('KEY files', () => {
     expect(codeOf(() => loadKey(dir, 'loose'))).toBe('KEY_FILE');
   });
 
+  it('a KEY file in the plain RFC 8410 form, read without OpenSSL, is the KEY OpenSSL reads from the same seed in another layout', () => {
+    const dir = freshDir();
+    const plain = createKey(dir, 'plain').key;
+    const pem = readFileSync(join(dir.keysDir, 'plain.pem'), 'utf8');
+    // The same DER, its base64 on lines of 16: not the layout read without OpenSSL.
+    const body = pem.replace(/-----[A-Z ]+-----|\s/g, '');
+    const relaid = `-----BEGIN PRIVATE KEY-----\n${body.match(/.{1,16}/g)!.join('\n')}\n-----END PRIVATE KEY-----\n`;
+    expect(createPrivateKey(relaid).export({ format: 'jwk' }).d).toBe(createPrivateKey(pem).export({ format: 'jwk' }).d);
+    writeFileSync(join(dir.keysDir, 'relaid.pem'), relaid, { mode: 0o600 });
+    const a = loadKey(dir, 'plain');
+    const b = loadKey(dir, 'relaid');
+    expect([a.peerId, a.publicKey]).toEqual([plain.peerId, plain.publicKey]);
+    expect([b.peerId, b.publicKey]).toEqual([plain.peerId, plain.publicKey]);
+    const message = utf8('the same KEY');
+    expect(toHex(a.signer.sign(message))).toBe(toHex(b.signer.sign(message)));
+    expect(toHex(a.privateSalt('space', 'idem'))).toBe(toHex(b.privateSalt('space', 'idem')));
+    expect(toHex(a.sealedKeys.encryptionKey().publicKey)).toBe(toHex(b.sealedKeys.encryptionKey().publicKey));
+  });
+
+  it('a KEY file with the plain form of another curve (X25519) is refused with KEY_FILE, naming the key type', () => {
+    const dir = freshDir();
+    const x = generateKeyPairSync('x25519').privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
+    writeFileSync(join(dir.keysDir, 'x.pem'), x, { mode: 0o600 });
+    let thrown: unknown;
+    try {
+      loadKey(dir, 'x');
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(BridgeError);
+    expect((thrown as BridgeError).code).toBe('KEY_FILE');
+    expect((thrown as BridgeError).message).toContain('holds a x25519 key, not Ed25519');
+  });
+
   it('a KEY file that is not an Ed25519 PEM is refused with KEY_FILE', () => {
     const dir = freshDir();
     writeFileSync(join(dir.keysDir, 'junk.pem'), 'not a key\n', { mode: 0o600 });
@@ -128,7 +162,7 @@ describe("a KEY's sealed-SPACE material", () => {
     // The box of one load opens what the other sealed; the search keys agree.
     const sealed = key.sealedKeys.box.seal(utf8('kept at rest'), utf8('aad'));
     expect(again.sealedKeys.box.open(sealed, utf8('aad'))).toEqual(utf8('kept at rest'));
-    const sealer = createSealer(key.peerId, again.sealedKeys);
+    const sealer = createSealer({ peerId: key.peerId, sealedKeys: again.sealedKeys });
     expect(sealer.publicKey).toEqual(new Uint8Array(expected.publicKey));
     expect(sealer.fingerprint).toBe(sealer.fingerprint);
   });

@@ -42,7 +42,7 @@ beforeAll(async () => {
   await runBridge(['id'], { home });
   const dir = openKeyDirectory(home);
   const k = loadKey(dir, DEFAULT_KEY_NAME);
-  const sealer = createSealer(k.peerId, k.sealedKeys);
+  const sealer = createSealer(k);
   const api = new RelayClient({ api: new URL(relay.url), key: k, dir });
   const deps = { api, identity: { peerId: k.peerId }, signer: k.signer, sealer, privateSalt: k.privateSalt, now: Date.now, log: (line: string) => void logged.push(line) };
   keeper = new Sealing(deps, openSealedCache(sealedCachePath(dir, k.name), sealer.box));

@@ -31,7 +31,7 @@ function side(name: string): Side {
   const dir = openKeyDirectory(tempHome());
   createKey(dir, name);
   const k = loadKey(dir, name);
-  const sealer = createSealer(k.peerId, k.sealedKeys);
+  const sealer = createSealer(k);
   const api = new RelayClient({ api: new URL(relay.url), key: k, dir });
   const cache = openCache(dir, k.name);
   const pairs = new SealedPairs({ api, identity: { peerId: k.peerId }, signer: k.signer, sealer, privateSalt: k.privateSalt, now: Date.now, log: () => {} }, cache);

@@ -86,7 +86,7 @@ async function servedPosts(): Promise<any[]> {
 function membersSealing(who: keyof typeof home): Sealing {
   const dir = openKeyDirectory(home[who]);
   const k = loadKey(dir, DEFAULT_KEY_NAME);
-  const sealer = createSealer(k.peerId, k.sealedKeys);
+  const sealer = createSealer(k);
   const api = new RelayClient({ api: new URL(relay.url), key: k, dir });
   return new Sealing({ api, identity: { peerId: k.peerId }, signer: k.signer, sealer, privateSalt: k.privateSalt, now: Date.now, log: () => {} }, openSealedCache(sealedCachePath(dir, k.name), sealer.box));
 }
@@ -252,7 +252,7 @@ describe('a sealed SPACE with an owner and two members, over real bridges', () =
     expect(readFileSync(file).includes(Buffer.from(kept!.secret))).toBe(false);
     // Another KEY's box opens nothing in this file.
     const other = loadKey(openKeyDirectory(home.a), DEFAULT_KEY_NAME);
-    const foreign = openSealedCache(file, createSealer(other.peerId, other.sealedKeys).box);
+    const foreign = openSealedCache(file, createSealer(other).box);
     expect(foreign.space(own.relay, spaceId)?.generation).toBe(2);
     expect(foreign.secret(own.relay, spaceId, 1)).toBeUndefined();
     foreign.close();

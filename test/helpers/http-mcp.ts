@@ -98,7 +98,7 @@ export function bridgeDeps(relayUrl: string): { deps: BridgeDeps; close(): void 
   const api = new RelayClient({ api: new URL(relayUrl), key: k, dir, log });
   const cache = openCache(dir, k.name);
   const sealing = createSealing(
-    { api, identity: { peerId: k.peerId }, signer: k.signer, sealer: createSealer(k.peerId, k.sealedKeys), privateSalt: k.privateSalt, now: Date.now, log },
+    { api, identity: { peerId: k.peerId }, signer: k.signer, sealer: createSealer(k), privateSalt: k.privateSalt, now: Date.now, log },
     cache.path,
   );
   const deps: BridgeDeps = {
