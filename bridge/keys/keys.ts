@@ -63,7 +63,8 @@ export interface KeyInfo {
 export type PrivateSalt = (spaceId: string, idempotencyKey: string) => Uint8Array;
 
 /**
- * Sealed-SPACE material of a KEY, derived from its seed at load (the seed itself is zeroed):
+ * Sealed-SPACE material of a KEY, made from its seed with the rest of what the KEY gives (the
+ * seed itself is then zeroed):
  *
  * - `encryptionKey()`: the KEY's X25519 encryption key pair, protocol/sealed.md §2
  *   (shared/sealed/encryption-key.ts `deriveEncryptionKey`: HKDF of the seed and the peer id,
