@@ -66,3 +66,32 @@ describe("params a method does not take, on the bridge's stdio", () => {
     expect(a.result.tools.map((t: { name: string }) => t.name)).toContain('svc_whoami');
   });
 });
+
+describe("an opening initialize whose params do not fit, on the bridge's stdio", () => {
+  it('is -32602 naming what is wrong, and a well-formed initialize after it opens the session', async () => {
+    const relay = await startRelay();
+    const bridge = spawnBridge([], { relayUrl: relay.url, home: tempHome() });
+    try {
+      const lines = createInterface({ input: bridge.stdout })[Symbol.asyncIterator]();
+      const next = async (): Promise<Answer> => JSON.parse(((await lines.next()).value as string) ?? 'null') as Answer;
+      const send = (m: unknown) => bridge.stdin.write(`${JSON.stringify(m)}\n`);
+      send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: 'all', clientInfo: { name: 'mistakes', version: '1' } } });
+      const refused = await next();
+      expect(refused.id).toBe(1);
+      expect(refused.error?.code).toBe(-32602);
+      expect(refused.error?.message).toMatch(/^Invalid params for initialize: params\.capabilities: /);
+      send({ jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'mistakes', version: '1' } } });
+      const opened = await next();
+      expect(opened.id).toBe(2);
+      expect(opened.result?.serverInfo?.name).toBe('svc-bridge');
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      send({ jsonrpc: '2.0', id: 3, method: 'tools/list' });
+      const listed = await next();
+      expect(listed.id).toBe(3);
+      expect(listed.result.tools.map((t: { name: string }) => t.name)).toContain('svc_whoami');
+    } finally {
+      bridge.kill('SIGTERM');
+      await relay.close();
+    }
+  }, 60_000);
+});
