@@ -17,6 +17,7 @@
  * shared/merkle.ts `verifyInclusion` and `verifyConsistency` (§2.1.3.2, §2.1.4.2) check them.
  */
 import { hash } from 'node:crypto';
+import { fromHex } from './encoding.js';
 import { SvcError } from './errors.js';
 import { fromBase64Std, toBase64Std } from './signed-note.js';
 
@@ -35,7 +36,7 @@ export interface TreeHead {
  * computed, so that loading this module loads no hash function (the bridge's start loads
  * node:crypto only when it first needs it: scripts/bundle-bridge.mjs).
  */
-export const EMPTY_TREE_ROOT: Uint8Array = new Uint8Array(Buffer.from('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', 'hex'));
+export const EMPTY_TREE_ROOT: Uint8Array = fromHex('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', 32);
 
 function fail(detail: string): SvcError {
   return new SvcError('CHECKPOINT_INVALID', detail);
