@@ -43,6 +43,19 @@ export function opsPerSecond(operations: number, elapsedNs: number): number {
 }
 
 /**
+ * When call `k` (from 0) of caller `i` of `callers` may start, in ms after the loop began, for the
+ * callers together to start `rate` calls a second, evenly spaced: the callers take turns, one
+ * start every 1000 / rate ms. Used to serve a baseline at the rate its case was just served at.
+ */
+export function pacedStartMs(k: number, i: number, callers: number, rate: number): number {
+  if (!(rate > 0) || !Number.isFinite(rate)) throw new RangeError('rate must be a positive number of calls a second');
+  if (!Number.isInteger(callers) || callers < 1 || !Number.isInteger(i) || i < 0 || i >= callers || !Number.isInteger(k) || k < 0) {
+    throw new RangeError('k, i and callers: whole numbers, 0 <= i < callers');
+  }
+  return ((k * callers + i) * 1000) / rate;
+}
+
+/**
  * Cost of a case relative to its baseline: how many times the baseline's time per operation
  * one operation of the case takes (baseline ops/s ÷ case ops/s). 1.30 means 30% slower.
  */

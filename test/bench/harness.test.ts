@@ -10,6 +10,7 @@ import {
   measureThroughput,
   median,
   opsPerSecond,
+  pacedStartMs,
   percentile,
   summarizeLatency,
   type Row,
@@ -114,6 +115,32 @@ describe('ops/s and ratios', () => {
   it('refuses ops/s that are not positive', () => {
     expect(() => costRatio(0, 10)).toThrow(RangeError);
     expect(() => costRatio(10, 0)).toThrow(RangeError);
+  });
+});
+
+describe('paced starts', () => {
+  it('spaces the starts of all callers evenly at the rate, the callers taking turns', () => {
+    // 2,000 calls a second from 4 callers: one start every 0.5 ms, each caller every 2 ms.
+    const starts = [0, 1, 2].flatMap((k) => [0, 1, 2, 3].map((i) => pacedStartMs(k, i, 4, 2000)));
+    expect(starts).toEqual([0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5]);
+  });
+
+  it('starts rate calls within the first second, whatever the number of callers', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 20_000 }), (callers, rate) => {
+        let within = 0;
+        for (let i = 0; i < callers; i++) for (let k = 0; pacedStartMs(k, i, callers, rate) < 1000; k++) within++;
+        expect(within).toBe(rate);
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it('refuses a rate that is not positive and a caller outside the callers', () => {
+    expect(() => pacedStartMs(0, 0, 8, 0)).toThrow(RangeError);
+    expect(() => pacedStartMs(0, 0, 8, Number.NaN)).toThrow(RangeError);
+    expect(() => pacedStartMs(0, 8, 8, 100)).toThrow(RangeError);
+    expect(() => pacedStartMs(-1, 0, 8, 100)).toThrow(RangeError);
   });
 });
 
