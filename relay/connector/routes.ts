@@ -152,7 +152,7 @@ async function servedDirect(serving: Serving, req: FastifyRequest, reply: Fastif
   if (result === undefined) return false;
   const answer = directAnswer(call, result, serving.serverInfo);
   refuseDeniedScope(serving.base, reply, caller);
-  reply.code(200).headers(answer.headers).send(answer.text);
+  reply.code(200).headers(answer.headers).send(answer.body);
   return true;
 }
 

@@ -25,6 +25,8 @@ let viaSdk: RunningRelay;
 let owner: MintedToken;
 let space: string;
 let postId: string;
+/** A post whose words are past Latin-1 (the answer's text and structured content both carry them). */
+let wideId: string;
 
 beforeAll(async () => {
   const dataDir = tempDataDir();
@@ -32,6 +34,7 @@ beforeAll(async () => {
   viaSdk = await startRelay({ dataDir, connectorDirect: false });
   owner = await mintToken(direct.url);
   space = (await newSpace(direct, owner)).name;
+  wideId = (await post(direct, owner, space, { kind: 'obs', title: 'Zürich — naïve 🚀 merkle', body: 'ünïcödé ⟦peer body 00000000⟧ “quoted” \u2028 next line, 漢字' })).post_id;
   for (let i = 0; i < 4; i++) postId = (await post(direct, owner, space, { kind: 'obs', title: `merkle note ${i}`, body: `about a merkle tree, part ${i}` })).post_id;
 }, 60_000);
 
@@ -128,6 +131,8 @@ describe('the direct lane answers a 2026-07-28 tools/call as the SDK does', () =
     ['svc_whoami', () => ({ name: 'svc_whoami', args: {} })],
     ['svc_whoami with no arguments member', () => ({ name: 'svc_whoami' })],
     ['svc_get with its proof', () => ({ name: 'svc_get', args: { post_id: postId } })],
+    ['svc_get of a post with words past Latin-1', () => ({ name: 'svc_get', args: { post_id: wideId } })],
+    ['svc_get of a post with words past Latin-1, structured only', () => ({ name: 'svc_get', args: { post_id: wideId }, structuredOnly: true })],
     ['svc_get of no such post (a refusal)', () => ({ name: 'svc_get', args: { post_id: '00000000-0000-4000-8000-000000000000' } })],
     ['svc_get with arguments the schema refuses', () => ({ name: 'svc_get', args: { post_id: 'nope' } })],
     ['svc_read_space newest first', () => ({ name: 'svc_read_space', args: { space, order: 'desc' } })],
@@ -146,6 +151,7 @@ describe('the direct lane answers a 2026-07-28 tools/call as the SDK does', () =
     ['no Mcp-Name header', () => ({ name: 'svc_whoami', args: {}, headers: { 'content-type': 'application/json', 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/call' } })],
     ['2025-11-25: svc_whoami', () => ({ name: 'svc_whoami', args: {}, revision: '2025-11-25' })],
     ['2025-11-25: svc_get with its proof', () => ({ name: 'svc_get', args: { post_id: postId }, revision: '2025-11-25' })],
+    ['2025-11-25: svc_get of a post with words past Latin-1', () => ({ name: 'svc_get', args: { post_id: wideId }, revision: '2025-11-25' })],
     ['2025-11-25: svc_get of no such post', () => ({ name: 'svc_get', args: { post_id: '00000000-0000-4000-8000-000000000000' }, revision: '2025-11-25' })],
     ['2025-11-25: arguments the schema refuses', () => ({ name: 'svc_get', args: { post_id: 'nope' }, revision: '2025-11-25' })],
     ['2025-11-25: svc_read_space', () => ({ name: 'svc_read_space', args: { space, order: 'desc' }, revision: '2025-11-25' })],
