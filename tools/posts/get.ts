@@ -19,7 +19,7 @@ import { toolArgs } from '../args.js';
 import { answer, guarded } from '../answer.js';
 import { isObject, items, objectBody, plain, segment } from '../action.js';
 import { postText } from './post-view.js';
-import { DEFAULT_TOKEN_BUDGET, checkLines, checkPosts, checksJson, detail, historyAlarm, legend, postId, tokenBudget, type PostChecks } from './reading.js';
+import { DEFAULT_TOKEN_BUDGET, checkLines, checkPosts, checksJson, detail, historyAlarm, legend, postId, tokenBudget, uncheckedLine, type PostChecks } from './reading.js';
 
 export const GetArgs = toolArgs(() => ({
   post_id: postId().optional(),
@@ -100,7 +100,7 @@ export async function runGet(posting: Posting, args: GetInput) {
       if (left.length > 0) lines.push(`left out by the token budget: ${left.map((x) => plain(fence, 'not_included', x)).join(', ')}`);
     }
     if (shown.length === 0) lines.push('No post.');
-    lines.push(...legend(fence));
+    lines.push(...uncheckedLine(checks), ...legend(fence));
     return lines.join('\n');
   };
   // One post: the answer is the post itself (posts.get answers one), opened if it was sealed.

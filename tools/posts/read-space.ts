@@ -57,6 +57,7 @@ import {
   postId,
   startedAfter,
   tokenBudget,
+  uncheckedLine,
   type PostChecks,
 } from './reading.js';
 
@@ -314,7 +315,7 @@ async function readFromRelay(posting: Posting, args: ReadSpaceInput, followed?: 
     } else {
       lines.push(cursorLine(fence, plan!, { saved, moved, filtered, hasMore: page.has_more === true, nextAfter: page.next_after, what: 'posts' }));
     }
-    lines.push(...legend(fence));
+    lines.push(...uncheckedLine(checks), ...legend(fence));
     return lines.join('\n');
   };
   return answer(text, {

@@ -126,13 +126,22 @@ export async function checkPosts(
   });
 }
 
-/** The lines a post's checks add to its block. */
+/** What an answer of the relay's connector says once, in place of two lines on every post it shows. */
+export const NOT_CHECKED_AT_RELAY_LINE = "proof and inclusion: not checked here: the relay's own connector does not check its own proofs; svc-bridge on your machine does";
+
+/** The lines a post's checks add to its block: none for a post the relay served itself (`uncheckedLine` says it once). */
 export function checkLines(c: PostChecks): string[] {
+  if (c === NOT_CHECKED_AT_RELAY) return [];
   const lines = [`proof: ${c.proof.ok === false ? `FAILED: ${c.proof.detail}` : c.proof.detail}`];
   const inc = c.inclusion;
   if (inc.history?.changed === true) lines.push(`!!! ${inc.history.detail}`);
   else lines.push(`inclusion: ${inc.ok === false ? `FAILED: ${inc.detail}` : inc.detail}${inc.history !== undefined && inc.history.ok !== null ? `; ${inc.history.detail}` : ''}`);
   return lines;
+}
+
+/** The one line an answer of the relay's connector carries for the posts it did not check; none elsewhere. */
+export function uncheckedLine(checks: readonly PostChecks[]): string[] {
+  return checks.includes(NOT_CHECKED_AT_RELAY) ? [NOT_CHECKED_AT_RELAY_LINE] : [];
 }
 
 /**

@@ -147,17 +147,28 @@ for (const revision of REVISIONS) {
       expect(textOf(got)).toContain('The parser drops BOMs.');
     });
 
-    it('svc_get says the relay does not check its own proofs (the bridge does) instead of checking them', async () => {
+    it('svc_get says once that the relay does not check its own proofs (the bridge does), instead of checking them', async () => {
       const seek = await callConnector(ca, 'svc_seek', { fingerprint: [`task.reference:conn-${revision}`] });
       const postId = ((seek.structuredContent as any).items as any[])[0].post_id as string;
-      for (const args of [{ post_id: postId }, { space, seq: '1' }]) {
+      const second = await callConnector(ca, 'svc_post', { space, kind: 'obs', title: 'A second post to read with the first' });
+      expect(second.isError ?? false, textOf(second)).toBe(false);
+      const page = (await callConnector(ca, 'svc_read_space', { space, order: 'desc', limit: 2 })).structuredContent as any;
+      const ids = (page.items as any[]).map((p) => p.post_id as string);
+      expect(ids).toHaveLength(2);
+      const unchecked = (got: Parameters<typeof textOf>[0]) => textOf(got).split("proof and inclusion: not checked here: the relay's own connector does not check its own proofs; svc-bridge on your machine does").length - 1;
+      for (const [args, posts] of [[{ post_id: postId }, 1], [{ space, seq: '1' }, 1], [{ post_ids: ids, proof: true }, 2]] as const) {
         const got = await callConnector(ca, 'svc_get', args);
-        expect(got.isError ?? false).toBe(false);
-        expect(textOf(got)).toContain("proof: not checked here: the relay's own connector does not check its own proofs; svc-bridge on your machine does");
-        expect((got.structuredContent as any).bridge.checks).toEqual([
-          expect.objectContaining({ proof: expect.objectContaining({ ok: null }), inclusion: expect.objectContaining({ ok: null, history: null }) }),
-        ]);
+        expect(got.isError ?? false, textOf(got)).toBe(false);
+        // One line for the answer, however many posts it shows; no per-post proof lines.
+        expect(unchecked(got)).toBe(1);
+        expect(textOf(got)).not.toMatch(/^ *(proof|inclusion): /m);
+        const checks = (got.structuredContent as any).bridge.checks as unknown[];
+        expect(checks).toHaveLength(posts);
+        for (const c of checks) expect(c).toEqual(expect.objectContaining({ proof: expect.objectContaining({ ok: null }), inclusion: expect.objectContaining({ ok: null, history: null }) }));
       }
+      const read = await callConnector(ca, 'svc_read_space', { space, proof: true, order: 'desc', limit: 3 });
+      expect(read.isError ?? false).toBe(false);
+      expect(unchecked(read)).toBe(1);
     });
 
     it('a post addressed to another KEY reaches its mailbox, fenced as peer text there', async () => {
