@@ -76,7 +76,7 @@ export function connectorApi(app: FastifyInstance, ctx: RelayContext, caller: Ca
       const query = queryText(req);
       if (direct) {
         // A route under /v1/ runs in process with no request of its own (in-process.ts).
-        const called = await callRoute(app, ctx, { method, path: req.path, query, headers, body: req.body, remoteAddress: caller.remoteAddress });
+        const called = await callRoute(app, ctx, { method, path: req.path, query, headers, body: req.body, remoteAddress: caller.remoteAddress, bearer: caller.bearer });
         if (called !== undefined) return answerOf(called.status, called.headers, called.value, called.json, caller);
       }
       const answer = openSlot();

@@ -11,7 +11,7 @@
  * counts nothing against the address's unknown-token bucket: the route each tool calls does.
  */
 import type { FastifyRequest } from 'fastify';
-import { bearerToken, tokenHash, type Identity } from '../http/auth.js';
+import { bearerToken, tokenHash, type BearerHash, type Identity } from '../http/auth.js';
 import { SvcError } from '../../shared/errors.js';
 import type { TokenRecord, TokenStore } from '../store/tokens.js';
 import type { Toolset } from '../../tools/toolsets.js';
@@ -31,6 +31,8 @@ export interface Caller {
   scopeDenied: boolean;
   /** The toolsets `?tools=` named (tools/toolsets.ts); every tool when absent. */
   readonly toolset?: Toolset | undefined;
+  /** The bearer's hash computed here, which the routes the tools call in process reuse for the same token text. */
+  readonly bearer?: BearerHash | undefined;
 }
 
 /** The bearer token text of a request, undefined when absent or not of the token's shape. */
@@ -48,7 +50,8 @@ function sentToken(req: FastifyRequest): string | undefined {
 /** The caller of one connector request; `identity` only for a live token (an app token only at `/mcp/connect`). */
 export async function callerOf(req: FastifyRequest, tokens: TokenStore, now: number, connect: boolean): Promise<Caller> {
   const token = sentToken(req);
-  const record = token === undefined ? undefined : await tokens.byHash(tokenHash(token));
+  const bearer = token === undefined ? undefined : { token, hash: tokenHash(token) };
+  const record = bearer === undefined ? undefined : await tokens.byHash(bearer.hash);
   let identity: Identity | undefined;
   if (record !== undefined && liveProblem(record, now) === undefined) {
     const app = appOf(record);
@@ -56,7 +59,7 @@ export async function callerOf(req: FastifyRequest, tokens: TokenStore, now: num
     if ((app !== null) === connect) identity = { peerId: record.peerId, tokenId: record.id, tokenExpiresAt: record.expiresAt, app };
   }
   const authorization = typeof req.headers.authorization === 'string' ? req.headers.authorization : undefined;
-  return { authorization, identity, remoteAddress: req.ip, connect, scopeDenied: false };
+  return { authorization, identity, remoteAddress: req.ip, connect, scopeDenied: false, bearer };
 }
 
 /** The app an app token was issued to (its OAuth client and whether it may write); null for a KEY's own token. */

@@ -31,6 +31,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import { REQUEST_MAX_BYTES } from '../../shared/limits.js';
 import type { InProcessRoute, RelayContext } from '../context.js';
 import { admit } from '../http/admission.js';
+import type { BearerHash } from '../http/auth.js';
 import { refusalOf } from '../http/errors.js';
 import { requestLine } from '../http/logging.js';
 import { parseJsonBody } from '../http/json-body.js';
@@ -123,6 +124,8 @@ export interface RouteCall {
   readonly headers: Record<string, string>;
   readonly body: unknown;
   readonly remoteAddress: string;
+  /** The caller's bearer hash, already computed for the connector's request (http/auth.ts `BearerHash`). */
+  readonly bearer?: BearerHash | undefined;
 }
 
 /** What a route answered: status, headers as the route set them, and the value (JSON) or text it sent. */
@@ -204,6 +207,7 @@ export async function callRoute(app: FastifyInstance, ctx: RelayContext, call: R
     params,
     body: undefined as unknown,
     identity: null,
+    bearer: call.bearer,
     is404: false,
     routeOptions: { config: route.config, url: route.url, method: call.method },
     raw: { url, method: call.method, headers: call.headers, socket: undefined },

@@ -53,6 +53,24 @@ export function tokenHash(token: string): Uint8Array {
   return new Uint8Array(hash('sha256', token, 'buffer'));
 }
 
+/**
+ * A bearer token's hash the connector computed for its own request (connector/caller.ts), handed
+ * to the routes its tools call in process for the same request (`FastifyRequest.bearer`): the
+ * SHA-256 is a function of the token's text alone, so a route whose Authorization header carries
+ * that same text need not compute it again. The record is still looked up, so a revocation, an
+ * expiry or a block is judged by the route as ever.
+ */
+export interface BearerHash {
+  readonly token: string;
+  readonly hash: Uint8Array;
+}
+
+/** The hash of `token`: the one the request carries for exactly that text, else computed. */
+function hashOf(req: FastifyRequest, token: string): Uint8Array {
+  const known = req.bearer;
+  return known !== undefined && known.token === token ? known.hash : tokenHash(token);
+}
+
 /** What `authenticate` needs to judge an app token (spec/1-concepts.md "App sign-in"). */
 export interface AppTokenRule {
   /** RelayContext.connectorSecret: the value of CONNECTOR_HEADER on the connector's own requests. */
@@ -91,7 +109,7 @@ export async function authenticate(
   };
   const token = typeof header === 'string' ? bearerToken(header) : await unknown('authorization: sent twice');
   if (!TOKEN_RE.test(token)) await unknown('token: expected svc_ and 64 lowercase hex');
-  const record = await tokens.byHash(tokenHash(token));
+  const record = await tokens.byHash(hashOf(req, token));
   if (!record) return await unknown('token: not known here');
   refuseDead(record, now);
   let app: Identity['app'] = null;

@@ -1,6 +1,6 @@
 /** What the relay adds to Fastify's types: route config and the caller's identity. */
 import type { ErrorCode } from '../../shared/errors.js';
-import type { AuthMode, Identity } from './auth.js';
+import type { AuthMode, BearerHash, Identity } from './auth.js';
 import type { LimitClass } from './rate-limit.js';
 
 declare module 'fastify' {
@@ -42,5 +42,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated caller, or null. */
     identity: Identity | null;
+    /** Only on a route called in process by the connector: its bearer's hash, computed for the connector's request (auth.ts `BearerHash`). */
+    bearer?: BearerHash;
   }
 }

@@ -12,6 +12,7 @@ import { contextOf } from '../../../relay/app.js';
 import { connectorApi } from '../../../relay/connector/api.js';
 import type { Caller } from '../../../relay/connector/caller.js';
 import { addInProcessRoute, callRoute } from '../../../relay/connector/in-process.js';
+import { tokenHash } from '../../../relay/http/auth.js';
 import type { InProcessRoute } from '../../../relay/context.js';
 import { READ_ONLY_KEY } from '../../../relay/service-mode.js';
 import type { ApiRequest, ApiResponse } from '../../../tools/api.js';
@@ -150,6 +151,20 @@ describe('a route called in process', () => {
     const found = await at(`/v1/spaces/${space}`);
     expect(found?.status).toBe(200);
     expect((found?.value as { name: string }).name).toBe(space);
+  });
+
+  it("reuses the bearer's hash the connector computed, for that token's text only", async () => {
+    const ctx = contextOf(relay.app);
+    const me = async (authorization: string, bearer?: { token: string; hash: Uint8Array }) => {
+      const res = await callRoute(relay.app, ctx, { method: 'GET', path: '/v1/me', query: '', headers: { authorization }, body: undefined, remoteAddress: '127.0.0.1', bearer });
+      return (res?.value as { peer_id?: string }).peer_id;
+    };
+    expect(await me(`Bearer ${owner.token}`)).toBe(owner.peerId);
+    // A hash given for this text is what the route looks the token up by (here, on purpose, another token's: the
+    // connector only ever gives the hash of the very text, so this shows the route took it instead of hashing).
+    expect(await me(`Bearer ${owner.token}`, { token: owner.token, hash: tokenHash(other.token) })).toBe(other.peerId);
+    // A hash given for another text is not used: the header's own token is hashed and looked up.
+    expect(await me(`Bearer ${owner.token}`, { token: other.token, hash: tokenHash(other.token) })).toBe(owner.peerId);
   });
 
   it('calls the literal route where the router finds one beside a parameter route of the same length', async () => {
