@@ -29,13 +29,17 @@ import { IN_PROCESS_HEADER, callRoute, isJsonMediaType, openSlot } from './in-pr
 /** The request's query as encoded text, without "?". */
 function queryText(req: ApiRequest): string {
   if (!req.path.startsWith('/') || req.path.startsWith('//')) throw new TypeError(`path must start with one "/": ${req.path}`);
-  const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(req.query ?? {})) {
+  const query = req.query;
+  if (query === undefined) return '';
+  let params: URLSearchParams | undefined;
+  for (const name of Object.keys(query)) {
+    const value = query[name];
     if (value === undefined) continue;
+    params ??= new URLSearchParams();
     if (Array.isArray(value)) for (const v of value) params.append(name, v);
     else params.set(name, String(value));
   }
-  return params.toString();
+  return params === undefined ? '' : params.toString();
 }
 
 function headersOf(raw: Record<string, string | string[] | number | undefined>): Headers {
