@@ -34,15 +34,37 @@ function hostnameOf(host: string): string | undefined {
   }
 }
 
+/** The relay's base URL parsed, once per text (every request of the connector asks; the text changes at most once, when the relay listens). */
+let base: { text: string; url: URL } | undefined;
+function baseUrl(ctx: RelayContext): URL {
+  const text = ctx.baseUrl();
+  if (base?.text !== text) base = { text, url: new URL(text) };
+  return base.url;
+}
+
 /** Whether the relay is reached on a loopback address: its public URL, else its listening address. */
 function servedOnLoopback(ctx: RelayContext): boolean {
   if (ctx.config.publicUrl === undefined && (ctx.config.host === '0.0.0.0' || ctx.config.host === '::')) return false;
-  return isLoopbackHost(new URL(ctx.baseUrl()).hostname);
+  return isLoopbackHost(baseUrl(ctx).hostname);
+}
+
+/** Host header texts judged (a client sends the same one every time), at most HOSTS_KEPT; past that, judged afresh. */
+const hosts = new Map<string, boolean>();
+const HOSTS_KEPT = 64;
+
+/** Whether a Host header value names a loopback host. */
+function loopbackHostHeader(host: string): boolean {
+  const known = hosts.get(host);
+  if (known !== undefined) return known;
+  const name = hostnameOf(host);
+  const verdict = name !== undefined && isLoopbackHost(name);
+  if (hosts.size < HOSTS_KEPT) hosts.set(host, verdict);
+  return verdict;
 }
 
 /** The origins a browser page calling the connector may come from. */
 function allowedOrigins(ctx: RelayContext): Set<string> {
-  const origins = new Set([new URL(ctx.baseUrl()).origin]);
+  const origins = new Set([baseUrl(ctx).origin]);
   for (const o of ctx.passkeyPolicy()?.origins ?? []) origins.add(o);
   return origins;
 }
@@ -55,8 +77,7 @@ export function foreignRequest(req: FastifyRequest, ctx: RelayContext): string |
   }
   if (servedOnLoopback(ctx)) {
     const host = req.headers.host;
-    const name = typeof host === 'string' ? hostnameOf(host) : undefined;
-    if (name === undefined || !isLoopbackHost(name)) return 'host: a relay on a loopback address answers loopback host names only';
+    if (typeof host !== 'string' || !loopbackHostHeader(host)) return 'host: a relay on a loopback address answers loopback host names only';
   }
   return undefined;
 }
