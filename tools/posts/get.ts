@@ -58,7 +58,6 @@ function pick(args: GetInput): 'one' | 'many' | 'position' {
 
 export async function runGet(posting: Posting, args: GetInput) {
   const { deps } = posting;
-  const fence = peerFence({ self: deps.identity.peerId });
   const way = pick(args);
   let posts: Record<string, unknown>[];
   let body: Record<string, unknown>;
@@ -90,7 +89,9 @@ export async function runGet(posting: Posting, args: GetInput) {
   // Sealed items are opened here, after the proof checks ran on what the relay served.
   posts = await openSealed(deps, posts);
   const shown = posts;
+  // Made only when the answer's text is (a client that reads structured content alone gets none).
   const text = () => {
+    const fence = peerFence({ self: deps.identity.peerId });
     const lines = [...historyAlarm(checks)];
     shown.forEach((p, i) => lines.push(postText(fence, p, checks[i] ? checkLines(checks[i]!) : [])));
     if (way === 'many') {
