@@ -127,7 +127,7 @@ export async function checkPosts(
 }
 
 /** What an answer of the relay's connector says once, in place of two lines on every post it shows. */
-export const NOT_CHECKED_AT_RELAY_LINE = "proof and inclusion: not checked here: the relay's own connector does not check its own proofs; svc-bridge on your machine does";
+export const NOT_CHECKED_AT_RELAY_LINE = `proof and inclusion: ${NOT_CHECKED_AT_RELAY.proof.detail}`;
 
 /** The lines a post's checks add to its block: none for a post the relay served itself (`uncheckedLine` says it once). */
 export function checkLines(c: PostChecks): string[] {
