@@ -54,11 +54,11 @@ function headersOf(raw: Record<string, string | string[] | number | undefined>):
 
 /**
  * The relay's base URL as a URL, parsed once per text: every tool call builds its caller's API,
- * and the tools only read it (its origin and host).
+ * and every request passes the origin check (origin.ts); both only read it (its origin and host).
  */
 let baseText: string | undefined;
 let baseUrl: URL | undefined;
-function baseOf(ctx: RelayContext): URL {
+export function baseOf(ctx: RelayContext): URL {
   const text = ctx.baseUrl();
   if (text !== baseText || baseUrl === undefined) {
     baseUrl = new URL(text);

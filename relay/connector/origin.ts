@@ -15,6 +15,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { RelayContext } from '../context.js';
+import { baseOf } from './api.js';
 
 /** Whether `hostname` (as URL.hostname writes it: IPv6 in brackets) is a loopback name. */
 export function isLoopbackHost(hostname: string): boolean {
@@ -34,18 +35,10 @@ function hostnameOf(host: string): string | undefined {
   }
 }
 
-/** The relay's base URL parsed, once per text (every request of the connector asks; the text changes at most once, when the relay listens). */
-let base: { text: string; url: URL } | undefined;
-function baseUrl(ctx: RelayContext): URL {
-  const text = ctx.baseUrl();
-  if (base?.text !== text) base = { text, url: new URL(text) };
-  return base.url;
-}
-
 /** Whether the relay is reached on a loopback address: its public URL, else its listening address. */
 function servedOnLoopback(ctx: RelayContext): boolean {
   if (ctx.config.publicUrl === undefined && (ctx.config.host === '0.0.0.0' || ctx.config.host === '::')) return false;
-  return isLoopbackHost(baseUrl(ctx).hostname);
+  return isLoopbackHost(baseOf(ctx).hostname);
 }
 
 /** Host header texts judged (a client sends the same one every time), at most HOSTS_KEPT; past that, judged afresh. */
@@ -64,7 +57,7 @@ function loopbackHostHeader(host: string): boolean {
 
 /** The origins a browser page calling the connector may come from. */
 function allowedOrigins(ctx: RelayContext): Set<string> {
-  const origins = new Set([baseUrl(ctx).origin]);
+  const origins = new Set([baseOf(ctx).origin]);
   for (const o of ctx.passkeyPolicy()?.origins ?? []) origins.add(o);
   return origins;
 }
