@@ -47,10 +47,17 @@ function sentToken(req: FastifyRequest): string | undefined {
   }
 }
 
-/** The caller of one connector request; `identity` only for a live token (an app token only at `/mcp/connect`). */
-export async function callerOf(req: FastifyRequest, tokens: TokenStore, now: number, connect: boolean): Promise<Caller> {
+/** The request's bearer token with its hash, computed once for the request: undefined when absent or not of the token's shape. */
+export function sentBearer(req: FastifyRequest): BearerHash | undefined {
   const token = sentToken(req);
-  const bearer = token === undefined ? undefined : { token, hash: tokenHash(token) };
+  return token === undefined ? undefined : { token, hash: tokenHash(token) };
+}
+
+/**
+ * The caller of one connector request; `identity` only for a live token (an app token only at
+ * `/mcp/connect`). `bearer`: the request's `sentBearer`, when the entry has already read it.
+ */
+export async function callerOf(req: FastifyRequest, tokens: TokenStore, now: number, connect: boolean, bearer = sentBearer(req)): Promise<Caller> {
   const record = bearer === undefined ? undefined : await tokens.byHash(bearer.hash);
   let identity: Identity | undefined;
   if (record !== undefined && liveProblem(record, now) === undefined) {
@@ -80,13 +87,13 @@ export const KEY_TOKEN_AT_CONNECT = "token: /mcp/connect takes a token an app wa
 /**
  * Why `/mcp/connect` refuses this request (answered 401), or undefined when it carries a live
  * app token: no token, not a token, unknown, revoked, expired, blocked, or a KEY's own token.
+ * `bearer`: the request's `sentBearer` (its hash then serves `callerOf` too).
  */
-export async function connectRefusal(req: FastifyRequest, tokens: TokenStore, now: number): Promise<SvcError | undefined> {
+export async function connectRefusal(req: FastifyRequest, tokens: TokenStore, now: number, bearer: BearerHash | undefined): Promise<SvcError | undefined> {
   const header = req.headers.authorization;
   if (header === undefined) return new SvcError('TOKEN_MISSING');
-  const token = sentToken(req);
-  if (token === undefined) return new SvcError('TOKEN_INVALID', 'authorization: expected "Bearer svc_<64 lowercase hex>"');
-  const record = await tokens.byHash(tokenHash(token));
+  if (bearer === undefined) return new SvcError('TOKEN_INVALID', 'authorization: expected "Bearer svc_<64 lowercase hex>"');
+  const record = await tokens.byHash(bearer.hash);
   if (record === undefined) return new SvcError('TOKEN_INVALID', 'token: not known here');
   const dead = liveProblem(record, now);
   if (dead !== undefined) return dead;

@@ -41,7 +41,7 @@ import type { RelayContext } from '../context.js';
 import { createKeyCaches } from './caches.js';
 import { createPublicReads } from './public-reads.js';
 import { CONNECT_METADATA_PATH, CONNECT_PATH, MCP_PATH } from './paths.js';
-import { callerOf, connectRefusal, type Caller } from './caller.js';
+import { callerOf, connectRefusal, sentBearer, type Caller } from './caller.js';
 import { foreignRequest } from './origin.js';
 import { invalidParams, relabel, type InvalidParams } from './params.js';
 import { CONNECTOR_NAME, callerScope, connectorServerInfo, connectorServers, connectorToolTables, type ConnectorBase, type ConnectorHooks } from './server.js';
@@ -238,7 +238,8 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
     url: CONNECT_PATH,
     config,
     handler: async (req, reply) => {
-      const refused = await connectRefusal(req, ctx.store.tokens, ctx.clock());
+      const bearer = sentBearer(req);
+      const refused = await connectRefusal(req, ctx.store.tokens, ctx.clock(), bearer);
       if (refused !== undefined) {
         if (refused.code === 'TOKEN_INVALID' && refused.detail !== undefined && /not known here/.test(refused.detail)) await ctx.limiter.take('unknownTokens', req.ip);
         const invalid = req.headers.authorization !== undefined ? ', error="invalid_token"' : '';
@@ -246,7 +247,7 @@ export async function connectorRoutes(app: FastifyInstance, opts: ConnectorRoute
         throw new SvcError(refused.code, refused.detail);
       }
       const toolset = askedToolset(req);
-      return serve(serving, req, reply, { ...(await callerOf(req, ctx.store.tokens, ctx.clock(), true)), toolset });
+      return serve(serving, req, reply, { ...(await callerOf(req, ctx.store.tokens, ctx.clock(), true, bearer)), toolset });
     },
   });
 }
