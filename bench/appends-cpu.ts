@@ -6,8 +6,15 @@
  * started as the relay is). CPU time, unlike a rate, does not depend on how many cores the
  * clients (this process) take from the relay, so the ratio holds on a shared machine.
  *
+ * The in-process process stays up for the whole bench and runs each of its rounds just before
+ * the relay's round of the same number: the host of a shared machine speeds up and slows down
+ * over the minute of the bench (the in-process figure alone moved by a fifth between runs taken
+ * one after the other), and a ratio of two rounds taken a minute apart measured that drift too.
+ *
  * Printed: µs of relay CPU per append over HTTP, µs per in-process append, and their ratio
- * (target at most 1.3) where both pay the same COMMITs: 16 clients beside 16 in-process callers
+ * (target at most 1.3; the median over the rounds of each round's ratio to the in-process round
+ * just before it, the ratio of the lowest rounds printed beside it) where both pay the same
+ * COMMITs: 16 clients beside 16 in-process callers
  * through the same commit queue, 1 client beside `appendPost` one call after another (16
  * clients beside `appendPost` alone is printed too, but flatters HTTP: there 16 appends share a
  * COMMIT that in process each pays alone); p99 ÷ p50 at 16 clients (target at most 2.5) and
@@ -18,6 +25,7 @@
  */
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { loadavg } from 'node:os';
 import { REPO_ROOT } from '../test/helpers/relay.js';
 import { best, latencyOf, ROUNDS, runHttp, setUpWriters, type CaseResult } from './appends-cases.js';
@@ -33,28 +41,45 @@ const TARGET_CPU_RATIO = 1.3;
 const TARGET_TAIL = 2.5;
 const TARGET_64_OF_16 = 0.9;
 
-interface InProcess {
-  alone: number[];
-  grouped: number[];
+/** One round of bench/appends-inprocess.ts: µs of CPU per append of each kind, and the rates. */
+interface InProcessRound {
+  alone: number;
+  grouped: number;
   /** appendPost with the process idle between appends (bench/appends-inprocess.ts). */
-  paused: number[];
-  appendsPerSec: { alone: number[]; grouped: number[] };
+  paused: number;
+  appendsPerSec: { alone: number; grouped: number };
 }
 
-/** bench/appends-inprocess.ts as its own process, as the relay is started; its JSON line. */
-async function inProcess(): Promise<InProcess> {
+/**
+ * bench/appends-inprocess.ts as its own process, as the relay is started, once it is warmed up;
+ * `round` takes one round of it, so that each can be taken just before the relay's round.
+ */
+async function startInProcess(): Promise<{ round(): Promise<InProcessRound>; close(): Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/appends-inprocess.ts'], {
     cwd: REPO_ROOT,
-    env: { ...process.env, SVC_BENCH_ROUNDS: String(ROUNDS) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: process.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
-  let out = '';
   let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  if (code !== 0) throw new Error(`in-process append bench exited ${code}: ${err}`);
-  return JSON.parse(out.trim().split('\n').pop()!) as InProcess;
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async (): Promise<unknown> => {
+    const line = await lines.next();
+    if (line.done === true) throw new Error(`in-process append bench exited ${await exited}: ${err}`);
+    return JSON.parse(line.value) as unknown;
+  };
+  await next(); // {"ready":true}: warmed up
+  return {
+    round: async () => {
+      child.stdin.write('round\n');
+      return (await next()) as InProcessRound;
+    },
+    close: async () => {
+      child.stdin.end();
+      await exited;
+    },
+  };
 }
 
 /** The lowest of per-round CPU figures: the round least disturbed by other work. */
@@ -74,7 +99,11 @@ interface Side {
  */
 export async function runCpu(against?: string): Promise<SuiteReport> {
   const loadAtStart = loadavg()[0]!;
-  const own = await inProcess();
+  progress('appends --cpu: warming up the in-process append');
+  const inProcess = await startInProcess();
+  // A first round, not counted, says how many appends a round over HTTP may take (bodies are signed beforehand).
+  const calibration = await inProcess.round();
+  const own = { alone: [] as number[], grouped: [] as number[], paused: [] as number[], appendsPerSec: { alone: [] as number[], grouped: [] as number[] } };
   const other = against === undefined ? undefined : checkOut(against);
   const dirs: string[] = [];
   const sides: Side[] = [];
@@ -86,7 +115,7 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
       const relay = await spawnBenchRelay(dir, { SVC_LOG_LEVEL: 'info', ...relayEnv() }, [], root);
       sides.push({ label, relay, cpu: processCpuReader(relay.process.pid!), setup: await setUpWriters(relay.url, CLIENTS), cases: new Map() });
     };
-    const expected = Math.max(...own.appendsPerSec.grouped);
+    const expected = calibration.appendsPerSec.grouped;
     if (other !== undefined) await start(`before (${other.commit.slice(0, 10)})`, other.root);
     await start(other === undefined ? '' : 'after (this checkout)');
     // Each relay warmed up to every case before the rounds, so V8 has optimised what an append
@@ -98,6 +127,13 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
       }, (_, ms) => progress(`appends --cpu: warming up ${side.label || 'the relay'}, ${(ms / 1000).toFixed(0)} of ${WARM_MS / 1000} s`));
     }
     for (let round = 0; round < ROUNDS; round++) {
+      // The in-process round just before the relay's: a ratio's two sides see the machine alike.
+      const mine = await inProcess.round();
+      own.alone.push(mine.alone);
+      own.grouped.push(mine.grouped);
+      own.paused.push(mine.paused);
+      own.appendsPerSec.alone.push(mine.appendsPerSec.alone);
+      own.appendsPerSec.grouped.push(mine.appendsPerSec.grouped);
       for (const c of CLIENTS) {
         for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
           const { writers, hot, spread } = side.setup;
@@ -148,12 +184,20 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
       const tail = percentile(sorted16, 99) / percentile(sorted16, 50);
       const rate64 = best(side.cases.get(64)!.opsPerSec) / best(side.cases.get(16)!.opsPerSec);
       const medianRate64 = median(side.cases.get(64)!.opsPerSec) / median(side.cases.get(16)!.opsPerSec);
-      const ratio16 = http.get(16)! / grouped;
-      const ratio1 = http.get(1)! / alone;
+      // Each round's relay figure ÷ the in-process figure of the round taken just before it.
+      const paired = (c: number, inProcessRounds: readonly number[]): number[] => side.cases.get(c)!.cpuPerAppendUs!.map((us, i) => us / inProcessRounds[i]!);
+      const rounds16 = paired(16, own.grouped);
+      const rounds1 = paired(1, own.alone);
+      const ratio16 = median(rounds16);
+      const ratio1 = median(rounds1);
+      const list = (xs: readonly number[]): string => xs.map((x) => x.toFixed(2)).join(', ');
       notes.push(
         ...(side.label === '' ? [] : [`${side.label}:`]),
-        `relay CPU per append over HTTP ÷ in-process, the same COMMITs: 16 clients ${http.get(16)!.toFixed(0)} µs ÷ grouped ×16 ${grouped.toFixed(0)} µs = ${ratio16.toFixed(2)}×; ` +
-          `1 client ${http.get(1)!.toFixed(0)} µs ÷ appendPost ${alone.toFixed(0)} µs = ${ratio1.toFixed(2)}×; target ≤ ${TARGET_CPU_RATIO}: ${verdict(Math.max(ratio16, ratio1) <= TARGET_CPU_RATIO)}`,
+        `relay CPU per append over HTTP ÷ in-process, the same COMMITs, each round ÷ the in-process round just before it, median of ${ROUNDS}: ` +
+          `16 clients ÷ grouped ×16 ${ratio16.toFixed(2)}× (${list(rounds16)}); 1 client ÷ appendPost ${ratio1.toFixed(2)}× (${list(rounds1)}); ` +
+          `target ≤ ${TARGET_CPU_RATIO}: ${verdict(Math.max(ratio16, ratio1) <= TARGET_CPU_RATIO)}`,
+        `  (lowest round ÷ lowest round: 16 clients ${http.get(16)!.toFixed(0)} µs ÷ ${grouped.toFixed(0)} µs = ${(http.get(16)! / grouped).toFixed(2)}×; ` +
+          `1 client ${http.get(1)!.toFixed(0)} µs ÷ ${alone.toFixed(0)} µs = ${(http.get(1)! / alone).toFixed(2)}×)`,
         `  (16 clients ÷ appendPost alone, whose every append pays its own COMMIT: ${(http.get(16)! / alone).toFixed(2)}×; 64 clients: ${http.get(64)!.toFixed(0)} µs)`,
         `  (1 client ÷ appendPost idle 1 ms between appends and woken by a timer, ${paused.toFixed(0)} µs, as a relay serving one client idles between requests and is woken by each: ${(http.get(1)! / paused).toFixed(2)}×)`,
         `p99 ÷ p50 at 16 clients: ${tail.toFixed(2)}, target ≤ ${TARGET_TAIL}: ${verdict(tail <= TARGET_TAIL)}`,
@@ -162,13 +206,14 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
     }
     notes.push(
       `warm-up: ${WARM_MS / 1000} s of the cases in turn before the rounds, in process and over HTTP, so V8 has optimised what they run (bench/process-cpu.ts; SVC_BENCH_WARM_S sets it)`,
-      `CPU: lowest of ${ROUNDS} rounds, relay threads' run time (/proc/<pid>/task/*/schedstat) over each round's window ÷ appends answered in it; ` +
-        'in-process: process.cpuUsage() of bench/appends-inprocess.ts (this checkout), its own process started as the relay is',
+      `CPU: relay threads' run time (/proc/<pid>/task/*/schedstat) over each round's window ÷ appends answered in it, the lowest of ${ROUNDS} rounds in the table; ` +
+        'in-process: process.cpuUsage() of bench/appends-inprocess.ts (this checkout), its own process started as the relay is, each of its rounds taken just before the relay\'s round of the same number',
       `relay at its default log level (info, a JSON line per request on stdout, read by this process)${relayEnvNote()}; rates: best of ${ROUNDS} rounds; ` +
         `load average ${loadAtStart.toFixed(2)} at start, ${loadAtEnd.toFixed(2)} at end (clients in this process, the relay in its own)`,
     );
     return { title: 'Relay CPU per signed 1 KiB append over HTTP vs the in-process append (SQLite)', rows, notes };
   } finally {
+    await inProcess.close();
     await Promise.all(sides.map(async (s) => await s.relay.kill('SIGTERM')));
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
     if (other !== undefined) rmSync(other.root, { recursive: true, force: true });

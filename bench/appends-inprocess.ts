@@ -20,13 +20,23 @@
  *
  * CPU time is process.cpuUsage() (every thread of this process) over each round, bodies signed
  * and parsed before the round starts.
+ *
+ * Rounds are run when asked, so that bench/appends-cpu.ts can take each just before the relay's
+ * round of the same number, and a machine whose speed drifts over the minute of the bench (a
+ * shared host does) moves both sides of a ratio alike. After its warm-up the process writes
+ * `{"ready":true}` on stdout; then each line `round` on stdin runs one round and is answered with
+ * one JSON line:
+ *
+ *   {"alone": µs per append, "grouped": ..., "paused": ..., "appendsPerSec": {"alone": ..., "grouped": ...}}
+ *
+ * It ends when stdin closes.
  */
+import { createInterface } from 'node:readline';
 import { appendPost, appendPostGrouped } from '../relay/posts/append.js';
 import { ceilingSetup, signedBody } from './appends-cases.js';
 import { warmUp } from './process-cpu.js';
 
 const BYTES = 1024;
-const ROUNDS = Number(process.env.SVC_BENCH_ROUNDS ?? 5);
 const ROUND_APPENDS = Number(process.env.SVC_BENCH_ROUND_APPENDS ?? 1500);
 /** Appends per slice of the warm-up (about half a second each on a 2-core machine), and of the paused kind. */
 const WARM_SLICE_APPENDS = 400;
@@ -76,6 +86,14 @@ async function measure(c: Ceiling, run: (c: Ceiling, list: unknown[]) => Promise
   return { us: (cpu1 - cpu0) / 1000 / list.length, perSec: (list.length * 1000) / (t1 - t0) };
 }
 
+/** One round of each kind, as the JSON line that answers `round`. */
+async function round(c: Ceiling): Promise<string> {
+  const a = await measure(c, alone);
+  const g = await measure(c, grouped);
+  const p = await measure(c, paused, PAUSED_APPENDS);
+  return JSON.stringify({ alone: a.us, grouped: g.us, paused: p.us, appendsPerSec: { alone: a.perSec, grouped: g.perSec } });
+}
+
 async function main(): Promise<void> {
   const c = await ceilingSetup();
   try {
@@ -87,17 +105,11 @@ async function main(): Promise<void> {
       { run: paused, appends: WARM_SLICE_PAUSED },
     ];
     await warmUp(slices.length, async (i) => await slices[i]!.run(c, bodies(c, slices[i]!.appends)));
-    const out = { alone: [] as number[], grouped: [] as number[], paused: [] as number[], appendsPerSec: { alone: [] as number[], grouped: [] as number[] } };
-    for (let r = 0; r < ROUNDS; r++) {
-      const a = await measure(c, alone);
-      out.alone.push(a.us);
-      out.appendsPerSec.alone.push(a.perSec);
-      const g = await measure(c, grouped);
-      out.grouped.push(g.us);
-      out.appendsPerSec.grouped.push(g.perSec);
-      out.paused.push((await measure(c, paused, PAUSED_APPENDS)).us);
+    process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
+    for await (const line of createInterface({ input: process.stdin })) {
+      if (line.trim() !== 'round') throw new Error(`appends-inprocess: expected "round" on stdin, read ${JSON.stringify(line)}`);
+      process.stdout.write(`${await round(c)}\n`);
     }
-    process.stdout.write(`${JSON.stringify(out)}\n`);
   } finally {
     await c.r.close();
   }
