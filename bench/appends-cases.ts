@@ -68,9 +68,8 @@ function spaceFor(layout: Layout, hot: Space, spread: readonly Space[], i: numbe
 // ---------------------------------------------------------------------------------------------
 // Ceiling: appendPost in this process, no HTTP.
 
-export async function ceilingSetup(database?: string) {
+export async function ceilingSetup(database?: string, signer: Signer = randomSigner()) {
   const r = await openInProcess(undefined, database);
-  const signer = randomSigner();
   const author = await registerKey(r, signer);
   const ownerSigner = randomSigner();
   const owner = await registerKey(r, ownerSigner);
@@ -104,8 +103,9 @@ export async function runCeiling(c: Awaited<ReturnType<typeof ceilingSetup>>, by
 // ---------------------------------------------------------------------------------------------
 // HTTP cases against the relay process.
 
+/** A client's KEY: the bearer it sends and the signer of its posts. */
 export interface Writer {
-  token: MintedToken;
+  token: Pick<MintedToken, 'token' | 'signer'>;
   author: string;
 }
 

@@ -22,7 +22,16 @@
  * only once the answer has reached them and commit about 8 at a time (measured with the relay's
  * `svc_relay_commit_batch_works`); a COMMIT's share of an append is the smaller part of it. p99 ÷ p50 at 16 clients (target at most 2.5) and
  * the rate at 64 clients ÷ the rate at 16 (target at least 0.9), with the load average the
- * rates ran at. `--against <revision>` runs that revision's relay beside this one's, round by
+ * rates ran at.
+ *
+ * Beside them, the floor: the same append served by node:http alone in the in-process process
+ * (bench/appends-inprocess.ts), its CPU per append over HTTP ÷ the in-process round before it,
+ * at 1 and 16 clients. What it costs above 1× is Node's HTTP serving on this machine (sockets,
+ * parser, the event loop's turns, a process woken per request), which any relay in Node pays;
+ * what the relay costs above the floor is its own HTTP path (Fastify, authentication,
+ * validation, the request log), printed as the median of the rounds' differences.
+ *
+ * `--against <revision>` runs that revision's relay beside this one's, round by
  * round, as appends --against does. SVC_RELAY_VERIFY_OFF_THREAD=1 in this process's
  * environment is passed on to the relays.
  */
@@ -31,7 +40,8 @@ import { rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { loadavg } from 'node:os';
 import { REPO_ROOT } from '../test/helpers/relay.js';
-import { best, latencyOf, ROUNDS, runHttp, setUpWriters, type CaseResult } from './appends-cases.js';
+import { signerFromSeed } from '../shared/identity.js';
+import { best, latencyOf, ROUNDS, runHttp, setUpWriters, type CaseResult, type Space, type Writer } from './appends-cases.js';
 import { median, percentile, progress, type Row, type SuiteReport } from './harness.js';
 import { spawnBenchRelay, tempDataDir } from './relay-fixture.js';
 import { checkOut } from './appends-against.js';
@@ -39,6 +49,8 @@ import { processCpuReader, warmUp, WARM_MS } from './process-cpu.js';
 import type { SpawnedRelay } from '../test/helpers/relay.js';
 
 const CLIENTS = [1, 16, 64] as const;
+/** The cases the floor runs: those held to the target. */
+const FLOOR_CLIENTS = [1, 16] as const;
 const BYTES = 1024;
 const TARGET_CPU_RATIO = 1.3;
 const TARGET_TAIL = 2.5;
@@ -53,11 +65,21 @@ interface InProcessRound {
   appendsPerSec: { alone: number; grouped: number };
 }
 
+/** The floor of bench/appends-inprocess.ts: its append behind node:http alone, and how to sign for it. */
+interface Floor {
+  url: string;
+  /** Clients for runHttp: each signs with the process's KEY (the floor reads no bearer). */
+  writers: Writer[];
+  space: Space;
+  /** The process's CPU time so far (ns), as the relay's is read. */
+  cpu: () => number;
+}
+
 /**
  * bench/appends-inprocess.ts as its own process, as the relay is started, once it is warmed up;
  * `round` takes one round of it, so that each can be taken just before the relay's round.
  */
-async function startInProcess(): Promise<{ round(): Promise<InProcessRound>; close(): Promise<void> }> {
+async function startInProcess(): Promise<{ round(): Promise<InProcessRound>; floor: Floor; close(): Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/appends-inprocess.ts'], {
     cwd: REPO_ROOT,
     env: process.env,
@@ -72,8 +94,18 @@ async function startInProcess(): Promise<{ round(): Promise<InProcessRound>; clo
     if (line.done === true) throw new Error(`in-process append bench exited ${await exited}: ${err}`);
     return JSON.parse(line.value) as unknown;
   };
-  await next(); // {"ready":true}: warmed up
+  // Warmed up; where the floor listens, and the seed of the KEY it appends as.
+  const ready = (await next()) as { floor: { url: string; seed: string; author: string; space: Space } };
+  const signer = signerFromSeed(new Uint8Array(Buffer.from(ready.floor.seed, 'hex')));
+  const writer: Writer = { token: { token: `svc_${'0'.repeat(64)}`, signer }, author: ready.floor.author };
+  const floor: Floor = {
+    url: ready.floor.url,
+    writers: Array.from({ length: Math.max(...FLOOR_CLIENTS) }, () => writer),
+    space: ready.floor.space,
+    cpu: processCpuReader(child.pid!),
+  };
   return {
+    floor,
     round: async () => {
       child.stdin.write('round\n');
       return (await next()) as InProcessRound;
@@ -123,6 +155,14 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
     await start(other === undefined ? '' : 'after (this checkout)');
     // Each relay warmed up to every case before the rounds, so V8 has optimised what an append
     // over HTTP runs (bench/process-cpu.ts), as the in-process side is before its own.
+    const floor = inProcess.floor;
+    const floorCase = async (c: number, cpu?: () => number): Promise<CaseResult> =>
+      await runHttp([floor.url], floor.writers, 'one SPACE', floor.space, [], BYTES, c, expected, cpu);
+    await warmUp(FLOOR_CLIENTS.length, async (i) => void (await floorCase(FLOOR_CLIENTS[i]!)), (_, ms) =>
+      progress(`appends --cpu: warming up the floor, ${(ms / 1000).toFixed(0)} of ${WARM_MS / 1000} s`),
+    );
+    const floorUs = new Map<number, number[]>(FLOOR_CLIENTS.map((c) => [c, []]));
+    const floorRate = new Map<number, number[]>(FLOOR_CLIENTS.map((c) => [c, []]));
     for (const side of sides) {
       const { writers, hot, spread } = side.setup;
       await warmUp(CLIENTS.length, async (i) => {
@@ -148,6 +188,11 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
           side.cases.set(c, acc);
         }
       }
+      for (const c of FLOOR_CLIENTS) {
+        const r = await floorCase(c, floor.cpu);
+        floorUs.get(c)!.push(...(r.cpuPerAppendUs ?? []));
+        floorRate.get(c)!.push(...r.opsPerSec);
+      }
     }
     const loadAtEnd = loadavg()[0]!;
 
@@ -167,7 +212,16 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
         note: `CPU ${grouped.toFixed(0)} µs/append (rounds ${own.grouped.map((x) => x.toFixed(0)).join(', ')})`,
       },
     ];
+    for (const c of FLOOR_CLIENTS) {
+      const us = floorUs.get(c)!;
+      rows.push({ name: `floor: node:http alone ×${c}`, opsPerSec: best(floorRate.get(c)!), baseline: 'in-process appendPost ×1', note: `CPU ${lowest(us).toFixed(0)} µs/append (rounds ${us.map((x) => x.toFixed(0)).join(', ')})` });
+    }
     const verdict = (ok: boolean) => (ok ? 'met' : 'missed');
+    const list = (xs: readonly number[]): string => xs.map((x) => x.toFixed(2)).join(', ');
+    // Each round's figure ÷ the in-process figure of the round taken just before it.
+    const pair = (us: readonly number[], inProcessRounds: readonly number[]): number[] => us.map((x, i) => x / inProcessRounds[i]!);
+    const floor16 = pair(floorUs.get(16)!, own.grouped);
+    const floor1 = pair(floorUs.get(1)!, own.alone);
     const notes: string[] = [];
     for (const side of sides) {
       const http = new Map<number, number>();
@@ -187,13 +241,10 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
       const tail = percentile(sorted16, 99) / percentile(sorted16, 50);
       const rate64 = best(side.cases.get(64)!.opsPerSec) / best(side.cases.get(16)!.opsPerSec);
       const medianRate64 = median(side.cases.get(64)!.opsPerSec) / median(side.cases.get(16)!.opsPerSec);
-      // Each round's relay figure ÷ the in-process figure of the round taken just before it.
-      const paired = (c: number, inProcessRounds: readonly number[]): number[] => side.cases.get(c)!.cpuPerAppendUs!.map((us, i) => us / inProcessRounds[i]!);
-      const rounds16 = paired(16, own.grouped);
-      const rounds1 = paired(1, own.alone);
+      const rounds16 = pair(side.cases.get(16)!.cpuPerAppendUs!, own.grouped);
+      const rounds1 = pair(side.cases.get(1)!.cpuPerAppendUs!, own.alone);
       const ratio16 = median(rounds16);
       const ratio1 = median(rounds1);
-      const list = (xs: readonly number[]): string => xs.map((x) => x.toFixed(2)).join(', ');
       notes.push(
         ...(side.label === '' ? [] : [`${side.label}:`]),
         `relay CPU per append over HTTP ÷ in-process through the same commit queue, each round ÷ the in-process round just before it, median of ${ROUNDS}: ` +
@@ -203,11 +254,17 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
           `1 client ${http.get(1)!.toFixed(0)} µs ÷ ${alone.toFixed(0)} µs = ${(http.get(1)! / alone).toFixed(2)}×)`,
         `  (16 clients ÷ appendPost alone, whose every append pays its own COMMIT: ${(http.get(16)! / alone).toFixed(2)}×; 64 clients: ${http.get(64)!.toFixed(0)} µs)`,
         `  (1 client ÷ appendPost idle 1 ms between appends and woken by a timer, ${paused.toFixed(0)} µs, as a relay serving one client idles between requests and is woken by each: ${(http.get(1)! / paused).toFixed(2)}×)`,
+        `  (the relay's own HTTP path, above the floor below, as the median of the rounds' differences: 16 clients ` +
+          `${median(rounds16.map((x, i) => x - floor16[i]!)).toFixed(2)}, 1 client ${median(rounds1.map((x, i) => x - floor1[i]!)).toFixed(2)})`,
         `p99 ÷ p50 at 16 clients: ${tail.toFixed(2)}, target ≤ ${TARGET_TAIL}: ${verdict(tail <= TARGET_TAIL)}`,
         `rate at 64 clients ÷ rate at 16: ${rate64.toFixed(2)} best rounds (${medianRate64.toFixed(2)} median rounds), target ≥ ${TARGET_64_OF_16}: ${verdict(rate64 >= TARGET_64_OF_16)}`,
       );
     }
     notes.push(
+      `floor: the same append behind node:http alone, in the in-process append's own process (no Fastify, authentication, validation, log or limits; ` +
+        `bench/appends-inprocess.ts), CPU per append over HTTP ÷ the in-process round just before it, median of ${ROUNDS}: ` +
+        `16 clients ${median(floor16).toFixed(2)}× (${list(floor16)}); 1 client ${median(floor1).toFixed(2)}× (${list(floor1)}): ` +
+        'what serving an append over HTTP costs in Node on this machine before any of the relay\'s own work',
       `warm-up: ${WARM_MS / 1000} s of the cases in turn before the rounds, in process and over HTTP, so V8 has optimised what they run (bench/process-cpu.ts; SVC_BENCH_WARM_S sets it)`,
       `CPU: relay threads' run time (/proc/<pid>/task/*/schedstat) over each round's window ÷ appends answered in it, the lowest of ${ROUNDS} rounds in the table; ` +
         'in-process: process.cpuUsage() of bench/appends-inprocess.ts (this checkout), its own process started as the relay is, each of its rounds taken just before the relay\'s round of the same number',

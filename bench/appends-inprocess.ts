@@ -23,16 +23,31 @@
  *
  * Rounds are run when asked, so that bench/appends-cpu.ts can take each just before the relay's
  * round of the same number, and a machine whose speed drifts over the minute of the bench (a
- * shared host does) moves both sides of a ratio alike. After its warm-up the process writes
- * `{"ready":true}` on stdout; then each line `round` on stdin runs one round and is answered with
- * one JSON line:
+ * shared host does) moves both sides of a ratio alike. After its warm-up the process writes its
+ * ready line (below) on stdout; then each line `round` on stdin runs one round and is answered
+ * with one JSON line:
  *
  *   {"alone": µs per append, "grouped": ..., "paused": ..., "appendsPerSec": {"alone": ..., "grouped": ...}}
  *
  * It ends when stdin closes.
+ *
+ * The floor: the process also serves the same append over HTTP with Node's own server
+ * (node:http) and nothing else, no Fastify, authentication, validation, log or limits:
+ * `POST /v1/spaces/<its SPACE>/posts` with a signed body, parsed, `appendPostGrouped`, answered
+ * 201 with the receipt as the relay answers it. Its CPU per append over HTTP against its own
+ * in-process rounds is what serving an append over HTTP costs in Node on this machine before
+ * any of the relay's own work; bench/appends-cpu.ts prints it beside the relay's figure. The
+ * ready line says where it listens and how to sign for it:
+ *
+ *   {"ready":true,"floor":{"url":...,"seed":<hex>,"author":...,"space":{"name":...,"spaceId":...}}}
  */
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
+import { appendAnswer } from '../relay/posts/answer.js';
 import { appendPost, appendPostGrouped } from '../relay/posts/append.js';
+import { signerFromSeed } from '../shared/identity.js';
 import { ceilingSetup, signedBody } from './appends-cases.js';
 import { warmUp } from './process-cpu.js';
 
@@ -94,8 +109,35 @@ async function round(c: Ceiling): Promise<string> {
   return JSON.stringify({ alone: a.us, grouped: g.us, paused: p.us, appendsPerSec: { alone: a.perSec, grouped: g.perSec } });
 }
 
+/** The floor (see the file comment): the append behind node:http alone, on loopback. */
+async function serveFloor(c: Ceiling): Promise<Server> {
+  const path = `/v1/spaces/${c.space.name}/posts`;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const answer = async (): Promise<[number, unknown]> => {
+        if (req.method !== 'POST' || req.url !== path) return [404, { error: `only POST ${path}` }];
+        const outcome = await appendPostGrouped(c.r.ctx, c.space.name, c.author, JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        return [201, appendAnswer(outcome.space, outcome.post, outcome.replayed, 'short', outcome.oracle)];
+      };
+      void answer()
+        .catch((e: unknown): [number, unknown] => [400, { error: String(e) }])
+        .then(([status, body]) => {
+          const text = JSON.stringify(body);
+          res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+          res.end(text);
+        });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
 async function main(): Promise<void> {
-  const c = await ceilingSetup();
+  const seed = new Uint8Array(randomBytes(32));
+  const c = await ceilingSetup(undefined, signerFromSeed(seed));
+  const floor = await serveFloor(c);
   try {
     // Warmed up as the relay is (bench/appends-cpu.ts), so V8 has optimised what the appends
     // run: both sides measured in the steady state a long-running process is in.
@@ -105,12 +147,16 @@ async function main(): Promise<void> {
       { run: paused, appends: WARM_SLICE_PAUSED },
     ];
     await warmUp(slices.length, async (i) => await slices[i]!.run(c, bodies(c, slices[i]!.appends)));
-    process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
+    const url = `http://127.0.0.1:${(floor.address() as AddressInfo).port}`;
+    const ready = { ready: true, floor: { url, seed: Buffer.from(seed).toString('hex'), author: c.author, space: c.space } };
+    process.stdout.write(`${JSON.stringify(ready)}\n`);
     for await (const line of createInterface({ input: process.stdin })) {
       if (line.trim() !== 'round') throw new Error(`appends-inprocess: expected "round" on stdin, read ${JSON.stringify(line)}`);
       process.stdout.write(`${await round(c)}\n`);
     }
   } finally {
+    floor.closeAllConnections();
+    await new Promise((resolve) => floor.close(resolve));
     await c.r.close();
   }
 }
