@@ -180,6 +180,67 @@ export function inclusionProof(leaves: readonly Uint8Array[], index: number): Ui
   return path.reverse();
 }
 
+/** One tree whose every node is computed once: its root, and any leaf's inclusion path. */
+export interface MerkleTree {
+  readonly size: number;
+  readonly root: Uint8Array;
+  /** The leaf at `index` (32 bytes, a copy). */
+  leaf(index: number): Uint8Array;
+  /** RFC 9162 §2.1.3.1 PATH(index, D[size]), as `inclusionProof` gives it. */
+  inclusion(index: number): Uint8Array[];
+}
+
+/**
+ * The tree over `leaves` with every node kept, for many proofs from one tree: building it costs
+ * what one `merkleRoot` does, and each path after that only reads. The nodes are kept level by
+ * level as rootOfRange computes them (neighbours paired, an odd last node carried up unchanged,
+ * which is the RFC 9162 split); in that form a leaf's path is, from the bottom up, its ancestor's
+ * neighbour on each level where the ancestor has one (a carried node has none). Each level is one
+ * buffer of 32-byte hashes: 1,024 leaves keep 2,047 hashes in 64 KiB.
+ */
+export function merkleTree(leaves: readonly Uint8Array[]): MerkleTree {
+  checkLeaves(leaves);
+  const first = new Uint8Array(leaves.length * HASH_BYTES);
+  leaves.forEach((l, i) => first.set(l, i * HASH_BYTES));
+  const levels: Uint8Array[] = [first];
+  const buf = new Uint8Array(1 + HASH_BYTES * 2);
+  buf[0] = 0x01;
+  for (let below = first; below.length > HASH_BYTES; ) {
+    const width = below.length / HASH_BYTES;
+    const level = new Uint8Array(((width + 1) >> 1) * HASH_BYTES);
+    for (let i = 0; i + 1 < width; i += 2) {
+      buf.set(below.subarray(i * HASH_BYTES, (i + 2) * HASH_BYTES), 1);
+      level.set(digest(buf), (i >> 1) * HASH_BYTES);
+    }
+    if (width & 1) level.set(below.subarray((width - 1) * HASH_BYTES), (width >> 1) * HASH_BYTES);
+    levels.push(level);
+    below = level;
+  }
+  const size = leaves.length;
+  const node = (level: Uint8Array, i: number): Uint8Array => level.slice(i * HASH_BYTES, (i + 1) * HASH_BYTES);
+  return {
+    size,
+    root: node(levels[levels.length - 1]!, 0),
+    leaf(index) {
+      checkIndex(index, 'index');
+      if (index >= size) throw new RangeError('index must be below the tree size');
+      return node(first, index);
+    },
+    inclusion(index) {
+      checkIndex(index, 'index');
+      if (index >= size) throw new RangeError('index must be below the tree size');
+      const path: Uint8Array[] = [];
+      let i = index;
+      for (const level of levels.slice(0, -1)) {
+        const neighbour = i ^ 1;
+        if (neighbour < level.length / HASH_BYTES) path.push(node(level, neighbour));
+        i >>= 1;
+      }
+      return path;
+    },
+  };
+}
+
 /**
  * RFC 9162 §2.1.3.2: does `path` lead from `leaf` at `index` to `root` in a tree of `size`?
  * Throws CHECKPOINT_INVALID otherwise. Index and size must come from signed data (the

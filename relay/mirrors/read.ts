@@ -17,10 +17,11 @@
 import { createHash } from 'node:crypto';
 import { readServedCheckpoint } from '../../shared/checkpoint.js';
 import type { JsonObject } from '../../shared/canonical.js';
-import { toHex } from '../../shared/encoding.js';
+import { equalBytes, toHex } from '../../shared/encoding.js';
 import { SvcError } from '../../shared/errors.js';
 import { EXPORT_BYTES_MAX } from '../../shared/limits.js';
-import { inclusionProof, postLeaf } from '../../shared/merkle.js';
+import { postLeaf } from '../../shared/merkle.js';
+import { checkpointTreesFor } from '../posts/checkpoint-trees.js';
 import { EXPORT_FORMAT, EXPORT_VERSION } from '../posts/export.js';
 import type { MirrorRow, MirrorStore } from '../store/mirrors.js';
 
@@ -130,10 +131,19 @@ export async function mirrorProof(mirror: MirrorRow, store: MirrorStore, seq: nu
   if (covering !== undefined) {
     checkpoint = JSON.parse(covering.served) as JsonObject;
     // Held checkpoints were verified against the held lines when stored; read again, not trusted blindly.
-    readServedCheckpoint(checkpoint);
-    const leaves = (await store.leaves(mirror.id, covering.first, covering.last)).map(leafOf);
+    const link = readServedCheckpoint(checkpoint);
+    const range = `checkpoint ${covering.first}-${covering.last}`;
+    // Built and checked once per checkpoint, then kept, as the origin's own proofs are (relay/posts/checkpoint-trees.ts).
+    const tree = await checkpointTreesFor(store).of(
+      `${mirror.id}:${toHex(link.id)}`,
+      async () => (await store.leaves(mirror.id, covering.first, covering.last)).map(leafOf),
+      (built) => {
+        if (toHex(built.root) !== link.fields.merkle_root) throw new SvcError('CHECKPOINT_INVALID', `${range}: the held lines do not give the signed merkle_root`);
+      },
+    );
     const index = seq - covering.first;
-    inclusion = { leaf_index: index, tree_size: leaves.length, path: inclusionProof(leaves, index).map(toHex) };
+    if (!equalBytes(tree.leaf(index), leafOf(own))) throw new SvcError('CHECKPOINT_INVALID', `${range}: the post's leaf is not the one the signed root covers`);
+    inclusion = { leaf_index: index, tree_size: tree.size, path: tree.inclusion(index).map(toHex) };
   }
   return {
     post: JSON.parse(lineFor(held.line, inside)) as JsonObject,

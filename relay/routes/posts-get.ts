@@ -13,18 +13,21 @@
  * posts.proof `GET /v1/spaces/{name}/posts/{seq}/proof`: the post in full with its proof
  * block, its Merkle `leaf`, the covering checkpoint with its signer, and the inclusion path
  * (both null until a checkpoint covers the post). The root is recomputed from the stored
- * leaves before answering: a difference is CHECKPOINT_INVALID, and nothing is served.
+ * leaves before answering: a difference is CHECKPOINT_INVALID, and nothing is served. The tree
+ * is built and checked once per checkpoint and kept (relay/posts/checkpoint-trees.ts); the
+ * post's own leaf is compared with the kept tree's on every answer.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import * as z from 'zod';
 import { renderCheckpoint } from '../../shared/checkpoint.js';
 import { SvcError } from '../../shared/errors.js';
-import { toHex } from '../../shared/encoding.js';
+import { equalBytes, toHex } from '../../shared/encoding.js';
 import { BATCH_IDS_MAX } from '../../shared/limits.js';
-import { inclusionProof, merkleRoot, postLeaf } from '../../shared/merkle.js';
+import { postLeaf } from '../../shared/merkle.js';
 import type { JsonObject } from '../../shared/canonical.js';
 import type { RelayContext } from '../context.js';
 import { accessCache, spaceForPosts } from '../posts/access.js';
+import { checkpointTreesFor } from '../posts/checkpoint-trees.js';
 import { answerPeerContent, postMarkdown } from '../posts/markdown.js';
 import {
   boolParam,
@@ -173,17 +176,24 @@ export async function proofAnswer(ctx: RelayContext, post: ReadPost, inside: boo
   if (cp) {
     const first = Number(cp.fields.first);
     const last = Number(cp.fields.last);
-    const links = await ctx.store.checkpoints.links(post.spaceRowId, 'posts', first, last);
-    if (links.length !== last - first + 1) {
-      throw new SvcError('CHECKPOINT_INVALID', `checkpoint ${cp.fields.first}-${cp.fields.last}: positions missing from the range`);
-    }
-    const leaves = links.map((l) => postLeaf(post.spaceId, l.position, l.id, l.chainHash));
-    if (toHex(merkleRoot(leaves)) !== cp.fields.merkle_root) {
-      throw new SvcError('CHECKPOINT_INVALID', `checkpoint ${cp.fields.first}-${cp.fields.last}: the recomputed merkle_root differs from the signed one`);
-    }
+    const range = `checkpoint ${cp.fields.first}-${cp.fields.last}`;
+    // Built from the stored leaves and checked against the signed root once per checkpoint,
+    // then kept (relay/posts/checkpoint-trees.ts).
+    const tree = await checkpointTreesFor(ctx.store).of(
+      toHex(cp.id),
+      async () => {
+        const links = await ctx.store.checkpoints.links(post.spaceRowId, 'posts', first, last);
+        if (links.length !== last - first + 1) throw new SvcError('CHECKPOINT_INVALID', `${range}: positions missing from the range`);
+        return links.map((l) => postLeaf(post.spaceId, l.position, l.id, l.chainHash));
+      },
+      (built) => {
+        if (toHex(built.root) !== cp.fields.merkle_root) throw new SvcError('CHECKPOINT_INVALID', `${range}: the recomputed merkle_root differs from the signed one`);
+      },
+    );
     const index = post.seq - first;
+    if (!equalBytes(tree.leaf(index), leaf)) throw new SvcError('CHECKPOINT_INVALID', `${range}: the post's leaf is not the one the signed root covers`);
     answer.checkpoint = renderCheckpoint(cp, cp.signer) as unknown as JsonObject;
-    answer.inclusion = { leaf_index: index, tree_size: leaves.length, path: inclusionProof(leaves, index).map(toHex) };
+    answer.inclusion = { leaf_index: index, tree_size: tree.size, path: tree.inclusion(index).map(toHex) };
   }
   answer.notice = PROOF_NOTICE;
   return answer;

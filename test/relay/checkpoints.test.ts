@@ -18,6 +18,7 @@ import { mintToken, startRelay, tempDataDir, type MintedToken, type RunningRelay
 import { admit, codeOf, get, newSpace, post } from '../helpers/posts.js';
 import type { SpaceRow } from '../../relay/store/spaces.js';
 import { createCheckpointer } from '../../relay/jobs/checkpointer.js';
+import { checkpointTreesFor } from '../../relay/posts/checkpoint-trees.js';
 
 const MINUTE = 60_000;
 const BURST_KINDS = ['obs', 'result', 'fail', 'warn', 'question', 'workaround', 'progress', 'decision', 'dossier', 'ack'];
@@ -44,6 +45,15 @@ afterAll(async () => {
 function read(path: string, who?: MintedToken, headers: Record<string, string> = {}) {
   relay.clock.advance(who ? 120 : 520);
   return get(relay, path, who, headers);
+}
+
+/** `task(0)` … `task(count - 1)`, sixteen running at once; rejects with the first that fails. */
+async function sixteenAtATime(count: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < count) await task(next++);
+  };
+  await Promise.all(Array.from({ length: 16 }, lane));
 }
 
 /** Every checkpoint of a stream, oldest first, paging through checkpoints.list. */
@@ -98,10 +108,12 @@ describe('a long random history', { tags: ['slow'] }, () => {
 
     // A burst longer than one range: 1,024 positions are signed at once, the rest once the
     // oldest of them is ten minutes old (the burst spans far more than that on the clock).
-    for (let i = 0; i < 1100; i++) {
+    // Sixteen at a time, as concurrent writers would: they share COMMITs, which keeps the burst
+    // to seconds (one append at a time waits for a commit each, minutes on PostgreSQL).
+    await sixteenAtATime(1100, async (i) => {
       const who = i % 3 === 0 ? writer : owner;
       await post(relay, who, space, { kind: BURST_KINDS[randomInt(BURST_KINDS.length)]!, body: `burst ${i}`, ...(i % 7 === 0 ? { title: `t${i}` } : {}) });
-    }
+    });
     let run = await checkpointer.runOnce(relay.clock.now());
     expect(run.signed).toBe(2);
 
@@ -149,7 +161,8 @@ describe('a long random history', { tags: ['slow'] }, () => {
 
     // Every post's proof, read by an outsider without a KEY: leaf, checkpoint and path verify.
     const byId = new Map(postRun.map((c) => [c.fields.first + '-' + c.fields.last, c]));
-    for (const p of posts) {
+    await sixteenAtATime(posts.length, async (i) => {
+      const p = posts[i]!;
       const r = await read(`/v1/spaces/${space.name}/posts/${p.seq}/proof`);
       expect(r.status, r.text).toBe(200);
       const proven = r.body.post;
@@ -162,7 +175,7 @@ describe('a long random history', { tags: ['slow'] }, () => {
       );
       const listed = byId.get(verified.fields.first + '-' + verified.fields.last);
       expect(listed && Buffer.from(listed.id).equals(Buffer.from(verified.id))).toBe(true);
-    }
+    });
 
     // Events stream: members only; every checkpoint verifies and every event is included.
     const eventRun = verifyRun(await allCheckpoints(space, 'events', writer), space.spaceId, 'events');
@@ -323,17 +336,50 @@ describe('posts.proof refusals', () => {
     expect(codeOf(await read(`/v1/spaces/${space.name}/posts/0/proof`, owner))).toBe('INVALID_REQUEST');
   });
 
-  it('CHECKPOINT_INVALID when the stored range no longer gives the signed root, and nothing else is served', async () => {
+  /** A SPACE of four posts under one signed checkpoint. */
+  async function checkpointed(): Promise<SpaceRow> {
     const space = await newSpace(relay, owner);
     for (let i = 0; i < 4; i++) await post(relay, owner, space, { kind: 'obs', body: `y${i}` });
     relay.clock.advance(11 * MINUTE);
     await relay.app.checkpointer.runOnce(relay.clock.now());
-    expect((await read(`/v1/spaces/${space.name}/posts/2/proof`, owner)).status).toBe(200);
-    // Rewrite one stored link behind the relay's back (as a damaged or altered database would).
-    await relay.store.db.prepare('UPDATE posts SET chain_hash = ? WHERE space_row_id = ? AND seq = 3').run(randomBytes(32), space.id);
-    const r = await read(`/v1/spaces/${space.name}/posts/2/proof`, owner);
+    return space;
+  }
+  /** Rewrite one stored link behind the relay's back (as a damaged or altered database would). */
+  const damage = async (space: SpaceRow, seq: number) =>
+    await relay.store.db.prepare(`UPDATE posts SET chain_hash = ? WHERE space_row_id = ? AND seq = ${seq}`).run(randomBytes(32), space.id);
+  const expectInvalid = (r: Awaited<ReturnType<typeof read>>) => {
     expect(r.status).toBe(500);
     expect(codeOf(r)).toBe('CHECKPOINT_INVALID');
     expect(r.body).not.toHaveProperty('post');
+  };
+
+  it('CHECKPOINT_INVALID when the stored range no longer gives the signed root, and nothing else is served', async () => {
+    const space = await checkpointed();
+    await damage(space, 3);
+    expectInvalid(await read(`/v1/spaces/${space.name}/posts/2/proof`, owner));
+    // Refused again, not kept: the tree is kept only once its root is the signed one.
+    expectInvalid(await read(`/v1/spaces/${space.name}/posts/1/proof`, owner));
+  });
+
+  it('CHECKPOINT_INVALID for a post whose stored link changed after its checkpoint\'s tree was built and kept; its neighbours\' proofs still verify', async () => {
+    const space = await checkpointed();
+    const trees = checkpointTreesFor(relay.store);
+    const built = trees.built;
+    expect((await read(`/v1/spaces/${space.name}/posts/2/proof`, owner)).status).toBe(200);
+    expect((await read(`/v1/spaces/${space.name}/posts/4/proof`, owner)).status).toBe(200);
+    expect(trees.built).toBe(built + 1); // one tree for the checkpoint, kept for the second proof
+    await damage(space, 3);
+    expectInvalid(await read(`/v1/spaces/${space.name}/posts/3/proof`, owner));
+    // Post 2's own link is intact: its path comes from the tree checked against the signed root.
+    const r = await read(`/v1/spaces/${space.name}/posts/2/proof`, owner);
+    expect(r.status).toBe(200);
+    const p = r.body.post;
+    expect(() =>
+      verifyCheckpointInclusion(
+        { spaceId: space.spaceId, stream: 'posts', position: BigInt(p.seq), id: fromHex(p.object_id, 32), chainHash: fromHex(p.proof.chain.chain_hash, 32) },
+        { leaf: r.body.leaf, checkpoint: r.body.checkpoint, inclusion: r.body.inclusion },
+        root,
+      ),
+    ).not.toThrow();
   });
 });

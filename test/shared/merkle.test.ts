@@ -9,6 +9,7 @@ import {
   inclusionProof,
   leafHash,
   merkleRoot,
+  merkleTree,
   nodeHash,
   postLeaf,
   verifyConsistency,
@@ -142,6 +143,35 @@ describe('inclusion proofs (RFC 9162 §2.1.3)', () => {
 
   it('a 1,024-leaf tree gives a ten-hash path', () => {
     expect(inclusionProof(PIN_LEAVES, 513)).toHaveLength(10);
+  });
+
+  it('a tree kept whole gives the root and paths computed from the leaves: every leaf of 1 to 70 leaves, and of 1,024 every 37th', () => {
+    for (const n of [...Array.from({ length: 70 }, (_, i) => i + 1), 1024]) {
+      const leaves = PIN_LEAVES.slice(0, n);
+      const tree = merkleTree(leaves);
+      expect(tree.size).toBe(n);
+      expect(toHex(tree.root)).toBe(toHex(merkleRoot(leaves)));
+      for (let i = 0; i < n; i += n > 70 ? 37 : 1) {
+        expect(toHex(tree.leaf(i))).toBe(toHex(leaves[i]!));
+        expect(tree.inclusion(i).map(toHex)).toEqual(inclusionProof(leaves, i).map(toHex));
+      }
+    }
+  });
+
+  it('a tree kept whole gives the pinned paths, keeps its own copy of the leaves and refuses an index outside it', () => {
+    for (const c of pin.inclusion.valid as { tree_size: number; leaf_index: number; path: string[] }[]) {
+      expect(merkleTree(PIN_LEAVES.slice(0, c.tree_size)).inclusion(c.leaf_index).map(toHex)).toEqual(c.path);
+    }
+    const leaves = PIN_LEAVES.slice(0, 5).map((l) => l.slice());
+    const tree = merkleTree(leaves);
+    leaves[0]!.fill(0);
+    tree.leaf(1).fill(0);
+    expect(toHex(tree.root)).toBe(toHex(merkleRoot(PIN_LEAVES.slice(0, 5))));
+    expect(toHex(tree.leaf(0))).toBe(toHex(PIN_LEAVES[0]!));
+    expect(toHex(tree.leaf(1))).toBe(toHex(PIN_LEAVES[1]!));
+    expect(() => tree.inclusion(5)).toThrow(RangeError);
+    expect(() => tree.leaf(-1)).toThrow(RangeError);
+    expect(() => merkleTree([])).toThrow(RangeError);
   });
 
   for (const c of pin.inclusion.invalid as { rule: string; tree_size: number; leaf_index: number; leaf: string; root: string; path: string[] }[]) {
