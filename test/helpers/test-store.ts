@@ -102,3 +102,37 @@ export async function storedContent(relay: { store: { db: Db }; dataDir: string 
   const text = rows.join('\n');
   return (needle) => text.includes(bytes(needle).toString('hex')) || (typeof needle === 'string' && text.includes(needle));
 }
+
+/** Rows a statement of `insertRows` and `deleteWhereIn` carries at most. */
+const ROWS_PER_STATEMENT = 500;
+
+/**
+ * `rows` into `into` ("table (column, …)"), ROWS_PER_STATEMENT rows to a multi-row INSERT, for
+ * the tests that fill a table to a limit (10,000 admins, 10,000 SPACES): one INSERT a row is
+ * 10,000 round trips to PostgreSQL, seconds each time. Runs in the caller's transaction if one
+ * is open; `?` placeholders, so both stores take it.
+ */
+export async function insertRows(db: Db, into: string, rows: readonly (readonly unknown[])[]): Promise<void> {
+  for (let at = 0; at < rows.length; at += ROWS_PER_STATEMENT) {
+    const chunk = rows.slice(at, at + ROWS_PER_STATEMENT);
+    const values = chunk.map((r) => `(${r.map(() => '?').join(', ')})`).join(', ');
+    await db.prepare(`INSERT INTO ${into} VALUES ${values}`).run(...chunk.flat());
+  }
+}
+
+/** `DELETE FROM table WHERE <where> AND column IN (values)`, ROWS_PER_STATEMENT values at a time; `where` may take `params`. */
+export async function deleteWhereIn(db: Db, table: string, column: string, values: readonly unknown[], where = 'TRUE', params: readonly unknown[] = []): Promise<void> {
+  for (let at = 0; at < values.length; at += ROWS_PER_STATEMENT) {
+    const chunk = values.slice(at, at + ROWS_PER_STATEMENT);
+    await db.prepare(`DELETE FROM ${table} WHERE ${where} AND ${column} IN (${chunk.map(() => '?').join(', ')})`).run(...params, ...chunk);
+  }
+}
+
+/** A `spaces` row's columns as the tests that fill SPACES to a limit write it (`insertRows`' `into`). */
+export const SPACES_COLUMNS =
+  'spaces (space_id, name, owner, title, description, visibility, oracle, join_policy, signed_only, status, categories_json, service_reviewer, task_confirmations, task_confirmers, task_claim_hours, created_at, updated_at)';
+
+/** A private, invite-only, active SPACE as a row of SPACES_COLUMNS, from its id, name and owner. */
+export function privateSpaceRow([spaceId, name, owner]: readonly unknown[]): unknown[] {
+  return [spaceId, name, owner, '', '', 'private', 0, 'invite', 0, 'active', '[]', 0, 0, 'members', 4, 0, 0];
+}

@@ -12,6 +12,7 @@ import { ageKeys } from '../helpers/spaces.js';
 import { admit, call, createSpace, eventsOf, expectRefused, freshName, grant, joinLink, makeLink, memberRow, rest, roleIn, snapshot } from '../helpers/invites.js';
 import { JOIN_REQUEST_TTL_MS } from '../../relay/store/requests.js';
 import { MEMBERS_PER_SPACE, SPACES_PER_KEY } from '../../shared/limits.js';
+import { insertRows, privateSpaceRow, SPACES_COLUMNS } from '../helpers/test-store.js';
 
 let relay: RunningRelay;
 let owner: MintedToken;
@@ -186,15 +187,9 @@ describe('join with an invite link', () => {
     await relay.store.db.prepare('UPDATE spaces SET member_count = ? WHERE id = ?').run(count, s.id);
 
     // Give k 10,000 SPACES of its own.
-    const insert = relay.store.db.prepare(
-      `INSERT INTO spaces (space_id, name, owner, title, description, visibility, oracle, join_policy, signed_only, status,
-         replaced_by, categories_json, service_reviewer, task_confirmations, task_confirmers, task_claim_hours, member_count, created_at, updated_at)
-       VALUES (?, ?, ?, '', '', 'private', 0, 'invite', 0, 'active', NULL, '[]', 0, 0, 'members', 4, 0, 0, 0)`,
-    );
     const tag = randomBytes(4).toString('hex');
-    await relay.store.db.transaction(async () => {
-      for (let i = 0; i < SPACES_PER_KEY; i++) await insert.run(`${tag}-${i}`, `fill-${tag}-${i}`, k.peerId);
-    })();
+    const rows = Array.from({ length: SPACES_PER_KEY }, (_, i) => privateSpaceRow([`${tag}-${i}`, `fill-${tag}-${i}`, k.peerId]));
+    await relay.store.db.transaction(async () => await insertRows(relay.store.db, SPACES_COLUMNS, rows))();
     before = await snapshot(relay, space, [k, owner]);
     expectRefused(await joinLink(relay, k, link.link), 'SPACE_LIMIT', before, await snapshot(relay, space, [k, owner]));
   });

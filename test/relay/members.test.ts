@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { mintToken, type MintedToken, type RunningRelay, startRelay } from '../helpers/relay.js';
+import { insertRows, privateSpaceRow, SPACES_COLUMNS } from '../helpers/test-store.js';
 import { auditHead, call, createSpace, freshName, type Answer } from '../helpers/spaces.js';
 import { ADMINS_PER_SPACE, GRANTED_SPACES_PER_KEY, MEMBERS_PER_SPACE, SPACES_PER_KEY } from '../../shared/limits.js';
 
@@ -192,17 +193,15 @@ describe('members.set', () => {
     const name = freshName('admins');
     await createSpace(relay, owner.token, { name });
     const space = (await relay.store.spaces.byName(name))!;
-    const key = relay.store.db.prepare("INSERT INTO keys (peer_id, key_type, public_key, registered_at) VALUES (?, 'ed25519', ?, 0)");
-    const member = relay.store.db.prepare(
-      `INSERT INTO members (space_row_id, peer_id, role, tags_json, brought_in_by, link_id, direct, admitted_at, changed_at)
-       VALUES (?, ?, 'admin', '[]', ?, NULL, 0, 0, 0)`,
-    );
-    await relay.store.db.transaction(async () => {
-      for (let i = 0; i < ADMINS_PER_SPACE; i++) {
-        const peer = randomBytes(32).toString('hex');
-        await key.run(peer, peer);
-        await member.run(space.id, peer, owner.peerId);
-      }
+    const db = relay.store.db;
+    const peers = Array.from({ length: ADMINS_PER_SPACE }, () => randomBytes(32).toString('hex'));
+    await db.transaction(async () => {
+      await insertRows(db, 'keys (peer_id, key_type, public_key, registered_at)', peers.map((p) => [p, 'ed25519', p, 0]));
+      await insertRows(
+        db,
+        'members (space_row_id, peer_id, role, tags_json, brought_in_by, link_id, direct, admitted_at, changed_at)',
+        peers.map((p) => [space.id, p, 'admin', '[]', owner.peerId, null, 0, 0, 0]),
+      );
     })();
     const r = await put(name, owner, writer.peerId, { role: 'admin' });
     expect(r.status).toBe(409);
@@ -215,23 +214,18 @@ describe('members.set', () => {
   it('refuses a KEY already in 10,000 SPACES, or granted 5,000 by governors, with SPACE_LIMIT', async () => {
     const full = await mintToken(relay.url);
     const granted = await mintToken(relay.url);
-    const insertSpace = relay.store.db.prepare(
-      `INSERT INTO spaces (space_id, name, owner, title, description, visibility, oracle, join_policy, signed_only, status,
-         categories_json, service_reviewer, task_confirmations, task_confirmers, task_claim_hours, created_at, updated_at)
-       VALUES (?, ?, ?, '', '', 'private', 0, 'invite', 0, 'active', '[]', 0, 0, 'members', 4, 0, 0) RETURNING id`,
-    );
-    const insertMember = relay.store.db.prepare(
-      `INSERT INTO members (space_row_id, peer_id, role, tags_json, brought_in_by, link_id, direct, admitted_at, changed_at)
-       VALUES (?, ?, 'reader', '[]', ?, NULL, 1, 0, 0)`,
-    );
-    await relay.store.db.transaction(async () => {
-      for (let i = 0; i < SPACES_PER_KEY; i++) {
-        await insertSpace.run(`00000000-0000-4000-8001-${i.toString(16).padStart(12, '0')}`, `lim-a-${i}`, full.peerId);
-      }
-      for (let i = 0; i < GRANTED_SPACES_PER_KEY; i++) {
-        const info = (await insertSpace.get(`00000000-0000-4000-8002-${i.toString(16).padStart(12, '0')}`, `lim-b-${i}`, owner.peerId)) as { id: number };
-        await insertMember.run(info.id, granted.peerId, owner.peerId);
-      }
+    const db = relay.store.db;
+    const uuid = (series: number, i: number) => `00000000-0000-4000-800${series}-${i.toString(16).padStart(12, '0')}`;
+    await db.transaction(async () => {
+      await insertRows(db, SPACES_COLUMNS, Array.from({ length: SPACES_PER_KEY }, (_, i) => privateSpaceRow([uuid(1, i), `lim-a-${i}`, full.peerId])));
+      await insertRows(db, SPACES_COLUMNS, Array.from({ length: GRANTED_SPACES_PER_KEY }, (_, i) => privateSpaceRow([uuid(2, i), `lim-b-${i}`, owner.peerId])));
+      // Granted a reader's place in each of the second series by its owner.
+      await db
+        .prepare(
+          `INSERT INTO members (space_row_id, peer_id, role, tags_json, brought_in_by, link_id, direct, admitted_at, changed_at)
+           SELECT id, ?, 'reader', '[]', ?, NULL, 1, 0, 0 FROM spaces WHERE name LIKE 'lim-b-%'`,
+        )
+        .run(granted.peerId, owner.peerId);
     })();
     const name = freshName('lim');
     await createSpace(relay, owner.token, { name });

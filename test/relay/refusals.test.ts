@@ -32,6 +32,7 @@ import { call, createSpace, freshName, type Answer } from '../helpers/spaces.js'
 import { grant, makeLink } from '../helpers/invites.js';
 import { newSpace } from '../helpers/posts.js';
 import { stateProbe } from '../helpers/state.js';
+import { deleteWhereIn, insertRows, privateSpaceRow, SPACES_COLUMNS } from '../helpers/test-store.js';
 import {
   commitmentOfGeneration,
   createSealedSpace,
@@ -96,15 +97,9 @@ async function expectRefusal(act: () => Promise<Answer>, code: ErrorCode, detail
  * Answers the removal of what it wrote, so the tables every refusal compares stay small.
  */
 async function seedOwnedSpaces(peer: string): Promise<() => Promise<void>> {
-  const insert = relay.store.db.prepare(
-    `INSERT INTO spaces (space_id, name, owner, title, description, visibility, oracle, join_policy, signed_only, status,
-       categories_json, service_reviewer, task_confirmations, task_confirmers, task_claim_hours, created_at, updated_at)
-     VALUES (?, ?, ?, '', '', 'private', 0, 'invite', 0, 'active', '[]', 0, 0, 'members', 4, 0, 0)`,
-  );
   const prefix = `fill-${toHex(randomBytes(4))}-`;
-  await relay.store.db.transaction(async () => {
-    for (let i = 0; i < SPACES_PER_KEY; i++) await insert.run(randomUUID(), `${prefix}${i}`, peer);
-  })();
+  const rows = Array.from({ length: SPACES_PER_KEY }, (_, i) => [randomUUID(), `${prefix}${i}`, peer]);
+  await relay.store.db.transaction(async () => await insertRows(relay.store.db, SPACES_COLUMNS, rows.map(privateSpaceRow)))();
   return async () => void (await relay.store.db.prepare("DELETE FROM spaces WHERE name LIKE ? || '%'").run(prefix));
 }
 
@@ -116,28 +111,20 @@ async function fillMembers(name: string): Promise<void> {
 /** `ADMINS_PER_SPACE` registered admins in the SPACE (reaches ADMIN_LIMIT); answers their removal. */
 async function fillAdmins(name: string, owner: string): Promise<() => Promise<void>> {
   const space = (await relay.store.spaces.byName(name))!;
-  const key = relay.store.db.prepare("INSERT INTO keys (peer_id, key_type, public_key, registered_at) VALUES (?, 'ed25519', ?, 0)");
-  const member = relay.store.db.prepare(
-    `INSERT INTO members (space_row_id, peer_id, role, tags_json, brought_in_by, link_id, direct, admitted_at, changed_at)
-     VALUES (?, ?, 'admin', '[]', ?, NULL, 0, 0, 0)`,
-  );
-  const peers: string[] = [];
-  await relay.store.db.transaction(async () => {
-    for (let i = 0; i < ADMINS_PER_SPACE; i++) {
-      const peer = toHex(randomBytes(32));
-      peers.push(peer);
-      await key.run(peer, peer);
-      await member.run(space.id, peer, owner);
-    }
+  const db = relay.store.db;
+  const peers = Array.from({ length: ADMINS_PER_SPACE }, () => toHex(randomBytes(32)));
+  await db.transaction(async () => {
+    await insertRows(db, 'keys (peer_id, key_type, public_key, registered_at)', peers.map((p) => [p, 'ed25519', p, 0]));
+    await insertRows(
+      db,
+      'members (space_row_id, peer_id, role, tags_json, brought_in_by, link_id, direct, admitted_at, changed_at)',
+      peers.map((p) => [space.id, p, 'admin', '[]', owner, null, 0, 0, 0]),
+    );
   })();
   return async () => {
-    const dropMember = relay.store.db.prepare('DELETE FROM members WHERE space_row_id = ? AND peer_id = ?');
-    const dropKey = relay.store.db.prepare('DELETE FROM keys WHERE peer_id = ?');
-    await relay.store.db.transaction(async () => {
-      for (const p of peers) {
-        await dropMember.run(space.id, p);
-        await dropKey.run(p);
-      }
+    await db.transaction(async () => {
+      await deleteWhereIn(db, 'members', 'peer_id', peers, 'space_row_id = ?', [space.id]);
+      await deleteWhereIn(db, 'keys', 'peer_id', peers);
     })();
   };
 }

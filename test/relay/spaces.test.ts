@@ -8,6 +8,7 @@ import { mintToken, type MintedToken, type RunningRelay, startRelay } from '../h
 import { ageKeys, auditHead, call, createSpace, freshName } from '../helpers/spaces.js';
 import { PUBLIC_SPACE_KEY_AGE_SECONDS } from '../../relay/policy.js';
 import { SPACES_PER_KEY } from '../../shared/limits.js';
+import { insertRows, privateSpaceRow, SPACES_COLUMNS } from '../helpers/test-store.js';
 
 let relay: RunningRelay;
 let alice: MintedToken;
@@ -201,17 +202,10 @@ describe('spaces.create', () => {
   it('refuses a KEY already in 10,000 SPACES with SPACE_LIMIT', async () => {
     const heavy = await mintToken(relay.url);
     // Fixture: 10,000 owned SPACES written straight into the store's tables.
-    const insert = relay.store.db.prepare(
-      `INSERT INTO spaces (space_id, name, owner, title, description, visibility, oracle, join_policy, signed_only, status,
-         categories_json, service_reviewer, task_confirmations, task_confirmers, task_claim_hours, created_at, updated_at)
-       VALUES (?, ?, ?, '', '', 'private', 0, 'invite', 0, 'active', '[]', 0, 0, 'members', 4, 0, 0)`,
+    const rows = Array.from({ length: SPACES_PER_KEY }, (_, i) =>
+      privateSpaceRow([`00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`, `bulk-${heavy.peerId.slice(0, 8)}-${i}`, heavy.peerId]),
     );
-    await relay.store.db.transaction(async () => {
-      for (let i = 0; i < SPACES_PER_KEY; i++) {
-        const hex = i.toString(16).padStart(12, '0');
-        await insert.run(`00000000-0000-4000-8000-${hex}`, `bulk-${heavy.peerId.slice(0, 8)}-${i}`, heavy.peerId);
-      }
-    })();
+    await relay.store.db.transaction(async () => await insertRows(relay.store.db, SPACES_COLUMNS, rows))();
     const name = freshName('over');
     const r = await call(relay, 'POST', '/v1/spaces', { token: heavy.token, body: { name } });
     expect(r.status).toBe(409);

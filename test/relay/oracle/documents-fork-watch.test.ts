@@ -11,6 +11,7 @@ import { ageKeys, call, createSpace, freshName } from '../../helpers/spaces.js';
 import { get, post } from '../../helpers/posts.js';
 import { oracleSpace, postVersion } from '../../helpers/oracle-documents.js';
 import { stateProbe } from '../../helpers/state.js';
+import { insertRows, privateSpaceRow, SPACES_COLUMNS } from '../../helpers/test-store.js';
 
 let relay: RunningRelay;
 let owner: MintedToken;
@@ -164,16 +165,10 @@ describe('oracle.fork', () => {
     const source = await oracleSpace(relay, owner);
     const heavy = await mintToken(relay.url);
     ageKeys(relay);
-    const insert = relay.store.db.prepare(
-      `INSERT INTO spaces (space_id, name, owner, title, description, visibility, oracle, join_policy, signed_only, status,
-         categories_json, service_reviewer, task_confirmations, task_confirmers, task_claim_hours, created_at, updated_at)
-       VALUES (?, ?, ?, '', '', 'private', 0, 'invite', 0, 'active', '[]', 0, 0, 'members', 4, 0, 0)`,
+    const rows = Array.from({ length: SPACES_PER_KEY }, (_, i) =>
+      privateSpaceRow([`00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`, `fork-bulk-${heavy.peerId.slice(0, 8)}-${i}`, heavy.peerId]),
     );
-    await relay.store.db.transaction(async () => {
-      for (let i = 0; i < SPACES_PER_KEY; i++) {
-        await insert.run(`00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`, `fork-bulk-${heavy.peerId.slice(0, 8)}-${i}`, heavy.peerId);
-      }
-    })();
+    await relay.store.db.transaction(async () => await insertRows(relay.store.db, SPACES_COLUMNS, rows))();
     await refused(() => fork(source, heavy, { name: freshName('f'), categories: ['general'] }), 'SPACE_LIMIT', 409);
   });
 });
@@ -230,10 +225,8 @@ describe('watches', () => {
     const watcher = await mintToken(relay.url);
     const doc = await oracleSpace(relay, owner);
     const row = (await relay.store.spaces.byName(doc))!.id;
-    const insert = relay.store.db.prepare('INSERT INTO oracle_watches (space_row_id, peer, created_at) VALUES (?, ?, 0)');
-    await relay.store.db.transaction(async () => {
-      for (let i = 0; i < 10_000; i++) await insert.run(row, i.toString(16).padStart(64, '0'));
-    })();
+    const watchers = Array.from({ length: 10_000 }, (_, i) => [row, i.toString(16).padStart(64, '0'), 0]);
+    await relay.store.db.transaction(async () => await insertRows(relay.store.db, 'oracle_watches (space_row_id, peer, created_at)', watchers))();
     const error = await refused(() => call(relay, 'PUT', `/v1/spaces/${doc}/watch`, { token: watcher.token }), 'WATCH_LIMIT', 409);
     expect(error.detail).toMatch(/^this SPACE/);
   });
