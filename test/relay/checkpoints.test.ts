@@ -19,6 +19,7 @@ import { admit, codeOf, get, newSpace, post } from '../helpers/posts.js';
 import type { SpaceRow } from '../../relay/store/spaces.js';
 import { createCheckpointer } from '../../relay/jobs/checkpointer.js';
 import { checkpointTreesFor } from '../../relay/posts/checkpoint-trees.js';
+import { RATE_LIMITS } from '../../shared/limits.js';
 
 const MINUTE = 60_000;
 const BURST_KINDS = ['obs', 'result', 'fail', 'warn', 'question', 'workaround', 'progress', 'decision', 'dossier', 'ack'];
@@ -47,13 +48,13 @@ function read(path: string, who?: MintedToken, headers: Record<string, string> =
   return get(relay, path, who, headers);
 }
 
-/** `task(0)` … `task(count - 1)`, sixteen running at once; rejects with the first that fails. */
-async function sixteenAtATime(count: number, task: (i: number) => Promise<void>): Promise<void> {
+/** `task(0)` … `task(count - 1)`, `width` running at once; rejects with the first that fails. */
+async function atOnce(width: number, count: number, task: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < count) await task(next++);
   };
-  await Promise.all(Array.from({ length: 16 }, lane));
+  await Promise.all(Array.from({ length: width }, lane));
 }
 
 /** Every checkpoint of a stream, oldest first, paging through checkpoints.list. */
@@ -110,7 +111,7 @@ describe('a long random history', { tags: ['slow'] }, () => {
     // oldest of them is ten minutes old (the burst spans far more than that on the clock).
     // Sixteen at a time, as concurrent writers would: they share COMMITs, which keeps the burst
     // to seconds (one append at a time waits for a commit each, minutes on PostgreSQL).
-    await sixteenAtATime(1100, async (i) => {
+    await atOnce(16, 1100, async (i) => {
       const who = i % 3 === 0 ? writer : owner;
       await post(relay, who, space, { kind: BURST_KINDS[randomInt(BURST_KINDS.length)]!, body: `burst ${i}`, ...(i % 7 === 0 ? { title: `t${i}` } : {}) });
     });
@@ -161,7 +162,8 @@ describe('a long random history', { tags: ['slow'] }, () => {
 
     // Every post's proof, read by an outsider without a KEY: leaf, checkpoint and path verify.
     const byId = new Map(postRun.map((c) => [c.fields.first + '-' + c.fields.last, c]));
-    await sixteenAtATime(posts.length, async (i) => {
+    // As many at once as the relay lets one address without a KEY read (more are BUSY).
+    await atOnce(RATE_LIMITS.readsWithoutToken.concurrent, posts.length, async (i) => {
       const p = posts[i]!;
       const r = await read(`/v1/spaces/${space.name}/posts/${p.seq}/proof`);
       expect(r.status, r.text).toBe(200);
