@@ -20,9 +20,9 @@
  * alone). The 16 in-process callers share more: each calls again the moment its append is
  * answered, so every COMMIT holds all 16, while 16 clients over HTTP send their next append
  * only once the answer has reached them and commit about 8 at a time (measured with the relay's
- * `svc_relay_commit_batch_works`); a COMMIT's share of an append is the smaller part of it. p99 ÷ p50 at 16 clients (target at most 2.5) and
- * the rate at 64 clients ÷ the rate at 16 (target at least 0.9), with the load average the
- * rates ran at.
+ * `svc_relay_commit_batch_works`); a COMMIT's share of an append is the smaller part of it.
+ * p99 ÷ p50 at 16 clients (target at most 2.5) and the rate at 64 clients ÷ the rate at 16
+ * (target at least 0.9), with the load average the rates ran at.
  *
  * Beside them, the floor: the same append served by node:http alone in the in-process process
  * (bench/appends-inprocess.ts), its CPU per append over HTTP ÷ the in-process round before it,
@@ -135,14 +135,15 @@ interface Side {
 export async function runCpu(against?: string): Promise<SuiteReport> {
   const loadAtStart = loadavg()[0]!;
   progress('appends --cpu: warming up the in-process append');
-  const inProcess = await startInProcess();
-  // A first round, not counted, says how many appends a round over HTTP may take (bodies are signed beforehand).
-  const calibration = await inProcess.round();
-  const own = { alone: [] as number[], grouped: [] as number[], paused: [] as number[], appendsPerSec: { alone: [] as number[], grouped: [] as number[] } };
   const other = against === undefined ? undefined : checkOut(against);
+  let inProcess: Awaited<ReturnType<typeof startInProcess>> | undefined;
+  const rounds: InProcessRound[] = [];
   const dirs: string[] = [];
   const sides: Side[] = [];
   try {
+    inProcess = await startInProcess();
+    // A first round, not counted, says how many appends a round over HTTP may take (bodies are signed beforehand).
+    const calibration = await inProcess.round();
     const start = async (label: string, root?: string): Promise<void> => {
       const dir = tempDataDir('svc-bench-append-cpu-');
       dirs.push(dir);
@@ -171,12 +172,7 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
     }
     for (let round = 0; round < ROUNDS; round++) {
       // The in-process round just before the relay's: a ratio's two sides see the machine alike.
-      const mine = await inProcess.round();
-      own.alone.push(mine.alone);
-      own.grouped.push(mine.grouped);
-      own.paused.push(mine.paused);
-      own.appendsPerSec.alone.push(mine.appendsPerSec.alone);
-      own.appendsPerSec.grouped.push(mine.appendsPerSec.grouped);
+      rounds.push(await inProcess.round());
       for (const c of CLIENTS) {
         for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
           const { writers, hot, spread } = side.setup;
@@ -196,6 +192,12 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
     }
     const loadAtEnd = loadavg()[0]!;
 
+    const own = {
+      alone: rounds.map((r) => r.alone),
+      grouped: rounds.map((r) => r.grouped),
+      paused: rounds.map((r) => r.paused),
+      appendsPerSec: { alone: rounds.map((r) => r.appendsPerSec.alone), grouped: rounds.map((r) => r.appendsPerSec.grouped) },
+    };
     const alone = lowest(own.alone);
     const grouped = lowest(own.grouped);
     const paused = lowest(own.paused);
@@ -273,7 +275,7 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
     );
     return { title: 'Relay CPU per signed 1 KiB append over HTTP vs the in-process append (SQLite)', rows, notes };
   } finally {
-    await inProcess.close();
+    await inProcess?.close();
     await Promise.all(sides.map(async (s) => await s.relay.kill('SIGTERM')));
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
     if (other !== undefined) rmSync(other.root, { recursive: true, force: true });
