@@ -41,6 +41,6 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism()),
     isolate: false,
     tags: [{ name: 'slow', description: 'seconds of processes, builds or generated requests; left out by npm run test:quick' }],
-    globalSetup: ['test/setup/bridge-bundle.ts', ...(onPostgres ? ['test/setup/postgres.ts'] : [])],
+    globalSetup: ['test/setup/bridge-bundle.ts', 'test/setup/relay-build.ts', ...(onPostgres ? ['test/setup/postgres.ts'] : [])],
   },
 });

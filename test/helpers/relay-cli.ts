@@ -1,9 +1,9 @@
 /**
- * Running `svc-relay <command>` as its own process (relay/main.ts through tsx), for the
+ * Running `svc-relay <command>` as its own process (`relayEntry()`: the run's compiled relay), for the
  * backup and restore commands: exit code, stdout and stderr.
  */
 import { spawn } from 'node:child_process';
-import { REPO_ROOT } from './relay.js';
+import { REPO_ROOT, relayEntry } from './relay.js';
 
 export interface CliRun {
   code: number | string;
@@ -13,7 +13,7 @@ export interface CliRun {
 
 /** Start a command; `done` resolves when it exits. */
 export function startCli(args: string[], env: Record<string, string> = {}): { done: Promise<CliRun> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'relay/main.ts', ...args], {
+  const child = spawn(process.execPath, [...relayEntry(), ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

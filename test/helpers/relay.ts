@@ -19,6 +19,7 @@ import { onPostgres, testDatabase } from './test-store.js';
 import { loadServiceKeys, type ServiceKeys } from '../../relay/service-keys.js';
 import { fromHex, toHex } from '../../shared/encoding.js';
 import { signerFromSeed, tokenChallengeMessage, type Signer } from '../../shared/identity.js';
+import { RELAY_BUILD_ERROR_ENV, RELAY_MAIN_ENV } from './relay-build.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -73,6 +74,23 @@ export interface StartRelayOptions {
   connectorDirect?: boolean;
   /** Further settings, over the ones above (the monitoring ones: minFreeDisk, metrics, logLevel). */
   config?: Partial<RelayConfig>;
+}
+
+/** relay/main.ts through tsx, from the checkout the process runs in. */
+const RELAY_SOURCES = ['--import', 'tsx', 'relay/main.ts'];
+
+/**
+ * What `node` takes to start the relay from this checkout (cwd REPO_ROOT), before its own
+ * arguments: the run's compiled relay (test/helpers/relay-build.ts) when the global setup built
+ * it, else relay/main.ts through tsx (SVC_TEST_RELAY=sources, or a script run without the
+ * setup, as the benches are).
+ */
+export function relayEntry(): string[] {
+  const main = process.env[RELAY_MAIN_ENV];
+  if (main !== undefined && main !== '') return [main];
+  const error = process.env[RELAY_BUILD_ERROR_ENV];
+  if (error !== undefined && error !== '') throw new Error(error);
+  return RELAY_SOURCES;
 }
 
 export function tempDataDir(prefix = 'svc-relay-test-'): string {
@@ -243,14 +261,15 @@ export interface SpawnedRelay {
 
 /**
  * Run the relay as a separate process on `dataDir` (port 0) and wait for its "listening on"
- * line. Uses dist/relay/main.js when `built` is true, else relay/main.ts through tsx. Its
+ * line. Uses dist/relay/main.js when `built` is true, else `relayEntry()` (relay/main.ts through
+ * tsx for another checkout's `root`). Its
  * request log is off (SVC_LOG_LEVEL=silent) unless the environment asks for one.
  */
 export async function spawnRelay(
   dataDir: string,
   opts: { built?: boolean; args?: string[]; env?: Record<string, string>; root?: string } = {},
 ): Promise<SpawnedRelay> {
-  const entry = opts.built ? ['dist/relay/main.js'] : ['--import', 'tsx', 'relay/main.ts'];
+  const entry = opts.built ? ['dist/relay/main.js'] : opts.root !== undefined ? RELAY_SOURCES : relayEntry();
   // On the PostgreSQL test store the data directory's own database, unless the test names one.
   const given = opts.args?.includes('--database') === true;
   const database = onPostgres && !given ? ['--database', (await testDatabase(dataDir, true)).location] : [];

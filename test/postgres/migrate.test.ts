@@ -25,7 +25,7 @@ import { PostgresDb } from '../../relay/store/postgres/connection.js';
 import { compareTables } from '../../relay/backup/migrate-compare.js';
 import { freshDatabase, testPostgres, type FreshDatabase } from '../helpers/postgres.js';
 import { signedPost } from '../helpers/posts.js';
-import { REPO_ROOT, call, mintToken, tempDataDir, type MintedToken, type RunningRelay } from '../helpers/relay.js';
+import { REPO_ROOT, call, mintToken, tempDataDir, type MintedToken, type RunningRelay, relayEntry } from '../helpers/relay.js';
 import { runCli } from '../helpers/relay-cli.js';
 import { createSealedSpace, publishKey, sealedKey, sealedPostBody } from '../helpers/sealed.js';
 import { createSpace, freshName } from '../helpers/spaces.js';
@@ -102,7 +102,7 @@ async function relayOn(dir: string, location: string, offset = 0): Promise<Runni
 
 /** `svc-relay <args>` with a terminal for its output (script(1)): exit code and everything it wrote. */
 function onTerminal(args: string[]): Promise<{ code: number | null; output: string }> {
-  const command = [process.execPath, '--import', 'tsx', 'relay/main.ts', ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  const command = [process.execPath, ...relayEntry(), ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
   return new Promise((resolve) => {
     const child = spawn('/usr/bin/script', ['-q', '-e', '-c', command, '/dev/null'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';

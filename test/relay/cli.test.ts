@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT, spawnRelay, tempDataDir } from '../helpers/relay.js';
+import { REPO_ROOT, spawnRelay, tempDataDir, relayEntry } from '../helpers/relay.js';
 
 interface Ran {
   code: number | null;
@@ -19,7 +19,7 @@ interface Ran {
 /** Run relay/main.ts with `args`; stop it with SIGTERM once `until` matches its stdout. */
 function runRelay(args: string[], until?: RegExp): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'relay/main.ts', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...relayEntry(), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => {

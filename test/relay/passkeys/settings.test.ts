@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT, spawnRelay, tempDataDir } from '../../helpers/relay.js';
+import { REPO_ROOT, spawnRelay, tempDataDir, relayEntry } from '../../helpers/relay.js';
 
 async function challengeOf(args: string[], env: Record<string, string> = {}): Promise<{ status: number; body: any }> {
   const relay = await spawnRelay(tempDataDir(), { args, env });
@@ -22,7 +22,7 @@ async function challengeOf(args: string[], env: Record<string, string> = {}): Pr
 
 function usageError(args: string[]): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'relay/main.ts', '--port', '0', '--data', tempDataDir(), ...args], {
+    const child = spawn(process.execPath, [...relayEntry(), '--port', '0', '--data', tempDataDir(), ...args], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
