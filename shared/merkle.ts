@@ -183,6 +183,7 @@ export function inclusionProof(leaves: readonly Uint8Array[], index: number): Ui
 /** One tree whose every node is computed once: its root, and any leaf's inclusion path. */
 export interface MerkleTree {
   readonly size: number;
+  /** The root (32 bytes, a copy). */
   readonly root: Uint8Array;
   /** The leaf at `index` (32 bytes, a copy). */
   leaf(index: number): Uint8Array;
@@ -217,10 +218,14 @@ export function merkleTree(leaves: readonly Uint8Array[]): MerkleTree {
     below = level;
   }
   const size = leaves.length;
+  // Copies out: a kept tree is shared by every caller, and none may change another's bytes.
   const node = (level: Uint8Array, i: number): Uint8Array => level.slice(i * HASH_BYTES, (i + 1) * HASH_BYTES);
+  const top = levels[levels.length - 1]!;
   return {
     size,
-    root: node(levels[levels.length - 1]!, 0),
+    get root() {
+      return node(top, 0);
+    },
     leaf(index) {
       checkIndex(index, 'index');
       if (index >= size) throw new RangeError('index must be below the tree size');

@@ -4,11 +4,11 @@
  * A proof needs the covering checkpoint's tree: its root recomputed from the stored leaves
  * (CHECKPOINT_INVALID when it is not the signed merkle_root) and the post's inclusion path.
  * Built for every request, that is up to 1,024 rows read and three thousand SHA-256 hashes,
- * about 14 ms of a two-core machine: a relay answering nothing but proofs would answer some 70 a
- * second. A signed range never changes (positions are appended, never rewritten), so the tree of
- * a checkpoint is built and checked against its signed root once, kept under the checkpoint's id
- * (its object id: another range, or the same range signed again, is another key), and every
- * proof after that reads its path from the kept tree.
+ * 14-20 ms of CPU on a two-core machine: a relay answering nothing but proofs would answer
+ * some 50-70 a second. A signed range never changes (positions are appended, never rewritten),
+ * so the tree of a checkpoint is built and checked against its signed root once, kept under the
+ * checkpoint's id (its object id: another range, or the same range signed again, is another
+ * key), and every proof after that reads its path from the kept tree.
  *
  * The check stays where it matters to the reader: the served post's own leaf, computed from its
  * row as before, must be the kept tree's leaf at its position, or the answer is

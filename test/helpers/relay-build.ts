@@ -13,7 +13,7 @@
  * compiler tsx uses, no bundling), the others (the categories' JSON, the web pages, the tool
  * documents) copied, and package.json beside them for the version.
  *
- * SVC_TEST_RELAY=sources spawns relay/main.ts through tsx instead, as before.
+ * SVC_TEST_RELAY=sources spawns relay/main.ts through tsx instead, the sources' own start.
  */
 import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';

@@ -1,6 +1,6 @@
 /**
- * Running `svc-relay <command>` as its own process (`relayEntry()`: the run's compiled relay), for the
- * backup and restore commands: exit code, stdout and stderr.
+ * Running `svc-relay <command>` as its own process (`relayEntry()`: the run's compiled relay),
+ * for the backup and restore commands: exit code, stdout and stderr.
  */
 import { spawn } from 'node:child_process';
 import { REPO_ROOT, relayEntry } from './relay.js';

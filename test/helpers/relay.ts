@@ -262,8 +262,8 @@ export interface SpawnedRelay {
 /**
  * Run the relay as a separate process on `dataDir` (port 0) and wait for its "listening on"
  * line. Uses dist/relay/main.js when `built` is true, else `relayEntry()` (relay/main.ts through
- * tsx for another checkout's `root`). Its
- * request log is off (SVC_LOG_LEVEL=silent) unless the environment asks for one.
+ * tsx for another checkout's `root`). Its request log is off (SVC_LOG_LEVEL=silent) unless the
+ * environment asks for one.
  */
 export async function spawnRelay(
   dataDir: string,

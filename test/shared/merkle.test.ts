@@ -158,7 +158,7 @@ describe('inclusion proofs (RFC 9162 §2.1.3)', () => {
     }
   });
 
-  it('a tree kept whole gives the pinned paths, keeps its own copy of the leaves and refuses an index outside it', () => {
+  it('a tree kept whole gives the pinned paths, keeps its own copy of the leaves, hands out copies and refuses an index outside it', () => {
     for (const c of pin.inclusion.valid as { tree_size: number; leaf_index: number; path: string[] }[]) {
       expect(merkleTree(PIN_LEAVES.slice(0, c.tree_size)).inclusion(c.leaf_index).map(toHex)).toEqual(c.path);
     }
@@ -166,9 +166,12 @@ describe('inclusion proofs (RFC 9162 §2.1.3)', () => {
     const tree = merkleTree(leaves);
     leaves[0]!.fill(0);
     tree.leaf(1).fill(0);
+    tree.root.fill(0);
+    tree.inclusion(0)[0]!.fill(0);
     expect(toHex(tree.root)).toBe(toHex(merkleRoot(PIN_LEAVES.slice(0, 5))));
     expect(toHex(tree.leaf(0))).toBe(toHex(PIN_LEAVES[0]!));
     expect(toHex(tree.leaf(1))).toBe(toHex(PIN_LEAVES[1]!));
+    expect(tree.inclusion(0).map(toHex)).toEqual(inclusionProof(PIN_LEAVES.slice(0, 5), 0).map(toHex));
     expect(() => tree.inclusion(5)).toThrow(RangeError);
     expect(() => tree.leaf(-1)).toThrow(RangeError);
     expect(() => merkleTree([])).toThrow(RangeError);
