@@ -117,6 +117,15 @@ async function startInProcess(): Promise<{ round(): Promise<InProcessRound>; flo
   };
 }
 
+/** Add round `r` of the case of `clients` clients to what `cases` holds of it. */
+function addRound(cases: Map<number, CaseResult>, clients: number, r: CaseResult): void {
+  const acc = cases.get(clients) ?? { opsPerSec: [], latencyMs: [], cpuPerAppendUs: [] };
+  acc.opsPerSec.push(...r.opsPerSec);
+  acc.latencyMs.push(...r.latencyMs);
+  acc.cpuPerAppendUs!.push(...(r.cpuPerAppendUs ?? []));
+  cases.set(clients, acc);
+}
+
 /** The lowest of per-round CPU figures: the round least disturbed by other work. */
 const lowest = (xs: readonly number[]): number => Math.min(...xs);
 
@@ -162,8 +171,7 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
     await warmUp(FLOOR_CLIENTS.length, async (i) => void (await floorCase(FLOOR_CLIENTS[i]!)), (_, ms) =>
       progress(`appends --cpu: warming up the floor, ${(ms / 1000).toFixed(0)} of ${WARM_MS / 1000} s`),
     );
-    const floorUs = new Map<number, number[]>(FLOOR_CLIENTS.map((c) => [c, []]));
-    const floorRate = new Map<number, number[]>(FLOOR_CLIENTS.map((c) => [c, []]));
+    const floorCases = new Map<number, CaseResult>();
     for (const side of sides) {
       const { writers, hot, spread } = side.setup;
       await warmUp(CLIENTS.length, async (i) => {
@@ -176,19 +184,10 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
       for (const c of CLIENTS) {
         for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
           const { writers, hot, spread } = side.setup;
-          const r = await runHttp([side.relay.url], writers, 'one SPACE', hot, spread, BYTES, c, expected, side.cpu);
-          const acc = side.cases.get(c) ?? { opsPerSec: [], latencyMs: [], cpuPerAppendUs: [] };
-          acc.opsPerSec.push(...r.opsPerSec);
-          acc.latencyMs.push(...r.latencyMs);
-          acc.cpuPerAppendUs!.push(...(r.cpuPerAppendUs ?? []));
-          side.cases.set(c, acc);
+          addRound(side.cases, c, await runHttp([side.relay.url], writers, 'one SPACE', hot, spread, BYTES, c, expected, side.cpu));
         }
       }
-      for (const c of FLOOR_CLIENTS) {
-        const r = await floorCase(c, floor.cpu);
-        floorUs.get(c)!.push(...(r.cpuPerAppendUs ?? []));
-        floorRate.get(c)!.push(...r.opsPerSec);
-      }
+      for (const c of FLOOR_CLIENTS) addRound(floorCases, c, await floorCase(c, floor.cpu));
     }
     const loadAtEnd = loadavg()[0]!;
 
@@ -215,15 +214,16 @@ export async function runCpu(against?: string): Promise<SuiteReport> {
       },
     ];
     for (const c of FLOOR_CLIENTS) {
-      const us = floorUs.get(c)!;
-      rows.push({ name: `floor: node:http alone ×${c}`, opsPerSec: best(floorRate.get(c)!), baseline: 'in-process appendPost ×1', note: `CPU ${lowest(us).toFixed(0)} µs/append (rounds ${us.map((x) => x.toFixed(0)).join(', ')})` });
+      const r = floorCases.get(c)!;
+      const us = r.cpuPerAppendUs!;
+      rows.push({ name: `floor: node:http alone ×${c}`, opsPerSec: best(r.opsPerSec), baseline: 'in-process appendPost ×1', note: `CPU ${lowest(us).toFixed(0)} µs/append (rounds ${us.map((x) => x.toFixed(0)).join(', ')})` });
     }
     const verdict = (ok: boolean) => (ok ? 'met' : 'missed');
     const list = (xs: readonly number[]): string => xs.map((x) => x.toFixed(2)).join(', ');
     // Each round's figure ÷ the in-process figure of the round taken just before it.
     const pair = (us: readonly number[], inProcessRounds: readonly number[]): number[] => us.map((x, i) => x / inProcessRounds[i]!);
-    const floor16 = pair(floorUs.get(16)!, own.grouped);
-    const floor1 = pair(floorUs.get(1)!, own.alone);
+    const floor16 = pair(floorCases.get(16)!.cpuPerAppendUs!, own.grouped);
+    const floor1 = pair(floorCases.get(1)!.cpuPerAppendUs!, own.alone);
     const notes: string[] = [];
     for (const side of sides) {
       const http = new Map<number, number>();

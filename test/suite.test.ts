@@ -36,7 +36,7 @@ const ON_THE_TEST_STORE = [
 ];
 
 /** The names of ON_THE_TEST_STORE that `text` uses, as whole words. */
-export function storeNamesIn(text: string): string[] {
+function storeNamesIn(text: string): string[] {
   return ON_THE_TEST_STORE.filter((name) => new RegExp(`(^|[^\\w-])${name.replace(/-/g, '\\-')}(?![\\w-])`).test(text));
 }
 
