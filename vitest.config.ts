@@ -60,6 +60,7 @@ export default defineConfig({
     isolate: false,
     sequence: { sequencer: SlowFirst },
     tags: [{ name: 'slow', description: 'seconds of processes, builds or generated requests; left out by npm run test:quick' }],
-    globalSetup: ['test/setup/bridge-bundle.ts', 'test/setup/relay-build.ts', ...(onPostgres ? ['test/setup/postgres.ts'] : [])],
+    // temp-root.ts last: the folders the others make are outside the run's temporary folder.
+    globalSetup: ['test/setup/bridge-bundle.ts', 'test/setup/relay-build.ts', ...(onPostgres ? ['test/setup/postgres.ts'] : []), 'test/setup/temp-root.ts'],
   },
 });
