@@ -10,6 +10,11 @@ import { admit, codeOf, newSpace, post } from '../../helpers/posts.js';
 import { call, mintToken, startRelay, type Answer, type MintedToken, type RunningRelay } from '../../helpers/relay.js';
 import { refusedUnchanged as expectRefused, stateProbe } from '../../helpers/state.js';
 import { act, addTask, listTasks, nextTask, taskWrite } from '../../helpers/tasks.js';
+import { insertRows } from '../../helpers/test-store.js';
+
+/** The columns of a `tasks` row, in the order of the rows the TASK_LIMIT test writes. */
+const TASKS_COLUMNS =
+  'tasks (space_row_id, number, title, body, tag, after_json, waiting, state, holder, claim_expires_at, result_post_id, done_by, cycle, rejected_reason, rejected_by, rejected_at, created_by, created_at, updated_at, numbered_attempts)';
 
 let relay: RunningRelay;
 let digest: () => Promise<string>;
@@ -145,10 +150,16 @@ describe('adding', () => {
   it('TASK_LIMIT at 10,000 tasks not yet accepted; accepting one makes room', async () => {
     const space = await newSpace(relay, owner, { taskConfirmations: 0 });
     await admit(relay, space, alice, 'writer');
-    await relay.store.db.transaction(async () => {
-      for (let i = 0; i < TASK_LIMITS.notAcceptedPerSpace; i++) {
-        await relay.store.tasks.insert({ spaceRowId: space.id, title: `t${i}`, body: '', tag: null, after: [], createdBy: alice.peerId, now: relay.clock.now() });
-      }
+    // The list filled as tasks.insert fills it (each task open, waiting on none, and the list's
+    // counters), in statements of many rows: one task at a time took 10 s on PostgreSQL.
+    const now = relay.clock.now();
+    const rows = Array.from({ length: TASK_LIMITS.notAcceptedPerSpace }, (_, i) => [space.id, i + 1, `t${i}`, '', null, '[]', 0, 'open', null, null, null, null, 1, null, null, null, alice.peerId, now, now, 0]);
+    const db = relay.store.db;
+    await db.transaction(async () => {
+      await insertRows(db, TASKS_COLUMNS, rows);
+      await db
+        .prepare('INSERT INTO task_lists (space_row_id, last_number, not_accepted) VALUES (?, ?, ?) ON CONFLICT (space_row_id) DO UPDATE SET last_number = excluded.last_number, not_accepted = excluded.not_accepted')
+        .run(space.id, rows.length, rows.length);
     }).immediate();
     const r = await refusedUnchanged('TASK_LIMIT', 409, () => taskWrite(relay, alice, space.name, '', { title: 'one too many' }));
     expect(r.body.error.detail).toMatch(/10000/);
